@@ -1,0 +1,38 @@
+# micro_rt developer entry points. Everything runs inside .venv, created on first use.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+DEMO_MODEL ?= models/mobilenet_tiny_int8.tflite
+
+.PHONY: demo test venv test-venv bench fuzz clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+venv: $(VENV)/.installed
+test-venv: $(VENV)/.installed-test
+
+# The main job on a bundled model: what it is, whether it fits a 64 KiB / 256 KiB part, its plan, a run.
+demo: venv
+	$(BIN)/micro-rt info $(DEMO_MODEL)
+	$(BIN)/micro-rt fit $(DEMO_MODEL) --target cortex-m4 --ram 64K --flash 256K
+	$(BIN)/micro-rt plan $(DEMO_MODEL) --target cortex-m4 --html out/plan.html
+	$(BIN)/micro-rt run $(DEMO_MODEL) --seed 1
+
+test: test-venv
+	$(BIN)/python -m pytest
+
+bench: test-venv
+	$(BIN)/python benchmarks/bench_host_kernels.py
+
+clean:
+	rm -rf $(VENV) out build *.egg-info .pytest_cache

@@ -1,0 +1,1 @@
+"""Host reference kernels in numpy, bit-exact with TFLM's reference kernels."""

@@ -1,0 +1,321 @@
+"""LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU, HARD_SWISH: TFLM's reference kernels in numpy.
+
+int8 kernels evaluate TFLM's integer arithmetic (gemmlowp fixed point for logistic/tanh, the
+int16 fixed-point path of hard swish, ...) on all 256 possible inputs in prepare and keep the
+result as a lookup table; invoke is one gather.  float32 follows the reference float code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .fixedpoint import (INT16_MAX, INT16_MIN, apply_lut_u8, calculate_input_radius,
+                         downscale_int32_to_int16_multiplier, fail, frexp_multiplier,
+                         gemmlowp_logistic, gemmlowp_tanh, int8_domain, rdbpot, round_half_away,
+                         saturating_left_shift16, scale_of, sdhm16, srdhm16, tensor_desc,
+                         zero_point_of)
+from .quant import multiply_by_quantized_multiplier, quantize_multiplier
+
+
+@dataclass
+class UnaryData:
+    kind: str = ""                        # "float", "lut8", "int16"
+    lut: Optional[np.ndarray] = None      # int8 results indexed by the input byte
+    fn: Any = None                        # int16 / float element function
+    params: Any = None
+
+
+# --------------------------------------------------------------------------- pure math (int8)
+
+def logistic_int8(x: np.ndarray, input_zero_point: int, input_scale: float) -> np.ndarray:
+    """reference_integer_ops::Logistic (int8): output scale 1/256, zero point -128."""
+    mult, shift = frexp_multiplier(float(input_scale) * float(1 << 27))
+    radius = calculate_input_radius(4, shift, 31)
+    v = np.asarray(x, np.int64) - input_zero_point
+    q4 = multiply_by_quantized_multiplier(v, mult, shift)
+    out = rdbpot(gemmlowp_logistic(q4, 4), 23) - 128
+    out = np.clip(out, -128, 127)
+    return np.where(v <= -radius, -128, np.where(v >= radius, 127, out))
+
+
+def tanh_int8(x: np.ndarray, input_zero_point: int, input_scale: float) -> np.ndarray:
+    """reference_integer_ops::Tanh (int8): output scale 1/128, zero point 0."""
+    mult, shift = frexp_multiplier(float(input_scale) * float(1 << 27))
+    radius = calculate_input_radius(4, shift, 31)
+    v = np.asarray(x, np.int64) - input_zero_point
+    q4 = multiply_by_quantized_multiplier(v, mult, shift)
+    out = np.clip(rdbpot(gemmlowp_tanh(q4, 4), 24), -128, 127)
+    return np.where(v <= -radius, -128, np.where(v >= radius, 127, out))
+
+
+def hard_swish_params(input_scale: float, input_zp: int, output_scale: float, output_zp: int) -> dict:
+    """HardSwishPrepare: float32 scale arithmetic, then QuantizeMultiplier + int16 downscale."""
+    f32 = np.float32
+    hires_input_scale = f32(1.0 / 128.0) * f32(input_scale)
+    reluish_scale = f32(3.0) / f32(32768.0)
+    out_m = float(f32(hires_input_scale / f32(output_scale)))
+    m32, out_exp = quantize_multiplier(out_m)
+    rel_m = float(f32(hires_input_scale / reluish_scale))
+    r32, rel_exp = quantize_multiplier(rel_m)
+    return dict(input_zero_point=input_zp, output_zero_point=output_zp,
+                output_multiplier_fixedpoint_int16=downscale_int32_to_int16_multiplier(m32),
+                output_multiplier_exponent=out_exp,
+                reluish_multiplier_fixedpoint_int16=downscale_int32_to_int16_multiplier(r32),
+                reluish_multiplier_exponent=rel_exp)
+
+
+def hard_swish_int(x: np.ndarray, p: dict, qmin: int = -128, qmax: int = 127) -> np.ndarray:
+    """reference_ops::HardSwish (quantized) with int16 fixed point."""
+    from .fixedpoint import wrap16
+    v = wrap16(np.asarray(x, np.int64) - p["input_zero_point"])
+    hires = wrap16(v * (1 << 7))
+    preshift_out = srdhm16(hires, p["output_multiplier_fixedpoint_int16"])
+    reluish = hires
+    e = p["reluish_multiplier_exponent"]
+    if e > 0:
+        reluish = saturating_left_shift16(reluish, e - 1)
+    reluish = srdhm16(reluish, p["reluish_multiplier_fixedpoint_int16"])
+    if e > 0:
+        reluish = saturating_left_shift16(reluish, 1)
+    if e < 0:
+        reluish = rdbpot(reluish, -e)
+    reluish = wrap16((reluish + (1 << 15)) >> 1)
+    pre = sdhm16(reluish, preshift_out)
+    out = wrap16(rdbpot(pre, -p["output_multiplier_exponent"]) + p["output_zero_point"])
+    return np.clip(out, qmin, qmax)
+
+
+def relu_params(in_t, out_t, dtype) -> dict:
+    m, s = quantize_multiplier(float(scale_of(in_t)) / float(scale_of(out_t)))
+    info = np.iinfo(dtype)
+    zp_out = zero_point_of(out_t)
+    qmin = max(int(info.min), zp_out + int(round_half_away(np.float32(0.0) / np.float32(scale_of(out_t)))))
+    return dict(m=m, s=s, in_off=zero_point_of(in_t), out_off=zp_out, qmin=qmin, qmax=int(info.max))
+
+
+def relu_quantized(x: np.ndarray, p: dict) -> np.ndarray:
+    v = multiply_by_quantized_multiplier(np.asarray(x, np.int64) - p["in_off"], p["m"], p["s"])
+    return np.clip(p["out_off"] + v, p["qmin"], p["qmax"])
+
+
+def float_to_quantized_type(value: float, scale: float, zero_point: int, dtype) -> int:
+    """FloatToQuantizedType: round(value / scale) + zero_point, clamped to dtype."""
+    q = float(round_half_away(np.float32(value) / np.float32(scale))) + zero_point
+    info = np.iinfo(dtype)
+    return int(min(max(int(q), int(info.min)), int(info.max)))
+
+
+def leaky_relu_params(in_t, out_t, alpha: float) -> dict:
+    # Both rescalings are computed in double in the oracle build (a float32 quotient differs
+    # in the last bits of the multiplier and shows up as off-by-one outputs).
+    alpha_m = float(scale_of(in_t)) * float(np.float32(alpha)) / float(scale_of(out_t))
+    ident_m = float(scale_of(in_t)) / float(scale_of(out_t))
+    ma, sa = quantize_multiplier(alpha_m)
+    mi, si = quantize_multiplier(ident_m)
+    return dict(in_off=zero_point_of(in_t), out_off=zero_point_of(out_t), ma=ma, sa=sa, mi=mi, si=si)
+
+
+def leaky_relu_quantized(x: np.ndarray, p: dict, dtype) -> np.ndarray:
+    v = np.asarray(x, np.int64) - p["in_off"]
+    ident = multiply_by_quantized_multiplier(v, p["mi"], p["si"])
+    # The multiplier is used as is, negative when alpha < 0 (what the oracle build does; newer
+    # TFLM sources negate a positive product instead, which rounds ties the other way).
+    scaled = multiply_by_quantized_multiplier(v, p["ma"], p["sa"])
+    out = p["out_off"] + np.where(v >= 0, ident, scaled)
+    info = np.iinfo(dtype)
+    return np.clip(out, int(info.min), int(info.max))
+
+
+# --------------------------------------------------------------------------- pure math (float)
+
+def logistic_float(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, np.float32)
+    f32 = np.float32
+    e_neg = np.exp(-x.astype(np.float64)).astype(np.float32)
+    mid = f32(1.0) / (f32(1.0) + e_neg)
+    low = np.exp(x.astype(np.float64)).astype(np.float32)
+    return np.where(x > f32(16.619047164916992188), f32(1.0), np.where(x < f32(-9.0), low, mid))
+
+
+def _load_tanhf():
+    """The C library's tanhf (what TFLM's std::tanh(float) calls); None when unavailable."""
+    try:
+        import ctypes
+        import ctypes.util
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        f = libm.tanhf
+        f.restype = ctypes.c_float
+        f.argtypes = [ctypes.c_float]
+        return np.frompyfunc(f, 1, 1)
+    except Exception:  # pragma: no cover
+        return None
+
+
+_TANHF = _load_tanhf()
+
+
+def tanh_float(x: np.ndarray) -> np.ndarray:
+    """std::tanh(float): glibc's tanhf is not correctly rounded, so call it (1 ulp otherwise)."""
+    x = np.asarray(x, np.float32)
+    if _TANHF is not None:
+        return np.asarray(_TANHF(x), dtype=np.float32).reshape(x.shape)
+    return np.tanh(x.astype(np.float64)).astype(np.float32)
+
+
+def hard_swish_float(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, np.float32)
+    f32 = np.float32
+    return x * np.minimum(f32(6), np.maximum(f32(0), x + f32(3))) / f32(6)
+
+
+# --------------------------------------------------------------------------- kernels
+
+def _io(ctx, node):
+    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    if i.dtype != o.dtype:
+        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
+    if int(np.prod(i.shape)) != int(np.prod(o.shape)):
+        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
+    return i, o
+
+
+def _lut(fn) -> np.ndarray:
+    return np.asarray(fn(int8_domain())).astype(np.int8)
+
+
+def _init(struct_name: Optional[str]):
+    def init(ctx, custom_options):
+        if struct_name is not None:
+            ctx.allocate_persistent(ctx.target.sizeof(struct_name))
+        return UnaryData()
+    return init
+
+
+def _invoke(ctx, node):
+    data: UnaryData = node.user_data
+    x = ctx.input(node, 0).data
+    dst = ctx.output(node, 0).data
+    if data.kind == "lut8":
+        if dst.shape != x.shape:
+            dst = dst.reshape(x.shape)
+        apply_lut_u8(data.lut, x, dst)
+    else:
+        dst[...] = np.asarray(data.fn(x)).reshape(dst.shape)
+
+
+def _prepare_logistic(ctx, node):
+    data: UnaryData = node.user_data
+    i, o = _io(ctx, node)
+    dt = np.dtype(i.dtype)
+    if dt == np.float32:
+        data.kind, data.fn = "float", logistic_float
+    elif dt == np.int8:
+        if zero_point_of(o) != -128:
+            raise fail(node, f"output {tensor_desc(o)} zero point is {zero_point_of(o)}, must be -128")
+        zp, sc = zero_point_of(i), scale_of(i)
+        data.kind, data.lut = "lut8", _lut(lambda v: logistic_int8(v, zp, sc))
+    else:
+        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+
+
+def _prepare_tanh(ctx, node):
+    data: UnaryData = node.user_data
+    i, o = _io(ctx, node)
+    dt = np.dtype(i.dtype)
+    if dt == np.float32:
+        data.kind, data.fn = "float", tanh_float
+    elif dt == np.int8:
+        zp, sc = zero_point_of(i), scale_of(i)
+        data.kind, data.lut = "lut8", _lut(lambda v: tanh_int8(v, zp, sc))
+    else:
+        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+
+
+def _prepare_relu(ctx, node):
+    data: UnaryData = node.user_data
+    i, o = _io(ctx, node)
+    dt = np.dtype(i.dtype)
+    if dt == np.float32:
+        data.kind, data.fn = "float", lambda x: np.maximum(x, np.float32(0))
+    elif dt in (np.int8, np.int16):
+        if dt == np.int16 and (zero_point_of(i) != 0 or zero_point_of(o) != 0):
+            raise fail(node, "int16 RELU needs zero points of 0")
+        p = relu_params(i, o, dt)
+        if dt == np.int8:
+            data.kind, data.lut = "lut8", _lut(lambda v: relu_quantized(v, p))
+        else:
+            data.kind, data.fn = "int16", lambda x: relu_quantized(x, p)
+    else:
+        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+
+
+def _prepare_relu6(ctx, node):
+    data: UnaryData = node.user_data
+    i, o = _io(ctx, node)
+    dt = np.dtype(i.dtype)
+    if dt == np.float32:
+        f0, f6 = np.float32(0), np.float32(6)
+        data.kind, data.fn = "float", lambda x: np.where(x > f6, f6, np.where(x < f0, f0, x))
+    elif dt in (np.int8, np.int16):
+        zero = zero_point_of(i)
+        six = float_to_quantized_type(6.0, scale_of(i), zero, dt)
+        fn = lambda x: np.where(x > six, six, np.where(x < zero, zero, x))  # noqa: E731
+        if dt == np.int8:
+            data.kind, data.lut = "lut8", _lut(fn)
+        else:
+            data.kind, data.fn = "int16", fn
+    else:
+        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+
+
+def _prepare_leaky_relu(ctx, node):
+    data: UnaryData = node.user_data
+    i, o = _io(ctx, node)
+    dt = np.dtype(i.dtype)
+    alpha = float(np.float32(node.options.get("alpha", 0.0)))
+    if dt == np.float32:
+        a = np.float32(alpha)
+        data.kind, data.fn = "float", lambda x: np.where(x > 0, x, x * a)
+    elif dt in (np.int8, np.int16):
+        p = leaky_relu_params(i, o, alpha)
+        if dt == np.int8:
+            data.kind, data.lut = "lut8", _lut(lambda v: leaky_relu_quantized(v, p, np.int8))
+        else:
+            data.kind, data.fn = "int16", lambda x: leaky_relu_quantized(x, p, np.int16)
+    else:
+        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+
+
+def _prepare_hard_swish(ctx, node):
+    data: UnaryData = node.user_data
+    i, o = _io(ctx, node)
+    dt = np.dtype(i.dtype)
+    if dt == np.float32:
+        data.kind, data.fn = "float", hard_swish_float
+    elif dt == np.int8:
+        p = hard_swish_params(scale_of(i), zero_point_of(i), scale_of(o), zero_point_of(o))
+        if p["output_multiplier_exponent"] > 0:
+            raise fail(node, f"output {tensor_desc(o)}: output multiplier exponent "
+                             f"{p['output_multiplier_exponent']} > 0")
+        data.params = p
+        data.kind, data.lut = "lut8", _lut(lambda v: hard_swish_int(v, p))
+    else:
+        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+
+
+def _reg(name, prepare, struct_name):
+    return Registration(invoke=_invoke, prepare=prepare, init=_init(struct_name), name=name)
+
+
+BUILTINS: list[tuple[str, Registration, int]] = [
+    ("LOGISTIC", _reg("LOGISTIC", _prepare_logistic, "OpDataLogistic"), 3),
+    ("TANH", _reg("TANH", _prepare_tanh, "OpDataTanh"), 3),
+    ("RELU", _reg("RELU", _prepare_relu, "ReluOpData"), 3),
+    ("RELU6", _reg("RELU6", _prepare_relu6, "Relu6OpData"), 3),
+    ("LEAKY_RELU", _reg("LEAKY_RELU", _prepare_leaky_relu, "LeakyReluOpData"), 2),
+    ("HARD_SWISH", _reg("HARD_SWISH", _prepare_hard_swish, "HardSwishParams"), 1),
+]

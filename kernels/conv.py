@@ -1,0 +1,242 @@
+"""CONV_2D: TFLM's reference kernel (conv.cc / conv_common.cc, reference_ops::Conv and
+reference_integer_ops::ConvPerChannel), vectorised.
+
+int8: im2col over a zero-point-shifted, zero-padded float64 copy of the input, one BLAS matmul
+(int8 products summed in float64 are exact), then per-channel requantization with TFLM's
+double-rounding MultiplyByQuantizedMultiplier. TFLM always runs the per-channel kernel: a
+per-tensor filter scale is broadcast to every output channel.
+float32: TFLM accumulates `total += input * filter` in float32 in (filter_y, filter_x,
+in_channel) order and skips taps outside the image; we reproduce that order exactly (one
+float32 multiply and one float32 add per tap, vectorised over all outputs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .padding import (activation_of, check_activation, compute_padding_height_width,
+                      dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
+from .quant import (Requantizer, activation_range_float, activation_range_quantized,
+                    quantize_multiplier)
+
+
+@dataclass
+class OpDataConv:
+    """Host-side mirror of TFLM's OpDataConv plus everything precomputed for invoke."""
+
+    kind: str = ""
+    padding: Any = None
+    geometry: Any = None
+    groups: int = 1
+    input_zero_point: int = 0
+    filter_zero_point: int = 0
+    output_zero_point: int = 0
+    output_multiplier: Any = None        # per channel, int64
+    output_shift: Any = None             # per channel, int64 (positive = left)
+    act_min: Any = 0
+    act_max: Any = 0
+    weights: Any = None                  # (groups, K, OC/groups) float64 or float32
+    bias: Any = None                     # int64 / float32 or None
+    pad_buffer: Any = None               # host scratch: padded input
+    cols: Any = None                     # host scratch: im2col matrix (P, K)
+    acc: Any = None                      # host scratch: matmul result (P, OC)
+    requant: Any = None
+    persistent: list = field(default_factory=list)
+
+
+def conv_init(ctx, custom_options: Optional[bytes]) -> OpDataConv:
+    data = OpDataConv()
+    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataConv")))
+    return data
+
+
+def populate_per_channel_multipliers(input_scale: float, filter_scales: np.ndarray,
+                                     output_scale: float, num_channels: int
+                                     ) -> tuple[np.ndarray, np.ndarray]:
+    """PopulateConvolutionQuantizationParams' per-channel loop (double arithmetic)."""
+    fs = np.asarray(filter_scales, dtype=np.float32)
+    mult = np.zeros(num_channels, dtype=np.int64)
+    shift = np.zeros(num_channels, dtype=np.int64)
+    for i in range(num_channels):
+        scale = float(fs[i] if fs.size > 1 else fs[0])
+        effective = float(np.float32(input_scale)) * scale / float(np.float32(output_scale))
+        mult[i], shift[i] = quantize_multiplier(effective)
+    return mult, shift
+
+
+def conv_prepare(ctx, node) -> None:
+    data: OpDataConv = node.user_data
+    opts = node.options
+    if len(node.inputs) not in (2, 3) or len(node.outputs) != 1:
+        raise kernel_error(node, f"expects 2 or 3 inputs and 1 output, got {len(node.inputs)}/{len(node.outputs)}")
+    inp = ctx.input(node, 0)
+    flt = ctx.input(node, 1)
+    bias = ctx.input(node, 2) if len(node.inputs) == 3 else None
+    out = ctx.output(node, 0)
+    if inp.dtype != out.dtype:
+        raise kernel_error(node, f"input {tname(inp)} is {dtype_name(inp)} but output {tname(out)} is {dtype_name(out)}")
+    it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
+    if not ((it == np.float32 and ft == np.float32) or (it == np.int8 and ft == np.int8)
+            or (it == np.int16 and ft == np.int8)):
+        raise kernel_error(node, f"input {tname(inp)} has type {it.name}, filter {tname(flt)} {ft.name}: "
+                                 "hybrid models are not supported on TFLite Micro")
+    if len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:
+        raise kernel_error(node, f"input {tname(inp)}, filter and output must be 4-D")
+    oc, fh, fw, fic = (int(d) for d in flt.shape)
+    n, ih, iw, ic = (int(d) for d in inp.shape)
+    if fic <= 0 or ic % fic != 0:
+        raise kernel_error(node, f"input depth {ic} of {tname(inp)} is not a multiple of filter depth {fic}")
+    groups = ic // fic
+    if oc % groups != 0 or int(out.shape[3]) != oc:
+        raise kernel_error(node, f"output {tname(out)} has {out.shape[3]} channels, filter {tname(flt)} {oc}")
+    if flt.data is None:
+        raise kernel_error(node, f"filter {tname(flt)} must be constant")
+
+    # TFLM allocates the per-channel arrays unconditionally (float too).
+    data.persistent.append(ctx.allocate_persistent(4 * oc))
+    data.persistent.append(ctx.allocate_persistent(4 * oc))
+
+    act = activation_of(node)
+    check_activation(node, act)
+    sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
+    dh, dw = int(opts.get("dilation_h_factor", 1)), int(opts.get("dilation_w_factor", 1))
+    padding = opts.get("padding", "SAME")
+    data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw, padding)
+    data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
+    data.groups = groups
+    data.kind = it.name
+
+    w = np.asarray(flt.data)
+    # (OC, KH, KW, IC/g) -> per group (K, OC/g) with K ordered (ky, kx, ic) like TFLM's loops.
+    ocg = oc // groups
+    w_g = w.reshape(groups, ocg, fh * fw * fic).transpose(0, 2, 1)
+
+    if it == np.float32:
+        data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).copy()
+        lo, hi = activation_range_float(act)
+        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
+        data.pad_buffer = np.zeros(data.geometry.padded_shape, dtype=np.float32)
+        return
+
+    # Quantized.
+    scales = np.asarray(flt.scales, dtype=np.float32)
+    if scales.size not in (1, oc):
+        raise kernel_error(node, f"filter {tname(flt)} has {scales.size} scales for {oc} output channels")
+    if scales.size > 1 and int(flt.quantized_dimension) != 0:
+        raise kernel_error(node, f"filter {tname(flt)} is quantized along dimension {flt.quantized_dimension}, expected 0")
+    data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
+        scale0(inp), scales, scale0(out), oc)
+    data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
+    data.input_zero_point = zp0(inp)
+    data.filter_zero_point = zp0(flt)
+    data.output_zero_point = zp0(out)
+    # The per-channel kernel ignores the filter zero point (it is 0 by the quantization spec).
+    data.weights = np.ascontiguousarray(w_g, dtype=np.float64)
+    if bias is not None:
+        data.bias = np.asarray(bias.data, dtype=np.int64).copy()
+    g = data.geometry
+    data.pad_buffer = np.zeros(g.padded_shape, dtype=np.float64)
+    p = g.n * g.out_h * g.out_w
+    if groups == 1 and not _is_pointwise(g):
+        data.cols = np.empty((p, fh * fw * fic), dtype=np.float64)
+    data.acc = np.empty((p, oc), dtype=np.float64)
+    data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
+                               data.output_zero_point, data.act_min, data.act_max)
+
+
+def _is_pointwise(g) -> bool:
+    return (g.filter_h == 1 and g.filter_w == 1 and g.stride_h == 1 and g.stride_w == 1
+            and not g.needs_padding)
+
+
+def conv_invoke(ctx, node) -> None:
+    data: OpDataConv = node.user_data
+    x = ctx.input(node, 0).data
+    out = ctx.output(node, 0)
+    g = data.geometry
+    buf = data.pad_buffer
+    if data.kind == "float32":
+        g.fill(buf, x)
+        acc = _float_conv(data, buf)
+        if data.bias is not None:
+            acc += data.bias
+        np.maximum(acc, data.act_min, out=acc)
+        np.minimum(acc, data.act_max, out=acc)
+        out.data[...] = acc.reshape(out.data.shape)
+        return
+    if data.kind == "int8":
+        # x + input_offset, padded taps contribute 0 (TFLM skips them).
+        np.subtract(x, np.float64(data.input_zero_point),
+                    out=buf[:, g.pad_top:g.pad_top + g.in_h, g.pad_left:g.pad_left + g.in_w, :])
+    else:  # int16: zero point is 0 by spec; TFLM still applies input_offset
+        g.fill(buf, np.asarray(x, dtype=np.float64) - data.input_zero_point)
+    data.requant.run(_matmul_conv(data, buf), out.data)
+
+
+def _cols(g, buf: np.ndarray, group: int, groups: int) -> np.ndarray:
+    """im2col matrix (P, K) of one group."""
+    if groups > 1:
+        cg = g.channels // groups
+        buf = buf[..., group * cg:(group + 1) * cg]
+        win = np.lib.stride_tricks.as_strided(
+            buf, shape=(g.n, g.out_h, g.out_w, g.filter_h, g.filter_w, cg),
+            strides=(buf.strides[0], buf.strides[1] * g.stride_h, buf.strides[2] * g.stride_w,
+                     buf.strides[1] * g.dil_h, buf.strides[2] * g.dil_w, buf.strides[3]))
+        k = g.filter_h * g.filter_w * cg
+    else:
+        if g.filter_h == 1 and g.filter_w == 1 and g.stride_h == 1 and g.stride_w == 1 \
+                and not g.needs_padding:
+            return buf.reshape(-1, g.channels)
+        win = g.windows(buf)
+        k = g.filter_h * g.filter_w * g.channels
+    return win.reshape(g.n * g.out_h * g.out_w, k)
+
+
+def _matmul_conv(data: OpDataConv, buf: np.ndarray) -> np.ndarray:
+    g = data.geometry
+    if data.groups == 1:
+        if data.cols is not None:
+            np.copyto(data.cols.reshape(g.n, g.out_h, g.out_w, g.filter_h, g.filter_w, g.channels),
+                      g.windows(buf))
+            cols = data.cols
+        else:
+            cols = buf.reshape(-1, g.channels)
+        return np.matmul(cols, data.weights[0], out=data.acc)
+    return np.concatenate([_cols(g, buf, i, data.groups) @ data.weights[i]
+                           for i in range(data.groups)], axis=1)
+
+
+def _float_conv(data: OpDataConv, buf: np.ndarray) -> np.ndarray:
+    g = data.geometry
+    parts = []
+    for gi in range(data.groups):
+        cols = np.ascontiguousarray(_cols(g, buf, gi, data.groups).T)   # (K, P)
+        w = data.weights[gi]                                            # (K, OCg)
+        acc = sequential_dot_f32(cols, w)
+        parts.append(acc)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+
+
+def sequential_dot_f32(cols_t: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """sum_k cols_t[k, p] * w[k, o] accumulated in float32, k in order, as a C loop would.
+
+    cols_t: (K, P) float32, w: (K, O) float32 -> (P, O) float32.
+    """
+    k_total, p = cols_t.shape
+    o = w.shape[1]
+    acc = np.zeros((p, o), dtype=np.float32)
+    tmp = np.empty((p, o), dtype=np.float32)
+    for k in range(k_total):
+        np.multiply(cols_t[k][:, None], w[k][None, :], out=tmp)
+        acc += tmp
+    return acc
+
+
+CONV_2D = Registration(invoke=conv_invoke, prepare=conv_prepare, init=conv_init, name="CONV_2D")
+
+BUILTINS = [("CONV_2D", CONV_2D, 8)]

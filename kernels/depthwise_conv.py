@@ -1,0 +1,166 @@
+"""DEPTHWISE_CONV_2D: TFLM's reference kernel (depthwise_conv.cc / depthwise_conv_common.cc,
+reference_ops::DepthwiseConv and reference_integer_ops::DepthwiseConvPerChannel), vectorised
+as one multiply-add per filter tap over the whole output.
+
+Output channel `ic * depth_multiplier + m` reads input channel `ic`. int8 accumulates exactly in
+int32 (taps outside the image contribute 0 after the zero-point shift, as TFLM skips them);
+float32 accumulates in float32 in (filter_y, filter_x) order like the reference loop.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .conv import populate_per_channel_multipliers
+from .padding import (activation_of, check_activation, compute_padding_height_width,
+                      dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
+from .quant import Requantizer, activation_range_float, activation_range_quantized
+
+
+@dataclass
+class OpDataDepthwise:
+    """Host-side mirror of TFLM's OpDataConv (depthwise uses the same struct)."""
+
+    kind: str = ""
+    padding: Any = None
+    geometry: Any = None
+    depth_multiplier: int = 1
+    input_zero_point: int = 0
+    output_zero_point: int = 0
+    output_multiplier: Any = None
+    output_shift: Any = None
+    act_min: Any = 0
+    act_max: Any = 0
+    weights: Any = None        # (KH, KW, OC) int32 / float32
+    bias: Any = None
+    pad_buffer: Any = None     # padded (and channel-repeated) input, host scratch
+    acc: Any = None
+    tmp: Any = None
+    rep: Any = None            # host scratch for the channel-repeated input (multiplier > 1)
+    requant: Any = None
+    persistent: list = field(default_factory=list)
+
+
+def dw_init(ctx, custom_options: Optional[bytes]) -> OpDataDepthwise:
+    data = OpDataDepthwise()
+    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataConv")))
+    return data
+
+
+def dw_prepare(ctx, node) -> None:
+    data: OpDataDepthwise = node.user_data
+    opts = node.options
+    if len(node.inputs) not in (2, 3) or len(node.outputs) != 1:
+        raise kernel_error(node, f"expects 2 or 3 inputs and 1 output, got {len(node.inputs)}/{len(node.outputs)}")
+    inp = ctx.input(node, 0)
+    flt = ctx.input(node, 1)
+    bias = ctx.input(node, 2) if len(node.inputs) == 3 else None
+    out = ctx.output(node, 0)
+    if len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:
+        raise kernel_error(node, f"input {tname(inp)}, filter and output must be 4-D")
+    _, fh, fw, oc = (int(d) for d in flt.shape)
+    n, ih, iw, ic = (int(d) for d in inp.shape)
+
+    # TFLM allocates the per-channel arrays before any type check.
+    data.persistent.append(ctx.allocate_persistent(4 * oc))
+    data.persistent.append(ctx.allocate_persistent(4 * oc))
+
+    it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
+    if inp.dtype != out.dtype:
+        raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
+    if not ((it == ft and it in (np.float32, np.int8)) or (it == np.int16 and ft == np.int8)):
+        raise kernel_error(node, f"input {tname(inp)} has type {it.name}, filter {tname(flt)} {ft.name}: "
+                                 "hybrid models are not supported on TFLite Micro")
+    if ic <= 0 or oc % ic != 0 or int(out.shape[3]) != oc:
+        raise kernel_error(node, f"filter {tname(flt)} has {oc} channels, input {tname(inp)} {ic}, "
+                                 f"output {tname(out)} {out.shape[3]}")
+    if flt.data is None:
+        raise kernel_error(node, f"filter {tname(flt)} must be constant")
+    m = oc // ic
+    data.depth_multiplier = m
+    act = activation_of(node)
+    check_activation(node, act)
+    sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
+    dh, dw = int(opts.get("dilation_h_factor", 1)), int(opts.get("dilation_w_factor", 1))
+    data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw,
+                                                      opts.get("padding", "SAME"))
+    data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding,
+                                  channels=oc)
+    g = data.geometry
+    data.kind = it.name
+    w = np.asarray(flt.data).reshape(fh, fw, oc)
+    acc_shape = (n, g.out_h, g.out_w, oc)
+    if it == np.float32:
+        data.weights = np.ascontiguousarray(w, dtype=np.float32)
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).copy()
+        lo, hi = activation_range_float(act)
+        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
+        data.pad_buffer = np.zeros(g.padded_shape, dtype=np.float32)
+        data.acc = np.empty(acc_shape, dtype=np.float32)
+        data.tmp = np.empty(acc_shape, dtype=np.float32)
+        return
+    scales = np.asarray(flt.scales, dtype=np.float32)
+    if scales.size not in (1, oc):
+        raise kernel_error(node, f"filter {tname(flt)} has {scales.size} scales for {oc} output channels")
+    if scales.size > 1 and int(flt.quantized_dimension) != 3:
+        raise kernel_error(node, f"filter {tname(flt)} is quantized along dimension {flt.quantized_dimension}, expected 3")
+    data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
+        scale0(inp), scales, scale0(out), oc)
+    data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
+    data.input_zero_point = zp0(inp)
+    data.output_zero_point = zp0(out)
+    acc_t = np.int32 if it == np.int8 else np.int64
+    data.weights = np.ascontiguousarray(w, dtype=acc_t)
+    if bias is not None:
+        data.bias = np.asarray(bias.data, dtype=np.int64).copy()
+    data.pad_buffer = np.zeros(g.padded_shape, dtype=acc_t)
+    data.acc = np.empty(acc_shape, dtype=acc_t)
+    data.tmp = np.empty(acc_shape, dtype=acc_t)
+    data.requant = Requantizer(acc_shape, data.output_multiplier, data.output_shift, data.bias,
+                               data.output_zero_point, data.act_min, data.act_max)
+
+
+def dw_invoke(ctx, node) -> None:
+    data: OpDataDepthwise = node.user_data
+    x = ctx.input(node, 0).data
+    out = ctx.output(node, 0)
+    g = data.geometry
+    buf = data.pad_buffer
+    interior = buf[:, g.pad_top:g.pad_top + g.in_h, g.pad_left:g.pad_left + g.in_w, :]
+    m = data.depth_multiplier
+    if data.kind == "float32":
+        src = x if m == 1 else np.repeat(x, m, axis=3)
+        interior[...] = src
+    elif m == 1:
+        np.subtract(x, buf.dtype.type(data.input_zero_point), out=interior)
+    else:
+        interior[...] = np.repeat(x, m, axis=3)
+        interior -= buf.dtype.type(data.input_zero_point)
+    acc, tmp, w = data.acc, data.tmp, data.weights
+    first = True
+    for ky in range(g.filter_h):
+        for kx in range(g.filter_w):
+            view = g.tap(buf, ky, kx)
+            if first:
+                np.multiply(view, w[ky, kx], out=acc)
+                first = False
+            else:
+                np.multiply(view, w[ky, kx], out=tmp)
+                acc += tmp
+    if data.kind == "float32":
+        res = acc + data.bias if data.bias is not None else acc.copy()
+        np.maximum(res, data.act_min, out=res)
+        np.minimum(res, data.act_max, out=res)
+        out.data[...] = res.reshape(out.data.shape)
+        return
+    data.requant.run(acc, out.data)
+
+
+DEPTHWISE_CONV_2D = Registration(invoke=dw_invoke, prepare=dw_prepare, init=dw_init,
+                                 name="DEPTHWISE_CONV_2D")
+
+BUILTINS = [("DEPTHWISE_CONV_2D", DEPTHWISE_CONV_2D, 7)]

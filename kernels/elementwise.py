@@ -1,0 +1,251 @@
+"""ADD, SUB, MUL, MAXIMUM, MINIMUM: TFLM's reference kernels, bit-exact, in numpy.
+
+int8: the binary op is precomputed in prepare as a 256 x 256 table of int8 results (every
+input pair evaluated with TFLM's fixed-point arithmetic), so invoke is one gather.
+int16 / int32 / float32 are computed element-wise with broadcasting.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .fixedpoint import (fail, int8_domain, is_quantized, scale_of, tensor_desc, wrap32,
+                         zero_point_of)
+from .quant import (activation_range_float, activation_range_quantized,
+                    multiply_by_quantized_multiplier, quantize_multiplier,
+                    quantize_multiplier_smaller_than_one_exp)
+
+INT32_MIN = -(1 << 31)
+INT32_MAX = (1 << 31) - 1
+
+
+@dataclass
+class BinaryData:
+    kind: str = ""                      # "float", "int8", "int16", "int32", "int64"
+    params: dict = field(default_factory=dict)
+    lut: Optional[np.ndarray] = None    # int8: 65536 results indexed by (a_u8 << 8) | b_u8
+    out_shape: tuple = ()
+    fmin: float = float("-inf")
+    fmax: float = float("inf")
+    imin: int = INT32_MIN
+    imax: int = INT32_MAX
+
+
+# --------------------------------------------------------------------------- pure math
+
+def add_sub_params(in1, in2, out, activation: str, is_sub: bool) -> dict:
+    """CalculateOpDataAdd / CalculateOpDataSub for int8 / int16 outputs.
+
+    ADD computes the multipliers in double; SUB computes them in float and widens.
+    """
+    left_shift = 15 if out.dtype == np.int16 else 20
+    s1, s2, so = scale_of(in1), scale_of(in2), scale_of(out)
+    if is_sub:
+        f32 = np.float32
+        twice = f32(2) * max(f32(s1), f32(s2))
+        r1 = float(f32(s1) / twice)
+        r2 = float(f32(s2) / twice)
+        ro = float(twice / (f32(1 << left_shift) * f32(so)))
+    else:
+        twice = 2.0 * float(max(np.float32(s1), np.float32(s2)))
+        r1 = s1 / twice
+        r2 = s2 / twice
+        ro = twice / (float(1 << left_shift) * so)
+    m1, sh1 = quantize_multiplier_smaller_than_one_exp(r1)
+    m2, sh2 = quantize_multiplier_smaller_than_one_exp(r2)
+    mo, sho = quantize_multiplier_smaller_than_one_exp(ro)
+    amin, amax = activation_range_quantized(activation, so, zero_point_of(out), out.dtype)
+    return dict(left_shift=left_shift, in1_off=-zero_point_of(in1), in2_off=-zero_point_of(in2),
+                out_off=zero_point_of(out), m1=m1, sh1=sh1, m2=m2, sh2=sh2, mo=mo, sho=sho,
+                amin=amin, amax=amax)
+
+
+def add_sub_quantized(a: np.ndarray, b: np.ndarray, p: dict, is_sub: bool) -> np.ndarray:
+    """TFLM AddElementwise / SubElementwise (general quantized path) on int64 arrays."""
+    x1 = (np.asarray(a, np.int64) + p["in1_off"]) * (1 << p["left_shift"])
+    x2 = (np.asarray(b, np.int64) + p["in2_off"]) * (1 << p["left_shift"])
+    s1 = multiply_by_quantized_multiplier(wrap32(x1), p["m1"], p["sh1"])
+    s2 = multiply_by_quantized_multiplier(wrap32(x2), p["m2"], p["sh2"])
+    raw = wrap32(s1 - s2 if is_sub else s1 + s2)
+    out = multiply_by_quantized_multiplier(raw, p["mo"], p["sho"]) + p["out_off"]
+    return np.clip(out, p["amin"], p["amax"])
+
+
+def mul_params(in1, in2, out, activation: str) -> dict:
+    real = float(scale_of(in1)) * float(scale_of(in2)) / float(scale_of(out))
+    m, sh = quantize_multiplier(real)
+    amin, amax = activation_range_quantized(activation, scale_of(out), zero_point_of(out), out.dtype)
+    return dict(in1_off=-zero_point_of(in1), in2_off=-zero_point_of(in2),
+                out_off=zero_point_of(out), m=m, sh=sh, amin=amin, amax=amax)
+
+
+def mul_quantized(a: np.ndarray, b: np.ndarray, p: dict) -> np.ndarray:
+    """reference_integer_ops::MulElementwise."""
+    prod = wrap32((np.asarray(a, np.int64) + p["in1_off"]) * (np.asarray(b, np.int64) + p["in2_off"]))
+    out = multiply_by_quantized_multiplier(prod, p["m"], p["sh"]) + p["out_off"]
+    return np.clip(out, p["amin"], p["amax"])
+
+
+def int_activation_range(activation: str, dtype) -> tuple[int, int]:
+    """CalculateActivationRange<int32_t>."""
+    info = np.iinfo(dtype)
+    if activation == "RELU":
+        return 0, int(info.max)
+    if activation == "RELU6":
+        return 0, 6
+    if activation == "RELU_N1_TO_1":
+        return -1, 1
+    return int(info.min), int(info.max)
+
+
+def _pair_table(fn) -> np.ndarray:
+    """All 256 x 256 int8 pairs through fn, as an int8 table indexed by (a_u8 << 8) | b_u8."""
+    d = int8_domain()
+    a = np.repeat(d, 256)
+    b = np.tile(d, 256)
+    return fn(a, b).astype(np.int8)
+
+
+def _pair_index(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    au = np.ascontiguousarray(a).view(np.uint8).astype(np.uint16)
+    bu = np.ascontiguousarray(b).view(np.uint8)
+    return (au << 8) | bu
+
+
+# --------------------------------------------------------------------------- kernels
+
+def _init_factory(struct_name: Optional[str]):
+    def init(ctx, custom_options):
+        if struct_name is not None:
+            ctx.allocate_persistent(ctx.target.sizeof(struct_name))
+        return BinaryData()
+    return init
+
+
+def _check_broadcast(node, in1, in2, out):
+    try:
+        shape = np.broadcast_shapes(tuple(in1.shape), tuple(in2.shape))
+    except ValueError:
+        raise fail(node, f"inputs {tensor_desc(in1)} and {tensor_desc(in2)} do not broadcast")
+    if tuple(shape) != tuple(out.shape) and int(np.prod(shape)) != int(np.prod(out.shape)):
+        raise fail(node, f"output {tensor_desc(out)} does not match broadcast shape {list(shape)}")
+    return tuple(shape)
+
+
+def _binary_prepare(op: str):
+    is_sub = op == "SUB"
+
+    def prepare(ctx, node):
+        data: BinaryData = node.user_data
+        if data is None:
+            data = node.user_data = BinaryData()
+        in1, in2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        if in1.dtype != in2.dtype:
+            raise fail(node, f"input {tensor_desc(in1)} and input {tensor_desc(in2)} differ in type")
+        if op in ("ADD", "SUB", "MUL") and in1.dtype != out.dtype:
+            raise fail(node, f"output {tensor_desc(out)} type differs from input {tensor_desc(in1)}")
+        data.out_shape = _check_broadcast(node, in1, in2, out)
+        act = node.options.get("fused_activation_function", "NONE")
+        dt = np.dtype(out.dtype)
+        if op in ("MAXIMUM", "MINIMUM"):
+            if dt not in (np.float32, np.int8, np.int16, np.int32, np.int64):
+                raise fail(node, f"type {dt.name} not supported")
+            data.kind = "plain"
+            if dt == np.int8:
+                fn = (lambda a, b: np.where(a > b, a, b)) if op == "MAXIMUM" else \
+                     (lambda a, b: np.where(a < b, a, b))
+                data.lut = _pair_table(fn)
+                data.kind = "int8"
+            return
+        if dt == np.float32:
+            data.kind = "float"
+            lo, hi = activation_range_float(act)
+            data.fmin, data.fmax = np.float32(lo), np.float32(hi)
+        elif dt in (np.int8, np.int16):
+            if not (is_quantized(in1) and is_quantized(in2) and is_quantized(out)):
+                raise fail(node, f"{dt.name} tensors must be quantized")
+            if op == "MUL":
+                p = mul_params(in1, in2, out, act)
+                if dt == np.int16 and (p["in1_off"] or p["in2_off"] or p["out_off"]):
+                    raise fail(node, "int16 MUL needs zero points of 0")
+                fn = lambda a, b: mul_quantized(a, b, p)  # noqa: E731
+            else:
+                p = add_sub_params(in1, in2, out, act, is_sub)
+                fn = lambda a, b: add_sub_quantized(a, b, p, is_sub)  # noqa: E731
+            data.params = p
+            data.params["fn"] = fn
+            if dt == np.int8:
+                data.kind = "int8"
+                data.lut = _pair_table(fn)
+            else:
+                data.kind = "int16"
+        elif dt == np.int32 or (dt == np.int64 and op in ("ADD", "MUL")):
+            if op in ("ADD", "SUB") and (is_quantized(in1) or is_quantized(in2)):
+                raise fail(node, "only unquantized int32 is supported")
+            data.kind = "int32"
+            if op == "ADD":
+                data.imin, data.imax = INT32_MIN, INT32_MAX
+            else:
+                data.imin, data.imax = int_activation_range(act, np.int32)
+        else:
+            raise fail(node, f"type {dt.name} not supported")
+
+    return prepare
+
+
+def _binary_invoke(op: str):
+    def invoke(ctx, node):
+        data: BinaryData = node.user_data
+        in1, in2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        a, b = in1.data, in2.data
+        dst = out.data
+        if dst.shape != data.out_shape:
+            dst = dst.reshape(data.out_shape)
+        kind = data.kind
+        if kind == "int8":
+            np.take(data.lut, _pair_index(a, b), out=dst)
+        elif kind == "float":
+            if op == "ADD":
+                r = np.add(a, b)
+            elif op == "SUB":
+                r = np.subtract(a, b)
+            else:
+                r = np.multiply(a, b)
+            np.minimum(np.maximum(r, data.fmin), data.fmax, out=dst)
+        elif kind == "int16":
+            dst[...] = data.params["fn"](a, b)
+        elif kind == "int32":
+            a64, b64 = np.asarray(a, np.int64), np.asarray(b, np.int64)
+            if op == "ADD":
+                r = a64 + b64
+            elif op == "SUB":
+                r = a64 - b64
+            else:
+                r = a64 * b64
+            if dst.dtype == np.int32:
+                r = wrap32(r)
+            dst[...] = np.clip(r, data.imin, data.imax)
+        else:  # MAXIMUM / MINIMUM, any type
+            if op == "MAXIMUM":
+                dst[...] = np.where(a > b, a, b)
+            else:
+                dst[...] = np.where(a < b, a, b)
+    return invoke
+
+
+def _registration(op: str, struct_name: Optional[str]) -> Registration:
+    return Registration(invoke=_binary_invoke(op), prepare=_binary_prepare(op),
+                        init=_init_factory(struct_name), name=op)
+
+
+BUILTINS: list[tuple[str, Registration, int]] = [
+    ("ADD", _registration("ADD", "OpDataAdd"), 5),
+    ("SUB", _registration("SUB", "OpDataSub"), 5),
+    ("MUL", _registration("MUL", "OpDataMul"), 7),
+    ("MAXIMUM", _registration("MAXIMUM", None), 4),
+    ("MINIMUM", _registration("MINIMUM", None), 4),
+]

@@ -1,0 +1,238 @@
+"""Extra fixed-point primitives for the element-wise / activation kernels (helper "kernels-B").
+
+gemmlowp's FixedPoint<int32, IntegerBits> arithmetic (exp_on_negative_values, logistic, tanh)
+and the int16 helpers of TFLM's hard swish, vectorised over numpy int64 arrays holding int32
+(or int16) values, each element getting exactly the C result.  Also small shared helpers of the
+kernels in this family (errors, per-tensor quantisation parameters, int8 lookup tables).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .quant import (INT32_MAX, INT32_MIN, rounding_divide_by_pot,
+                    saturating_rounding_doubling_high_mul, wrap_int32)
+
+try:  # the interpreter's error family, when present
+    from micro_rt.errors import KernelError
+except Exception:  # pragma: no cover - standalone use
+    class KernelError(ValueError):
+        pass
+
+INT16_MIN = -(1 << 15)
+INT16_MAX = (1 << 15) - 1
+
+srdhm = saturating_rounding_doubling_high_mul
+rdbpot = rounding_divide_by_pot
+wrap32 = wrap_int32
+
+
+# --------------------------------------------------------------------------- helpers
+
+def fail(node, message: str) -> "KernelError":
+    """An error naming the op index and op name (raise the result)."""
+    return KernelError(f"op {node.index} {node.op_name}: {message}")
+
+
+def tensor_desc(t) -> str:
+    return f"'{t.name}' ({np.dtype(t.dtype).name}{list(t.shape)})"
+
+
+def scale_of(t) -> float:
+    """params.scale of a tensor: the first scale, 0.0 when not quantised (float32 value)."""
+    s = getattr(t, "scales", None)
+    if s is None or len(s) == 0:
+        return 0.0
+    return float(np.float32(s[0]))
+
+
+def zero_point_of(t) -> int:
+    z = getattr(t, "zero_points", None)
+    if z is None or len(z) == 0:
+        return 0
+    return int(z[0])
+
+
+def is_quantized(t) -> bool:
+    s = getattr(t, "scales", None)
+    return s is not None and len(s) > 0
+
+
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """std::round / roundf on float arrays (halves away from zero), exact for float32 input."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+
+
+def f32_to_int32_cast(x: np.ndarray) -> np.ndarray:
+    """static_cast<int32_t>(float) as x86-64 does it (cvttss2si): NaN/out of range -> INT32_MIN."""
+    x = np.asarray(x, dtype=np.float64)
+    bad = ~np.isfinite(x) | (x >= 2.0 ** 31) | (x < -(2.0 ** 31))
+    out = np.where(bad, 0.0, np.trunc(x)).astype(np.int64)
+    return np.where(bad, INT32_MIN, out)
+
+
+def int8_domain() -> np.ndarray:
+    """All int8 values in uint8 byte order (0..127, -128..-1): index a table with x.view(uint8)."""
+    return np.arange(256, dtype=np.uint8).view(np.int8).astype(np.int64)
+
+
+def apply_lut_u8(lut_u8: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """out[...] = lut[x] for int8 x, with lut indexed by the byte value."""
+    np.take(lut_u8, np.ascontiguousarray(x).view(np.uint8), out=out)
+
+
+def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
+                           total_signed_bits: int = 31) -> int:
+    """TFLM's CalculateInputRadius."""
+    max_input_rescaled = (1.0 * ((1 << input_integer_bits) - 1)
+                          * float(1 << (total_signed_bits - input_integer_bits))
+                          / float(1 << input_left_shift)) if input_left_shift >= 0 else (
+        1.0 * ((1 << input_integer_bits) - 1)
+        * float(1 << (total_signed_bits - input_integer_bits)) * float(2.0 ** -input_left_shift))
+    return int(math.floor(max_input_rescaled))
+
+
+def frexp_multiplier(real: float) -> tuple[int, int]:
+    """q, exponent = frexp(real); multiplier = round(q * 2^31) (logistic/tanh prepare)."""
+    q, exp = math.frexp(real)
+    m = q * float(1 << 31)
+    mult = int(math.floor(m + 0.5)) if m >= 0 else -int(math.floor(-m + 0.5))
+    return mult, exp
+
+
+def downscale_int32_to_int16_multiplier(m: int) -> int:
+    """TFLM's DownScaleInt32ToInt16Multiplier."""
+    if m >= INT32_MAX - (1 << 15):
+        return INT16_MAX
+    return (m + (1 << 15)) >> 16
+
+
+# --------------------------------------------------------------------------- gemmlowp int32
+
+def sat_rounding_mul_by_pot(x: np.ndarray, exponent: int) -> np.ndarray:
+    """gemmlowp SaturatingRoundingMultiplyByPOT<exponent> on int32 values."""
+    x = np.asarray(x, dtype=np.int64)
+    if exponent == 0:
+        return x
+    if exponent < 0:
+        return rdbpot(x, -exponent)
+    threshold = (1 << (31 - exponent)) - 1
+    r = wrap32(x << exponent)
+    r = np.where(x > threshold, INT32_MAX, r)
+    return np.where(x < -threshold, INT32_MIN, r)
+
+
+def rounding_half_sum(a: np.ndarray, b) -> np.ndarray:
+    s = np.asarray(a, dtype=np.int64) + np.int64(b)
+    q = s + np.where(s >= 0, 1, -1)
+    return np.where(q >= 0, q >> 1, -((-q) >> 1))
+
+
+def exp_on_interval_between_negative_one_quarter_and_0_excl(a: np.ndarray) -> np.ndarray:
+    """F0 -> F0."""
+    constant_term = 1895147668
+    constant_1_over_3 = 715827883
+    x = wrap32(a + (1 << 28))
+    x2 = srdhm(x, x)
+    x3 = srdhm(x2, x)
+    x4 = srdhm(x2, x2)
+    x4_over_4 = rdbpot(x4, 2)
+    poly = rdbpot(wrap32(srdhm(wrap32(x4_over_4 + x3), constant_1_over_3) + x2), 1)
+    return wrap32(constant_term + srdhm(np.int64(constant_term), wrap32(x + poly)))
+
+
+_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
+               (2, 39332535), (3, 720401), (4, 242))
+
+
+def exp_on_negative_values(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp exp_on_negative_values: F<integer_bits> (a <= 0) -> F0."""
+    a = np.asarray(a, dtype=np.int64)
+    frac_bits = 31 - integer_bits
+    one_quarter = 1 << (frac_bits - 2)
+    mask = one_quarter - 1
+    a_mod = wrap32((a & mask) - one_quarter)
+    result = exp_on_interval_between_negative_one_quarter_and_0_excl(
+        sat_rounding_mul_by_pot(a_mod, integer_bits))
+    remainder = wrap32(a_mod - a)
+    for exponent, multiplier in _EXP_BARREL:
+        if integer_bits > exponent:
+            bit = 1 << (frac_bits + exponent)
+            result = np.where((remainder & bit) != 0, srdhm(result, multiplier), result)
+    if integer_bits > 5:
+        clamp = -(1 << (36 - integer_bits))
+        result = np.where(a < clamp, 0, result)
+    return np.where(a == 0, INT32_MAX, result)
+
+
+def _newton_reciprocal_f2(a: np.ndarray) -> np.ndarray:
+    """Shared Newton-Raphson part: x ~ 1 / ((1 + a) / 2) as F2."""
+    half_denominator = rounding_half_sum(a, INT32_MAX)
+    x = wrap32(1515870810 + srdhm(half_denominator, -1010580540))
+    for _ in range(3):
+        hdx = srdhm(half_denominator, x)
+        one_minus = wrap32((1 << 29) - hdx)
+        x = wrap32(x + sat_rounding_mul_by_pot(srdhm(x, one_minus), 2))
+    return x
+
+
+def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
+    return sat_rounding_mul_by_pot(_newton_reciprocal_f2(a), 1)
+
+
+def one_minus_x_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
+    return sat_rounding_mul_by_pot(wrap32(_newton_reciprocal_f2(a) - (1 << 29)), 2)
+
+
+def gemmlowp_logistic(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp::logistic: F<integer_bits> -> F0 raw."""
+    a = np.asarray(a, dtype=np.int64)
+    positive = a > 0
+    abs_input = np.where(positive, a, wrap32(-a))
+    r_pos = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(wrap32(-abs_input), integer_bits))
+    r_neg = wrap32(INT32_MAX - r_pos)
+    return np.where(a == 0, 1 << 30, np.where(positive, r_pos, r_neg))
+
+
+def gemmlowp_tanh(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp::tanh: F<integer_bits> -> F0 raw."""
+    a = np.asarray(a, dtype=np.int64)
+    negative = a < 0
+    n = np.where(negative, a, wrap32(-a))
+    t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(n, integer_bits + 1))
+    return np.where(a == 0, 0, np.where(negative, wrap32(-t), t))
+
+
+# --------------------------------------------------------------------------- int16 helpers
+
+def wrap16(x: np.ndarray) -> np.ndarray:
+    return ((np.asarray(x, dtype=np.int64) + (1 << 15)) & 0xFFFF) - (1 << 15)
+
+
+def srdhm16(a: np.ndarray, b) -> np.ndarray:
+    """gemmlowp SaturatingRoundingDoublingHighMul for int16."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    total = ab + nudge
+    q = np.where(total >= 0, total >> 15, -((-total) >> 15))
+    overflow = (a == b) & (a == INT16_MIN)
+    return np.where(overflow, INT16_MAX, wrap16(q))
+
+
+def sdhm16(a: np.ndarray, b) -> np.ndarray:
+    """TFLM's SaturatingDoublingHighMul (int16, truncating division)."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    ab = a * b
+    q = np.where(ab >= 0, ab >> 15, -((-ab) >> 15))
+    overflow = (a == b) & (a == INT16_MIN)
+    return np.where(overflow, INT16_MAX, wrap16(q))
+
+
+def saturating_left_shift16(x: np.ndarray, amount: int) -> np.ndarray:
+    r = np.asarray(x, dtype=np.int64) * (1 << amount)
+    return np.clip(r, INT16_MIN, INT16_MAX)

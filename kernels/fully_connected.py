@@ -1,0 +1,164 @@
+"""FULLY_CONNECTED: TFLM's reference kernel (fully_connected.cc / fully_connected_common.cc,
+reference_ops::FullyConnected, reference_integer_ops::FullyConnected[PerChannel]).
+
+int8: one float64 BLAS matmul (exact), + bias, then TFLM's double-rounding
+MultiplyByQuantizedMultiplier. Per-tensor weights take their multiplier from
+GetQuantizedConvolutionMultipler (input_scale * filter_scale multiplied in float32, then
+divided in double); per-channel weights from double arithmetic per channel.
+float32: `total += input * weight` in float32, in accum_depth order, then `total + bias`.
+Batches are every output dimension but the last (keep_num_dims only shapes the output).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .padding import (activation_of, check_activation, dtype_name, kernel_error, scale0,
+                      tname, zp0)
+from .quant import (Requantizer, activation_range_float, activation_range_quantized,
+                    quantize_multiplier)
+
+
+@dataclass
+class OpDataFullyConnected:
+    kind: str = ""
+    is_per_channel: bool = False
+    input_zero_point: int = 0
+    filter_zero_point: int = 0
+    output_zero_point: int = 0
+    output_multiplier: Any = 0
+    output_shift: Any = 0
+    act_min: Any = 0
+    act_max: Any = 0
+    weights_t: Any = None      # (accum_depth, output_depth)
+    bias: Any = None
+    accum_depth: int = 0
+    output_depth: int = 0
+    xs: Any = None
+    acc: Any = None
+    requant: Any = None
+    persistent: list = field(default_factory=list)
+
+
+def fc_init(ctx, custom_options: Optional[bytes]) -> OpDataFullyConnected:
+    data = OpDataFullyConnected()
+    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataFullyConnected")))
+    return data
+
+
+def fc_prepare(ctx, node) -> None:
+    data: OpDataFullyConnected = node.user_data
+    inp = ctx.input(node, 0)
+    flt = ctx.input(node, 1)
+    bias = ctx.input(node, 2) if len(node.inputs) > 2 else None
+    out = ctx.output(node, 0)
+    it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
+    if inp.dtype != out.dtype:
+        raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
+    if (it == np.float32 and ft != np.float32) or (it == np.int8 and ft != np.int8) \
+            or (it == np.int16 and ft != np.int8) or it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input type {it.name} with filter {tname(flt)} type {ft.name} not supported")
+    if node.options.get("weights_format", "DEFAULT") not in ("DEFAULT", 0):
+        raise kernel_error(node, "only the DEFAULT weights format is supported")
+    if flt.data is None:
+        raise kernel_error(node, f"weights {tname(flt)} must be constant")
+    act = activation_of(node)
+    check_activation(node, act)
+    out_depth = int(out.shape[-1]) if len(out.shape) else 1
+    accum_depth = int(flt.shape[-1])
+    if int(flt.shape[0]) != out_depth:
+        raise kernel_error(node, f"weights {tname(flt)} have {flt.shape[0]} rows, output {tname(out)} depth {out_depth}")
+    in_size = int(np.prod(inp.shape)) if len(inp.shape) else 1
+    if accum_depth == 0 or in_size % accum_depth != 0:
+        raise kernel_error(node, f"input {tname(inp)} size {in_size} is not a multiple of {accum_depth}")
+    data.accum_depth, data.output_depth = accum_depth, out_depth
+    data.kind = it.name
+    w = np.asarray(flt.data).reshape(out_depth, accum_depth)
+
+    if it == np.float32:
+        data.weights_t = np.ascontiguousarray(w.T, dtype=np.float32)
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).copy()
+        lo, hi = activation_range_float(act)
+        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
+        return
+
+    scales = np.asarray(flt.scales, dtype=np.float32)
+    data.is_per_channel = scales.size > 1
+    in_scale, out_scale = scale0(inp), scale0(out)
+    if data.is_per_channel:
+        if it != np.int8:
+            raise kernel_error(node, "per-channel weights need an int8 input")
+        if scales.size != int(flt.shape[flt.quantized_dimension]):
+            raise kernel_error(node, f"weights {tname(flt)} have {scales.size} scales")
+        data.persistent.append(ctx.allocate_persistent(4 * scales.size))
+        data.persistent.append(ctx.allocate_persistent(4 * scales.size))
+        mult = np.zeros(scales.size, np.int64)
+        shift = np.zeros(scales.size, np.int64)
+        for i, s in enumerate(scales):
+            mult[i], shift[i] = quantize_multiplier(float(np.float32(in_scale)) * float(s) / float(np.float32(out_scale)))
+        data.output_multiplier, data.output_shift = mult, shift
+    else:
+        # GetQuantizedConvolutionMultipler: float32 product, double division.
+        product = float(np.float32(in_scale) * np.float32(scales[0] if scales.size else 0.0))
+        if bias is not None and np.asarray(bias.scales).size:
+            bias_scale = float(np.float32(np.asarray(bias.scales, np.float32)[0]))
+            exact_product = float(np.float32(in_scale)) * float(scales[0])
+            if abs(exact_product - bias_scale) / float(np.float32(out_scale)) > 0.02:
+                raise kernel_error(node, f"bias {tname(bias)} scale does not match input*weights scale")
+        m, s = quantize_multiplier(product / float(np.float32(out_scale)))
+        data.output_multiplier, data.output_shift = np.int64(m), np.int64(s)
+    data.input_zero_point = zp0(inp)
+    data.filter_zero_point = zp0(flt)
+    data.output_zero_point = zp0(out)
+    data.act_min, data.act_max = activation_range_quantized(act, out_scale, zp0(out), it)
+    # Per-tensor kernel adds weights_offset (= -filter zero point); per-channel ignores it.
+    wf = w.astype(np.float64)
+    if not data.is_per_channel:
+        wf = wf - data.filter_zero_point
+    data.weights_t = np.ascontiguousarray(wf.T)
+    if bias is not None:
+        data.bias = np.asarray(bias.data, dtype=np.int64).copy()
+    batches = in_size // accum_depth
+    data.xs = np.empty((batches, accum_depth), dtype=np.float64)
+    data.acc = np.empty((batches, out_depth), dtype=np.float64)
+    data.requant = Requantizer((batches, out_depth), data.output_multiplier, data.output_shift,
+                               data.bias, data.output_zero_point, data.act_min, data.act_max)
+
+
+def fc_invoke(ctx, node) -> None:
+    data: OpDataFullyConnected = node.user_data
+    x = ctx.input(node, 0).data
+    out = ctx.output(node, 0)
+    x2 = x.reshape(-1, data.accum_depth)
+    if data.kind == "float32":
+        acc = sequential_matvec_f32(x2, data.weights_t)
+        if data.bias is not None:
+            acc += data.bias
+        np.maximum(acc, data.act_min, out=acc)
+        np.minimum(acc, data.act_max, out=acc)
+        out.data[...] = acc.reshape(out.data.shape)
+        return
+    np.subtract(x2, np.float64(data.input_zero_point), out=data.xs)
+    data.requant.run(np.matmul(data.xs, data.weights_t, out=data.acc), out.data)
+
+
+def sequential_matvec_f32(x2: np.ndarray, w_t: np.ndarray) -> np.ndarray:
+    """(B, D) x (D, O) with float32 accumulation in d order, like the reference loop."""
+    b, d_total = x2.shape
+    acc = np.zeros((b, w_t.shape[1]), dtype=np.float32)
+    tmp = np.empty_like(acc)
+    xt = np.ascontiguousarray(x2.T, dtype=np.float32)
+    for d in range(d_total):
+        np.multiply(xt[d][:, None], w_t[d][None, :], out=tmp)
+        acc += tmp
+    return acc
+
+
+FULLY_CONNECTED = Registration(invoke=fc_invoke, prepare=fc_prepare, init=fc_init,
+                               name="FULLY_CONNECTED")
+
+BUILTINS = [("FULLY_CONNECTED", FULLY_CONNECTED, 12)]

@@ -1,0 +1,184 @@
+"""Padding and window geometry shared by conv, depthwise conv and pooling (TFLM's padding.h),
+plus the small helpers every kernel module of this group uses."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PaddingValues:
+    """TfLitePaddingValues: top/left padding plus the odd extra on the bottom/right."""
+
+    width: int
+    height: int
+    width_offset: int
+    height_offset: int
+
+
+def _c_div(a: int, b: int) -> int:
+    """C integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def compute_out_size(padding: str, image_size: int, filter_size: int, stride: int,
+                     dilation_rate: int = 1) -> int:
+    """ComputeOutSize."""
+    effective_filter_size = (filter_size - 1) * dilation_rate + 1
+    if stride == 0:
+        return 0
+    if padding == "SAME":
+        return _c_div(image_size + stride - 1, stride)
+    if padding == "VALID":
+        return _c_div(image_size + stride - effective_filter_size, stride)
+    return 0
+
+
+def compute_padding_with_offset(stride: int, dilation_rate: int, in_size: int,
+                                filter_size: int, out_size: int) -> tuple[int, int]:
+    """ComputePaddingWithOffset -> (padding, offset)."""
+    effective_filter_size = (filter_size - 1) * dilation_rate + 1
+    total_padding = (out_size - 1) * stride + effective_filter_size - in_size
+    total_padding = total_padding if total_padding > 0 else 0
+    return total_padding // 2, total_padding % 2
+
+
+def compute_padding_height_width(stride_height: int, stride_width: int,
+                                 dilation_rate_height: int, dilation_rate_width: int,
+                                 in_height: int, in_width: int, filter_height: int,
+                                 filter_width: int, padding: str
+                                 ) -> tuple[PaddingValues, int, int]:
+    """ComputePaddingHeightWidth -> (padding values, out_height, out_width)."""
+    out_width = compute_out_size(padding, in_width, filter_width, stride_width, dilation_rate_width)
+    out_height = compute_out_size(padding, in_height, filter_height, stride_height,
+                                  dilation_rate_height)
+    pad_h, off_h = compute_padding_with_offset(stride_height, dilation_rate_height, in_height,
+                                               filter_height, out_height)
+    pad_w, off_w = compute_padding_with_offset(stride_width, dilation_rate_width, in_width,
+                                               filter_width, out_width)
+    return PaddingValues(pad_w, pad_h, off_w, off_h), out_height, out_width
+
+
+# ---------------------------------------------------------------------------
+# Window geometry for the vectorised kernels.
+# ---------------------------------------------------------------------------
+
+@dataclass
+class WindowGeometry:
+    """Where every output pixel's window sits in a zero-padded copy of the input."""
+
+    n: int
+    in_h: int
+    in_w: int
+    channels: int
+    out_h: int
+    out_w: int
+    filter_h: int
+    filter_w: int
+    stride_h: int
+    stride_w: int
+    dil_h: int
+    dil_w: int
+    pad_top: int
+    pad_left: int
+    pad_bottom: int
+    pad_right: int
+
+    @property
+    def padded_shape(self) -> tuple[int, int, int, int]:
+        return (self.n, self.pad_top + self.in_h + self.pad_bottom,
+                self.pad_left + self.in_w + self.pad_right, self.channels)
+
+    @property
+    def needs_padding(self) -> bool:
+        return bool(self.pad_top or self.pad_left or self.pad_bottom or self.pad_right)
+
+    def tap(self, buf: np.ndarray, ky: int, kx: int) -> np.ndarray:
+        """The (n, out_h, out_w, c) view of the padded buffer seen by filter tap (ky, kx)."""
+        y0 = ky * self.dil_h
+        x0 = kx * self.dil_w
+        return buf[:, y0:y0 + (self.out_h - 1) * self.stride_h + 1:self.stride_h,
+                   x0:x0 + (self.out_w - 1) * self.stride_w + 1:self.stride_w, :]
+
+    def windows(self, buf: np.ndarray) -> np.ndarray:
+        """A (n, out_h, out_w, filter_h, filter_w, c) strided view (im2col without copying)."""
+        sn, sh, sw, sc = buf.strides
+        return np.lib.stride_tricks.as_strided(
+            buf, shape=(self.n, self.out_h, self.out_w, self.filter_h, self.filter_w, self.channels),
+            strides=(sn, sh * self.stride_h, sw * self.stride_w, sh * self.dil_h, sw * self.dil_w, sc),
+            writeable=False)
+
+    def fill(self, buf: np.ndarray, x: np.ndarray) -> None:
+        """Copy the input into the interior of the padded buffer (the border keeps its fill)."""
+        buf[:, self.pad_top:self.pad_top + self.in_h,
+            self.pad_left:self.pad_left + self.in_w, :] = x
+
+    def valid_counts(self) -> np.ndarray:
+        """Per output pixel, how many filter taps fall inside the image: (out_h, out_w) int64."""
+        def axis_counts(out, stride, pad, fsize, dil, size):
+            origin = np.arange(out) * stride - pad
+            taps = origin[:, None] + np.arange(fsize)[None, :] * dil
+            return ((taps >= 0) & (taps < size)).sum(axis=1)
+        ch = axis_counts(self.out_h, self.stride_h, self.pad_top, self.filter_h, self.dil_h, self.in_h)
+        cw = axis_counts(self.out_w, self.stride_w, self.pad_left, self.filter_w, self.dil_w, self.in_w)
+        return (ch[:, None] * cw[None, :]).astype(np.int64)
+
+
+def make_geometry(in_shape, out_shape, filter_h: int, filter_w: int, stride_h: int, stride_w: int,
+                  dil_h: int, dil_w: int, pad: PaddingValues, channels: int | None = None
+                  ) -> WindowGeometry:
+    """Geometry for NHWC input/output shapes; padding on the far sides covers every window."""
+    n, in_h, in_w, c = (int(d) for d in in_shape)
+    out_h, out_w = int(out_shape[1]), int(out_shape[2])
+    need_h = (out_h - 1) * stride_h + (filter_h - 1) * dil_h + 1
+    need_w = (out_w - 1) * stride_w + (filter_w - 1) * dil_w + 1
+    pad_top, pad_left = max(pad.height, 0), max(pad.width, 0)
+    pad_bottom = max(0, need_h - pad_top - in_h)
+    pad_right = max(0, need_w - pad_left - in_w)
+    return WindowGeometry(n, in_h, in_w, c if channels is None else channels, out_h, out_w,
+                          filter_h, filter_w, stride_h, stride_w, dil_h, dil_w,
+                          pad_top, pad_left, pad_bottom, pad_right)
+
+
+# ---------------------------------------------------------------------------
+# Shared kernel helpers.
+# ---------------------------------------------------------------------------
+
+def kernel_error(node, message: str) -> Exception:
+    """A KernelError (ValueError when micro_rt.errors is not there yet) naming the op."""
+    try:
+        from micro_rt.errors import KernelError as _Err  # type: ignore
+    except Exception:  # pragma: no cover - depends on the interpreter being present
+        _Err = ValueError
+    return _Err(f"op {node.index} {node.op_name}: {message}")
+
+
+def tname(t) -> str:
+    return f"'{getattr(t, 'name', '?')}'"
+
+
+def dtype_name(t) -> str:
+    return np.dtype(t.dtype).name
+
+
+def activation_of(node) -> str:
+    act = node.options.get("fused_activation_function", "NONE")
+    return act if isinstance(act, str) else str(act)
+
+
+def check_activation(node, act: str) -> None:
+    if act not in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1"):
+        raise kernel_error(node, f"fused activation {act} is not supported")
+
+
+def scale0(t) -> float:
+    """params.scale of a tensor (first entry), as float32-exact Python float."""
+    s = np.asarray(t.scales, dtype=np.float32)
+    return float(s[0]) if s.size else 0.0
+
+
+def zp0(t) -> int:
+    z = np.asarray(t.zero_points)
+    return int(z[0]) if z.size else 0

@@ -1,0 +1,136 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D: TFLM's reference kernels (pooling.cc / pooling_common.cc,
+reference_ops / reference_integer_ops AveragePool and MaxPool), vectorised per filter tap.
+
+Windows are clamped to the image (taps outside are skipped, not counted). int8 average:
+int32 sum, then (sum ± count/2) / count with C truncation, then the activation clamp.
+float average: float32 sum in (filter_y, filter_x) order divided by the float count.
+Max: start from the type's lowest value, then clamp to the activation range.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .padding import (activation_of, check_activation, compute_padding_height_width,
+                      dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
+from .quant import activation_range_float, activation_range_quantized, c_div
+
+
+@dataclass
+class OpDataPooling:
+    kind: str = ""
+    padding: Any = None
+    geometry: Any = None
+    act_min: Any = 0
+    act_max: Any = 0
+    counts: Any = None
+    pad_buffer: Any = None
+    acc: Any = None
+    persistent: list = field(default_factory=list)
+
+
+def pool_init(ctx, custom_options: Optional[bytes]) -> OpDataPooling:
+    data = OpDataPooling()
+    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataPooling")))
+    return data
+
+
+def _prepare(ctx, node, is_max: bool) -> None:
+    data: OpDataPooling = node.user_data
+    opts = node.options
+    if len(node.inputs) != 1 or len(node.outputs) != 1:
+        raise kernel_error(node, "expects 1 input and 1 output")
+    inp = ctx.input(node, 0)
+    out = ctx.output(node, 0)
+    it = np.dtype(inp.dtype)
+    if inp.dtype != out.dtype:
+        raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
+    if it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input {tname(inp)} has unsupported type {it.name}")
+    if len(inp.shape) != 4 or len(out.shape) != 4:
+        raise kernel_error(node, f"input {tname(inp)} and output must be 4-D")
+    act = activation_of(node)
+    check_activation(node, act)
+    n, ih, iw, c = (int(d) for d in inp.shape)
+    fh, fw = int(opts.get("filter_height", 1)), int(opts.get("filter_width", 1))
+    sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
+    data.padding, _, _ = compute_padding_height_width(sh, sw, 1, 1, ih, iw, fh, fw,
+                                                      opts.get("padding", "SAME"))
+    g = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, 1, 1, data.padding)
+    data.geometry = g
+    data.kind = it.name
+    if it == np.float32:
+        lo, hi = activation_range_float(act)
+        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
+    else:
+        data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
+    data.counts = g.valid_counts()[None, :, :, None]
+    if is_max:
+        fill = np.finfo(np.float32).min if it == np.float32 else np.iinfo(it).min
+        data.pad_buffer = np.full(g.padded_shape, fill, dtype=it)
+    else:
+        data.pad_buffer = np.zeros(g.padded_shape, dtype=np.float32 if it == np.float32 else np.int32)
+        if np.any(data.counts == 0):
+            raise kernel_error(node, f"output {tname(out)} has windows with no input element")
+    data.acc = np.empty((n, g.out_h, g.out_w, c), dtype=data.pad_buffer.dtype)
+
+
+def avg_prepare(ctx, node) -> None:
+    _prepare(ctx, node, is_max=False)
+
+
+def max_prepare(ctx, node) -> None:
+    _prepare(ctx, node, is_max=True)
+
+
+def _accumulate(data: OpDataPooling, x: np.ndarray, reduce) -> np.ndarray:
+    g = data.geometry
+    buf = data.pad_buffer
+    g.fill(buf, x)
+    acc = data.acc
+    acc[...] = g.tap(buf, 0, 0)
+    for ky in range(g.filter_h):
+        for kx in range(g.filter_w):
+            if ky == 0 and kx == 0:
+                continue
+            reduce(acc, g.tap(buf, ky, kx), out=acc)
+    return acc
+
+
+def avg_invoke(ctx, node) -> None:
+    data: OpDataPooling = node.user_data
+    out = ctx.output(node, 0)
+    acc = _accumulate(data, ctx.input(node, 0).data, np.add)
+    if data.kind == "float32":
+        res = acc / data.counts.astype(np.float32)
+        np.maximum(res, data.act_min, out=res)
+        np.minimum(res, data.act_max, out=res)
+    else:
+        a = acc.astype(np.int64)
+        half = data.counts // 2
+        a = c_div(np.where(a > 0, a + half, a - half), data.counts)
+        res = np.clip(a, data.act_min, data.act_max)
+    out.data[...] = res
+
+
+def max_invoke(ctx, node) -> None:
+    data: OpDataPooling = node.user_data
+    out = ctx.output(node, 0)
+    acc = _accumulate(data, ctx.input(node, 0).data, np.maximum)
+    if data.kind == "float32":
+        res = np.minimum(np.maximum(acc, data.act_min), data.act_max)
+    else:
+        res = np.clip(acc, data.act_min, data.act_max)
+    out.data[...] = res
+
+
+AVERAGE_POOL_2D = Registration(invoke=avg_invoke, prepare=avg_prepare, init=pool_init,
+                               name="AVERAGE_POOL_2D")
+MAX_POOL_2D = Registration(invoke=max_invoke, prepare=max_prepare, init=pool_init,
+                           name="MAX_POOL_2D")
+
+BUILTINS = [("AVERAGE_POOL_2D", AVERAGE_POOL_2D, 3), ("MAX_POOL_2D", MAX_POOL_2D, 3)]

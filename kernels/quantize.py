@@ -1,0 +1,136 @@
+"""QUANTIZE and DEQUANTIZE: TFLM's reference kernels (quantize_common.cc, dequantize_common.cc)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .fixedpoint import (INT32_MIN, apply_lut_u8, f32_to_int32_cast, fail, int8_domain,
+                         is_quantized, round_half_away, scale_of, tensor_desc, wrap32,
+                         zero_point_of)
+from .quant import multiply_by_quantized_multiplier, quantize_multiplier
+
+_REQUANT_PAIRS = {
+    (np.int16, np.int8), (np.int8, np.int8), (np.int8, np.uint8), (np.uint8, np.int8),
+    (np.int8, np.int16), (np.int8, np.int32), (np.int16, np.int16), (np.int16, np.int32),
+    (np.int32, np.int8), (np.int32, np.int16),
+}
+
+
+@dataclass
+class QuantData:
+    kind: str = ""              # "affine", "requant", "lut8", "dequant"
+    lut: Optional[np.ndarray] = None
+    fn: Any = None
+
+
+# --------------------------------------------------------------------------- pure math
+
+def affine_quantize(x: np.ndarray, scale: float, zero_point: int, out_dtype) -> np.ndarray:
+    """reference_ops::AffineQuantize: roundf(val / (float)scale) + zero_point, clamped."""
+    q = np.asarray(x, np.float32) / np.float32(scale)          # float32 division
+    unclamped = wrap32(f32_to_int32_cast(round_half_away(q)) + zero_point)
+    info = np.iinfo(out_dtype)
+    return np.clip(unclamped, int(info.min), int(info.max))
+
+
+def requantize(x: np.ndarray, multiplier: int, shift: int, in_zp: int, out_zp: int,
+               in_dtype, out_dtype) -> np.ndarray:
+    """reference_ops::Requantize (with its int8<->uint8 XOR-0x80 fast path)."""
+    x64 = np.asarray(x, np.int64)
+    if multiplier == (1 << 30) and shift == 1:
+        diff = in_zp - out_zp
+        if (np.dtype(in_dtype) == np.int8 and np.dtype(out_dtype) == np.uint8 and diff == -128) or \
+           (np.dtype(in_dtype) == np.uint8 and np.dtype(out_dtype) == np.int8 and diff == 128):
+            return (x64 ^ 0x80) & 0xFF if np.dtype(out_dtype) == np.uint8 else \
+                ((x64 ^ 0x80) + 128) % 256 - 128
+    out = multiply_by_quantized_multiplier(wrap32(x64 - in_zp), multiplier, shift) + out_zp
+    info = np.iinfo(out_dtype)
+    return np.clip(out, int(info.min), int(info.max))
+
+
+def dequantize(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
+    """reference_ops::Dequantize: static_cast<float>(double(scale) * (val - zero_point))."""
+    return (float(scale) * (np.asarray(x, np.int64) - zero_point).astype(np.float64)).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- kernels
+
+def _init(struct_name):
+    def init(ctx, custom_options):
+        ctx.allocate_persistent(ctx.target.sizeof(struct_name))
+        return QuantData()
+    return init
+
+
+def _quantize_prepare(ctx, node):
+    data: QuantData = node.user_data
+    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    if not is_quantized(o):
+        raise fail(node, f"output {tensor_desc(o)} is not quantized")
+    if len(o.scales) != 1:
+        raise fail(node, f"output {tensor_desc(o)} has {len(o.scales)} scales, only per-tensor "
+                         "quantization is supported")
+    idt, odt = np.dtype(i.dtype), np.dtype(o.dtype)
+    if idt not in (np.float32, np.int32, np.int16, np.int8, np.uint8):
+        raise fail(node, f"input {tensor_desc(i)}: type {idt.name} not supported")
+    if odt not in (np.int8, np.int16, np.int32, np.uint8):
+        raise fail(node, f"output {tensor_desc(o)}: type {odt.name} not supported")
+    out_scale, out_zp = scale_of(o), zero_point_of(o)
+    if idt == np.float32:
+        if odt not in (np.int8, np.int16):
+            raise fail(node, f"float32 input to {odt.name} output not supported")
+        data.kind = "affine"
+        data.fn = lambda x: affine_quantize(x, out_scale, out_zp, odt)
+        return
+    if (idt.type, odt.type) not in _REQUANT_PAIRS:
+        raise fail(node, f"input {tensor_desc(i)}, output {tensor_desc(o)}: not supported")
+    mult, shift = quantize_multiplier(float(scale_of(i)) / float(out_scale))
+    in_zp = zero_point_of(i)
+    fn = lambda x: requantize(x, mult, shift, in_zp, out_zp, idt, odt)  # noqa: E731
+    if idt == np.int8 and odt.itemsize == 1:
+        data.kind = "lut8"
+        data.lut = np.asarray(fn(int8_domain())).astype(odt)
+    else:
+        data.kind = "requant"
+        data.fn = fn
+
+
+def _dequantize_prepare(ctx, node):
+    data: QuantData = node.user_data
+    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    idt = np.dtype(i.dtype)
+    if idt not in (np.int8, np.int16):
+        raise fail(node, f"input {tensor_desc(i)}: type {idt.name} not supported (int8/int16 only)")
+    if np.dtype(o.dtype) != np.float32:
+        raise fail(node, f"output {tensor_desc(o)} must be float32")
+    scale, zp = scale_of(i), zero_point_of(i)
+    if idt == np.int8:
+        data.kind = "lut8"
+        data.lut = dequantize(int8_domain(), scale, zp)
+    else:
+        data.kind = "dequant"
+        data.fn = lambda x: dequantize(x, scale, zp)
+
+
+def _invoke(ctx, node):
+    data: QuantData = node.user_data
+    x = ctx.input(node, 0).data
+    dst = ctx.output(node, 0).data
+    if data.kind == "lut8":
+        if dst.shape != x.shape:
+            dst = dst.reshape(x.shape)
+        apply_lut_u8(data.lut, x, dst)
+    else:
+        dst[...] = np.asarray(data.fn(x)).reshape(dst.shape)
+
+
+BUILTINS: list[tuple[str, Registration, int]] = [
+    ("QUANTIZE", Registration(invoke=_invoke, prepare=_quantize_prepare,
+                              init=_init("OpDataQuantizeReference"), name="QUANTIZE"), 3),
+    ("DEQUANTIZE", Registration(invoke=_invoke, prepare=_dequantize_prepare,
+                                init=_init("DequantizeOpData"), name="DEQUANTIZE"), 6),
+]

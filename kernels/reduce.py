@@ -1,0 +1,154 @@
+"""MEAN: TFLM's reference kernel (reduce.cc / reduce_common.cc EvalMeanHelper).
+
+int8/int16 take one of three paths, exactly as TFLM chooses them:
+  1. keep_dims, 4-D input, axis tensor exactly {1, 2} (or {2, 1}):
+     reference_integer_ops::Mean — int32 sum of (x - input_zp), requantized by the
+     input_scale/output_scale multiplier with 1/count folded in, + output_zp.
+  2. same input/output scale and zero point: reference_ops::Mean — the raw int32 sum divided
+     by the count with C truncation.
+  3. otherwise reference_ops::QuantizedMeanOrSum — float32 arithmetic:
+     round((sum / count) * scale + bias) + output_zp, clamped.
+float32: the float32 sum in input order, then divided by the count.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .padding import kernel_error, scale0, tname, zp0
+from .quant import (c_div, multiply_by_quantized_multiplier, quantize_multiplier,
+                    round_half_away_f32)
+
+# reference_integer_ops::Mean has had two arithmetic variants in TFLite's history: "divide"
+# (requantize, then a rounding division by the count; older) and "fold" (1/count folded into
+# the multiplier: shift = min(floor(log2(count)), 32, 31 + shift), multiplier =
+# (multiplier << shift) / count). The tflite-micro runtime (0.dev20261023) matches "fold"
+# bit-exactly on mobilenet_v2's MEAN; "divide" differs on 36 of 1280 outputs.
+INTEGER_MEAN_VARIANT = "fold"
+
+
+@dataclass
+class OpDataReduce:
+    kind: str = ""
+    multiplier: int = 0
+    shift: int = 0
+    input_zp: int = 0
+    output_zp: int = 0
+    input_scale: float = 0.0
+    output_scale: float = 0.0
+    keep_dims: bool = False
+    axis: Any = None            # raw axis values (None: read at invoke)
+    temp_buffer_idx: int = -1
+    persistent: list = field(default_factory=list)
+
+
+def mean_init(ctx, custom_options: Optional[bytes]) -> OpDataReduce:
+    data = OpDataReduce()
+    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataReduce")))
+    return data
+
+
+def mean_prepare(ctx, node) -> None:
+    data: OpDataReduce = node.user_data
+    if len(node.inputs) != 2 or len(node.outputs) != 1:
+        raise kernel_error(node, "expects 2 inputs (input, axis) and 1 output")
+    inp = ctx.input(node, 0)
+    axis = ctx.input(node, 1)
+    out = ctx.output(node, 0)
+    it = np.dtype(inp.dtype)
+    if np.dtype(axis.dtype) != np.int32:
+        raise kernel_error(node, f"axis {tname(axis)} must be int32, got {np.dtype(axis.dtype).name}")
+    if it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input {tname(inp)} has unsupported type {it.name}")
+    if np.dtype(out.dtype) != it:
+        raise kernel_error(node, f"output {tname(out)} type differs from input {tname(inp)}")
+    data.kind = it.name
+    data.keep_dims = bool(node.options.get("keep_dims", False))
+    if axis.is_constant and axis.data is not None:
+        data.axis = np.asarray(axis.data, dtype=np.int64).ravel().copy()
+        _resolve(node, data.axis, len(inp.shape))
+    if it != np.float32:
+        data.multiplier, data.shift = quantize_multiplier(
+            float(np.float32(scale0(inp))) / float(np.float32(scale0(out))))
+        out_size = int(np.prod(out.shape)) if len(out.shape) else 1
+        data.temp_buffer_idx = ctx.request_scratch(out_size * 4)
+        data.input_zp, data.output_zp = zp0(inp), zp0(out)
+        data.input_scale, data.output_scale = scale0(inp), scale0(out)
+
+
+def _resolve(node, axis: np.ndarray, ndim: int) -> list[int]:
+    """ResolveAxis: normalise negatives, drop duplicates, keep first-seen order."""
+    res: list[int] = []
+    for a in axis:
+        cur = int(a) + ndim if a < 0 else int(a)
+        if cur < 0 or cur >= ndim:
+            raise kernel_error(node, f"axis {int(a)} out of range for a {ndim}-D input")
+        if cur not in res:
+            res.append(cur)
+    return res
+
+
+def _rows(x: np.ndarray, axes: list[int]) -> tuple[np.ndarray, int]:
+    """(outer, reduced) view with reduced elements in input row-major order."""
+    axes_sorted = sorted(axes)
+    keep = [d for d in range(x.ndim) if d not in axes_sorted]
+    xt = np.transpose(x, keep + axes_sorted)
+    count = int(np.prod([x.shape[a] for a in axes_sorted])) if axes_sorted else 1
+    return xt.reshape(-1, count), count
+
+
+def mean_invoke(ctx, node) -> None:
+    data: OpDataReduce = node.user_data
+    x = np.asarray(ctx.input(node, 0).data)
+    out = ctx.output(node, 0)
+    raw_axis = data.axis if data.axis is not None else \
+        np.asarray(ctx.input(node, 1).data, dtype=np.int64).ravel()
+    axes = _resolve(node, raw_axis, x.ndim)
+    rows, count = _rows(x, axes)
+    special = (x.ndim == 4 and raw_axis.size == 2
+               and sorted(int(a) for a in raw_axis) == [1, 2])
+    if data.kind == "float32":
+        if rows.shape[1] == 0:
+            out.data[...] = 0
+            return
+        total = np.add.accumulate(rows.astype(np.float32), axis=1, dtype=np.float32)[:, -1]
+        res = total / np.float32(count)
+        out.data[...] = res.reshape(out.data.shape)
+        return
+    info = np.iinfo(np.dtype(data.kind))
+    if count == 0:
+        out.data[...] = 0
+        return
+    if data.keep_dims and special:
+        acc = (rows.astype(np.int64) - data.input_zp).sum(axis=1)
+        if INTEGER_MEAN_VARIANT == "divide":
+            acc = multiply_by_quantized_multiplier(acc, data.multiplier, data.shift)
+            half = count // 2
+            acc = c_div(np.where(acc > 0, acc + half, acc - half), count)
+        else:  # "fold": 1/count folded into the multiplier (newer TFLite / CMSIS-NN)
+            shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
+            mult = (data.multiplier << shift_n) // count
+            acc = multiply_by_quantized_multiplier(acc, mult, data.shift - shift_n)
+        res = np.clip(acc + data.output_zp, info.min, info.max)
+    elif data.input_zp == data.output_zp and \
+            np.float32(data.input_scale) == np.float32(data.output_scale):
+        res = c_div(rows.astype(np.int64).sum(axis=1), count)
+    else:
+        f32 = np.float32
+        scale = f32(data.input_scale) / f32(data.output_scale)
+        bias = f32(-data.input_zp) * scale
+        float_mean = rows.astype(np.int64).sum(axis=1).astype(np.float32) / f32(count)
+        r = round_half_away_f32(float_mean * scale + bias) + f32(data.output_zp)
+        r = np.minimum(r, f32(info.max))
+        r = np.maximum(r, f32(info.min))
+        res = r.astype(np.int64)
+    out.data[...] = np.asarray(res).reshape(out.data.shape)
+
+
+MEAN = Registration(invoke=mean_invoke, prepare=mean_prepare, init=mean_init, name="MEAN")
+
+BUILTINS = [("MEAN", MEAN, 3)]

@@ -1,0 +1,212 @@
+"""SOFTMAX: TFLM's reference kernel (softmax.cc / softmax_common.cc, reference_ops::Softmax).
+
+int8 input (int8 or int16 output): gemmlowp fixed point, as TFLM does: input_diff = x - max,
+rescaled by PreprocessSoftmaxScaling's multiplier into Q5.26, exp_on_negative_values, sums
+in Q12.19, GetReciprocal, and a rounding shift into the output type. Differences below
+diff_min give the output minimum. An int8 difference takes only 256 values, so prepare
+evaluates the gemmlowp exp once per difference and invoke only looks them up.
+int16 input: TFLM's LUT path (exp and 1/(1+x) tables, 513 entries each) — implemented.
+float32: max, std::exp((x - max) * beta) in float32, sequential float32 sum, divide.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration
+
+from .padding import dtype_name, kernel_error, scale0, tname, zp0
+from .quant import (calculate_input_radius, exp_on_negative_values, get_reciprocal,
+                    preprocess_softmax_scaling, quantize_multiplier, rounding_divide_by_pot,
+                    saturating_rounding_doubling_high_mul, wrap_int32)
+
+K_SCALED_DIFF_INTEGER_BITS = 5
+K_ACCUMULATION_INTEGER_BITS = 12
+K_INT16_LUT_ARRAY_SIZE = 513
+
+
+@dataclass
+class SoftmaxParams:
+    kind: str = ""
+    out_kind: str = ""
+    beta: float = 1.0
+    input_multiplier: int = 0
+    input_left_shift: int = 0
+    diff_min: int = 0
+    exp_table: Any = None      # int8: Q0.31 exp per -diff (0..255), -1 where diff < diff_min
+    sum_table: Any = None      # int8: Rescale<12>(exp) per -diff, 0 where diff < diff_min
+    exp_lut: Any = None        # int16 LUTs
+    one_over_one_plus_x_lut: Any = None
+    zero_point: int = 0
+    scale: float = 0.0
+    persistent: list = field(default_factory=list)
+
+
+def softmax_init(ctx, custom_options: Optional[bytes]) -> SoftmaxParams:
+    data = SoftmaxParams()
+    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("SoftmaxParams")))
+    return data
+
+
+def softmax_prepare(ctx, node) -> None:
+    data: SoftmaxParams = node.user_data
+    if len(node.inputs) != 1 or len(node.outputs) != 1:
+        raise kernel_error(node, "expects 1 input and 1 output")
+    inp = ctx.input(node, 0)
+    out = ctx.output(node, 0)
+    if len(inp.shape) < 1:
+        raise kernel_error(node, f"input {tname(inp)} must have at least 1 dimension")
+    it, ot = np.dtype(inp.dtype), np.dtype(out.dtype)
+    beta = float(np.float32(node.options.get("beta", 1.0)))
+    if it == np.int16:
+        data.persistent.append(ctx.allocate_persistent(2 * K_INT16_LUT_ARRAY_SIZE))
+        data.persistent.append(ctx.allocate_persistent(2 * K_INT16_LUT_ARRAY_SIZE))
+    if ot == np.int16:
+        if it not in (np.int8, np.int16):
+            raise kernel_error(node, f"int16 output {tname(out)} needs int8 or int16 input")
+    elif it != ot:
+        raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {ot.name}")
+    data.kind, data.out_kind, data.beta = it.name, ot.name, beta
+    if it == np.int16:
+        if zp0(out) != 0:
+            raise kernel_error(node, f"int16 output {tname(out)} needs zero point 0")
+        data.exp_lut = _gen_lut(lambda v: np.float32(math.exp(float(np.float32(v)))), -10.0, 0.0)
+        data.one_over_one_plus_x_lut = _gen_lut(
+            lambda v: np.float32(1.0) / (np.float32(1.0) + v), 0.0, 1.0)
+        data.zero_point, data.scale = zp0(out), scale0(out)
+    if it == np.int8 or it == np.int16:
+        if it == np.int16:
+            if abs(scale0(out) - 1.0 / 32768) > 0.001 / 32768:
+                raise kernel_error(node, f"int16 output {tname(out)} scale must be 1/32768")
+            m, s = quantize_multiplier(float(np.float32(scale0(inp))) * beta / (10.0 / 65535.0))
+            data.input_multiplier, data.input_left_shift = m, s
+        else:
+            if ot == np.int16:
+                if zp0(out) != -32768 or abs(scale0(out) - 1.0 / 65536) > 0.001 / 65536:
+                    raise kernel_error(node, f"output {tname(out)} must have zero point -32768 and scale 1/65536")
+            elif ot == np.int8:
+                if zp0(out) != -128 or np.float32(scale0(out)) != np.float32(1.0 / 256):
+                    raise kernel_error(node, f"output {tname(out)} must have zero point -128 and scale 1/256")
+            else:
+                raise kernel_error(node, f"output {tname(out)} has unsupported type {ot.name}")
+            m, s = preprocess_softmax_scaling(beta, float(np.float32(scale0(inp))),
+                                              K_SCALED_DIFF_INTEGER_BITS)
+            data.input_multiplier, data.input_left_shift = m, s
+            data.diff_min = -calculate_input_radius(K_SCALED_DIFF_INTEGER_BITS, s)
+            _build_int8_tables(data)
+    elif it != np.float32:
+        raise kernel_error(node, f"input {tname(inp)} has unsupported type {it.name}")
+
+
+def _build_int8_tables(data: SoftmaxParams) -> None:
+    diffs = -np.arange(256, dtype=np.int64)                    # input_diff = x - max
+    valid = diffs >= data.diff_min
+    scaled = wrap_int32(diffs << data.input_left_shift)
+    rescaled = saturating_rounding_doubling_high_mul(scaled, data.input_multiplier)
+    exp_q0 = exp_on_negative_values(rescaled, K_SCALED_DIFF_INTEGER_BITS)
+    # Rescale<kAccumulationIntegerBits>: Q0.31 -> Q12.19, a rounding shift right by 12.
+    sum_term = rounding_divide_by_pot(exp_q0, K_ACCUMULATION_INTEGER_BITS)
+    data.exp_table = np.where(valid, exp_q0, -1).astype(np.int64)
+    data.sum_table = np.where(valid, sum_term, 0).astype(np.int64)
+
+
+def softmax_invoke(ctx, node) -> None:
+    data: SoftmaxParams = node.user_data
+    x = ctx.input(node, 0).data
+    out = ctx.output(node, 0)
+    depth = x.shape[-1]
+    x2 = x.reshape(-1, depth)
+    if data.kind == "float32":
+        mx = x2.max(axis=1, keepdims=True)
+        arg = (x2 - mx) * np.float32(data.beta)                    # float32 ops
+        e = np.exp(arg.astype(np.float64)).astype(np.float32)      # std::exp(float), rounded
+        total = np.add.accumulate(e, axis=1, dtype=np.float32)[:, -1:]
+        out.data[...] = (e / total).reshape(out.data.shape)
+        return
+    if data.kind == "int8":
+        out.data[...] = _softmax_int8(data, x2).reshape(out.data.shape)
+        return
+    out.data[...] = _softmax_int16(data, x2).reshape(out.data.shape)
+
+
+def _softmax_int8(data: SoftmaxParams, x2: np.ndarray) -> np.ndarray:
+    xi = x2.astype(np.int64)
+    mx = xi.max(axis=1, keepdims=True)
+    idx = mx - xi                                               # 0..255
+    sums = data.sum_table[idx].sum(axis=1, keepdims=True)
+    sums = wrap_int32(sums)
+    shifted_scale, num_bits_over_unit = get_reciprocal(sums, K_ACCUMULATION_INTEGER_BITS)
+    exp = data.exp_table[idx]
+    out_bits = 8 if data.out_kind == "int8" else 16
+    info = np.iinfo(np.int8 if out_bits == 8 else np.int16)
+    prod = saturating_rounding_doubling_high_mul(shifted_scale, np.maximum(exp, 0))
+    unsat = rounding_divide_by_pot(prod, num_bits_over_unit + 31 - out_bits)
+    res = np.clip(unsat + info.min, info.min, info.max)
+    return np.where(exp < 0, info.min, res)
+
+
+# ----------------------------------------------------------------------------- int16 (LUT)
+
+def _gen_lut(func, input_min: float, input_max: float) -> np.ndarray:
+    """gen_lut<float, int16_t, int16_t>(func, min, max, -1.0, 1.0, table), num = 513."""
+    f32 = np.float32
+    num = K_INT16_LUT_ARRAY_SIZE
+    output_min, output_max = f32(-1.0), f32(1.0)
+    step = (f32(input_max) - f32(input_min)) / f32(num - 1)
+    half_step = step / f32(2.0)
+    table = np.zeros(num, dtype=np.float32)
+    for i in range(num - 1):
+        sample_val = _round_f32(f32(func(f32(input_min) + f32(i) * step)) * f32(32768.0))
+        midpoint_interp_val = _round_f32(
+            (f32(func(f32(input_min) + f32(i + 1) * step)) * f32(32768.0)
+             + _round_f32(f32(func(f32(input_min) + f32(i) * step)) * f32(32768.0))) / f32(2.0))
+        midpoint_val = _round_f32(f32(func(f32(input_min) + f32(i) * step + half_step)) * f32(32768.0))
+        midpoint_err = midpoint_interp_val - midpoint_val
+        bias = _round_f32(midpoint_err / f32(2.0))
+        table[i] = min(max(sample_val - bias, f32(-32768.0)), f32(32767.0))
+    table[num - 1] = min(max(_round_f32(f32(func(f32(input_max))) * f32(32768.0)), f32(-32768.0)),
+                         f32(32767.0))
+    return table.astype(np.int16)
+
+
+def _round_f32(v) -> np.float32:
+    v = float(np.float32(v))
+    return np.float32(math.floor(v + 0.5) if v >= 0 else -math.floor(-v + 0.5))
+
+
+def _lut_lookup(value: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """generic_int16_table_lookup on int16 values (held in int64): linear interpolation."""
+    value = np.asarray(value, dtype=np.int64)
+    index = 256 + (value >> 7)
+    offset = value & 0x7F
+    base = lut[index].astype(np.int64)
+    slope = ((lut[index + 1].astype(np.int64) - base + 32768) & 0xFFFF) - 32768   # int16
+    delta = (slope * offset + 64) >> 7
+    return ((base + delta + 32768) & 0xFFFF) - 32768                               # int16
+
+
+def _softmax_int16(data: SoftmaxParams, x2: np.ndarray) -> np.ndarray:
+    """reference_ops::SoftmaxInt16 (LUT based)."""
+    from .quant import count_leading_zeros_u32, multiply_by_quantized_multiplier
+    xi = x2.astype(np.int64)
+    mx = xi.max(axis=1, keepdims=True)
+    scaled = multiply_by_quantized_multiplier(xi - mx, data.input_multiplier, data.input_left_shift)
+    sym = np.clip(scaled + 32767, -32768, 32767)
+    exp_results = _lut_lookup(sym, data.exp_lut)
+    sum_of_exps = wrap_int32(exp_results.sum(axis=1, keepdims=True))
+    headroom_plus_one = count_leading_zeros_u32(sum_of_exps)
+    shifted_sum = ((sum_of_exps << (headroom_plus_one - 1)) + (1 << 13)) >> 14
+    sym_shifted_sum = np.clip(shifted_sum - ((1 << 15) + (1 << 16)), -32768, 32767)
+    reciprocal_scale_q015 = _lut_lookup(sym_shifted_sum, data.one_over_one_plus_x_lut)
+    right_shift = 31 - headroom_plus_one
+    result = (exp_results * reciprocal_scale_q015 + (np.int64(1) << (right_shift - 1))) >> right_shift
+    return np.clip(result, -32768, 32767)
+
+
+SOFTMAX = Registration(invoke=softmax_invoke, prepare=softmax_prepare, init=softmax_init,
+                       name="SOFTMAX")
+
+BUILTINS = [("SOFTMAX", SOFTMAX, 3)]

@@ -1,0 +1,275 @@
+"""The allocator: TFLM's MicroAllocator as a byte-exact model over `Arena`.
+
+It owns the arena and makes TFLM's allocations in TFLM's order, so the head, tail and
+temp figures (and the smallest working arena) come out as TFLM's do:
+1. start-up: the allocator objects, subgraph records, eval tensors, node records;
+2. per node: builtin option structs, then each kernel's init, then each kernel's prepare
+   (kernels allocate through `KernelContext`, which lands here);
+3. commit: scratch handles, variable tensors, the planning scratch in temp, the plan
+   itself (head), then the interpreter's input/output tensor records.
+Lifetimes follow TFLM's AllocationInfoBuilder (see `lifetimes`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from .arena import ARENA_ALIGNMENT, Arena, align_up
+from .errors import AllocationError, ModelError
+from .model import Model, Subgraph
+from .planner import MemoryPlanner, lower_bound, make_planner
+from .targets import Target
+
+# TFLM keeps room for this many scratch requests per node in temp during prepare.
+MAX_SCRATCH_PER_NODE = 12
+
+# The TfLite*Params struct MicroBuiltinDataAllocator makes for each builtin that has options.
+BUILTIN_PARAMS = {
+    "ADD": "TfLiteAddParams", "SUB": "TfLiteSubParams", "MUL": "TfLiteMulParams",
+    "DIV": "TfLiteDivParams", "CONV_2D": "TfLiteConvParams",
+    "DEPTHWISE_CONV_2D": "TfLiteDepthwiseConvParams",
+    "FULLY_CONNECTED": "TfLiteFullyConnectedParams", "AVERAGE_POOL_2D": "TfLitePoolParams",
+    "MAX_POOL_2D": "TfLitePoolParams", "SOFTMAX": "TfLiteSoftmaxParams",
+    "RESHAPE": "TfLiteReshapeParams", "CONCATENATION": "TfLiteConcatenationParams",
+    "MEAN": "TfLiteReducerParams", "SUM": "TfLiteReducerParams",
+    "REDUCE_MAX": "TfLiteReducerParams", "SQUEEZE": "TfLiteSqueezeParams",
+    "STRIDED_SLICE": "TfLiteStridedSliceParams", "PACK": "TfLitePackParams",
+    "UNPACK": "TfLiteUnpackParams", "LEAKY_RELU": "TfLiteLeakyReluParams",
+    "SVDF": "TfLiteSVDFParams", "UNIDIRECTIONAL_SEQUENCE_LSTM": "TfLiteUnidirectionalSequenceLSTMParams",
+    "SHAPE": "TfLiteShapeParams", "GATHER": "TfLiteGatherParams", "SPLIT": "TfLiteSplitParams",
+    "CAST": "TfLiteCastParams",
+}
+
+
+@dataclass
+class PlannedBuffer:
+    """One row of the lifetime table."""
+    kind: str                      # "tensor" or "scratch"
+    tensor: int                    # tensor index, or the node index for scratch
+    name: str
+    size: int                      # bytes, rounded up to the arena alignment
+    first_use: int
+    last_use: int
+    offline_offset: Optional[int] = None
+    offset: int = -1
+
+    def as_dict(self) -> dict:
+        return {"tensor": self.tensor, "name": self.name, "kind": self.kind,
+                "offset": self.offset, "size": self.size,
+                "first_use": self.first_use, "last_use": self.last_use}
+
+
+@dataclass
+class ArenaPlan:
+    """What `plan` reports: where every buffer sits and what the arena costs."""
+    target: str
+    planner: str
+    buffers: list[PlannedBuffer]
+    head_bytes: int
+    tail_bytes: int
+    required_bytes: int            # the smallest arena that works (>= head + tail)
+    lower_bound: int               # no placement of these buffers can beat this head
+    tail_breakdown: dict = field(default_factory=dict)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.head_bytes + self.tail_bytes
+
+    def as_dict(self) -> dict:
+        return {"target": self.target, "planner": self.planner, "head_bytes": self.head_bytes,
+                "tail_bytes": self.tail_bytes, "total_bytes": self.total_bytes,
+                "required_bytes": self.required_bytes, "lower_bound": self.lower_bound,
+                "tail_breakdown": self.tail_breakdown,
+                "buffers": [b.as_dict() for b in self.buffers]}
+
+
+def tensor_lifetimes(sg: Subgraph) -> tuple[list[int], list[int], int]:
+    """TFLM's lifetimes: step 0 is before the first operator, operator i runs at step i+1.
+
+    Inputs are created at step 0; each output is created by its operator and lives at least
+    through it; each input lives to its last reader; subgraph outputs live to the end.
+    Returns (first_use, last_use, number of steps) with -1 for tensors never touched.
+    """
+    n = len(sg.tensors)
+    first, last = [-1] * n, [-1] * n
+
+    def touch(tensor: int, step: int, create: bool) -> None:
+        if create and (first[tensor] == -1 or step < first[tensor]):
+            first[tensor] = step
+        if last[tensor] == -1 or step > last[tensor]:
+            last[tensor] = step
+
+    for t in sg.inputs:
+        touch(t, 0, create=True)
+    step = 0
+    for op in sg.operators:
+        step += 1
+        for t in op.outputs:
+            touch(t, step, create=True)
+        for t in op.inputs:
+            if t >= 0:
+                touch(t, step, create=False)
+    for t in sg.outputs:
+        touch(t, step, create=True)
+    return first, last, step + 1
+
+
+def offline_offsets(model: Model) -> Optional[list[int]]:
+    """The `OfflineMemoryAllocation` metadata: [version, subgraphs, count, offset per tensor]."""
+    raw = model.metadata_bytes("OfflineMemoryAllocation")
+    if raw is None:
+        return None
+    if len(raw) < 12 or len(raw) % 4:
+        raise ModelError(f"OfflineMemoryAllocation metadata is {len(raw)} bytes, not an int32 array "
+                         "of at least 3 entries")
+    values = np.frombuffer(raw, "<i4")
+    count = int(values[2])
+    total_tensors = sum(len(sg.tensors) for sg in model.subgraphs)
+    if count != total_tensors or len(values) < 3 + count:
+        raise ModelError(f"OfflineMemoryAllocation lists {count} offsets ({len(values) - 3} stored), "
+                         f"model has {total_tensors} tensors")
+    offsets = [int(v) for v in values[3:3 + count]]
+    for i, v in enumerate(offsets):
+        if v < -1 or v % ARENA_ALIGNMENT and v != -1:
+            raise ModelError(f"OfflineMemoryAllocation offset for tensor {i} is {v}: must be -1 or a "
+                             f"non-negative multiple of {ARENA_ALIGNMENT}")
+    return offsets
+
+
+class TflmAllocator:
+    """Makes TFLM's allocations for one model on one target, in TFLM's order."""
+
+    def __init__(self, model: Model, target: Target, arena_size: Optional[int],
+                 planner: str = "greedy"):
+        self.model, self.target, self.planner_name = model, target, planner
+        self.arena = Arena(arena_size)
+        self.scratch_requests: list[tuple[int, int]] = []   # (node index, bytes)
+        self._node_scratch = 0
+
+    # ---- 1. start-up -----------------------------------------------------------------
+    def start_model(self) -> None:
+        t, arena = self.target, self.arena
+        arena.allocate_persistent(t.sizeof("AllocatorFixed"), t.alignof("AllocatorFixed"),
+                                  "allocator objects")
+        extra_subgraphs = len(self.model.subgraphs) - 1     # the first is in the fixed part
+        if extra_subgraphs:
+            arena.allocate_persistent(t.sizeof("SubgraphAllocations") * extra_subgraphs,
+                                      t.alignof("SubgraphAllocations"), "allocator objects")
+        self._temp_check(self._scratch_request_bytes())
+        for sg in self.model.subgraphs:
+            arena.allocate_persistent(t.sizeof("TfLiteEvalTensor") * len(sg.tensors),
+                                      t.alignof("TfLiteEvalTensor"), "TfLiteEvalTensor data")
+        for sg in self.model.subgraphs:
+            arena.allocate_persistent(t.sizeof("NodeAndRegistration") * len(sg.operators),
+                                      t.alignof("NodeAndRegistration"), "NodeAndRegistration struct")
+        for sg in self.model.subgraphs:
+            for op in sg.operators:
+                struct = None if op.is_custom else BUILTIN_PARAMS.get(op.op_name)
+                if struct is not None:
+                    arena.allocate_persistent(t.sizeof(struct), t.alignof(struct), "builtin data")
+
+    # ---- 2. kernels (through KernelContext) --------------------------------------------
+    def allocate_persistent(self, nbytes: int) -> int:
+        return self.arena.allocate_persistent(nbytes, ARENA_ALIGNMENT, "Persistent buffer data")
+
+    def request_scratch(self, node_index: int, nbytes: int) -> int:
+        if self._node_scratch >= MAX_SCRATCH_PER_NODE:
+            raise AllocationError(f"node {node_index} requested more than {MAX_SCRATCH_PER_NODE} "
+                                  "scratch buffers (TFLM's limit per node)")
+        self._node_scratch += 1
+        self.scratch_requests.append((node_index, nbytes))
+        return len(self.scratch_requests) - 1
+
+    def end_node_prepare(self) -> None:
+        self._node_scratch = 0
+        self._temp_check(self._scratch_request_bytes())
+
+    # ---- 3. commit -------------------------------------------------------------------
+    def commit(self, preserve_all_tensors: bool = False) -> ArenaPlan:
+        t, arena = self.target, self.arena
+        if self.scratch_requests:
+            arena.allocate_persistent(t.sizeof("ScratchBufferHandle") * len(self.scratch_requests),
+                                      t.alignof("ScratchBufferHandle"), "scratch buffer handles")
+        sg = self.model.main
+        for tensor in sg.tensors:
+            if tensor.is_variable and tensor.nbytes:
+                arena.allocate_persistent(tensor.nbytes, ARENA_ALIGNMENT, "variable tensors")
+        buffers = self.lifetime_table(preserve_all_tensors)
+        planner = make_planner(self.planner_name)
+        for b in buffers:
+            planner.add_buffer(b.size, b.first_use, b.last_use, b.offline_offset)
+        self._planning_temp(len(buffers))
+        for b, offset in zip(buffers, planner.offsets()):
+            b.offset = offset
+        head = planner.total()
+        arena.set_head(head)
+        for tensors in (sg.inputs, sg.outputs):
+            arena.allocate_persistent(t.pointer_size * len(tensors), ARENA_ALIGNMENT,
+                                      "interpreter tensor lists")
+            for index in tensors:
+                arena.allocate_persistent(t.sizeof("TfLiteTensor"), t.alignof("TfLiteTensor"),
+                                          "Persistent TfLiteTensor data")
+                q = sg.tensors[index].quantization
+                if q is not None:
+                    arena.allocate_persistent(t.sizeof("TfLiteAffineQuantization"),
+                                              t.alignof("TfLiteAffineQuantization"),
+                                              "Persistent TfLiteTensor quantization data")
+                    arena.allocate_persistent(4 + 4 * q.zero_points.size, 4,
+                                              "Persistent TfLiteTensor quantization data")
+        return ArenaPlan(target=t.name, planner=self.planner_name, buffers=buffers,
+                         head_bytes=arena.head, tail_bytes=arena.tail,
+                         required_bytes=max(arena.required_bytes, align_up(arena.head + arena.tail)),
+                         lower_bound=lower_bound(planner.buffers),
+                         tail_breakdown={k: v.used for k, v in arena.categories.items()})
+
+    def lifetime_table(self, preserve_all_tensors: bool = False) -> list[PlannedBuffer]:
+        """Every buffer the planner places: non-constant, non-variable, non-empty tensors,
+        then the scratch buffers, in TFLM's AddBuffer order."""
+        sg = self.model.main
+        first, last, steps = tensor_lifetimes(sg)
+        offline = offline_offsets(self.model) if self.planner_name == "offline" else None
+        if self.planner_name == "offline" and offline is None:
+            raise AllocationError("--planner offline: the model carries no OfflineMemoryAllocation "
+                                  "metadata")
+        buffers = []
+        for tensor in sg.tensors:
+            if tensor.is_constant or tensor.is_variable or tensor.nbytes == 0:
+                continue
+            i = tensor.index
+            if first[i] == -1:          # never read or written: TFLM leaves it unplanned
+                continue
+            lo, hi = (0, steps - 1) if preserve_all_tensors else (first[i], last[i])
+            fixed = offline[i] if offline is not None and offline[i] != -1 else None
+            buffers.append(PlannedBuffer("tensor", i, tensor.name, align_up(tensor.nbytes),
+                                         lo, hi, fixed))
+        for node, nbytes in self.scratch_requests:
+            step = node + 1
+            buffers.append(PlannedBuffer("scratch", node, f"scratch for op {node}",
+                                         align_up(nbytes), step, step))
+        return buffers
+
+    # ---- temp accounting ---------------------------------------------------------------
+    def _scratch_request_bytes(self) -> int:
+        return (len(self.scratch_requests) + MAX_SCRATCH_PER_NODE) * self.target.sizeof("ScratchBufferRequest")
+
+    def _temp_check(self, nbytes: int) -> None:
+        self.arena.allocate_temp(nbytes, ARENA_ALIGNMENT, "scratch buffer requests")
+        self.arena.reset_temp()
+
+    def _planning_temp(self, nplanned: int) -> None:
+        """The planner works in temp memory above the scratch requests: a size_t per subgraph,
+        an AllocationInfo per tensor and scratch buffer, then its own per-buffer records."""
+        t, arena = self.target, self.arena
+        ntensors = sum(len(sg.tensors) for sg in self.model.subgraphs)
+        arena.allocate_temp(self._scratch_request_bytes(), ARENA_ALIGNMENT, "scratch buffer requests")
+        arena.allocate_temp(t.pointer_size * len(self.model.subgraphs), t.pointer_size,
+                            "subgraph offsets")
+        arena.allocate_temp(t.sizeof("AllocationInfo") * (ntensors + len(self.scratch_requests)),
+                            t.pointer_size, "allocation info")
+        # The planner takes all memory between temp and the 16-aligned tail.
+        tail_padding = -arena.tail % ARENA_ALIGNMENT
+        arena.allocate_temp(t.sizeof("GreedyPlannerPerBuffer") * nplanned + tail_padding,
+                            ARENA_ALIGNMENT, "memory planner")
+        arena.reset_temp()

@@ -1,0 +1,109 @@
+"""The tensor arena, kept the way TFLM's SingleArenaBufferAllocator keeps it.
+
+One block of bytes: the head grows up from the start (planned activations and scratch),
+temporary allocations sit just above the head while the model is prepared, and the tail
+grows down from the end (persistent data that lives as long as the interpreter).
+
+The arena records every persistent allocation by category, like TFLM's
+RecordingMicroAllocator, and the high-water mark of head/temp + tail over the whole
+allocation, which is the smallest arena that works (TFLM's own printout misses the temp
+peak, so it can be below what the model needs).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .errors import AllocationError
+
+ARENA_ALIGNMENT = 16
+
+
+def align_up(value: int, alignment: int = ARENA_ALIGNMENT) -> int:
+    return (value + alignment - 1) // alignment * alignment
+
+
+@dataclass
+class CategoryUse:
+    used: int = 0        # with alignment overhead
+    requested: int = 0
+    count: int = 0
+
+
+@dataclass
+class Arena:
+    """Byte accounting of one arena. `size=None` measures without a limit."""
+
+    size: Optional[int] = None
+    head: int = 0                    # bytes from the start used by planned buffers
+    temp: int = 0                    # top of temporary allocations (>= head while in use)
+    tail: int = 0                    # bytes used from the end
+    peak_required: int = 0           # max over time of max(head, temp) + tail
+    peak_where: str = "head"
+    categories: dict = field(default_factory=lambda: defaultdict(CategoryUse))
+
+    def __post_init__(self) -> None:
+        if self.size is not None:
+            self.size -= self.size % ARENA_ALIGNMENT   # the usable, aligned part
+        self.temp = self.head
+
+    # ---- tail ------------------------------------------------------------------------
+    def allocate_persistent(self, nbytes: int, alignment: int = ARENA_ALIGNMENT,
+                            category: str = "persistent buffer data") -> int:
+        """Allocate from the end downwards; returns the offset from the arena start."""
+        if nbytes < 0:
+            raise AllocationError(f"negative persistent allocation ({nbytes} bytes) for {category}")
+        before = self.tail
+        self.tail = align_up(self.tail + nbytes, alignment)
+        use = self.categories[category]
+        use.used += self.tail - before
+        use.requested += nbytes
+        use.count += 1
+        self._check("tail", f"{nbytes} persistent bytes for {category}")
+        return self._end - self.tail
+
+    # ---- temp ------------------------------------------------------------------------
+    def allocate_temp(self, nbytes: int, alignment: int = ARENA_ALIGNMENT,
+                      what: str = "temporary data") -> int:
+        start = align_up(self.temp, alignment)
+        self.temp = start + nbytes
+        self._check("temp", f"{nbytes} temporary bytes for {what}")
+        return start
+
+    def reset_temp(self) -> None:
+        self.temp = self.head
+
+    # ---- head ------------------------------------------------------------------------
+    def set_head(self, nbytes: int, what: str = "planned buffers") -> None:
+        """Reserve the planned (non-persistent) area; temp must be empty, as in TFLM."""
+        self.head = align_up(nbytes)
+        self.temp = max(self.temp, self.head)
+        self._check("head", f"{nbytes} bytes of {what}")
+        self.reset_temp()
+
+    # ---- totals ----------------------------------------------------------------------
+    @property
+    def used_bytes(self) -> int:
+        """What TFLM's allocator reports: head (or live temp) plus tail."""
+        return max(self.head, self.temp) + self.tail
+
+    @property
+    def required_bytes(self) -> int:
+        """The smallest arena that survives every allocation made so far."""
+        return align_up(self.peak_required)
+
+    @property
+    def _end(self) -> int:
+        return self.size if self.size is not None else self.peak_required
+
+    def _check(self, where: str, what: str) -> None:
+        needed = max(self.head, self.temp) + self.tail
+        if needed > self.peak_required:
+            self.peak_required, self.peak_where = needed, where
+        if self.size is not None and needed > self.size:
+            raise AllocationError(
+                f"arena too small: {what} needs {needed} bytes in all "
+                f"(head {self.head}, temp {max(self.temp - self.head, 0)}, tail {self.tail}), "
+                f"arena has {self.size}; {where} ran into the other end. "
+                f"Give at least {align_up(needed)} bytes (arena_size=None finds the minimum)")

@@ -1,0 +1,281 @@
+"""Writing .tflite files: for tests (any graph, custom ops, odd lifetimes, broken files) and
+for `micro-rt optimize` (a model rewritten with its operators reordered and a memory plan).
+
+The builder keeps plain Python records and serialises them with `flatbuffers.Builder`
+only in `build()`, so a test can edit anything (even into an invalid model) before writing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import flatbuffers
+import numpy as np
+
+from . import schema
+from .model import Model
+
+
+@dataclass
+class TensorSpec:
+    name: str
+    shape: tuple[int, ...]
+    type_name: str
+    buffer: int = 0
+    scales: Optional[Sequence[float]] = None
+    zero_points: Optional[Sequence[int]] = None
+    quantized_dimension: int = 0
+    is_variable: bool = False
+
+
+@dataclass
+class OperatorSpec:
+    opcode_index: int
+    inputs: list[int]
+    outputs: list[int]
+    options: Optional[dict] = None
+    options_table: Optional[str] = None
+    custom_options: Optional[bytes] = None
+    intermediates: list[int] = field(default_factory=list)
+
+
+@dataclass
+class OpcodeSpec:
+    builtin_code: int
+    custom_code: Optional[str]
+    version: int
+
+
+class ModelBuilder:
+    """Builds a single-subgraph model (what TFLM runs) tensor by tensor, op by op."""
+
+    def __init__(self, description: str = "micro_rt builder"):
+        self.description = description
+        self.buffers: list[bytes] = [b""]      # buffer 0 is the empty sentinel
+        self.tensors: list[TensorSpec] = []
+        self.operators: list[OperatorSpec] = []
+        self.opcodes: list[OpcodeSpec] = []
+        self.inputs: list[int] = []
+        self.outputs: list[int] = []
+        self.metadata: list[tuple[str, int]] = []
+        self.subgraph_name = "main"
+
+    # ---- records -------------------------------------------------------------------
+    def add_buffer(self, data: bytes | np.ndarray) -> int:
+        if isinstance(data, np.ndarray):
+            data = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<")).tobytes()
+        self.buffers.append(bytes(data))
+        return len(self.buffers) - 1
+
+    def add_tensor(self, name: str, shape: Sequence[int], type_name: str = "INT8", *,
+                   data: Optional[np.ndarray | bytes] = None, scale: Optional[float | Sequence[float]] = None,
+                   zero_point: Optional[int | Sequence[int]] = None, quantized_dimension: int = 0,
+                   is_variable: bool = False) -> int:
+        """Add a tensor; `data` makes it a constant (numpy data is cast to the tensor type)."""
+        buffer = 0
+        if data is not None:
+            if isinstance(data, np.ndarray) and type_name in schema.NUMPY_DTYPE:
+                data = np.asarray(data).astype(schema.NUMPY_DTYPE[type_name])
+            buffer = self.add_buffer(data)
+        scales = None if scale is None else list(np.atleast_1d(np.asarray(scale, np.float32)))
+        zps = None
+        if scales is not None:
+            zps = list(np.atleast_1d(zero_point if zero_point is not None else 0).astype(np.int64))
+            if len(zps) == 1 and len(scales) > 1:
+                zps = zps * len(scales)
+        self.tensors.append(TensorSpec(name, tuple(int(d) for d in shape), type_name, buffer,
+                                       scales, zps, quantized_dimension, is_variable))
+        return len(self.tensors) - 1
+
+    def opcode(self, op: str, version: int = 1, custom: bool = False) -> int:
+        code = schema.CUSTOM_CODE if custom else schema.BUILTIN_CODE[op]
+        spec = OpcodeSpec(code, op if custom else None, version)
+        if spec not in self.opcodes:
+            self.opcodes.append(spec)
+        return self.opcodes.index(spec)
+
+    def add_operator(self, op: str, inputs: Sequence[int], outputs: Sequence[int], *,
+                     options: Optional[dict] = None, version: int = 1,
+                     custom_options: Optional[bytes] = None,
+                     intermediates: Sequence[int] = ()) -> int:
+        """Add a builtin (by schema name) or, with custom_options or an unknown name, a custom op."""
+        custom = op not in schema.BUILTIN_CODE
+        table = None if custom else schema.OP_OPTIONS.get(op)
+        self.operators.append(OperatorSpec(self.opcode(op, version, custom), list(inputs),
+                                           list(outputs), options, table, custom_options,
+                                           list(intermediates)))
+        return len(self.operators) - 1
+
+    def add_metadata(self, name: str, data: bytes) -> None:
+        self.metadata.append((name, self.add_buffer(data)))
+
+    # ---- from an existing model ----------------------------------------------------
+    @classmethod
+    def from_model(cls, model: Model) -> "ModelBuilder":
+        """A builder holding the main subgraph of `model`, byte for byte in data and options."""
+        b = cls(model.description)
+        b.buffers = [bytes(buf) if buf is not None else b"" for buf in model.buffers]
+        b.opcodes = [OpcodeSpec(c.builtin_code, c.custom_code, c.version) for c in model.operator_codes]
+        sg = model.main
+        b.subgraph_name = sg.name
+        for t in sg.tensors:
+            q = t.quantization
+            b.tensors.append(TensorSpec(
+                t.name, t.shape, t.type_name, t.buffer,
+                None if q is None else [float(s) for s in q.scales],
+                None if q is None else [int(z) for z in q.zero_points],
+                0 if q is None else q.quantized_dimension, t.is_variable))
+        for op in sg.operators:
+            table = None if op.is_custom else schema.OP_OPTIONS.get(op.op_name)
+            b.operators.append(OperatorSpec(op.opcode_index, list(op.inputs), list(op.outputs),
+                                            dict(op.options), table, op.custom_options,
+                                            list(op.intermediates)))
+        b.inputs, b.outputs = list(sg.inputs), list(sg.outputs)
+        b.metadata = list(model.metadata.items())
+        return b
+
+    # ---- serialisation -------------------------------------------------------------
+    def build(self) -> bytes:
+        fb = flatbuffers.Builder(1024 + sum(len(x) for x in self.buffers))
+        buffers = [self._buffer(fb, data) for data in self.buffers]
+        tensors = [self._tensor(fb, t) for t in self.tensors]
+        operators = [self._operator(fb, op) for op in self.operators]
+        name = fb.CreateString(self.subgraph_name)
+        t_vec = self._offsets(fb, tensors)
+        o_vec = self._offsets(fb, operators)
+        in_vec = self._ints(fb, self.inputs)
+        out_vec = self._ints(fb, self.outputs)
+        fb.StartObject(5)
+        fb.PrependUOffsetTRelativeSlot(0, t_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(1, in_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(2, out_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(3, o_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(4, name, 0)
+        subgraph = fb.EndObject()
+
+        opcodes = []
+        for c in self.opcodes:
+            custom = fb.CreateString(c.custom_code) if c.custom_code is not None else None
+            fb.StartObject(4)
+            fb.PrependInt8Slot(0, min(c.builtin_code, schema.PLACEHOLDER_FOR_GREATER_OP_CODES), 0)
+            if custom is not None:
+                fb.PrependUOffsetTRelativeSlot(1, custom, 0)
+            fb.PrependInt32Slot(2, c.version, 1)
+            fb.PrependInt32Slot(3, c.builtin_code, 0)
+            opcodes.append(fb.EndObject())
+        metadata = []
+        for meta_name, buffer in self.metadata:
+            s = fb.CreateString(meta_name)
+            fb.StartObject(2)
+            fb.PrependUOffsetTRelativeSlot(0, s, 0)
+            fb.PrependUint32Slot(1, buffer, 0)
+            metadata.append(fb.EndObject())
+        description = fb.CreateString(self.description)
+        opcode_vec = self._offsets(fb, opcodes)
+        subgraph_vec = self._offsets(fb, [subgraph])
+        buffer_vec = self._offsets(fb, buffers)
+        meta_vec = self._offsets(fb, metadata) if metadata else None
+        fb.StartObject(8)
+        fb.PrependUint32Slot(0, schema.SCHEMA_VERSION, 0)
+        fb.PrependUOffsetTRelativeSlot(1, opcode_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(2, subgraph_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(3, description, 0)
+        fb.PrependUOffsetTRelativeSlot(4, buffer_vec, 0)
+        if meta_vec is not None:
+            fb.PrependUOffsetTRelativeSlot(6, meta_vec, 0)
+        fb.Finish(fb.EndObject(), file_identifier=schema.FILE_IDENTIFIER)
+        return bytes(fb.Output())
+
+    @staticmethod
+    def _offsets(fb: flatbuffers.Builder, items: list[int]) -> int:
+        fb.StartVector(4, len(items), 4)
+        for item in reversed(items):
+            fb.PrependUOffsetTRelative(item)
+        return fb.EndVector()
+
+    @staticmethod
+    def _ints(fb: flatbuffers.Builder, values: Sequence[int]) -> int:
+        return fb.CreateNumpyVector(np.asarray(list(values), dtype=np.int32))
+
+    @staticmethod
+    def _buffer(fb: flatbuffers.Builder, data: bytes) -> int:
+        vec = None
+        if data:
+            # 16-byte aligned like the converter, so weights can be read in place.
+            fb.StartVector(1, len(data), 16)
+            fb.head -= len(data)
+            fb.Bytes[fb.head:fb.head + len(data)] = data
+            vec = fb.EndVector(len(data))
+        fb.StartObject(3)
+        if vec is not None:
+            fb.PrependUOffsetTRelativeSlot(0, vec, 0)
+        return fb.EndObject()
+
+    def _tensor(self, fb: flatbuffers.Builder, t: TensorSpec) -> int:
+        name = fb.CreateString(t.name)
+        shape = self._ints(fb, t.shape)
+        quant = None
+        if t.scales is not None:
+            scales = fb.CreateNumpyVector(np.asarray(t.scales, np.float32))
+            zps = fb.CreateNumpyVector(np.asarray(t.zero_points, np.int64))
+            fb.StartObject(7)
+            fb.PrependUOffsetTRelativeSlot(2, scales, 0)
+            fb.PrependUOffsetTRelativeSlot(3, zps, 0)
+            fb.PrependInt32Slot(6, t.quantized_dimension, 0)
+            quant = fb.EndObject()
+        fb.StartObject(8)
+        fb.PrependUOffsetTRelativeSlot(0, shape, 0)
+        fb.PrependInt8Slot(1, schema.TENSOR_TYPE_CODE[t.type_name], 0)
+        fb.PrependUint32Slot(2, t.buffer, 0)
+        fb.PrependUOffsetTRelativeSlot(3, name, 0)
+        if quant is not None:
+            fb.PrependUOffsetTRelativeSlot(4, quant, 0)
+        fb.PrependBoolSlot(5, t.is_variable, False)
+        return fb.EndObject()
+
+    def _operator(self, fb: flatbuffers.Builder, op: OperatorSpec) -> int:
+        options = self._options(fb, op.options_table, op.options or {}) if op.options_table else None
+        custom = fb.CreateByteVector(op.custom_options) if op.custom_options is not None else None
+        inputs = self._ints(fb, op.inputs)
+        outputs = self._ints(fb, op.outputs)
+        inter = self._ints(fb, op.intermediates) if op.intermediates else None
+        fb.StartObject(9)
+        fb.PrependUint32Slot(0, op.opcode_index, 0)
+        fb.PrependUOffsetTRelativeSlot(1, inputs, 0)
+        fb.PrependUOffsetTRelativeSlot(2, outputs, 0)
+        if options is not None:
+            fb.PrependUint8Slot(3, schema.OPTION_TABLE_INDEX[op.options_table], 0)
+            fb.PrependUOffsetTRelativeSlot(4, options, 0)
+        if custom is not None:
+            fb.PrependUOffsetTRelativeSlot(5, custom, 0)
+        if inter is not None:
+            fb.PrependUOffsetTRelativeSlot(8, inter, 0)
+        return fb.EndObject()
+
+    @staticmethod
+    def _options(fb: flatbuffers.Builder, table: str, values: dict) -> int:
+        fields = schema.OPTION_TABLES[schema.OPTION_TABLE_INDEX[table]][1]
+        unknown = set(values) - {f[0] for f in fields}
+        if unknown:
+            raise ValueError(f"{table} has no field(s) {sorted(unknown)}")
+        vectors = {name: fb.CreateNumpyVector(np.asarray(values[name], np.int32))
+                   for name, kind, _ in fields if kind == "[int]" and values.get(name) is not None}
+        fb.StartObject(len(fields))
+        for slot, (name, kind, default) in enumerate(fields):
+            if name in vectors:
+                fb.PrependUOffsetTRelativeSlot(slot, vectors[name], 0)
+                continue
+            value = values.get(name, default)
+            if value is None or kind == "[int]":
+                continue
+            if kind in schema.ENUM_KINDS:
+                fb.PrependInt8Slot(slot, schema.ENUM_KINDS[kind].index(value), -1)
+            elif kind == "bool":
+                fb.PrependBoolSlot(slot, bool(value), not bool(value))
+            elif kind == "float":
+                fb.PrependFloat32Slot(slot, float(value), float("nan"))
+            elif kind in ("int", "uint"):
+                fb.PrependInt32Slot(slot, int(value), int(value) + 1)
+            elif kind == "byte":
+                fb.PrependInt8Slot(slot, int(value), int(value) + 1)
+        return fb.EndObject()

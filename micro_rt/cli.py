@@ -1,0 +1,278 @@
+"""`micro-rt`: info, plan, fit, run (and, as they land, profile and optimize).
+
+Errors a user can cause print one line and exit 2; `--debug` shows the traceback.
+`fit` exits 0 when the model fits and 1 when it does not, so CI can gate on it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .analysis import op_macs
+from .errors import MicroRtError
+from .interpreter import Interpreter
+from .model import Model, read_model
+from .report import format_bytes, plan_table, plans_html
+from .resolver import builtin_op_resolver
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)(i?[bB])?\s*$")
+
+
+def parse_size(text: str) -> int:
+    """'256K', '1M', '1.5MiB', '8192' -> bytes (K = 1024)."""
+    m = _SIZE.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a size (examples: 8192, 256K, 1M)")
+    scale = {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
+    return int(float(m.group(1)) * scale)
+
+
+def _load(path: str) -> tuple[Model, bytes]:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise MicroRtError(f"cannot read model '{path}': {e.strerror}") from None
+    return read_model(data), data
+
+
+def _interpreter(args, data: bytes, plan_only: bool = True) -> Interpreter:
+    return Interpreter.from_bytes(data, None, target=args.target, kernels=args.kernels,
+                                  planner=getattr(args, "planner", "greedy"), plan_only=plan_only)
+
+
+def _emit(args, payload: dict, text: str) -> None:
+    print(json.dumps(payload, indent=2) if args.json else text)
+
+
+# ---- info --------------------------------------------------------------------------------
+def cmd_info(args) -> int:
+    model, data = _load(args.model)
+    sg = model.main
+    resolver = builtin_op_resolver()
+
+    def describe(indices):
+        return [{"tensor": t, "shape": list(sg.tensors[t].shape), "type": sg.tensors[t].type_name}
+                for t in indices if t >= 0]
+
+    ops = [{"index": op.index, "op": op.op_name, "version": op.version, "custom": op.is_custom,
+            "supported": resolver.supports(op.op_name, op.is_custom),
+            "inputs": describe(op.inputs), "outputs": describe(op.outputs),
+            "macs": op_macs(sg, op)} for op in sg.operators]
+    tensors = [{"index": t.index, "name": t.name, "type": t.type_name, "shape": list(t.shape),
+                "bytes": t.nbytes, "constant": t.is_constant, "variable": t.is_variable,
+                "quantization": None if t.quantization is None else {
+                    "scales": len(t.quantization.scales),
+                    "quantized_dimension": t.quantization.quantized_dimension}}
+               for t in sg.tensors]
+    unsupported = sorted({o["op"] for o in ops if not o["supported"]})
+    weights = sum(t.nbytes for t in sg.tensors if t.is_constant)
+    payload = {"model": args.model, "file_bytes": len(data), "weight_bytes": weights,
+               "subgraphs": len(model.subgraphs), "inputs": describe(sg.inputs),
+               "outputs": describe(sg.outputs), "total_macs": sum(o["macs"] for o in ops),
+               "ops": ops, "tensors": tensors, "unsupported_ops": unsupported,
+               "metadata": sorted(model.metadata)}
+    lines = [f"{args.model}: {len(data)} bytes, {len(sg.operators)} operators, "
+             f"{len(sg.tensors)} tensors, weights {format_bytes(weights)}, "
+             f"{payload['total_macs']:,} MACs"]
+    fmt = lambda items: ", ".join(f"{d['type'].lower()}{d['shape']}" for d in items)
+    lines.append(f"inputs: {fmt(payload['inputs'])}   outputs: {fmt(payload['outputs'])}")
+    lines.append(f"{'#':>4}  {'op':<22}{'v':>2}  {'MACs':>12}  inputs -> outputs")
+    for o in ops:
+        flag = "" if o["supported"] else "   [no kernel]"
+        lines.append(f"{o['index']:>4}  {o['op']:<22}{o['version']:>2}  {o['macs']:>12,}  "
+                     f"{fmt(o['inputs'])} -> {fmt(o['outputs'])}{flag}")
+    if unsupported:
+        lines.append(f"not supported by micro_rt's kernels: {', '.join(unsupported)}")
+    if model.metadata:
+        lines.append(f"metadata: {', '.join(sorted(model.metadata))}")
+    _emit(args, payload, "\n".join(lines))
+    return 0
+
+
+# ---- plan --------------------------------------------------------------------------------
+def cmd_plan(args) -> int:
+    _, data = _load(args.model)
+    it = _interpreter(args, data)
+    plan = it.plan
+    payload = plan.as_dict()
+    payload["unresolved_ops"] = it.unresolved
+    text = plan_table(plan)
+    if it.unresolved:
+        text += "\nwarning: operators without kernels count no op data: " + "; ".join(it.unresolved)
+    if args.html:
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(plans_html([(f"{plan.planner} on {plan.target}", plan)],
+                                              Path(args.model).name))
+        text += f"\nlane chart written to {args.html}"
+    _emit(args, payload, text)
+    return 0
+
+
+# ---- fit ---------------------------------------------------------------------------------
+def cmd_fit(args) -> int:
+    model, data = _load(args.model)
+    it = _interpreter(args, data)
+    plan = it.plan
+    ram_used = plan.required_bytes
+    flash_used = len(data)
+    ram_budget = args.ram
+    flash_budget = args.flash
+    ram_fits = ram_used <= ram_budget
+    flash_fits = flash_budget is None or flash_used <= flash_budget
+    fits = ram_fits and flash_fits
+    payload = {
+        "fits": fits,
+        "target": plan.target,
+        "ram": {"budget": ram_budget, "used": ram_used, "margin": ram_budget - ram_used,
+                "fits": ram_fits, "arena_bytes": plan.required_bytes},
+        "flash": {"budget": flash_budget, "used": flash_used,
+                  "margin": None if flash_budget is None else flash_budget - flash_used,
+                  "fits": flash_fits, "model_bytes": len(data)},
+        "arena": {"head_bytes": plan.head_bytes, "tail_bytes": plan.tail_bytes,
+                  "total_bytes": plan.total_bytes, "required_bytes": plan.required_bytes},
+        "unresolved_ops": it.unresolved,
+    }
+
+    def line(what, used, budget):
+        if budget is None:
+            return f"{what}: {format_bytes(used)} (no budget given)"
+        margin = budget - used
+        word = "fits" if margin >= 0 else "does NOT fit"
+        return (f"{what}: {format_bytes(used)} of {format_bytes(budget)} -> {word}, margin "
+                f"{margin:+d} B ({margin / budget:+.1%})")
+
+    text = "\n".join([
+        f"{'FITS' if fits else 'DOES NOT FIT'}: {args.model} on {plan.target} ({args.kernels} kernels)",
+        line("RAM   (tensor arena)", ram_used, ram_budget),
+        f"      arena = head {plan.head_bytes} + tail {plan.tail_bytes}"
+        + (f"; smallest working arena {plan.required_bytes} (temp peak while preparing, "
+           "16-byte rounding)" if plan.required_bytes > plan.total_bytes else ""),
+        line("flash (model)       ", flash_used, flash_budget),
+    ] + ([f"warning: no kernel for {'; '.join(it.unresolved)}"] if it.unresolved else []))
+    _emit(args, payload, text)
+    return 0 if fits else 1
+
+
+# ---- run ---------------------------------------------------------------------------------
+def _random_input(details: dict, rng: np.random.Generator) -> np.ndarray:
+    dtype = np.dtype(details["dtype"])
+    shape = tuple(int(d) for d in details["shape"])
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np.int64).astype(dtype)
+    return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+
+
+def _dequantize(value: np.ndarray, details: dict) -> Optional[np.ndarray]:
+    q = details["quantization_parameters"]
+    if len(q["scales"]) != 1 or not np.issubdtype(value.dtype, np.integer):
+        return None
+    return (value.astype(np.float64) - float(q["zero_points"][0])) * float(q["scales"][0])
+
+
+def cmd_run(args) -> int:
+    _, data = _load(args.model)
+    it = Interpreter.from_bytes(data, None, target=args.target, kernels=args.kernels)
+    rng = np.random.default_rng(args.seed)
+    inputs = []
+    for i in range(it.num_inputs):
+        details = it.get_input_details(i)
+        if args.input and i < len(args.input):
+            try:
+                value = np.load(args.input[i], allow_pickle=False)
+            except (OSError, ValueError) as e:
+                raise MicroRtError(f"cannot read input {i} from '{args.input[i]}': {e}") from None
+        else:
+            value = _random_input(details, rng)
+        inputs.append(value)
+        it.set_input(value, i)
+    it.invoke()
+    outputs = [it.get_output(i) for i in range(it.num_outputs)]
+    payload = {"model": args.model, "seed": args.seed, "outputs": []}
+    lines = []
+    for i, value in enumerate(outputs):
+        details = it.get_output_details(i)
+        deq = _dequantize(value, details)
+        entry = {"index": i, "dtype": value.dtype.name, "shape": list(value.shape),
+                 "raw": value.tolist(), "dequantized": None if deq is None else deq.tolist()}
+        payload["outputs"].append(entry)
+        lines.append(f"output {i} {value.dtype.name}{list(value.shape)}: {np.array2string(value, threshold=64)}")
+        if deq is not None:
+            lines.append(f"  dequantized: {np.array2string(deq, precision=5, threshold=64)}")
+    if args.check:
+        from .oracle import compare_with_oracle
+        agreement = compare_with_oracle(data, inputs, outputs)
+        payload["check"] = agreement
+        for entry in agreement:
+            lines.append(f"check output {entry['index']}: {entry['verdict']}")
+    _emit(args, payload, "\n".join(lines))
+    if args.check and not all(e["equal"] for e in payload["check"]):
+        return 1
+    return 0
+
+
+# ---- entry point ------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="micro-rt", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p, planner=False):
+        p.add_argument("model")
+        p.add_argument("--target", default="cortex-m4", help="host64, cortex-m0plus, cortex-m4, cortex-m7, cortex-m33")
+        p.add_argument("--kernels", default="reference", choices=["reference", "cmsis-nn"])
+        p.add_argument("--json", action="store_true")
+        if planner:
+            p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"])
+
+    p = sub.add_parser("info", help="operators, tensors, MACs, unsupported ops")
+    p.add_argument("model")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("plan", help="arena plan: lifetimes, offsets, head/tail totals")
+    common(p, planner=True)
+    p.add_argument("--html", metavar="FILE", help="write a lane chart of the plan")
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("fit", help="does the model fit a RAM/flash budget (exit 0 yes, 1 no)")
+    common(p, planner=True)
+    p.add_argument("--ram", type=parse_size, required=True, help="RAM budget, e.g. 256K")
+    p.add_argument("--flash", type=parse_size, default=None, help="flash budget, e.g. 1M")
+    p.set_defaults(func=cmd_fit)
+
+    p = sub.add_parser("run", help="invoke the model on given or random inputs")
+    common(p)
+    p.add_argument("--input", action="append", metavar="FILE.npy", help="one per model input, in order")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--check", action="store_true", help="also run the tflite-micro oracle and compare")
+    p.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except MicroRtError as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"micro-rt: error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a bug of ours: still one line unless --debug
+        if args.debug:
+            raise
+        print(f"micro-rt: internal error: {type(e).__name__}: {e} (rerun with --debug)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

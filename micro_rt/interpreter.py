@@ -1,0 +1,282 @@
+"""The interpreter: load, resolve, init, prepare, plan, invoke, with `tflite_micro.runtime`'s API.
+
+    it = micro_rt.Interpreter.from_file("model.tflite")      # arena_size=None: the minimum
+    it.set_input(x, 0); it.invoke(); y = it.get_output(0)
+
+Activations live in one numpy byte array laid out exactly as the planner placed them in
+the arena's head, so an offset reported by `plan` is the offset the kernels really use.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from .allocator import ArenaPlan, TflmAllocator
+from .errors import InputError, KernelError, MicroRtError, ModelError, UnsupportedOpError
+from .kernel_api import Node, Registration
+from .model import Model, TensorInfo, read_model
+from .resolver import MutableOpResolver, builtin_op_resolver
+from .targets import Target, get_target
+
+MAX_MODEL_BYTES = 512 * 1024 * 1024
+
+
+class Tensor:
+    """A tensor as kernels see it (`kernel_api.TensorView`)."""
+
+    def __init__(self, info: TensorInfo):
+        self.info = info
+        self.index, self.name = info.index, info.name
+        self.dtype = info.dtype
+        self.shape = info.shape
+        q = info.quantization
+        self.scales = q.scales if q is not None else np.zeros(0, np.float32)
+        self.zero_points = q.zero_points if q is not None else np.zeros(0, np.int64)
+        self.quantized_dimension = q.quantized_dimension if q is not None else 0
+        self.is_constant = info.is_constant
+        self.is_variable = info.is_variable
+        self.offset: Optional[int] = None          # arena offset once planned
+        self._data: Optional[np.ndarray] = info.data
+
+    @property
+    def type_name(self) -> str:
+        return self.info.type_name
+
+    @property
+    def nbytes(self) -> int:
+        return self.info.nbytes
+
+    @property
+    def data(self) -> np.ndarray:
+        if self._data is None:
+            raise KernelError(f"tensor {self.index} ('{self.name}') has no data yet: activation "
+                              "data exists only during invoke")
+        return self._data
+
+    def bind(self, data: np.ndarray) -> None:
+        self._data = data
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.index}, '{self.name}', {self.type_name}{list(self.shape)})"
+
+
+class _Context:
+    """The KernelContext the interpreter hands to kernels, bound to the node being run."""
+
+    def __init__(self, interpreter: "Interpreter"):
+        self._it = interpreter
+        self.target: Target = interpreter.target
+        self.kernels: str = interpreter.kernels
+        self.node: Optional[Node] = None
+
+    def tensor(self, index: int) -> Optional[Tensor]:
+        return None if index < 0 else self._it.tensors[index]
+
+    def input(self, node: Node, i: int) -> Optional[Tensor]:
+        if i >= len(node.inputs):
+            return None
+        return self.tensor(node.inputs[i])
+
+    def output(self, node: Node, i: int) -> Tensor:
+        if i >= len(node.outputs):
+            raise KernelError(f"op {node.index} {node.op_name}: has {len(node.outputs)} outputs, "
+                              f"kernel asked for output {i}")
+        return self._it.tensors[node.outputs[i]]
+
+    def allocate_persistent(self, nbytes: int) -> int:
+        return self._it._allocator.allocate_persistent(int(nbytes))
+
+    def request_scratch(self, nbytes: int) -> int:
+        if self.node is None:
+            raise KernelError("request_scratch is only allowed in prepare")
+        return self._it._allocator.request_scratch(self.node.index, int(nbytes))
+
+    def scratch(self, index: int) -> np.ndarray:
+        return self._it._scratch_views[index]
+
+
+def _unresolved_registration(error: UnsupportedOpError) -> Registration:
+    def invoke(ctx, node):
+        raise UnsupportedOpError(str(error))
+    return Registration(invoke=invoke, name="unresolved")
+
+
+class Interpreter:
+    """Runs a .tflite model the way TFLM does, on host kernels."""
+
+    def __init__(self, model: Model, arena_size: Optional[int] = None,
+                 op_resolver: Optional[MutableOpResolver] = None, target: str = "cortex-m4",
+                 kernels: str = "reference", planner: str = "greedy",
+                 preserve_all_tensors: bool = False, plan_only: bool = False):
+        """`plan_only=True` accepts operators without kernels (they count no op data and
+        fail if invoked), so memory can be planned for models micro_rt cannot run."""
+        self.model = model
+        self.plan_only = plan_only
+        self.target = get_target(target)
+        self.kernels = kernels
+        self.preserve_all_tensors = preserve_all_tensors
+        self.resolver = op_resolver if op_resolver is not None else builtin_op_resolver()
+        sg = model.main
+        self.tensors = [Tensor(info) for info in sg.tensors]
+        self.registrations = self._resolve()
+        self.nodes = [Node(index=op.index, op_name=op.op_name, version=op.version,
+                           inputs=op.inputs, outputs=op.outputs, intermediates=op.intermediates,
+                           options=dict(op.options), custom_options=op.custom_options)
+                      for op in sg.operators]
+        self._context = _Context(self)
+        self._scratch_views: list[np.ndarray] = []
+        self.plan: ArenaPlan = self._allocate(arena_size, planner)
+        self.arena_size = arena_size if arena_size is not None else self.plan.required_bytes
+
+    # ---- construction ----------------------------------------------------------------
+    @classmethod
+    def from_file(cls, path: str | Path, arena_size: Optional[int] = None, **kwargs: Any) -> "Interpreter":
+        path = Path(path)
+        try:
+            size = path.stat().st_size
+        except OSError as e:
+            raise ModelError(f"cannot read model '{path}': {e.strerror}") from None
+        if size > MAX_MODEL_BYTES:
+            raise ModelError(f"model '{path}' is {size} bytes, over the {MAX_MODEL_BYTES}-byte limit")
+        return cls.from_bytes(path.read_bytes(), arena_size, **kwargs)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, arena_size: Optional[int] = None, **kwargs: Any) -> "Interpreter":
+        return cls(read_model(data), arena_size, **kwargs)
+
+    def _resolve(self) -> list[Registration]:
+        missing, registrations = [], []
+        for op in self.model.main.operators:
+            try:
+                registrations.append(self.resolver.find(op.op_name, op.is_custom, op.version, op.index))
+            except UnsupportedOpError as e:
+                missing.append(e)
+                registrations.append(_unresolved_registration(e))
+        self.unresolved = [str(e) for e in missing]
+        if missing and not self.plan_only:
+            raise type(missing[0])(str(missing[0]) if len(missing) == 1 else
+                                   f"{missing[0]} (and {len(missing) - 1} more unsupported operators)")
+        return registrations
+
+    def _allocate(self, arena_size: Optional[int], planner: str) -> ArenaPlan:
+        self._allocator = TflmAllocator(self.model, self.target, arena_size, planner)
+        self._allocator.start_model()
+        ctx = self._context
+        for node, reg in zip(self.nodes, self.registrations):
+            if reg.init is not None:
+                ctx.node = node
+                node.user_data = self._guarded(node, "init", reg.init, ctx, node.custom_options)
+        for node, reg in zip(self.nodes, self.registrations):
+            if reg.prepare is not None:
+                ctx.node = node
+                self._guarded(node, "prepare", reg.prepare, ctx, node)
+            self._allocator.end_node_prepare()
+        ctx.node = None
+        plan = self._allocator.commit(self.preserve_all_tensors)
+        self._bind_memory(plan)
+        return plan
+
+    def _bind_memory(self, plan: ArenaPlan) -> None:
+        self._memory = np.zeros(max(plan.head_bytes, 16), np.uint8)
+        self._variables: list[Tensor] = []
+        for b in plan.buffers:
+            region = self._memory[b.offset:b.offset + b.size]
+            if b.kind == "scratch":
+                self._scratch_views.append(region)
+            else:
+                t = self.tensors[b.tensor]
+                t.offset = b.offset
+                t.bind(region[:t.nbytes].view(t.dtype).reshape(t.shape))
+        for t in self.tensors:
+            if t.is_variable and not t.is_constant:
+                t.bind(np.zeros(t.shape, t.dtype))
+                self._variables.append(t)
+            elif t._data is None and t.dtype is not None and t.nbytes == 0:
+                t.bind(np.zeros(t.shape, t.dtype))
+
+    def _guarded(self, node: Node, stage: str, fn, *args):
+        """Run a kernel callback; anything but our own errors becomes a KernelError naming the op."""
+        try:
+            return fn(*args)
+        except MicroRtError:
+            raise
+        except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
+            raise KernelError(f"op {node.index} {node.op_name} failed in {stage}: "
+                              f"{type(e).__name__}: {e}") from e
+
+    # ---- running ---------------------------------------------------------------------
+    def invoke(self) -> None:
+        ctx = self._context
+        for node, reg in zip(self.nodes, self.registrations):
+            ctx.node = node
+            self._guarded(node, "invoke", reg.invoke, ctx, node)
+        ctx.node = None
+
+    def reset(self) -> None:
+        """Zero the variable tensors (RNN/LSTM state), as TFLM's ResetVariableTensors."""
+        for t in self._variables:
+            t.data[...] = 0
+
+    # ---- inputs and outputs ----------------------------------------------------------
+    @property
+    def num_inputs(self) -> int:
+        return len(self.model.main.inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.model.main.outputs)
+
+    def _io_tensor(self, index: int, outputs: bool) -> Tensor:
+        indices = self.model.main.outputs if outputs else self.model.main.inputs
+        kind = "output" if outputs else "input"
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(indices):
+            raise InputError(f"{kind} index {index} is out of range: model has {len(indices)} {kind}s")
+        return self.tensors[indices[index]]
+
+    def set_input(self, value: np.ndarray, index: int = 0) -> None:
+        t = self._io_tensor(index, outputs=False)
+        value = np.asarray(value)
+        if value.dtype != t.dtype:
+            raise InputError(f"input {index} ('{t.name}') expects {t.dtype.name}, got {value.dtype.name}")
+        if tuple(value.shape) != tuple(t.shape):
+            raise InputError(f"input {index} ('{t.name}') expects shape {list(t.shape)}, got "
+                             f"{list(value.shape)}")
+        t.data[...] = value
+
+    def get_output(self, index: int = 0) -> np.ndarray:
+        return self._io_tensor(index, outputs=True).data.copy()
+
+    def get_tensor(self, index: int) -> np.ndarray:
+        """A tensor's current data; intermediate tensors only with preserve_all_tensors=True."""
+        if not 0 <= index < len(self.tensors):
+            raise InputError(f"tensor {index} is out of range: model has {len(self.tensors)} tensors")
+        t = self.tensors[index]
+        io = set(self.model.main.inputs) | set(self.model.main.outputs)
+        if not (self.preserve_all_tensors or t.is_constant or t.is_variable or index in io):
+            raise InputError(f"tensor {index} ('{t.name}') shares memory with others; create the "
+                             "interpreter with preserve_all_tensors=True to read it")
+        return t.data.copy()
+
+    def _details(self, t: Tensor) -> dict:
+        return {"name": t.name, "index": t.index, "dtype": t.dtype.type if t.dtype is not None else None,
+                "shape": np.array(t.shape, np.int32),
+                "quantization_parameters": {"scales": t.scales.copy(),
+                                            "zero_points": t.zero_points.astype(np.int32),
+                                            "quantized_dimension": t.quantized_dimension}}
+
+    def get_input_details(self, index: int = 0) -> dict:
+        return self._details(self._io_tensor(index, outputs=False))
+
+    def get_output_details(self, index: int = 0) -> dict:
+        return self._details(self._io_tensor(index, outputs=True))
+
+    # ---- memory --------------------------------------------------------------------
+    def arena_used_bytes(self) -> int:
+        """Head + tail, the figure TFLM's MicroInterpreter::arena_used_bytes() reports."""
+        return self.plan.total_bytes
+
+    def arena_required_bytes(self) -> int:
+        """The smallest arena this model can be allocated in (temp peak included)."""
+        return self.plan.required_bytes

@@ -1,0 +1,88 @@
+"""The contract between the interpreter and a kernel, shaped like TFLM's TfLiteRegistration.
+
+A kernel is a `Registration` of four callables. The interpreter calls them in TFLM's order:
+`init` once per node while the model is loaded (its return value becomes `node.user_data`),
+`prepare` once per node while the arena is planned (check shapes and types, precompute
+constants, request scratch, account persistent bytes), `invoke` on every inference, `free`
+when the interpreter is dropped.
+
+Kernels never allocate arena memory themselves: they ask the `KernelContext`, exactly as a
+TFLM kernel asks `TfLiteContext`, so the arena accounting sees every byte.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Protocol
+
+import numpy as np
+
+
+class TensorView(Protocol):
+    """What a kernel sees of one tensor (see `micro_rt.interpreter.Tensor`)."""
+
+    index: int
+    name: str
+    dtype: np.dtype            # numpy dtype (np.int8, np.float32, ...)
+    shape: tuple[int, ...]
+    scales: np.ndarray         # float32, empty when not quantized
+    zero_points: np.ndarray    # int64, empty when not quantized
+    quantized_dimension: int
+    is_constant: bool          # data lives in the model (weights)
+    is_variable: bool
+
+    @property
+    def data(self) -> np.ndarray:
+        """Constant: a read-only array over the model buffer. Otherwise: a view of the arena at
+        the planned offset, valid during invoke only (prepare sees no activation data)."""
+        ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+
+class KernelContext(Protocol):
+    """The services TFLM's TfLiteContext offers, as the interpreter implements them."""
+
+    target: Any                # micro_rt.targets.Target (pointer size, struct sizes)
+
+    def tensor(self, index: int) -> Optional[TensorView]:
+        """The tensor at a model index; None for -1 (an omitted optional input)."""
+
+    def input(self, node: "Node", i: int) -> Optional[TensorView]: ...
+
+    def output(self, node: "Node", i: int) -> TensorView: ...
+
+    def allocate_persistent(self, nbytes: int) -> int:
+        """Account `nbytes` of persistent (tail) arena memory; returns its arena offset."""
+
+    def request_scratch(self, nbytes: int) -> int:
+        """Prepare only: ask for a scratch buffer planned with the tensors; returns its index."""
+
+    def scratch(self, index: int) -> np.ndarray:
+        """Invoke only: the uint8 arena view of a scratch buffer requested in prepare."""
+
+
+@dataclass
+class Node:
+    """One operator of the running subgraph."""
+
+    index: int
+    op_name: str                       # builtin name ("CONV_2D") or the custom code
+    version: int
+    inputs: tuple[int, ...]            # -1 marks an omitted optional input
+    outputs: tuple[int, ...]
+    intermediates: tuple[int, ...] = ()
+    options: dict = field(default_factory=dict)   # builtin options, schema field names
+    custom_options: Optional[bytes] = None
+    user_data: Any = None              # whatever init (or prepare) stores
+
+
+@dataclass
+class Registration:
+    """A kernel: TFLM's init / free / prepare / invoke."""
+
+    invoke: Callable[[KernelContext, Node], None]
+    prepare: Optional[Callable[[KernelContext, Node], None]] = None
+    init: Optional[Callable[[KernelContext, Optional[bytes]], Any]] = None
+    free: Optional[Callable[[KernelContext, Any], None]] = None
+    name: str = ""

@@ -1,0 +1,135 @@
+"""Targets: the machines micro_rt accounts memory for and (for Cortex-M) emulates.
+
+TFLM's persistent arena use is made of its own C structs, so it depends on the build:
+pointer size and struct layout. `host64` is the x86-64 build the `tflite-micro` pip package
+is; the Cortex-M targets are 32-bit arm-none-eabi builds. Struct sizes below are the C
+layouts of TFLM's structs on each (verified against the pip package's RecordingMicroAllocator
+for host64; for 32-bit, computed by the AAPCS layout rules from the same struct definitions).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .errors import MicroRtError
+
+# name -> (host64 bytes, arm32 bytes, host64 alignment, arm32 alignment).
+# host64 figures are measured against the tflite-micro pip package's RecordingMicroAllocator
+# with single-operator models. arm32 figures follow the AAPCS layout of the same structs
+# (4-byte pointers and size_t); kernel OpData is allocated 16-aligned, so only pointer
+# savings that cross a 16-byte step change the tail.
+STRUCTS: dict[str, tuple[int, int, int, int]] = {
+    # framework records
+    "TfLiteEvalTensor": (24, 12, 8, 4),
+    "NodeAndRegistration": (64, 32, 8, 4),
+    "TfLiteTensor": (64, 40, 8, 4),
+    "TfLiteAffineQuantization": (24, 12, 8, 4),
+    "SubgraphAllocations": (16, 8, 8, 4),
+    "ScratchBufferHandle": (8, 4, 8, 4),
+    "ScratchBufferRequest": (16, 12, 8, 4),
+    "AllocationInfo": (32, 24, 8, 4),
+    "GreedyPlannerPerBuffer": (40, 40, 4, 4),
+    # allocator objects placed in the arena at start-up, with one SubgraphAllocations: the
+    # pip package's recording allocators on host64; plain MicroAllocator on a device
+    "AllocatorFixed": (488, 136, 8, 4),
+    # kernel op data (TFLM reference kernels, init)
+    "OpDataConv": (80, 72, 16, 16),
+    "OpDataFullyConnected": (72, 64, 16, 16),
+    "OpDataAdd": (60, 60, 16, 16),
+    "OpDataSub": (52, 52, 16, 16),
+    "OpDataMul": (36, 36, 16, 16),
+    "OpDataPooling": (32, 32, 16, 16),
+    "SoftmaxParams": (80, 64, 16, 16),
+    "OpDataLogistic": (16, 16, 16, 16),
+    "OpDataTanh": (16, 16, 16, 16),
+    "ReluOpData": (28, 28, 16, 16),
+    "Relu6OpData": (8, 8, 16, 16),
+    "LeakyReluOpData": (24, 24, 16, 16),
+    "HardSwishParams": (20, 20, 16, 16),
+    "OpDataQuantizeReference": (32, 32, 16, 16),
+    "DequantizeOpData": (32, 32, 16, 16),
+    "OpDataPad": (56, 56, 16, 16),
+    "OpDataReduce": (44, 44, 16, 16),
+    "StridedSliceOpData": (84, 84, 16, 16),
+    "OpDataConcatenation": (80, 72, 16, 16),
+    "OpDataSvdf": (36, 36, 16, 16),
+    "OpDataLSTM": (688, 400, 16, 16),
+    # builtin option structs (MicroBuiltinDataAllocator): ints, enums and bools only
+    "TfLiteConvParams": (28, 28, 4, 4),
+    "TfLiteDepthwiseConvParams": (28, 28, 4, 4),
+    "TfLiteFullyConnectedParams": (32, 32, 4, 4),
+    "TfLitePoolParams": (40, 40, 4, 4),
+    "TfLiteReshapeParams": (36, 36, 4, 4),
+    "TfLiteSqueezeParams": (36, 36, 4, 4),
+    "TfLiteStridedSliceParams": (24, 24, 4, 4),
+    "TfLiteUnidirectionalSequenceLSTMParams": (16, 16, 4, 4),
+    "TfLiteSVDFParams": (12, 12, 4, 4),
+    "TfLiteAddParams": (8, 8, 4, 4),
+    "TfLiteSubParams": (8, 8, 4, 4),
+    "TfLiteConcatenationParams": (8, 8, 4, 4),
+    "TfLitePackParams": (8, 8, 4, 4),
+    "TfLiteUnpackParams": (8, 8, 4, 4),
+    "TfLiteCastParams": (8, 8, 4, 4),
+    "TfLiteGatherParams": (8, 8, 4, 4),
+    "TfLiteMulParams": (4, 4, 4, 4),
+    "TfLiteDivParams": (4, 4, 4, 4),
+    "TfLiteSplitParams": (4, 4, 4, 4),
+    "TfLiteSoftmaxParams": (4, 4, 4, 4),
+    "TfLiteLeakyReluParams": (4, 4, 4, 4),
+    "TfLiteShapeParams": (4, 4, 4, 4),
+    "TfLiteReducerParams": (1, 1, 1, 1),
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    pointer_size: int
+    cpu: Optional[str] = None          # Unicorn CPU model for the virtual MCU
+    has_dsp: bool = False
+    flash_bytes: int = 0               # defaults for `fit` when the user gives none
+    sram_bytes: int = 0
+    description: str = ""
+    overrides: dict = field(default_factory=dict)
+
+    @property
+    def is_host(self) -> bool:
+        return self.cpu is None
+
+    def sizeof(self, struct: str) -> int:
+        if struct in self.overrides:
+            return self.overrides[struct]
+        if struct not in STRUCTS:
+            raise MicroRtError(f"no size known for struct {struct} on target {self.name}")
+        host, arm = STRUCTS[struct][:2]
+        return host if self.pointer_size == 8 else arm
+
+    def alignof(self, struct: str) -> int:
+        host, arm = STRUCTS.get(struct, (0, 0, 8, 4))[2:]
+        return host if self.pointer_size == 8 else arm
+
+
+TARGETS: dict[str, Target] = {
+    "host64": Target("host64", 8, description="x86-64/arm64 host build (the tflite-micro pip package)"),
+    "cortex-m0plus": Target("cortex-m0plus", 4, cpu="cortex-m0", has_dsp=False,
+                            flash_bytes=256 * 1024, sram_bytes=32 * 1024,
+                            description="Armv6-M, no DSP (runs on Unicorn's M0 model)"),
+    "cortex-m4": Target("cortex-m4", 4, cpu="cortex-m4", has_dsp=True,
+                        flash_bytes=1024 * 1024, sram_bytes=256 * 1024,
+                        description="Armv7E-M with DSP"),
+    "cortex-m7": Target("cortex-m7", 4, cpu="cortex-m7", has_dsp=True,
+                        flash_bytes=2048 * 1024, sram_bytes=512 * 1024,
+                        description="Armv7E-M with DSP, dual issue"),
+    "cortex-m33": Target("cortex-m33", 4, cpu="cortex-m33", has_dsp=True,
+                         flash_bytes=1024 * 1024, sram_bytes=256 * 1024,
+                         description="Armv8-M Mainline with DSP"),
+}
+ALIASES = {"m0+": "cortex-m0plus", "m0plus": "cortex-m0plus", "cortex-m0+": "cortex-m0plus",
+           "m4": "cortex-m4", "m7": "cortex-m7", "m33": "cortex-m33", "host": "host64"}
+
+
+def get_target(name: str) -> Target:
+    key = ALIASES.get(name.lower(), name.lower())
+    if key not in TARGETS:
+        raise MicroRtError(f"unknown target '{name}'; choose from {', '.join(TARGETS)}")
+    return TARGETS[key]
