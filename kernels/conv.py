@@ -1,9 +1,10 @@
 """CONV_2D: TFLM's reference kernel (conv.cc / conv_common.cc, reference_ops::Conv and
 reference_integer_ops::ConvPerChannel), vectorised.
 
-int8: im2col over a zero-point-shifted, zero-padded float64 copy of the input, one BLAS matmul
-(int8 products summed in float64 are exact), then per-channel requantization with TFLM's
-double-rounding MultiplyByQuantizedMultiplier. TFLM always runs the per-channel kernel: a
+int8: im2col over a zero-point-shifted, zero-padded float copy of the input, one BLAS matmul,
+then per-channel requantization with TFLM's double-rounding MultiplyByQuantizedMultiplier.
+The matmul is exact: float32 when max_oc sum_k |w| * max|x - zp| < 2^24 (every partial sum is
+an exactly representable integer, whatever order BLAS adds in), float64 otherwise. TFLM always runs the per-channel kernel: a
 per-tensor filter scale is broadcast to every output channel.
 float32: TFLM accumulates `total += input * filter` in float32 in (filter_y, filter_x,
 in_channel) order and skips taps outside the image; we reproduce that order exactly (one
@@ -66,6 +67,16 @@ def populate_per_channel_multipliers(input_scale: float, filter_scales: np.ndarr
         effective = float(np.float32(input_scale)) * scale / float(np.float32(output_scale))
         mult[i], shift[i] = quantize_multiplier(effective)
     return mult, shift
+
+
+def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
+    """float32 when every partial sum of x*w over K stays below 2^24 (then any summation
+    order, BLAS included, is exact), else float64 (exact below 2^53).
+
+    w_groups: (..., K, OC) integer weights.
+    """
+    bound = np.abs(np.asarray(w_groups, dtype=np.int64)).sum(axis=-2).max(initial=0) * max_abs_x
+    return np.float32 if bound < (1 << 24) else np.float64
 
 
 def conv_prepare(ctx, node) -> None:
@@ -136,17 +147,21 @@ def conv_prepare(ctx, node) -> None:
     data.filter_zero_point = zp0(flt)
     data.output_zero_point = zp0(out)
     # The per-channel kernel ignores the filter zero point (it is 0 by the quantization spec).
-    data.weights = np.ascontiguousarray(w_g, dtype=np.float64)
+    info = np.iinfo(it)
+    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+    ft_acc = exact_float_type(w_g, max_abs_x)
+    data.weights = np.ascontiguousarray(w_g, dtype=ft_acc)
     if bias is not None:
         data.bias = np.asarray(bias.data, dtype=np.int64).copy()
     g = data.geometry
-    data.pad_buffer = np.zeros(g.padded_shape, dtype=np.float64)
+    data.pad_buffer = np.zeros(g.padded_shape, dtype=ft_acc)
     p = g.n * g.out_h * g.out_w
     if groups == 1 and not _is_pointwise(g):
-        data.cols = np.empty((p, fh * fw * fic), dtype=np.float64)
-    data.acc = np.empty((p, oc), dtype=np.float64)
+        data.cols = np.empty((p, fh * fw * fic), dtype=ft_acc)
+    data.acc = np.empty((p, oc), dtype=ft_acc)
     data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
-                               data.output_zero_point, data.act_min, data.act_max)
+                               data.output_zero_point, data.act_min, data.act_max,
+                               tile=g.out_w)
 
 
 def _is_pointwise(g) -> bool:
@@ -171,10 +186,10 @@ def conv_invoke(ctx, node) -> None:
         return
     if data.kind == "int8":
         # x + input_offset, padded taps contribute 0 (TFLM skips them).
-        np.subtract(x, np.float64(data.input_zero_point),
+        np.subtract(x, buf.dtype.type(data.input_zero_point),
                     out=buf[:, g.pad_top:g.pad_top + g.in_h, g.pad_left:g.pad_left + g.in_w, :])
     else:  # int16: zero point is 0 by spec; TFLM still applies input_offset
-        g.fill(buf, np.asarray(x, dtype=np.float64) - data.input_zero_point)
+        g.fill(buf, np.asarray(x, dtype=np.int64) - data.input_zero_point)
     data.requant.run(_matmul_conv(data, buf), out.data)
 
 

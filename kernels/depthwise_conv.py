@@ -15,7 +15,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration
 
-from .conv import populate_per_channel_multipliers
+from .conv import exact_float_type, populate_per_channel_multipliers
 from .padding import (activation_of, check_activation, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import Requantizer, activation_range_float, activation_range_quantized
@@ -40,7 +40,8 @@ class OpDataDepthwise:
     pad_buffer: Any = None     # padded (and channel-repeated) input, host scratch
     acc: Any = None
     tmp: Any = None
-    rep: Any = None            # host scratch for the channel-repeated input (multiplier > 1)
+    matmul: bool = False       # single input channel: im2col + one matmul (exact floats)
+    cols: Any = None
     requant: Any = None
     persistent: list = field(default_factory=list)
 
@@ -92,7 +93,9 @@ def dw_prepare(ctx, node) -> None:
                                   channels=oc)
     g = data.geometry
     data.kind = it.name
-    w = np.asarray(flt.data).reshape(fh, fw, oc)
+    # Weights repeated along the output row: (KH, KW, OW, OC), so every tap's multiply runs
+    # over whole contiguous rows instead of OC-long inner loops.
+    w = np.broadcast_to(np.asarray(flt.data).reshape(fh, fw, 1, oc), (fh, fw, g.out_w, oc))
     acc_shape = (n, g.out_h, g.out_w, oc)
     if it == np.float32:
         data.weights = np.ascontiguousarray(w, dtype=np.float32)
@@ -113,6 +116,28 @@ def dw_prepare(ctx, node) -> None:
     data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
     data.input_zero_point = zp0(inp)
     data.output_zero_point = zp0(out)
+    if ic == 1 and fh * fw > 1:
+        # One input channel: the depthwise conv is a plain conv with K = KH*KW taps, so use
+        # im2col and one exact float matmul instead of KH*KW multiply-adds.
+        data.matmul = True
+        gm = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
+        data.geometry = gm
+        info = np.iinfo(it)
+        max_abs_x = max(abs(int(info.min) - data.input_zero_point),
+                        abs(int(info.max) - data.input_zero_point))
+        wk = np.asarray(flt.data).reshape(fh * fw, oc)
+        ft_acc = exact_float_type(wk, max_abs_x)
+        data.weights = np.ascontiguousarray(wk, dtype=ft_acc)
+        if bias is not None:
+            data.bias = np.asarray(bias.data, dtype=np.int64).copy()
+        data.pad_buffer = np.zeros(gm.padded_shape, dtype=ft_acc)
+        p = n * gm.out_h * gm.out_w
+        data.cols = np.empty((p, fh * fw), dtype=ft_acc)
+        data.acc = np.empty((p, oc), dtype=ft_acc)
+        data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
+                                   data.output_zero_point, data.act_min, data.act_max,
+                                   tile=gm.out_w)
+        return
     acc_t = np.int32 if it == np.int8 else np.int64
     data.weights = np.ascontiguousarray(w, dtype=acc_t)
     if bias is not None:
@@ -120,8 +145,9 @@ def dw_prepare(ctx, node) -> None:
     data.pad_buffer = np.zeros(g.padded_shape, dtype=acc_t)
     data.acc = np.empty(acc_shape, dtype=acc_t)
     data.tmp = np.empty(acc_shape, dtype=acc_t)
-    data.requant = Requantizer(acc_shape, data.output_multiplier, data.output_shift, data.bias,
-                               data.output_zero_point, data.act_min, data.act_max)
+    data.requant = Requantizer((n * g.out_h * g.out_w, oc), data.output_multiplier, data.output_shift, data.bias,
+                               data.output_zero_point, data.act_min, data.act_max,
+                               tile=g.out_w)
 
 
 def dw_invoke(ctx, node) -> None:
@@ -131,6 +157,12 @@ def dw_invoke(ctx, node) -> None:
     g = data.geometry
     buf = data.pad_buffer
     interior = buf[:, g.pad_top:g.pad_top + g.in_h, g.pad_left:g.pad_left + g.in_w, :]
+    if data.matmul:
+        np.subtract(x, buf.dtype.type(data.input_zero_point), out=interior)
+        np.copyto(data.cols.reshape(g.n, g.out_h, g.out_w, g.filter_h, g.filter_w, 1),
+                  g.windows(buf))
+        data.requant.run(np.matmul(data.cols, data.weights, out=data.acc), out.data)
+        return
     m = data.depth_multiplier
     if data.kind == "float32":
         src = x if m == 1 else np.repeat(x, m, axis=3)

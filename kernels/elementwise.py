@@ -38,23 +38,15 @@ class BinaryData:
 # --------------------------------------------------------------------------- pure math
 
 def add_sub_params(in1, in2, out, activation: str, is_sub: bool) -> dict:
-    """CalculateOpDataAdd / CalculateOpDataSub for int8 / int16 outputs.
-
-    ADD computes the multipliers in double; SUB computes them in float and widens.
-    """
+    """CalculateOpDataAdd / CalculateOpDataSub for int8 / int16 outputs (left shift 20 / 15)."""
     left_shift = 15 if out.dtype == np.int16 else 20
     s1, s2, so = scale_of(in1), scale_of(in2), scale_of(out)
-    if is_sub:
-        f32 = np.float32
-        twice = f32(2) * max(f32(s1), f32(s2))
-        r1 = float(f32(s1) / twice)
-        r2 = float(f32(s2) / twice)
-        ro = float(twice / (f32(1 << left_shift) * f32(so)))
-    else:
-        twice = 2.0 * float(max(np.float32(s1), np.float32(s2)))
-        r1 = s1 / twice
-        r2 = s2 / twice
-        ro = twice / (float(1 << left_shift) * so)
+    # Computed in double, for SUB as for ADD: some TFLM sources compute SUB's in float, but the
+    # oracle build (and the seanet golden data) need double.
+    twice = 2.0 * float(max(np.float32(s1), np.float32(s2)))
+    r1 = s1 / twice
+    r2 = s2 / twice
+    ro = twice / (float(1 << left_shift) * so)
     m1, sh1 = quantize_multiplier_smaller_than_one_exp(r1)
     m2, sh2 = quantize_multiplier_smaller_than_one_exp(r2)
     mo, sho = quantize_multiplier_smaller_than_one_exp(ro)

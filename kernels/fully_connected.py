@@ -1,7 +1,7 @@
 """FULLY_CONNECTED: TFLM's reference kernel (fully_connected.cc / fully_connected_common.cc,
 reference_ops::FullyConnected, reference_integer_ops::FullyConnected[PerChannel]).
 
-int8: one float64 BLAS matmul (exact), + bias, then TFLM's double-rounding
+int8: one exact float BLAS matmul (float32 or float64, see conv.exact_float_type), + bias, then TFLM's double-rounding
 MultiplyByQuantizedMultiplier. Per-tensor weights take their multiplier from
 GetQuantizedConvolutionMultipler (input_scale * filter_scale multiplied in float32, then
 divided in double); per-channel weights from double arithmetic per channel.
@@ -17,6 +17,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration
 
+from .conv import exact_float_type
 from .padding import (activation_of, check_activation, dtype_name, kernel_error, scale0,
                       tname, zp0)
 from .quant import (Requantizer, activation_range_float, activation_range_quantized,
@@ -119,12 +120,15 @@ def fc_prepare(ctx, node) -> None:
     wf = w.astype(np.float64)
     if not data.is_per_channel:
         wf = wf - data.filter_zero_point
-    data.weights_t = np.ascontiguousarray(wf.T)
+    info = np.iinfo(it)
+    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+    ft_acc = exact_float_type(wf.T, max_abs_x)
+    data.weights_t = np.ascontiguousarray(wf.T, dtype=ft_acc)
     if bias is not None:
         data.bias = np.asarray(bias.data, dtype=np.int64).copy()
     batches = in_size // accum_depth
-    data.xs = np.empty((batches, accum_depth), dtype=np.float64)
-    data.acc = np.empty((batches, out_depth), dtype=np.float64)
+    data.xs = np.empty((batches, accum_depth), dtype=ft_acc)
+    data.acc = np.empty((batches, out_depth), dtype=ft_acc)
     data.requant = Requantizer((batches, out_depth), data.output_multiplier, data.output_shift,
                                data.bias, data.output_zero_point, data.act_min, data.act_max)
 
@@ -142,7 +146,7 @@ def fc_invoke(ctx, node) -> None:
         np.minimum(acc, data.act_max, out=acc)
         out.data[...] = acc.reshape(out.data.shape)
         return
-    np.subtract(x2, np.float64(data.input_zero_point), out=data.xs)
+    np.subtract(x2, data.xs.dtype.type(data.input_zero_point), out=data.xs)
     data.requant.run(np.matmul(data.xs, data.weights_t, out=data.acc), out.data)
 
 

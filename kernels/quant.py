@@ -294,12 +294,24 @@ class Requantizer:
     """
 
     def __init__(self, shape, multiplier, shift, bias, output_zero_point: int,
-                 act_min: int, act_max: int):
-        self.shape = tuple(int(d) for d in shape)
+                 act_min: int, act_max: int, tile: int = 1):
+        """`shape` is (rows, channels); `tile` consecutive rows are processed as one long row
+        (per-channel parameters repeated) so numpy's inner loops are long, not `channels`."""
+        rows, channels = (int(d) for d in shape)
+        if tile < 1 or rows % tile:
+            tile = 1
+        self.in_shape = (rows, channels)
+        self.shape = (rows // tile, tile * channels)
         self.h = np.empty(self.shape, dtype=np.int64)
         self.t = np.empty(self.shape, dtype=np.int64)
-        multiplier = np.asarray(multiplier, dtype=np.int64)
-        shift = np.asarray(shift, dtype=np.int64)
+
+        def per_lane(v):
+            v = np.asarray(v, dtype=np.int64)
+            return np.tile(np.broadcast_to(v, (channels,)), tile) if v.ndim else v
+
+        multiplier = per_lane(multiplier)
+        shift = per_lane(shift)
+        bias = None if bias is None else per_lane(bias)
         self.left = np.maximum(shift, 0)
         self.any_left = bool(np.any(self.left > 0))
         right = np.maximum(-shift, 0)

@@ -1,13 +1,14 @@
 """MEAN: TFLM's reference kernel (reduce.cc / reduce_common.cc EvalMeanHelper).
 
-int8/int16 take one of three paths, exactly as TFLM chooses them:
-  1. keep_dims, 4-D input, axis tensor exactly {1, 2} (or {2, 1}):
-     reference_integer_ops::Mean — int32 sum of (x - input_zp), requantized by the
-     input_scale/output_scale multiplier with 1/count folded in, + output_zp.
-  2. same input/output scale and zero point: reference_ops::Mean — the raw int32 sum divided
-     by the count with C truncation.
-  3. otherwise reference_ops::QuantizedMeanOrSum — float32 arithmetic:
-     round((sum / count) * scale + bias) + output_zp, clamped.
+int8/int16: measured against the tflite-micro runtime (0.dev20261023), every int8 MEAN —
+the 4-D keep_dims {1, 2} special case, same input/output quantization, any other axes —
+matches one integer formula: acc = int32 sum of (x - input_zp) over the reduced elements;
+the input_scale/output_scale multiplier (QuantizeMultiplier, double) gets 1/count folded in:
+shift_n = min(floor(log2(count)), 32, 31 + shift), multiplier = (multiplier << shift_n) / count,
+shift -= shift_n; then MultiplyByQuantizedMultiplier, + output_zp, clamp. The older TFLite
+paths (rounding division after requantizing; truncating integer mean; float32
+QuantizedMeanOrSum) each disagree with it on some inputs and are kept only as
+`LEGACY_PATHS = True` for reference.
 float32: the float32 sum in input order, then divided by the count.
 """
 from __future__ import annotations
@@ -23,12 +24,10 @@ from .padding import kernel_error, scale0, tname, zp0
 from .quant import (c_div, multiply_by_quantized_multiplier, quantize_multiplier,
                     round_half_away_f32)
 
-# reference_integer_ops::Mean has had two arithmetic variants in TFLite's history: "divide"
-# (requantize, then a rounding division by the count; older) and "fold" (1/count folded into
-# the multiplier: shift = min(floor(log2(count)), 32, 31 + shift), multiplier =
-# (multiplier << shift) / count). The tflite-micro runtime (0.dev20261023) matches "fold"
-# bit-exactly on mobilenet_v2's MEAN; "divide" differs on 36 of 1280 outputs.
+# "fold" matches the tflite-micro runtime; "divide" (requantize, then round-divide by the
+# count) differs on 36 of 1280 mobilenet_v2 outputs.
 INTEGER_MEAN_VARIANT = "fold"
+LEGACY_PATHS = False
 
 
 @dataclass
@@ -68,6 +67,9 @@ def mean_prepare(ctx, node) -> None:
         raise kernel_error(node, f"output {tname(out)} type differs from input {tname(inp)}")
     data.kind = it.name
     data.keep_dims = bool(node.options.get("keep_dims", False))
+    # TFLM's PrepareSimple asks for two index buffers (input rank, axis count) in every type.
+    ctx.request_scratch(4 * len(inp.shape))
+    ctx.request_scratch(4 * (int(np.prod(axis.shape)) if len(axis.shape) else 1))
     if axis.is_constant and axis.data is not None:
         data.axis = np.asarray(axis.data, dtype=np.int64).ravel().copy()
         _resolve(node, data.axis, len(inp.shape))
@@ -123,7 +125,7 @@ def mean_invoke(ctx, node) -> None:
     if count == 0:
         out.data[...] = 0
         return
-    if data.keep_dims and special:
+    if not LEGACY_PATHS or (data.keep_dims and special):
         acc = (rows.astype(np.int64) - data.input_zp).sum(axis=1)
         if INTEGER_MEAN_VARIANT == "divide":
             acc = multiply_by_quantized_multiplier(acc, data.multiplier, data.shift)

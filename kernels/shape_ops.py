@@ -61,6 +61,27 @@ def _copy_invoke(ctx, node):
     _copy_flat(ctx.output(node, 0).data, ctx.input(node, 0).data)
 
 
+def _expand_dims_prepare(ctx, node):
+    _same_size_prepare(ctx, node)
+    i, axis_t, o = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    if np.dtype(i.dtype) not in (np.float32, np.int8, np.int16):
+        raise fail(node, f"input {tensor_desc(i)}: only int8, int16 and float32 are supported")
+    if not axis_t.is_constant:
+        raise fail(node, f"axis {tensor_desc(axis_t)}: non-constant axis is not supported")
+    if _nelem(axis_t) != 1:
+        raise fail(node, f"axis {tensor_desc(axis_t)} must hold one value")
+    axis = int(np.asarray(axis_t.data).reshape(-1)[0])
+    rank = len(i.shape)
+    if axis < 0:
+        axis += rank + 1
+    expected = list(i.shape)
+    if not 0 <= axis <= rank:
+        raise fail(node, f"axis {axis} out of range for {tensor_desc(i)}")
+    expected.insert(axis, 1)
+    if list(o.shape) != expected:
+        raise fail(node, f"output {tensor_desc(o)} does not match expanded shape {expected}")
+
+
 # --------------------------------------------------------------------------- SHAPE
 
 def _shape_prepare(ctx, node):
@@ -143,9 +164,16 @@ def _concat_prepare(ctx, node):
     if sum(ctx.input(node, k).shape[axis] for k in range(n)) != o.shape[axis]:
         raise fail(node, f"inputs do not add up to output {tensor_desc(o)} along axis {axis}")
     if dt == np.int8:
-        # TFLM keeps each input's scale and zero point (unused by the reference copy).
-        ctx.allocate_persistent(4 * n)
-        ctx.allocate_persistent(4 * n)
+        # TFLM copies raw int8 values, so every input must share the output's quantization.
+        for k in range(n):
+            t = ctx.input(node, k)
+            if float(scale_of(t)) != float(scale_of(o)) or zero_point_of(t) != zero_point_of(o):
+                raise fail(node, f"input {k} {tensor_desc(t)} quantization (scale {scale_of(t)}, "
+                                 f"zero point {zero_point_of(t)}) differs from output "
+                                 f"{tensor_desc(o)} (scale {scale_of(o)}, zero point "
+                                 f"{zero_point_of(o)})")
+        # The TFLM the oracle is built from keeps no per-input scale/zero-point arrays here
+        # (measured: its tail has none), so nothing more is allocated.
     d.params = dict(axis=axis)
 
 
@@ -369,7 +397,14 @@ def _strided_slice_prepare(ctx, node):
 def _strided_slice_invoke(ctx, node):
     d: ShapeOpData = node.user_data
     src = ctx.input(node, 0).data.reshape(-1)
-    np.take(src, d.index, out=ctx.output(node, 0).data.reshape(-1))
+    dst = ctx.output(node, 0).data.reshape(-1)
+    if d.index.size == dst.size:
+        np.take(src, d.index, out=dst)
+    else:
+        # TFLM's sequential writer fills only the elements its loops visit (e.g. a shrunk axis
+        # with a negative stride visits none); the rest of the output is left as it was.
+        n = min(d.index.size, dst.size)
+        dst[:n] = src[d.index[:n]]
 
 
 # --------------------------------------------------------------------------- CAST
@@ -412,7 +447,7 @@ def _reg(name, prepare, invoke, struct_name=None):
 BUILTINS: list[tuple[str, Registration, int]] = [
     ("RESHAPE", _reg("RESHAPE", _same_size_prepare, _copy_invoke), 2),
     ("SQUEEZE", _reg("SQUEEZE", _same_size_prepare, _copy_invoke), 2),
-    ("EXPAND_DIMS", _reg("EXPAND_DIMS", _same_size_prepare, _copy_invoke), 2),
+    ("EXPAND_DIMS", _reg("EXPAND_DIMS", _expand_dims_prepare, _copy_invoke), 2),
     ("SHAPE", _reg("SHAPE", _shape_prepare, _shape_invoke), 2),
     ("PACK", _reg("PACK", _pack_prepare, _pack_invoke), 4),
     ("CONCATENATION", _reg("CONCATENATION", _concat_prepare, _concat_invoke,

@@ -207,7 +207,7 @@ class TflmAllocator:
         arena.set_head(head)
         for tensors in (sg.inputs, sg.outputs):
             arena.allocate_persistent(t.pointer_size * len(tensors), ARENA_ALIGNMENT,
-                                      "interpreter tensor lists")
+                                      "Persistent buffer data")
             for index in tensors:
                 arena.allocate_persistent(t.sizeof("TfLiteTensor"), t.alignof("TfLiteTensor"),
                                           "Persistent TfLiteTensor data")
@@ -229,7 +229,8 @@ class TflmAllocator:
         then the scratch buffers, in TFLM's AddBuffer order."""
         sg = self.model.main
         first, last, steps = tensor_lifetimes(sg)
-        offline = offline_offsets(self.model) if self.planner_name == "offline" else None
+        # Like TFLM, the greedy planner honours an offline plan when the model carries one.
+        offline = offline_offsets(self.model) if self.planner_name in ("greedy", "offline") else None
         if self.planner_name == "offline" and offline is None:
             raise AllocationError("--planner offline: the model carries no OfflineMemoryAllocation "
                                   "metadata")

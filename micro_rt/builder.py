@@ -59,6 +59,7 @@ class ModelBuilder:
         self.outputs: list[int] = []
         self.metadata: list[tuple[str, int]] = []
         self.subgraph_name = "main"
+        self.schema_version = schema.SCHEMA_VERSION
 
     # ---- records -------------------------------------------------------------------
     def add_buffer(self, data: bytes | np.ndarray) -> int:
@@ -176,7 +177,7 @@ class ModelBuilder:
         buffer_vec = self._offsets(fb, buffers)
         meta_vec = self._offsets(fb, metadata) if metadata else None
         fb.StartObject(8)
-        fb.PrependUint32Slot(0, schema.SCHEMA_VERSION, 0)
+        fb.PrependUint32Slot(0, self.schema_version, 0)
         fb.PrependUOffsetTRelativeSlot(1, opcode_vec, 0)
         fb.PrependUOffsetTRelativeSlot(2, subgraph_vec, 0)
         fb.PrependUOffsetTRelativeSlot(3, description, 0)
@@ -205,7 +206,7 @@ class ModelBuilder:
             fb.StartVector(1, len(data), 16)
             fb.head -= len(data)
             fb.Bytes[fb.head:fb.head + len(data)] = data
-            vec = fb.EndVector(len(data))
+            vec = fb.EndVector()
         fb.StartObject(3)
         if vec is not None:
             fb.PrependUOffsetTRelativeSlot(0, vec, 0)

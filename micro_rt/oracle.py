@@ -86,3 +86,73 @@ def compare_with_oracle(data: bytes, inputs: Sequence[np.ndarray],
                    f"(max |diff| {np.max(np.abs(ours.astype(np.float64) - theirs)):g})")
         report.append({"index": i, "equal": equal, "differing_elements": diff, "verdict": verdict})
     return report
+
+
+def random_inputs(it, seed: int) -> list[np.ndarray]:
+    """Seeded inputs covering each input's whole range (ints) or [-1, 1] (floats)."""
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for i in range(it.num_inputs):
+        details = it.get_input_details(i)
+        dtype = np.dtype(details["dtype"])
+        shape = tuple(int(d) for d in details["shape"])
+        if np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            inputs.append(rng.integers(info.min, int(info.max) + 1, size=shape).astype(dtype))
+        else:
+            inputs.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
+    return inputs
+
+
+def _equal(ours: np.ndarray, theirs: np.ndarray) -> bool:
+    if np.issubdtype(ours.dtype, np.floating):
+        return bool(np.allclose(ours, theirs, rtol=1e-5, atol=1e-6))
+    return bool(np.array_equal(ours, theirs))
+
+
+def check_model(data: bytes, seeds: Sequence[int] = range(20), **interpreter_kwargs) -> dict:
+    """Run micro_rt and the oracle on seeded inputs; compare every output.
+
+    On a mismatch, rerun that seed with every tensor preserved on both sides and name the
+    first operator whose output differs.
+    """
+    from .interpreter import Interpreter
+    ours = Interpreter.from_bytes(data, **interpreter_kwargs)
+    theirs = interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16))
+    failures = []
+    for seed in seeds:
+        inputs = random_inputs(ours, seed)
+        for i, x in enumerate(inputs):
+            ours.set_input(x, i)
+            theirs.set_input(x, i)
+        ours.invoke()
+        theirs.invoke()
+        for k in range(ours.num_outputs):
+            a, b = ours.get_output(k), np.array(theirs.get_output(k))
+            if not _equal(a, b):
+                failures.append({"seed": seed, "output": k,
+                                 "differing": int(np.count_nonzero(a != b)), "size": a.size,
+                                 "max_abs_diff": float(np.max(np.abs(a.astype(np.float64) - b))),
+                                 "first_bad_op": first_differing_op(data, inputs, **interpreter_kwargs)})
+                break
+    return {"seeds": len(list(seeds)), "outputs": ours.num_outputs, "failures": failures}
+
+
+def first_differing_op(data: bytes, inputs: Sequence[np.ndarray], **interpreter_kwargs) -> Optional[str]:
+    from .interpreter import Interpreter
+    ours = Interpreter.from_bytes(data, preserve_all_tensors=True, **interpreter_kwargs)
+    theirs = interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16), preserve_all_tensors=True)
+    for i, x in enumerate(inputs):
+        ours.set_input(x, i)
+        theirs.set_input(x, i)
+    ours.invoke()
+    theirs.invoke()
+    for node in ours.nodes:
+        for t in node.outputs:
+            a = ours.get_tensor(t)
+            b = np.array(theirs.GetTensor(t, 0)).reshape(a.shape)
+            if not _equal(a, b):
+                return (f"op {node.index} {node.op_name}: output tensor {t} "
+                        f"('{ours.tensors[t].name}') differs in {int(np.count_nonzero(a != b))} "
+                        f"of {a.size} elements")
+    return None

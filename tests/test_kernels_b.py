@@ -193,6 +193,14 @@ def assert_matches_oracle(data: bytes, trials: int = 5, seed: int = 0):
         tm = runtime.Interpreter.from_bytes(data, arena_size=1 << 20)
     except Exception:
         tm = None
+    if tm is not None and len(tm_inputs := read_model(data).main.inputs) > 0:
+        try:
+            for k, i in enumerate(tm_inputs):
+                t = read_model(data).main.tensors[i]
+                tm.set_input(np.zeros(t.shape, t.dtype), k)
+            tm.invoke()
+        except RuntimeError:
+            tm = None
     if tm is None:
         with pytest.raises(fixedpoint.KernelError):
             Runner(data)
@@ -204,12 +212,17 @@ def assert_matches_oracle(data: bytes, trials: int = 5, seed: int = 0):
                for i in ours.sg.inputs]
         for k, x in enumerate(ins):
             tm.set_input(x, k)
-        tm.invoke()
+        try:
+            tm.invoke()
+        except RuntimeError:
+            # TFLM rejects this node only when it runs (e.g. an unsupported type): we reject
+            # it in prepare already.
+            pytest.fail("oracle failed to invoke but our prepare accepted the node")
         got = ours.run(*ins)
         for k, g in enumerate(got):
             e = np.asarray(tm.get_output(k))
             assert e.shape == g.shape and e.dtype == g.dtype, (e.shape, g.shape, e.dtype, g.dtype)
-            if not np.array_equal(e.view(np.uint8), g.view(np.uint8)):
+            if not np.array_equal(e.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8)):
                 bad = np.nonzero(e.ravel() != g.ravel())[0]
                 raise AssertionError(f"trial {t} output {k}: {len(bad)} differ, e.g. at {bad[:5]}: "
                                      f"expected {e.ravel()[bad[:5]]} got {g.ravel()[bad[:5]]}")
@@ -332,7 +345,7 @@ def _shape_cases():
         cases.append((f"CAST-{src}-{dst}", single_op("CAST", [mk[src]((3, 7))], mk[dst]((3, 7)))))
     # STRIDED_SLICE: random begin/end/strides/masks, including negative strides; oracle decides
     # which are valid (our prepare must then reject the same ones).
-    for k in range(24):
+    for k in range(40):
         rank = int(rng.integers(1, 5))
         shape = tuple(int(d) for d in rng.integers(1, 7, size=rank))
         begin = [int(rng.integers(-d - 1, d + 2)) for d in shape]
@@ -340,7 +353,12 @@ def _shape_cases():
         strides = [int(rng.choice([-3, -2, -1, 1, 1, 2, 3])) for _ in shape]
         bm, em = int(rng.integers(0, 1 << rank)), int(rng.integers(0, 1 << rank))
         sm = int(rng.integers(0, 1 << rank)) if k % 3 == 0 else 0
+        strides = [1 if sm >> ax & 1 else s for ax, s in enumerate(strides)]
         axes, out_shape = shape_ops.strided_slice_plan(shape, begin, end, strides, bm, em, sm)
+        if 0 in out_shape:
+            continue  # zero-size tensors are dynamic for TFLM: the interpreter rejects them
+        if math.prod(len(a) for a in axes) != math.prod(out_shape):
+            continue  # shrink index out of range: TFLM leaves the output unwritten (garbage)
         typ = ["INT8", "FLOAT32", "INT16", "INT32"][k % 4]
         mk = lambda s: dict(shape=s, type=typ, **({"scale": 0.1, "zp": 1} if typ in ("INT8", "INT16") else {}))  # noqa: E731
         cases.append((f"STRIDED_SLICE-{k}", single_op(
@@ -369,8 +387,8 @@ def test_gemmlowp_logistic_tanh_close_to_real():
     assert np.max(np.abs(th - np.tanh(x))) < 1e-6
 
 
-def test_add_multipliers_double_vs_sub_float():
-    # ADD computes its rescaling multipliers in double, SUB in float: both must be reproducible.
+def test_add_sub_multipliers():
+    # ADD and SUB compute their rescaling multipliers in double (seanet sub0/1/3 need it).
     class T:
         def __init__(self, s, z, dt=np.int8):
             self.scales, self.zero_points, self.dtype = np.float32([s]), np.int64([z]), np.dtype(dt)
@@ -385,8 +403,8 @@ def test_persistent_allocations_follow_tflm():
     data = single_op("CONCATENATION", [q8((2, 3), 0.1, 3), q8((2, 5), 0.1, 3), q8((2, 1), 0.1, 3)],
                      q8((2, 9), 0.1, 3), {"axis": 1})
     r = Runner(data)
-    assert r.ctx.target.names == ["concatenation.cc:OpData"]
-    assert r.ctx.persistent == [24, 12, 12]
+    assert r.ctx.target.names == ["OpDataConcatenation"]
+    assert r.ctx.persistent == [24]       # measured: no per-input arrays in the oracle's TFLM
     r = Runner(single_op("ADD", [q8((4,), 0.1, 0), q8((4,), 0.2, 0)], q8((4,), 0.3, 0)))
     assert r.ctx.target.names == ["OpDataAdd"]
     r = Runner(single_op("RESHAPE", [q8((4,), 0.1, 0), i32((1,), data=np.array([4]))], q8((4,), 0.1, 0)))
@@ -412,30 +430,39 @@ def _need(path: Path):
     return path
 
 
-def test_seanet_golden():
-    """int16 ADD/SUB/PAD/QUANTIZE/STRIDED_SLICE/LEAKY_RELU ... graph against its golden csv."""
+def test_seanet_models():
+    """int16 ADD/SUB/PAD/QUANTIZE/STRIDED_SLICE/LEAKY_RELU graphs: exact against the oracle,
+    within 1 LSB of the golden csv (the csv files come from another TFLM build: a few
+    leaky_relu elements differ by one there, for the oracle as well)."""
     d = _need(SHARED / "tflm" / "integration_tests" / "seanet")
-    models = sorted(d.rglob("*.tflite"))
+    try:
+        from tflite_micro import runtime
+    except Exception:
+        runtime = None
     reg = _registry()
     ran = 0
-    for m in models:
+    for m in sorted(d.rglob("*.tflite")):
         data = m.read_bytes()
         sg = read_model(data).main
         if any(op.op_name not in reg for op in sg.operators):
             continue
-        inputs = sorted(m.parent.glob(m.stem + "*input*.csv"))
-        goldens = sorted(m.parent.glob(m.stem + "*golden*.csv"))
+        inputs = sorted(m.parent.glob(m.stem + "_input*.csv"))
+        goldens = sorted(m.parent.glob(m.stem + "_golden*.csv"))
         if len(inputs) != len(sg.inputs) or not goldens:
             continue
-        r = Runner(data)
         ins = [np.loadtxt(p, delimiter=",").astype(sg.tensors[i].dtype).reshape(sg.tensors[i].shape)
                for p, i in zip(inputs, sg.inputs)]
-        got = r.run(*ins)
-        exp = np.loadtxt(goldens[0], delimiter=",").reshape(-1)
-        assert np.array_equal(got[0].reshape(-1), exp.astype(got[0].dtype)), m.name
+        got = Runner(data).run(*ins)[0]
+        exp = np.loadtxt(goldens[0], delimiter=",").reshape(-1).astype(np.int64)
+        assert np.max(np.abs(got.reshape(-1).astype(np.int64) - exp)) <= 1, m.name
+        if runtime is not None:
+            tm = runtime.Interpreter.from_bytes(data, arena_size=1 << 22)
+            for k, x in enumerate(ins):
+                tm.set_input(x, k)
+            tm.invoke()
+            assert np.array_equal(np.asarray(tm.get_output(0)), got), m.name
         ran += 1
-    if ran == 0:
-        pytest.skip("no seanet model uses only kernels-B ops")
+    assert ran > 0
 
 
 def test_simple_add_model():

@@ -1,0 +1,109 @@
+"""ELF loading for the virtual MCU (pyelftools): loadable segments and the symbol table."""
+from __future__ import annotations
+
+import bisect
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from elftools.elf.constants import P_FLAGS
+from elftools.elf.elffile import ELFFile
+
+from micro_rt.errors import EmulationError
+
+
+@dataclass
+class Segment:
+    vaddr: int          # run address (where the CPU sees it: .data in SRAM)
+    paddr: int          # load address (the image in flash: .data's initial values)
+    data: bytes         # file contents (filesz bytes)
+    memsz: int          # >= len(data): the rest is zero (.bss)
+    executable: bool
+
+
+@dataclass
+class Symbol:
+    name: str
+    addr: int           # Thumb bit cleared
+    size: int
+    is_func: bool
+
+
+@dataclass
+class ElfImage:
+    path: str
+    entry: int
+    segments: list[Segment]
+    symbols: dict[str, Symbol]
+    sha256: str
+    _starts: list[int] = field(default_factory=list, repr=False)
+    _sorted: list[Symbol] = field(default_factory=list, repr=False)
+
+    def __post_init__(self):
+        syms = sorted((s for s in self.symbols.values() if s.is_func or s.size),
+                      key=lambda s: (s.addr, not s.is_func, s.name))
+        self._sorted = syms
+        self._starts = [s.addr for s in syms]
+
+    def symbol(self, name: str) -> int:
+        sym = self.symbols.get(name)
+        if sym is None:
+            raise EmulationError(f"symbol '{name}' not found in {Path(self.path).name}")
+        return sym.addr
+
+    def symbol_at(self, pc: int) -> str:
+        """'name+0xoff' for the function (or sized object) containing pc, else hex(pc)."""
+        pc &= ~1
+        i = bisect.bisect_right(self._starts, pc) - 1
+        # several symbols may start at or before pc: walk back for one that contains it
+        while i >= 0:
+            s = self._sorted[i]
+            if s.addr <= pc < s.addr + max(s.size, 1) or (s.size == 0 and s.addr == pc):
+                off = pc - s.addr
+                return s.name if off == 0 else f"{s.name}+0x{off:x}"
+            if pc - s.addr > 1 << 20:
+                break
+            i -= 1
+        return f"0x{pc:08x}"
+
+    @property
+    def image_end(self) -> int:
+        """First address after everything loaded into flash (load addresses)."""
+        return max((s.paddr + len(s.data) for s in self.segments), default=0)
+
+    def ram_end(self, ram_base: int) -> int:
+        ends = [s.vaddr + s.memsz for s in self.segments if s.vaddr >= ram_base]
+        return max(ends, default=ram_base)
+
+
+def load_elf(path: str | Path) -> ElfImage:
+    path = Path(path)
+    raw = path.read_bytes()
+    with open(path, "rb") as fh:
+        elf = ELFFile(fh)
+        if elf["e_machine"] != "EM_ARM" or elf.elfclass != 32:
+            raise EmulationError(f"{path.name} is not a 32-bit ARM ELF")
+        segments = []
+        for seg in elf.iter_segments():
+            if seg["p_type"] != "PT_LOAD" or seg["p_memsz"] == 0:
+                continue
+            segments.append(Segment(vaddr=seg["p_vaddr"], paddr=seg["p_paddr"], data=seg.data(),
+                                    memsz=seg["p_memsz"], executable=bool(seg["p_flags"] & P_FLAGS.PF_X)))
+        symbols: dict[str, Symbol] = {}
+        symtab = elf.get_section_by_name(".symtab")
+        if symtab is not None:
+            for sym in symtab.iter_symbols():
+                typ = sym["st_info"]["type"]
+                if not sym.name or typ not in ("STT_FUNC", "STT_OBJECT", "STT_NOTYPE"):
+                    continue
+                if sym["st_shndx"] == "SHN_UNDEF" or sym.name.startswith("$"):
+                    continue
+                is_func = typ == "STT_FUNC"
+                addr = sym["st_value"] & ~1 if is_func else sym["st_value"]
+                new = Symbol(sym.name, addr, sym["st_size"], is_func)
+                old = symbols.get(sym.name)
+                # prefer global / sized definitions
+                if old is None or (sym["st_info"]["bind"] == "STB_GLOBAL") or (not old.size and new.size):
+                    symbols[sym.name] = new
+        entry = elf["e_entry"]
+    return ElfImage(str(path), entry, segments, symbols, hashlib.sha256(raw).hexdigest())

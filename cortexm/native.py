@@ -1,0 +1,289 @@
+"""Native (C) Unicorn hooks for exact block counting, budget and alignment/flash-data checks.
+
+`native_hook.c` is compiled with the host C compiler (`cc -O2 -shared -fPIC`) at first use into a
+cache directory (env MICRO_RT_CACHE, else ~/.cache/micro_rt), keyed by a hash of the source, and
+loaded with ctypes. The hook functions are registered with Unicorn's C `uc_hook_add` on the
+engine handle (`uc._uch`). When no compiler is available (or MICRO_RT_NO_NATIVE=1), `HookSet`
+falls back to Python hooks with the same results (slowly: ~18 M instructions/s).
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Optional
+
+import unicorn
+from unicorn import unicorn_const as UC
+from unicorn.arm_const import UC_ARM_REG_PC
+
+_SRC = Path(__file__).with_name("native_hook.c")
+_lock = threading.Lock()
+_lib: Optional[ctypes.CDLL] = None
+_lib_error: Optional[str] = None
+
+_u64p = ctypes.POINTER(ctypes.c_uint64)
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("MICRO_RT_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "micro_rt"
+
+
+def _compiler() -> Optional[str]:
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return name
+    return None
+
+
+def load_native() -> Optional[ctypes.CDLL]:
+    """The compiled hook library, or None (reason in `native_error()`)."""
+    global _lib, _lib_error
+    with _lock:
+        if _lib is not None or _lib_error is not None:
+            return _lib
+        if os.environ.get("MICRO_RT_NO_NATIVE"):
+            _lib_error = "disabled by MICRO_RT_NO_NATIVE"
+            return None
+        try:
+            src = _SRC.read_bytes()
+            digest = hashlib.sha256(src).hexdigest()[:16]
+            out = cache_dir() / f"mrt_hook_{digest}.so"
+            if not out.exists():
+                cc = _compiler()
+                if cc is None:
+                    _lib_error = "no host C compiler (cc/gcc/clang) found"
+                    return None
+                out.parent.mkdir(parents=True, exist_ok=True)
+                with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+                    tmp_so = Path(tmp) / out.name
+                    r = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(tmp_so), str(_SRC)],
+                                       capture_output=True, text=True)
+                    if r.returncode != 0:
+                        _lib_error = f"compiling native hook failed: {r.stderr.strip()[:500]}"
+                        return None
+                    os.replace(tmp_so, out)      # atomic: concurrent processes are fine
+            lib = ctypes.CDLL(str(out))
+        except OSError as exc:
+            _lib_error = f"native hook unavailable: {exc}"
+            return None
+        vp = ctypes.c_void_p
+        lib.mrt_new.restype = vp
+        lib.mrt_new.argtypes = []
+        lib.mrt_free.argtypes = [vp]
+        lib.mrt_set_funcs.argtypes = [vp, vp, vp, ctypes.c_int]
+        lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
+                                          ctypes.c_uint32, ctypes.c_uint32]
+        lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
+        lib.mrt_flush_dcache.argtypes = [vp]
+        lib.mrt_edge_count.argtypes = [vp]
+        lib.mrt_edge_count.restype = ctypes.c_uint32
+        lib.mrt_edges.argtypes = [vp, _u64p, ctypes.c_uint32]
+        lib.mrt_edges.restype = ctypes.c_uint32
+        lib.mrt_stats.argtypes = [vp, _u64p]
+        lib.mrt_unaligned.argtypes = [vp, _u64p, ctypes.c_uint32]
+        lib.mrt_unaligned.restype = ctypes.c_uint32
+        _lib = lib
+        return lib
+
+
+def _uclib():
+    try:
+        import unicorn.unicorn_py3.unicorn as m   # unicorn >= 2.1 layout
+        return m.uclib
+    except ImportError:  # pragma: no cover
+        import unicorn.unicorn as m
+        return m._uc
+
+
+def native_error() -> Optional[str]:
+    load_native()
+    return _lib_error
+
+
+class Stats:
+    __slots__ = ("bytes", "budget_hit", "flash_reads", "flash_read_misses", "unaligned_total",
+                 "unaligned_dropped")
+
+    def __init__(self, b=0, hit=False, fr=0, frm=0, ut=0, ud=0):
+        self.bytes, self.budget_hit, self.flash_reads, self.flash_read_misses = b, hit, fr, frm
+        self.unaligned_total, self.unaligned_dropped = ut, ud
+
+
+class HookSet:
+    """Block-edge counting + budget (+ optional memory hook) on one Unicorn engine.
+
+    Must be installed before the engine's first emu_start (hooks added later miss cached
+    translations). edges(): {(prev, prev_size, cur, cur_size): count}; prev is the block executed
+    before (`entry_prev` for the first block of a call).
+    """
+
+    def __init__(self, uc: unicorn.Uc, *, memory_hook: bool, check_alignment: bool,
+                 flash_lo: int, flash_hi: int, line_bytes: int = 16, dcache_lines: int = 1,
+                 prefer_native: bool = True):
+        self.uc = uc
+        self.memory_hook = memory_hook
+        self.check_alignment = check_alignment
+        self.flash_lo, self.flash_hi = flash_lo, flash_hi
+        self.line_shift = max(0, int(line_bytes).bit_length() - 1)
+        self.dcache_lines = max(1, int(dcache_lines))
+        self._lib = load_native() if prefer_native else None
+        self.native = self._lib is not None
+        self._handles: list[int] = []
+        if self.native:
+            self._install_native()
+        else:
+            self._install_python()
+
+    # ---- native ----
+    def _install_native(self):
+        lib = self._lib
+        uclib = _uclib()
+        self._uclib = uclib
+        self._state = ctypes.c_void_p(lib.mrt_new())
+        if not self._state.value:
+            raise MemoryError("mrt_new failed")
+        stop = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p)
+        rr = ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p)
+        lib.mrt_set_funcs(self._state, stop, rr, UC_ARM_REG_PC)
+        lib.mrt_configure_mem(self._state, int(self.check_alignment), self.flash_lo, self.flash_hi,
+                              self.line_shift, self.dcache_lines)
+        self._add(UC.UC_HOOK_BLOCK, ctypes.cast(lib.mrt_block_hook, ctypes.c_void_p).value, 1, 0)
+        if self.memory_hook:
+            self._add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE,
+                      ctypes.cast(lib.mrt_mem_hook, ctypes.c_void_p).value, 1, 0)
+
+    def _add(self, htype: int, fptr: int, begin: int, end: int):
+        handle = ctypes.c_size_t()
+        status = self._uclib.uc_hook_add(self.uc._uch, ctypes.byref(handle), htype,
+                                         ctypes.c_void_p(fptr), self._state,
+                                         ctypes.c_uint64(begin), ctypes.c_uint64(end))
+        if status != UC.UC_ERR_OK:
+            raise unicorn.UcError(status)
+        self._handles.append(handle.value)
+
+    def set_flash_range(self, lo: int, hi: int):
+        self.flash_lo, self.flash_hi = lo, hi
+        if self.native:
+            self._lib.mrt_configure_mem(self._state, int(self.check_alignment), lo, hi,
+                                        self.line_shift, self.dcache_lines)
+        else:
+            self._dc = [None] * self._dc_n
+
+    # ---- python fallback ----
+    def _install_python(self):
+        self._edges: dict = {}
+        self._prev = (0, 0)
+        self._bytes = 0
+        self._budget = 1 << 62
+        self._hit = False
+        self._fr = self._frm = 0
+        self._unal: dict = {}
+        self._unal_total = 0
+        n = 1
+        while n < self.dcache_lines:
+            n <<= 1
+        self._dc_n = n
+        self._dc = [None] * n
+
+        def block(uc, address, size, _):
+            key = (self._prev[0], self._prev[1], address, size)
+            e = self._edges
+            e[key] = e.get(key, 0) + 1
+            self._prev = (address, size)
+            self._bytes += size
+            if self._bytes > self._budget and not self._hit:
+                self._hit = True
+                uc.emu_stop()
+
+        self._handles.append(self.uc.hook_add(UC.UC_HOOK_BLOCK, block))
+        if self.memory_hook:
+            def mem(uc, access, address, size, value, _):
+                if self.check_alignment and address & (3 if size >= 4 else size - 1):
+                    self._unal_total += 1
+                    pc = uc.reg_read(UC_ARM_REG_PC)
+                    rec = self._unal.get(pc)
+                    if rec is None:
+                        self._unal[pc] = [pc, address, size, access, 1]
+                    else:
+                        rec[4] += 1
+                if access == UC.UC_MEM_READ and self.flash_lo <= address < self.flash_hi:
+                    line = address >> self.line_shift
+                    idx = line & (self._dc_n - 1)
+                    self._fr += 1
+                    if self._dc[idx] != line:
+                        self._dc[idx] = line
+                        self._frm += 1
+            self._handles.append(self.uc.hook_add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem))
+
+    # ---- common API ----
+    def reset(self, budget_instructions: int, entry_prev: int):
+        byte_budget = 4 * int(budget_instructions)     # >= 1 instruction per 4 bytes
+        if self.native:
+            self._lib.mrt_reset(self._state, ctypes.c_uint64(min(byte_budget, (1 << 64) - 1)), entry_prev)
+        else:
+            self._edges = {}
+            self._prev = (entry_prev, 0)
+            self._bytes = 0
+            self._budget = byte_budget
+            self._hit = False
+            self._fr = self._frm = 0
+            self._unal = {}
+            self._unal_total = 0
+
+    def flush_dcache(self):
+        if self.native:
+            self._lib.mrt_flush_dcache(self._state)
+        else:
+            self._dc = [None] * self._dc_n
+
+    def edges(self) -> dict:
+        if not self.native:
+            return dict(self._edges)
+        n = self._lib.mrt_edge_count(self._state)
+        buf = (ctypes.c_uint64 * (5 * max(n, 1)))()
+        k = self._lib.mrt_edges(self._state, buf, n)
+        vals = list(buf)
+        return {(vals[5 * i], vals[5 * i + 1], vals[5 * i + 2], vals[5 * i + 3]): vals[5 * i + 4]
+                for i in range(k)}
+
+    def stats(self) -> Stats:
+        if not self.native:
+            return Stats(self._bytes, self._hit, self._fr, self._frm, self._unal_total, 0)
+        buf = (ctypes.c_uint64 * 8)()
+        self._lib.mrt_stats(self._state, buf)
+        return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6])
+
+    def unaligned(self) -> list[tuple[int, int, int, int, int]]:
+        """[(pc, first address, size, access type, count)]"""
+        if not self.native:
+            return [tuple(v) for v in self._unal.values()]
+        buf = (ctypes.c_uint64 * (5 * 256))()
+        k = self._lib.mrt_unaligned(self._state, buf, 256)
+        vals = list(buf)
+        return [tuple(vals[5 * i:5 * i + 5]) for i in range(k)]
+
+    def close(self):
+        if self.native and getattr(self, "_state", None) is not None and self._state.value:
+            for h in self._handles:
+                try:
+                    self._uclib.uc_hook_del(self.uc._uch, ctypes.c_size_t(h))
+                except Exception:
+                    pass
+            self._handles = []
+            self._lib.mrt_free(self._state)
+            self._state = ctypes.c_void_p(0)
+
+    def __del__(self):  # the engine may be gone already: only free our state
+        try:
+            if self.native and self._state.value:
+                self._lib.mrt_free(self._state)
+                self._state = ctypes.c_void_p(0)
+        except Exception:
+            pass
