@@ -150,7 +150,7 @@ def first_differing_op(data: bytes, inputs: Sequence[np.ndarray], **interpreter_
     for node in ours.nodes:
         for t in node.outputs:
             a = ours.get_tensor(t)
-            b = np.array(theirs.GetTensor(t, 0)).reshape(a.shape)
+            b = np.array(theirs.GetTensor(t, 0)["tensor_data"]).reshape(a.shape)
             if not _equal(a, b):
                 return (f"op {node.index} {node.op_name}: output tensor {t} "
                         f"('{ours.tensors[t].name}') differs in {int(np.count_nonzero(a != b))} "

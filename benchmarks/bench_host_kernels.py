@@ -1,0 +1,77 @@
+"""Invoke time of micro_rt's host kernels against the tflite-micro pip runtime (TFLM's C++
+reference kernels), measured in one process, interleaved, median of many runs.
+
+    python benchmarks/bench_host_kernels.py [--runs N] [--markdown]
+
+Prints a table of median invoke times and the ratio micro_rt / tflite-micro (goal <= 0.5).
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from micro_rt import Interpreter, oracle
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "models" / "tflm"
+REAL_MODELS = ["person_detect.tflite", "micro_speech_quantized.tflite",
+               "mobilenet_v2_quantized_1x3x224x224.tflite"]
+
+
+def models() -> list[Path]:
+    found = [SHARED / n for n in REAL_MODELS if (SHARED / n).exists()]
+    return found + sorted((ROOT / "models").glob("*.tflite"))
+
+
+def time_model(path: Path, runs: int) -> tuple[float, float]:
+    data = path.read_bytes()
+    ours = Interpreter.from_bytes(data)
+    theirs = oracle.interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16))
+    for i, x in enumerate(oracle.random_inputs(ours, 0)):
+        ours.set_input(x, i)
+        theirs.set_input(x, i)
+    for _ in range(2):                     # warm up both
+        ours.invoke()
+        theirs.invoke()
+    a, b = [], []
+    for _ in range(runs):                  # interleaved so drift hits both alike
+        t0 = time.perf_counter()
+        ours.invoke()
+        t1 = time.perf_counter()
+        theirs.invoke()
+        t2 = time.perf_counter()
+        a.append(t1 - t0)
+        b.append(t2 - t1)
+    return statistics.median(a), statistics.median(b)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    if not oracle.available():
+        print("tflite-micro is not installed: pip install tflite-micro", file=sys.stderr)
+        return 1
+    rows = []
+    for path in models():
+        runs = max(3, args.runs // 10) if path.stat().st_size > 1_000_000 else args.runs
+        ours, theirs = time_model(path, runs)
+        rows.append((path.name, ours, theirs, ours / theirs))
+    header = f"| model | micro_rt invoke | tflite-micro invoke | ratio |\n|---|---:|---:|---:|"
+    lines = [header] + [f"| {n} | {a * 1e3:.3f} ms | {b * 1e3:.3f} ms | {r:.2f} |" for n, a, b, r in rows]
+    print(f"{platform.node()} {platform.machine()} python {platform.python_version()} "
+          f"numpy {np.__version__}, {date.today()}, median of interleaved runs")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
