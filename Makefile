@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 DEMO_MODEL ?= models/mobilenet_tiny_int8.tflite
 
-.PHONY: demo test venv test-venv bench fuzz clean
+.PHONY: demo test venv test-venv bench fuzz clean firmware
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ test: test-venv
 
 bench: test-venv
 	$(BIN)/python benchmarks/bench_host_kernels.py
+
+# Virtual-MCU firmware (needs arm-none-eabi-gcc): cortexm/firmware/cortex-m{0plus,4,7,33}.elf,
+# byte-for-byte reproducible (tests/test_vmcu_kernels.py rebuilds and compares).
+firmware:
+	$(MAKE) -C cortexm/src
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache

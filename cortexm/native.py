@@ -109,11 +109,12 @@ def native_error() -> Optional[str]:
 
 class Stats:
     __slots__ = ("bytes", "budget_hit", "flash_reads", "flash_read_misses", "unaligned_total",
-                 "unaligned_dropped")
+                 "unaligned_dropped", "last_block")
 
-    def __init__(self, b=0, hit=False, fr=0, frm=0, ut=0, ud=0):
+    def __init__(self, b=0, hit=False, fr=0, frm=0, ut=0, ud=0, last=None):
         self.bytes, self.budget_hit, self.flash_reads, self.flash_read_misses = b, hit, fr, frm
         self.unaligned_total, self.unaligned_dropped = ut, ud
+        self.last_block = last          # (addr, size) of the last block executed, or None
 
 
 class HookSet:
@@ -255,10 +256,12 @@ class HookSet:
 
     def stats(self) -> Stats:
         if not self.native:
-            return Stats(self._bytes, self._hit, self._fr, self._frm, self._unal_total, 0)
-        buf = (ctypes.c_uint64 * 8)()
+            last = self._prev if self._prev[1] else None
+            return Stats(self._bytes, self._hit, self._fr, self._frm, self._unal_total, 0, last)
+        buf = (ctypes.c_uint64 * 10)()
         self._lib.mrt_stats(self._state, buf)
-        return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6])
+        last = (buf[7], buf[8]) if buf[8] else None
+        return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6], last)
 
     def unaligned(self) -> list[tuple[int, int, int, int, int]]:
         """[(pc, first address, size, access type, count)]"""

@@ -214,10 +214,12 @@ uint32_t mrt_edges(mrt_state *s, uint64_t *out, uint32_t max) {
     return k;
 }
 
-/* stats: bytes, budget_hit, flash_reads, flash_read_misses, unal_n, unal_total, unal_dropped */
+/* stats: bytes, budget_hit, flash_reads, flash_read_misses, unal_n, unal_total, unal_dropped,
+ * last block address, last block size */
 void mrt_stats(mrt_state *s, uint64_t *out) {
     out[0] = s->bytes; out[1] = (uint64_t)s->budget_hit; out[2] = s->flash_reads;
     out[3] = s->flash_read_misses; out[4] = s->unal_n; out[5] = s->unal_total; out[6] = s->unal_dropped;
+    out[7] = s->prev; out[8] = s->prev_size;
 }
 
 /* unaligned records: 5 uint64 each (pc, addr, size, type, count) */

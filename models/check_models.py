@@ -3,7 +3,7 @@
 
 Uses the project venv (no TensorFlow needed):
 
-    /work/main/.venv/bin/python models/check_models.py
+    .venv/bin/python models/check_models.py
 
 For each model: load it with ``tflite_micro.runtime`` (TFLM's Python
 interpreter, all builtin ops registered), feed seeded random inputs, invoke,

@@ -4,7 +4,8 @@
 Dev-only tool: needs TensorFlow (tensorflow-cpu), which is NOT a runtime
 dependency of micro_rt.  Run from the repository root:
 
-    /work/tfvenv/bin/python models/make_models.py
+    python3 -m venv tfvenv && tfvenv/bin/pip install tensorflow-cpu==2.21.0
+    tfvenv/bin/python models/make_models.py
 
 It rebuilds every ``models/*.tflite`` listed in MODELS below, checks each float
 model against TensorFlow on one random input (and each int8 model loosely, after
@@ -566,7 +567,8 @@ Small models made with the real TensorFlow Lite converter, for micro_rt's tests.
 Regenerate (from the repository root; TensorFlow is a dev-only tool, never a
 micro_rt dependency):
 
-    /work/tfvenv/bin/python models/make_models.py
+    python3 -m venv tfvenv && tfvenv/bin/pip install tensorflow-cpu==2.21.0
+    tfvenv/bin/python models/make_models.py
 
 Made with TensorFlow {tf_version} (Keras {keras_version}), numpy {np_version}.  The
 script is deterministic (per-model seeds via `keras.utils.set_random_seed`, seeded
@@ -698,7 +700,7 @@ feeds seeded random inputs (int8: full range; float: uniform [-1, 1]), invokes,
 reads the arena total from `print_allocations()`, and compares each output with
 LiteRT's reference kernels (`OpResolverType.BUILTIN_REF`):
 
-    /work/main/.venv/bin/python models/check_models.py
+    .venv/bin/python models/check_models.py
 
 Every model loads and runs in TFLM; none had to be dropped (all ops used are in
 the TFLM Python interpreter's op resolver).  Two TFLM-vs-LiteRT differences

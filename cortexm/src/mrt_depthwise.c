@@ -187,8 +187,8 @@ arm_cmsis_nn_status arm_depthwise_conv_s8_opt(MRT_DW_ARGS)
                             const uint32_t xv = (uint32_t)mrt_read_s8x4(src + c);
                             const uint32_t a = __sxtab16(off2, xv);
                             const uint32_t bq = __sxtab16(off2, mrt_ror(xv, 8));
-                            mrt_write_s16x2(dst, (int32_t)__pkhbt(a, bq, 16));
-                            mrt_write_s16x2(dst + 2, (int32_t)__pkhtb(bq, a, 16));
+                            mrt_write_s16x2(dst, (int32_t)((a & 0xFFFFu) | (bq << 16)));
+                            mrt_write_s16x2(dst + 2, (int32_t)((bq & 0xFFFF0000u) | (a >> 16)));
                             dst += 4;
                         }
                         for (; c < c_n; ++c) {
