@@ -648,6 +648,16 @@ def _count(items):
 
 
 README_TAIL = """
+## Builder-made models (`make_builder_models.py`)
+
+Graphs the converter will not emit on request, written with `micro_rt.builder.ModelBuilder`
+(`python models/make_builder_models.py`; a test rebuilds them and compares bytes).
+
+| file | purpose |
+|---|---|
+| `custom_atan.tflite` | custom op `ATAN` with flexbuffer options `{offset: 0.5, taps: [1, 2, 3]}`, then RELU: the custom-op registration story (fails unresolved without `add_custom`) |
+| `offline_plan_chain.tflite` | RELU, RELU6, RELU chain on float32[1, 64] with an `OfflineMemoryAllocation` plan that gives each tensor its own 256 bytes (TFLM honours it: 1024-byte head instead of 512) |
+| `odd_lifetimes_int8.tflite` | an early tensor kept live across a RELU6 chain until a final CONCATENATION: lifetimes the greedy planner must work around |
 ## What the converter would not emit, and workarounds used
 
 * **SQUEEZE / EXPAND_DIMS**: with static shapes the converter rewrites both into

@@ -1,0 +1,516 @@
+"""The virtual Cortex-M: a Unicorn CPU with flash, SRAM, a zero-copy tensor arena and a stack,
+exact instruction counting, a per-core cycle model and alignment checking.
+
+Memory map (all cores):
+    FLASH 0x0800_0000: firmware image | return trampoline (BKPT) | WEIGHTS area (grows as needed)
+    SRAM  0x2000_0000: .data/.bss | ARGS (4 KiB) | ... | ARENA (host numpy buffer, zero-copy,
+          page aligned; arena_base = mapping + arena_misalign) | guard page (unmapped) | STACK
+The guard page makes an arena overrun or a stack overflow fault instead of corrupting memory.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Union
+
+import numpy as np
+import unicorn
+from unicorn import unicorn_const as UC
+from unicorn.arm_const import (UC_ARM_REG_LR, UC_ARM_REG_PC, UC_ARM_REG_R0, UC_ARM_REG_R1,
+                               UC_ARM_REG_R2, UC_ARM_REG_R3, UC_ARM_REG_SP,
+                               UC_CPU_ARM_CORTEX_M0, UC_CPU_ARM_CORTEX_M33, UC_CPU_ARM_CORTEX_M4,
+                               UC_CPU_ARM_CORTEX_M7)
+
+from micro_rt.errors import EmulationError
+from micro_rt.targets import get_target
+
+from . import alignment as _al
+from . import cycles as _cy
+from .alignment import AlignmentEvent
+from .elf import ElfImage, load_elf
+from .native import HookSet
+
+FLASH_BASE = 0x0800_0000
+SRAM_BASE = 0x2000_0000
+PAGE = 0x1000
+ARGS_BYTES = 4096
+DEFAULT_FLASH = 2 * 1024 * 1024
+STACK_PAINT = 0xA5
+
+CPU_MODELS = {
+    "cortex-m0plus": UC_CPU_ARM_CORTEX_M0,     # Unicorn has no M0+: same ISA (Armv6-M)
+    "cortex-m4": UC_CPU_ARM_CORTEX_M4,
+    "cortex-m7": UC_CPU_ARM_CORTEX_M7,
+    "cortex-m33": UC_CPU_ARM_CORTEX_M33,
+}
+
+# QEMU exception numbers seen through UC_HOOK_INTR
+_EXCP = {1: "undefined instruction (UsageFault)", 2: "SVC", 3: "prefetch abort (instruction fetch fault)",
+         4: "data abort", 5: "IRQ", 6: "FIQ", 7: "breakpoint (BKPT)", 8: "exception return",
+         17: "coprocessor not present (NOCP UsageFault)", 18: "invalid state (INVSTATE UsageFault)",
+         19: "stack limit overflow (STKOF)", 22: "unaligned access (UsageFault)"}
+
+_PAINT_CACHE: dict[int, bytes] = {}
+_COST_CACHE: dict[tuple[str, str], dict] = {}
+
+
+def _round_up(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+def page_aligned_buffer(nbytes: int) -> np.ndarray:
+    """A zeroed uint8 array whose data pointer is 4 KiB aligned and whose length is a multiple
+    of 4 KiB (>= nbytes). The returned view keeps its backing allocation alive."""
+    n = max(PAGE, _round_up(int(nbytes), PAGE))
+    raw = np.zeros(n + PAGE, dtype=np.uint8)
+    off = (-raw.ctypes.data) % PAGE
+    buf = raw[off:off + n]
+    assert buf.ctypes.data % PAGE == 0
+    return buf
+
+
+@dataclass
+class CallResult:
+    return_value: int                    # r0 as signed int32
+    instructions: int                    # exact executed instructions
+    cycles: int                          # cycle model total (core + branches + memory system)
+    stack_bytes: int                     # stack high-water mark of the call (bytes below SP at entry)
+    alignment_events: list = field(default_factory=list)   # list[AlignmentEvent]
+    breakdown: Optional[_cy.CycleBreakdown] = None          # core / branches / fetch / data_flash
+    blocks: int = 0                      # executed translation blocks
+    flash_data_reads: int = 0            # data loads from flash (when the memory hook is on)
+    seconds: float = 0.0                 # cycles / clock_hz
+
+
+def _to_bytes(data) -> bytes:
+    if isinstance(data, np.ndarray):
+        return np.ascontiguousarray(data).tobytes()
+    return bytes(data)
+
+
+class VirtualMCU:
+    """One emulated microcontroller. See module docstring for the memory map.
+
+    check_alignment: record unaligned LDRD/STRD/LDM/STM/PUSH/POP (and every unaligned access when
+    strict_alignment) through a native memory hook; costs speed (see benchmarks/bench_emulator.py).
+    On the M0+ (Unicorn's M0) every unaligned access faults and raises EmulationError anyway.
+    """
+
+    def __init__(self, core: str, elf_path: Union[str, Path, None] = None, *, arena_bytes: int,
+                 flash_wait_states: int = 0, clock_hz: int = 100_000_000,
+                 strict_alignment: bool = False, arena_misalign: int = 0, stack_bytes: int = 8192,
+                 check_alignment: bool = True, flash_bytes: int = DEFAULT_FLASH,
+                 memory_system: Optional[_cy.MemorySystem] = None, native: bool = True):
+        target = get_target(core)
+        if target.cpu is None or target.name not in CPU_MODELS:
+            raise EmulationError(f"target '{core}' is not an emulated Cortex-M core")
+        self.core = target.name
+        self.target = target
+        if elf_path is None:
+            elf_path = Path(__file__).parent / "firmware" / f"{self.core}.elf"
+            if not Path(elf_path).exists():
+                raise EmulationError(f"firmware {elf_path} not built (run `make firmware`)")
+        self.elf: ElfImage = load_elf(elf_path)
+        self.clock_hz = int(clock_hz)
+        self.strict_alignment = bool(strict_alignment)
+        self.arena_misalign = int(arena_misalign)
+        self.arena_bytes = int(arena_bytes)
+        self.stack_bytes = _round_up(max(int(stack_bytes), 256), 8)
+        self.flash_wait_states = int(flash_wait_states)
+        self.memory_system = memory_system or _cy.default_memory_system(self.core, self.flash_wait_states)
+        if memory_system is not None:
+            self.flash_wait_states = memory_system.wait_states
+        self.armv6m = self.core == "cortex-m0plus"
+        # Armv6-M faults on every unaligned access by itself: no hook needed for alignment there
+        self.check_alignment = bool(check_alignment) and not self.armv6m
+
+        # --- CPU: THUMB mode + explicit model first (UC_MODE_MCLASS would force an M33) ---
+        self.uc = uc = unicorn.Uc(UC.UC_ARCH_ARM, UC.UC_MODE_THUMB)
+        uc.ctl_set_cpu_model(CPU_MODELS[self.core])
+
+        # --- flash ---
+        image_end = FLASH_BASE
+        for seg in self.elf.segments:
+            for a in {seg.vaddr, seg.paddr}:
+                if FLASH_BASE <= a < SRAM_BASE:
+                    image_end = max(image_end, a + (len(seg.data) if a == seg.paddr else seg.memsz))
+        self.ret_addr = _round_up(image_end, 4)
+        self.weights_base = _round_up(self.ret_addr + 4, 16)
+        self._weights_ptr = self.weights_base
+        self.flash_size = max(_round_up(int(flash_bytes), 0x10000),
+                              _round_up(self.weights_base - FLASH_BASE + 0x10000, 0x10000))
+        uc.mem_map(FLASH_BASE, self.flash_size, UC.UC_PROT_ALL)
+
+        # --- SRAM: data/bss + args, then the arena window, a guard page, the stack ---
+        data_end = SRAM_BASE
+        for seg in self.elf.segments:
+            if seg.vaddr >= SRAM_BASE:
+                data_end = max(data_end, seg.vaddr + seg.memsz)
+        self.args_base = _round_up(data_end, 16)
+        self.args_end = self.args_base + ARGS_BYTES
+        self._args_ptr = self.args_base
+        self._low_end = _round_up(self.args_end, PAGE)
+        uc.mem_map(SRAM_BASE, self._low_end - SRAM_BASE, UC.UC_PROT_ALL)
+        self.arena_map = self._low_end
+        self.arena_base = self.arena_map + self.arena_misalign
+        self._arena_buf: Optional[np.ndarray] = None
+        self._arena_len = 0
+        self._stack_region: Optional[tuple[int, int]] = None
+        self.map_arena(self.new_arena_buffer(self.arena_bytes))
+
+        # --- load the image ---
+        for seg in self.elf.segments:
+            for a in sorted({seg.vaddr, seg.paddr}):
+                self._load(a, seg.data, seg.memsz if a == seg.vaddr else len(seg.data))
+        uc.mem_write(self.ret_addr, b"\x00\xbe\x00\xbe")          # BKPT #0 (stop address)
+
+        # --- hooks: all added before the first emu_start ---
+        mem = self.memory_system
+        self.hooks = HookSet(uc, memory_hook=self.check_alignment or mem.wait_states > 0,
+                             check_alignment=self.check_alignment,
+                             flash_lo=FLASH_BASE, flash_hi=FLASH_BASE + self.flash_size,
+                             line_bytes=mem.line_bytes, dcache_lines=mem.dcache_lines,
+                             prefer_native=native)
+        self._fault: Optional[tuple] = None
+        self._intr: Optional[tuple] = None
+        uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem)
+        uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)
+        self._ctx0 = uc.context_save()
+        self._costs = _COST_CACHE.setdefault((self.elf.sha256, self.core), {})
+        self._warm_lines: set = set()
+        self._const_cache: dict = {}
+        self._const_ids: dict = {}
+
+    # ------------------------------------------------------------------ memory layout
+    def _load(self, addr: int, data: bytes, memsz: int):
+        if not (FLASH_BASE <= addr < FLASH_BASE + self.flash_size or SRAM_BASE <= addr < self._low_end):
+            raise EmulationError(f"ELF segment at 0x{addr:08x} is outside flash/SRAM")
+        if data:
+            self.uc.mem_write(addr, bytes(data))
+        if memsz > len(data):
+            self.uc.mem_write(addr + len(data), bytes(memsz - len(data)))
+
+    def new_arena_buffer(self, nbytes: int) -> np.ndarray:
+        """Page-aligned zeroed uint8 buffer for `map_arena`: length a multiple of 4 KiB, with
+        `arena_misalign` bytes of slack at the front (arena offset 0 is buf[arena_misalign])."""
+        return page_aligned_buffer(int(nbytes) + self.arena_misalign)
+
+    def map_arena(self, buffer: np.ndarray) -> None:
+        """Map a host buffer (page aligned, length multiple of 4 KiB) as the arena, zero-copy:
+        the emulated kernels read and write the very bytes numpy sees. Keeps a reference."""
+        if not isinstance(buffer, np.ndarray) or buffer.dtype != np.uint8 or not buffer.flags["C_CONTIGUOUS"]:
+            raise EmulationError("map_arena needs a C-contiguous uint8 numpy array")
+        ptr, n = buffer.ctypes.data, buffer.nbytes
+        if ptr % PAGE or n % PAGE or n == 0:
+            raise EmulationError("map_arena buffer must be 4 KiB aligned with a length multiple of 4 KiB "
+                                 "(use VirtualMCU.new_arena_buffer)")
+        if n < self.arena_misalign + 1:
+            raise EmulationError("arena buffer smaller than arena_misalign")
+        if buffer.flags["WRITEABLE"] is False:
+            raise EmulationError("arena buffer must be writeable")
+        if self._arena_buf is not None:
+            self.uc.mem_unmap(self.arena_map, self._arena_len)
+        self.uc.mem_map_ptr(self.arena_map, n, UC.UC_PROT_ALL, ptr)
+        self._arena_buf = buffer
+        self._arena_len = n
+        # the stack sits above the arena window with one unmapped guard page in between
+        stack_lo = self.arena_map + n + PAGE
+        stack_len = _round_up(self.stack_bytes, PAGE)
+        if self._stack_region is None or self._stack_region[0] < stack_lo:
+            if self._stack_region is not None:
+                self.uc.mem_unmap(*self._stack_region)
+            self.uc.mem_map(stack_lo, stack_len, UC.UC_PROT_READ | UC.UC_PROT_WRITE)
+            self._stack_region = (stack_lo, stack_len)
+        self.stack_top = self._stack_region[0] + self._stack_region[1]
+
+    @property
+    def arena(self) -> np.ndarray:
+        """The mapped arena as numpy (offset 0 = arena_base)."""
+        return self._arena_buf[self.arena_misalign:]
+
+    # ------------------------------------------------------------------ symbols & memory access
+    def symbol(self, name: str) -> int:
+        return self.elf.symbol(name)
+
+    def symbol_at(self, pc: int) -> str:
+        pc &= ~1
+        if pc == self.ret_addr:
+            return "<return>"
+        if self.weights_base <= pc < self._weights_ptr:
+            return f"<weights+0x{pc - self.weights_base:x}>"
+        return self.elf.symbol_at(pc)
+
+    def region_of(self, addr: int) -> str:
+        if FLASH_BASE <= addr < self.weights_base:
+            return "flash (firmware)"
+        if self.weights_base <= addr < FLASH_BASE + self.flash_size:
+            return "flash (weights)"
+        if self.args_base <= addr < self.args_end:
+            return "SRAM (args)"
+        if SRAM_BASE <= addr < self.args_base:
+            return "SRAM (.data/.bss)"
+        if self.arena_map <= addr < self.arena_map + self._arena_len:
+            return "SRAM (arena)"
+        lo, ln = self._stack_region
+        if self.arena_map + self._arena_len <= addr < lo:
+            return "guard page between arena end and stack (arena overrun or stack overflow)"
+        if lo <= addr < lo + ln:
+            return "SRAM (stack)"
+        return "unmapped"
+
+    def write(self, addr: int, data) -> None:
+        try:
+            self.uc.mem_write(addr, _to_bytes(data))
+        except unicorn.UcError as exc:
+            raise EmulationError(f"write of {len(data)} bytes at 0x{addr:08x}: {exc}") from None
+
+    def read(self, addr: int, n: int) -> bytes:
+        try:
+            return bytes(self.uc.mem_read(addr, n))
+        except unicorn.UcError as exc:
+            raise EmulationError(f"read of {n} bytes at 0x{addr:08x}: {exc}") from None
+
+    def _grow_flash(self, end: int):
+        new_size = _round_up(end - FLASH_BASE, 0x100000)
+        self.uc.mem_map(FLASH_BASE + self.flash_size, new_size - self.flash_size, UC.UC_PROT_ALL)
+        self.flash_size = new_size
+        self.hooks.set_flash_range(FLASH_BASE, FLASH_BASE + self.flash_size)
+
+    def place_constant(self, data, align: int = 16) -> int:
+        """Copy constant data into the WEIGHTS flash area once; the same object (or the same
+        bytes) placed again returns the same address. Flash grows as needed."""
+        key_id = id(data)
+        hit = self._const_ids.get(key_id)
+        if hit is not None and hit[0] is data:
+            return hit[1]
+        raw = _to_bytes(data)
+        digest = (hashlib.blake2b(raw, digest_size=16).digest(), align)
+        addr = self._const_cache.get(digest)
+        if addr is None:
+            addr = _round_up(self._weights_ptr, max(1, align))
+            end = addr + len(raw)
+            if end > FLASH_BASE + self.flash_size:
+                self._grow_flash(end)
+            if raw:
+                self.uc.mem_write(addr, raw)
+            self._weights_ptr = end
+            self._const_cache[digest] = addr
+        self._const_ids[key_id] = (data, addr)
+        return addr
+
+    def args_reset(self) -> None:
+        self._args_ptr = self.args_base
+
+    def args_alloc(self, data, align: int = 4) -> int:
+        raw = _to_bytes(data)
+        addr = _round_up(self._args_ptr, max(1, align))
+        if addr + len(raw) > self.args_end:
+            raise EmulationError(f"ARGS area ({ARGS_BYTES} B) full: cannot place {len(raw)} more bytes")
+        if raw:
+            self.uc.mem_write(addr, raw)
+        self._args_ptr = addr + len(raw)
+        return addr
+
+    # ------------------------------------------------------------------ hooks (rare paths)
+    def _on_invalid_mem(self, uc, access, address, size, value, _):
+        self._fault = (access, address, size, uc.reg_read(UC_ARM_REG_PC))
+        return False
+
+    def _on_intr(self, uc, intno, _):
+        self._intr = (intno, uc.reg_read(UC_ARM_REG_PC))
+        uc.emu_stop()
+
+    # ------------------------------------------------------------------ calling
+    def call(self, func: Union[str, int], *args: int, budget: int = 2_000_000_000) -> CallResult:
+        uc = self.uc
+        if isinstance(func, str):
+            name, entry = func, self.symbol(func)
+        else:
+            entry = int(func) & ~1
+            name = self.symbol_at(entry)
+        vals = [int(a) & 0xFFFFFFFF for a in args]
+        # stack: paint, then stacked arguments (AAPCS: 5th.. args at [sp], sp 8-aligned)
+        lo, ln = self._stack_region
+        paint_lo = self.stack_top - self.stack_bytes
+        paint = _PAINT_CACHE.get(self.stack_bytes)
+        if paint is None:
+            paint = _PAINT_CACHE.setdefault(self.stack_bytes, bytes([STACK_PAINT]) * self.stack_bytes)
+        uc.mem_write(paint_lo, paint)
+        sp = self.stack_top
+        extra = vals[4:]
+        if extra:
+            sp = (sp - 4 * len(extra)) & ~7
+            uc.mem_write(sp, b"".join(v.to_bytes(4, "little") for v in extra))
+        uc.context_restore(self._ctx0)
+        for reg, v in zip((UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3), vals[:4]):
+            uc.reg_write(reg, v)
+        uc.reg_write(UC_ARM_REG_SP, sp)
+        uc.reg_write(UC_ARM_REG_LR, self.ret_addr | 1)
+        self._fault = None
+        self._intr = None
+        self.hooks.reset(budget, 0)
+        try:
+            uc.emu_start(entry | 1, self.ret_addr)
+            err = None
+        except unicorn.UcError as exc:
+            err = exc
+        stats = self.hooks.stats()
+        pc = uc.reg_read(UC_ARM_REG_PC)
+        if err is not None:
+            self._raise_fault(name, err, pc)
+        if stats.budget_hit:
+            raise EmulationError(f"{name}: ran away: instruction budget {budget:,} exhausted "
+                                 f"(pc 0x{pc:08x} <{self.symbol_at(pc)}>)")
+        if self._intr is not None:
+            self._raise_intr(name, *self._intr)
+        if pc != self.ret_addr:
+            raise EmulationError(f"{name}: stopped at pc 0x{pc:08x} <{self.symbol_at(pc)}> "
+                                 f"instead of returning")
+        # ---- results ----
+        edges = self.hooks.edges()
+        costs = self._costs
+        reader = self._code_reader
+        for (p, ps, c, cs) in edges:
+            if (c, cs) not in costs:
+                costs[(c, cs)] = _cy.block_cost(self.core, c, cs, reader)
+        insns, bd, blocks = _cy.account(edges, costs, stats.last_block, self.memory_system,
+                                        (FLASH_BASE, FLASH_BASE + self.flash_size),
+                                        stats.flash_read_misses, self._warm_lines)
+        if insns > budget:
+            raise EmulationError(f"{name}: ran away: {insns:,} instructions exceed the budget {budget:,}")
+        r0 = uc.reg_read(UC_ARM_REG_R0)
+        if r0 & 0x80000000:
+            r0 -= 1 << 32
+        stack_used = self._stack_high_water(paint_lo, sp)
+        events = self._alignment_events() if self.check_alignment else []
+        cycles = bd.total
+        return CallResult(r0, insns, cycles, stack_used, events, bd, blocks, stats.flash_reads,
+                          cycles / self.clock_hz)
+
+    def _code_reader(self, addr: int, n: int) -> bytes:
+        try:
+            return bytes(self.uc.mem_read(addr, n))
+        except unicorn.UcError:
+            return b""
+
+    def _stack_high_water(self, paint_lo: int, sp: int) -> int:
+        data = self.uc.mem_read(paint_lo, sp - paint_lo)
+        stripped = data.lstrip(bytes([STACK_PAINT]))
+        lowest = paint_lo + (len(data) - len(stripped))
+        return max(0, sp - lowest)
+
+    def _alignment_events(self) -> list[AlignmentEvent]:
+        out = []
+        for pc, addr, size, _typ, count in self.hooks.unaligned():
+            m, dis = _al.decode_one(self._code_reader(pc, 4), pc)
+            is_event, fatal = _al.classify(m, strict=self.strict_alignment, armv6m=self.armv6m)
+            if is_event:
+                out.append(AlignmentEvent(pc, addr, size, _al.kind_name(m), self.symbol_at(pc), dis,
+                                          count, fatal))
+        out.sort(key=lambda e: e.pc)
+        return out
+
+    # ------------------------------------------------------------------ faults
+    def _where(self, pc: int) -> str:
+        return f"pc 0x{pc:08x} <{self.symbol_at(pc)}>"
+
+    def _raise_fault(self, name: str, err: unicorn.UcError, pc: int):
+        code = err.errno
+        if self._fault is not None:
+            access, address, size, fpc = self._fault
+            kind = {UC.UC_MEM_READ_UNMAPPED: "read of unmapped memory",
+                    UC.UC_MEM_WRITE_UNMAPPED: "write to unmapped memory",
+                    UC.UC_MEM_FETCH_UNMAPPED: "instruction fetch from unmapped memory",
+                    UC.UC_MEM_WRITE_PROT: "write to read-only memory",
+                    UC.UC_MEM_READ_PROT: "read of protected memory",
+                    UC.UC_MEM_FETCH_PROT: "instruction fetch from non-executable memory"}.get(access, f"memory fault {access}")
+            if access in (UC.UC_MEM_FETCH_UNMAPPED, UC.UC_MEM_FETCH_PROT):
+                fpc = address
+                where = f"pc 0x{address:08x} (jumped there; lr 0x{self.uc.reg_read(UC_ARM_REG_LR):08x} " \
+                        f"<{self.symbol_at(self.uc.reg_read(UC_ARM_REG_LR))}>)"
+            else:
+                where = self._where(fpc)
+            raise EmulationError(f"{name}: {kind} at address 0x{address:08x} ({size} B, "
+                                 f"{self.region_of(address)}) by {where}")
+        if code == UC.UC_ERR_INSN_INVALID:
+            dis = _al.decode_one(self._code_reader(pc, 4), pc)[1]
+            raise EmulationError(f"{name}: invalid instruction '{dis}' at {self._where(pc)} "
+                                 f"(address 0x{pc:08x}; not in {self.core}'s instruction set?)")
+        raise EmulationError(f"{name}: emulation error '{err}' at {self._where(pc)} (address 0x{pc:08x})")
+
+    def _raise_intr(self, name: str, intno: int, pc: int):
+        what = _EXCP.get(intno, f"exception {intno}")
+        if intno in (4, 22) or (intno == 3 and self.armv6m):
+            m, dis = _al.decode_one(self._code_reader(pc, 4), pc)
+            addr = self._effective_address(pc)
+            if addr is not None and (addr & 3) and m in _al.ALWAYS_ALIGNED | _al.SINGLE_LDST or \
+                    (addr is not None and addr & 1 and m in ("ldrh", "strh", "ldrsh")):
+                ev = AlignmentEvent(pc, addr, 0, _al.kind_name(m), self.symbol_at(pc), dis, 1, True)
+                err = EmulationError(f"{name}: unaligned access fault: {ev.kind} at address 0x{addr:08x} "
+                                     f"by {self._where(pc)} '{dis}'"
+                                     + (" (Armv6-M faults on every unaligned access)" if self.armv6m else ""))
+                err.event = ev
+                raise err
+            raise EmulationError(f"{name}: {what} at {self._where(pc)} '{dis}'"
+                                 + (f", address 0x{addr:08x} ({self.region_of(addr)})" if addr is not None else ""))
+        if intno == 7:
+            raise EmulationError(f"{name}: hit a breakpoint (BKPT) at {self._where(pc)} (address 0x{pc:08x})")
+        if intno == 1:
+            dis = _al.decode_one(self._code_reader(pc, 4), pc)[1]
+            raise EmulationError(f"{name}: {what}: '{dis}' at {self._where(pc)} (address 0x{pc:08x})")
+        raise EmulationError(f"{name}: {what} at {self._where(pc)} (address 0x{pc:08x}): "
+                             "HardFault-like condition")
+
+    def _effective_address(self, pc: int) -> Optional[int]:
+        """Address accessed by the load/store at pc, from the current registers."""
+        from capstone import arm as csarm
+        try:
+            insn = next(_cy._MD.disasm(self._code_reader(pc, 4), pc, count=1))
+        except StopIteration:
+            return None
+        regmap = _capstone_to_uc()
+        for op in insn.operands:
+            if op.type == csarm.ARM_OP_MEM:
+                base = self._reg(regmap, op.mem.base, pc)
+                idx = self._reg(regmap, op.mem.index, pc) if op.mem.index else 0
+                if op.mem.index and op.mem.lshift:
+                    idx <<= op.mem.lshift
+                if op.subtracted:
+                    idx = -idx
+                return (base + idx + op.mem.disp) & 0xFFFFFFFF
+        name = insn.mnemonic.split(".")[0]
+        if name.startswith(("ldm", "stm")) and insn.operands:
+            return self._reg(regmap, insn.operands[0].reg, pc)
+        if name.startswith(("push", "pop")):
+            sp = self.uc.reg_read(UC_ARM_REG_SP)
+            return sp - 4 * len(insn.operands) if name.startswith("push") else sp
+        return None
+
+    def _reg(self, regmap, csreg: int, pc: int) -> int:
+        from capstone import arm as csarm
+        if csreg == csarm.ARM_REG_PC:
+            return (pc + 4) & ~3
+        return self.uc.reg_read(regmap[csreg])
+
+    def close(self) -> None:
+        self.hooks.close()
+        self.uc = None
+
+
+_REGMAP: Optional[dict] = None
+
+
+def _capstone_to_uc() -> dict:
+    global _REGMAP
+    if _REGMAP is None:
+        from capstone import arm as csarm
+        from unicorn import arm_const as ua
+        m = {}
+        for i in range(13):
+            m[getattr(csarm, f"ARM_REG_R{i}")] = getattr(ua, f"UC_ARM_REG_R{i}")
+        m[csarm.ARM_REG_SP] = ua.UC_ARM_REG_SP
+        m[csarm.ARM_REG_LR] = ua.UC_ARM_REG_LR
+        m[csarm.ARM_REG_PC] = ua.UC_ARM_REG_PC
+        _REGMAP = m
+    return _REGMAP
