@@ -236,9 +236,9 @@ class VirtualMCU:
     def symbol_at(self, pc: int) -> str:
         pc &= ~1
         if pc == self.ret_addr:
-            return "<return>"
+            return "return_trampoline"
         if self.weights_base <= pc < self._weights_ptr:
-            return f"<weights+0x{pc - self.weights_base:x}>"
+            return f"weights+0x{pc - self.weights_base:x}"
         return self.elf.symbol_at(pc)
 
     def region_of(self, addr: int) -> str:
@@ -431,8 +431,12 @@ class VirtualMCU:
                         f"<{self.symbol_at(self.uc.reg_read(UC_ARM_REG_LR))}>)"
             else:
                 where = self._where(fpc)
+            region = self.region_of(address)
+            sp = self.uc.reg_read(UC_ARM_REG_SP)
+            if region.startswith("guard") and sp < self._stack_region[0] + 64:
+                region = f"stack overflow: SP 0x{sp:08x} is at the bottom of the {self.stack_bytes} B stack"
             raise EmulationError(f"{name}: {kind} at address 0x{address:08x} ({size} B, "
-                                 f"{self.region_of(address)}) by {where}")
+                                 f"{region}) by {where}")
         if code == UC.UC_ERR_INSN_INVALID:
             dis = _al.decode_one(self._code_reader(pc, 4), pc)[1]
             raise EmulationError(f"{name}: invalid instruction '{dis}' at {self._where(pc)} "

@@ -107,21 +107,27 @@ def _has_dsp(core: str) -> bool:
     return core in DSP_CORES
 
 
-# Flash constants, cached per machine: (key) -> address.
-_CONST_CACHE: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-# Derived parameters, cached per node object.
-_PARAM_CACHE: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+def _obj_cache(obj, name: str) -> dict:
+    """A dict stored on `obj` itself (so it dies with it: no stale id() keys)."""
+    d = obj.__dict__.get(name)
+    if d is None:
+        d = {}
+        obj.__dict__[name] = d
+    return d
 
 
-def _const_addr(mcu, key, data_fn: Callable[[], bytes], align: int = 16) -> int:
+def _flash(mcu, owner, key, data_fn: Callable[[], bytes], align: int = 16) -> int:
+    """Address of a constant placed in `mcu`'s flash once; cached on `owner` (tensor or node)."""
+    cache = _obj_cache(owner, "_mrt_flash")
+    hit = cache.get((id(mcu), key))
+    if hit is not None and hit[0]() is mcu:
+        return hit[1]
+    addr = mcu.place_constant(bytes(data_fn()), align)
     try:
-        cache = _CONST_CACHE.setdefault(mcu, {})
-    except TypeError:                          # not weak-referenceable
-        cache = mcu.__dict__.setdefault("_mrt_const_cache", {})
-    addr = cache.get(key)
-    if addr is None:
-        addr = mcu.place_constant(bytes(data_fn()), align)
-        cache[key] = addr
+        ref = weakref.ref(mcu)
+    except TypeError:                           # pragma: no cover
+        ref = (lambda m=mcu: m)
+    cache[(id(mcu), key)] = (ref, addr)
     return addr
 
 
@@ -143,7 +149,7 @@ class _Ctx:
         t = self.tensors[idx]
         if getattr(t, "is_constant", False) and getattr(t, "data", None) is not None:
             data = np.ascontiguousarray(np.asarray(t.data))
-            return _const_addr(self.mcu, ("tensor", idx, id(t)), lambda: data.tobytes())
+            return _flash(self.mcu, t, "data", lambda: data.tobytes())
         return self.mcu.arena_base + int(self.arena_offsets[idx])
 
     def in_addr(self, i: int) -> int:
@@ -154,7 +160,7 @@ class _Ctx:
         return self.addr_of_index(self.node.outputs[i])
 
     def const(self, name: str, data_fn: Callable[[], bytes]) -> int:
-        return _const_addr(self.mcu, ("param", id(self.node), name), data_fn)
+        return _flash(self.mcu, self.node, name, data_fn)
 
     def scratch_addr(self) -> int:
         return 0 if self.scratch_offset is None else self.mcu.arena_base + int(self.scratch_offset)
@@ -164,10 +170,7 @@ class _Ctx:
 
 
 def _params(node, key: str, fn: Callable[[], Any]):
-    try:
-        cache = _PARAM_CACHE.setdefault(node, {})
-    except TypeError:
-        cache = node.__dict__.setdefault("_mrt_param_cache", {})
+    cache = _obj_cache(node, "_mrt_params")
     if key not in cache:
         cache[key] = fn()
     return cache[key]

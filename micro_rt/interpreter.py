@@ -117,7 +117,7 @@ class Interpreter:
         self.target = get_target(target)
         self.kernels = kernels
         self.preserve_all_tensors = preserve_all_tensors
-        self.resolver = op_resolver if op_resolver is not None else builtin_op_resolver()
+        self.resolver = op_resolver if op_resolver is not None else builtin_op_resolver(plan_only)
         sg = model.main
         self.tensors = [Tensor(info) for info in sg.tensors]
         self.registrations = self._resolve()

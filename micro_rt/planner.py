@@ -140,3 +140,162 @@ def lower_bound(buffers: list[BufferRequest]) -> int:
     last = max(b.last_use for b in buffers)
     return max(sum(b.size for b in buffers if b.first_use <= step <= b.last_use)
                for step in range(last + 1))
+
+
+# ---- placement search (micro-rt optimize) ---------------------------------------------------
+# TFLM's greedy is one point in a space of first-fit placements: the order in which buffers are
+# placed decides the layout. The functions below explore that space (several orders, best-fit
+# gaps, random restarts, and an exact branch and bound on small problems) and always keep
+# TFLM's own greedy result as a candidate, so the best found is never worse than greedy.
+
+def _overlapping(buffers: list[BufferRequest]) -> list[list[int]]:
+    """For each buffer, the indices of the other buffers live at some common step."""
+    n = len(buffers)
+    result: list[list[int]] = [[] for _ in range(n)]
+    for i in range(n):
+        bi = buffers[i]
+        for j in range(i + 1, n):
+            if buffers[j].overlaps_in_time(bi.first_use, bi.last_use):
+                result[i].append(j)
+                result[j].append(i)
+    return result
+
+
+def first_fit(buffers: list[BufferRequest], order: list[int], best_fit: bool = False,
+              overlapping: Optional[list[list[int]]] = None) -> list[int]:
+    """Place buffers one by one in `order` (buffers with an offline offset keep it and are
+    placed before all others). Each goes into the lowest gap between placed, time-overlapping
+    buffers that holds it (`best_fit`: the smallest such gap), or on top of them."""
+    if overlapping is None:
+        overlapping = _overlapping(buffers)
+    offsets = [-1] * len(buffers)
+    fixed = [i for i, b in enumerate(buffers) if b.offline_offset is not None]
+    for i in fixed:
+        offsets[i] = buffers[i].offline_offset
+    for i in order:
+        if offsets[i] != -1:
+            continue
+        size = buffers[i].size
+        placed = sorted((offsets[j], offsets[j] + buffers[j].size) for j in overlapping[i]
+                        if offsets[j] != -1)
+        candidate, best, best_gap = 0, None, None
+        for start, end in placed:
+            gap = start - candidate
+            if gap >= size:
+                if not best_fit:
+                    best = candidate
+                    break
+                if best_gap is None or gap < best_gap:
+                    best, best_gap = candidate, gap
+            candidate = max(candidate, end)
+        offsets[i] = candidate if best is None else best
+    return offsets
+
+
+def placement_total(buffers: list[BufferRequest], offsets: list[int]) -> int:
+    return max((o + b.size for o, b in zip(offsets, buffers)), default=0)
+
+
+def placement_is_valid(buffers: list[BufferRequest], offsets: list[int]) -> bool:
+    """No two buffers live at the same step share a byte."""
+    for i, bi in enumerate(buffers):
+        for j in range(i + 1, len(buffers)):
+            bj = buffers[j]
+            if (bj.overlaps_in_time(bi.first_use, bi.last_use) and bi.size and bj.size
+                    and offsets[i] < offsets[j] + bj.size and offsets[j] < offsets[i] + bi.size):
+                return False
+    return True
+
+
+def _breadth_order(buffers: list[BufferRequest]) -> list[int]:
+    """Steps with the most live bytes first; within a step, its unplaced buffers largest first
+    (TFLite's 'greedy by breadth')."""
+    if not buffers:
+        return []
+    last = max(b.last_use for b in buffers)
+    live = [[i for i, b in enumerate(buffers) if b.first_use <= s <= b.last_use] for s in range(last + 1)]
+    steps = sorted(range(last + 1), key=lambda s: -sum(buffers[i].size for i in live[s]))
+    seen, order = set(), []
+    for s in steps:
+        for i in sorted(live[s], key=lambda i: (-buffers[i].size, buffers[i].first_use)):
+            if i not in seen:
+                seen.add(i)
+                order.append(i)
+    return order
+
+
+def heuristic_orders(buffers: list[BufferRequest]) -> dict[str, list[int]]:
+    """Named placement orders for `first_fit`."""
+    n = len(buffers)
+    length = [b.last_use - b.first_use + 1 for b in buffers]
+    return {
+        "size": sorted(reversed(range(n)), key=lambda i: -buffers[i].size),     # TFLM's
+        "size-then-longest": sorted(range(n), key=lambda i: (-buffers[i].size, -length[i])),
+        "longest": sorted(range(n), key=lambda i: (-length[i], -buffers[i].size)),
+        "area": sorted(range(n), key=lambda i: (-buffers[i].size * length[i], -buffers[i].size)),
+        "first-use": sorted(range(n), key=lambda i: (buffers[i].first_use, -buffers[i].size)),
+        "breadth": _breadth_order(buffers),
+    }
+
+
+def exact_placement(buffers: list[BufferRequest], upper: int, node_limit: int = 200_000
+                    ) -> tuple[Optional[list[int]], bool]:
+    """Branch and bound over placements that are 'compacted' (every buffer at 0 or on top of a
+    time-overlapping buffer), built in non-decreasing offset order; every placement can be
+    compacted without growing, so the search is exact when it finishes within `node_limit`.
+    Returns (offsets better than `upper` or None, finished)."""
+    n = len(buffers)
+    if n == 0:
+        return None, True
+    overlapping = _overlapping(buffers)
+    last_step = max(b.last_use for b in buffers)
+    bound_all = lower_bound(buffers)
+    if bound_all >= upper:
+        return None, True
+    offsets = [-1] * n
+    best: list = [upper, None]
+    nodes = [0]
+
+    def remaining_bound(floor: int, unplaced: list[int]) -> int:
+        need = [0] * (last_step + 1)
+        for i in unplaced:
+            b = buffers[i]
+            for s in range(b.first_use, b.last_use + 1):
+                need[s] += b.size
+        return floor + max(need)
+
+    def search(floor: int, height: int, unplaced: list[int]) -> bool:
+        nodes[0] += 1
+        if nodes[0] > node_limit:
+            return False
+        if not unplaced:
+            if height < best[0]:
+                best[0], best[1] = height, list(offsets)
+            return True
+        if max(height, remaining_bound(floor, unplaced)) >= best[0]:
+            return True
+        options = []
+        for i in unplaced:
+            b = buffers[i]
+            spots = {0} | {offsets[j] + buffers[j].size for j in overlapping[i] if offsets[j] != -1}
+            for y in spots:
+                if y < floor:
+                    continue
+                if any(offsets[j] != -1 and offsets[j] < y + b.size and y < offsets[j] + buffers[j].size
+                       for j in overlapping[i]):
+                    continue
+                options.append((y, -b.size, i))
+        options.sort()
+        for y, _, i in options:
+            offsets[i] = y
+            rest = [k for k in unplaced if k != i]
+            ok = search(y, max(height, y + buffers[i].size), rest)
+            offsets[i] = -1
+            if not ok:
+                return False
+            if best[0] <= bound_all:
+                return True
+        return True
+
+    finished = search(0, 0, list(range(n)))
+    return best[1], finished or best[0] <= bound_all

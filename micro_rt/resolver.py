@@ -67,10 +67,15 @@ class MutableOpResolver:
         return entry.registration
 
 
-def builtin_op_resolver() -> MutableOpResolver:
-    """A resolver with every builtin kernel micro_rt ships."""
+# Ops whose memory micro_rt models exactly but cannot run yet (used by plan/fit only).
+PLAN_ONLY_MODULES = ("plan_only",)
+
+
+def builtin_op_resolver(plan_only: bool = False) -> MutableOpResolver:
+    """A resolver with every builtin kernel micro_rt ships; with `plan_only`, also the ops
+    it can only account memory for."""
     resolver = MutableOpResolver()
-    for module_name in KERNEL_MODULES:
+    for module_name in KERNEL_MODULES + (PLAN_ONLY_MODULES if plan_only else ()):
         module = importlib.import_module(f"micro_rt.kernels.{module_name}")
         for op, registration, max_version in module.BUILTINS:
             resolver.add_builtin(op, registration, 1, max_version)

@@ -1,0 +1,531 @@
+"""C kernels on the virtual MCU vs their numpy twins (micro_rt.kernels), bit for bit.
+
+- random seeded cases per kernel (shapes, strides, paddings, per-channel) on several cores;
+- scratch_bytes() (Python mirror) == the C *_get_buffer_size functions;
+- every int8 op of the shared TFLM models run both ways;
+- `make firmware` into a temp dir reproduces the shipped ELFs byte for byte.
+Skips when the emulator, the firmware, the cross compiler or the shared models are missing.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRMWARE = ROOT / "cortexm" / "firmware"
+SRC = ROOT / "cortexm" / "src"
+SHARED = Path(os.environ.get("MICRO_RT_SHARED_MODELS", ROOT.parent / "shared" / "models")) / "tflm"
+CORES_FAST = ["cortex-m0plus", "cortex-m4"]
+CORES_ALL = ["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"]
+
+
+def _machine_cls():
+    stub = os.environ.get("MICRO_RT_VMCU_STUB")      # developer hook: a stand-in VirtualMCU module
+    if stub:
+        sys.path.insert(0, str(Path(stub).parent))
+        return importlib.import_module(Path(stub).stem).VirtualMCU
+    try:
+        from micro_rt.cortexm.machine import VirtualMCU
+    except Exception as e:  # pragma: no cover - machine not available
+        pytest.skip(f"micro_rt.cortexm.machine not available: {e}")
+    return VirtualMCU
+
+
+def _elf(core: str) -> Path:
+    p = FIRMWARE / f"{core}.elf"
+    if not p.exists():
+        pytest.skip(f"firmware {p.name} not built (make firmware)")
+    return p
+
+
+_MCUS: dict = {}
+
+
+def _mcu(core: str, arena_bytes: int = 1 << 20):
+    key = (core, arena_bytes)
+    if key not in _MCUS:
+        _MCUS[key] = _machine_cls()(core, str(_elf(core)), arena_bytes=arena_bytes)
+    return _MCUS[key]
+
+
+# --------------------------------------------------------------------------- host twin harness
+
+class T:
+    """A TensorView for tests."""
+
+    def __init__(self, index, shape, dtype, data=None, scales=(), zero_points=(), qdim=0, name=None):
+        self.index, self.name = index, name or f"t{index}"
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.scales = np.asarray(scales, np.float32)
+        self.zero_points = np.asarray(zero_points, np.int64)
+        self.quantized_dimension = qdim
+        self.is_constant = data is not None
+        self.is_variable = False
+        self._data = None if data is None else np.asarray(data, self.dtype).reshape(self.shape)
+
+    @property
+    def data(self):
+        return self._data
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape)) * self.dtype.itemsize
+
+
+class HostCtx:
+    def __init__(self, tensors):
+        from micro_rt.targets import get_target
+        self.target = get_target("cortex-m4")
+        self.tensors = tensors
+        self.scratch_bufs = []
+
+    def tensor(self, i):
+        return None if i < 0 else self.tensors[i]
+
+    def input(self, node, i):
+        return None if i >= len(node.inputs) or node.inputs[i] < 0 else self.tensors[node.inputs[i]]
+
+    def output(self, node, i):
+        return self.tensors[node.outputs[i]]
+
+    def allocate_persistent(self, n):
+        return 0
+
+    def request_scratch(self, n):
+        self.scratch_bufs.append(np.zeros(int(n), np.uint8))
+        return len(self.scratch_bufs) - 1
+
+    def scratch(self, i):
+        return self.scratch_bufs[i]
+
+
+def _registration(op_name):
+    from micro_rt import kernels as _k  # noqa: F401
+    import pkgutil
+    import micro_rt.kernels as pkg
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        m = importlib.import_module(f"micro_rt.kernels.{mod.name}")
+        for name, reg, _ in getattr(m, "BUILTINS", []):
+            if name == op_name:
+                return reg
+    raise KeyError(op_name)
+
+
+def run_both(core, op_name, options, inputs, outputs, seed_inputs=None, arena_misalign=0):
+    """inputs/outputs: lists of T (constants carry data). Activation inputs get data from
+    `seed_inputs` (index -> array). Returns (host outputs, mcu outputs, CallResult)."""
+    from micro_rt.cortexm import ops
+    from micro_rt.kernel_api import Node
+    tensors = {t.index: t for t in inputs + outputs if t is not None}
+    node = Node(index=0, op_name=op_name, version=1,
+                inputs=tuple(-1 if t is None else t.index for t in inputs),
+                outputs=tuple(t.index for t in outputs), options=dict(options))
+    # host twin
+    reg = _registration(op_name)
+    ctx = HostCtx(tensors)
+    node.user_data = reg.init(ctx, None) if reg.init else None
+    if reg.prepare:
+        reg.prepare(ctx, node)
+    for t in tensors.values():
+        if not t.is_constant:
+            t._data = np.zeros(t.shape, t.dtype)
+    for i, arr in (seed_inputs or {}).items():
+        tensors[i]._data = np.asarray(arr, tensors[i].dtype).reshape(tensors[i].shape).copy()
+    host_in = {i: tensors[i]._data.copy() for i in (seed_inputs or {})}
+    reg.invoke(ctx, node)
+    host_out = [t._data.copy() for t in outputs]
+    # mcu
+    mcu = _mcu(core)
+    offsets, pos = {}, 0
+    for t in tensors.values():
+        if not t.is_constant:
+            offsets[t.index] = pos
+            pos += (t.nbytes + 15) // 16 * 16
+    scratch = ops.scratch_bytes(mcu, core, node, tensors)
+    scratch_off = pos if scratch else None
+    pos += (scratch + 15) // 16 * 16
+    for t in tensors.values():
+        if not t.is_constant:
+            fill = host_in.get(t.index)
+            data = fill.tobytes() if fill is not None else bytes([0x5A]) * t.nbytes
+            mcu.write(mcu.arena_base + offsets[t.index], data)
+    res = ops.run_op(mcu, node, tensors, offsets, scratch_off)
+    mcu_out = [np.frombuffer(mcu.read(mcu.arena_base + offsets[t.index], t.nbytes), t.dtype).reshape(t.shape)
+               for t in outputs]
+    return host_out, mcu_out, res
+
+
+def assert_same(host, mcu, what=""):
+    for h, m in zip(host, mcu):
+        if not np.array_equal(h.view(np.uint8) if h.dtype != np.float32 else h.view(np.uint32),
+                              m.view(np.uint8) if m.dtype != np.float32 else m.view(np.uint32)):
+            diff = np.argwhere(h.reshape(-1) != m.reshape(-1)).reshape(-1)
+            raise AssertionError(f"{what}: {diff.size} of {h.size} differ, first at {diff[:5]}: "
+                                 f"host {h.reshape(-1)[diff[:5]]} mcu {m.reshape(-1)[diff[:5]]}")
+
+
+# --------------------------------------------------------------------------- random case builders
+
+def _q_act(rng, idx, shape, name="x"):
+    return T(idx, shape, np.int8, scales=[rng.uniform(0.01, 0.1)], zero_points=[int(rng.integers(-20, 20))],
+             name=name)
+
+
+def _rand_i8(rng, shape):
+    return rng.integers(-128, 128, size=shape).astype(np.int8)
+
+
+def conv_case(rng, n, ih, iw, ic, oc, fh, fw, stride, pad, dil=1, per_channel=True, act="NONE", groups=1,
+              bias=True):
+    x = _q_act(rng, 0, (n, ih, iw, ic))
+    fic = ic // groups
+    w = _rand_i8(rng, (oc, fh, fw, fic))
+    ws = rng.uniform(0.002, 0.02, size=oc if per_channel else 1)
+    wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(ws.size, np.int64))
+    b = T(2, (oc,), np.int32, data=rng.integers(-5000, 5000, size=oc), scales=ws * x.scales[0],
+          zero_points=np.zeros(ws.size, np.int64)) if bias else None
+    from micro_rt.kernels.padding import compute_padding_height_width
+    _, oh, ow = compute_padding_height_width(stride, stride, dil, dil, ih, iw, fh, fw, pad)
+    y = T(3, (n, oh, ow, oc), np.int8, scales=[rng.uniform(0.05, 0.3)], zero_points=[int(rng.integers(-10, 10))])
+    opts = dict(padding=pad, stride_w=stride, stride_h=stride, dilation_w_factor=dil, dilation_h_factor=dil,
+                fused_activation_function=act)
+    return "CONV_2D", opts, [x, wt, b], [y], {0: _rand_i8(rng, x.shape)}
+
+
+def dw_case(rng, ih, iw, ic, mult, fh, fw, stride, pad, dil=1, act="NONE", n=1):
+    x = _q_act(rng, 0, (n, ih, iw, ic))
+    oc = ic * mult
+    w = _rand_i8(rng, (1, fh, fw, oc))
+    ws = rng.uniform(0.002, 0.02, size=oc)
+    wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(oc, np.int64), qdim=3)
+    b = T(2, (oc,), np.int32, data=rng.integers(-5000, 5000, size=oc))
+    from micro_rt.kernels.padding import compute_padding_height_width
+    _, oh, ow = compute_padding_height_width(stride, stride, dil, dil, ih, iw, fh, fw, pad)
+    y = T(3, (n, oh, ow, oc), np.int8, scales=[rng.uniform(0.05, 0.3)], zero_points=[int(rng.integers(-10, 10))])
+    opts = dict(padding=pad, stride_w=stride, stride_h=stride, dilation_w_factor=dil, dilation_h_factor=dil,
+                depth_multiplier=mult, fused_activation_function=act)
+    return "DEPTHWISE_CONV_2D", opts, [x, wt, b], [y], {0: _rand_i8(rng, x.shape)}
+
+
+def fc_case(rng, batches, depth, out_depth, per_channel=False, act="NONE"):
+    x = _q_act(rng, 0, (batches, depth))
+    w = _rand_i8(rng, (out_depth, depth))
+    ws = rng.uniform(0.002, 0.02, size=out_depth if per_channel else 1)
+    wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(ws.size, np.int64))
+    b = T(2, (out_depth,), np.int32, data=rng.integers(-5000, 5000, size=out_depth),
+          scales=np.float32(ws[0]) * x.scales[:1], zero_points=[0])
+    y = T(3, (batches, out_depth), np.int8, scales=[rng.uniform(0.1, 0.5)], zero_points=[int(rng.integers(-10, 10))])
+    return "FULLY_CONNECTED", dict(fused_activation_function=act), [x, wt, b], [y], {0: _rand_i8(rng, x.shape)}
+
+
+def binary_case(rng, op, shape1, shape2, act="NONE"):
+    a = _q_act(rng, 0, shape1)
+    b = _q_act(rng, 1, shape2)
+    if op in ("MAXIMUM", "MINIMUM"):
+        b.scales, b.zero_points = a.scales, a.zero_points
+    shape = np.broadcast_shapes(shape1, shape2)
+    y = T(2, shape, np.int8, scales=a.scales if op in ("MAXIMUM", "MINIMUM") else [rng.uniform(0.02, 0.2)],
+          zero_points=a.zero_points if op in ("MAXIMUM", "MINIMUM") else [int(rng.integers(-10, 10))])
+    return op, dict(fused_activation_function=act), [a, b], [y], {0: _rand_i8(rng, shape1), 1: _rand_i8(rng, shape2)}
+
+
+def pool_case(rng, op, n, ih, iw, c, fh, fw, stride, pad, act="NONE"):
+    x = _q_act(rng, 0, (n, ih, iw, c))
+    from micro_rt.kernels.padding import compute_padding_height_width
+    _, oh, ow = compute_padding_height_width(stride, stride, 1, 1, ih, iw, fh, fw, pad)
+    y = T(1, (n, oh, ow, c), np.int8, scales=x.scales, zero_points=x.zero_points)
+    opts = dict(padding=pad, stride_w=stride, stride_h=stride, filter_width=fw, filter_height=fh,
+                fused_activation_function=act)
+    return op, opts, [x], [y], {0: _rand_i8(rng, x.shape)}
+
+
+def softmax_case(rng, rows, depth, beta=1.0, out16=False):
+    x = _q_act(rng, 0, (rows, depth))
+    y = T(1, (rows, depth), np.int16 if out16 else np.int8, scales=[1 / 65536 if out16 else 1 / 256],
+          zero_points=[-32768 if out16 else -128])
+    return "SOFTMAX", dict(beta=beta), [x], [y], {0: _rand_i8(rng, x.shape)}
+
+
+def unary_case(rng, op, shape, opts=None):
+    x = _q_act(rng, 0, shape)
+    zp, sc = int(rng.integers(-20, 20)), rng.uniform(0.01, 0.2)
+    if op == "LOGISTIC":
+        zp, sc = -128, 1 / 256
+    if op == "TANH":
+        zp, sc = 0, 1 / 128
+    if op == "RELU6":
+        zp, sc = int(x.zero_points[0]), float(x.scales[0])
+    y = T(1, shape, np.int8, scales=[sc], zero_points=[zp])
+    return op, dict(opts or {}), [x], [y], {0: _rand_i8(rng, shape)}
+
+
+# --------------------------------------------------------------------------- tests
+
+CONV_SHAPES = [
+    # n, ih, iw, ic, oc, fh, fw, stride, pad, dil, per_channel, act, groups
+    (1, 7, 9, 3, 5, 3, 3, 1, "SAME", 1, True, "NONE", 1),
+    (1, 8, 8, 8, 6, 3, 3, 2, "SAME", 1, True, "RELU6", 1),
+    (2, 6, 5, 5, 7, 2, 3, 1, "VALID", 1, False, "RELU", 1),
+    (1, 6, 6, 16, 8, 1, 1, 1, "VALID", 1, True, "NONE", 1),   # 1x1 fast
+    (1, 7, 7, 12, 9, 1, 1, 2, "VALID", 1, True, "NONE", 1),   # 1x1 strided
+    (1, 1, 12, 4, 4, 1, 3, 1, "SAME", 1, True, "NONE", 1),    # 1xN
+    (1, 9, 9, 4, 6, 3, 3, 1, "SAME", 2, True, "NONE", 1),     # dilation
+    (1, 6, 6, 8, 6, 3, 3, 1, "SAME", 1, True, "NONE", 2),     # grouped
+    (1, 5, 5, 7, 3, 5, 5, 2, "SAME", 1, True, "RELU_N1_TO_1", 1),
+]
+
+
+@pytest.mark.parametrize("core", CORES_ALL)
+def test_conv(core):
+    rng = np.random.default_rng(1)
+    for i, args in enumerate(CONV_SHAPES):
+        n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups = args
+        case = conv_case(rng, n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups, bias=(i != 2))
+        h, m, _ = run_both(core, *case)
+        assert_same(h, m, f"conv {args}")
+
+
+DW_SHAPES = [
+    # ih, iw, ic, mult, fh, fw, stride, pad, dil, act, n
+    (8, 8, 8, 1, 3, 3, 1, "SAME", 1, "NONE", 1),       # 3x3
+    (9, 7, 6, 1, 3, 3, 2, "SAME", 1, "RELU6", 1),      # 3x3 strided
+    (7, 7, 5, 1, 5, 5, 1, "SAME", 1, "NONE", 1),       # opt
+    (6, 6, 4, 2, 3, 3, 1, "VALID", 1, "NONE", 1),      # ch_mult 2 -> generic
+    (8, 8, 3, 1, 3, 3, 1, "SAME", 2, "NONE", 1),       # dilation -> generic
+    (5, 5, 7, 1, 3, 3, 1, "SAME", 1, "NONE", 2),       # batch 2 -> generic
+    (10, 10, 16, 1, 3, 3, 2, "VALID", 1, "RELU", 1),
+]
+
+
+@pytest.mark.parametrize("core", CORES_ALL)
+def test_depthwise(core):
+    rng = np.random.default_rng(2)
+    for args in DW_SHAPES:
+        ih, iw, ic, mult, fh, fw, st, pad, dil, act, n = args
+        h, m, _ = run_both(core, *dw_case(rng, ih, iw, ic, mult, fh, fw, st, pad, dil, act, n))
+        assert_same(h, m, f"dw {args}")
+
+
+@pytest.mark.parametrize("core", CORES_ALL)
+def test_fully_connected(core):
+    rng = np.random.default_rng(3)
+    for args in [(1, 16, 10, False, "NONE"), (3, 37, 9, False, "RELU"), (2, 64, 5, True, "NONE"),
+                 (1, 7, 1, False, "RELU6"), (4, 250, 12, True, "NONE")]:
+        h, m, _ = run_both(core, *fc_case(rng, *args))
+        assert_same(h, m, f"fc {args}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_binary(core):
+    rng = np.random.default_rng(4)
+    for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
+        for s1, s2, act in [((1, 4, 4, 8), (1, 4, 4, 8), "NONE"), ((2, 3, 5), (1, 1, 5), "RELU6"),
+                            ((1, 4, 1, 3), (1, 1, 6, 1), "NONE"), ((37,), (37,), "RELU")]:
+            h, m, _ = run_both(core, *binary_case(rng, op, s1, s2, act))
+            assert_same(h, m, f"{op} {s1} {s2}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST + ["cortex-m33"])
+def test_pooling(core):
+    rng = np.random.default_rng(5)
+    for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        for args in [(1, 8, 8, 5, 2, 2, 2, "VALID", "NONE"), (1, 7, 9, 3, 3, 3, 2, "SAME", "RELU6"),
+                     (2, 5, 5, 4, 5, 5, 1, "VALID", "NONE"), (1, 6, 6, 16, 3, 3, 1, "SAME", "NONE")]:
+            h, m, _ = run_both(core, *pool_case(rng, op, *args))
+            assert_same(h, m, f"{op} {args}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_softmax(core):
+    rng = np.random.default_rng(6)
+    for args in [(1, 10, 1.0, False), (4, 37, 1.0, False), (2, 12, 0.5, True), (3, 300, 1.0, False)]:
+        h, m, _ = run_both(core, *softmax_case(rng, *args))
+        assert_same(h, m, f"softmax {args}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_unary(core):
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        for op, opts in [("RELU", {}), ("RELU6", {}), ("LEAKY_RELU", {"alpha": 0.2}), ("LOGISTIC", {}),
+                         ("TANH", {}), ("HARD_SWISH", {}), ("QUANTIZE", {})]:
+            h, m, _ = run_both(core, *unary_case(rng, op, (2, 129), opts))
+            assert_same(h, m, op)
+        # every int8 value once
+        op, opts, ins, outs, _ = unary_case(rng, "LOGISTIC", (256,))
+        h, m, _ = run_both(core, op, opts, ins, outs, {0: np.arange(-128, 128)})
+        assert_same(h, m, "logistic all")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_quantize_dequantize(core):
+    rng = np.random.default_rng(8)
+    x = T(0, (3, 50), np.float32)
+    y = T(1, (3, 50), np.int8, scales=[0.05], zero_points=[3])
+    vals = np.concatenate([rng.normal(0, 4, 140), [0.025, -0.025, 0.075, 1e10, -1e10, 6.4, -6.45, 0.0, 2.5, -2.5]])
+    h, m, _ = run_both(core, "QUANTIZE", {}, [x], [y], {0: vals.astype(np.float32)})
+    assert_same(h, m, "quantize")
+    x = T(0, (4, 33), np.int8, scales=[0.0371], zero_points=[-7])
+    y = T(1, (4, 33), np.float32)
+    h, m, _ = run_both(core, "DEQUANTIZE", {}, [x], [y], {0: _rand_i8(rng, (4, 33))})
+    assert_same(h, m, "dequantize")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_data_movement(core):
+    rng = np.random.default_rng(9)
+    x = _q_act(rng, 0, (2, 3, 4, 5))
+    # reshape
+    y = T(1, (6, 20), np.int8, scales=x.scales, zero_points=x.zero_points)
+    h, m, _ = run_both(core, "RESHAPE", {}, [x], [y], {0: _rand_i8(rng, x.shape)})
+    assert_same(h, m, "reshape")
+    # transpose
+    perm = T(1, (4,), np.int32, data=[2, 0, 3, 1])
+    y = T(2, (4, 2, 5, 3), np.int8, scales=x.scales, zero_points=x.zero_points)
+    h, m, _ = run_both(core, "TRANSPOSE", {}, [x, perm], [y], {0: _rand_i8(rng, x.shape)})
+    assert_same(h, m, "transpose")
+    # pad
+    pads = T(1, (4, 2), np.int32, data=[[0, 0], [1, 2], [0, 1], [2, 0]])
+    y = T(2, (2, 6, 5, 7), np.int8, scales=x.scales, zero_points=x.zero_points)
+    h, m, _ = run_both(core, "PAD", {}, [x, pads], [y], {0: _rand_i8(rng, x.shape)})
+    assert_same(h, m, "pad")
+    # concatenation along axis 2 and pack along axis 1
+    a = _q_act(rng, 0, (2, 3, 4, 5))
+    b = T(1, (2, 3, 2, 5), np.int8, scales=a.scales, zero_points=a.zero_points)
+    y = T(2, (2, 3, 6, 5), np.int8, scales=a.scales, zero_points=a.zero_points)
+    h, m, _ = run_both(core, "CONCATENATION", {"axis": 2}, [a, b], [y],
+                       {0: _rand_i8(rng, a.shape), 1: _rand_i8(rng, b.shape)})
+    assert_same(h, m, "concat")
+    a = T(0, (3, 4), np.float32)
+    b = T(1, (3, 4), np.float32)
+    y = T(2, (3, 2, 4), np.float32)
+    h, m, _ = run_both(core, "PACK", {"axis": 1, "values_count": 2}, [a, b], [y],
+                       {0: rng.normal(size=(3, 4)), 1: rng.normal(size=(3, 4))})
+    assert_same(h, m, "pack")
+    # strided slice
+    x = _q_act(rng, 0, (1, 8, 6, 4))
+    begin = T(1, (4,), np.int32, data=[0, 1, 5, 0])
+    end = T(2, (4,), np.int32, data=[1, 7, 0, 4])
+    strides = T(3, (4,), np.int32, data=[1, 2, -2, 1])
+    y = T(4, (1, 3, 3, 4), np.int8, scales=x.scales, zero_points=x.zero_points)
+    h, m, _ = run_both(core, "STRIDED_SLICE", {"begin_mask": 0, "end_mask": 0, "shrink_axis_mask": 0},
+                       [x, begin, end, strides], [y], {0: _rand_i8(rng, x.shape)})
+    assert_same(h, m, "strided_slice")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_mean(core):
+    rng = np.random.default_rng(10)
+    for shape, axes, keep in [((1, 5, 7, 16), [1, 2], True), ((2, 3, 4, 5), [3], False), ((3, 10), [0], False)]:
+        x = _q_act(rng, 0, shape)
+        ax = T(1, (len(axes),), np.int32, data=axes)
+        out_shape = tuple(1 if (d in axes and keep) else s for d, s in enumerate(shape) if keep or d not in axes)
+        y = T(2, out_shape, np.int8, scales=[rng.uniform(0.01, 0.1)], zero_points=[int(rng.integers(-10, 10))])
+        h, m, _ = run_both(core, "MEAN", {"keep_dims": keep}, [x, ax], [y], {0: _rand_i8(rng, shape)})
+        assert_same(h, m, f"mean {shape} {axes}")
+
+
+@pytest.mark.parametrize("core", CORES_ALL)
+def test_scratch_bytes_match_c(core):
+    """ops.scratch_bytes (Python mirror) equals the C *_get_buffer_size functions."""
+    from micro_rt.cortexm import ops
+    from micro_rt.kernel_api import Node
+    import struct
+    mcu = _mcu(core)
+    rng = np.random.default_rng(11)
+    for args in CONV_SHAPES:
+        n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups = args
+        op, opts, ins, outs, _ = conv_case(rng, n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups)
+        node = Node(0, op, 1, tuple(t.index for t in ins), (outs[0].index,), options=opts)
+        tensors = {t.index: t for t in ins + outs}
+        g = ops._conv_geom(node, ins[0], ins[1], outs[0], False)
+        mcu.args_reset()
+        a = [mcu.args_alloc(struct.pack("<10i", g.in_off, g.out_off, g.sw, g.sh, g.pw, g.ph, g.dw, g.dh, 0, 0)),
+             mcu.args_alloc(struct.pack("<4i", g.n, g.ih, g.iw, g.ic)),
+             mcu.args_alloc(struct.pack("<4i", g.oc, g.fh, g.fw, g.fc)),
+             mcu.args_alloc(struct.pack("<4i", g.n, g.oh, g.ow, g.oc))]
+        c_size = mcu.call("arm_convolve_wrapper_s8_get_buffer_size", *a).return_value
+        assert ops.scratch_bytes(mcu, core, node, tensors) == c_size, args
+    for args in DW_SHAPES:
+        op, opts, ins, outs, _ = dw_case(rng, *args[:10], n=args[10])
+        node = Node(0, op, 1, tuple(t.index for t in ins), (outs[0].index,), options=opts)
+        tensors = {t.index: t for t in ins + outs}
+        g = ops._conv_geom(node, ins[0], ins[1], outs[0], True)
+        mcu.args_reset()
+        a = [mcu.args_alloc(struct.pack("<11i", g.in_off, g.out_off, g.oc // g.ic, g.sw, g.sh, g.pw, g.ph, g.dw,
+                                        g.dh, 0, 0)),
+             mcu.args_alloc(struct.pack("<4i", g.n, g.ih, g.iw, g.ic)),
+             mcu.args_alloc(struct.pack("<4i", 1, g.fh, g.fw, g.oc)),
+             mcu.args_alloc(struct.pack("<4i", g.n, g.oh, g.ow, g.oc))]
+        c_size = mcu.call("arm_depthwise_conv_wrapper_s8_get_buffer_size", *a).return_value
+        assert ops.scratch_bytes(mcu, core, node, tensors) == c_size, args
+    for c in (1, 8, 13):
+        op, opts, ins, outs, _ = pool_case(rng, "AVERAGE_POOL_2D", 1, 6, 6, c, 2, 2, 2, "VALID")
+        node = Node(0, op, 1, (0,), (1,), options=opts)
+        c_size = mcu.call("arm_avgpool_s8_get_buffer_size", 3, c).return_value
+        assert ops.scratch_bytes(mcu, core, node, {0: ins[0], 1: outs[0]}) == c_size
+
+
+# --------------------------------------------------------------------------- shared models
+
+MODELS = ["person_detect.tflite", "micro_speech_quantized.tflite", "network_tester_model.tflite",
+          "mobilenet_v2_quantized_1x3x224x224.tflite"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_model_ops(model):
+    path = SHARED / model
+    if not path.exists():
+        pytest.skip("shared models not available")
+    from micro_rt.model import read_model
+    from micro_rt.cortexm import ops
+    m = read_model(path.read_bytes())
+    sg = m.main
+    rng = np.random.default_rng(12)
+    seen: dict = {}
+    for op in sg.operators:
+        if op.op_name in seen and seen[op.op_name] >= (1 if "mobilenet" in model else 3):
+            continue
+        infos = [sg.tensors[i] for i in op.inputs if i >= 0]
+        if not infos or not ops.supported(op.op_name, infos[0].dtype):
+            continue
+        if "mobilenet" in model and any(int(np.prod(sg.tensors[i].shape)) > 60000 for i in op.outputs):
+            continue
+        seen[op.op_name] = seen.get(op.op_name, 0) + 1
+
+        def mk(i):
+            ti = sg.tensors[i]
+            q = ti.quantization
+            return T(i, ti.shape, ti.dtype, data=ti.data if ti.is_constant else None,
+                     scales=q.scales if q is not None else (), zero_points=q.zero_points if q is not None else (),
+                     qdim=q.quantized_dimension if q is not None else 0, name=ti.name)
+        ins = [None if i < 0 else mk(i) for i in op.inputs]
+        outs = [mk(i) for i in op.outputs]
+        seeds = {t.index: (rng.integers(-128, 128, size=t.shape) if t.dtype == np.int8 else
+                           rng.normal(size=t.shape)) for t in ins if t is not None and not t.is_constant}
+        for core in ("cortex-m0plus", "cortex-m4"):
+            h, mm, _ = run_both(core, op.op_name, dict(op.options), ins, outs, seeds)
+            assert_same(h, mm, f"{model} op {op.index} {op.op_name} on {core}")
+    assert seen, "no op ran"
+
+
+# --------------------------------------------------------------------------- reproducible build
+
+def test_firmware_reproducible(tmp_path):
+    if shutil.which("arm-none-eabi-gcc") is None or shutil.which("make") is None:
+        pytest.skip("arm-none-eabi-gcc not installed")
+    r = subprocess.run(["make", "-s", "-C", str(SRC), f"OUT={tmp_path}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for core in CORES_ALL:
+        shipped = FIRMWARE / f"{core}.elf"
+        assert shipped.exists(), f"{shipped} missing: run make firmware"
+        assert (tmp_path / f"{core}.elf").read_bytes() == shipped.read_bytes(), f"{core}.elf differs from a rebuild"

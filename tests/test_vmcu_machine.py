@@ -1,0 +1,381 @@
+"""The virtual Cortex-M machine: exact counts, faults, budget, alignment, stack, cycles.
+
+Builds its own tiny test firmware with arm-none-eabi-gcc (skipped when the cross compiler or
+Unicorn is missing), independent of the kernel firmware in cortexm/firmware.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("unicorn")
+pytest.importorskip("capstone")
+pytest.importorskip("elftools")
+
+from micro_rt.errors import EmulationError  # noqa: E402
+from micro_rt.cortexm import cycles as cyc  # noqa: E402
+from micro_rt.cortexm.machine import VirtualMCU, page_aligned_buffer  # noqa: E402
+
+CC = shutil.which("arm-none-eabi-gcc")
+pytestmark = pytest.mark.skipif(CC is None, reason="arm-none-eabi-gcc not installed")
+
+CORES = ["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"]
+V7M = ["cortex-m4", "cortex-m7", "cortex-m33"]
+
+COMMON_S = textwrap.dedent("""
+    .syntax unified
+    .thumb
+    .text
+    @ r0 = n >= 1: executes 1 + 3n + 2 instructions
+    .global count_loop
+    .type count_loop, %function
+    .thumb_func
+    count_loop:
+        movs r1, #0
+    1:  adds r1, r1, #1
+        subs r0, r0, #1
+        bne 1b
+        mov r0, r1
+        bx lr
+    .size count_loop, .-count_loop
+
+    @ unaligned word load (faults on Armv6-M, allowed on v7-M unless strict)
+    .global ldr_at
+    .type ldr_at, %function
+    .thumb_func
+    ldr_at:
+        ldr r0, [r0]
+        bx lr
+    .size ldr_at, .-ldr_at
+
+    .global jump_to
+    .type jump_to, %function
+    .thumb_func
+    jump_to:
+        bx r0
+    .size jump_to, .-jump_to
+""")
+
+V7M_S = textwrap.dedent("""
+    .syntax unified
+    .thumb
+    .text
+    .global ldrd_at
+    .type ldrd_at, %function
+    .thumb_func
+    ldrd_at:
+        ldrd r2, r3, [r0]
+        adds r0, r2, r3
+        bx lr
+    .size ldrd_at, .-ldrd_at
+
+    @ 5 instructions whatever r0: IT-skipped instructions count too
+    .global it_test
+    .type it_test, %function
+    .thumb_func
+    it_test:
+        cmp r0, #0
+        ite eq
+        moveq r0, #1
+        movne r0, #2
+        bx lr
+    .size it_test, .-it_test
+""")
+
+M0_BAD_S = textwrap.dedent("""
+    .syntax unified
+    .thumb
+    .text
+    @ a Thumb-2 instruction (sdiv r0, r0, r1) the Armv6-M core must reject
+    .global thumb2_insn
+    .type thumb2_insn, %function
+    .thumb_func
+    thumb2_insn:
+        .inst.w 0xfb90f0f1
+        bx lr
+    .size thumb2_insn, .-thumb2_insn
+""")
+
+C_SRC = textwrap.dedent("""
+    int sum8(int a, int b, int c, int d, int e, int f, int g, int h)
+    { return a + 2*b + 3*c + 4*d + 5*e + 6*f + 7*g + 8*h; }
+
+    __attribute__((noinline)) int rec(int n) {
+        volatile char buf[24];
+        buf[0] = (char)n;
+        if (n <= 0) return 0;
+        int r = rec(n - 1);
+        return r + buf[0];
+    }
+    int spin(void) { for (;;) { __asm__ volatile("nop"); } }
+    int bad_read(void) { return *(volatile int *)0x40000000; }
+    void bad_write(int v) { *(volatile int *)0x50000010 = v; }
+    int data_var = 7;
+    int get_data(void) { return data_var; }
+    void add1(unsigned char *p, int n) { for (int i = 0; i < n; i++) p[i] += 1; }
+    int dot(const signed char *w, const signed char *x, int n) {
+        int acc = 0;
+        for (int i = 0; i < n; i++) acc += w[i] * x[i];
+        return acc;
+    }
+    int sum_words(const int *p, int n) { int s = 0; for (int i = 0; i < n; i++) s += p[i]; return s; }
+""")
+
+ENTRY = ["count_loop", "ldr_at", "jump_to", "sum8", "rec", "spin", "bad_read", "bad_write",
+         "get_data", "add1", "dot", "sum_words", "ldrd_at", "it_test", "thumb2_insn"]
+
+
+def _build(tmp, core: str) -> str:
+    srcs = []
+    for name, text in (("common.S", COMMON_S), ("funcs.c", C_SRC)):
+        (tmp / name).write_text(text)
+        srcs.append(str(tmp / name))
+    if core in V7M:
+        (tmp / "v7m.S").write_text(V7M_S)
+        srcs.append(str(tmp / "v7m.S"))
+    else:
+        (tmp / "m0bad.S").write_text(M0_BAD_S)
+        srcs.append(str(tmp / "m0bad.S"))
+    out = tmp / f"{core}.elf"
+    keep = [f"-Wl,--undefined={s}" for s in ENTRY]
+    cmd = [CC, f"-mcpu={core}", "-mthumb", "-mfloat-abi=soft", "-O2", "-nostdlib", "-nostartfiles",
+           "-ffunction-sections", "-fno-inline", "-Wl,-Ttext=0x08000000", "-Wl,-Tdata=0x20000000",
+           "-Wl,-e,0", "-Wl,--gc-sections", *keep, *srcs, "-o", str(out)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return str(out)
+
+
+@pytest.fixture(scope="module")
+def elfs(tmp_path_factory):
+    out = {}
+    for core in CORES:
+        d = tmp_path_factory.mktemp(core)
+        out[core] = _build(d, core)
+    return out
+
+
+def mcu(elfs, core, **kw):
+    kw.setdefault("arena_bytes", 8192)
+    return VirtualMCU(core, elfs[core], **kw)
+
+
+# ----------------------------------------------------------------------------- counting
+@pytest.mark.parametrize("core", CORES)
+def test_loop_instruction_count_exact(elfs, core):
+    m = mcu(elfs, core)
+    for n in (1, 7, 1000, 100_000):
+        r = m.call("count_loop", n)
+        assert r.return_value == n
+        assert r.instructions == 3 * n + 3
+    # agrees with Unicorn's own translation-block sizes
+    edges = m.hooks.edges()
+    via_tb = sum(cnt * m.uc.ctl_request_cache(c)[1] for (_, _, c, _), cnt in edges.items())
+    assert via_tb == 3 * 100_000 + 3
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_python_fallback_matches_native(elfs, core):
+    a = mcu(elfs, core, native=True)
+    b = mcu(elfs, core, native=False)
+    assert a.hooks.native and not b.hooks.native
+    for f, args in (("count_loop", (50,)), ("rec", (6,)), ("sum8", tuple(range(1, 9)))):
+        ra, rb = a.call(f, *args), b.call(f, *args)
+        assert (ra.return_value, ra.instructions, ra.cycles, ra.stack_bytes) == \
+               (rb.return_value, rb.instructions, rb.cycles, rb.stack_bytes)
+
+
+@pytest.mark.parametrize("core", V7M)
+def test_it_skipped_instructions_are_counted(elfs, core):
+    m = mcu(elfs, core)
+    assert m.call("it_test", 0).return_value == 1
+    assert m.call("it_test", 0).instructions == 5
+    r = m.call("it_test", 3)
+    assert (r.return_value, r.instructions) == (2, 5)
+
+
+# ----------------------------------------------------------------------------- AAPCS, data, arena
+@pytest.mark.parametrize("core", CORES)
+def test_more_than_four_arguments(elfs, core):
+    m = mcu(elfs, core)
+    args = (1, -2, 3, 4, 5, 6, -7, 8)
+    assert m.call("sum8", *args).return_value == sum((i + 1) * a for i, a in enumerate(args))
+    assert m.call("get_data").return_value == 7            # .data initialised from the ELF
+
+
+@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])
+def test_zero_copy_arena_and_weights(elfs, core):
+    m = mcu(elfs, core, arena_bytes=4096, arena_misalign=4)
+    assert m.arena_base % 16 == 4
+    buf = m.new_arena_buffer(4096)
+    assert buf.ctypes.data % 4096 == 0 and buf.nbytes % 4096 == 0
+    m.map_arena(buf)
+    view = buf[4:4 + 100]
+    view[:] = np.arange(100, dtype=np.uint8)
+    m.call("add1", m.arena_base, 100)
+    assert np.array_equal(view, np.arange(1, 101, dtype=np.uint8))     # no copy back needed
+    w = np.arange(-20, 20, dtype=np.int8)
+    x = np.arange(40, dtype=np.int8)
+    waddr = m.place_constant(w)
+    assert m.place_constant(w) == waddr and waddr % 16 == 0
+    assert m.symbol_at(waddr).startswith("weights+")
+    m.arena[:40] = x.view(np.uint8)
+    r = m.call("dot", waddr, m.arena_base, 40)
+    assert r.return_value == int(np.dot(w.astype(np.int32), x.astype(np.int32)))
+
+
+def test_args_area_and_flash_growth(elfs):
+    m = mcu(elfs, "cortex-m4", flash_bytes=64 * 1024)
+    m.args_reset()
+    a = m.args_alloc(np.arange(4, dtype=np.int32).tobytes())
+    assert m.read(a, 16) == np.arange(4, dtype=np.int32).tobytes()
+    big = np.ones(200_000, dtype=np.int32)            # 800 KB: flash must grow
+    addr = m.place_constant(big)
+    assert m.call("sum_words", addr, len(big)).return_value == len(big)
+    with pytest.raises(EmulationError, match="ARGS"):
+        m.args_alloc(bytes(5000))
+
+
+# ----------------------------------------------------------------------------- faults
+@pytest.mark.parametrize("core", CORES)
+def test_unmapped_read_and_write_fault(elfs, core):
+    m = mcu(elfs, core)
+    with pytest.raises(EmulationError) as ei:
+        m.call("bad_read")
+    msg = str(ei.value)
+    assert "bad_read" in msg and "0x40000000" in msg and "read" in msg and "pc 0x08" in msg
+    with pytest.raises(EmulationError, match=r"bad_write.*write.*0x50000010"):
+        m.call("bad_write", 1)
+    with pytest.raises(EmulationError, match=r"fetch.*0x30000000"):
+        m.call("jump_to", 0x30000001)
+    # the machine is usable after a fault
+    assert m.call("count_loop", 3).instructions == 12
+
+
+def test_arena_overrun_hits_guard_page(elfs):
+    m = mcu(elfs, "cortex-m4", arena_bytes=4096)
+    end = m.arena_map + m.arena.nbytes + m.arena_misalign
+    with pytest.raises(EmulationError, match="guard page"):
+        m.call("add1", end - 8, 64)
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_budget_exhausted_never_hangs(elfs, core):
+    m = mcu(elfs, core)
+    with pytest.raises(EmulationError, match=r"spin.*ran away.*budget"):
+        m.call("spin", budget=200_000)
+    with pytest.raises(EmulationError, match="ran away"):
+        m.call("count_loop", 10_000, budget=1000)
+    assert m.call("count_loop", 10, budget=33).instructions == 33
+
+
+def test_invalid_instruction_on_m0(elfs):
+    m = mcu(elfs, "cortex-m0plus")
+    with pytest.raises(EmulationError, match=r"thumb2_insn.*(invalid|undefined).*0x08"):
+        m.call("thumb2_insn", 6, 3)
+
+
+# ----------------------------------------------------------------------------- alignment
+@pytest.mark.parametrize("core", V7M)
+def test_unaligned_ldrd_reported(elfs, core):
+    m = mcu(elfs, core)
+    m.arena[:16] = np.arange(16, dtype=np.uint8)
+    r = m.call("ldrd_at", m.arena_base + 4)       # word aligned: LDRD is fine
+    assert r.alignment_events == []
+    r = m.call("ldrd_at", m.arena_base + 2)
+    assert len(r.alignment_events) == 1
+    ev = r.alignment_events[0]
+    assert ev.kind == "LDRD" and ev.symbol == "ldrd_at" and "ldrd" in ev.disassembly
+    assert ev.address == m.arena_base + 2 and ev.fatal
+    lo = int.from_bytes(bytes(range(2, 6)), "little")
+    hi = int.from_bytes(bytes(range(6, 10)), "little")
+    assert r.return_value == ((lo + hi) & 0xFFFFFFFF) - (1 << 32 if (lo + hi) & 0x80000000 else 0)
+    # an unaligned LDR is legal on v7-M: an event only in strict mode
+    assert m.call("ldr_at", m.arena_base + 1).alignment_events == []
+    s = mcu(elfs, core, strict_alignment=True)
+    evs = s.call("ldr_at", s.arena_base + 1).alignment_events
+    assert [e.kind for e in evs] == ["LDR"] and evs[0].symbol == "ldr_at"
+    off = mcu(elfs, core, check_alignment=False)
+    assert off.call("ldrd_at", off.arena_base + 2).alignment_events == []
+
+
+def test_unaligned_ldr_faults_on_m0(elfs):
+    m = mcu(elfs, "cortex-m0plus")
+    assert m.call("ldr_at", m.arena_base + 4).return_value == 0
+    with pytest.raises(EmulationError, match=r"ldr_at.*unaligned") as ei:
+        m.call("ldr_at", m.arena_base + 2)
+    ev = ei.value.event
+    assert ev.address == m.arena_base + 2 and ev.symbol == "ldr_at" and ev.kind == "LDR"
+
+
+# ----------------------------------------------------------------------------- stack
+@pytest.mark.parametrize("core", CORES)
+def test_stack_high_water_mark(elfs, core):
+    m = mcu(elfs, core)
+    hw = [m.call("rec", n).stack_bytes for n in (0, 5, 10, 20)]
+    frame = (hw[2] - hw[1]) // 5
+    assert frame >= 24 and hw[0] > 0
+    assert hw[3] - hw[2] == 10 * frame and hw[2] - hw[1] == 5 * frame
+    assert m.call("rec", 20).return_value == sum(range(1, 21))
+    assert m.call("count_loop", 5).stack_bytes == 0
+    with pytest.raises(EmulationError, match="stack overflow"):
+        mcu(elfs, core, stack_bytes=1024).call("rec", 1000)
+
+
+# ----------------------------------------------------------------------------- cycles
+@pytest.mark.parametrize("core", CORES)
+def test_cycles_plausible(elfs, core):
+    m = mcu(elfs, core)
+    r = m.call("count_loop", 1000)
+    # 3 single-cycle instructions per iteration plus the taken-branch refill (M7 dual-issues)
+    lo, hi = (1500, 3500) if core == "cortex-m7" else (3500, 6000)
+    assert lo <= r.cycles <= hi, r.breakdown
+    assert r.seconds == pytest.approx(r.cycles / 100e6)
+    # loads cost more than ALU on the 3-stage cores
+    rd = m.call("sum_words", m.arena_base, 1000)
+    assert rd.cycles >= rd.instructions * (0.5 if core == "cortex-m7" else 1.0)
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_cycles_monotone_in_wait_states(elfs, core):
+    w = np.arange(2000, dtype=np.int8)
+    res = []
+    for ws in (0, 1, 2, 4):
+        m = mcu(elfs, core, flash_wait_states=ws)
+        waddr = m.place_constant(w)
+        r = m.call("dot", waddr, m.arena_base, 2000)
+        res.append(r)
+        assert r.flash_data_reads >= 2000 or ws == 0
+    cyc_ = [r.cycles for r in res]
+    assert cyc_ == sorted(cyc_) and cyc_[-1] > cyc_[0], cyc_
+    assert len({r.instructions for r in res}) == 1
+    assert res[-1].breakdown.data_flash > 0
+
+
+def test_memory_system_cache_vs_no_cache(elfs):
+    w = np.arange(512, dtype=np.int8)
+    out = {}
+    for name, ms in (("art", cyc.MemorySystem(3, 16, True, 1024, 8)),
+                     ("bare", cyc.MemorySystem(3, 16, False, 0, 1))):
+        m = mcu(elfs, "cortex-m4", memory_system=ms)
+        out[name] = m.call("dot", m.place_constant(w), m.arena_base, 512).cycles
+    assert out["bare"] > out["art"]
+
+
+def test_block_cost_rules_m4():
+    # hand-checked against Cortex-M4 TRM Table 3-1 / 3.3.2
+    code = bytes.fromhex(
+        "0868"      # ldr r0, [r1]
+        "4a68"      # ldr r2, [r1, #4]     pipelined: 1
+        "0a60"      # str r2, [r1]         after LDR: 1
+        "00fb0130"  # mla r0, r0, r1, r3   1
+        "7047")     # bx lr                1 (+P taken)
+    read = lambda a, n: code[a - 0x1000:a - 0x1000 + n]   # noqa: E731
+    bc = cyc.block_cost("cortex-m4", 0x1000, len(code), read)
+    assert bc.n_insns == 5
+    assert bc.cycles == 2 + 1 + 1 + 1 + 1 and bc.taken_extra == 2
+    bc0 = cyc.block_cost("cortex-m0plus", 0x1000, 6, read)     # the three loads/stores only
+    assert bc0.cycles == 6
