@@ -11,8 +11,11 @@ import math
 
 import numpy as np
 
-from .quant import (INT32_MAX, INT32_MIN, rounding_divide_by_pot,
-                    saturating_rounding_doubling_high_mul, wrap_int32)
+from .quant import (INT32_MAX, INT32_MIN, calculate_input_radius,  # noqa: F401 (re-exported)
+                    exp_on_negative_values, newton_reciprocal_q2,
+                    one_over_one_plus_x_for_x_in_0_1, rounding_divide_by_pot, rounding_half_sum,
+                    saturating_rounding_doubling_high_mul, saturating_rounding_multiply_by_pot,
+                    wrap_int32)
 
 try:  # the interpreter's error family, when present
     from micro_rt.errors import KernelError
@@ -26,6 +29,7 @@ INT16_MAX = (1 << 15) - 1
 srdhm = saturating_rounding_doubling_high_mul
 rdbpot = rounding_divide_by_pot
 wrap32 = wrap_int32
+sat_rounding_mul_by_pot = saturating_rounding_multiply_by_pot
 
 
 # --------------------------------------------------------------------------- helpers
@@ -83,17 +87,6 @@ def apply_lut_u8(lut_u8: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     np.take(lut_u8, np.ascontiguousarray(x).view(np.uint8), out=out)
 
 
-def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
-                           total_signed_bits: int = 31) -> int:
-    """TFLM's CalculateInputRadius."""
-    max_input_rescaled = (1.0 * ((1 << input_integer_bits) - 1)
-                          * float(1 << (total_signed_bits - input_integer_bits))
-                          / float(1 << input_left_shift)) if input_left_shift >= 0 else (
-        1.0 * ((1 << input_integer_bits) - 1)
-        * float(1 << (total_signed_bits - input_integer_bits)) * float(2.0 ** -input_left_shift))
-    return int(math.floor(max_input_rescaled))
-
-
 def frexp_multiplier(real: float) -> tuple[int, int]:
     """q, exponent = frexp(real); multiplier = round(q * 2^31) (logistic/tanh prepare)."""
     q, exp = math.frexp(real)
@@ -111,79 +104,8 @@ def downscale_int32_to_int16_multiplier(m: int) -> int:
 
 # --------------------------------------------------------------------------- gemmlowp int32
 
-def sat_rounding_mul_by_pot(x: np.ndarray, exponent: int) -> np.ndarray:
-    """gemmlowp SaturatingRoundingMultiplyByPOT<exponent> on int32 values."""
-    x = np.asarray(x, dtype=np.int64)
-    if exponent == 0:
-        return x
-    if exponent < 0:
-        return rdbpot(x, -exponent)
-    threshold = (1 << (31 - exponent)) - 1
-    r = wrap32(x << exponent)
-    r = np.where(x > threshold, INT32_MAX, r)
-    return np.where(x < -threshold, INT32_MIN, r)
-
-
-def rounding_half_sum(a: np.ndarray, b) -> np.ndarray:
-    s = np.asarray(a, dtype=np.int64) + np.int64(b)
-    q = s + np.where(s >= 0, 1, -1)
-    return np.where(q >= 0, q >> 1, -((-q) >> 1))
-
-
-def exp_on_interval_between_negative_one_quarter_and_0_excl(a: np.ndarray) -> np.ndarray:
-    """F0 -> F0."""
-    constant_term = 1895147668
-    constant_1_over_3 = 715827883
-    x = wrap32(a + (1 << 28))
-    x2 = srdhm(x, x)
-    x3 = srdhm(x2, x)
-    x4 = srdhm(x2, x2)
-    x4_over_4 = rdbpot(x4, 2)
-    poly = rdbpot(wrap32(srdhm(wrap32(x4_over_4 + x3), constant_1_over_3) + x2), 1)
-    return wrap32(constant_term + srdhm(np.int64(constant_term), wrap32(x + poly)))
-
-
-_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
-               (2, 39332535), (3, 720401), (4, 242))
-
-
-def exp_on_negative_values(a: np.ndarray, integer_bits: int) -> np.ndarray:
-    """gemmlowp exp_on_negative_values: F<integer_bits> (a <= 0) -> F0."""
-    a = np.asarray(a, dtype=np.int64)
-    frac_bits = 31 - integer_bits
-    one_quarter = 1 << (frac_bits - 2)
-    mask = one_quarter - 1
-    a_mod = wrap32((a & mask) - one_quarter)
-    result = exp_on_interval_between_negative_one_quarter_and_0_excl(
-        sat_rounding_mul_by_pot(a_mod, integer_bits))
-    remainder = wrap32(a_mod - a)
-    for exponent, multiplier in _EXP_BARREL:
-        if integer_bits > exponent:
-            bit = 1 << (frac_bits + exponent)
-            result = np.where((remainder & bit) != 0, srdhm(result, multiplier), result)
-    if integer_bits > 5:
-        clamp = -(1 << (36 - integer_bits))
-        result = np.where(a < clamp, 0, result)
-    return np.where(a == 0, INT32_MAX, result)
-
-
-def _newton_reciprocal_f2(a: np.ndarray) -> np.ndarray:
-    """Shared Newton-Raphson part: x ~ 1 / ((1 + a) / 2) as F2."""
-    half_denominator = rounding_half_sum(a, INT32_MAX)
-    x = wrap32(1515870810 + srdhm(half_denominator, -1010580540))
-    for _ in range(3):
-        hdx = srdhm(half_denominator, x)
-        one_minus = wrap32((1 << 29) - hdx)
-        x = wrap32(x + sat_rounding_mul_by_pot(srdhm(x, one_minus), 2))
-    return x
-
-
-def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
-    return sat_rounding_mul_by_pot(_newton_reciprocal_f2(a), 1)
-
-
 def one_minus_x_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
-    return sat_rounding_mul_by_pot(wrap32(_newton_reciprocal_f2(a) - (1 << 29)), 2)
+    return sat_rounding_mul_by_pot(wrap32(newton_reciprocal_q2(a) - (1 << 29)), 2)
 
 
 def gemmlowp_logistic(a: np.ndarray, integer_bits: int) -> np.ndarray:

@@ -227,8 +227,8 @@ def exp_on_negative_values(a: np.ndarray, integer_bits: int) -> np.ndarray:
     return np.where(a == 0, INT32_MAX, result)
 
 
-def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
-    """gemmlowp one_over_one_plus_x_for_x_in_0_1 (Newton-Raphson), Q0.31 in and out."""
+def newton_reciprocal_q2(a: np.ndarray) -> np.ndarray:
+    """gemmlowp's Newton-Raphson core: 1 / ((1 + a) / 2) as a Q2.29 raw, for a in Q0.31 [0, 1)."""
     srdhm = saturating_rounding_doubling_high_mul
     half_denominator = rounding_half_sum(a, INT32_MAX)
     x = wrap_int32(1515870810 + srdhm(half_denominator, -1010580540))   # Q2.29
@@ -237,7 +237,12 @@ def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
         half_denominator_times_x = srdhm(half_denominator, x)
         one_minus = wrap_int32(one_q2 - half_denominator_times_x)
         x = wrap_int32(x + saturating_rounding_multiply_by_pot(srdhm(x, one_minus), 2))
-    return saturating_rounding_multiply_by_pot(x, 1)
+    return x
+
+
+def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
+    """gemmlowp one_over_one_plus_x_for_x_in_0_1, Q0.31 in and out."""
+    return saturating_rounding_multiply_by_pot(newton_reciprocal_q2(a), 1)
 
 
 def count_leading_zeros_u32(x: np.ndarray) -> np.ndarray:
@@ -269,10 +274,10 @@ def preprocess_softmax_scaling(beta: float, input_scale: float,
 
 def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
                            total_signed_bits: int = 31) -> int:
-    """CalculateInputRadius."""
+    """CalculateInputRadius (a negative left shift scales up)."""
     max_input_rescaled = (1.0 * ((1 << input_integer_bits) - 1)
                           * float(1 << (total_signed_bits - input_integer_bits))
-                          / float(1 << input_left_shift))
+                          * 2.0 ** -input_left_shift)
     return int(math.floor(max_input_rescaled))
 
 
