@@ -101,7 +101,8 @@ class VirtualMCU:
                  flash_wait_states: int = 0, clock_hz: int = 100_000_000,
                  strict_alignment: bool = False, arena_misalign: int = 0, stack_bytes: int = 8192,
                  check_alignment: bool = True, flash_bytes: int = DEFAULT_FLASH,
-                 memory_system: Optional[_cy.MemorySystem] = None, native: bool = True):
+                 memory_system: Optional[_cy.MemorySystem] = None, native: bool = True,
+                 model_flash_data: bool = True):
         target = get_target(core)
         if target.cpu is None or target.name not in CPU_MODELS:
             raise EmulationError(f"target '{core}' is not an emulated Cortex-M core")
@@ -166,12 +167,23 @@ class VirtualMCU:
         uc.mem_write(self.ret_addr, b"\x00\xbe\x00\xbe")          # BKPT #0 (stop address)
 
         # --- hooks: all added before the first emu_start ---
+        # Alignment: strict mode (every LDR/STR) or a flash wait-state model (which needs the data
+        # loads from flash anyway) use a native memory hook on every access (slow path, ~10x).
+        # Otherwise only LDRD/STRD/LDM/STM/LDREX* can fault; they are found statically and checked
+        # in the block hook (or a code hook on the instruction): near full speed.
         mem = self.memory_system
-        self.hooks = HookSet(uc, memory_hook=self.check_alignment or mem.wait_states > 0,
-                             check_alignment=self.check_alignment,
+        self.model_flash_data = bool(model_flash_data) and mem.wait_states > 0
+        memory_hook = self.model_flash_data or (self.check_alignment and self.strict_alignment)
+        static = None
+        if self.check_alignment and not memory_hook:
+            static = _static_checks(self.elf)
+        self.alignment_mode = ("off" if not self.check_alignment else
+                               "memory hook" if memory_hook else "static + block hook")
+        self.hooks = HookSet(uc, memory_hook=memory_hook,
+                             check_alignment=self.check_alignment and memory_hook,
                              flash_lo=FLASH_BASE, flash_hi=FLASH_BASE + self.flash_size,
                              line_bytes=mem.line_bytes, dcache_lines=mem.dcache_lines,
-                             prefer_native=native)
+                             prefer_native=native, static_checks=static)
         self._fault: Optional[tuple] = None
         self._intr: Optional[tuple] = None
         uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem)
@@ -383,7 +395,7 @@ class VirtualMCU:
         if r0 & 0x80000000:
             r0 -= 1 << 32
         stack_used = self._stack_high_water(paint_lo, sp)
-        events = self._alignment_events() if self.check_alignment else []
+        events = self._alignment_events() if stats.unaligned_total else []
         cycles = bd.total
         return CallResult(r0, insns, cycles, stack_used, events, bd, blocks, stats.flash_reads,
                           cycles / self.clock_hz)
@@ -503,6 +515,33 @@ class VirtualMCU:
 
 
 _REGMAP: Optional[dict] = None
+_STATIC_CACHE: dict = {}
+
+
+def _static_checks(elf: ElfImage):
+    """Static alignment checks of the ELF's executable segments, registers as Unicorn ids."""
+    hit = _STATIC_CACHE.get(elf.sha256)
+    if hit is not None:
+        return hit
+    regmap = _capstone_to_uc()
+    by_start: dict = {}
+    by_pc: dict = {}
+    for seg in elf.segments:
+        if not seg.executable or not seg.data:
+            continue
+        bs, fb = _al.analyze(seg.data, seg.vaddr)
+        for table, src in ((by_start, bs), (by_pc, fb)):
+            for key, checks in (src.items() if table is by_start else ((k, [v]) for k, v in src.items())):
+                out = []
+                for c in checks:
+                    if any(r not in regmap for r, _ in c.terms):
+                        continue
+                    out.append(_al.Check(c.pc, c.const, tuple((regmap[r], k) for r, k in c.terms),
+                                         c.mask, c.size, c.write))
+                if out:
+                    table.setdefault(key, []).extend(out)
+    _STATIC_CACHE[elf.sha256] = (by_start, by_pc)
+    return by_start, by_pc
 
 
 def _capstone_to_uc() -> dict:

@@ -89,6 +89,9 @@ def load_native() -> Optional[ctypes.CDLL]:
         lib.mrt_stats.argtypes = [vp, _u64p]
         lib.mrt_unaligned.argtypes = [vp, _u64p, ctypes.c_uint32]
         lib.mrt_unaligned.restype = ctypes.c_uint32
+        lib.mrt_set_checks.argtypes = [vp, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
+                                       ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
+        lib.mrt_set_checks.restype = ctypes.c_int
         _lib = lib
         return lib
 
@@ -127,7 +130,10 @@ class HookSet:
 
     def __init__(self, uc: unicorn.Uc, *, memory_hook: bool, check_alignment: bool,
                  flash_lo: int, flash_hi: int, line_bytes: int = 16, dcache_lines: int = 1,
-                 prefer_native: bool = True):
+                 prefer_native: bool = True, static_checks=None):
+        """static_checks: (by_start, by_pc) from alignment.analyze with registers already mapped to
+        Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc."""
+        self.static_checks = static_checks
         self.uc = uc
         self.memory_hook = memory_hook
         self.check_alignment = check_alignment
@@ -155,6 +161,24 @@ class HookSet:
         lib.mrt_set_funcs(self._state, stop, rr, UC_ARM_REG_PC)
         lib.mrt_configure_mem(self._state, int(self.check_alignment), self.flash_lo, self.flash_hi,
                               self.line_shift, self.dcache_lines)
+        if self.static_checks is not None:
+            for which, table in enumerate(self.static_checks):
+                starts, flat = [], []
+                for key, checks in table.items():
+                    starts += [key, len(flat) // 12, len(checks)]
+                    for c in checks:
+                        terms = list(c.terms) + [(0, 0)] * (3 - len(c.terms))
+                        flat += [c.pc, c.const & 0xFFFFFFFF, len(c.terms), c.mask, c.size,
+                                 UC.UC_MEM_WRITE if c.write else UC.UC_MEM_READ]
+                        for r, k in terms:
+                            flat += [r, k & 0xFFFFFFFF]
+                sa = (ctypes.c_uint32 * max(1, len(starts)))(*starts)
+                ca = (ctypes.c_uint32 * max(1, len(flat)))(*flat)
+                if lib.mrt_set_checks(self._state, which, sa, len(starts) // 3, ca, len(flat) // 12):
+                    raise MemoryError("mrt_set_checks failed")
+            code_fp = ctypes.cast(lib.mrt_code_hook, ctypes.c_void_p).value
+            for pc in self.static_checks[1]:
+                self._add(UC.UC_HOOK_CODE, code_fp, pc, pc)
         self._add(UC.UC_HOOK_BLOCK, ctypes.cast(lib.mrt_block_hook, ctypes.c_void_p).value, 1, 0)
         if self.memory_hook:
             self._add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE,
@@ -193,27 +217,40 @@ class HookSet:
         self._dc_n = n
         self._dc = [None] * n
 
+        by_start, by_pc = self.static_checks if self.static_checks is not None else ({}, {})
+
+        def run_checks(uc, checks, end):
+            for c in checks:
+                if c.pc >= end:
+                    continue
+                v = c.const
+                for r, k in c.terms:
+                    v += k * uc.reg_read(r)
+                v &= 0xFFFFFFFF
+                if v & c.mask:
+                    self._record(c.pc, v, c.size, UC.UC_MEM_WRITE if c.write else UC.UC_MEM_READ)
+
         def block(uc, address, size, _):
             key = (self._prev[0], self._prev[1], address, size)
             e = self._edges
             e[key] = e.get(key, 0) + 1
+            chk = by_start.get(address)
+            if chk:
+                run_checks(uc, chk, address + size)
             self._prev = (address, size)
             self._bytes += size
             if self._bytes > self._budget and not self._hit:
                 self._hit = True
                 uc.emu_stop()
 
+        for pc, checks in by_pc.items():
+            self._handles.append(self.uc.hook_add(
+                UC.UC_HOOK_CODE, lambda uc, a, s, _, c=checks: run_checks(uc, c, 1 << 33), begin=pc, end=pc))
         self._handles.append(self.uc.hook_add(UC.UC_HOOK_BLOCK, block))
         if self.memory_hook:
             def mem(uc, access, address, size, value, _):
                 if self.check_alignment and address & (3 if size >= 4 else size - 1):
-                    self._unal_total += 1
-                    pc = uc.reg_read(UC_ARM_REG_PC)
-                    rec = self._unal.get(pc)
-                    if rec is None:
-                        self._unal[pc] = [pc, address, size, access, 1]
-                    else:
-                        rec[4] += 1
+                    self._record(uc.reg_read(UC_ARM_REG_PC), address, size, access)
                 if access == UC.UC_MEM_READ and self.flash_lo <= address < self.flash_hi:
                     line = address >> self.line_shift
                     idx = line & (self._dc_n - 1)
@@ -222,6 +259,14 @@ class HookSet:
                         self._dc[idx] = line
                         self._frm += 1
             self._handles.append(self.uc.hook_add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem))
+
+    def _record(self, pc, address, size, access):
+        self._unal_total += 1
+        rec = self._unal.get(pc)
+        if rec is None:
+            self._unal[pc] = [pc, address, size, access, 1]
+        else:
+            rec[4] += 1
 
     # ---- common API ----
     def reset(self, budget_instructions: int, entry_prev: int):

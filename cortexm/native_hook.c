@@ -23,7 +23,29 @@ typedef int (*reg_read_fn)(void *uc, int regid, void *value);
 typedef struct {
     uint32_t prev, prev_size, cur, cur_size;
     uint64_t count;
+    int32_t chk;                 /* index into the block-start check table, or -1 */
+    uint32_t pad;
 } edge_t;
+
+/* static alignment check: address = konst + sum coef[i] * reg[i] (registers read when the
+ * translation block starts / when the instruction is about to execute) */
+typedef struct {
+    uint32_t pc, konst;
+    int32_t reg[3];
+    uint32_t coef[3];
+    uint32_t nterms, mask, size, type;
+} check_t;
+
+typedef struct {
+    uint32_t key, first, count, used;
+} sent_t;
+
+typedef struct {
+    sent_t *tab;
+    uint32_t cap;
+    check_t *checks;
+    uint32_t nchecks;
+} ctable_t;
 
 typedef struct {
     uint32_t pc, addr, size, type;   /* first unaligned access seen at this pc */
@@ -52,7 +74,51 @@ typedef struct {
     unal_t *unal;
     uint32_t unal_cap, unal_n;
     uint64_t unal_total, unal_dropped;
+    ctable_t blk, code;          /* static checks by block start / by instruction (code hook) */
+    uint64_t checks_run;
 } mrt_state;
+
+static inline uint32_t hash1(uint32_t a) { uint32_t h = a * 0x9E3779B1u; return h ^ (h >> 15); }
+
+static int32_t ctable_find(const ctable_t *t, uint32_t key) {
+    if (!t->cap) return -1;
+    uint32_t mask = t->cap - 1, j = hash1(key) & mask;
+    while (t->tab[j].used) {
+        if (t->tab[j].key == key) return (int32_t)j;
+        j = (j + 1) & mask;
+    }
+    return -1;
+}
+
+static void record_unaligned(mrt_state *s, uint32_t pc, uint32_t a, uint32_t size, uint32_t type) {
+    s->unal_total++;
+    uint32_t i;
+    for (i = 0; i < s->unal_n; i++) {
+        if (s->unal[i].pc == pc) { s->unal[i].count++; return; }
+    }
+    if (s->unal_n < s->unal_cap) {
+        unal_t *u = &s->unal[s->unal_n++];
+        u->pc = pc; u->addr = a; u->size = size; u->type = type; u->count = 1;
+    } else {
+        s->unal_dropped++;
+    }
+}
+
+static void run_checks(mrt_state *s, void *uc, const ctable_t *t, int32_t idx, uint32_t end) {
+    const sent_t *se = &t->tab[idx];
+    for (uint32_t k = 0; k < se->count; k++) {
+        const check_t *c = &t->checks[se->first + k];
+        if (c->pc >= end) continue;
+        uint32_t v = c->konst;
+        for (uint32_t i = 0; i < c->nterms; i++) {
+            uint64_t r = 0;
+            s->reg_read(uc, c->reg[i], &r);
+            v += c->coef[i] * (uint32_t)r;
+        }
+        s->checks_run++;
+        if (v & c->mask) record_unaligned(s, c->pc, v, c->size, c->type);
+    }
+}
 
 static inline uint32_t hash4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
     uint32_t h = a * 0x9E3779B1u;
@@ -95,6 +161,7 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
                     if (grow(s) == 0) { mrt_block_hook(uc, address, size, user); return; }
                 }
                 e->prev = s->prev; e->prev_size = s->prev_size; e->cur = a; e->cur_size = size;
+                e->chk = ctable_find(&s->blk, a);
                 s->n++;
                 break;
             }
@@ -104,6 +171,7 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
         s->last_idx = (uint32_t)(e - s->tab);
     }
     e->count++;
+    if (e->chk >= 0) run_checks(s, uc, &s->blk, e->chk, a + size);
     s->prev = a;
     s->prev_size = size;
     s->bytes += size;
@@ -122,21 +190,9 @@ void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value,
     if (s->check_align) {
         uint32_t m = size >= 4 ? 3u : (uint32_t)(size - 1);
         if (a & m) {
-            uint32_t pc = 0;
-            s->unal_total++;
+            uint64_t pc = 0;
             if (s->reg_read) s->reg_read(uc, s->pc_reg, &pc);
-            uint32_t i;
-            for (i = 0; i < s->unal_n; i++) {   /* few distinct PCs in practice; most recent first */
-                if (s->unal[i].pc == pc) { s->unal[i].count++; break; }
-            }
-            if (i == s->unal_n) {
-                if (s->unal_n < s->unal_cap) {
-                    unal_t *u = &s->unal[s->unal_n++];
-                    u->pc = pc; u->addr = a; u->size = (uint32_t)size; u->type = (uint32_t)type; u->count = 1;
-                } else {
-                    s->unal_dropped++;
-                }
-            }
+            record_unaligned(s, (uint32_t)pc, a, (uint32_t)size, (uint32_t)type);
         }
     }
     if (type == UC_MEM_READ && a >= s->flash_lo && a < s->flash_hi) {
@@ -150,7 +206,44 @@ void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value,
     }
 }
 
+/* code hook registered on single instructions whose address is checked at the instruction */
+void mrt_code_hook(void *uc, uint64_t address, uint32_t size, void *user) {
+    mrt_state *s = (mrt_state *)user;
+    int32_t idx = ctable_find(&s->code, (uint32_t)address);
+    if (idx >= 0) run_checks(s, uc, &s->code, idx, 0xFFFFFFFFu);
+}
+
 /* ---- management, called from Python through ctypes ---- */
+
+/* Install a check table. starts: n_starts x (key, first, count); checks: n_checks x 12 uint32
+ * (pc, konst, nterms, mask, size, type, reg0, coef0, reg1, coef1, reg2, coef2). which: 0 block, 1 code */
+int mrt_set_checks(mrt_state *s, int which, const uint32_t *starts, uint32_t n_starts,
+                   const uint32_t *checks, uint32_t n_checks) {
+    ctable_t *t = which ? &s->code : &s->blk;
+    free(t->tab); free(t->checks);
+    t->tab = NULL; t->checks = NULL; t->cap = 0; t->nchecks = 0;
+    if (!n_starts) return 0;
+    uint32_t cap = 16;
+    while (cap < 2 * n_starts) cap <<= 1;
+    t->tab = (sent_t *)calloc(cap, sizeof(sent_t));
+    t->checks = (check_t *)calloc(n_checks ? n_checks : 1, sizeof(check_t));
+    if (!t->tab || !t->checks) return -1;
+    t->cap = cap;
+    for (uint32_t i = 0; i < n_checks; i++) {
+        const uint32_t *c = &checks[12 * i];
+        check_t *d = &t->checks[i];
+        d->pc = c[0]; d->konst = c[1]; d->nterms = c[2]; d->mask = c[3]; d->size = c[4]; d->type = c[5];
+        for (int k = 0; k < 3; k++) { d->reg[k] = (int32_t)c[6 + 2 * k]; d->coef[k] = c[7 + 2 * k]; }
+    }
+    t->nchecks = n_checks;
+    for (uint32_t i = 0; i < n_starts; i++) {
+        uint32_t key = starts[3 * i], j = hash1(key) & (cap - 1);
+        while (t->tab[j].used) j = (j + 1) & (cap - 1);
+        t->tab[j].key = key; t->tab[j].first = starts[3 * i + 1]; t->tab[j].count = starts[3 * i + 2];
+        t->tab[j].used = 1;
+    }
+    return 0;
+}
 
 mrt_state *mrt_new(void) {
     mrt_state *s = (mrt_state *)calloc(1, sizeof(mrt_state));
@@ -168,7 +261,9 @@ mrt_state *mrt_new(void) {
 
 void mrt_free(mrt_state *s) {
     if (!s) return;
-    free(s->tab); free(s->unal); free(s->dc_tags); free(s);
+    free(s->tab); free(s->unal); free(s->dc_tags);
+    free(s->blk.tab); free(s->blk.checks); free(s->code.tab); free(s->code.checks);
+    free(s);
 }
 
 void mrt_set_funcs(mrt_state *s, emu_stop_fn stop, reg_read_fn rr, int pc_reg) {
@@ -195,6 +290,7 @@ void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
     s->bytes = 0; s->byte_budget = byte_budget; s->budget_hit = 0;
     s->flash_reads = 0; s->flash_read_misses = 0;
     s->unal_n = 0; s->unal_total = 0; s->unal_dropped = 0;
+    s->checks_run = 0;
 }
 
 void mrt_flush_dcache(mrt_state *s) { memset(s->dc_tags, 0, (s->dc_mask + 1) * sizeof(uint32_t)); }
@@ -219,7 +315,7 @@ uint32_t mrt_edges(mrt_state *s, uint64_t *out, uint32_t max) {
 void mrt_stats(mrt_state *s, uint64_t *out) {
     out[0] = s->bytes; out[1] = (uint64_t)s->budget_hit; out[2] = s->flash_reads;
     out[3] = s->flash_read_misses; out[4] = s->unal_n; out[5] = s->unal_total; out[6] = s->unal_dropped;
-    out[7] = s->prev; out[8] = s->prev_size;
+    out[7] = s->prev; out[8] = s->prev_size; out[9] = s->checks_run;
 }
 
 /* unaligned records: 5 uint64 each (pc, addr, size, type, count) */

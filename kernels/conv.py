@@ -19,7 +19,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration
 
-from .padding import (activation_of, check_activation, compute_padding_height_width,
+from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import (Requantizer, activation_range_float, activation_range_quantized,
                     quantize_multiplier)
@@ -106,6 +106,8 @@ def conv_prepare(ctx, node) -> None:
         raise kernel_error(node, f"output {tname(out)} has {out.shape[3]} channels, filter {tname(flt)} {oc}")
     if flt.data is None:
         raise kernel_error(node, f"filter {tname(flt)} must be constant")
+    if bias is not None:
+        check_bias(node, bias, oc, inp.dtype)
 
     # TFLM allocates the per-channel arrays unconditionally (float too).
     data.persistent.append(ctx.allocate_persistent(4 * oc))
@@ -116,6 +118,7 @@ def conv_prepare(ctx, node) -> None:
     sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
     dh, dw = int(opts.get("dilation_h_factor", 1)), int(opts.get("dilation_w_factor", 1))
     padding = opts.get("padding", "SAME")
+    check_geometry(node, inp, out, fh, fw, sh, sw, dh, dw, padding)
     data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw, padding)
     data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
     data.groups = groups
@@ -128,7 +131,7 @@ def conv_prepare(ctx, node) -> None:
 
     if it == np.float32:
         data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
-        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).copy()
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
         lo, hi = activation_range_float(act)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
         data.pad_buffer = np.zeros(data.geometry.padded_shape, dtype=np.float32)
@@ -152,7 +155,7 @@ def conv_prepare(ctx, node) -> None:
     ft_acc = exact_float_type(w_g, max_abs_x)
     data.weights = np.ascontiguousarray(w_g, dtype=ft_acc)
     if bias is not None:
-        data.bias = np.asarray(bias.data, dtype=np.int64).copy()
+        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
     g = data.geometry
     data.pad_buffer = np.zeros(g.padded_shape, dtype=ft_acc)
     p = g.n * g.out_h * g.out_w
@@ -161,7 +164,7 @@ def conv_prepare(ctx, node) -> None:
     data.acc = np.empty((p, oc), dtype=ft_acc)
     data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
                                data.output_zero_point, data.act_min, data.act_max,
-                               tile=g.out_w)
+                               tile=g.out_w, wide=data.kind == "int16")
 
 
 def _is_pointwise(g) -> bool:

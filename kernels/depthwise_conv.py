@@ -16,7 +16,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration
 
 from .conv import exact_float_type, populate_per_channel_multipliers
-from .padding import (activation_of, check_activation, compute_padding_height_width,
+from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import Requantizer, activation_range_float, activation_range_quantized
 
@@ -81,12 +81,15 @@ def dw_prepare(ctx, node) -> None:
                                  f"output {tname(out)} {out.shape[3]}")
     if flt.data is None:
         raise kernel_error(node, f"filter {tname(flt)} must be constant")
+    if bias is not None:
+        check_bias(node, bias, oc, inp.dtype)
     m = oc // ic
     data.depth_multiplier = m
     act = activation_of(node)
     check_activation(node, act)
     sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
     dh, dw = int(opts.get("dilation_h_factor", 1)), int(opts.get("dilation_w_factor", 1))
+    check_geometry(node, inp, out, fh, fw, sh, sw, dh, dw, opts.get("padding", "SAME"))
     data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw,
                                                       opts.get("padding", "SAME"))
     data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding,
@@ -99,7 +102,7 @@ def dw_prepare(ctx, node) -> None:
     acc_shape = (n, g.out_h, g.out_w, oc)
     if it == np.float32:
         data.weights = np.ascontiguousarray(w, dtype=np.float32)
-        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).copy()
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
         lo, hi = activation_range_float(act)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
         data.pad_buffer = np.zeros(g.padded_shape, dtype=np.float32)
@@ -129,7 +132,7 @@ def dw_prepare(ctx, node) -> None:
         ft_acc = exact_float_type(wk, max_abs_x)
         data.weights = np.ascontiguousarray(wk, dtype=ft_acc)
         if bias is not None:
-            data.bias = np.asarray(bias.data, dtype=np.int64).copy()
+            data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
         data.pad_buffer = np.zeros(gm.padded_shape, dtype=ft_acc)
         p = n * gm.out_h * gm.out_w
         data.cols = np.empty((p, fh * fw), dtype=ft_acc)
@@ -141,13 +144,13 @@ def dw_prepare(ctx, node) -> None:
     acc_t = np.int32 if it == np.int8 else np.int64
     data.weights = np.ascontiguousarray(w, dtype=acc_t)
     if bias is not None:
-        data.bias = np.asarray(bias.data, dtype=np.int64).copy()
+        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
     data.pad_buffer = np.zeros(g.padded_shape, dtype=acc_t)
     data.acc = np.empty(acc_shape, dtype=acc_t)
     data.tmp = np.empty(acc_shape, dtype=acc_t)
     data.requant = Requantizer((n * g.out_h * g.out_w, oc), data.output_multiplier, data.output_shift, data.bias,
                                data.output_zero_point, data.act_min, data.act_max,
-                               tile=g.out_w)
+                               tile=g.out_w, wide=data.kind == "int16")
 
 
 def dw_invoke(ctx, node) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration
 
 from .conv import exact_float_type
-from .padding import (activation_of, check_activation, dtype_name, kernel_error, scale0,
+from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, kernel_error, scale0,
                       tname, zp0)
 from .quant import (Requantizer, activation_range_float, activation_range_quantized,
                     quantize_multiplier)
@@ -69,6 +69,8 @@ def fc_prepare(ctx, node) -> None:
         raise kernel_error(node, f"weights {tname(flt)} must be constant")
     act = activation_of(node)
     check_activation(node, act)
+    if len(flt.shape) != 2:
+        raise kernel_error(node, f"weights {tname(flt)} must be 2-D, got shape {list(flt.shape)}")
     out_depth = int(out.shape[-1]) if len(out.shape) else 1
     accum_depth = int(flt.shape[-1])
     if int(flt.shape[0]) != out_depth:
@@ -76,13 +78,16 @@ def fc_prepare(ctx, node) -> None:
     in_size = int(np.prod(inp.shape)) if len(inp.shape) else 1
     if accum_depth == 0 or in_size % accum_depth != 0:
         raise kernel_error(node, f"input {tname(inp)} size {in_size} is not a multiple of {accum_depth}")
+    check_elements(node, "output", out, in_size // accum_depth * out_depth)
+    if bias is not None:
+        check_bias(node, bias, out_depth, inp.dtype)
     data.accum_depth, data.output_depth = accum_depth, out_depth
     data.kind = it.name
     w = np.asarray(flt.data).reshape(out_depth, accum_depth)
 
     if it == np.float32:
         data.weights_t = np.ascontiguousarray(w.T, dtype=np.float32)
-        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).copy()
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
         lo, hi = activation_range_float(act)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
         return
@@ -125,12 +130,13 @@ def fc_prepare(ctx, node) -> None:
     ft_acc = exact_float_type(wf.T, max_abs_x)
     data.weights_t = np.ascontiguousarray(wf.T, dtype=ft_acc)
     if bias is not None:
-        data.bias = np.asarray(bias.data, dtype=np.int64).copy()
+        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
     batches = in_size // accum_depth
     data.xs = np.empty((batches, accum_depth), dtype=ft_acc)
     data.acc = np.empty((batches, out_depth), dtype=ft_acc)
     data.requant = Requantizer((batches, out_depth), data.output_multiplier, data.output_shift,
-                               data.bias, data.output_zero_point, data.act_min, data.act_max)
+                               data.bias, data.output_zero_point, data.act_min, data.act_max,
+                               wide=data.kind == "int16")
 
 
 def fc_invoke(ctx, node) -> None:

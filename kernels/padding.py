@@ -126,6 +126,57 @@ class WindowGeometry:
         return (ch[:, None] * cw[None, :]).astype(np.int64)
 
 
+def check_elements(node, what: str, t, expected: int) -> None:
+    """A tensor must hold exactly `expected` elements (bias length, output size, ...)."""
+    count = int(np.prod(t.shape)) if len(t.shape) else 1
+    if count != expected:
+        raise kernel_error(node, f"{what} {tname(t)} {list(t.shape)} holds {count} elements, "
+                                 f"expected {expected}")
+
+
+def check_bias(node, bias, channels: int, input_dtype) -> None:
+    """A bias holds one value per output channel, float32 for float kernels and int32
+    (int64 for int16 activations) for quantized ones."""
+    allowed = ((np.float32,) if np.dtype(input_dtype) == np.float32 else (np.int32, np.int64))
+    if bias.dtype is None or np.dtype(bias.dtype) not in [np.dtype(a) for a in allowed]:
+        raise kernel_error(node, f"bias {tname(bias)} has type "
+                                 f"{getattr(bias, 'type_name', bias.dtype)}, expected "
+                                 f"{' or '.join(np.dtype(a).name for a in allowed)}")
+    check_elements(node, "bias", bias, channels)
+
+
+def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, stride_w: int,
+                   dil_h: int, dil_w: int, padding: str, channels: int | None = None) -> None:
+    """Refuse window parameters the strided views cannot honour: non-positive strides,
+    dilations or filter sizes, an unknown padding, or an output whose batch, height, width
+    (or channels) differ from what the input and the window give (a forged shape would
+    otherwise make the kernel read outside its buffers or allocate without bound)."""
+    for name, value in (("stride_h", stride_h), ("stride_w", stride_w),
+                        ("dilation_h_factor", dil_h), ("dilation_w_factor", dil_w),
+                        ("filter height", filter_h), ("filter width", filter_w)):
+        if value <= 0:
+            raise kernel_error(node, f"{name} is {value}, must be positive")
+    if padding not in ("SAME", "VALID"):
+        raise kernel_error(node, f"padding {padding!r} is not SAME or VALID")
+    n, in_h, in_w, c = (int(d) for d in inp.shape)
+    out_h = compute_out_size(padding, in_h, filter_h, stride_h, dil_h)
+    out_w = compute_out_size(padding, in_w, filter_w, stride_w, dil_w)
+    expected = [n, out_h, out_w, int(out.shape[3]) if channels is None else channels]
+    if out_h <= 0 or out_w <= 0:
+        raise kernel_error(node, f"a {filter_h}x{filter_w} window (dilation {dil_h}x{dil_w}) "
+                                 f"does not fit input {tname(inp)} with {padding} padding")
+    need = [(out_h - 1) * stride_h + (filter_h - 1) * dil_h + 1,
+            (out_w - 1) * stride_w + (filter_w - 1) * dil_w + 1]
+    if n * max(need[0], in_h) * max(need[1], in_w) * c > (1 << 28):
+        raise kernel_error(node, f"a {filter_h}x{filter_w} window with stride {stride_h}x{stride_w} "
+                                 f"and dilation {dil_h}x{dil_w} spans {need[0]}x{need[1]} pixels "
+                                 f"of input {tname(inp)}: stride or dilation is corrupt")
+    if [int(d) for d in out.shape] != expected:
+        raise kernel_error(node, f"output {tname(out)} does not match the computed shape "
+                                 f"{expected} (input {tname(inp)}, {filter_h}x{filter_w} window, "
+                                 f"stride {stride_h}x{stride_w}, {padding} padding)")
+
+
 def make_geometry(in_shape, out_shape, filter_h: int, filter_w: int, stride_h: int, stride_w: int,
                   dil_h: int, dil_w: int, pad: PaddingValues, channels: int | None = None
                   ) -> WindowGeometry:

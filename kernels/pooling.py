@@ -15,7 +15,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration
 
-from .padding import (activation_of, check_activation, compute_padding_height_width,
+from .padding import (activation_of, check_activation, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import activation_range_float, activation_range_quantized, c_div
 
@@ -58,6 +58,7 @@ def _prepare(ctx, node, is_max: bool) -> None:
     n, ih, iw, c = (int(d) for d in inp.shape)
     fh, fw = int(opts.get("filter_height", 1)), int(opts.get("filter_width", 1))
     sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
+    check_geometry(node, inp, out, fh, fw, sh, sw, 1, 1, opts.get("padding", "SAME"), channels=c)
     data.padding, _, _ = compute_padding_height_width(sh, sw, 1, 1, ih, iw, fh, fw,
                                                       opts.get("padding", "SAME"))
     g = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, 1, 1, data.padding)

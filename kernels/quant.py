@@ -19,6 +19,9 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
     """TFLM's QuantizeMultiplier: real = q * 2^(shift - 31), q in [2^30, 2^31)."""
     if real_multiplier == 0.0:
         return 0, 0
+    if not math.isfinite(real_multiplier):
+        raise ValueError(f"requantization multiplier {real_multiplier} is not finite "
+                         "(a quantization scale is 0 or not finite)")
     mantissa, shift = math.frexp(real_multiplier)
     q_fixed = _round_half_away(mantissa * (1 << 31))
     if q_fixed == (1 << 31):
@@ -299,9 +302,10 @@ class Requantizer:
     """
 
     def __init__(self, shape, multiplier, shift, bias, output_zero_point: int,
-                 act_min: int, act_max: int, tile: int = 1):
+                 act_min: int, act_max: int, tile: int = 1, wide: bool = False):
         """`shape` is (rows, channels); `tile` consecutive rows are processed as one long row
-        (per-channel parameters repeated) so numpy's inner loops are long, not `channels`."""
+        (per-channel parameters repeated) so numpy's inner loops are long, not `channels`.
+        `wide`: int16 activations (16x8) use TFLM's int64 MultiplyByQuantizedMultiplier."""
         rows, channels = (int(d) for d in shape)
         if tile < 1 or rows % tile:
             tile = 1
@@ -328,12 +332,30 @@ class Requantizer:
         self.bias = None if bias is None else np.asarray(bias, dtype=np.int64)
         self.zp = np.int64(output_zero_point)
         self.act_min, self.act_max = np.int64(act_min), np.int64(act_max)
+        self.wide = wide
+        if wide:
+            # The 16-bit multiplier and single rounding of the int64 overload.
+            self.reduced = np.where(multiplier < 0x7FFF0000, (multiplier + (1 << 15)) >> 16, 0x7FFF)
+            self.total_shift = 15 - shift
+            self.round = np.int64(1) << (self.total_shift - 1)
 
     def run(self, acc: np.ndarray, out: np.ndarray) -> None:
         h, t = self.h, self.t
         np.copyto(h, acc.reshape(self.shape), casting="unsafe")
         if self.bias is not None:
             h += self.bias
+        if self.wide:
+            h *= self.reduced
+            h += self.round
+            h >>= self.total_shift
+        else:
+            self._narrow(h, t)
+        h += self.zp
+        np.clip(h, self.act_min, self.act_max, out=h)
+        np.copyto(out.reshape(self.shape), h, casting="unsafe")
+
+    def _narrow(self, h: np.ndarray, t: np.ndarray) -> None:
+        """MultiplyByQuantizedMultiplier (int32, double rounding), in place on h."""
         if self.any_left:
             h[...] = wrap_int32(h << self.left)
         h *= self.multiplier
@@ -345,6 +367,3 @@ class Requantizer:
             t += self.half
             h += t
             h >>= self.right
-        h += self.zp
-        np.clip(h, self.act_min, self.act_max, out=h)
-        np.copyto(out.reshape(self.shape), h, casting="unsafe")

@@ -69,6 +69,7 @@ def _init(struct_name):
 def _quantize_prepare(ctx, node):
     data: QuantData = node.user_data
     i, o = ctx.input(node, 0), ctx.output(node, 0)
+    _same_count(node, i, o)
     if not is_quantized(o):
         raise fail(node, f"output {tensor_desc(o)} is not quantized")
     if len(o.scales) != 1:
@@ -99,10 +100,16 @@ def _quantize_prepare(ctx, node):
         data.fn = fn
 
 
+def _same_count(node, i, o) -> None:
+    if int(np.prod(i.shape)) != int(np.prod(o.shape)):
+        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
+
+
 def _dequantize_prepare(ctx, node):
     data: QuantData = node.user_data
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     idt = np.dtype(i.dtype)
+    _same_count(node, i, o)
     if idt not in (np.int8, np.int16):
         raise fail(node, f"input {tensor_desc(i)}: type {idt.name} not supported (int8/int16 only)")
     if np.dtype(o.dtype) != np.float32:

@@ -72,7 +72,13 @@ def mean_prepare(ctx, node) -> None:
     ctx.request_scratch(4 * (int(np.prod(axis.shape)) if len(axis.shape) else 1))
     if axis.is_constant and axis.data is not None:
         data.axis = np.asarray(axis.data, dtype=np.int64).ravel().copy()
-        _resolve(node, data.axis, len(inp.shape))
+        axes = _resolve(node, data.axis, len(inp.shape))
+        kept = int(np.prod([d for k, d in enumerate(inp.shape) if k not in axes]))
+        got = int(np.prod(out.shape)) if len(out.shape) else 1
+        if got != kept:
+            raise kernel_error(node, f"output {tname(out)} {list(out.shape)} holds {got} elements, "
+                                     f"reducing {tname(inp)} {list(inp.shape)} over axes {axes} "
+                                     f"gives {kept}")
     if it != np.float32:
         data.multiplier, data.shift = quantize_multiplier(
             float(np.float32(scale0(inp))) / float(np.float32(scale0(out))))

@@ -190,6 +190,8 @@ def _transpose_prepare(ctx, node):
     d = _data(node)
     i, perm_t, o = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
     dt = np.dtype(i.dtype)
+    if dt != np.dtype(o.dtype):
+        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if dt not in (np.float32, np.int8, np.int16):
         raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported "
                          "(float32, int8, int16)")
@@ -250,6 +252,8 @@ def _pad_prepare(ctx, node):
             raise fail(node, f"constant_values {tensor_desc(cv)} type differs from input")
         if _nelem(cv) != 1:
             raise fail(node, f"constant_values {tensor_desc(cv)} is not a scalar")
+    if len(i.shape) != len(o.shape):
+        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in rank")
     if _nelem(pad_t) != 2 * len(o.shape):
         raise fail(node, f"paddings {tensor_desc(pad_t)} must hold 2 values per output dim")
     if not pad_t.is_constant:

@@ -59,6 +59,9 @@ def softmax_prepare(ctx, node) -> None:
     out = ctx.output(node, 0)
     if len(inp.shape) < 1:
         raise kernel_error(node, f"input {tname(inp)} must have at least 1 dimension")
+    if tuple(inp.shape) != tuple(out.shape):
+        raise kernel_error(node, f"output {tname(out)} shape {list(out.shape)} differs from input "
+                                 f"{tname(inp)} shape {list(inp.shape)}")
     it, ot = np.dtype(inp.dtype), np.dtype(out.dtype)
     beta = float(np.float32(node.options.get("beta", 1.0)))
     if it == np.int16:

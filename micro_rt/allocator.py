@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from .arena import ARENA_ALIGNMENT, Arena, align_up
+from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up
 from .errors import AllocationError, ModelError
 from .model import Model, Subgraph
 from .planner import MemoryPlanner, lower_bound, make_planner
@@ -77,10 +77,17 @@ class ArenaPlan:
     def total_bytes(self) -> int:
         return self.head_bytes + self.tail_bytes
 
+    @property
+    def efficiency(self) -> float:
+        """lower bound / head: 1.0 means no placement of these buffers can do better. Above
+        1.0 only when an offline plan shares memory between buffers live at the same step."""
+        return self.lower_bound / self.head_bytes if self.head_bytes else 1.0
+
     def as_dict(self) -> dict:
         return {"target": self.target, "planner": self.planner, "head_bytes": self.head_bytes,
                 "tail_bytes": self.tail_bytes, "total_bytes": self.total_bytes,
                 "required_bytes": self.required_bytes, "lower_bound": self.lower_bound,
+                "efficiency": self.efficiency,
                 "tail_breakdown": self.tail_breakdown,
                 "buffers": [b.as_dict() for b in self.buffers]}
 
@@ -151,7 +158,7 @@ class TflmAllocator:
     # ---- 1. start-up -----------------------------------------------------------------
     def start_model(self) -> None:
         t, arena = self.target, self.arena
-        arena.allocate_persistent(t.sizeof("AllocatorFixed"), t.alignof("AllocatorFixed"),
+        arena.allocate_persistent(t.sizeof(t.allocator_objects), t.alignof(t.allocator_objects),
                                   "allocator objects")
         extra_subgraphs = len(self.model.subgraphs) - 1     # the first is in the fixed part
         if extra_subgraphs:
@@ -195,15 +202,30 @@ class TflmAllocator:
         sg = self.model.main
         for tensor in sg.tensors:
             if tensor.is_variable and tensor.nbytes:
+                if tensor.nbytes > MAX_ARENA_BYTES:
+                    raise AllocationError(f"variable tensor {tensor.index} ('{tensor.name}') "
+                                          f"{tensor.type_name}{list(tensor.shape)} needs "
+                                          f"{tensor.nbytes} bytes, over micro_rt's "
+                                          f"{MAX_ARENA_BYTES}-byte arena limit")
                 arena.allocate_persistent(tensor.nbytes, ARENA_ALIGNMENT, "variable tensors")
         buffers = self.lifetime_table(preserve_all_tensors)
-        planner = make_planner(self.planner_name)
-        for b in buffers:
-            planner.add_buffer(b.size, b.first_use, b.last_use, b.offline_offset)
+        try:
+            planner = make_planner(self.planner_name)
+            for b in buffers:
+                planner.add_buffer(b.size, b.first_use, b.last_use, b.offline_offset)
+        except ValueError as e:
+            raise AllocationError(str(e)) from None
         self._planning_temp(len(buffers))
         for b, offset in zip(buffers, planner.offsets()):
             b.offset = offset
         head = planner.total()
+        if head > MAX_ARENA_BYTES:
+            top = max(buffers, key=lambda b: b.offset + b.size)
+            raise AllocationError(
+                f"the planned activations need {head} bytes, over micro_rt's {MAX_ARENA_BYTES}-"
+                f"byte (1 GiB) arena limit; the highest buffer is {top.kind} {top.tensor} "
+                f"('{top.name}', {top.size} bytes at offset {top.offset}): its shape or offline "
+                "offset is likely corrupt")
         arena.set_head(head)
         for tensors in (sg.inputs, sg.outputs):
             arena.allocate_persistent(t.pointer_size * len(tensors), ARENA_ALIGNMENT,

@@ -18,6 +18,9 @@ from typing import Optional
 from .errors import AllocationError
 
 ARENA_ALIGNMENT = 16
+# No microcontroller has a gigabyte of RAM: a plan above this comes from a forged or corrupt
+# dimension (or offline offset), and micro_rt refuses it instead of allocating it.
+MAX_ARENA_BYTES = 1 << 30
 
 
 def align_up(value: int, alignment: int = ARENA_ALIGNMENT) -> int:
@@ -45,6 +48,9 @@ class Arena:
 
     def __post_init__(self) -> None:
         if self.size is not None:
+            if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 0:
+                raise AllocationError(f"arena size must be a non-negative number of bytes, got "
+                                      f"{self.size!r}")
             self.size -= self.size % ARENA_ALIGNMENT   # the usable, aligned part
         self.temp = self.head
 
@@ -99,6 +105,12 @@ class Arena:
 
     def _check(self, where: str, what: str) -> None:
         needed = max(self.head, self.temp) + self.tail
+        if needed > MAX_ARENA_BYTES:
+            raise AllocationError(
+                f"the model needs an arena of {needed} bytes for {what} (head {self.head}, "
+                f"temp {max(self.temp - self.head, 0)}, tail {self.tail}), over micro_rt's "
+                f"{MAX_ARENA_BYTES}-byte (1 GiB) limit: a tensor shape or offline offset in the "
+                "model is likely corrupt")
         if needed > self.peak_required:
             self.peak_required, self.peak_where = needed, where
         if self.size is not None and needed > self.size:

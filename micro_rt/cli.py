@@ -1,4 +1,4 @@
-"""`micro-rt`: info, plan, fit, run (and, as they land, profile and optimize).
+"""`micro-rt`: info, plan, fit, run, optimize (and, as it lands, profile).
 
 Errors a user can cause print one line and exit 2; `--debug` shows the traceback.
 `fit` exits 0 when the model fits and 1 when it does not, so CI can gate on it.
@@ -18,7 +18,7 @@ import numpy as np
 from .analysis import op_macs
 from .errors import MicroRtError
 from .interpreter import Interpreter
-from .model import Model, read_model
+from .model import MAX_MODEL_BYTES, Model, read_model
 from .report import format_bytes, plan_table, plans_html
 from .resolver import builtin_op_resolver
 
@@ -36,6 +36,10 @@ def parse_size(text: str) -> int:
 
 def _load(path: str) -> tuple[Model, bytes]:
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_MODEL_BYTES:
+            raise MicroRtError(f"model '{path}' is {size} bytes, over micro_rt's "
+                               f"{MAX_MODEL_BYTES}-byte limit")
         data = Path(path).read_bytes()
     except OSError as e:
         raise MicroRtError(f"cannot read model '{path}': {e.strerror}") from None
@@ -107,9 +111,12 @@ def cmd_plan(args) -> int:
     if it.unresolved:
         text += "\nwarning: operators without kernels count no op data: " + "; ".join(it.unresolved)
     if args.html:
-        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.html).write_text(plans_html([(f"{plan.planner} on {plan.target}", plan)],
-                                              Path(args.model).name))
+        try:
+            Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.html).write_text(plans_html([(f"{plan.planner} on {plan.target}", plan)],
+                                                  Path(args.model).name))
+        except OSError as e:
+            raise MicroRtError(f"cannot write '{args.html}': {e.strerror}") from None
         text += f"\nlane chart written to {args.html}"
     _emit(args, payload, text)
     return 0
@@ -187,8 +194,9 @@ def cmd_run(args) -> int:
         if args.input and i < len(args.input):
             try:
                 value = np.load(args.input[i], allow_pickle=False)
-            except (OSError, ValueError) as e:
-                raise MicroRtError(f"cannot read input {i} from '{args.input[i]}': {e}") from None
+            except (OSError, ValueError, EOFError) as e:
+                raise MicroRtError(f"cannot read input {i} from '{args.input[i]}' (a .npy file "
+                                   f"saved with numpy.save): {e}") from None
         else:
             value = _random_input(details, rng)
         inputs.append(value)
@@ -214,6 +222,57 @@ def cmd_run(args) -> int:
             lines.append(f"check output {entry['index']}: {entry['verdict']}")
     _emit(args, payload, "\n".join(lines))
     if args.check and not all(e["equal"] for e in payload["check"]):
+        return 1
+    return 0
+
+
+# ---- optimize -----------------------------------------------------------------------------
+def cmd_optimize(args) -> int:
+    from .optimize import check_outputs, optimize
+    _, data = _load(args.model)
+    result = optimize(data, target=args.target, kernels=args.kernels, time_limit=args.time_limit,
+                      oracle_verify=args.oracle_verify)
+    try:
+        Path(args.output).write_bytes(result.data)
+    except OSError as e:
+        raise MicroRtError(f"cannot write '{args.output}': {e.strerror}") from None
+    payload = dict(result.as_dict(), model=args.model, output=args.output)
+    check = None if args.no_check else check_outputs(data, result.data, seeds=range(args.seeds))
+    payload["outputs_equal"] = check
+    saved = result.original_head - result.predicted_head
+    o, c = result.original_head, result.predicted_head
+    lines = [
+        f"{args.model} -> {args.output}",
+        f"head (TFLM greedy, file order): {format_bytes(o)}   lower bound for the file order "
+        f"{format_bytes(result.original_bound)}",
+        f"head (optimized):               {format_bytes(c)}   lower bound for this order "
+        f"{format_bytes(result.chosen_bound)} (efficiency "
+        f"{result.chosen_bound / c if c else 1:.1%})",
+        f"saved {saved} B ({saved / o if o else 0:.1%}); smallest peak of live bytes over all "
+        f"operator orders: {format_bytes(result.order_bound)}"
+        + (" (exact search)" if result.order_peak_exact else
+           " (a lower bound: the order search was heuristic)")
+        + ("; optimal" if result.optimal else ""),
+        "operators " + ("reordered: " + " ".join(map(str, result.order)) if result.reordered
+                        else "kept in file order"),
+        f"placement: {result.placement}; offline plan for "
+        f"{sum(v >= 0 for v in result.tensor_offsets)} tensors "
+        "(scratch buffers are placed by TFLM around them, as simulated)",
+        f"tail: {result.original_plan.tail_bytes} B -> {result.optimized_plan.tail_bytes} B",
+    ] + [f"note: {n}" for n in result.notes]
+    if check is not None:
+        for who in ("micro_rt", "oracle"):
+            if check[who] is not None:
+                lines.append(f"outputs ({who}, {check['seeds']} seeded inputs): "
+                             + ("bit-exact with the original" if check[who] else "DIFFER"))
+    if args.html:
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(plans_html(
+            [("original: file order, TFLM greedy", result.original_plan),
+             ("optimized: reordered, offline plan", result.optimized_plan)], Path(args.model).name))
+        lines.append(f"lane charts written to {args.html}")
+    _emit(args, payload, "\n".join(lines))
+    if check is not None and False in (check["micro_rt"], check["oracle"]):
         return 1
     return 0
 
@@ -254,6 +313,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--check", action="store_true", help="also run the tflite-micro oracle and compare")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("optimize", help="reorder operators and write an offline memory plan")
+    common(p)
+    p.set_defaults(target="host64")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.tflite")
+    p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+                   help="seconds for the order and placement searches (default 10)")
+    p.add_argument("--html", metavar="FILE", help="lane charts of the original and optimized plans")
+    p.add_argument("--seeds", type=int, default=3, help="seeded inputs for the output check")
+    p.add_argument("--no-check", action="store_true", help="skip running both models to compare outputs")
+    p.add_argument("--oracle-verify", action="store_true",
+                   help="also measure candidates with the tflite-micro oracle (for ops micro_rt lacks)")
+    p.set_defaults(func=cmd_optimize)
     return parser
 
 
@@ -265,7 +337,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except MicroRtError as e:
         if args.debug:
             traceback.print_exc()
-        print(f"micro-rt: error: {e}", file=sys.stderr)
+        message = " ".join(str(e).split())          # always one line
+        print(f"micro-rt: error: {message}", file=sys.stderr)
         return 2
     except Exception as e:  # a bug of ours: still one line unless --debug
         if args.debug:

@@ -118,12 +118,14 @@ class Table:
         start, length = vec
         return self.buf.data[start:start + length]
 
-    def tables(self, slot: int, name: str) -> list["Table"]:
+    def tables(self, slot: int, name: str, limit: Optional[int] = None) -> list["Table"]:
         vec = self._vector(slot, 4, name)
         if vec is None:
             return []
         start, length = vec
         what = f"{self.path} > {name}"
+        if limit is not None and length > limit:
+            raise ModelError(f"{what}: {length} entries, over micro_rt's limit of {limit}")
         return [Table(self.buf, self.buf.follow(start + 4 * i, f"{what}[{i}]"), f"{what}[{i}]")
                 for i in range(length)]
 

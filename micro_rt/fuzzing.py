@@ -235,6 +235,8 @@ def forge_options(data: bytes, rng: random.Random) -> Optional[bytes]:
         op.options_table = rng.choice(list(schema.OPTION_TABLE_INDEX))
         op.options = {}
         return _build(b)
+    if not fields:
+        return None
     options = dict(op.options or {})
     name, kind, _ = rng.choice(fields)
     if kind == "[int]":
@@ -397,14 +399,14 @@ def zeros_for(details: dict) -> Optional[np.ndarray]:
     return np.zeros(tuple(int(d) for d in details["shape"]), details["dtype"])
 
 
-def check_mutant(data: bytes) -> str:
-    """Load `data` and, when it loads, invoke once on zeros. Returns "loaded", "rejected:
-    <ErrorClass>" or "invoke-error: <ErrorClass>"; anything not a MicroRtError propagates."""
+def run_mutant(data: bytes) -> tuple[str, Optional[MicroRtError]]:
+    """Load `data` and, when it loads, invoke once on zeros. Returns ("loaded", None),
+    ("rejected", error) or ("invoke-error", error); anything not a MicroRtError propagates."""
     from .interpreter import Interpreter
     try:
         it = Interpreter.from_bytes(data)
     except MicroRtError as e:
-        return f"rejected: {type(e).__name__}"
+        return "rejected", e
     try:
         for i in range(it.num_inputs):
             value = zeros_for(it.get_input_details(i))
@@ -414,5 +416,47 @@ def check_mutant(data: bytes) -> str:
         for i in range(it.num_outputs):
             it.get_output(i)
     except MicroRtError as e:
-        return f"invoke-error: {type(e).__name__}"
-    return "loaded"
+        return "invoke-error", e
+    return "loaded", None
+
+
+def check_mutant(data: bytes) -> str:
+    """`run_mutant` as one string: "loaded", "rejected: <ErrorClass>", "invoke-error: ..."."""
+    status, error = run_mutant(data)
+    return status if error is None else f"{status}: {type(error).__name__}"
+
+
+def wrapped_cause(error: Optional[BaseException]) -> Optional[str]:
+    """For a KernelError the interpreter made from a foreign exception inside a kernel, the
+    exception's type and where it was raised (a kernel check that should have caught it)."""
+    import traceback
+    cause = getattr(error, "__cause__", None)
+    if cause is None or isinstance(cause, MicroRtError):
+        return None
+    frames = traceback.extract_tb(cause.__traceback__)
+    where = f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else "?"
+    return f"{type(cause).__name__} at {where}"
+
+
+def seed_models(root, shared=None, max_bytes: int = 1 << 20) -> dict[str, bytes]:
+    """The seeds: models/*.tflite, the builder-made ones and, when given and present, the
+    shared TFLM models up to `max_bytes`."""
+    from pathlib import Path
+    seeds = {f"models/{p.name}": p.read_bytes() for p in sorted(Path(root, "models").glob("*.tflite"))}
+    if shared is not None and Path(shared).is_dir():
+        for p in sorted(Path(shared).glob("*.tflite")):
+            if p.stat().st_size <= max_bytes:
+                seeds[f"shared/{p.name}"] = p.read_bytes()
+    seeds.update(builder_seeds())
+    return seeds
+
+
+def make_mutant(seeds: dict[str, bytes], campaign_seed: int, k: int) -> tuple[str, str, bytes]:
+    """Mutant number `k` of a campaign: (seed name, mutator name, bytes), reproducible."""
+    rng = random.Random(campaign_seed * 1_000_003 + k)
+    seed = rng.choice(sorted(seeds))
+    mutator, data = mutate(seeds[seed], rng)
+    if rng.random() < 0.15:                        # a second mutation on top, now and then
+        mutator2, data2 = mutate(data, rng, rng.choice(sorted(BYTE_MUTATORS)))
+        mutator, data = f"{mutator}+{mutator2}", data2
+    return seed, mutator, data

@@ -16,11 +16,12 @@ import numpy as np
 from .allocator import ArenaPlan, TflmAllocator
 from .errors import InputError, KernelError, MicroRtError, ModelError, UnsupportedOpError
 from .kernel_api import Node, Registration
-from .model import Model, TensorInfo, read_model
+from .model import MAX_MODEL_BYTES, Model, TensorInfo, read_model
 from .resolver import MutableOpResolver, builtin_op_resolver
 from .targets import Target, get_target
 
-MAX_MODEL_BYTES = 512 * 1024 * 1024
+PLANNERS = ("greedy", "linear", "offline")
+KERNEL_FLAVOURS = ("reference", "cmsis-nn")
 
 
 class Tensor:
@@ -112,6 +113,13 @@ class Interpreter:
                  preserve_all_tensors: bool = False, plan_only: bool = False):
         """`plan_only=True` accepts operators without kernels (they count no op data and
         fail if invoked), so memory can be planned for models micro_rt cannot run."""
+        if not isinstance(model, Model):
+            raise InputError(f"Interpreter needs a micro_rt Model (use Interpreter.from_file or "
+                             f"from_bytes), got {type(model).__name__}")
+        if planner not in PLANNERS:
+            raise InputError(f"unknown planner '{planner}'; choose from {', '.join(PLANNERS)}")
+        if kernels not in KERNEL_FLAVOURS:
+            raise InputError(f"unknown kernels '{kernels}'; choose from {', '.join(KERNEL_FLAVOURS)}")
         self.model = model
         self.plan_only = plan_only
         self.target = get_target(target)
@@ -133,6 +141,8 @@ class Interpreter:
     # ---- construction ----------------------------------------------------------------
     @classmethod
     def from_file(cls, path: str | Path, arena_size: Optional[int] = None, **kwargs: Any) -> "Interpreter":
+        if not isinstance(path, (str, Path)):
+            raise InputError(f"model path must be a str or Path, got {type(path).__name__}")
         path = Path(path)
         try:
             size = path.stat().st_size
@@ -140,7 +150,11 @@ class Interpreter:
             raise ModelError(f"cannot read model '{path}': {e.strerror}") from None
         if size > MAX_MODEL_BYTES:
             raise ModelError(f"model '{path}' is {size} bytes, over the {MAX_MODEL_BYTES}-byte limit")
-        return cls.from_bytes(path.read_bytes(), arena_size, **kwargs)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise ModelError(f"cannot read model '{path}': {e.strerror}") from None
+        return cls.from_bytes(data, arena_size, **kwargs)
 
     @classmethod
     def from_bytes(cls, data: bytes, arena_size: Optional[int] = None, **kwargs: Any) -> "Interpreter":
@@ -188,13 +202,17 @@ class Interpreter:
             else:
                 t = self.tensors[b.tensor]
                 t.offset = b.offset
-                t.bind(region[:t.nbytes].view(t.dtype).reshape(t.shape))
+                if t.dtype is None:     # INT4, BFLOAT16: no numpy type, kept as raw bytes
+                    t.bind(region[:t.nbytes])
+                else:
+                    t.bind(region[:t.nbytes].view(t.dtype).reshape(t.shape))
         for t in self.tensors:
             if t.is_variable and not t.is_constant:
-                t.bind(np.zeros(t.shape, t.dtype))
+                t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else
+                       np.zeros(t.nbytes, np.uint8))
                 self._variables.append(t)
-            elif t._data is None and t.dtype is not None and t.nbytes == 0:
-                t.bind(np.zeros(t.shape, t.dtype))
+            elif t._data is None and t.nbytes == 0:
+                t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else np.zeros(0, np.uint8))
 
     def _guarded(self, node: Node, stage: str, fn, *args):
         """Run a kernel callback; anything but our own errors becomes a KernelError naming the op."""
@@ -203,8 +221,12 @@ class Interpreter:
         except MicroRtError:
             raise
         except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
+            hint = ""
+            if "NoneType" in str(e):
+                hint = (f" (the kernel needs an input the model leaves out: inputs are "
+                        f"{list(node.inputs)}, -1 = absent)")
             raise KernelError(f"op {node.index} {node.op_name} failed in {stage}: "
-                              f"{type(e).__name__}: {e}") from e
+                              f"{type(e).__name__}: {e}{hint}") from e
 
     # ---- running ---------------------------------------------------------------------
     def invoke(self) -> None:
@@ -237,7 +259,17 @@ class Interpreter:
 
     def set_input(self, value: np.ndarray, index: int = 0) -> None:
         t = self._io_tensor(index, outputs=False)
-        value = np.asarray(value)
+        if t.dtype is None:
+            raise InputError(f"input {index} ('{t.name}') has type {t.type_name}, which micro_rt "
+                             "cannot fill from a numpy array")
+        if t.is_constant:
+            raise InputError(f"input {index} ('{t.name}') is a constant of the model and cannot "
+                             "be set")
+        try:
+            value = np.asarray(value)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"input {index} ('{t.name}'): cannot convert the value to an "
+                             f"array: {e}") from None
         if value.dtype != t.dtype:
             raise InputError(f"input {index} ('{t.name}') expects {t.dtype.name}, got {value.dtype.name}")
         if tuple(value.shape) != tuple(t.shape):
@@ -250,7 +282,7 @@ class Interpreter:
 
     def get_tensor(self, index: int) -> np.ndarray:
         """A tensor's current data; intermediate tensors only with preserve_all_tensors=True."""
-        if not 0 <= index < len(self.tensors):
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(self.tensors):
             raise InputError(f"tensor {index} is out of range: model has {len(self.tensors)} tensors")
         t = self.tensors[index]
         io = set(self.model.main.inputs) | set(self.model.main.outputs)

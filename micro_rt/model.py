@@ -16,9 +16,16 @@ from . import schema
 from .errors import ModelError
 from .flatbuf import Buffer, Table
 
-# Bounds that keep a forged file from asking for absurd work or memory.
-MAX_TENSOR_BYTES = 1 << 31
+# Bounds that keep a forged file from asking for absurd work or memory. Real
+# microcontroller models sit orders of magnitude below every one of them.
+MAX_MODEL_BYTES = 512 * 1024 * 1024
+MAX_TENSOR_BYTES = 1 << 30
 MAX_RANK = 8
+MAX_SUBGRAPHS = 256
+MAX_TENSORS = 1 << 16          # per subgraph
+MAX_OPERATORS = 1 << 15        # per subgraph
+MAX_BUFFERS = 1 << 17
+MAX_OPERATOR_CODES = 1 << 12
 
 
 @dataclass
@@ -136,6 +143,8 @@ def read_model(data: bytes) -> Model:
     """Parse and check a .tflite flatbuffer."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ModelError(f"model must be bytes, got {type(data).__name__}")
+    if len(data) > MAX_MODEL_BYTES:
+        raise ModelError(f"model is {len(data)} bytes, over micro_rt's {MAX_MODEL_BYTES}-byte limit")
     data = bytes(data)
     buf = Buffer(data)
     if buf.size < 8:
@@ -148,9 +157,10 @@ def read_model(data: bytes) -> Model:
     if version != schema.SCHEMA_VERSION:
         raise ModelError(f"model schema version is {version}, micro_rt reads version "
                          f"{schema.SCHEMA_VERSION}")
-    buffers = [_read_buffer(buf, t, i) for i, t in enumerate(root.tables(4, "buffers"))]
-    codes = [_read_opcode(t, i) for i, t in enumerate(root.tables(1, "operator_codes"))]
-    subgraph_tables = root.tables(2, "subgraphs")
+    buffers = [_read_buffer(buf, t, i) for i, t in enumerate(root.tables(4, "buffers", MAX_BUFFERS))]
+    codes = [_read_opcode(t, i) for i, t in enumerate(root.tables(1, "operator_codes",
+                                                                       MAX_OPERATOR_CODES))]
+    subgraph_tables = root.tables(2, "subgraphs", MAX_SUBGRAPHS)
     if not subgraph_tables:
         raise ModelError("model has no subgraphs")
     subgraphs = [_read_subgraph(t, i, codes, buffers) for i, t in enumerate(subgraph_tables)]
@@ -192,7 +202,12 @@ def _read_opcode(t: Table, index: int) -> OperatorCode:
     return OperatorCode(builtin_code=code, custom_code=t.string(1, "custom_code"), version=version)
 
 
-def _read_quantization(t: Optional[Table], shape: tuple[int, ...], what: str) -> Optional[Quantization]:
+_ZERO_POINT_RANGE = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767),
+                     "INT4": (-8, 7)}
+
+
+def _read_quantization(t: Optional[Table], shape: tuple[int, ...], type_name: str,
+                       what: str) -> Optional[Quantization]:
     if t is None:
         return None
     scales = t.array(2, "float", "scale")
@@ -204,6 +219,15 @@ def _read_quantization(t: Optional[Table], shape: tuple[int, ...], what: str) ->
     dim = t.scalar(6, "int", 0, "quantized_dimension")
     if zero_points.size != scales.size:
         raise ModelError(f"{what}: {scales.size} scales but {zero_points.size} zero points")
+    lo, hi = _ZERO_POINT_RANGE.get(type_name, (-2**31, 2**31 - 1))
+    bad = np.flatnonzero((zero_points < lo) | (zero_points > hi))
+    if bad.size:
+        raise ModelError(f"{what}: zero point {bad[0]} is {int(zero_points[bad[0]])}, outside "
+                         f"{lo}..{hi} for {type_name}")
+    bad = np.flatnonzero(~np.isfinite(scales) | (scales < 0))
+    if bad.size:
+        raise ModelError(f"{what}: scale {bad[0]} is {float(scales[bad[0]])}, scales must be "
+                         "finite and non-negative")
     if not 0 <= dim < MAX_RANK:
         raise ModelError(f"{what}: quantized_dimension {dim} is out of range")
     if scales.size > 1:
@@ -242,7 +266,7 @@ def _read_tensor(t: Table, index: int, sg: int, buffers: list) -> TensorInfo:
     signature = t.array(7, "int", "shape_signature")
     info = TensorInfo(index=index, name=name, type_name=type_name, shape=shape, buffer=buffer,
                       quantization=_read_quantization(t.table(4, "quantization"), shape,
-                                                      f"{what} quantization"),
+                                                      type_name, f"{what} quantization"),
                       is_variable=bool(t.scalar(5, "bool", 0, "is_variable")),
                       shape_signature=tuple(int(d) for d in signature) if signature is not None else None)
     raw = buffers[buffer]
@@ -290,6 +314,9 @@ def _read_options(t: Table, op_name: str, what: str) -> dict:
     expected = schema.OP_OPTIONS.get(op_name)
     if kind:
         if kind not in schema.OPTION_TABLES:
+            if expected is not None:
+                raise ModelError(f"{what} ({op_name}) carries builtin_options type {kind}, "
+                                 f"expected {expected}")
             return {}
         table_name, fields = schema.OPTION_TABLES[kind]
         if expected is not None and table_name != expected:
@@ -343,12 +370,12 @@ def _read_operator(t: Table, index: int, sg: int, codes: list[OperatorCode],
 
 
 def _read_subgraph(t: Table, sg: int, codes: list[OperatorCode], buffers: list) -> Subgraph:
-    tensors = [_read_tensor(tt, i, sg, buffers) for i, tt in enumerate(t.tables(0, "tensors"))]
+    tensors = [_read_tensor(tt, i, sg, buffers) for i, tt in enumerate(t.tables(0, "tensors", MAX_TENSORS))]
     what = f"subgraph {sg}"
     inputs = _read_indices(t, 1, "inputs", len(tensors), what, optional=False)
     outputs = _read_indices(t, 2, "outputs", len(tensors), what, optional=False)
     operators = [_read_operator(ot, i, sg, codes, len(tensors))
-                 for i, ot in enumerate(t.tables(3, "operators"))]
+                 for i, ot in enumerate(t.tables(3, "operators", MAX_OPERATORS))]
     subgraph = Subgraph(index=sg, name=t.string(4, "name") or "", tensors=tensors,
                         inputs=inputs, outputs=outputs, operators=operators)
     _check_dataflow(subgraph)
@@ -356,28 +383,37 @@ def _read_subgraph(t: Table, sg: int, codes: list[OperatorCode], buffers: list) 
 
 
 def _check_dataflow(sg: Subgraph) -> None:
-    """One producer per tensor, and every input available before the operator that reads it."""
-    available = set(sg.inputs)
-    available.update(t.index for t in sg.tensors if t.is_constant or t.is_variable)
+    """One producer per tensor, no writes to constants or subgraph inputs, no constant
+    subgraph inputs, and every input available before the operator that reads it."""
+    def name(tensor: int) -> str:
+        return f"tensor {tensor} ('{sg.tensors[tensor].name}')"
+
+    inputs = set(sg.inputs)
+    for slot, tensor in enumerate(sg.inputs):
+        if sg.tensors[tensor].is_constant:
+            raise ModelError(f"subgraph {sg.index} input {slot} is {name(tensor)}, which is a "
+                             f"constant (buffer {sg.tensors[tensor].buffer} holds data)")
     producer: dict[int, int] = {}
     for op in sg.operators:
-        for slot, tensor in enumerate(op.inputs):
-            if tensor == -1 or tensor in available:
-                continue
-            if tensor in producer or any(tensor in later.outputs for later in sg.operators[op.index:]):
-                raise ModelError(f"subgraph {sg.index} operator {op.index} ({op.op_name}) input "
-                                 f"{slot} reads tensor {tensor} ('{sg.tensors[tensor].name}') "
-                                 "before any operator produces it (operators out of order or a cycle)")
-            # Neither constant, input nor produced: TFLM treats it as an empty planned tensor.
         for tensor in op.outputs:
             if tensor in producer:
-                raise ModelError(f"subgraph {sg.index} tensor {tensor} ('{sg.tensors[tensor].name}') "
-                                 f"is written by operators {producer[tensor]} and {op.index}")
+                raise ModelError(f"subgraph {sg.index} {name(tensor)} is written by operators "
+                                 f"{producer[tensor]} and {op.index}")
             if sg.tensors[tensor].is_constant:
                 raise ModelError(f"subgraph {sg.index} operator {op.index} ({op.op_name}) writes "
-                                 f"constant tensor {tensor} ('{sg.tensors[tensor].name}')")
+                                 f"constant {name(tensor)}")
+            if tensor in inputs:
+                raise ModelError(f"subgraph {sg.index} operator {op.index} ({op.op_name}) writes "
+                                 f"{name(tensor)}, which is a subgraph input")
             producer[tensor] = op.index
-            available.add(tensor)
+    for op in sg.operators:
+        for slot, tensor in enumerate(op.inputs):
+            # Neither constant, input nor produced: TFLM treats it as an empty planned tensor.
+            if tensor != -1 and producer.get(tensor, -1) >= op.index:
+                raise ModelError(f"subgraph {sg.index} operator {op.index} ({op.op_name}) input "
+                                 f"{slot} reads {name(tensor)} before any operator produces it "
+                                 f"(operator {producer[tensor]} writes it: operators out of "
+                                 "order or a cycle)")
 
 
 def _read_signature(t: Table, index: int, subgraphs: list[Subgraph]) -> SignatureDef:

@@ -37,7 +37,7 @@ import numpy as np
 from .allocator import ArenaPlan, tensor_lifetimes
 from .arena import align_up
 from .builder import ModelBuilder
-from .errors import MicroRtError
+from .errors import MicroRtError, UnsupportedOpError
 from .interpreter import Interpreter
 from .model import Model, read_model
 from .planner import (BufferRequest, GreedyPlanner, exact_placement, first_fit,
@@ -454,7 +454,13 @@ def check_outputs(original: bytes, optimized: bytes, seeds: Sequence[int] = rang
     result: dict = {"seeds": len(list(seeds)), "micro_rt": None, "oracle": None}
     probe = Interpreter.from_bytes(original, plan_only=True)
     input_sets = [oracle.random_inputs(probe, s) for s in seeds]
-    if use_micro_rt and not probe.unresolved:
+    runnable = use_micro_rt and not probe.unresolved
+    if runnable:
+        try:
+            Interpreter.from_bytes(original)
+        except UnsupportedOpError:      # planned with plan-only kernels, cannot be invoked
+            runnable = False
+    if runnable:
         runs = []
         for data in (original, optimized):
             it = Interpreter.from_bytes(data)

@@ -231,6 +231,9 @@ def heuristic_orders(buffers: list[BufferRequest]) -> dict[str, list[int]]:
     return {
         "size": sorted(reversed(range(n)), key=lambda i: -buffers[i].size),     # TFLM's
         "size-then-longest": sorted(range(n), key=lambda i: (-buffers[i].size, -length[i])),
+        # Left-edge within each size: optimal for equal sizes (interval graphs are perfect).
+        "size-then-first-use": sorted(range(n), key=lambda i: (-buffers[i].size, buffers[i].first_use,
+                                                               -length[i])),
         "longest": sorted(range(n), key=lambda i: (-length[i], -buffers[i].size)),
         "area": sorted(range(n), key=lambda i: (-buffers[i].size * length[i], -buffers[i].size)),
         "first-use": sorted(range(n), key=lambda i: (buffers[i].first_use, -buffers[i].size)),
@@ -274,9 +277,13 @@ def exact_placement(buffers: list[BufferRequest], upper: int, node_limit: int = 
             return True
         if max(height, remaining_bound(floor, unplaced)) >= best[0]:
             return True
-        options = []
+        options, kinds = [], set()
         for i in unplaced:
             b = buffers[i]
+            kind = (b.size, b.first_use, b.last_use)
+            if kind in kinds:          # identical buffers: branching on one of them is enough
+                continue
+            kinds.add(kind)
             spots = {0} | {offsets[j] + buffers[j].size for j in overlapping[i] if offsets[j] != -1}
             for y in spots:
                 if y < floor:

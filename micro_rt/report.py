@@ -24,12 +24,14 @@ def plan_table(plan: ArenaPlan) -> str:
     for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first_use)):
         rows.append(f"{b.tensor:>6}  {b.kind:<7} {b.offset:>9} {b.size:>9} {b.first_use:>5} "
                     f"{b.last_use:>5}  {b.name}")
-    efficiency = plan.lower_bound / plan.head_bytes if plan.head_bytes else 1.0
+    efficiency = plan.efficiency
     rows += ["",
              f"target {plan.target}, planner {plan.planner}",
              f"head (planned activations + scratch): {format_bytes(plan.head_bytes)}",
              f"  lower bound for this order: {format_bytes(plan.lower_bound)} "
-             f"(efficiency {efficiency:.1%})",
+             f"(efficiency {efficiency:.1%}"
+             + (", the offline plan shares memory between buffers live at the same step)"
+                if efficiency > 1 else ")"),
              f"tail (persistent):                    {format_bytes(plan.tail_bytes)}"]
     for category, used in sorted(plan.tail_breakdown.items(), key=lambda kv: -kv[1]):
         rows.append(f"  {category:<44}{used:>9} B")

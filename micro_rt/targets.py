@@ -4,7 +4,8 @@ TFLM's persistent arena use is made of its own C structs, so it depends on the b
 pointer size and struct layout. `host64` is the x86-64 build the `tflite-micro` pip package
 is; the Cortex-M targets are 32-bit arm-none-eabi builds. Struct sizes below are the C
 layouts of TFLM's structs on each (verified against the pip package's RecordingMicroAllocator
-for host64; for 32-bit, computed by the AAPCS layout rules from the same struct definitions).
+for host64; for 32-bit, compiled with arm-none-eabi-gcc 12 from reconstructed TFLM struct
+definitions that reproduce the host64 measurements when compiled for x86-64).
 """
 from __future__ import annotations
 
@@ -15,31 +16,41 @@ from .errors import MicroRtError
 
 # name -> (host64 bytes, arm32 bytes, host64 alignment, arm32 alignment).
 # host64 figures are measured against the tflite-micro pip package's RecordingMicroAllocator
-# with single-operator models. arm32 figures follow the AAPCS layout of the same structs
-# (4-byte pointers and size_t); kernel OpData is allocated 16-aligned, so only pointer
-# savings that cross a 16-byte step change the tail.
+# with single-operator models. The arm32 column was compiled with arm-none-eabi-gcc 12
+# (-mthumb -mcpu=cortex-m4, AAPCS) from reconstructed TFLM definitions validated against the
+# host64 measurements (the same file compiled for x86-64 reproduces every measured host64
+# figure; OpDataReduce needs one unidentified 4-byte member). The arm32 build is a default
+# Cortex-M build: TF_LITE_STATIC_MEMORY, no USE_TFLM_COMPRESSION (the pip package has it),
+# and gcc's bare-metal default -fshort-enums (1-byte C enums: TfLiteType,
+# TfLiteFusedActivation, ... - hence TfLiteTensor 32 and the small builtin option structs).
+# Kernel OpData is allocated 16-aligned whatever its alignof.
+# Reconstruction and the other variants: /work/research/arm32/REPORT.md.
 STRUCTS: dict[str, tuple[int, int, int, int]] = {
     # framework records
     "TfLiteEvalTensor": (24, 12, 8, 4),
     "NodeAndRegistration": (64, 32, 8, 4),
-    "TfLiteTensor": (64, 40, 8, 4),
+    "TfLiteTensor": (64, 32, 8, 4),
     "TfLiteAffineQuantization": (24, 12, 8, 4),
-    "SubgraphAllocations": (16, 8, 8, 4),
+    "SubgraphAllocations": (24, 8, 8, 4),   # host64: the pip build has compression fields
     "ScratchBufferHandle": (8, 4, 8, 4),
     "ScratchBufferRequest": (16, 12, 8, 4),
     "AllocationInfo": (32, 24, 8, 4),
     "GreedyPlannerPerBuffer": (40, 40, 4, 4),
-    # allocator objects placed in the arena at start-up, with one SubgraphAllocations: the
-    # pip package's recording allocators on host64; plain MicroAllocator on a device
-    "AllocatorFixed": (488, 136, 8, 4),
+    # allocator objects placed in the arena at start-up, with one SubgraphAllocations:
+    # recording allocators (RecordingSingleArenaBufferAllocator + GreedyMemoryPlanner +
+    # RecordingMicroAllocator + MicroBuiltinDataAllocator + SubgraphAllocations), which is what
+    # the pip package's interpreter uses; AllocatorFixedPlain is the same with the plain
+    # SingleArenaBufferAllocator / MicroAllocator (MicroInterpreter on a device)
+    "AllocatorFixed": (488, 236, 8, 4),
+    "AllocatorFixedPlain": (256, 132, 8, 4),
     # kernel op data (TFLM reference kernels, init)
-    "OpDataConv": (80, 72, 16, 16),
-    "OpDataFullyConnected": (72, 64, 16, 16),
+    "OpDataConv": (80, 56, 16, 16),
+    "OpDataFullyConnected": (72, 48, 16, 16),
     "OpDataAdd": (60, 60, 16, 16),
     "OpDataSub": (52, 52, 16, 16),
     "OpDataMul": (36, 36, 16, 16),
     "OpDataPooling": (32, 32, 16, 16),
-    "SoftmaxParams": (80, 64, 16, 16),
+    "SoftmaxParams": (80, 56, 16, 16),
     "OpDataLogistic": (16, 16, 16, 16),
     "OpDataTanh": (16, 16, 16, 16),
     "ReluOpData": (28, 28, 16, 16),
@@ -51,32 +62,42 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataPad": (56, 56, 16, 16),
     "OpDataReduce": (44, 44, 16, 16),
     "StridedSliceOpData": (84, 84, 16, 16),
-    "OpDataConcatenation": (80, 72, 16, 16),
+    "OpDataConcatenation": (80, 24, 16, 16),
     "OpDataSvdf": (36, 36, 16, 16),
-    "OpDataLSTM": (688, 400, 16, 16),
-    # builtin option structs (MicroBuiltinDataAllocator): ints, enums and bools only
+    "OpDataLSTM": (688, 688, 16, 16),
+    # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
+    "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
+    "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}
+    "OpDataFullyConnectedCmsis": (120, 76, 16, 16), # {OpDataFC; 2 ptr; int; ptr; 3 int}
+    "OpDataPoolingCmsis": (36, 36, 16, 16),         # {OpDataPooling; int buffer_idx}
+    "OpDataSoftmaxCmsis": (88, 64, 16, 16),         # CMSISNNSoftmaxParams {SoftmaxParams; 2 int}
+    "OpDataAddCmsis": (60, 60, 16, 16),             # own OpData, same members as OpDataAdd
+    "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
+    # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof): ints,
+    # enums and bools only, except FC (quant_spec pointer + count); C enums are 4 bytes on host64
+    # and 1 byte on arm-none-eabi-gcc (-fshort-enums default)
     "TfLiteConvParams": (28, 28, 4, 4),
     "TfLiteDepthwiseConvParams": (28, 28, 4, 4),
-    "TfLiteFullyConnectedParams": (32, 24, 8, 4),   # host64 measured: 8-aligned, so a pointer-sized member
+    "TfLiteFullyConnectedParams": (32, 16, 8, 4),   # host64 measured: 8-aligned: quant_spec pointer
     "TfLitePoolParams": (40, 40, 4, 4),
     "TfLiteReshapeParams": (36, 36, 4, 4),
     "TfLiteSqueezeParams": (36, 36, 4, 4),
     "TfLiteStridedSliceParams": (24, 24, 4, 4),
     "TfLiteUnidirectionalSequenceLSTMParams": (16, 16, 4, 4),
-    "TfLiteSVDFParams": (12, 12, 4, 4),
-    "TfLiteAddParams": (8, 8, 4, 4),
-    "TfLiteSubParams": (8, 8, 4, 4),
+    "TfLiteSVDFParams": (12, 8, 4, 4),
+    "TfLiteAddParams": (8, 2, 4, 1),
+    "TfLiteSubParams": (8, 2, 4, 1),
     "TfLiteConcatenationParams": (8, 8, 4, 4),
     "TfLitePackParams": (8, 8, 4, 4),
     "TfLiteUnpackParams": (8, 8, 4, 4),
-    "TfLiteCastParams": (8, 8, 4, 4),
+    "TfLiteCastParams": (8, 2, 4, 1),
     "TfLiteGatherParams": (8, 8, 4, 4),
-    "TfLiteMulParams": (4, 4, 4, 4),
-    "TfLiteDivParams": (4, 4, 4, 4),
+    "TfLiteMulParams": (4, 1, 4, 1),
+    "TfLiteDivParams": (4, 1, 4, 1),
     "TfLiteSplitParams": (4, 4, 4, 4),
     "TfLiteSoftmaxParams": (4, 4, 4, 4),
     "TfLiteLeakyReluParams": (4, 4, 4, 4),
-    "TfLiteShapeParams": (4, 4, 4, 4),
+    "TfLiteShapeParams": (4, 1, 4, 1),
     "TfLiteReducerParams": (1, 1, 1, 1),
 }
 
@@ -91,6 +112,9 @@ class Target:
     sram_bytes: int = 0
     description: str = ""
     overrides: dict = field(default_factory=dict)
+    # The allocator objects TFLM builds inside the arena: the pip package's interpreter
+    # records allocations (RecordingMicroAllocator); a device build uses the plain one.
+    allocator_objects: str = "AllocatorFixedPlain"
 
     @property
     def is_host(self) -> bool:
@@ -110,7 +134,8 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {
-    "host64": Target("host64", 8, description="x86-64/arm64 host build (the tflite-micro pip package)"),
+    "host64": Target("host64", 8, description="x86-64/arm64 host build (the tflite-micro pip package)",
+                     allocator_objects="AllocatorFixed"),
     "cortex-m0plus": Target("cortex-m0plus", 4, cpu="cortex-m0", has_dsp=False,
                             flash_bytes=256 * 1024, sram_bytes=32 * 1024,
                             description="Armv6-M, no DSP (runs on Unicorn's M0 model)"),

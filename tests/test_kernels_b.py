@@ -17,10 +17,12 @@ from kernel_cases import (assert_bits_equal, assert_single_op_matches_oracle, f3
                           kernel_persistent, q8, q16, single_op)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError, UnsupportedOpError
-from micro_rt.kernels import elementwise, fixedpoint, shape_ops
+from micro_rt.kernels import activations, elementwise, fixedpoint, quantize, shape_ops
 from micro_rt.model import read_model
 
 SEANET = SHARED_MODELS / "integration_tests" / "seanet"
+KERNELS_B_OPS = {name for module in (elementwise, activations, quantize, shape_ops)
+                 for name, _, _ in module.BUILTINS}
 
 
 # --------------------------------------------------------------------------- case lists
@@ -257,9 +259,8 @@ def test_seanet_models_match_golden():
         assert np.max(np.abs(it.get_output(0).reshape(-1).astype(np.int64) - golden)) <= 1, path.name
 
 
-def test_seanet_models_match_oracle(oracle):
-    """The same models on the golden inputs: outputs exactly the oracle's."""
-    for path, it, xs, _ in _seanet_models():
+def _assert_seanet_matches_oracle(oracle, models):
+    for path, it, xs, _ in models:
         theirs = oracle.interpreter(path.read_bytes(), 1 << 22)
         for k, x in enumerate(xs):
             it.set_input(x, k)
@@ -267,3 +268,22 @@ def test_seanet_models_match_oracle(oracle):
         it.invoke()
         theirs.invoke()
         assert_bits_equal(it.get_output(0), theirs.get_output(0), path.name)
+
+
+def _ops(it) -> set:
+    return {op.op_name for op in it.model.main.operators}
+
+
+def test_seanet_models_match_oracle(oracle):
+    """The kernels-B models (add, sub, pad, quantize, strided_slice, leaky_relu) on the golden
+    inputs: outputs exactly the oracle's."""
+    models = [m for m in _seanet_models() if _ops(m[1]) <= KERNELS_B_OPS]
+    assert models
+    _assert_seanet_matches_oracle(oracle, models)
+
+
+def test_seanet_int16_conv_matches_oracle(oracle):
+    """int16 activations use TFLM's int64 MultiplyByQuantizedMultiplier (single rounding)."""
+    models = [m for m in _seanet_models() if "CONV_2D" in _ops(m[1])]
+    assert models
+    _assert_seanet_matches_oracle(oracle, models)

@@ -73,6 +73,42 @@ V7M_S = textwrap.dedent("""
         bx lr
     .size ldrd_at, .-ldrd_at
 
+    @ r0 = p, r1 = n: n LDRDs with post-increment (static check through writeback)
+    .global ldrd_loop
+    .type ldrd_loop, %function
+    .thumb_func
+    ldrd_loop:
+        movs r12, #0
+    1:  ldrd r2, r3, [r0], #8
+        add r12, r12, r2
+        subs r1, r1, #1
+        bne 1b
+        mov r0, r12
+        bx lr
+    .size ldrd_loop, .-ldrd_loop
+
+    @ r0 = pointer to a pointer: the LDRD base comes from memory (code-hook fallback)
+    .global ldrd_indirect
+    .type ldrd_indirect, %function
+    .thumb_func
+    ldrd_indirect:
+        ldr r0, [r0]
+        ldrd r2, r3, [r0]
+        mov r0, r2
+        bx lr
+    .size ldrd_indirect, .-ldrd_indirect
+
+    @ r0 + 2 then LDM: address computed inside the block
+    .global ldm_plus2
+    .type ldm_plus2, %function
+    .thumb_func
+    ldm_plus2:
+        adds r0, r0, #2
+        ldm r0!, {r2, r3}
+        mov r0, r3
+        bx lr
+    .size ldm_plus2, .-ldm_plus2
+
     @ 5 instructions whatever r0: IT-skipped instructions count too
     .global it_test
     .type it_test, %function
@@ -126,7 +162,8 @@ C_SRC = textwrap.dedent("""
 """)
 
 ENTRY = ["count_loop", "ldr_at", "jump_to", "sum8", "rec", "spin", "bad_read", "bad_write",
-         "get_data", "add1", "dot", "sum_words", "ldrd_at", "it_test", "thumb2_insn"]
+         "get_data", "add1", "dot", "sum_words", "ldrd_at", "it_test", "thumb2_insn",
+         "ldrd_loop", "ldrd_indirect", "ldm_plus2"]
 
 
 def _build(tmp, core: str) -> str:
@@ -300,6 +337,28 @@ def test_unaligned_ldrd_reported(elfs, core):
     assert [e.kind for e in evs] == ["LDR"] and evs[0].symbol == "ldr_at"
     off = mcu(elfs, core, check_alignment=False)
     assert off.call("ldrd_at", off.arena_base + 2).alignment_events == []
+
+
+@pytest.mark.parametrize("core", V7M)
+@pytest.mark.parametrize("mode", ["static", "memory-hook", "python"])
+def test_alignment_static_paths(elfs, core, mode):
+    kw = {"static": {}, "memory-hook": {"flash_wait_states": 1}, "python": {"native": False}}[mode]
+    m = mcu(elfs, core, **kw)
+    assert m.alignment_mode == ("memory hook" if mode == "memory-hook" else "static + block hook")
+    base = m.arena_base
+    assert m.call("ldrd_loop", base, 5).alignment_events == []
+    evs = m.call("ldrd_loop", base + 1, 5).alignment_events
+    assert [(e.kind, e.symbol, e.address) for e in evs] == [("LDRD", "ldrd_loop+0x4", base + 1)]
+    assert evs[0].count >= 5
+    # base loaded from memory: checked by a code hook on the instruction
+    m.write(base + 64, (base + 6).to_bytes(4, "little"))
+    evs = m.call("ldrd_indirect", base + 64).alignment_events
+    assert [(e.kind, e.address) for e in evs] == [("LDRD", base + 6)]
+    m.write(base + 64, (base + 8).to_bytes(4, "little"))
+    assert m.call("ldrd_indirect", base + 64).alignment_events == []
+    evs = m.call("ldm_plus2", base).alignment_events
+    assert [(e.kind, e.address) for e in evs] == [("LDM", base + 2)]
+    assert m.call("ldm_plus2", base + 2).alignment_events == []
 
 
 def test_unaligned_ldr_faults_on_m0(elfs):

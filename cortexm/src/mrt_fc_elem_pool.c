@@ -215,7 +215,7 @@ arm_cmsis_nn_status arm_max_pool_s8(const cmsis_nn_context *ctx, const cmsis_nn_
 
 /* ---------------------------------------------------------------- softmax */
 
-static void softmax_rows(const int8_t *input, int32_t num_rows, int32_t row_size, int32_t mult, int32_t shift,
+static inline __attribute__((always_inline)) void softmax_rows(const int8_t *input, int32_t num_rows, int32_t row_size, int32_t mult, int32_t shift,
                          int32_t diff_min, void *output, int32_t out_bits)
 {
     const int32_t out_min = out_bits == 8 ? -128 : -32768;
