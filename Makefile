@@ -34,6 +34,12 @@ test: test-venv
 bench: test-venv
 	$(BIN)/python benchmarks/bench_host_kernels.py
 
+# Hostile-input campaign (issue 5): FUZZ_N mutants of real and builder-made models, each in a
+# worker process; counts crashes, hangs over 10 s and non-MicroRtError exceptions (must be 0).
+FUZZ_N ?= 10000
+fuzz: venv
+	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N)
+
 # Virtual-MCU firmware (needs arm-none-eabi-gcc): cortexm/firmware/cortex-m{0plus,4,7,33}.elf,
 # byte-for-byte reproducible (tests/test_vmcu_kernels.py rebuilds and compares).
 firmware:

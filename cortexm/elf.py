@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from typing import Optional
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +66,23 @@ class ElfImage:
                 break
             i -= 1
         return f"0x{pc:08x}"
+
+    def function_at(self, pc: int) -> Optional[Symbol]:
+        """The function symbol whose body contains pc, if any."""
+        pc &= ~1
+        i = bisect.bisect_right(self._starts, pc) - 1
+        while i >= 0:
+            s = self._sorted[i]
+            if s.is_func and s.addr <= pc < s.addr + max(s.size, 1):
+                return s
+            if pc - s.addr > 1 << 20:
+                break
+            i -= 1
+        return None
+
+    def static_ram_bytes(self, ram_base: int) -> int:
+        """.data + .bss: what the firmware itself occupies in SRAM."""
+        return sum(s.memsz for s in self.segments if s.vaddr >= ram_base)
 
     @property
     def image_end(self) -> int:

@@ -334,8 +334,11 @@ class VirtualMCU:
         uc.emu_stop()
 
     # ------------------------------------------------------------------ calling
-    def call(self, func: Union[str, int], *args: int, budget: int = 2_000_000_000) -> CallResult:
+    call_budget = 2_000_000_000      # instructions one call may run before it counts as runaway
+
+    def call(self, func: Union[str, int], *args: int, budget: Optional[int] = None) -> CallResult:
         uc = self.uc
+        budget = self.call_budget if budget is None else budget
         if isinstance(func, str):
             name, entry = func, self.symbol(func)
         else:
@@ -381,6 +384,7 @@ class VirtualMCU:
                                  f"instead of returning")
         # ---- results ----
         edges = self.hooks.edges()
+        self.last_edges = edges
         costs = self._costs
         reader = self._code_reader
         for (p, ps, c, cs) in edges:

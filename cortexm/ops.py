@@ -668,7 +668,8 @@ _RUNNERS: dict[str, Callable[[_Ctx, str], Any]] = {
 }
 
 
-def run_op(mcu, node, tensors, arena_offsets, scratch_offset: Optional[int] = None):
+def run_op(mcu, node, tensors, arena_offsets, scratch_offset: Optional[int] = None,
+           budget: Optional[int] = None):
     """Run `node` on `mcu` (its tensors already in the arena); returns the CallResult."""
     runner = _RUNNERS.get(node.op_name)
     first = tensors[node.inputs[0]] if node.inputs and node.inputs[0] >= 0 else None
@@ -676,4 +677,6 @@ def run_op(mcu, node, tensors, arena_offsets, scratch_offset: Optional[int] = No
         raise UnsupportedOnMcu(f"op {node.index} {node.op_name}: no C kernel for "
                                f"{np.dtype(first.dtype).name if first is not None else '?'}")
     mcu.args_reset()
+    if budget is not None:
+        mcu.call_budget = budget
     return runner(_Ctx(mcu, node, tensors, arena_offsets, scratch_offset), _core_of(mcu))

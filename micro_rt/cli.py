@@ -1,4 +1,4 @@
-"""`micro-rt`: info, plan, fit, run, optimize (and, as it lands, profile).
+"""`micro-rt`: info, plan, fit, run, profile, optimize.
 
 Errors a user can cause print one line and exit 2; `--debug` shows the traceback.
 `fit` exits 0 when the model fits and 1 when it does not, so CI can gate on it.
@@ -9,6 +9,7 @@ import argparse
 import json
 import re
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Optional, Sequence
@@ -21,6 +22,7 @@ from .interpreter import Interpreter
 from .model import MAX_MODEL_BYTES, Model, read_model
 from .report import format_bytes, plan_table, plans_html
 from .resolver import builtin_op_resolver
+from .targets import get_target
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)(i?[bB])?\s*$")
 
@@ -123,12 +125,35 @@ def cmd_plan(args) -> int:
 
 
 # ---- fit ---------------------------------------------------------------------------------
+def _measure_on_mcu(args, data: bytes) -> Optional[dict]:
+    """One emulated inference with micro_rt's C kernels: kernel stack, firmware static data,
+    and the code of the kernels the model executes. None when it cannot run there."""
+    try:
+        it = Interpreter.from_bytes(data, None, target=args.target, kernels="cmsis-nn", emulate=True)
+    except MicroRtError:
+        return None
+    rng = np.random.default_rng(0)
+    for i in range(it.num_inputs):
+        it.set_input(_random_input(it.get_input_details(i), rng), i)
+    it.invoke()
+    executor = it._executor
+    return {"stack_bytes": max((r.stack_bytes for r in it.last_run), default=0),
+            "static_bytes": executor.static_ram_bytes(), "code_bytes": executor.code_bytes(),
+            "ops_on_host": [f"{r.index} {r.op}" for r in it.last_run if not r.on_mcu]}
+
+
 def cmd_fit(args) -> int:
     model, data = _load(args.model)
     it = _interpreter(args, data)
     plan = it.plan
-    ram_used = plan.required_bytes
-    flash_used = len(data)
+    measured = None
+    if get_target(args.target).cpu is not None and not args.no_emulate and not it.unresolved:
+        measured = _measure_on_mcu(args, data)
+    stack = measured["stack_bytes"] if measured else 0
+    static = measured["static_bytes"] if measured else 0
+    code = measured["code_bytes"] if measured else 0
+    ram_used = plan.required_bytes + stack + static
+    flash_used = len(data) + code
     ram_budget = args.ram
     flash_budget = args.flash
     ram_fits = ram_used <= ram_budget
@@ -137,13 +162,16 @@ def cmd_fit(args) -> int:
     payload = {
         "fits": fits,
         "target": plan.target,
+        "kernels": args.kernels,
         "ram": {"budget": ram_budget, "used": ram_used, "margin": ram_budget - ram_used,
-                "fits": ram_fits, "arena_bytes": plan.required_bytes},
+                "fits": ram_fits, "arena_bytes": plan.required_bytes, "kernel_stack_bytes": stack,
+                "static_bytes": static},
         "flash": {"budget": flash_budget, "used": flash_used,
                   "margin": None if flash_budget is None else flash_budget - flash_used,
-                  "fits": flash_fits, "model_bytes": len(data)},
+                  "fits": flash_fits, "model_bytes": len(data), "kernel_code_bytes": code},
         "arena": {"head_bytes": plan.head_bytes, "tail_bytes": plan.tail_bytes,
                   "total_bytes": plan.total_bytes, "required_bytes": plan.required_bytes},
+        "measured_on_virtual_mcu": measured is not None,
         "unresolved_ops": it.unresolved,
     }
 
@@ -155,15 +183,23 @@ def cmd_fit(args) -> int:
         return (f"{what}: {format_bytes(used)} of {format_bytes(budget)} -> {word}, margin "
                 f"{margin:+d} B ({margin / budget:+.1%})")
 
-    text = "\n".join([
+    lines = [
         f"{'FITS' if fits else 'DOES NOT FIT'}: {args.model} on {plan.target} ({args.kernels} kernels)",
-        line("RAM   (tensor arena)", ram_used, ram_budget),
-        f"      arena = head {plan.head_bytes} + tail {plan.tail_bytes}"
-        + (f"; smallest working arena {plan.required_bytes} (temp peak while preparing, "
-           "16-byte rounding)" if plan.required_bytes > plan.total_bytes else ""),
-        line("flash (model)       ", flash_used, flash_budget),
-    ] + ([f"warning: no kernel for {'; '.join(it.unresolved)}"] if it.unresolved else []))
-    _emit(args, payload, text)
+        line("RAM  ", ram_used, ram_budget),
+        f"      arena {plan.required_bytes} (head {plan.head_bytes} + tail {plan.tail_bytes}"
+        + (", + temp peak while preparing and 16-byte rounding" if plan.required_bytes > plan.total_bytes else "")
+        + ")" + (f" + kernel stack {stack} + static data {static}" if measured else ""),
+        line("flash", flash_used, flash_budget),
+        f"      model {len(data)}" + (f" + kernel code {code}" if measured else ""),
+    ]
+    if measured:
+        lines.append("      stack and code measured by running one inference of micro_rt's C kernels "
+                     "on the virtual MCU")
+        if measured["ops_on_host"]:
+            lines.append("      not measured (no C kernel): " + ", ".join(measured["ops_on_host"]))
+    if it.unresolved:
+        lines.append(f"warning: no kernel for {'; '.join(it.unresolved)}")
+    _emit(args, payload, "\n".join(lines))
     return 0 if fits else 1
 
 
@@ -277,6 +313,60 @@ def cmd_optimize(args) -> int:
     return 0
 
 
+# ---- profile ------------------------------------------------------------------------------
+_FREQ = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:[hH][zZ])?\s*$")
+
+
+def parse_frequency(text: str) -> int:
+    """'120MHz', '64M', '480000000' -> Hz."""
+    m = _FREQ.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a clock frequency (examples: 80MHz, 480M)")
+    scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2).lower()]
+    return int(float(m.group(1)) * scale)
+
+
+class _ProgressBar:
+    """A one-line bar on stderr, shown only once a run has taken more than a second."""
+
+    def __init__(self, label: str):
+        self.label, self.start, self.shown = label, time.monotonic(), False
+
+    def __call__(self, done: int, total: int) -> None:
+        if time.monotonic() - self.start < 1.0:
+            return
+        width = 30
+        filled = width * done // max(total, 1)
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] op {done}/{total}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+            sys.stderr.flush()
+
+
+def cmd_profile(args) -> int:
+    from .profile import profile_report, profile_table
+    _, data = _load(args.model)
+    options = {"clock_hz": args.clock, "flash_wait_states": args.flash_wait_states,
+               "strict_alignment": args.strict_alignment, "arena_misalign": args.arena_misalign}
+    it = Interpreter.from_bytes(data, None, target=args.target, kernels="cmsis-nn", emulate=True,
+                                mcu_options=options)
+    rng = np.random.default_rng(args.seed)
+    for i in range(it.num_inputs):
+        it.set_input(_random_input(it.get_input_details(i), rng), i)
+    bar = _ProgressBar(f"emulating {Path(args.model).name} on {args.target}")
+    try:
+        it.invoke(progress=bar)
+    finally:
+        bar.close()
+    report = profile_report(it, it.last_run, args.clock, it._executor.emulation_seconds)
+    _emit(args, report, profile_table(report))
+    return 0
+
+
 # ---- entry point ------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="micro-rt", description=__doc__.splitlines()[0])
@@ -305,6 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(p, planner=True)
     p.add_argument("--ram", type=parse_size, required=True, help="RAM budget, e.g. 256K")
     p.add_argument("--flash", type=parse_size, default=None, help="flash budget, e.g. 1M")
+    p.add_argument("--no-emulate", action="store_true",
+                   help="skip the emulated inference that measures stack and kernel code")
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser("run", help="invoke the model on given or random inputs")
@@ -313,6 +405,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--check", action="store_true", help="also run the tflite-micro oracle and compare")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("profile", help="cycles per operator on a virtual Cortex-M")
+    p.add_argument("model")
+    p.add_argument("--target", default="cortex-m4", help="cortex-m0plus, cortex-m4, cortex-m7, cortex-m33")
+    p.add_argument("--clock", type=parse_frequency, default=100_000_000, help="core clock, e.g. 120MHz")
+    p.add_argument("--flash-wait-states", type=int, default=0)
+    p.add_argument("--strict-alignment", action="store_true",
+                   help="report every unaligned access, as if UNALIGN_TRP were set")
+    p.add_argument("--arena-misalign", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("optimize", help="reorder operators and write an offline memory plan")
     common(p)
@@ -340,6 +444,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         message = " ".join(str(e).split())          # always one line
         print(f"micro-rt: error: {message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:      # output piped into `head` and closed: not an error
+        sys.stderr.close()
+        return 0
     except Exception as e:  # a bug of ours: still one line unless --debug
         if args.debug:
             raise

@@ -9,7 +9,7 @@ the arena's head, so an offset reported by `plan` is the offset the kernels real
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -18,6 +18,8 @@ from .errors import InputError, KernelError, MicroRtError, ModelError, Unsupport
 from .kernel_api import Node, Registration
 from .model import MAX_MODEL_BYTES, Model, TensorInfo, read_model
 from .resolver import MutableOpResolver, builtin_op_resolver
+from .profile import OpRecord
+from .flavours import FlavouredTarget, check_flavour, prepare_extras
 from .targets import Target, get_target
 
 PLANNERS = ("greedy", "linear", "offline")
@@ -68,9 +70,9 @@ class _Context:
 
     def __init__(self, interpreter: "Interpreter"):
         self._it = interpreter
-        self.target: Target = interpreter.target
         self.kernels: str = interpreter.kernels
         self.node: Optional[Node] = None
+        self.target = FlavouredTarget(interpreter.target, self.kernels, self)
 
     def tensor(self, index: int) -> Optional[Tensor]:
         return None if index < 0 else self._it.tensors[index]
@@ -98,6 +100,10 @@ class _Context:
         return self._it._scratch_views[index]
 
 
+def _host_record(node: Node) -> OpRecord:
+    return OpRecord(node.index, node.op_name, on_mcu=False)
+
+
 def _unresolved_registration(error: UnsupportedOpError) -> Registration:
     def invoke(ctx, node):
         raise UnsupportedOpError(str(error))
@@ -110,7 +116,8 @@ class Interpreter:
     def __init__(self, model: Model, arena_size: Optional[int] = None,
                  op_resolver: Optional[MutableOpResolver] = None, target: str = "cortex-m4",
                  kernels: str = "reference", planner: str = "greedy",
-                 preserve_all_tensors: bool = False, plan_only: bool = False):
+                 preserve_all_tensors: bool = False, plan_only: bool = False,
+                 emulate: Optional[bool] = None, mcu_options: Optional[dict] = None):
         """`plan_only=True` accepts operators without kernels (they count no op data and
         fail if invoked), so memory can be planned for models micro_rt cannot run."""
         if not isinstance(model, Model):
@@ -122,8 +129,16 @@ class Interpreter:
             raise InputError(f"unknown kernels '{kernels}'; choose from {', '.join(KERNEL_FLAVOURS)}")
         self.model = model
         self.plan_only = plan_only
-        self.target = get_target(target)
-        self.kernels = kernels
+        self.kernels = check_flavour(kernels)
+        # CMSIS-NN kernels on a Cortex-M target run on the virtual MCU unless told otherwise.
+        target_info = get_target(target)
+        self.emulate = (kernels == "cmsis-nn" and target_info.cpu is not None) if emulate is None else emulate
+        if self.emulate and (kernels != "cmsis-nn" or target_info.cpu is None):
+            raise MicroRtError("emulation needs --kernels cmsis-nn and a Cortex-M target")
+        self.mcu_options = dict(mcu_options or {})
+        self._executor = None
+        self.last_run: list = []
+        self.target = target_info
         self.preserve_all_tensors = preserve_all_tensors
         self.resolver = op_resolver if op_resolver is not None else builtin_op_resolver(plan_only)
         sg = model.main
@@ -183,19 +198,40 @@ class Interpreter:
                 ctx.node = node
                 node.user_data = self._guarded(node, "init", reg.init, ctx, node.custom_options)
         for node, reg in zip(self.nodes, self.registrations):
+            ctx.node = node
             if reg.prepare is not None:
-                ctx.node = node
                 self._guarded(node, "prepare", reg.prepare, ctx, node)
+            self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)
             self._allocator.end_node_prepare()
         ctx.node = None
         plan = self._allocator.commit(self.preserve_all_tensors)
+        self.plan_head_bytes, self._allocator_buffers = plan.head_bytes, plan.buffers
         self._bind_memory(plan)
         return plan
 
     def _bind_memory(self, plan: ArenaPlan) -> None:
-        self._memory = np.zeros(max(plan.head_bytes, 16), np.uint8)
         self._variables: list[Tensor] = []
-        for b in plan.buffers:
+        self.rebind_arena(np.zeros(max(plan.head_bytes, 16), np.uint8))
+        for t in self.tensors:
+            if t.is_variable and not t.is_constant:
+                t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else
+                       np.zeros(t.nbytes, np.uint8))
+                self._variables.append(t)
+            elif t._data is None and t.nbytes == 0:
+                t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else np.zeros(0, np.uint8))
+
+    def rebind_arena(self, memory: np.ndarray) -> None:
+        """Lay the planned buffers over `memory` (uint8, at least head bytes): the virtual MCU
+        hands in its mapped SRAM so host and emulated kernels share the same bytes."""
+        if memory.size < self.plan_head_bytes:
+            raise KernelError(f"arena memory of {memory.size} bytes is below the planned head "
+                              f"{self.plan_head_bytes}")
+        old = getattr(self, "_memory", None)
+        if old is not None:
+            memory[:old.size] = old[:memory.size]
+        self._memory = memory
+        self._scratch_views = []
+        for b in self._allocator_buffers:
             region = self._memory[b.offset:b.offset + b.size]
             if b.kind == "scratch":
                 self._scratch_views.append(region)
@@ -206,13 +242,6 @@ class Interpreter:
                     t.bind(region[:t.nbytes])
                 else:
                     t.bind(region[:t.nbytes].view(t.dtype).reshape(t.shape))
-        for t in self.tensors:
-            if t.is_variable and not t.is_constant:
-                t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else
-                       np.zeros(t.nbytes, np.uint8))
-                self._variables.append(t)
-            elif t._data is None and t.nbytes == 0:
-                t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else np.zeros(0, np.uint8))
 
     def _guarded(self, node: Node, stage: str, fn, *args):
         """Run a kernel callback; anything but our own errors becomes a KernelError naming the op."""
@@ -229,12 +258,32 @@ class Interpreter:
                               f"{type(e).__name__}: {e}{hint}") from e
 
     # ---- running ---------------------------------------------------------------------
-    def invoke(self) -> None:
+    def invoke(self, progress: Optional[Callable[[int, int], None]] = None) -> None:
+        """Run every operator: on the virtual MCU where it has a C kernel (with `emulate`),
+        else on the host kernels. `last_run` keeps one record per operator; `progress(done,
+        total)` is called after each."""
         ctx = self._context
+        executor = self._mcu()
+        records = []
         for node, reg in zip(self.nodes, self.registrations):
+            if progress is not None:
+                progress(node.index, len(self.nodes))
             ctx.node = node
-            self._guarded(node, "invoke", reg.invoke, ctx, node)
+            record = executor.run(node) if executor is not None else None
+            if record is None:
+                self._guarded(node, "invoke", reg.invoke, ctx, node)
+                record = _host_record(node)
+            records.append(record)
         ctx.node = None
+        self.last_run = records
+
+    def _mcu(self):
+        if not self.emulate:
+            return None
+        if self._executor is None:
+            from .cortexm.executor import McuExecutor
+            self._executor = McuExecutor(self, **self.mcu_options)
+        return self._executor
 
     def reset(self) -> None:
         """Zero the variable tensors (RNN/LSTM state), as TFLM's ResetVariableTensors."""

@@ -260,7 +260,7 @@ def _read_tensor(t: Table, index: int, sg: int, buffers: list) -> TensorInfo:
     count = math.prod(shape)
     if count * max(elem, 1) > MAX_TENSOR_BYTES:
         raise ModelError(f"{what}: shape {list(shape)} needs {count * max(elem, 1)} bytes, "
-                         f"over the {MAX_TENSOR_BYTES}-byte limit")
+                         f"over micro_rt's {MAX_TENSOR_BYTES}-byte (1 GiB) limit: a corrupt dimension?")
     buffer = t.scalar(2, "uint", 0, "buffer")
     _check_index(buffer, len(buffers), f"{what} buffer", "buffers")
     signature = t.array(7, "int", "shape_signature")

@@ -1,0 +1,182 @@
+"""Virtual-MCU profile benchmark (issue 4): emulation speed and kernel efficiency.
+
+    python benchmarks/bench_profile.py [--models person_detect mobilenet_v2_quantized_1x3x224x224]
+                                       [--cores cortex-m0plus cortex-m4] [--per-op] [--json out.json]
+                                       [--markdown]
+
+For each model and core: build `Interpreter.from_file(path, target=core, kernels="cmsis-nn")`
+(default machine config: exact instruction counting), feed a seeded random input, invoke.
+Small models are invoked twice and the second invoke is timed (Unicorn's translation cache
+is warm); models above --big-macs MACs are invoked once (that single invoke is timed).
+
+Reports
+  - emulated instructions per wall-clock second (sum of OpRecord.instructions / invoke time);
+  - per operator type (CONV_2D 1x1 / general, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ...):
+    MACs, instructions, cycles, MACs per instruction, MACs per cycle;
+  - with --per-op, every operator (shape, instructions, cycles, MACs/cycle).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SHARED = Path(os.environ.get("MICRO_RT_SHARED_MODELS", ROOT.parent / "shared" / "models")) / "tflm"
+
+
+def op_kind(it, node) -> str:
+    """Operator type, CONV_2D split into 1x1 and general, DEPTHWISE into 3x3 and other."""
+    name = node.op_name
+    if name in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        flt = it.tensors[node.inputs[1]]
+        inp = it.tensors[node.inputs[0]]
+        fh, fw = int(flt.shape[1]), int(flt.shape[2])
+        if name == "CONV_2D":
+            return "CONV_2D 1x1" if (fh, fw) == (1, 1) else "CONV_2D general"
+        tag = "3x3" if (fh, fw) == (3, 3) else f"{fh}x{fw}"
+        if int(inp.shape[3]) != int(it.tensors[node.outputs[0]].shape[3]):
+            tag += " ch_mult>1"
+        return f"DEPTHWISE_CONV_2D {tag}"
+    return name
+
+
+def op_shape(it, node) -> str:
+    inp = it.tensors[node.inputs[0]]
+    out = it.tensors[node.outputs[0]]
+    s = f"{list(inp.shape)}->{list(out.shape)}"
+    if node.op_name in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        s += f" w{list(it.tensors[node.inputs[1]].shape)}"
+        st = node.options.get("stride_w")
+        if st:
+            s += f" s{st}"
+    return s
+
+
+def run_model(path: Path, core: str, big_macs: int, seed: int = 0) -> dict:
+    from micro_rt import Interpreter
+    it = Interpreter.from_file(str(path), target=core, kernels="cmsis-nn")
+    rng = np.random.default_rng(seed)
+    d = it.get_input_details(0)
+    dt = np.dtype(d["dtype"])
+    if dt.kind == "f":
+        x = rng.uniform(-1, 1, size=d["shape"]).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max + 1, size=d["shape"]).astype(dt)
+    it.set_input(x)
+    t0 = time.perf_counter()
+    it.invoke()
+    first = time.perf_counter() - t0
+    macs = sum(r.macs for r in it.last_run)
+    invokes = 1
+    timed = first
+    if macs <= big_macs:
+        it.set_input(x)
+        t0 = time.perf_counter()
+        it.invoke()
+        timed = time.perf_counter() - t0
+        invokes = 2
+    recs = it.last_run
+    instr = sum(r.instructions for r in recs)
+    cycles = sum(r.cycles for r in recs)
+    by_kind: "OrderedDict[str, dict]" = OrderedDict()
+    per_op = []
+    for node, r in zip(it.nodes, recs):
+        k = op_kind(it, node)
+        e = by_kind.setdefault(k, dict(n=0, macs=0, instructions=0, cycles=0))
+        e["n"] += 1
+        e["macs"] += r.macs
+        e["instructions"] += r.instructions
+        e["cycles"] += r.cycles
+        per_op.append(dict(index=node.index, kind=k, shape=op_shape(it, node), on_mcu=r.on_mcu,
+                           instructions=r.instructions, cycles=r.cycles, macs=r.macs))
+    return dict(model=path.stem, core=core, invokes=invokes, first_s=first, timed_s=timed,
+                instructions=instr, cycles=cycles, macs=macs,
+                mips=instr / timed / 1e6 if timed else 0.0,
+                on_host=[f"{p['index']} {p['kind']}" for p in per_op if not p["on_mcu"]],
+                by_kind=by_kind, per_op=per_op)
+
+
+def _r(a, b, nd=3):
+    return f"{a / b:.{nd}f}" if b else "-"
+
+
+def markdown(results: list, cmd: str) -> str:
+    lines = []
+    lines.append(f"Command: `{cmd}`  ")
+    lines.append(f"Machine: {platform.node()} / {platform.machine()} / {os.cpu_count()} CPUs / "
+                 f"Python {platform.python_version()}; date {datetime.date.today().isoformat()}  ")
+    lines.append("Default machine config (native block hook, exact instruction counts, alignment "
+                 "check on, per-core cycle model).")
+    lines.append("")
+    lines.append("Emulation speed (timed invoke: the second one for person_detect, the only one "
+                 "for mobilenet_v2):")
+    lines.append("")
+    lines.append("| model | core | invokes | timed invoke s | emulated instructions | M instr/s | cycles | MACs |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        lines.append(f"| {r['model']} | {r['core']} | {r['invokes']} | {r['timed_s']:.2f} | "
+                     f"{r['instructions']:,} | {r['mips']:.0f} | {r['cycles']:,} | {r['macs']:,} |")
+    lines.append("")
+    lines.append("Per operator type:")
+    lines.append("")
+    lines.append("| model | core | op type | ops | MACs | instructions | cycles | MACs/instr | MACs/cycle |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        for k, e in r["by_kind"].items():
+            lines.append(f"| {r['model']} | {r['core']} | {k} | {e['n']} | {e['macs']:,} | "
+                         f"{e['instructions']:,} | {e['cycles']:,} | {_r(e['macs'], e['instructions'])} | "
+                         f"{_r(e['macs'], e['cycles'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=["person_detect", "mobilenet_v2_quantized_1x3x224x224"])
+    ap.add_argument("--cores", nargs="+", default=["cortex-m0plus", "cortex-m4"])
+    ap.add_argument("--big-macs", type=int, default=50_000_000,
+                    help="models with more MACs are invoked once (default 50M)")
+    ap.add_argument("--per-op", action="store_true", help="print every operator")
+    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md tables")
+    a = ap.parse_args(argv)
+    results = []
+    for m in a.models:
+        path = Path(m) if m.endswith(".tflite") else SHARED / f"{m}.tflite"
+        for core in a.cores:
+            r = run_model(path, core, a.big_macs)
+            results.append(r)
+            print(f"{r['model']} {core}: {r['instructions']:,} instr, {r['cycles']:,} cycles, "
+                  f"{r['macs']:,} MACs, timed {r['timed_s']:.2f} s (first {r['first_s']:.2f} s) -> "
+                  f"{r['mips']:.1f} M instr/s", flush=True)
+            if r["on_host"]:
+                print(f"  on host: {r['on_host']}")
+            for k, e in r["by_kind"].items():
+                print(f"  {k:32s} n={e['n']:3d} MACs={e['macs']:>12,} instr={e['instructions']:>13,} "
+                      f"cyc={e['cycles']:>13,} MAC/instr={_r(e['macs'], e['instructions'])} "
+                      f"MAC/cyc={_r(e['macs'], e['cycles'])}")
+            if a.per_op:
+                for p in r["per_op"]:
+                    print(f"    {p['index']:3d} {p['kind']:28s} {p['shape']:52s} instr={p['instructions']:>11,} "
+                          f"cyc={p['cycles']:>11,} MACs={p['macs']:>10,} MAC/cyc={_r(p['macs'], p['cycles'])}")
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
+    if a.markdown:
+        cmd = "python benchmarks/bench_profile.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        print()
+        print(markdown(results, cmd.strip()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

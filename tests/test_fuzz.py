@@ -1,0 +1,335 @@
+"""Hostile input (issue 5): malformed models, wrong inputs, tiny arenas, faulting kernels.
+
+The property: whatever the bytes, micro_rt raises only MicroRtError subclasses, quickly,
+with a message naming the thing at fault. A hypothesis-driven fuzz (mutants of real and
+builder-made models) checks it in the normal suite; `make fuzz` runs the long campaign
+(benchmarks/fuzz_campaign.py). The targeted tests pin each validation and its message.
+"""
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import PROJECT_MODELS
+from micro_rt import (AllocationError, InputError, Interpreter, KernelError, MicroRtError,
+                      ModelError, fuzzing, model as model_module)
+from micro_rt.builder import ModelBuilder
+from micro_rt.cli import main
+
+SEEDS = dict(fuzzing.builder_seeds())
+for _name in ("mobilenet_tiny_int8", "shape_ops_f32", "pooling_int8", "elementwise_int8",
+              "fully_connected_pt_int8", "depthwise_variants_f32", "quant_dequant_int8_floatio"):
+    _path = PROJECT_MODELS / f"{_name}.tflite"
+    if _path.exists():
+        SEEDS[_name] = _path.read_bytes()
+TIME_BOUND = 5.0          # seconds per mutant (the campaign's hang bound is 10 s)
+
+
+def _check(data: bytes) -> str:
+    start = time.perf_counter()
+    with np.errstate(all="ignore"):
+        outcome = fuzzing.check_mutant(data)     # raises anything that is not a MicroRtError
+    assert time.perf_counter() - start < TIME_BOUND, outcome
+    return outcome
+
+
+@settings(max_examples=600, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(seed=st.sampled_from(sorted(SEEDS)), mutator=st.sampled_from(sorted(fuzzing.MUTATORS)),
+       salt=st.integers(0, 2**32 - 1), twice=st.booleans())
+def test_mutants_raise_only_micro_rt_errors(seed, mutator, salt, twice):
+    rng = random.Random(salt)
+    _, data = fuzzing.mutate(SEEDS[seed], rng, mutator)
+    if twice:
+        _, data = fuzzing.mutate(data, rng, rng.choice(sorted(fuzzing.BYTE_MUTATORS)))
+    _check(data)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(seed=st.sampled_from(sorted(SEEDS)), data=st.data())
+def test_truncations_and_raw_overwrites(seed, data):
+    raw = SEEDS[seed]
+    cut = data.draw(st.integers(0, len(raw)))
+    pos = data.draw(st.integers(0, max(len(raw) - 1, 0)))
+    patch = data.draw(st.binary(min_size=1, max_size=8))
+    mutant = bytearray(raw[:cut])
+    mutant[pos:pos + len(patch)] = patch
+    _check(bytes(mutant))
+
+
+def test_every_seed_still_loads_and_runs():
+    for name, data in SEEDS.items():
+        assert _check(data) == "loaded", name
+
+
+def test_garbage_and_wrong_types():
+    for data in (b"", b"TFL3", b"\x00" * 64, b"\xff" * 4096, bytes(range(256)) * 8):
+        with pytest.raises(ModelError):
+            Interpreter.from_bytes(data)
+    with pytest.raises(ModelError, match="must be bytes"):
+        Interpreter.from_bytes("not bytes")
+    with pytest.raises(InputError, match="str or Path"):
+        Interpreter.from_file(None)
+
+
+# ---- the model's structure ------------------------------------------------------------
+def _chain(n_ops: int = 2) -> ModelBuilder:
+    b = ModelBuilder()
+    tensors = [b.add_tensor(f"t{i}", [1, 8], "FLOAT32") for i in range(n_ops + 1)]
+    for i in range(n_ops):
+        b.add_operator("RELU", [tensors[i]], [tensors[i + 1]])
+    b.inputs, b.outputs = [tensors[0]], [tensors[-1]]
+    return b
+
+
+def test_operator_cycle_is_named():
+    b = _chain(3)
+    b.operators[0].inputs = [3]                      # reads the last operator's output
+    with pytest.raises(ModelError, match=r"operator 0 \(RELU\) input 0 reads tensor 3 \('t3'\) "
+                                         r"before any operator produces it \(operator 2"):
+        Interpreter.from_bytes(b.build())
+
+
+def test_two_producers_and_writes_to_inputs_or_constants():
+    b = _chain(2)
+    b.operators[1].outputs = [1]
+    with pytest.raises(ModelError, match=r"tensor 1 \('t1'\) is written by operators 0 and 1"):
+        Interpreter.from_bytes(b.build())
+    b = _chain(2)
+    b.operators[1].outputs = [0]
+    with pytest.raises(ModelError, match="writes tensor 0 .* which is a subgraph input"):
+        Interpreter.from_bytes(b.build())
+    b = _chain(1)
+    c = b.add_tensor("c", [1, 8], "FLOAT32", data=np.zeros((1, 8), np.float32))
+    b.inputs = [c]
+    with pytest.raises(ModelError, match=r"input 0 is tensor 2 \('c'\), which is a constant"):
+        Interpreter.from_bytes(b.build())
+
+
+def test_out_of_range_indices_are_named():
+    b = _chain(1)
+    b.operators[0].inputs = [7]
+    with pytest.raises(ModelError, match="operator 0 input 0 refers to tensor 7, subgraph has 2"):
+        Interpreter.from_bytes(b.build())
+    b = _chain(1)
+    b.outputs = [9]
+    with pytest.raises(ModelError, match="subgraph 0 output 0 refers to tensor 9"):
+        Interpreter.from_bytes(b.build())
+    b = _chain(1)
+    b.operators[0].opcode_index = 5
+    with pytest.raises(ModelError, match="opcode_index refers to operator_code 5"):
+        Interpreter.from_bytes(b.build())
+
+
+def test_buffer_must_match_tensor_size():
+    b = _chain(1)
+    b.add_tensor("w", [4, 4], "FLOAT32", data=b"\x00" * 12)
+    with pytest.raises(ModelError, match=r"'w'\): buffer holds 12 bytes, shape \[4, 4\] of "
+                                         "FLOAT32 needs 64"):
+        Interpreter.from_bytes(b.build())
+
+
+def test_quantization_is_checked():
+    for kwargs, message in (
+            (dict(scale=[0.1, 0.2, 0.3], quantized_dimension=1), "3 per-channel scales for dimension 1"),
+            (dict(scale=float("nan")), "scale 0 is nan"),
+            (dict(scale=0.5, zero_point=300), "zero point 0 is 300, outside -128..127 for INT8"),
+            (dict(scale=0.5, quantized_dimension=9), "quantized_dimension 9 is out of range")):
+        b = _chain(1)
+        b.add_tensor("q", [2, 4], "INT8", **kwargs)
+        with pytest.raises(ModelError, match=r"tensor 2 \('q'\) quantization: " + message):
+            Interpreter.from_bytes(b.build())
+
+
+def test_option_table_of_the_wrong_type():
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 8], "FLOAT32")
+    y = b.add_tensor("y", [1, 8], "FLOAT32")
+    b.add_operator("SOFTMAX", [x], [y], options={"beta": 1.0})
+    b.operators[0].options_table, b.operators[0].options = "Conv2DOptions", {}
+    b.inputs, b.outputs = [x], [y]
+    with pytest.raises(ModelError, match=r"operator 0 \(SOFTMAX\) carries Conv2DOptions, expected "
+                                         "SoftmaxOptions"):
+        Interpreter.from_bytes(b.build())
+
+
+def test_size_limits(monkeypatch):
+    data = _chain(4).build()
+    monkeypatch.setattr(model_module, "MAX_TENSORS", 3)
+    with pytest.raises(ModelError, match="tensors: 5 entries, over micro_rt's limit of 3"):
+        Interpreter.from_bytes(data)
+    monkeypatch.setattr(model_module, "MAX_TENSORS", 1 << 16)
+    monkeypatch.setattr(model_module, "MAX_OPERATORS", 2)
+    with pytest.raises(ModelError, match="operators: 4 entries, over micro_rt's limit of 2"):
+        Interpreter.from_bytes(data)
+    monkeypatch.setattr(model_module, "MAX_MODEL_BYTES", 100)
+    with pytest.raises(ModelError, match="over micro_rt's 100-byte limit"):
+        Interpreter.from_bytes(data)
+
+
+# ---- memory bounds ----------------------------------------------------------------------
+def test_forged_dimension_is_refused_before_allocating():
+    b = _chain(1)
+    b.tensors[1].shape = (1, 2**31 - 1)
+    with pytest.raises(ModelError, match=r"tensor 1 \('t1'\): shape \[1, 2147483647\] needs "
+                                         "8589934588 bytes"):
+        Interpreter.from_bytes(b.build())
+
+
+def test_arena_over_one_gib_is_refused():
+    b = ModelBuilder()                       # two 600 MB tensors live together: 1.2 GB of head
+    x = b.add_tensor("x", [600, 1 << 20], "INT8", scale=1.0)
+    y = b.add_tensor("y", [600, 1 << 20], "INT8", scale=1.0)
+    b.add_operator("RELU", [x], [y])
+    b.inputs, b.outputs = [x], [y]
+    start = time.perf_counter()
+    with pytest.raises(AllocationError, match=r"planned activations need \d+ bytes, over micro_rt's "
+                                              r"1073741824-byte \(1 GiB\) arena limit"):
+        Interpreter.from_bytes(b.build())
+    assert time.perf_counter() - start < 2
+    b = _chain(1)                            # two 600 MB variables: 1.2 GB of tail
+    b.add_tensor("state1", [150, 1 << 20], "FLOAT32", is_variable=True)
+    b.add_tensor("state2", [150, 1 << 20], "FLOAT32", is_variable=True)
+    with pytest.raises(AllocationError, match=r"variable tensors .*over micro_rt's 1073741824-"
+                                              r"byte \(1 GiB\) limit"):
+        Interpreter.from_bytes(b.build())
+
+
+def test_forged_offline_offset_is_refused():
+    b = _chain(1)
+    b.add_metadata("OfflineMemoryAllocation", np.array([1, 1, 2, 2**30 + 16, -1], "<i4").tobytes())
+    with pytest.raises(AllocationError, match="1 GiB"):
+        Interpreter.from_bytes(b.build())
+
+
+def test_tiny_and_invalid_arenas():
+    data = _chain(2).build()
+    with pytest.raises(AllocationError, match=r"arena too small: .* Give at least \d+ bytes"):
+        Interpreter.from_bytes(data, arena_size=64)
+    for bad in (-16, "1K", 1.5):
+        with pytest.raises(AllocationError, match="arena size must be"):
+            Interpreter.from_bytes(data, arena_size=bad)
+    with pytest.raises(InputError, match="unknown planner 'best'"):
+        Interpreter.from_bytes(data, planner="best")
+    with pytest.raises(InputError, match="unknown kernels"):
+        Interpreter.from_bytes(data, kernels="fast")
+    with pytest.raises(MicroRtError, match="unknown target"):
+        Interpreter.from_bytes(data, target="cortex-m99")
+
+
+def test_wrong_inputs():
+    it = Interpreter.from_bytes(_chain(1).build())
+    with pytest.raises(InputError, match="cannot convert"):
+        it.set_input([[1.0, 2.0], [3.0]], 0)
+    with pytest.raises(InputError, match="input index x is out of range"):
+        it.set_input(np.zeros((1, 8), np.float32), "x")
+    with pytest.raises(InputError, match="tensor None is out of range"):
+        it.get_tensor(None)
+
+
+# ---- kernels reading parameters from constant tensors -----------------------------------
+def _shape_ops_builder() -> ModelBuilder:
+    from micro_rt.model import read_model
+    return ModelBuilder.from_model(read_model(fuzzing.builder_seeds()["builder_shape_ops_f32"]))
+
+
+@pytest.mark.parametrize("tensor, values, message", [
+    ("perm", [5, 0], r"op 1 TRANSPOSE: perm \[5, 0\] is not a permutation of 2 axes"),
+    ("perm", [-2**31, 0], r"op 1 TRANSPOSE: perm .* is not a permutation"),
+    ("pads", [[-1000, 0], [0, 2]], r"op 2 PAD: output .* dim 0 is 9, paddings give -992"),
+    ("pads", [[2**31 - 1, 0], [0, 2]], r"op 2 PAD: output .* dim 0 is 9"),
+    ("strides", [0, 3], "op 3 STRIDED_SLICE: stride value has to be non-zero"),
+    ("begin", [2**31 - 1, -2**31], r"op 3 STRIDED_SLICE: output .* does not match computed shape"),
+    ("axis", [7], "op 4 MEAN: axis 7 out of range for a 2-D input"),
+    ("axis", [-2**31], "op 4 MEAN: axis -2147483648 out of range"),
+])
+def test_forged_parameter_tensors_give_kernel_errors(tensor, values, message):
+    b = _shape_ops_builder()
+    spec = next(t for t in b.tensors if t.name == tensor)
+    b.buffers[spec.buffer] = np.asarray(values, "<i4").tobytes()
+    with pytest.raises(KernelError, match=message) as info:
+        Interpreter.from_bytes(b.build())
+    assert info.value.__cause__ is None, "caught by the kernel's own check, not by the wrapper"
+
+
+def test_forged_reshape_shape_tensor_is_harmless():
+    # RESHAPE takes its shape from the output tensor; a forged shape input is never indexed.
+    b = _shape_ops_builder()
+    spec = next(t for t in b.tensors if t.name == "shape")
+    b.buffers[spec.buffer] = np.asarray([-2**31, 2**31 - 1], "<i4").tobytes()
+    assert _check(b.build()) == "loaded"
+
+
+def test_forged_window_parameters():
+    from micro_rt.model import read_model
+    data = (PROJECT_MODELS / "mobilenet_tiny_int8.tflite").read_bytes()
+    for options, message in (({"stride_w": 0}, "stride_w is 0, must be positive"),
+                             ({"stride_h": -3}, "stride_h is -3, must be positive"),
+                             ({"dilation_w_factor": 2**30}, ".*stride or dilation is corrupt"),
+                             ({"stride_h": 3}, ".*does not match the computed shape")):
+        b = ModelBuilder.from_model(read_model(data))
+        conv = next(op for op in b.operators if op.options_table == "Conv2DOptions")
+        conv.options = dict(conv.options, **options)
+        with pytest.raises(KernelError, match=r"op \d+ CONV_2D: " + message):
+            Interpreter.from_bytes(b.build())
+
+
+def test_absent_required_input_is_explained():
+    b = _chain(1)
+    b.operators[0].inputs = [-1]
+    with pytest.raises(KernelError, match=r"op 0 RELU failed in prepare: .*the kernel needs an "
+                                          r"input the model leaves out: inputs are \[-1\]"):
+        Interpreter.from_bytes(b.build())
+
+
+# ---- the command line -------------------------------------------------------------------
+def _invoke_failure_model() -> bytes:
+    """MEAN whose axis is a model input: any axis out of range fails inside invoke."""
+    b = ModelBuilder()
+    x = b.add_tensor("x", [2, 3], "FLOAT32")
+    axis = b.add_tensor("axis", [1], "INT32")
+    y = b.add_tensor("y", [2], "FLOAT32")
+    b.add_operator("MEAN", [x, axis], [y], options={"keep_dims": False})
+    b.inputs, b.outputs = [x, axis], [y]
+    return b.build()
+
+
+@pytest.mark.parametrize("argv", [["info"], ["plan"], ["fit", "--ram", "64K"], ["run"]])
+def test_cli_broken_model_is_one_line_and_debug_shows_traceback(capsys, tmp_path, argv):
+    bad = tmp_path / "bad.tflite"
+    data = bytearray(_chain(2).build())
+    data[4:8] = b"TFL3"
+    data[8:] = b"\xff" * (len(data) - 8)
+    bad.write_bytes(bytes(data))
+    code = main([argv[0], str(bad)] + argv[1:])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("micro-rt: error:"), err
+    code = main(["--debug", argv[0], str(bad)] + argv[1:])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" in err and "ModelError" in err
+
+
+def test_cli_kernel_error_inside_invoke(capsys, tmp_path):
+    path = tmp_path / "mean.tflite"
+    path.write_bytes(_invoke_failure_model())
+    code = main(["run", str(path), "--seed", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "op 0 MEAN: axis" in err and "out of range" in err
+    code = main(["--debug", "run", str(path), "--seed", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" in err and "KernelError" in err
+
+
+def test_cli_unreadable_input_file(capsys, tmp_path):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_chain(1).build())
+    empty = tmp_path / "x.npy"
+    empty.write_bytes(b"")
+    code = main(["run", str(path), "--input", str(empty)])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot read input 0" in err and err.count("\n") == 1
