@@ -56,8 +56,15 @@ class McuExecutor:
         return placed
 
     def supports(self, node: Any) -> bool:
+        """A C kernel exists for this op and type, and every non-constant tensor it touches has
+        an arena place (a malformed model may leave one unplanned: the host kernel reports it)."""
         first = self.it.tensors[node.inputs[0]] if node.inputs and node.inputs[0] >= 0 else None
-        return first is not None and ops.supported(node.op_name, first.dtype) and node.op_name in ops._RUNNERS
+        if first is None or first.dtype is None or node.op_name not in ops._RUNNERS:
+            return False
+        if not ops.supported(node.op_name, first.dtype):
+            return False
+        touched = [self.it.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
+        return all(t.is_constant or t.offset is not None for t in touched)
 
     def run(self, node: Any) -> Optional[OpRecord]:
         """Run one node on the MCU; None when it has no C kernel (the caller runs the twin)."""

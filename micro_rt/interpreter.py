@@ -269,7 +269,8 @@ class Interpreter:
             if progress is not None:
                 progress(node.index, len(self.nodes))
             ctx.node = node
-            record = executor.run(node) if executor is not None else None
+            record = (self._guarded(node, "invoke on the virtual MCU", executor.run, node)
+                      if executor is not None else None)
             if record is None:
                 self._guarded(node, "invoke", reg.invoke, ctx, node)
                 record = _host_record(node)
