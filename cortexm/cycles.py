@@ -38,7 +38,7 @@ Sources (rules are commented where they are applied):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 import capstone
 from capstone import arm as csarm

@@ -11,13 +11,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
-from .fixedpoint import (INT16_MAX, INT16_MIN, apply_lut_u8, calculate_input_radius,
-                         downscale_int32_to_int16_multiplier, fail, frexp_multiplier,
-                         gemmlowp_logistic, gemmlowp_tanh, int8_domain, rdbpot, round_half_away,
-                         saturating_left_shift16, scale_of, sdhm16, srdhm16, tensor_desc,
-                         zero_point_of)
+from .fixedpoint import (apply_lut_u8, calculate_input_radius, downscale_int32_to_int16_multiplier, fail,
+                         frexp_multiplier, gemmlowp_logistic, gemmlowp_tanh,
+                         int8_domain, rdbpot, round_half_away, saturating_left_shift16, scale_of,
+                         sdhm16, srdhm16, tensor_desc, zero_point_of)
 from .quant import multiply_by_quantized_multiplier, quantize_multiplier
 
 
@@ -187,14 +186,6 @@ def _lut(fn) -> np.ndarray:
     return np.asarray(fn(int8_domain())).astype(np.int8)
 
 
-def _init(struct_name: Optional[str]):
-    def init(ctx, custom_options):
-        if struct_name is not None:
-            ctx.allocate_persistent(ctx.target.sizeof(struct_name))
-        return UnaryData()
-    return init
-
-
 def _invoke(ctx, node):
     data: UnaryData = node.user_data
     x = ctx.input(node, 0).data
@@ -308,7 +299,7 @@ def _prepare_hard_swish(ctx, node):
 
 
 def _reg(name, prepare, struct_name):
-    return Registration(invoke=_invoke, prepare=prepare, init=_init(struct_name), name=name)
+    return Registration(invoke=_invoke, prepare=prepare, init=op_data_init(struct_name, UnaryData), name=name)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [

@@ -12,12 +12,12 @@ float32 multiply and one float32 add per tap, vectorised over all outputs).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
 from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
@@ -46,13 +46,9 @@ class OpDataConv:
     cols: Any = None                     # host scratch: im2col matrix (P, K)
     acc: Any = None                      # host scratch: matmul result (P, OC)
     requant: Any = None
-    persistent: list = field(default_factory=list)
 
 
-def conv_init(ctx, custom_options: Optional[bytes]) -> OpDataConv:
-    data = OpDataConv()
-    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataConv")))
-    return data
+conv_init = op_data_init("OpDataConv", OpDataConv)
 
 
 def populate_per_channel_multipliers(input_scale: float, filter_scales: np.ndarray,
@@ -110,8 +106,8 @@ def conv_prepare(ctx, node) -> None:
         check_bias(node, bias, oc, inp.dtype)
 
     # TFLM allocates the per-channel arrays unconditionally (float too).
-    data.persistent.append(ctx.allocate_persistent(4 * oc))
-    data.persistent.append(ctx.allocate_persistent(4 * oc))
+    ctx.allocate_persistent(4 * oc)
+    ctx.allocate_persistent(4 * oc)
 
     act = activation_of(node)
     check_activation(node, act)

@@ -8,12 +8,12 @@ float32 accumulates in float32 in (filter_y, filter_x) order like the reference 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
 from .conv import exact_float_type, populate_per_channel_multipliers
 from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
@@ -43,13 +43,9 @@ class OpDataDepthwise:
     matmul: bool = False       # single input channel: im2col + one matmul (exact floats)
     cols: Any = None
     requant: Any = None
-    persistent: list = field(default_factory=list)
 
 
-def dw_init(ctx, custom_options: Optional[bytes]) -> OpDataDepthwise:
-    data = OpDataDepthwise()
-    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataConv")))
-    return data
+dw_init = op_data_init("OpDataConv", OpDataDepthwise)
 
 
 def dw_prepare(ctx, node) -> None:
@@ -67,8 +63,8 @@ def dw_prepare(ctx, node) -> None:
     n, ih, iw, ic = (int(d) for d in inp.shape)
 
     # TFLM allocates the per-channel arrays before any type check.
-    data.persistent.append(ctx.allocate_persistent(4 * oc))
-    data.persistent.append(ctx.allocate_persistent(4 * oc))
+    ctx.allocate_persistent(4 * oc)
+    ctx.allocate_persistent(4 * oc)
 
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if inp.dtype != out.dtype:

@@ -7,11 +7,11 @@ int16 / int32 / float32 are computed element-wise with broadcasting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
 from .fixedpoint import (fail, int8_domain, is_quantized, scale_of, tensor_desc, wrap32,
                          zero_point_of)
@@ -109,14 +109,6 @@ def _pair_index(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- kernels
-
-def _init_factory(struct_name: Optional[str]):
-    def init(ctx, custom_options):
-        if struct_name is not None:
-            ctx.allocate_persistent(ctx.target.sizeof(struct_name))
-        return BinaryData()
-    return init
-
 
 def _check_broadcast(node, in1, in2, out):
     try:
@@ -231,7 +223,7 @@ def _binary_invoke(op: str):
 
 def _registration(op: str, struct_name: Optional[str]) -> Registration:
     return Registration(invoke=_binary_invoke(op), prepare=_binary_prepare(op),
-                        init=_init_factory(struct_name), name=op)
+                        init=op_data_init(struct_name, BinaryData), name=op)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [

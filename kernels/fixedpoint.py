@@ -13,7 +13,7 @@ import numpy as np
 
 from .quant import (INT32_MAX, INT32_MIN, calculate_input_radius,  # noqa: F401 (re-exported)
                     exp_on_negative_values, newton_reciprocal_q2,
-                    one_over_one_plus_x_for_x_in_0_1, rounding_divide_by_pot, rounding_half_sum,
+                    one_over_one_plus_x_for_x_in_0_1, rounding_divide_by_pot,
                     saturating_rounding_doubling_high_mul, saturating_rounding_multiply_by_pot,
                     wrap_int32)
 

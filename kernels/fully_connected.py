@@ -10,12 +10,12 @@ Batches are every output dimension but the last (keep_num_dims only shapes the o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
 from .conv import exact_float_type
 from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, kernel_error, scale0,
@@ -42,13 +42,9 @@ class OpDataFullyConnected:
     xs: Any = None
     acc: Any = None
     requant: Any = None
-    persistent: list = field(default_factory=list)
 
 
-def fc_init(ctx, custom_options: Optional[bytes]) -> OpDataFullyConnected:
-    data = OpDataFullyConnected()
-    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataFullyConnected")))
-    return data
+fc_init = op_data_init("OpDataFullyConnected", OpDataFullyConnected)
 
 
 def fc_prepare(ctx, node) -> None:
@@ -100,8 +96,8 @@ def fc_prepare(ctx, node) -> None:
             raise kernel_error(node, "per-channel weights need an int8 input")
         if scales.size != int(flt.shape[flt.quantized_dimension]):
             raise kernel_error(node, f"weights {tname(flt)} have {scales.size} scales")
-        data.persistent.append(ctx.allocate_persistent(4 * scales.size))
-        data.persistent.append(ctx.allocate_persistent(4 * scales.size))
+        ctx.allocate_persistent(4 * scales.size)
+        ctx.allocate_persistent(4 * scales.size)
         mult = np.zeros(scales.size, np.int64)
         shift = np.zeros(scales.size, np.int64)
         for i, s in enumerate(scales):

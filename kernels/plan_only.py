@@ -7,7 +7,6 @@ only with `plan_only=True`, so running such a model fails at load, not halfway.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

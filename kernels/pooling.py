@@ -8,12 +8,12 @@ Max: start from the type's lowest value, then clamp to the activation range.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
 from .padding import (activation_of, check_activation, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
@@ -30,13 +30,9 @@ class OpDataPooling:
     counts: Any = None
     pad_buffer: Any = None
     acc: Any = None
-    persistent: list = field(default_factory=list)
 
 
-def pool_init(ctx, custom_options: Optional[bytes]) -> OpDataPooling:
-    data = OpDataPooling()
-    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataPooling")))
-    return data
+pool_init = op_data_init("OpDataPooling", OpDataPooling)
 
 
 def _prepare(ctx, node, is_max: bool) -> None:

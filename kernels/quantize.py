@@ -6,11 +6,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
-from .fixedpoint import (INT32_MIN, apply_lut_u8, f32_to_int32_cast, fail, int8_domain,
-                         is_quantized, round_half_away, scale_of, tensor_desc, wrap32,
-                         zero_point_of)
+from .fixedpoint import (apply_lut_u8, f32_to_int32_cast, fail, int8_domain, is_quantized,
+                         round_half_away, scale_of, tensor_desc, wrap32, zero_point_of)
 from .quant import multiply_by_quantized_multiplier, quantize_multiplier
 
 _REQUANT_PAIRS = {
@@ -58,13 +57,6 @@ def dequantize(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- kernels
-
-def _init(struct_name):
-    def init(ctx, custom_options):
-        ctx.allocate_persistent(ctx.target.sizeof(struct_name))
-        return QuantData()
-    return init
-
 
 def _quantize_prepare(ctx, node):
     data: QuantData = node.user_data
@@ -137,7 +129,7 @@ def _invoke(ctx, node):
 
 BUILTINS: list[tuple[str, Registration, int]] = [
     ("QUANTIZE", Registration(invoke=_invoke, prepare=_quantize_prepare,
-                              init=_init("OpDataQuantizeReference"), name="QUANTIZE"), 3),
+                              init=op_data_init("OpDataQuantizeReference", QuantData), name="QUANTIZE"), 3),
     ("DEQUANTIZE", Registration(invoke=_invoke, prepare=_dequantize_prepare,
-                                init=_init("DequantizeOpData"), name="DEQUANTIZE"), 6),
+                                init=op_data_init("DequantizeOpData", QuantData), name="DEQUANTIZE"), 6),
 ]

@@ -13,12 +13,12 @@ float32: the float32 sum in input order, then divided by the count.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
 from .padding import kernel_error, scale0, tname, zp0
 from .quant import (c_div, multiply_by_quantized_multiplier, quantize_multiplier,
@@ -42,13 +42,9 @@ class OpDataReduce:
     keep_dims: bool = False
     axis: Any = None            # raw axis values (None: read at invoke)
     temp_buffer_idx: int = -1
-    persistent: list = field(default_factory=list)
 
 
-def mean_init(ctx, custom_options: Optional[bytes]) -> OpDataReduce:
-    data = OpDataReduce()
-    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("OpDataReduce")))
-    return data
+mean_init = op_data_init("OpDataReduce", OpDataReduce)
 
 
 def mean_prepare(ctx, node) -> None:

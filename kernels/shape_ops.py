@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
 from .fixedpoint import f32_to_int32_cast, fail, scale_of, tensor_desc, zero_point_of
 
@@ -25,14 +25,6 @@ class ShapeOpData:
 
 def _nelem(t) -> int:
     return int(math.prod(t.shape))
-
-
-def _init(struct_name: Optional[str]):
-    def init(ctx, custom_options):
-        if struct_name is not None:
-            ctx.allocate_persistent(ctx.target.sizeof(struct_name))
-        return ShapeOpData()
-    return init
 
 
 def _data(node) -> ShapeOpData:
@@ -445,7 +437,7 @@ def _cast_invoke(ctx, node):
 
 
 def _reg(name, prepare, invoke, struct_name=None):
-    return Registration(invoke=invoke, prepare=prepare, init=_init(struct_name), name=name)
+    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct_name, ShapeOpData), name=name)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [

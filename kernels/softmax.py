@@ -11,14 +11,14 @@ float32: max, std::exp((x - max) * beta) in float32, sequential float32 sum, div
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import dtype_name, kernel_error, scale0, tname, zp0
+from .padding import kernel_error, scale0, tname, zp0
 from .quant import (calculate_input_radius, exp_on_negative_values, get_reciprocal,
                     preprocess_softmax_scaling, quantize_multiplier, rounding_divide_by_pot,
                     saturating_rounding_doubling_high_mul, wrap_int32)
@@ -42,13 +42,9 @@ class SoftmaxParams:
     one_over_one_plus_x_lut: Any = None
     zero_point: int = 0
     scale: float = 0.0
-    persistent: list = field(default_factory=list)
 
 
-def softmax_init(ctx, custom_options: Optional[bytes]) -> SoftmaxParams:
-    data = SoftmaxParams()
-    data.persistent.append(ctx.allocate_persistent(ctx.target.sizeof("SoftmaxParams")))
-    return data
+softmax_init = op_data_init("SoftmaxParams", SoftmaxParams)
 
 
 def softmax_prepare(ctx, node) -> None:
@@ -65,8 +61,8 @@ def softmax_prepare(ctx, node) -> None:
     it, ot = np.dtype(inp.dtype), np.dtype(out.dtype)
     beta = float(np.float32(node.options.get("beta", 1.0)))
     if it == np.int16:
-        data.persistent.append(ctx.allocate_persistent(2 * K_INT16_LUT_ARRAY_SIZE))
-        data.persistent.append(ctx.allocate_persistent(2 * K_INT16_LUT_ARRAY_SIZE))
+        ctx.allocate_persistent(2 * K_INT16_LUT_ARRAY_SIZE)
+        ctx.allocate_persistent(2 * K_INT16_LUT_ARRAY_SIZE)
     if ot == np.int16:
         if it not in (np.int8, np.int16):
             raise kernel_error(node, f"int16 output {tname(out)} needs int8 or int16 input")
@@ -196,7 +192,6 @@ def _gen_lut(func, input_min: float, input_max: float) -> np.ndarray:
     """gen_lut<float, int16_t, int16_t>(func, min, max, -1.0, 1.0, table), num = 513."""
     f32 = np.float32
     num = K_INT16_LUT_ARRAY_SIZE
-    output_min, output_max = f32(-1.0), f32(1.0)
     step = (f32(input_max) - f32(input_min)) / f32(num - 1)
     half_step = step / f32(2.0)
     table = np.zeros(num, dtype=np.float32)

@@ -19,7 +19,7 @@ import numpy as np
 from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up
 from .errors import AllocationError, ModelError
 from .model import Model, Subgraph
-from .planner import MemoryPlanner, lower_bound, make_planner
+from .planner import lower_bound, make_planner
 from .targets import Target
 
 # TFLM keeps room for this many scratch requests per node in temp during prepare.

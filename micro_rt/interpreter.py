@@ -20,7 +20,7 @@ from .model import MAX_MODEL_BYTES, Model, TensorInfo, read_model
 from .resolver import MutableOpResolver, builtin_op_resolver
 from .profile import OpRecord
 from .flavours import FlavouredTarget, check_flavour, prepare_extras
-from .targets import Target, get_target
+from .targets import get_target
 
 PLANNERS = ("greedy", "linear", "offline")
 KERNEL_FLAVOURS = ("reference", "cmsis-nn")

@@ -86,3 +86,13 @@ class Registration:
     init: Optional[Callable[[KernelContext, Optional[bytes]], Any]] = None
     free: Optional[Callable[[KernelContext, Any], None]] = None
     name: str = ""
+
+
+def op_data_init(struct: Optional[str], make: Callable[[], Any]) -> Callable[[KernelContext, Optional[bytes]], Any]:
+    """TFLM's usual init: allocate the kernel's C OpData struct (by its TFLM name, so the
+    target's layout decides the bytes) and return the Python object that stands for it."""
+    def init(ctx: KernelContext, custom_options: Optional[bytes]) -> Any:
+        if struct is not None:
+            ctx.allocate_persistent(ctx.target.sizeof(struct))
+        return make()
+    return init

@@ -41,7 +41,7 @@ from .errors import MicroRtError, UnsupportedOpError
 from .interpreter import Interpreter
 from .model import Model, read_model
 from .planner import (BufferRequest, GreedyPlanner, exact_placement, first_fit,
-                      heuristic_orders, lower_bound, placement_total, _overlapping)
+                      heuristic_orders, lower_bound, _overlapping)
 
 OFFLINE_METADATA = "OfflineMemoryAllocation"
 # Operators whose relative order is kept: they may share state outside their tensors.
