@@ -13,10 +13,10 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .fixedpoint import (apply_lut_u8, calculate_input_radius, downscale_int32_to_int16_multiplier, fail,
-                         frexp_multiplier, gemmlowp_logistic, gemmlowp_tanh,
-                         int8_domain, rdbpot, round_half_away, saturating_left_shift16, scale_of,
-                         sdhm16, srdhm16, tensor_desc, zero_point_of)
+from .fixedpoint import (run_elementwise, calculate_input_radius, downscale_int32_to_int16_multiplier, fail, frexp_multiplier,
+                         gemmlowp_logistic, gemmlowp_tanh, int8_domain,
+                         rdbpot, round_half_away, saturating_left_shift16, scale_of, sdhm16,
+                         srdhm16, tensor_desc, zero_point_of)
 from .quant import multiply_by_quantized_multiplier, quantize_multiplier
 
 
@@ -187,15 +187,7 @@ def _lut(fn) -> np.ndarray:
 
 
 def _invoke(ctx, node):
-    data: UnaryData = node.user_data
-    x = ctx.input(node, 0).data
-    dst = ctx.output(node, 0).data
-    if data.kind == "lut8":
-        if dst.shape != x.shape:
-            dst = dst.reshape(x.shape)
-        apply_lut_u8(data.lut, x, dst)
-    else:
-        dst[...] = np.asarray(data.fn(x)).reshape(dst.shape)
+    run_elementwise(node.user_data, ctx.input(node, 0).data, ctx.output(node, 0).data)
 
 
 def _prepare_logistic(ctx, node):

@@ -75,6 +75,22 @@ def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
     return np.float32 if bound < (1 << 24) else np.float64
 
 
+def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int) -> None:
+    """The quantized part of CalculateOpDataConv shared by CONV_2D and DEPTHWISE_CONV_2D:
+    per-channel multipliers and shifts, the activation clamp, and the zero points."""
+    scales = np.asarray(flt.scales, dtype=np.float32)
+    if scales.size not in (1, oc):
+        raise kernel_error(node, f"filter {tname(flt)} has {scales.size} scales for {oc} output channels")
+    if scales.size > 1 and int(flt.quantized_dimension) != channel_dim:
+        raise kernel_error(node, f"filter {tname(flt)} is quantized along dimension "
+                                 f"{flt.quantized_dimension}, expected {channel_dim}")
+    data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
+        scale0(inp), scales, scale0(out), oc)
+    data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), np.dtype(inp.dtype).type)
+    data.input_zero_point = zp0(inp)
+    data.output_zero_point = zp0(out)
+
+
 def conv_prepare(ctx, node) -> None:
     data: OpDataConv = node.user_data
     opts = node.options
@@ -133,18 +149,8 @@ def conv_prepare(ctx, node) -> None:
         data.pad_buffer = np.zeros(data.geometry.padded_shape, dtype=np.float32)
         return
 
-    # Quantized.
-    scales = np.asarray(flt.scales, dtype=np.float32)
-    if scales.size not in (1, oc):
-        raise kernel_error(node, f"filter {tname(flt)} has {scales.size} scales for {oc} output channels")
-    if scales.size > 1 and int(flt.quantized_dimension) != 0:
-        raise kernel_error(node, f"filter {tname(flt)} is quantized along dimension {flt.quantized_dimension}, expected 0")
-    data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
-        scale0(inp), scales, scale0(out), oc)
-    data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
-    data.input_zero_point = zp0(inp)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0)
     data.filter_zero_point = zp0(flt)
-    data.output_zero_point = zp0(out)
     # The per-channel kernel ignores the filter zero point (it is 0 by the quantization spec).
     info = np.iinfo(it)
     max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))

@@ -15,10 +15,10 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv import exact_float_type, populate_per_channel_multipliers
+from .conv import exact_float_type, quantized_conv_params
 from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
-                      dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
-from .quant import Requantizer, activation_range_float, activation_range_quantized
+                      dtype_name, kernel_error, make_geometry, tname)
+from .quant import Requantizer, activation_range_float
 
 
 @dataclass
@@ -105,16 +105,7 @@ def dw_prepare(ctx, node) -> None:
         data.acc = np.empty(acc_shape, dtype=np.float32)
         data.tmp = np.empty(acc_shape, dtype=np.float32)
         return
-    scales = np.asarray(flt.scales, dtype=np.float32)
-    if scales.size not in (1, oc):
-        raise kernel_error(node, f"filter {tname(flt)} has {scales.size} scales for {oc} output channels")
-    if scales.size > 1 and int(flt.quantized_dimension) != 3:
-        raise kernel_error(node, f"filter {tname(flt)} is quantized along dimension {flt.quantized_dimension}, expected 3")
-    data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
-        scale0(inp), scales, scale0(out), oc)
-    data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
-    data.input_zero_point = zp0(inp)
-    data.output_zero_point = zp0(out)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=3)
     if ic == 1 and fh * fw > 1:
         # One input channel: the depthwise conv is a plain conv with K = KH*KW taps, so use
         # im2col and one exact float matmul instead of KH*KW multiply-adds.

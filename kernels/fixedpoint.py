@@ -87,6 +87,15 @@ def apply_lut_u8(lut_u8: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     np.take(lut_u8, np.ascontiguousarray(x).view(np.uint8), out=out)
 
 
+def run_elementwise(data, x: np.ndarray, dst: np.ndarray) -> None:
+    """Invoke of a one-input elementwise op prepared as an int8 lookup table (`data.kind ==
+    "lut8"`, `data.lut`) or as a numpy function (`data.fn`)."""
+    if data.kind == "lut8":
+        apply_lut_u8(data.lut, x, dst if dst.shape == x.shape else dst.reshape(x.shape))
+    else:
+        dst[...] = np.asarray(data.fn(x)).reshape(dst.shape)
+
+
 def frexp_multiplier(real: float) -> tuple[int, int]:
     """q, exponent = frexp(real); multiplier = round(q * 2^31) (logistic/tanh prepare)."""
     q, exp = math.frexp(real)

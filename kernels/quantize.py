@@ -8,8 +8,8 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .fixedpoint import (apply_lut_u8, f32_to_int32_cast, fail, int8_domain, is_quantized,
-                         round_half_away, scale_of, tensor_desc, wrap32, zero_point_of)
+from .fixedpoint import (run_elementwise, f32_to_int32_cast, fail, int8_domain, is_quantized, round_half_away,
+                         scale_of, tensor_desc, wrap32, zero_point_of)
 from .quant import multiply_by_quantized_multiplier, quantize_multiplier
 
 _REQUANT_PAIRS = {
@@ -116,15 +116,7 @@ def _dequantize_prepare(ctx, node):
 
 
 def _invoke(ctx, node):
-    data: QuantData = node.user_data
-    x = ctx.input(node, 0).data
-    dst = ctx.output(node, 0).data
-    if data.kind == "lut8":
-        if dst.shape != x.shape:
-            dst = dst.reshape(x.shape)
-        apply_lut_u8(data.lut, x, dst)
-    else:
-        dst[...] = np.asarray(data.fn(x)).reshape(dst.shape)
+    run_elementwise(node.user_data, ctx.input(node, 0).data, ctx.output(node, 0).data)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
