@@ -49,10 +49,9 @@ def test_make_planner_names():
     assert isinstance(make_planner("greedy"), GreedyPlanner)
 
 
-def _slow_tflm_greedy(buffers):
-    """TFLM's rules restated plainly: order by size descending (later first on ties), each at the
-    lowest offset where it overlaps no placed buffer that is live at the same time."""
-    order = sorted(reversed(range(len(buffers))), key=lambda i: -buffers[i].size)
+def _first_fit(buffers, order):
+    """Place buffers in `order`, each at the lowest offset where it overlaps no placed buffer
+    that is live at the same time: the rule TFLM's greedy planner applies."""
     offsets = {}
     for i in order:
         b = buffers[i]
@@ -65,6 +64,11 @@ def _slow_tflm_greedy(buffers):
             candidate = max(candidate, start + size)
         offsets[i] = candidate
     return [offsets[i] for i in range(len(buffers))]
+
+
+def _slow_tflm_greedy(buffers):
+    """TFLM's rules restated plainly: largest first (later added first on ties), first fit."""
+    return _first_fit(buffers, sorted(reversed(range(len(buffers))), key=lambda i: -buffers[i].size))
 
 
 buffer_lists = st.lists(
@@ -87,23 +91,9 @@ def test_greedy_properties(raw):
 
 
 def _optimal_total(buffers):
-    """Exhaustive: best over all placement orders of the first-fit rule (tiny cases only)."""
-    best = None
-    for order in itertools.permutations(range(len(buffers))):
-        offsets = {}
-        for i in order:
-            b = buffers[i]
-            live = sorted((offsets[j], buffers[j].size) for j in offsets
-                          if buffers[j].overlaps_in_time(b.first_use, b.last_use))
-            candidate = 0
-            for start, size in live:
-                if start - candidate >= b.size:
-                    break
-                candidate = max(candidate, start + size)
-            offsets[i] = candidate
-        total = max(offsets[i] + buffers[i].size for i in offsets)
-        best = total if best is None else min(best, total)
-    return best
+    """Exhaustive: the best first-fit placement over all orders (tiny cases only)."""
+    return min(max(o + b.size for o, b in zip(_first_fit(buffers, order), buffers))
+               for order in itertools.permutations(range(len(buffers))))
 
 
 @settings(max_examples=60, deadline=None)
