@@ -21,18 +21,22 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 venv: $(VENV)/.installed
 test-venv: $(VENV)/.installed-test
 
-# The main job on a bundled model: what it is, whether it fits a 64 KiB / 256 KiB part, its plan, a run.
+# The main job on a bundled model: what it is, whether it fits a 64 KiB / 256 KiB part, its
+# plan, a run, and its cycles on a virtual Cortex-M4 at 120 MHz.
 demo: venv
 	$(BIN)/micro-rt info $(DEMO_MODEL)
-	$(BIN)/micro-rt fit $(DEMO_MODEL) --target cortex-m4 --ram 64K --flash 256K
+	$(BIN)/micro-rt fit $(DEMO_MODEL) --target cortex-m4 --kernels cmsis-nn --ram 64K --flash 256K
 	$(BIN)/micro-rt plan $(DEMO_MODEL) --target cortex-m4 --html out/plan.html
 	$(BIN)/micro-rt run $(DEMO_MODEL) --seed 1
+	$(BIN)/micro-rt profile $(DEMO_MODEL) --target cortex-m4 --clock 120MHz
 
 test: test-venv
 	$(BIN)/python -m pytest
 
 bench: test-venv
 	$(BIN)/python benchmarks/bench_host_kernels.py
+	$(BIN)/python benchmarks/bench_profile.py
+	$(BIN)/python benchmarks/bench_optimize.py
 
 # Hostile-input campaign (issue 5): FUZZ_N mutants of real and builder-made models, each in a
 # worker process; counts crashes, hangs over 10 s and non-MicroRtError exceptions (must be 0).
