@@ -140,6 +140,19 @@ def markdown(results: list, cmd: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _use_firmware_dir(d: Path) -> None:
+    """Make every VirtualMCU created in this process load <d>/<core>.elf."""
+    from micro_rt.cortexm import machine
+    orig = machine.VirtualMCU.__init__
+
+    def init(self, core, elf_path=None, **kw):
+        if elf_path is None:
+            from micro_rt.targets import get_target
+            elf_path = d / f"{get_target(core).name}.elf"
+        orig(self, core, elf_path, **kw)
+    machine.VirtualMCU.__init__ = init
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=["person_detect", "mobilenet_v2_quantized_1x3x224x224"])
@@ -148,8 +161,12 @@ def main(argv=None) -> int:
                     help="models with more MACs are invoked once (default 50M)")
     ap.add_argument("--per-op", action="store_true", help="print every operator")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--firmware-dir", help="use <dir>/<core>.elf instead of the shipped firmware "
+                    "(e.g. an older build, for before/after comparisons)")
     ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md tables")
     a = ap.parse_args(argv)
+    if a.firmware_dir:
+        _use_firmware_dir(Path(a.firmware_dir))
     results = []
     for m in a.models:
         path = Path(m) if m.endswith(".tflite") else SHARED / f"{m}.tflite"

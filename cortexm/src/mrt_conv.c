@@ -96,63 +96,6 @@ arm_cmsis_nn_status arm_convolve_1_x_n_s8(MRT_CONV_ARGS)
                            bias_dims, bias_data, output_dims, output_data);
 }
 
-/* ------------------------------------------------------------------------------------------
- * Row-times-matrix with input offset: out[c] = sum_k (x[k] + off) * w[c][k], for `rows`
- * pixels of k_len int8 values each (1x1 convolution and fully connected layers).
- * ------------------------------------------------------------------------------------------ */
-void mrt_dot_rows_s8(const int8_t *x, const int8_t *w_row0, const int8_t *w_row1, int32_t k_len,
-                     int32_t x_off, int32_t *acc0, int32_t *acc1)
-{
-    int32_t s0 = *acc0;
-    int32_t s1 = *acc1;
-    int32_t k = 0;
-#if MRT_DSP
-    const uint32_t off2 = ((uint32_t)x_off & 0xFFFFu) | ((uint32_t)x_off << 16);
-    for (; k + 4 <= k_len; k += 4) {
-        const uint32_t xv = (uint32_t)mrt_read_s8x4(x + k);
-        const uint32_t xa = __sxtab16(off2, xv);                 /* x0+o, x2+o */
-        const uint32_t xb = __sxtab16(off2, mrt_ror(xv, 8));     /* x1+o, x3+o */
-        const uint32_t w0 = (uint32_t)mrt_read_s8x4(w_row0 + k);
-        const uint32_t w1 = (uint32_t)mrt_read_s8x4(w_row1 + k);
-        s0 = __smlad(__sxtb16(w0), xa, s0);
-        s0 = __smlad(__sxtb16(mrt_ror(w0, 8)), xb, s0);
-        s1 = __smlad(__sxtb16(w1), xa, s1);
-        s1 = __smlad(__sxtb16(mrt_ror(w1, 8)), xb, s1);
-    }
-#endif
-    for (; k < k_len; ++k) {
-        const int32_t xv = x[k] + x_off;
-        s0 += xv * w_row0[k];
-        s1 += xv * w_row1[k];
-    }
-    *acc0 = s0;
-    *acc1 = s1;
-}
-
-static void conv_1x1_core(const cmsis_nn_conv_params *conv_params, const cmsis_nn_per_channel_quant_params *qp,
-                          const int8_t *in_pixel, int32_t k_len, const int8_t *filter, const int32_t *bias,
-                          int32_t out_ch, int8_t *out)
-{
-    const int32_t off = conv_params->input_offset;
-    const int32_t oo = conv_params->output_offset;
-    const int32_t lo = conv_params->activation.min;
-    const int32_t hi = conv_params->activation.max;
-    int32_t c = 0;
-    for (; c + 2 <= out_ch; c += 2) {
-        int32_t a0 = bias ? bias[c] : 0;
-        int32_t a1 = bias ? bias[c + 1] : 0;
-        mrt_dot_rows_s8(in_pixel, filter + c * k_len, filter + (c + 1) * k_len, k_len, off, &a0, &a1);
-        out[c] = out_stage(a0, qp->multiplier[c], qp->shift[c], oo, lo, hi);
-        out[c + 1] = out_stage(a1, qp->multiplier[c + 1], qp->shift[c + 1], oo, lo, hi);
-    }
-    if (c < out_ch) {
-        int32_t a0 = bias ? bias[c] : 0;
-        int32_t dummy = 0;
-        mrt_dot_rows_s8(in_pixel, filter + c * k_len, filter + c * k_len, k_len, off, &a0, &dummy);
-        out[c] = out_stage(a0, qp->multiplier[c], qp->shift[c], oo, lo, hi);
-    }
-}
-
 arm_cmsis_nn_status arm_convolve_1x1_s8_fast(MRT_CONV_ARGS)
 {
     (void)ctx;
@@ -163,11 +106,9 @@ arm_cmsis_nn_status arm_convolve_1x1_s8_fast(MRT_CONV_ARGS)
     }
     const int32_t pixels = input_dims->n * input_dims->h * input_dims->w;
     const int32_t k_len = input_dims->c;
-    const int32_t out_ch = output_dims->c;
-    for (int32_t p = 0; p < pixels; ++p) {
-        conv_1x1_core(conv_params, quant_params, input_data + p * k_len, k_len, filter_data, bias_data, out_ch,
-                      output_data + p * out_ch);
-    }
+    mrt_gemm_s8(input_data, pixels, k_len, k_len, conv_params->input_offset, filter_data, bias_data, output_dims->c,
+                quant_params->multiplier, quant_params->shift, 1, conv_params->output_offset,
+                conv_params->activation.min, conv_params->activation.max, output_data);
     return ARM_CMSIS_NN_SUCCESS;
 }
 
@@ -186,11 +127,11 @@ arm_cmsis_nn_status arm_convolve_1x1_s8(MRT_CONV_ARGS)
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in_b = input_data + b * input_dims->h * input_dims->w * k_len;
         for (int32_t oy = 0; oy < output_dims->h; ++oy) {
-            for (int32_t ox = 0; ox < output_dims->w; ++ox) {
-                const int8_t *px = in_b + ((oy * sy) * input_dims->w + ox * sx) * k_len;
-                conv_1x1_core(conv_params, quant_params, px, k_len, filter_data, bias_data, out_ch, output_data);
-                output_data += out_ch;
-            }
+            const int8_t *row = in_b + (oy * sy) * input_dims->w * k_len;
+            mrt_gemm_s8(row, output_dims->w, sx * k_len, k_len, conv_params->input_offset, filter_data, bias_data,
+                        out_ch, quant_params->multiplier, quant_params->shift, 1, conv_params->output_offset,
+                        conv_params->activation.min, conv_params->activation.max, output_data);
+            output_data += output_dims->w * out_ch;
         }
     }
     return ARM_CMSIS_NN_SUCCESS;
@@ -216,14 +157,27 @@ static void im2col_q15(const int8_t *in_b, const cmsis_nn_dims *in, const cmsis_
                 }
             } else {
                 const int8_t *src = in_b + (iy * in->w + ix) * in->c + g * cg;
-                for (int32_t c = 0; c < cg; ++c) {
+                int32_t c = 0;
+#if MRT_DSP
+                if ((cg & 3) == 0) {
+                    /* Already in the [x0 x2 x1 x3] order the matmul expects: no swap pass. */
+                    const uint32_t off2 = mrt_dup16(off);
+                    for (; c < cg; c += 4) {
+                        const uint32_t xv = (uint32_t)mrt_read_s8x4(src + c);
+                        mrt_write_s16x2(dst, (int32_t)__sxtab16(off2, xv));
+                        mrt_write_s16x2(dst + 2, (int32_t)mrt_sxtab16_r8(off2, xv));
+                        dst += 4;
+                    }
+                }
+#endif
+                for (; c < cg; ++c) {
                     *dst++ = (int16_t)(src[c] + off);
                 }
             }
         }
     }
 #if MRT_DSP
-    const int32_t k_len = f->h * f->w * cg;
+    const int32_t k_len = (cg & 3) == 0 ? 0 : f->h * f->w * cg;
     for (int32_t k = 0; k + 4 <= k_len; k += 4) {
         const int16_t t = col[k + 1];
         col[k + 1] = col[k + 2];
@@ -251,8 +205,8 @@ static void matmul_2cols(const int8_t *w, int32_t k_len, const int16_t *col0, co
         for (; k + 4 <= k_len; k += 4) {
             const uint32_t w0 = (uint32_t)mrt_read_s8x4(wa + k);
             const uint32_t w1 = (uint32_t)mrt_read_s8x4(wb + k);
-            const uint32_t w0a = __sxtb16(w0), w0b = __sxtb16(mrt_ror(w0, 8));
-            const uint32_t w1a = __sxtb16(w1), w1b = __sxtb16(mrt_ror(w1, 8));
+            const uint32_t w0a = __sxtb16(w0), w0b = mrt_sxtb16_r8(w0);
+            const uint32_t w1a = __sxtb16(w1), w1b = mrt_sxtb16_r8(w1);
             const uint32_t c0a = (uint32_t)mrt_read_s16x2(col0 + k), c0b = (uint32_t)mrt_read_s16x2(col0 + k + 2);
             const uint32_t c1a = (uint32_t)mrt_read_s16x2(col1 + k), c1b = (uint32_t)mrt_read_s16x2(col1 + k + 2);
             a00 = __smlad(w0a, c0a, a00);
@@ -282,7 +236,7 @@ static void matmul_2cols(const int8_t *w, int32_t k_len, const int16_t *col0, co
         int32_t k = 0;
         for (; k + 4 <= k_len; k += 4) {
             const uint32_t w0 = (uint32_t)mrt_read_s8x4(wa + k);
-            const uint32_t w0a = __sxtb16(w0), w0b = __sxtb16(mrt_ror(w0, 8));
+            const uint32_t w0a = __sxtb16(w0), w0b = mrt_sxtb16_r8(w0);
             a00 = __smlad(w0a, (uint32_t)mrt_read_s16x2(col0 + k), a00);
             a00 = __smlad(w0b, (uint32_t)mrt_read_s16x2(col0 + k + 2), a00);
             a01 = __smlad(w0a, (uint32_t)mrt_read_s16x2(col1 + k), a01);
@@ -313,7 +267,7 @@ static void matmul_1col(const int8_t *w, int32_t k_len, const int16_t *col, cons
         for (; k + 4 <= k_len; k += 4) {
             const uint32_t w0 = (uint32_t)mrt_read_s8x4(wa + k);
             acc = __smlad(__sxtb16(w0), (uint32_t)mrt_read_s16x2(col + k), acc);
-            acc = __smlad(__sxtb16(mrt_ror(w0, 8)), (uint32_t)mrt_read_s16x2(col + k + 2), acc);
+            acc = __smlad(mrt_sxtb16_r8(w0), (uint32_t)mrt_read_s16x2(col + k + 2), acc);
         }
 #endif
         for (; k < k_len; ++k) {

@@ -3,21 +3,18 @@
  * Filter layout [1, KH, KW, C_OUT]; output channel ic * ch_mult + m reads input channel ic.
  * Taps outside the image are skipped (TFLM semantics). Output stage: per-channel
  * MultiplyByQuantizedMultiplier, + output offset, clamp.
- * - arm_depthwise_conv_s8: any ch_mult, dilation and batch count (plain C).
- * - arm_depthwise_conv_3x3_s8: ch_mult 1, 3x3, padding <= 1: unrolled taps, no buffer.
- * - arm_depthwise_conv_s8_opt: ch_mult 1. With DSP the window of every output pixel is first
- *   copied (q15, offset added, 0 outside) into the scratch buffer, then channels are
- *   accumulated two at a time with SMLABB/SMLATT on packed halfword pairs.
+ * - arm_depthwise_conv_s8: any ch_mult, dilation and batch count. The valid tap range of each
+ *   output pixel is computed once; output channels sharing an input channel are done 4 at a
+ *   time when ch_mult is a multiple of 4 (one input load per tap, one weight word; with DSP,
+ *   SXTB16 + SMLABB/SMLATB).
+ * - arm_depthwise_conv_3x3_s8 (ch_mult 1, 3x3, padding <= 1) and arm_depthwise_conv_s8_opt
+ *   (ch_mult 1): 4 channels at a time. With DSP one word load gives 4 inputs and one 4 weights,
+ *   SXTAB16 adds the input offset while widening to halfword pairs, SMLABB/SMLATT accumulate;
+ *   interior 3x3 windows are fully unrolled. The opt kernel keeps the CMSIS-NN buffer size
+ *   contract but needs no buffer.
  */
 #include "arm_nnfunctions.h"
 #include "mrt_math.h"
-
-static inline int8_t dw_out(int32_t acc, const cmsis_nn_per_channel_quant_params *qp, int32_t ch,
-                            const cmsis_nn_dw_conv_params *p)
-{
-    acc = mrt_requantize(acc, qp->multiplier[ch], qp->shift[ch]) + p->output_offset;
-    return (int8_t)mrt_clamp(acc, p->activation.min, p->activation.max);
-}
 
 int32_t arm_depthwise_conv_s8_opt_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
 {
@@ -63,6 +60,21 @@ arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(MRT_DW_ARGS)
                                  filter_data, bias_dims, bias_data, output_dims, output_data);
 }
 
+/* Valid tap index range [k0, k1) along one axis: base + k * dil in [0, size). */
+static inline void tap_range(int32_t base, int32_t dil, int32_t k_n, int32_t size, int32_t *k0, int32_t *k1)
+{
+    int32_t a = 0;
+    while (a < k_n && base + a * dil < 0) {
+        ++a;
+    }
+    int32_t b = a;
+    while (b < k_n && base + b * dil < size) {
+        ++b;
+    }
+    *k0 = a;
+    *k1 = b;
+}
+
 arm_cmsis_nn_status arm_depthwise_conv_s8(MRT_DW_ARGS)
 {
     (void)ctx;
@@ -72,181 +84,208 @@ arm_cmsis_nn_status arm_depthwise_conv_s8(MRT_DW_ARGS)
     const int32_t out_h = output_dims->h, out_w = output_dims->w, out_c = output_dims->c;
     const int32_t mult = dw_conv_params->ch_mult;
     const int32_t off = dw_conv_params->input_offset;
+    const int32_t dil_h = dw_conv_params->dilation.h, dil_w = dw_conv_params->dilation.w;
+    const int32_t oo = dw_conv_params->output_offset;
+    const int32_t lo = dw_conv_params->activation.min, hi = dw_conv_params->activation.max;
+    const int32_t *qm = quant_params->multiplier, *qs = quant_params->shift;
+    const int32_t quad = (mult & 3) == 0;
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int8_t *in_b = input_data + b * in_h * in_w * in_c;
         for (int32_t oy = 0; oy < out_h; ++oy) {
             const int32_t base_y = oy * dw_conv_params->stride.h - dw_conv_params->padding.h;
+            int32_t ky0, ky1;
+            tap_range(base_y, dil_h, k_h, in_h, &ky0, &ky1);
             for (int32_t ox = 0; ox < out_w; ++ox) {
                 const int32_t base_x = ox * dw_conv_params->stride.w - dw_conv_params->padding.w;
+                int32_t kx0, kx1;
+                tap_range(base_x, dil_w, k_w, in_w, &kx0, &kx1);
                 for (int32_t ic = 0; ic < in_c; ++ic) {
-                    for (int32_t m = 0; m < mult; ++m) {
+                    int32_t m = 0;
+                    if (quad) {
+                        for (; m < mult; m += 4) {
+                            const int32_t oc = ic * mult + m;
+                            int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                            if (bias_data) {
+                                a0 = bias_data[oc];
+                                a1 = bias_data[oc + 1];
+                                a2 = bias_data[oc + 2];
+                                a3 = bias_data[oc + 3];
+                            }
+                            for (int32_t ky = ky0; ky < ky1; ++ky) {
+                                const int8_t *ip = in_b + ((base_y + ky * dil_h) * in_w + base_x) * in_c + ic;
+                                const int8_t *wp = filter_data + ky * k_w * out_c + oc;
+                                for (int32_t kx = kx0; kx < kx1; ++kx) {
+                                    const int32_t xv = ip[kx * dil_w * in_c] + off;
+                                    const int8_t *w4 = wp + kx * out_c;
+#if MRT_DSP
+                                    const uint32_t wv = (uint32_t)mrt_read_s8x4(w4);
+                                    const uint32_t wa = __sxtb16(wv), wb = mrt_sxtb16_r8(wv);
+                                    a0 = __smlabb(wa, xv, a0);
+                                    a2 = __smlatb(wa, xv, a2);
+                                    a1 = __smlabb(wb, xv, a1);
+                                    a3 = __smlatb(wb, xv, a3);
+#else
+                                    a0 += xv * w4[0];
+                                    a1 += xv * w4[1];
+                                    a2 += xv * w4[2];
+                                    a3 += xv * w4[3];
+#endif
+                                }
+                            }
+                            int8_t *o = output_data + oc;
+                            o[0] = mrt_out_stage(a0, qm[oc], qs[oc], oo, lo, hi);
+                            o[1] = mrt_out_stage(a1, qm[oc + 1], qs[oc + 1], oo, lo, hi);
+                            o[2] = mrt_out_stage(a2, qm[oc + 2], qs[oc + 2], oo, lo, hi);
+                            o[3] = mrt_out_stage(a3, qm[oc + 3], qs[oc + 3], oo, lo, hi);
+                        }
+                    }
+                    for (; m < mult; ++m) {
                         const int32_t oc = ic * mult + m;
                         int32_t acc = bias_data ? bias_data[oc] : 0;
-                        for (int32_t ky = 0; ky < k_h; ++ky) {
-                            const int32_t iy = base_y + ky * dw_conv_params->dilation.h;
-                            if (iy < 0 || iy >= in_h) {
-                                continue;
-                            }
-                            for (int32_t kx = 0; kx < k_w; ++kx) {
-                                const int32_t ix = base_x + kx * dw_conv_params->dilation.w;
-                                if (ix < 0 || ix >= in_w) {
-                                    continue;
-                                }
-                                acc += (in_b[(iy * in_w + ix) * in_c + ic] + off) *
-                                       filter_data[(ky * k_w + kx) * out_c + oc];
+                        for (int32_t ky = ky0; ky < ky1; ++ky) {
+                            const int8_t *ip = in_b + ((base_y + ky * dil_h) * in_w + base_x) * in_c + ic;
+                            const int8_t *wp = filter_data + ky * k_w * out_c + oc;
+                            for (int32_t kx = kx0; kx < kx1; ++kx) {
+                                acc += (ip[kx * dil_w * in_c] + off) * wp[kx * out_c];
                             }
                         }
-                        *output_data++ = dw_out(acc, quant_params, oc, dw_conv_params);
+                        output_data[oc] = mrt_out_stage(acc, qm[oc], qs[oc], oo, lo, hi);
                     }
                 }
+                output_data += out_c;
             }
         }
     }
     return ARM_CMSIS_NN_SUCCESS;
+}
+
+/* ch_mult 1, no dilation, batch 1: 4 channels per step (see the file comment). */
+static void dw_mult1(const cmsis_nn_dw_conv_params *p, const cmsis_nn_per_channel_quant_params *qp,
+                     const cmsis_nn_dims *input_dims, const int8_t *input_data, int32_t k_h, int32_t k_w,
+                     const int8_t *filter_data, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+                     int8_t *output_data)
+{
+    const int32_t in_h = input_dims->h, in_w = input_dims->w, c_n = input_dims->c;
+    const int32_t out_h = output_dims->h, out_w = output_dims->w;
+    const int32_t off = p->input_offset;
+    const int32_t oo = p->output_offset, lo = p->activation.min, hi = p->activation.max;
+    const int32_t *qm = qp->multiplier, *qs = qp->shift;
+    const int32_t row = in_w * c_n;              /* input row stride */
+    const int32_t wrow = k_w * c_n;              /* filter row stride */
+    const int32_t is3 = k_h == 3 && k_w == 3;
+#if MRT_DSP
+    const uint32_t off2 = mrt_dup16(off);
+#endif
+    for (int32_t oy = 0; oy < out_h; ++oy) {
+        const int32_t base_y = oy * p->stride.h - p->padding.h;
+        const int32_t ky0 = base_y < 0 ? -base_y : 0;
+        const int32_t ky1 = MRT_MIN(k_h, in_h - base_y);
+        for (int32_t ox = 0; ox < out_w; ++ox) {
+            const int32_t base_x = ox * p->stride.w - p->padding.w;
+            const int32_t kx0 = base_x < 0 ? -base_x : 0;
+            const int32_t kx1 = MRT_MIN(k_w, in_w - base_x);
+            const int32_t full3 = is3 && ky0 == 0 && kx0 == 0 && ky1 == 3 && kx1 == 3;
+            const int8_t *in_px = input_data + (base_y * in_w + base_x) * c_n;
+            int32_t c = 0;
+            for (; c + 4 <= c_n; c += 4) {
+                int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                if (bias_data) {
+                    a0 = bias_data[c];
+                    a1 = bias_data[c + 1];
+                    a2 = bias_data[c + 2];
+                    a3 = bias_data[c + 3];
+                }
+#if MRT_DSP
+#define MRT_DW_TAP(ip, wp)                                                                      \
+    do {                                                                                        \
+        const uint32_t xv_ = (uint32_t)mrt_read_s8x4(ip);                                       \
+        const uint32_t wv_ = (uint32_t)mrt_read_s8x4(wp);                                       \
+        const uint32_t xa_ = __sxtab16(off2, xv_), xb_ = mrt_sxtab16_r8(off2, xv_);             \
+        const uint32_t wa_ = __sxtb16(wv_), wb_ = mrt_sxtb16_r8(wv_);                           \
+        a0 = __smlabb(xa_, wa_, a0);                                                            \
+        a2 = __smlatt(xa_, wa_, a2);                                                            \
+        a1 = __smlabb(xb_, wb_, a1);                                                            \
+        a3 = __smlatt(xb_, wb_, a3);                                                            \
+    } while (0)
+#else
+#define MRT_DW_TAP(ip, wp)                                                                      \
+    do {                                                                                        \
+        const int8_t *ip_ = (ip), *wp_ = (wp);                                                  \
+        a0 += (ip_[0] + off) * wp_[0];                                                          \
+        a1 += (ip_[1] + off) * wp_[1];                                                          \
+        a2 += (ip_[2] + off) * wp_[2];                                                          \
+        a3 += (ip_[3] + off) * wp_[3];                                                          \
+    } while (0)
+#endif
+                const int8_t *wc = filter_data + c;
+                if (full3) {
+                    const int8_t *ip = in_px + c;
+                    const int8_t *wp = wc;
+                    for (int32_t ky = 0; ky < 3; ++ky) {
+                        MRT_DW_TAP(ip, wp);
+                        MRT_DW_TAP(ip + c_n, wp + c_n);
+                        MRT_DW_TAP(ip + 2 * c_n, wp + 2 * c_n);
+                        ip += row;
+                        wp += wrow;
+                    }
+                } else {
+                    for (int32_t ky = ky0; ky < ky1; ++ky) {
+                        const int8_t *ip = in_px + ky * row + c;
+                        const int8_t *wp = wc + ky * wrow;
+                        for (int32_t kx = kx0; kx < kx1; ++kx) {
+                            MRT_DW_TAP(ip + kx * c_n, wp + kx * c_n);
+                        }
+                    }
+                }
+#undef MRT_DW_TAP
+                output_data[0] = mrt_out_stage(a0, qm[c], qs[c], oo, lo, hi);
+                output_data[1] = mrt_out_stage(a1, qm[c + 1], qs[c + 1], oo, lo, hi);
+                output_data[2] = mrt_out_stage(a2, qm[c + 2], qs[c + 2], oo, lo, hi);
+                output_data[3] = mrt_out_stage(a3, qm[c + 3], qs[c + 3], oo, lo, hi);
+                output_data += 4;
+            }
+            for (; c < c_n; ++c) {
+                int32_t acc = bias_data ? bias_data[c] : 0;
+                for (int32_t ky = ky0; ky < ky1; ++ky) {
+                    const int8_t *ip = in_px + ky * row + c;
+                    const int8_t *wp = filter_data + ky * wrow + c;
+                    for (int32_t kx = kx0; kx < kx1; ++kx) {
+                        acc += (ip[kx * c_n] + off) * wp[kx * c_n];
+                    }
+                }
+                *output_data++ = mrt_out_stage(acc, qm[c], qs[c], oo, lo, hi);
+            }
+        }
+    }
 }
 
 arm_cmsis_nn_status arm_depthwise_conv_3x3_s8(MRT_DW_ARGS)
 {
     (void)ctx;
     (void)bias_dims;
-    const int32_t in_h = input_dims->h, in_w = input_dims->w, c_n = input_dims->c;
-    const int32_t out_h = output_dims->h, out_w = output_dims->w;
-    const int32_t off = dw_conv_params->input_offset;
-    if (c_n != output_dims->c || filter_dims->w != 3 || filter_dims->h != 3 || dw_conv_params->padding.w > 1 ||
-        dw_conv_params->padding.h > 1) {
+    if (input_dims->c != output_dims->c || filter_dims->w != 3 || filter_dims->h != 3 ||
+        dw_conv_params->padding.w > 1 || dw_conv_params->padding.h > 1) {
         return ARM_CMSIS_NN_ARG_ERROR;
     }
-    for (int32_t oy = 0; oy < out_h; ++oy) {
-        const int32_t base_y = oy * dw_conv_params->stride.h - dw_conv_params->padding.h;
-        const int32_t ky0 = base_y < 0 ? -base_y : 0;
-        const int32_t ky1 = MRT_MIN(3, in_h - base_y);
-        for (int32_t ox = 0; ox < out_w; ++ox) {
-            const int32_t base_x = ox * dw_conv_params->stride.w - dw_conv_params->padding.w;
-            const int32_t kx0 = base_x < 0 ? -base_x : 0;
-            const int32_t kx1 = MRT_MIN(3, in_w - base_x);
-            const int8_t *in_px = input_data + (base_y * in_w + base_x) * c_n;
-            for (int32_t c = 0; c < c_n; ++c) {
-                int32_t acc = bias_data ? bias_data[c] : 0;
-                if (kx0 == 0 && kx1 == 3) {
-                    for (int32_t ky = ky0; ky < ky1; ++ky) {
-                        const int8_t *ip = in_px + ky * in_w * c_n + c;
-                        const int8_t *wp = filter_data + ky * 3 * c_n + c;
-                        acc += (ip[0] + off) * wp[0];
-                        acc += (ip[c_n] + off) * wp[c_n];
-                        acc += (ip[2 * c_n] + off) * wp[2 * c_n];
-                    }
-                } else {
-                    for (int32_t ky = ky0; ky < ky1; ++ky) {
-                        for (int32_t kx = kx0; kx < kx1; ++kx) {
-                            acc += (in_px[(ky * in_w + kx) * c_n + c] + off) * filter_data[(ky * 3 + kx) * c_n + c];
-                        }
-                    }
-                }
-                *output_data++ = dw_out(acc, quant_params, c, dw_conv_params);
-            }
-        }
-    }
+    dw_mult1(dw_conv_params, quant_params, input_dims, input_data, 3, 3, filter_data, bias_data, output_dims,
+             output_data);
     return ARM_CMSIS_NN_SUCCESS;
 }
 
 arm_cmsis_nn_status arm_depthwise_conv_s8_opt(MRT_DW_ARGS)
 {
     (void)bias_dims;
-    const int32_t in_h = input_dims->h, in_w = input_dims->w, c_n = input_dims->c;
-    const int32_t k_h = filter_dims->h, k_w = filter_dims->w;
-    const int32_t out_h = output_dims->h, out_w = output_dims->w;
-    const int32_t off = dw_conv_params->input_offset;
-    if (c_n != output_dims->c || dw_conv_params->ch_mult != 1) {
+    if (input_dims->c != output_dims->c || dw_conv_params->ch_mult != 1) {
         return ARM_CMSIS_NN_ARG_ERROR;
     }
 #if MRT_DSP
     if (ctx == 0 || ctx->buf == 0) {
-        return ARM_CMSIS_NN_ARG_ERROR;
+        return ARM_CMSIS_NN_ARG_ERROR;   /* CMSIS-NN contract: the DSP build asks for a buffer */
     }
-    int16_t *col = (int16_t *)ctx->buf;
-    const int32_t taps = k_h * k_w;
-    for (int32_t oy = 0; oy < out_h; ++oy) {
-        const int32_t base_y = oy * dw_conv_params->stride.h - dw_conv_params->padding.h;
-        for (int32_t ox = 0; ox < out_w; ++ox) {
-            const int32_t base_x = ox * dw_conv_params->stride.w - dw_conv_params->padding.w;
-            int16_t *dst = col;
-            for (int32_t ky = 0; ky < k_h; ++ky) {
-                const int32_t iy = base_y + ky;
-                for (int32_t kx = 0; kx < k_w; ++kx) {
-                    const int32_t ix = base_x + kx;
-                    if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w) {
-                        for (int32_t c = 0; c < c_n; ++c) {
-                            *dst++ = 0;
-                        }
-                    } else {
-                        const int8_t *src = input_data + (iy * in_w + ix) * c_n;
-                        int32_t c = 0;
-                        const uint32_t off2 = ((uint32_t)off & 0xFFFFu) | ((uint32_t)off << 16);
-                        for (; c + 4 <= c_n; c += 4) {
-                            /* [x0+o x2+o], [x1+o x3+o] -> stored in channel order */
-                            const uint32_t xv = (uint32_t)mrt_read_s8x4(src + c);
-                            const uint32_t a = __sxtab16(off2, xv);
-                            const uint32_t bq = __sxtab16(off2, mrt_ror(xv, 8));
-                            mrt_write_s16x2(dst, (int32_t)((a & 0xFFFFu) | (bq << 16)));
-                            mrt_write_s16x2(dst + 2, (int32_t)((bq & 0xFFFF0000u) | (a >> 16)));
-                            dst += 4;
-                        }
-                        for (; c < c_n; ++c) {
-                            *dst++ = (int16_t)(src[c] + off);
-                        }
-                    }
-                }
-            }
-            int32_t c = 0;
-            for (; c + 2 <= c_n; c += 2) {
-                int32_t a0 = bias_data ? bias_data[c] : 0;
-                int32_t a1 = bias_data ? bias_data[c + 1] : 0;
-                const int16_t *cp = col + c;
-                const int8_t *wp = filter_data + c;
-                for (int32_t t = 0; t < taps; ++t) {
-                    const int32_t xv = mrt_read_s16x2(cp);
-                    const int32_t wv = (int32_t)(((uint32_t)(uint16_t)wp[0]) | ((uint32_t)(uint16_t)wp[1] << 16));
-                    a0 = __smlabb(xv, wv, a0);
-                    a1 = __smlatt(xv, wv, a1);
-                    cp += c_n;
-                    wp += c_n;
-                }
-                *output_data++ = dw_out(a0, quant_params, c, dw_conv_params);
-                *output_data++ = dw_out(a1, quant_params, c + 1, dw_conv_params);
-            }
-            if (c < c_n) {
-                int32_t a0 = bias_data ? bias_data[c] : 0;
-                for (int32_t t = 0; t < taps; ++t) {
-                    a0 += col[t * c_n + c] * filter_data[t * c_n + c];
-                }
-                *output_data++ = dw_out(a0, quant_params, c, dw_conv_params);
-            }
-        }
-    }
-    return ARM_CMSIS_NN_SUCCESS;
 #else
     (void)ctx;
-    for (int32_t oy = 0; oy < out_h; ++oy) {
-        const int32_t base_y = oy * dw_conv_params->stride.h - dw_conv_params->padding.h;
-        const int32_t ky0 = base_y < 0 ? -base_y : 0;
-        const int32_t ky1 = MRT_MIN(k_h, in_h - base_y);
-        for (int32_t ox = 0; ox < out_w; ++ox) {
-            const int32_t base_x = ox * dw_conv_params->stride.w - dw_conv_params->padding.w;
-            const int32_t kx0 = base_x < 0 ? -base_x : 0;
-            const int32_t kx1 = MRT_MIN(k_w, in_w - base_x);
-            for (int32_t c = 0; c < c_n; ++c) {
-                int32_t acc = bias_data ? bias_data[c] : 0;
-                for (int32_t ky = ky0; ky < ky1; ++ky) {
-                    const int8_t *ip = input_data + ((base_y + ky) * in_w + base_x) * c_n + c;
-                    const int8_t *wp = filter_data + ky * k_w * c_n + c;
-                    for (int32_t kx = kx0; kx < kx1; ++kx) {
-                        acc += (ip[kx * c_n] + off) * wp[kx * c_n];
-                    }
-                }
-                *output_data++ = dw_out(acc, quant_params, c, dw_conv_params);
-            }
-        }
-    }
-    return ARM_CMSIS_NN_SUCCESS;
 #endif
+    dw_mult1(dw_conv_params, quant_params, input_dims, input_data, filter_dims->h, filter_dims->w, filter_data,
+             bias_data, output_dims, output_data);
+    return ARM_CMSIS_NN_SUCCESS;
 }

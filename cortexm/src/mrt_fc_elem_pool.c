@@ -3,9 +3,6 @@
 #include "arm_nnfunctions.h"
 #include "mrt_math.h"
 
-void mrt_dot_rows_s8(const int8_t *x, const int8_t *w_row0, const int8_t *w_row1, int32_t k_len,
-                     int32_t x_off, int32_t *acc0, int32_t *acc1);
-
 /* ---------------------------------------------------------------- fully connected */
 
 int32_t arm_fully_connected_s8_get_buffer_size(const cmsis_nn_dims *filter_dims)
@@ -22,30 +19,23 @@ static void fc_core(const cmsis_nn_fc_params *p, const int32_t *mult, const int3
     const int32_t k_len = filter_dims->n;
     const int32_t out_ch = output_dims->c;
     const int32_t woff = p->filter_offset;
+    if (woff == 0) {
+        mrt_gemm_s8(in, batches, k_len, k_len, p->input_offset, w, bias, out_ch, mult, shift, per_channel,
+                    p->output_offset, p->activation.min, p->activation.max, out);
+        return;
+    }
     for (int32_t b = 0; b < batches; ++b) {
         const int8_t *x = in + b * k_len;
-        for (int32_t c = 0; c < out_ch; c += 2) {
-            const int32_t two = (c + 1 < out_ch);
+        for (int32_t c = 0; c < out_ch; ++c) {
             const int8_t *w0 = w + c * k_len;
-            const int8_t *w1 = two ? w0 + k_len : w0;
-            int32_t a0 = 0, a1 = 0;
-            if (woff == 0) {
-                mrt_dot_rows_s8(x, w0, w1, k_len, p->input_offset, &a0, &a1);
-            } else {
-                for (int32_t k = 0; k < k_len; ++k) {
-                    const int32_t xv = x[k] + p->input_offset;
-                    a0 += xv * (w0[k] + woff);
-                    a1 += xv * (w1[k] + woff);
-                }
+            int32_t a0 = 0;
+            for (int32_t k = 0; k < k_len; ++k) {
+                a0 += (x[k] + p->input_offset) * (w0[k] + woff);
             }
-            for (int32_t j = 0; j <= two; ++j) {
-                const int32_t ch = c + j;
-                int32_t acc = (j ? a1 : a0) + (bias ? bias[ch] : 0);
-                const int32_t m = per_channel ? mult[ch] : mult[0];
-                const int32_t s = per_channel ? shift[ch] : shift[0];
-                acc = mrt_requantize(acc, m, s) + p->output_offset;
-                out[ch] = (int8_t)mrt_clamp(acc, p->activation.min, p->activation.max);
-            }
+            int32_t acc = a0 + (bias ? bias[c] : 0);
+            const int32_t m = per_channel ? mult[c] : mult[0];
+            const int32_t s = per_channel ? shift[c] : shift[0];
+            out[c] = mrt_out_stage(acc, m, s, p->output_offset, p->activation.min, p->activation.max);
         }
         out += out_ch;
     }

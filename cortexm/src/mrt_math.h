@@ -92,7 +92,46 @@ MRT_INLINE uint32_t mrt_ror(uint32_t x, uint32_t n)
 {
     return (x >> n) | (x << (32u - n));
 }
+
+/* SXTB16 / SXTAB16 with the operand rotated by 8 in the same instruction (GCC does not fold
+ * a separate ROR into them): bytes 1 and 3 sign-extended to two halfwords. */
+MRT_INLINE uint32_t mrt_sxtb16_r8(uint32_t x)
+{
+    uint32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+    return r;
+}
+
+MRT_INLINE uint32_t mrt_sxtab16_r8(uint32_t a, uint32_t x)
+{
+    uint32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(x));
+    return r;
+}
+
+/* Two copies of the low halfword of v: [v v]. */
+MRT_INLINE uint32_t mrt_dup16(int32_t v)
+{
+    return ((uint32_t)v & 0xFFFFu) | ((uint32_t)v << 16);
+}
 #endif
+
+/* Output stage shared by conv / depthwise / fully connected: TFLM's
+ * MultiplyByQuantizedMultiplier, + output offset, clamp to the activation range. */
+MRT_INLINE int8_t mrt_out_stage(int32_t acc, int32_t mult, int32_t shift, int32_t out_off, int32_t lo, int32_t hi)
+{
+    acc = mrt_requantize(acc, mult, shift) + out_off;
+    return (int8_t)mrt_clamp(acc, lo, hi);
+}
+
+/* int8 matrix times int8 weights (1x1 convolution, fully connected): for `rows` rows of x
+ * (row r at x + r * x_stride, k_len values, + x_off each) and out_ch weight rows of k_len,
+ * out[r * out_ch + c] = out_stage(bias[c] + sum_k (x[r][k] + x_off) * w[c][k]).
+ * mult/shift are per channel when per_channel, else mult[0]/shift[0]. */
+void mrt_gemm_s8(const int8_t *x, int32_t rows, int32_t x_stride, int32_t k_len, int32_t x_off,
+                 const int8_t *w, const int32_t *bias, int32_t out_ch, const int32_t *mult,
+                 const int32_t *shift, int32_t per_channel, int32_t out_off, int32_t lo, int32_t hi,
+                 int8_t *out);
 
 /* ---- gemmlowp fixed point (int32 raw values) ---- */
 int32_t mrt_sat_mul_pot(int32_t x, int32_t exponent);

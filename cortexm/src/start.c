@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "arm_nnfunctions.h"
 #include "mrt_ops.h"
+#include "mrt_math.h"
 
 extern uint32_t __stack_top;
 
@@ -37,7 +38,6 @@ __attribute__((section(".vectors"), used)) const void *const mrt_vectors[16] = {
     (const void *)mrt_fault_handler, 0, (const void *)mrt_fault_handler, (const void *)mrt_fault_handler,
 };
 
-void mrt_dot_rows_s8(const int8_t *, const int8_t *, const int8_t *, int32_t, int32_t, int32_t *, int32_t *);
 
 /* Every kernel the glue may call by name. */
 __attribute__((section(".mrt_exports"), used)) const void *const mrt_exports[] = {
@@ -56,5 +56,5 @@ __attribute__((section(".mrt_exports"), used)) const void *const mrt_exports[] =
     (const void *)arm_softmax_s8, (const void *)arm_softmax_s8_s16, (const void *)arm_reshape_s8,
     (const void *)mrt_strided_copy, (const void *)mrt_fill, (const void *)mrt_copy, (const void *)mrt_binary_s8,
     (const void *)mrt_unary_s8, (const void *)mrt_quantize_f32_s8, (const void *)mrt_dequantize_s8_f32,
-    (const void *)mrt_mean_s8, (const void *)mrt_dot_rows_s8, (const void *)mrt_return_trap,
+    (const void *)mrt_mean_s8, (const void *)mrt_gemm_s8, (const void *)mrt_return_trap,
 };
