@@ -40,9 +40,11 @@ def plan_table(plan: ArenaPlan) -> str:
     return "\n".join(rows)
 
 
-def _lane_svg(plan: ArenaPlan, width: int = 560, height: int = 420) -> str:
+def _lane_svg(plan: ArenaPlan, top: int, width: int = 560, height: int = 420) -> str:
+    """`top` is the byte value at the top of the y axis: the same for plans shown side by
+    side, so a smaller arena looks smaller."""
     steps = max((b.last_use for b in plan.buffers), default=0) + 1
-    top = max(plan.head_bytes, 1)
+    top = max(top, 1)
     left, bottom = 60, 30
     sx = (width - left - 10) / steps
     sy = (height - bottom - 10) / top
@@ -61,8 +63,15 @@ def _lane_svg(plan: ArenaPlan, width: int = 560, height: int = 420) -> str:
     axis_y = height - bottom
     parts.append(f'<line x1="{left}" y1="{axis_y}" x2="{width - 10}" y2="{axis_y}" stroke="#000"/>')
     parts.append(f'<line x1="{left}" y1="10" x2="{left}" y2="{axis_y}" stroke="#000"/>')
-    parts.append(f'<text x="{left}" y="{height - 8}" font-size="11">operator step 0..{steps - 1}</text>')
+    tick_every = max(1, steps // 20)
+    for step in range(0, steps, tick_every):
+        x = left + (step + 0.5) * sx
+        parts.append(f'<text x="{x:.1f}" y="{axis_y + 12}" font-size="9" text-anchor="middle">{step}</text>')
+    parts.append(f'<text x="{left}" y="{height - 4}" font-size="11">operator step</text>')
     parts.append(f'<text x="2" y="16" font-size="11">{top} B</text>')
+    head_y = height - bottom - plan.head_bytes * sy
+    parts.append(f'<line x1="{left}" y1="{head_y:.1f}" x2="{width - 10}" y2="{head_y:.1f}" '
+                 f'stroke="#c00" stroke-dasharray="4 3"><title>head {plan.head_bytes} B</title></line>')
     parts.append(f'<text x="2" y="{axis_y}" font-size="11">0</text>')
     parts.append("</svg>")
     return "".join(parts)
@@ -72,12 +81,13 @@ def plans_html(plans: Sequence[tuple[str, ArenaPlan]], model_name: str) -> str:
     """One self-contained page: a lane chart (x = operator step, y = arena offset) per plan,
     side by side, each with its totals; hover a box to see the tensor."""
     columns = []
+    top = max(plan.head_bytes for _, plan in plans)
     for title, plan in plans:
         columns.append(
             f'<div class="plan"><h2>{html.escape(title)}</h2>'
             f'<p>head {plan.head_bytes} B · tail {plan.tail_bytes} B · total {plan.total_bytes} B · '
             f'lower bound {plan.lower_bound} B · smallest arena {plan.required_bytes} B</p>'
-            f'{_lane_svg(plan)}</div>')
+            f'{_lane_svg(plan, top)}</div>')
     data = json.dumps({title: plan.as_dict() for title, plan in plans})
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>micro_rt arena plan: {html.escape(model_name)}</title>
