@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run every models/*.tflite in the TFLM oracle and compare with LiteRT.
 
-Uses the project venv (no TensorFlow needed):
+Uses the project venv with the LiteRT extra (`pip install -e ".[test,litert]"`; no TensorFlow needed):
 
     .venv/bin/python models/check_models.py
 
