@@ -11,6 +11,12 @@ calls the function.
     scratch_bytes(mcu, core, node, tensors) -> int        # the kernel's *_get_buffer_size
     run_op(mcu, node, tensors, arena_offsets, scratch_offset) -> CallResult
 
+Types: int8 (CMSIS-NN style kernels + mrt_ops.c), float32 (mrt_float.c: soft-float, the numpy
+twins' float32 operation order, bit-exact except LOGISTIC / TANH / SOFTMAX, which call newlib's
+expf / tanhf as TFLM does on a device), int16 (mrt_int16.c: 16x8 conv / depthwise / FC with
+TFLM's int64 output stage, ADD / SUB / MUL / MAXIMUM / MINIMUM, RELU / RELU6 / LEAKY_RELU,
+QUANTIZE between int8 / int16 / int32), and type-agnostic data movement.
+
 `tensors` maps a tensor index to a TensorView-like object (dtype, shape, scales,
 zero_points, quantized_dimension, is_constant, data for constants); `arena_offsets` maps
 (or indexes) a tensor index to its arena offset; `scratch_offset` is the arena offset of the
@@ -48,15 +54,37 @@ class UnsupportedOnMcu(NotImplementedError):
     """The operator / type combination has no C kernel (the caller runs the numpy twin)."""
 
 
+# float32 compute ops (soft-float C kernels in mrt_float.c, the numpy twins' operation order).
+_F32_OPS = {
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM",
+    "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH",
+    "HARD_SWISH", "MEAN",
+}
+# Ops whose float32 results come from newlib's expf / tanhf: within a few ulp of the host's
+# glibc, not bit-equal (every other float32 kernel is bit-exact with its twin).
+TRANSCENDENTAL_F32_OPS = {"LOGISTIC", "TANH", "SOFTMAX"}
+
+
+# int16 activations (16x8 conv / depthwise / FC, binary ops, requantization, int16 ReLUs).
+_I16_OPS = {
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM",
+    "RELU", "RELU6", "LEAKY_RELU", "QUANTIZE",
+}
+
+
 def supported(op_name: str, dtype) -> bool:
     """True when `op_name` with input element type `dtype` runs on the virtual MCU."""
     dt = np.dtype(dtype)
     if op_name in _ANY_TYPE_OPS:
         return dt.itemsize in (1, 2, 4, 8)
     if op_name == "QUANTIZE":
-        return dt in (np.dtype(np.float32), np.dtype(np.int8))
+        return dt in (np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.int16))
     if op_name == "DEQUANTIZE":
-        return dt == np.dtype(np.int8)
+        return dt in (np.dtype(np.int8), np.dtype(np.int16))
+    if dt == np.dtype(np.float32):
+        return op_name in _F32_OPS
+    if dt == np.dtype(np.int16):
+        return op_name in _I16_OPS
     return op_name in _INT8_OPS and dt == np.dtype(np.int8)
 
 
@@ -612,21 +640,27 @@ def _run_quantize(c: _Ctx, core: str):
     inp, out = c.t(0), c.out()
     n = int(np.prod(inp.shape)) if len(inp.shape) else 1
     if np.dtype(inp.dtype) == np.float32:
-        if np.dtype(out.dtype) != np.int8:
-            raise UnsupportedOnMcu("QUANTIZE float32 to non-int8")
-        return c.mcu.call("mrt_quantize_f32_s8", c.in_addr(0), c.out_addr(), n, _f32_bits(_scale(out)), _zp(out))
-    if np.dtype(out.dtype) != np.int8:
-        raise UnsupportedOnMcu("QUANTIZE int8 to non-int8")
-    return _run_unary(c, core)
+        fn = {np.dtype(np.int8): "mrt_quantize_f32_s8", np.dtype(np.int16): "mrt_quantize_f32_s16"}.get(
+            np.dtype(out.dtype))
+        if fn is None:
+            raise UnsupportedOnMcu(f"QUANTIZE float32 to {np.dtype(out.dtype).name}")
+        return c.mcu.call(fn, c.in_addr(0), c.out_addr(), n, _f32_bits(_scale(out)), _zp(out))
+    if np.dtype(inp.dtype) == np.int8 and np.dtype(out.dtype) == np.int8:
+        return _run_unary(c, core)
+    return _run_unary_int(c, core)
 
 
 def _run_dequantize(c: _Ctx, core: str):
     inp = c.t(0)
     n = int(np.prod(inp.shape)) if len(inp.shape) else 1
-    return c.mcu.call("mrt_dequantize_s8_f32", c.in_addr(0), c.out_addr(), n, _f32_bits(_scale(inp)), _zp(inp))
+    if not _is_f32(c.out()):
+        raise UnsupportedOnMcu("DEQUANTIZE to a non-float32 output")
+    fn = "mrt_dequantize_s16_f32" if np.dtype(inp.dtype) == np.int16 else "mrt_dequantize_s8_f32"
+    return c.mcu.call(fn, c.in_addr(0), c.out_addr(), n, _f32_bits(_scale(inp)), _zp(inp))
 
 
-def _mean_params(node, inp, axis_t, out):
+def _mean_axes(inp, axis_t) -> dict:
+    """The input as 4-D and which of its axes are reduced (TFLM's ResolveAxis)."""
     rank = len(inp.shape)
     if rank > 4:
         raise UnsupportedOnMcu("MEAN over more than 4 dimensions")
@@ -639,6 +673,12 @@ def _mean_params(node, inp, axis_t, out):
     reduce = [0] * 4
     for a in axes:
         reduce[a + 4 - rank] = 1
+    return dict(shape=shape, reduce=reduce)
+
+
+def _mean_params(node, inp, axis_t, out):
+    ax = _mean_axes(inp, axis_t)
+    shape, reduce = ax["shape"], ax["reduce"]
     count = int(np.prod([shape[d] for d in range(4) if reduce[d]])) if any(reduce) else 1
     m, s = quantize_multiplier(float(np.float32(_scale(inp))) / float(np.float32(_scale(out))))
     shift_n = min(int(count).bit_length() - 1, 32, 31 + s)
@@ -655,16 +695,265 @@ def _run_mean(c: _Ctx, core: str):
     return c.mcu.call("mrt_mean_s8", c.args(blob))
 
 
+# --------------------------------------------------------------------------- float32 runners
+
+def _is_f32(t) -> bool:
+    return t is not None and np.dtype(t.dtype) == np.float32
+
+
+def _f32_act(node) -> tuple[int, int]:
+    from micro_rt.kernels.quant import activation_range_float
+    lo, hi = activation_range_float(_act(node))
+    return _f32_bits(lo), _f32_bits(hi)
+
+
+def _count(t) -> int:
+    return int(np.prod(t.shape)) if len(t.shape) else 1
+
+
+def _run_conv_f32(c: _Ctx, core: str, depthwise: bool):
+    node = c.node
+    inp, flt, out = c.t(0), c.t(1), c.out()
+    if not _is_f32(flt) or not _is_f32(out):
+        raise UnsupportedOnMcu(f"{node.op_name} float32 input with {np.dtype(flt.dtype).name} filter")
+
+    def geom():
+        o = node.options
+        n, ih, iw, ic = (int(d) for d in inp.shape)
+        _, oh, ow, oc = (int(d) for d in out.shape)
+        _, fh, fw, fc = (int(d) for d in flt.shape)
+        if depthwise:
+            fc = oc // ic
+        sh, sw = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+        dh, dw = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
+        pad, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw, o.get("padding", "SAME"))
+        return (n, ih, iw, ic, oh, ow, oc, fh, fw, fc, sh, sw, dh, dw, max(int(pad.height), 0),
+                max(int(pad.width), 0), *_f32_act(node))
+    g = _params(node, "geom_f32", geom)
+    bias = c.in_addr(2) if len(node.inputs) > 2 else 0
+    blob = _uwords(c.in_addr(0), c.in_addr(1), bias, c.out_addr()) + _words(*g[:-2]) + _uwords(*g[-2:])
+    return c.mcu.call("mrt_depthwise_conv_f32" if depthwise else "mrt_conv_f32", c.args(blob))
+
+
+def _run_fc_f32(c: _Ctx, core: str):
+    node = c.node
+    inp, flt, out = c.t(0), c.t(1), c.out()
+    if not _is_f32(flt) or not _is_f32(out):
+        raise UnsupportedOnMcu("FULLY_CONNECTED float32 input with a non-float32 filter")
+    accum = int(flt.shape[-1])
+    out_depth = int(flt.shape[0])
+    batches = _count(inp) // accum
+    bias = c.in_addr(2) if len(node.inputs) > 2 else 0
+    lo, hi = _params(node, "act_f32", lambda: _f32_act(node))
+    blob = _uwords(c.in_addr(0), c.in_addr(1), bias, c.out_addr()) + _words(batches, accum, out_depth) + \
+        _uwords(lo, hi)
+    return c.mcu.call("mrt_fully_connected_f32", c.args(blob))
+
+
+def _run_pool_f32(c: _Ctx, core: str):
+    node = c.node
+    inp, out = c.t(0), c.out()
+    o = node.options
+    n, ih, iw, ch = (int(d) for d in inp.shape)
+    _, oh, ow, _ = (int(d) for d in out.shape)
+    fh, fw = int(o.get("filter_height", 1)), int(o.get("filter_width", 1))
+    sh, sw = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+    pad, _, _ = compute_padding_height_width(sh, sw, 1, 1, ih, iw, fh, fw, o.get("padding", "SAME"))
+    lo, hi = _f32_act(node)
+    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(n, ih, iw, ch, oh, ow, fh, fw, sh, sw,
+                                                         max(int(pad.height), 0), max(int(pad.width), 0)) + \
+        _uwords(lo, hi)
+    fn = "mrt_avgpool_f32" if node.op_name == "AVERAGE_POOL_2D" else "mrt_maxpool_f32"
+    return c.mcu.call(fn, c.args(blob))
+
+
+def _run_binary_f32(c: _Ctx, core: str):
+    node = c.node
+    in1, in2, out = c.t(0), c.t(1), c.out()
+    if not (_is_f32(in2) and _is_f32(out)):
+        raise UnsupportedOnMcu(f"{node.op_name} with mixed types")
+    shape = tuple(np.broadcast_shapes(tuple(in1.shape), tuple(in2.shape)))
+    so, s1 = _bcast(in1.shape, shape)
+    _, s2 = _bcast(in2.shape, shape)
+    lo, hi = _f32_act(node) if node.op_name in ("ADD", "SUB", "MUL") else (_f32_bits(-np.inf), _f32_bits(np.inf))
+    blob = _uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + _words(_OPCODE[node.op_name], *so, *s1, *s2) + \
+        _uwords(lo, hi)
+    return c.mcu.call("mrt_binary_f32", c.args(blob))
+
+
+_UNARY_F32 = {"RELU": 0, "RELU6": 1, "LEAKY_RELU": 2, "LOGISTIC": 3, "TANH": 4, "HARD_SWISH": 5}
+
+
+def _run_unary_f32(c: _Ctx, core: str):
+    node = c.node
+    if not _is_f32(c.out()):
+        raise UnsupportedOnMcu(f"{node.op_name} float32 to {np.dtype(c.out().dtype).name}")
+    alpha = _f32_bits(float(np.float32(node.options.get("alpha", 0.0)))) if node.op_name == "LEAKY_RELU" else 0
+    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(_count(c.t(0)), _UNARY_F32[node.op_name]) + _uwords(alpha)
+    return c.mcu.call("mrt_unary_f32", c.args(blob))
+
+
+def _run_softmax_f32(c: _Ctx, core: str):
+    inp, out = c.t(0), c.out()
+    if not _is_f32(out):
+        raise UnsupportedOnMcu("SOFTMAX float32 to a non-float32 output")
+    depth = int(inp.shape[-1])
+    rows = _count(inp) // depth if depth else 0
+    beta = _f32_bits(float(np.float32(c.node.options.get("beta", 1.0))))
+    return c.mcu.call("mrt_softmax_f32", c.in_addr(0), c.out_addr(), rows, depth, beta)
+
+
+def _run_mean_f32(c: _Ctx, core: str):
+    inp, axis_t, out = c.t(0), c.t(1), c.out()
+    if axis_t is None or axis_t.data is None:
+        raise UnsupportedOnMcu("MEAN with a non-constant axis")
+    p = _params(c.node, "mean_f32", lambda: _mean_axes(inp, axis_t))
+    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(*p["shape"], *p["reduce"])
+    return c.mcu.call("mrt_mean_f32", c.args(blob))
+
+
+# --------------------------------------------------------------------------- int16 runners
+
+def _is_i16(t) -> bool:
+    return t is not None and np.dtype(t.dtype) == np.int16
+
+
+def _conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
+    """Geometry and output stage of a 16x8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED."""
+    if np.dtype(flt.dtype) != np.int8 or not _is_i16(out):
+        raise UnsupportedOnMcu(f"{node.op_name} int16 input with {np.dtype(flt.dtype).name} filter")
+    bias_size = 0 if bias is None else np.dtype(bias.dtype).itemsize
+    if bias_size not in (0, 4, 8):
+        raise UnsupportedOnMcu(f"{node.op_name} bias of {np.dtype(bias.dtype).name}")
+    amin, amax = activation_range_quantized(_act(node), _scale(out), _zp(out), np.int16)
+    if kind == "fc":
+        p = _fc_params(node, inp, flt, out)
+        if p["per_channel"]:
+            raise UnsupportedOnMcu("per-channel FULLY_CONNECTED needs an int8 input")
+        d = dict(n=p["batches"], ih=1, iw=1, ic=p["accum"], oh=1, ow=1, oc=p["out_depth"], fh=1, fw=1,
+                 fc=p["accum"], sh=1, sw=1, dh=1, dw=1, ph=0, pw=0, depth_multiplier=0, filter_off=p["filter_offset"],
+                 mult=p["mult"], shift=p["shift"], per_channel=0)
+    else:
+        depthwise = kind == "dw"
+        o = node.options
+        n, ih, iw, ic = (int(v) for v in inp.shape)
+        _, oh, ow, oc = (int(v) for v in out.shape)
+        _, fh, fw, fc = (int(v) for v in flt.shape)
+        sh, sw = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+        dh, dw = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
+        pad, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw, o.get("padding", "SAME"))
+        mult, shift = populate_per_channel_multipliers(_scale(inp), np.asarray(flt.scales, np.float32),
+                                                       _scale(out), oc)
+        d = dict(n=n, ih=ih, iw=iw, ic=ic, oh=oh, ow=ow, oc=oc, fh=fh, fw=fw, fc=fc, sh=sh, sw=sw, dh=dh, dw=dw,
+                 ph=max(int(pad.height), 0), pw=max(int(pad.width), 0),
+                 depth_multiplier=oc // ic if depthwise else 0, filter_off=0, mult=mult, shift=shift,
+                 per_channel=1)
+    d.update(in_off=-_zp(inp), out_off=_zp(out), act_min=int(amin), act_max=int(amax), bias_size=bias_size)
+    d["mult_b"] = np.asarray(d.pop("mult"), np.int64).astype("<i4").tobytes()
+    d["shift_b"] = np.asarray(d.pop("shift"), np.int64).astype("<i4").tobytes()
+    return d
+
+
+def _run_conv_s16(c: _Ctx, core: str, kind: str):
+    node = c.node
+    has_bias = len(node.inputs) > 2 and node.inputs[2] >= 0
+    bias = c.t(2) if has_bias else None
+    p = _params(node, "conv_s16", lambda: _conv_s16_params(node, c.t(0), c.t(1), bias, c.out(), kind))
+    blob = _uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2) if has_bias else 0, c.out_addr(),
+                   c.const("mult16", lambda: p["mult_b"]), c.const("shift16", lambda: p["shift_b"]))
+    blob += _words(*(p[k] for k in ("n", "ih", "iw", "ic", "oh", "ow", "oc", "fh", "fw", "fc", "sh", "sw", "dh",
+                                    "dw", "ph", "pw", "depth_multiplier", "in_off", "filter_off", "out_off",
+                                    "act_min", "act_max", "bias_size", "per_channel")))
+    return c.mcu.call("mrt_conv_s16", c.args(blob))
+
+
+def _run_binary_s16(c: _Ctx, core: str):
+    node = c.node
+    in1, in2, out = c.t(0), c.t(1), c.out()
+    if not (_is_i16(in2) and _is_i16(out)):
+        raise UnsupportedOnMcu(f"{node.op_name} int16 with mixed types")
+    if node.op_name in ("MAXIMUM", "MINIMUM"):
+        shape = tuple(np.broadcast_shapes(tuple(in1.shape), tuple(in2.shape)))
+        q = dict(left_shift=0, in1_off=0, m1=0, sh1=0, in2_off=0, m2=0, sh2=0, out_off=0, mo=0, sho=0,
+                 amin=-32768, amax=32767)
+    else:
+        shape, q, _ = _params(node, "bin16", lambda: _binary_params(node, in1, in2, out))
+    so, s1 = _bcast(in1.shape, shape)
+    _, s2 = _bcast(in2.shape, shape)
+    blob = _uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + _words(
+        _OPCODE[node.op_name], *so, *s1, *s2, q["left_shift"], q["in1_off"], q["m1"], q["sh1"], q["in2_off"],
+        q["m2"], q["sh2"], q["out_off"], q["mo"], q["sho"], q["amin"], q["amax"])
+    return c.mcu.call("mrt_binary_s16", c.args(blob))
+
+
+_INT_RANGE = {1: (-128, 127), 2: (-32768, 32767), 4: (-(1 << 31), (1 << 31) - 1)}
+
+
+def _unary_int_params(node, inp, out) -> dict:
+    from micro_rt.kernels.activations import float_to_quantized_type, leaky_relu_params, relu_params
+    op = node.op_name
+    isz, osz = np.dtype(inp.dtype).itemsize, np.dtype(out.dtype).itemsize
+    lo, hi = _INT_RANGE[osz]
+    d = dict(op=0, in_size=isz, out_size=osz, in_off=0, out_off=0, m0=0, s0=0, m1=0, s1=0, a0=0, a1=0, lo=lo, hi=hi)
+    if op == "QUANTIZE":
+        m, s = quantize_multiplier(float(_scale(inp)) / float(_scale(out)))
+        d.update(op=0, in_off=_zp(inp), out_off=_zp(out), m0=m, s0=s)
+    elif op == "RELU":
+        p = relu_params(inp, out, np.int16)
+        d.update(op=0, in_off=p["in_off"], out_off=p["out_off"], m0=p["m"], s0=p["s"], lo=p["qmin"], hi=p["qmax"])
+    elif op == "RELU6":
+        zero = _zp(inp)
+        d.update(op=1, a0=zero, a1=float_to_quantized_type(6.0, _scale(inp), zero, np.int16))
+    elif op == "LEAKY_RELU":
+        p = leaky_relu_params(inp, out, float(np.float32(node.options.get("alpha", 0.0))))
+        d.update(op=2, in_off=p["in_off"], out_off=p["out_off"], m0=p["mi"], s0=p["si"], m1=p["ma"], s1=p["sa"])
+    else:
+        raise UnsupportedOnMcu(op)
+    return {k: int(v) for k, v in d.items()}
+
+
+def _run_unary_int(c: _Ctx, core: str):
+    inp, out = c.t(0), c.out()
+    if np.dtype(out.dtype) not in (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32)):
+        raise UnsupportedOnMcu(f"{c.node.op_name} to {np.dtype(out.dtype).name}")
+    if c.node.op_name != "QUANTIZE" and np.dtype(out.dtype) != np.dtype(inp.dtype):
+        raise UnsupportedOnMcu(f"{c.node.op_name} with mixed types")
+    p = _params(c.node, "unary_int", lambda: _unary_int_params(c.node, inp, out))
+    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(
+        _count(inp), *(p[k] for k in ("op", "in_size", "out_size", "in_off", "out_off", "m0", "s0", "m1", "s1",
+                                      "a0", "a1", "lo", "hi")))
+    return c.mcu.call("mrt_unary_int", c.args(blob))
+
+
+def _float_dispatch(int_runner, float_runner, i16_runner=None):
+    """The runner for the op's input type: float32, int16 (when given), else int8."""
+    def run(c: _Ctx, core: str):
+        first = c.t(0)
+        if _is_f32(first):
+            return float_runner(c, core)
+        if i16_runner is not None and _is_i16(first):
+            return i16_runner(c, core)
+        return int_runner(c, core)
+    return run
+
+
 _RUNNERS: dict[str, Callable[[_Ctx, str], Any]] = {
-    "CONV_2D": _run_conv, "DEPTHWISE_CONV_2D": _run_depthwise, "FULLY_CONNECTED": _run_fc,
-    "ADD": _run_binary, "SUB": _run_binary, "MUL": _run_binary, "MAXIMUM": _run_binary, "MINIMUM": _run_binary,
-    "AVERAGE_POOL_2D": _run_pool, "MAX_POOL_2D": _run_pool, "SOFTMAX": _run_softmax,
+    "CONV_2D": _float_dispatch(_run_conv, lambda c, core: _run_conv_f32(c, core, False),
+                               lambda c, core: _run_conv_s16(c, core, "conv")),
+    "DEPTHWISE_CONV_2D": _float_dispatch(_run_depthwise, lambda c, core: _run_conv_f32(c, core, True),
+                                         lambda c, core: _run_conv_s16(c, core, "dw")),
+    "FULLY_CONNECTED": _float_dispatch(_run_fc, _run_fc_f32, lambda c, core: _run_conv_s16(c, core, "fc")),
+    **{op: _float_dispatch(_run_binary, _run_binary_f32, _run_binary_s16)
+       for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
+    "AVERAGE_POOL_2D": _float_dispatch(_run_pool, _run_pool_f32),
+    "MAX_POOL_2D": _float_dispatch(_run_pool, _run_pool_f32),
+    "SOFTMAX": _float_dispatch(_run_softmax, _run_softmax_f32),
     "RESHAPE": _run_reshape, "SQUEEZE": _run_reshape, "EXPAND_DIMS": _run_reshape, "SHAPE": _run_shape,
     "PACK": _run_concat_like, "CONCATENATION": _run_concat_like, "TRANSPOSE": _run_transpose,
     "PAD": _run_pad, "PADV2": _run_pad, "STRIDED_SLICE": _run_strided_slice,
-    "QUANTIZE": _run_quantize, "DEQUANTIZE": _run_dequantize, "RELU": _run_unary, "RELU6": _run_unary,
-    "LEAKY_RELU": _run_unary, "LOGISTIC": _run_unary, "TANH": _run_unary, "HARD_SWISH": _run_unary,
-    "MEAN": _run_mean,
+    "QUANTIZE": _run_quantize, "DEQUANTIZE": _run_dequantize,
+    **{op: _float_dispatch(_run_unary, _run_unary_f32, _run_unary_int) for op in _UNARY_F32},
+    "MEAN": _float_dispatch(_run_mean, _run_mean_f32),
 }
 
 

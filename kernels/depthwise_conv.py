@@ -126,7 +126,7 @@ def dw_prepare(ctx, node) -> None:
         data.acc = np.empty((p, oc), dtype=ft_acc)
         data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
                                    data.output_zero_point, data.act_min, data.act_max,
-                                   tile=gm.out_w)
+                                   tile=gm.out_w, wide=data.kind == "int16")
         return
     acc_t = np.int32 if it == np.int8 else np.int64
     data.weights = np.ascontiguousarray(w, dtype=acc_t)

@@ -1,6 +1,12 @@
 """C kernels on the virtual MCU vs their numpy twins (micro_rt.kernels), bit for bit.
 
-- random seeded cases per kernel (shapes, strides, paddings, per-channel) on several cores;
+- random seeded cases per kernel (shapes, strides, paddings, per-channel) on several cores,
+  int8, float32 and int16 (16x8); float32 is bit-equal too, except LOGISTIC / TANH (within
+  MAX_ULP = 2) and SOFTMAX (within SOFTMAX_MAX_ULP = 4), whose exp / tanh come from newlib on
+  the device and glibc on the host (those are also checked bit-equal against TFLM's formula
+  evaluated with the firmware's own expf / tanhf);
+- every models/*_f32.tflite, hello_world_float and test_conv_model run whole on the MCU with
+  the host Interpreter's outputs;
 - scratch_bytes() (Python mirror) == the C *_get_buffer_size functions;
 - every int8 op of the shared TFLM models run both ways;
 - `make firmware` into a temp dir reproduces the shipped ELFs byte for byte.
@@ -473,6 +479,367 @@ def test_scratch_bytes_match_c(core):
         node = Node(0, op, 1, (0,), (1,), options=opts)
         c_size = mcu.call("arm_avgpool_s8_get_buffer_size", 3, c).return_value
         assert ops.scratch_bytes(mcu, core, node, {0: ins[0], 1: outs[0]}) == c_size
+
+
+# --------------------------------------------------------------------------- float32 kernels
+# Bit-equal with the numpy twins (same float32 operation order), except the ops that call a
+# transcendental (LOGISTIC, TANH, SOFTMAX): the device uses newlib's expf / tanhf as TFLM on
+# the device does, the host twin glibc's, and the two libms differ in the last bit or two, so
+# those are held within MAX_ULP units in the last place instead.
+
+MAX_ULP = 2            # LOGISTIC, TANH: one libm call per element (+ one add and divide)
+SOFTMAX_MAX_ULP = 4    # SOFTMAX: each exp's difference also enters the normalising sum, and
+                       # the division adds its own rounding (measured max: 4 over 16k outputs)
+
+
+def _ordered(bits: np.ndarray) -> np.ndarray:
+    b = bits.astype(np.int64)
+    return np.where(b & 0x80000000, -(b & 0x7FFFFFFF), b)
+
+
+def ulp_diff(h: np.ndarray, m: np.ndarray) -> np.ndarray:
+    return np.abs(_ordered(np.asarray(h, np.float32).view(np.uint32)) -
+                  _ordered(np.asarray(m, np.float32).view(np.uint32)))
+
+
+def assert_close_ulp(host, mcu, what="", max_ulp=MAX_ULP):
+    for h, m in zip(host, mcu):
+        d = ulp_diff(h.reshape(-1), m.reshape(-1))
+        assert d.max(initial=0) <= max_ulp, (f"{what}: {int((d > max_ulp).sum())} of {d.size} differ by more "
+                                              f"than {max_ulp} ulp (max {int(d.max())})")
+
+
+def _f32(rng, shape, scale=1.0):
+    return (rng.normal(0, scale, size=shape)).astype(np.float32)
+
+
+def conv_f32_case(rng, n, ih, iw, ic, oc, fh, fw, stride, pad, dil=1, act="NONE", groups=1, bias=True):
+    x = T(0, (n, ih, iw, ic), np.float32)
+    wt = T(1, (oc, fh, fw, ic // groups), np.float32, data=_f32(rng, (oc, fh, fw, ic // groups), 0.5))
+    b = T(2, (oc,), np.float32, data=_f32(rng, oc)) if bias else None
+    from micro_rt.kernels.padding import compute_padding_height_width
+    _, oh, ow = compute_padding_height_width(stride, stride, dil, dil, ih, iw, fh, fw, pad)
+    y = T(3, (n, oh, ow, oc), np.float32)
+    opts = dict(padding=pad, stride_w=stride, stride_h=stride, dilation_w_factor=dil, dilation_h_factor=dil,
+                fused_activation_function=act)
+    return "CONV_2D", opts, [x, wt] + ([b] if bias else []), [y], {0: _f32(rng, x.shape)}
+
+
+def dw_f32_case(rng, ih, iw, ic, mult, fh, fw, stride, pad, dil=1, act="NONE", n=1, bias=True):
+    x = T(0, (n, ih, iw, ic), np.float32)
+    oc = ic * mult
+    wt = T(1, (1, fh, fw, oc), np.float32, data=_f32(rng, (1, fh, fw, oc), 0.5))
+    b = T(2, (oc,), np.float32, data=_f32(rng, oc)) if bias else None
+    from micro_rt.kernels.padding import compute_padding_height_width
+    _, oh, ow = compute_padding_height_width(stride, stride, dil, dil, ih, iw, fh, fw, pad)
+    y = T(3, (n, oh, ow, oc), np.float32)
+    opts = dict(padding=pad, stride_w=stride, stride_h=stride, dilation_w_factor=dil, dilation_h_factor=dil,
+                depth_multiplier=mult, fused_activation_function=act)
+    return "DEPTHWISE_CONV_2D", opts, [x, wt] + ([b] if bias else []), [y], {0: _f32(rng, x.shape)}
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_conv_f32(core):
+    rng = np.random.default_rng(21)
+    for i, args in enumerate(CONV_SHAPES):
+        n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups = args
+        h, m, _ = run_both(core, *conv_f32_case(rng, n, ih, iw, ic, oc, fh, fw, st, pad, dil, act, groups,
+                                                bias=(i != 2)))
+        assert_same(h, m, f"conv f32 {args}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_depthwise_f32(core):
+    rng = np.random.default_rng(22)
+    for i, args in enumerate(DW_SHAPES):
+        ih, iw, ic, mult, fh, fw, st, pad, dil, act, n = args
+        h, m, _ = run_both(core, *dw_f32_case(rng, ih, iw, ic, mult, fh, fw, st, pad, dil, act, n, bias=(i != 3)))
+        assert_same(h, m, f"dw f32 {args}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_fully_connected_f32(core):
+    rng = np.random.default_rng(23)
+    for in_shape, out_depth, act, bias, keep in [((1, 16), 10, "NONE", True, False), ((3, 37), 9, "RELU", False, False),
+                                                 ((2, 3, 8), 5, "RELU6", True, True), ((4, 250), 12, "NONE", True, False),
+                                                 ((1, 7), 1, "RELU_N1_TO_1", False, False)]:
+        depth = in_shape[-1]
+        x = T(0, in_shape, np.float32)
+        w = T(1, (out_depth, depth), np.float32, data=_f32(rng, (out_depth, depth), 0.3))
+        b = T(2, (out_depth,), np.float32, data=_f32(rng, out_depth))
+        out_shape = tuple(in_shape[:-1]) + (out_depth,) if keep else (int(np.prod(in_shape)) // depth, out_depth)
+        y = T(3, out_shape, np.float32)
+        h, m, _ = run_both(core, "FULLY_CONNECTED", dict(fused_activation_function=act, keep_num_dims=keep),
+                           [x, w] + ([b] if bias else []), [y], {0: _f32(rng, in_shape)})
+        assert_same(h, m, f"fc f32 {in_shape} {out_depth}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_pooling_f32(core):
+    rng = np.random.default_rng(24)
+    from micro_rt.kernels.padding import compute_padding_height_width
+    for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        for n, ih, iw, c, fh, fw, st, pad, act in [(1, 8, 8, 5, 2, 2, 2, "VALID", "NONE"),
+                                                   (1, 7, 9, 3, 3, 3, 2, "SAME", "RELU6"),
+                                                   (2, 5, 5, 4, 5, 5, 1, "VALID", "NONE"),
+                                                   (1, 6, 6, 16, 3, 3, 1, "SAME", "RELU")]:
+            x = T(0, (n, ih, iw, c), np.float32)
+            _, oh, ow = compute_padding_height_width(st, st, 1, 1, ih, iw, fh, fw, pad)
+            y = T(1, (n, oh, ow, c), np.float32)
+            opts = dict(padding=pad, stride_w=st, stride_h=st, filter_width=fw, filter_height=fh,
+                        fused_activation_function=act)
+            h, m, _ = run_both(core, op, opts, [x], [y], {0: _f32(rng, x.shape, 3.0)})
+            assert_same(h, m, f"{op} f32 {(n, ih, iw, c, fh, fw, st, pad)}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_binary_f32(core):
+    rng = np.random.default_rng(25)
+    for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
+        for s1, s2, act in [((1, 4, 4, 8), (1, 4, 4, 8), "NONE"), ((2, 3, 5), (1, 1, 5), "RELU6"),
+                            ((1, 4, 1, 3), (1, 1, 6, 1), "RELU_N1_TO_1"), ((37,), (37,), "RELU"), ((), (7,), "NONE")]:
+            shape = np.broadcast_shapes(s1, s2)
+            a, b, y = T(0, s1, np.float32), T(1, s2, np.float32), T(2, shape, np.float32)
+            h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
+                               {0: _f32(rng, s1, 4.0), 1: _f32(rng, s2, 4.0)})
+            assert_same(h, m, f"{op} f32 {s1} {s2}")
+
+
+def device_libm(core, fn: str, x: np.ndarray) -> np.ndarray:
+    """newlib's `fn` (expf / tanhf) as linked in the firmware, called once per element."""
+    mcu = _mcu(core)
+    bits = np.asarray(x, np.float32).reshape(-1).view(np.uint32)
+    out = [mcu.call(fn, int(b)).return_value & 0xFFFFFFFF for b in bits]
+    return np.array(out, np.uint32).view(np.float32).reshape(np.shape(x))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_unary_f32(core):
+    rng = np.random.default_rng(26)
+    special = np.array([0.0, -0.0, 3.0, -3.0, 6.0, -6.0, 1e-40, -1e-40, 16.619047, 16.62, -9.0, -9.0001, 30.0,
+                        -30.0, 1e30, -1e30, 88.0, -104.0, 0.5, -0.5], np.float32)
+    x_vals = np.concatenate([special, _f32(rng, 400, 3.0), _f32(rng, 200, 12.0), _f32(rng, 100, 0.01)])
+    for op, opts in [("RELU", {}), ("RELU6", {}), ("LEAKY_RELU", {"alpha": 0.2}), ("LEAKY_RELU", {"alpha": -1.5}),
+                     ("HARD_SWISH", {}), ("LOGISTIC", {}), ("TANH", {})]:
+        x, y = T(0, x_vals.shape, np.float32), T(1, x_vals.shape, np.float32)
+        h, m, _ = run_both(core, op, opts, [x], [y], {0: x_vals})
+        if op in ("LOGISTIC", "TANH"):
+            assert_close_ulp(h, m, op)
+            # ... and bit-equal to TFLM's formula evaluated with the device's own libm.
+            xs = x_vals[:120]
+            if op == "TANH":
+                ref = device_libm(core, "tanhf", xs)
+            else:
+                f1 = np.float32(1.0)
+                e_neg = device_libm(core, "expf", -xs)
+                e_pos = device_libm(core, "expf", xs)
+                ref = np.where(xs > np.float32(16.619047164916992188), f1,
+                               np.where(xs < np.float32(-9.0), e_pos, f1 / (f1 + e_neg)))
+            assert_same([ref], [m[0][:120]], f"{op} with newlib")
+        else:
+            assert_same(h, m, f"{op} f32")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_softmax_f32(core):
+    rng = np.random.default_rng(27)
+    for rows, depth, beta, scale in [(1, 10, 1.0, 1.0), (4, 37, 1.0, 5.0), (2, 12, 0.5, 20.0), (3, 300, 1.0, 2.0),
+                                     (2, 1, 1.0, 1.0)]:
+        x, y = T(0, (rows, depth), np.float32), T(1, (rows, depth), np.float32)
+        xv = _f32(rng, (rows, depth), scale)
+        h, m, _ = run_both(core, "SOFTMAX", dict(beta=beta), [x], [y], {0: xv})
+        assert_close_ulp(h, m, f"softmax f32 {(rows, depth, beta)}", SOFTMAX_MAX_ULP)
+        if rows * depth <= 100:
+            # TFLM's float softmax with the device's expf: bit-equal.
+            arg = (xv - xv.max(axis=1, keepdims=True)) * np.float32(beta)
+            e = device_libm(core, "expf", arg)
+            total = np.add.accumulate(e, axis=1, dtype=np.float32)[:, -1:]
+            assert_same([e / total], m, f"softmax f32 {(rows, depth, beta)} with newlib expf")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_mean_f32(core):
+    rng = np.random.default_rng(28)
+    for shape, axes, keep in [((1, 5, 7, 16), [1, 2], True), ((2, 3, 4, 5), [3], False), ((3, 10), [0], False),
+                              ((2, 3, 4, 5), [-1, 0, 3], False), ((4, 6), [0, 1], True)]:
+        x = T(0, shape, np.float32)
+        ax = T(1, (len(axes),), np.int32, data=axes)
+        norm = {a % len(shape) for a in axes}
+        out_shape = tuple(1 if (d in norm and keep) else s for d, s in enumerate(shape) if keep or d not in norm)
+        y = T(2, out_shape, np.float32)
+        h, m, _ = run_both(core, "MEAN", {"keep_dims": keep}, [x, ax], [y], {0: _f32(rng, shape, 3.0)})
+        assert_same(h, m, f"mean f32 {shape} {axes}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_quantize_dequantize_int16_float(core):
+    rng = np.random.default_rng(29)
+    x = T(0, (3, 50), np.float32)
+    y = T(1, (3, 50), np.int16, scales=[0.001], zero_points=[0])
+    vals = np.concatenate([rng.normal(0, 10, 140), [0.0005, -0.0005, 0.0015, 1e10, -1e10, 32.7675, -32.7685,
+                                                   0.0, 2.5, -2.5]])
+    h, m, _ = run_both(core, "QUANTIZE", {}, [x], [y], {0: vals.astype(np.float32)})
+    assert_same(h, m, "quantize f32->i16")
+    x = T(0, (4, 33), np.int16, scales=[0.000371], zero_points=[0])
+    y = T(1, (4, 33), np.float32)
+    h, m, _ = run_both(core, "DEQUANTIZE", {}, [x], [y], {0: rng.integers(-32768, 32768, size=(4, 33))})
+    assert_same(h, m, "dequantize i16->f32")
+
+
+# --------------------------------------------------------------------------- int16 kernels (bit-equal)
+
+def _q16(rng, idx, shape, zp=0):
+    return T(idx, shape, np.int16, scales=[rng.uniform(0.0005, 0.002)], zero_points=[zp])
+
+
+def _rand_i16(rng, shape):
+    return rng.integers(-32768, 32768, size=shape).astype(np.int16)
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_conv_depthwise_fc_16x8(core):
+    from micro_rt.kernels.padding import compute_padding_height_width
+    rng = np.random.default_rng(31)
+    for i, args in enumerate(CONV_SHAPES):
+        n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups = args
+        x = _q16(rng, 0, (n, ih, iw, ic))
+        w = _rand_i8(rng, (oc, fh, fw, ic // groups))
+        ws = rng.uniform(0.002, 0.02, size=oc if pc else 1)
+        wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(ws.size, np.int64))
+        bdt = np.int64 if i % 2 == 0 else np.int32
+        b = T(2, (oc,), bdt, data=rng.integers(-200000, 200000, size=oc))
+        _, oh, ow = compute_padding_height_width(st, st, dil, dil, ih, iw, fh, fw, pad)
+        y = T(3, (n, oh, ow, oc), np.int16, scales=[rng.uniform(0.01, 0.05)], zero_points=[0])
+        opts = dict(padding=pad, stride_w=st, stride_h=st, dilation_w_factor=dil, dilation_h_factor=dil,
+                    fused_activation_function=act)
+        h, m, _ = run_both(core, "CONV_2D", opts, [x, wt] + ([b] if i != 2 else []), [y], {0: _rand_i16(rng, x.shape)})
+        assert_same(h, m, f"conv 16x8 {args}")
+    for i, args in enumerate(DW_SHAPES):
+        ih, iw, ic, mult, fh, fw, st, pad, dil, act, n = args
+        x = _q16(rng, 0, (n, ih, iw, ic))
+        oc = ic * mult
+        w = _rand_i8(rng, (1, fh, fw, oc))
+        ws = rng.uniform(0.002, 0.02, size=oc)
+        wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(oc, np.int64), qdim=3)
+        b = T(2, (oc,), np.int64, data=rng.integers(-200000, 200000, size=oc))
+        _, oh, ow = compute_padding_height_width(st, st, dil, dil, ih, iw, fh, fw, pad)
+        y = T(3, (n, oh, ow, oc), np.int16, scales=[rng.uniform(0.01, 0.05)], zero_points=[0])
+        opts = dict(padding=pad, stride_w=st, stride_h=st, dilation_w_factor=dil, dilation_h_factor=dil,
+                    depth_multiplier=mult, fused_activation_function=act)
+        h, m, _ = run_both(core, "DEPTHWISE_CONV_2D", opts, [x, wt, b], [y], {0: _rand_i16(rng, x.shape)})
+        assert_same(h, m, f"dw 16x8 {args}")
+    # One input channel: the twin's im2col shortcut must use the 16x8 int64 output stage too.
+    x = _q16(rng, 0, (1, 6, 6, 1))
+    wt = T(1, (1, 3, 3, 2), np.int8, data=_rand_i8(rng, (1, 3, 3, 2)), scales=[0.01, 0.01], zero_points=[0, 0],
+           qdim=3)
+    y = T(3, (1, 6, 6, 2), np.int16, scales=[0.02], zero_points=[0])
+    h, m, _ = run_both(core, "DEPTHWISE_CONV_2D", dict(padding="SAME", depth_multiplier=2), [x, wt], [y],
+                       {0: _rand_i16(rng, x.shape)})
+    assert_same(h, m, "dw 16x8 one input channel")
+    for batches, depth, out_depth, act, bias in [(1, 16, 10, "NONE", True), (3, 37, 9, "RELU", False),
+                                                 (4, 250, 12, "RELU6", True)]:
+        x = _q16(rng, 0, (batches, depth))
+        w = _rand_i8(rng, (out_depth, depth))
+        wt = T(1, w.shape, np.int8, data=w, scales=[0.01], zero_points=[0])
+        b = T(2, (out_depth,), np.int64, data=rng.integers(-200000, 200000, size=out_depth))
+        y = T(3, (batches, out_depth), np.int16, scales=[rng.uniform(0.05, 0.2)], zero_points=[0])
+        h, m, _ = run_both(core, "FULLY_CONNECTED", dict(fused_activation_function=act),
+                           [x, wt] + ([b] if bias else []), [y], {0: _rand_i16(rng, x.shape)})
+        assert_same(h, m, f"fc 16x8 {(batches, depth, out_depth)}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_binary_int16(core):
+    rng = np.random.default_rng(32)
+    for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
+        for s1, s2, act in [((1, 4, 4, 8), (1, 4, 4, 8), "NONE"), ((2, 3, 5), (1, 1, 5), "RELU6"),
+                            ((1, 4, 1, 3), (1, 1, 6, 1), "RELU"), ((37,), (37,), "NONE")]:
+            a, b = _q16(rng, 0, s1), _q16(rng, 1, s2)
+            if op in ("MAXIMUM", "MINIMUM"):
+                b.scales = a.scales
+            y = _q16(rng, 2, np.broadcast_shapes(s1, s2))
+            if op == "MUL":
+                y.scales = np.asarray([rng.uniform(0.2, 1.0)], np.float32)
+            h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
+                               {0: _rand_i16(rng, s1), 1: _rand_i16(rng, s2)})
+            assert_same(h, m, f"{op} int16 {s1} {s2}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_unary_and_requantize_int16(core):
+    rng = np.random.default_rng(33)
+    for op, opts in [("RELU", {}), ("RELU6", {}), ("LEAKY_RELU", {"alpha": 0.2}), ("LEAKY_RELU", {"alpha": -0.7})]:
+        x = _q16(rng, 0, (3, 100))
+        y = _q16(rng, 1, (3, 100)) if op != "RELU6" else T(1, (3, 100), np.int16, scales=x.scales, zero_points=[0])
+        h, m, _ = run_both(core, op, opts, [x], [y], {0: _rand_i16(rng, x.shape)})
+        assert_same(h, m, f"{op} int16")
+    for idt, odt, ozp, ratio in [(np.int16, np.int8, 5, 200.0), (np.int8, np.int16, 0, 0.01), (np.int16, np.int16, 0, 0.7),
+                                 (np.int16, np.int16, 0, 3.0), (np.int16, np.int32, 0, 0.3), (np.int8, np.int32, 0, 0.05)]:
+        sc = rng.uniform(0.0005, 0.05)
+        x = T(0, (2, 77), idt, scales=[sc], zero_points=[3 if idt == np.int8 else 0])
+        y = T(1, (2, 77), odt, scales=[sc * ratio * rng.uniform(0.8, 1.2)], zero_points=[ozp])
+        info = np.iinfo(idt)
+        h, m, _ = run_both(core, "QUANTIZE", {}, [x], [y],
+                           {0: rng.integers(info.min, int(info.max) + 1, size=x.shape)})
+        assert_same(h, m, f"requantize {np.dtype(idt).name}->{np.dtype(odt).name}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_data_movement_int16(core):
+    rng = np.random.default_rng(34)
+    x = _q16(rng, 0, (2, 3, 4, 5))
+    pads = T(1, (4, 2), np.int32, data=[[0, 0], [1, 2], [0, 1], [2, 0]])
+    y = T(2, (2, 6, 5, 7), np.int16, scales=x.scales, zero_points=x.zero_points)
+    h, m, _ = run_both(core, "PAD", {}, [x, pads], [y], {0: _rand_i16(rng, x.shape)})
+    assert_same(h, m, "pad int16")
+    x = _q16(rng, 0, (1, 8, 6, 4))
+    begin = T(1, (4,), np.int32, data=[0, 1, 5, 0])
+    end = T(2, (4,), np.int32, data=[1, 7, 0, 4])
+    strides = T(3, (4,), np.int32, data=[1, 2, -2, 1])
+    y = T(4, (1, 3, 3, 4), np.int16, scales=x.scales, zero_points=x.zero_points)
+    h, m, _ = run_both(core, "STRIDED_SLICE", {"begin_mask": 0, "end_mask": 0, "shrink_axis_mask": 0},
+                       [x, begin, end, strides], [y], {0: _rand_i16(rng, x.shape)})
+    assert_same(h, m, "strided_slice int16")
+
+
+# --------------------------------------------------------------------------- whole float models
+
+F32_MODELS = sorted(p.name for p in (ROOT / "models").glob("*_f32.tflite"))
+SHARED_FLOAT_MODELS = ["hello_world_float.tflite", "test_conv_model.tflite"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("model", F32_MODELS + SHARED_FLOAT_MODELS)
+def test_float_model_whole_on_mcu(model, core):
+    """Every op of the float32 models (and the shared float / mixed models) runs on the MCU,
+    with the host Interpreter's outputs: bit-equal, or within SOFTMAX_MAX_ULP when the model
+    has a transcendental op (newlib vs glibc, see above)."""
+    path = ROOT / "models" / model if model in F32_MODELS else SHARED / model
+    if not path.exists():
+        pytest.skip("shared models not available")
+    _elf(core)
+    from micro_rt import Interpreter, oracle
+    from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS
+    data = path.read_bytes()
+    host = Interpreter.from_bytes(data, target=core)
+    emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+    approx = any(op.op_name in TRANSCENDENTAL_F32_OPS for op in host.model.main.operators)
+    for seed in range(2):
+        for i, x in enumerate(oracle.random_inputs(host, seed)):
+            host.set_input(x, i)
+            emu.set_input(x, i)
+        host.invoke()
+        emu.invoke()
+        off = [f"{r.index} {r.op}" for r in emu.last_run if not r.on_mcu]
+        assert not off, f"ran on the host: {off}"
+        for k in range(host.num_outputs):
+            h, m = host.get_output(k), emu.get_output(k)
+            if approx and h.dtype == np.float32:
+                assert_close_ulp([h], [m], f"{model} output {k}", SOFTMAX_MAX_ULP)
+            else:
+                assert_same([h], [m], f"{model} output {k}")
 
 
 # --------------------------------------------------------------------------- shared models

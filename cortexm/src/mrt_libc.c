@@ -1,4 +1,5 @@
-/* micro_rt firmware: the two C library routines the kernels need (no newlib). Built with
+/* micro_rt firmware: the C library routines the kernels need (newlib's libm supplies only
+ * expf / tanhf for the float kernels; its error paths call __errno, defined here). Built with
  * -fno-tree-loop-distribute-patterns so GCC does not turn the loops back into calls. */
 #include <stddef.h>
 #include <stdint.h>
@@ -38,4 +39,13 @@ void *memset(void *dst, int c, size_t n)
         *d++ = (uint8_t)c;
     }
     return dst;
+}
+
+/* newlib's libm reports overflow / underflow through errno: one word of .bss. */
+static int mrt_errno;
+
+int *__errno(void);
+int *__errno(void)
+{
+    return &mrt_errno;
 }

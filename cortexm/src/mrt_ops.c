@@ -268,6 +268,26 @@ int32_t mrt_dequantize_s8_f32(const int8_t *in, float *out, int32_t n, uint32_t 
     return 0;
 }
 
+int32_t mrt_quantize_f32_s16(const float *in, int16_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
+{
+    const float scale = f32_from_bits(scale_bits);
+    for (int32_t i = 0; i < n; ++i) {
+        const int32_t q = f32_to_i32_host(round_half_away(in[i] / scale));
+        const int32_t v = (int32_t)((uint32_t)q + (uint32_t)zero_point);
+        out[i] = (int16_t)mrt_clamp(v, -32768, 32767);
+    }
+    return 0;
+}
+
+int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
+{
+    const double scale = (double)f32_from_bits(scale_bits);
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = (float)(scale * (double)(in[i] - zero_point));
+    }
+    return 0;
+}
+
 int32_t mrt_mean_s8(const mrt_mean_params *p)
 {
     const int32_t *s = p->shape;

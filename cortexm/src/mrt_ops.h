@@ -1,4 +1,5 @@
-/* micro_rt: kernels for the operators CMSIS-NN does not cover. Every parameter block is a
+/* micro_rt: kernels for the operators CMSIS-NN does not cover, and the float32 (mrt_float.c)
+ * and int16 (mrt_int16.c) kernels. Every parameter block is a
  * struct of 32-bit words (pointers, int32, float bit patterns) so the Python glue packs it
  * with struct.pack("<...I"). */
 #ifndef MRT_OPS_H
@@ -74,5 +75,130 @@ typedef struct {
     int32_t act_min, act_max;
 } mrt_mean_params;
 int32_t mrt_mean_s8(const mrt_mean_params *p);
+
+/* ---- float32 (soft-float; mrt_float.c). Float parameters travel as IEEE bit patterns. ---- */
+typedef struct {
+    const float *in;
+    const float *filter;     /* conv: (oc, fh, fw, fc); depthwise: (1, fh, fw, oc) */
+    const float *bias;       /* NULL: none */
+    float *out;
+    int32_t n, ih, iw, ic;
+    int32_t oh, ow, oc;
+    int32_t fh, fw, fc;      /* conv: filter depth (ic / groups); depthwise: depth multiplier */
+    int32_t sh, sw, dh, dw, ph, pw;
+    uint32_t act_min, act_max;
+} mrt_conv_f32_params;
+int32_t mrt_conv_f32(const mrt_conv_f32_params *p);
+int32_t mrt_depthwise_conv_f32(const mrt_conv_f32_params *p);
+
+typedef struct {
+    const float *in;
+    const float *w;          /* (out_depth, accum) */
+    const float *bias;       /* NULL: none */
+    float *out;
+    int32_t batches, accum, out_depth;
+    uint32_t act_min, act_max;
+} mrt_fc_f32_params;
+int32_t mrt_fully_connected_f32(const mrt_fc_f32_params *p);
+
+typedef struct {
+    const float *in;
+    float *out;
+    int32_t n, ih, iw, c, oh, ow, fh, fw, sh, sw, ph, pw;
+    uint32_t act_min, act_max;
+} mrt_pool_f32_params;
+int32_t mrt_avgpool_f32(const mrt_pool_f32_params *p);
+int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
+
+typedef struct {
+    const float *in1;
+    const float *in2;
+    float *out;
+    int32_t op;              /* MRT_OP_* */
+    int32_t count[MRT_MAX_DIMS];
+    int32_t stride1[MRT_MAX_DIMS];
+    int32_t stride2[MRT_MAX_DIMS];
+    uint32_t act_min, act_max;
+} mrt_binary_f32_params;
+int32_t mrt_binary_f32(const mrt_binary_f32_params *p);
+
+enum {
+    MRT_UNARY_F32_RELU = 0, MRT_UNARY_F32_RELU6 = 1, MRT_UNARY_F32_LEAKY = 2,
+    MRT_UNARY_F32_LOGISTIC = 3, MRT_UNARY_F32_TANH = 4, MRT_UNARY_F32_HARD_SWISH = 5,
+};
+typedef struct {
+    const float *in;
+    float *out;
+    int32_t n;
+    int32_t op;
+    uint32_t alpha;          /* LEAKY_RELU */
+} mrt_unary_f32_params;
+int32_t mrt_unary_f32(const mrt_unary_f32_params *p);
+
+int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth, uint32_t beta_bits);
+
+typedef struct {
+    const float *in;
+    float *out;
+    int32_t shape[4];
+    int32_t reduce[4];
+} mrt_mean_f32_params;
+int32_t mrt_mean_f32(const mrt_mean_f32_params *p);
+
+/* QUANTIZE float32 -> int16 / DEQUANTIZE int16 -> float32. */
+int32_t mrt_quantize_f32_s16(const float *in, int16_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
+int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
+
+/* ---- int16 activations (mrt_int16.c) ---- */
+typedef struct {
+    const int16_t *in;
+    const int8_t *filter;    /* conv / FC: (oc, fh, fw, fc); depthwise: (1, fh, fw, oc) */
+    const void *bias;        /* int32 or int64 per channel, see bias_size; NULL: none */
+    int16_t *out;
+    const int32_t *mult;     /* per channel, or [0] for all when !per_channel */
+    const int32_t *shift;
+    int32_t n, ih, iw, ic;
+    int32_t oh, ow, oc;
+    int32_t fh, fw, fc;
+    int32_t sh, sw, dh, dw, ph, pw;
+    int32_t depth_multiplier; /* > 0: depthwise */
+    int32_t in_off, filter_off, out_off;
+    int32_t act_min, act_max;
+    int32_t bias_size;       /* 0, 4 or 8 bytes */
+    int32_t per_channel;
+} mrt_conv_s16_params;
+int32_t mrt_conv_s16(const mrt_conv_s16_params *p);
+
+typedef struct {
+    const int16_t *in1;
+    const int16_t *in2;
+    int16_t *out;
+    int32_t op;
+    int32_t count[MRT_MAX_DIMS];
+    int32_t stride1[MRT_MAX_DIMS];
+    int32_t stride2[MRT_MAX_DIMS];
+    int32_t left_shift;
+    int32_t in1_offset, in1_mult, in1_shift;
+    int32_t in2_offset, in2_mult, in2_shift;
+    int32_t out_offset, out_mult, out_shift;
+    int32_t act_min, act_max;
+} mrt_binary_s16_params;
+int32_t mrt_binary_s16(const mrt_binary_s16_params *p);
+
+/* Element-wise integer ops between int8 / int16 / int32 (element sizes 1, 2, 4): op is
+ * MRT_UNARY_REQUANT (QUANTIZE, RELU), MRT_UNARY_RELU6 or MRT_UNARY_LEAKY; result clamped
+ * to [lo, hi]. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t n;
+    int32_t op;
+    int32_t in_size, out_size;
+    int32_t in_off, out_off;
+    int32_t m0, s0, m1, s1;
+    int32_t a0, a1;
+    int32_t lo, hi;
+} mrt_unary_int_params;
+int32_t mrt_unary_int(const mrt_unary_int_params *p);
 
 #endif

@@ -57,4 +57,9 @@ __attribute__((section(".mrt_exports"), used)) const void *const mrt_exports[] =
     (const void *)mrt_strided_copy, (const void *)mrt_fill, (const void *)mrt_copy, (const void *)mrt_binary_s8,
     (const void *)mrt_unary_s8, (const void *)mrt_quantize_f32_s8, (const void *)mrt_dequantize_s8_f32,
     (const void *)mrt_mean_s8, (const void *)mrt_gemm_s8, (const void *)mrt_return_trap,
+    (const void *)mrt_conv_f32, (const void *)mrt_depthwise_conv_f32, (const void *)mrt_fully_connected_f32,
+    (const void *)mrt_avgpool_f32, (const void *)mrt_maxpool_f32, (const void *)mrt_binary_f32,
+    (const void *)mrt_unary_f32, (const void *)mrt_softmax_f32, (const void *)mrt_mean_f32,
+    (const void *)mrt_quantize_f32_s16, (const void *)mrt_dequantize_s16_f32,
+    (const void *)mrt_conv_s16, (const void *)mrt_binary_s16, (const void *)mrt_unary_int,
 };
