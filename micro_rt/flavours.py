@@ -30,13 +30,6 @@ CMSIS_NN_SCRATCH_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVER
                         "MAX_POOL_2D", "SOFTMAX")
 
 
-def check_flavour(kernels: str) -> str:
-    from .errors import MicroRtError
-    if kernels not in KERNEL_FLAVOURS:
-        raise MicroRtError(f"unknown kernels '{kernels}'; choose from {', '.join(KERNEL_FLAVOURS)}")
-    return kernels
-
-
 class FlavouredTarget:
     """The target as a kernel sees it: `sizeof` answers for the flavour's struct, by op."""
 

@@ -19,7 +19,7 @@ from .kernel_api import Node, Registration
 from .model import MAX_MODEL_BYTES, Model, TensorInfo, read_model
 from .resolver import MutableOpResolver, builtin_op_resolver
 from .profile import OpRecord
-from .flavours import FlavouredTarget, check_flavour, prepare_extras
+from .flavours import FlavouredTarget, prepare_extras
 from .targets import get_target
 
 PLANNERS = ("greedy", "linear", "offline")
@@ -111,7 +111,8 @@ def _unresolved_registration(error: UnsupportedOpError) -> Registration:
 
 
 class Interpreter:
-    """Runs a .tflite model the way TFLM does, on host kernels."""
+    """Runs a .tflite model the way TFLM does: on the host kernels, or, with CMSIS-NN kernels
+    on a Cortex-M target, operator by operator on the virtual MCU."""
 
     def __init__(self, model: Model, arena_size: Optional[int] = None,
                  op_resolver: Optional[MutableOpResolver] = None, target: str = "cortex-m4",
@@ -129,7 +130,7 @@ class Interpreter:
             raise InputError(f"unknown kernels '{kernels}'; choose from {', '.join(KERNEL_FLAVOURS)}")
         self.model = model
         self.plan_only = plan_only
-        self.kernels = check_flavour(kernels)
+        self.kernels = kernels
         # CMSIS-NN kernels on a Cortex-M target run on the virtual MCU unless told otherwise.
         target_info = get_target(target)
         self.emulate = (kernels == "cmsis-nn" and target_info.cpu is not None) if emulate is None else emulate
