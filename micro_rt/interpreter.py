@@ -19,11 +19,10 @@ from .kernel_api import Node, Registration
 from .model import MAX_MODEL_BYTES, Model, TensorInfo, read_model
 from .resolver import MutableOpResolver, builtin_op_resolver
 from .profile import OpRecord
-from .flavours import FlavouredTarget, prepare_extras
+from .flavours import KERNEL_FLAVOURS, FlavouredTarget, prepare_extras
 from .targets import get_target
 
 PLANNERS = ("greedy", "linear", "offline")
-KERNEL_FLAVOURS = ("reference", "cmsis-nn")
 
 
 class Tensor:
