@@ -19,10 +19,10 @@ from .kernel_api import Node, Registration
 from .model import MAX_MODEL_BYTES, Model, TensorInfo, read_model
 from .resolver import MutableOpResolver, builtin_op_resolver
 from .profile import OpRecord
+from .planner import PLANNERS
 from .flavours import KERNEL_FLAVOURS, FlavouredTarget, prepare_extras
 from .targets import get_target
 
-PLANNERS = ("greedy", "linear", "offline")
 
 
 class Tensor:

@@ -120,15 +120,14 @@ class LinearPlanner(_PlannerBase):
         return offsets
 
 
-PLANNERS = {"greedy": GreedyPlanner, "linear": LinearPlanner}
+# `offline` is the greedy planner fed with (and requiring) the model's offline offsets.
+PLANNERS = {"greedy": GreedyPlanner, "linear": LinearPlanner, "offline": GreedyPlanner}
 
 
 def make_planner(name: str) -> MemoryPlanner:
-    """`offline` is the greedy planner fed with the model's offline offsets."""
-    key = "greedy" if name == "offline" else name
-    if key not in PLANNERS:
-        raise ValueError(f"unknown planner '{name}', choose from greedy, linear, offline")
-    planner = PLANNERS[key]()
+    if name not in PLANNERS:
+        raise ValueError(f"unknown planner '{name}', choose from {', '.join(PLANNERS)}")
+    planner = PLANNERS[name]()
     planner.name = name
     return planner
 
