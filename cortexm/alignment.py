@@ -22,7 +22,7 @@ ALWAYS_ALIGNED = {
     "ldrd", "strd", "ldm", "ldmia", "ldmdb", "ldmfd", "ldmea", "stm", "stmia", "stmdb", "stmfd",
     "stmea", "push", "pop", "ldrex", "ldrexb", "ldrexh", "strex", "strexb", "strexh", "lda", "ldah",
     "stl", "stlh", "ldaex", "ldaexh", "stlex", "stlexh", "vldr", "vstr", "vldm", "vstm", "vpush",
-    "vpop",
+    "vpop", "vldmia", "vldmdb", "vstmia", "vstmdb",
 }
 # ordinary single loads/stores: unaligned is allowed on v7-M/v8-M unless CCR.UNALIGN_TRP=1
 SINGLE_LDST = {"ldr", "ldrh", "ldrsh", "str", "strh", "ldrt", "ldrht", "ldrsht", "strt", "strht"}
@@ -144,7 +144,17 @@ _BRANCHY = {"b", "bl", "bx", "blx", "cbz", "cbnz", "tbb", "tbh", "svc", "bkpt", 
 _CAND = {"ldrd": (3, 8, False), "strd": (3, 8, True), "ldm": (3, 0, False), "ldmdb": (3, 0, False),
          "stm": (3, 0, True), "stmdb": (3, 0, True), "ldrex": (3, 4, False), "strex": (3, 4, True),
          "ldrexh": (1, 2, False), "strexh": (1, 2, True), "ldaex": (3, 4, False), "stlex": (3, 4, True),
-         "lda": (3, 4, False), "stl": (3, 4, True), "ldah": (1, 2, False), "stlh": (1, 2, True)}
+         "lda": (3, 4, False), "stl": (3, 4, True), "ldah": (1, 2, False), "stlh": (1, 2, True),
+         # VFP loads/stores are word-aligned only (the size is fixed up per instruction)
+         "vldr": (3, 4, False), "vstr": (3, 4, True), "vldmia": (3, 0, False), "vldmdb": (3, 0, False),
+         "vstmia": (3, 0, True), "vstmdb": (3, 0, True)}
+_VLDM_NAMES = ("vldmia", "vldmdb", "vstmia", "vstmdb")
+
+
+def _vfp_words(insn, ops) -> int:
+    """32-bit words transferred by the VFP registers in ops (a D register is two)."""
+    return sum(2 if insn.reg_name(op.reg).startswith("d") else 1 for op in ops
+               if op.type == csarm.ARM_OP_REG)
 
 
 def _add(a, b, scale=1):
@@ -169,6 +179,13 @@ def _candidate(insn, name):
         n = len(ops) - 1
         disp = -4 * n if name.endswith("db") else 0
         return mask, 4 * n, write, base, disp, False
+    if name in _VLDM_NAMES:
+        base = ops[0].reg
+        n = _vfp_words(insn, ops[1:])
+        disp = -4 * n if name.endswith("db") else 0
+        return mask, 4 * n, write, base, disp, False
+    if name in ("vldr", "vstr"):
+        size = 4 * _vfp_words(insn, ops[:1])
     for op in ops:
         if op.type == csarm.ARM_OP_MEM:
             if op.mem.index:
@@ -221,8 +238,8 @@ def _step(insn, name, st, pc_val):
                                                    {r: (k * s) & 0xFFFFFFFF for r, k in a[1].items()})
     # writeback of loads/stores: base += disp (pre) / += offset operand (post) / ± 4N (LDM/STM)
     if insn.writeback and not cond:
-        if name in ("ldm", "ldmdb", "stm", "stmdb", "ldmia", "stmia"):
-            n = len(ops) - 1
+        if name in ("ldm", "ldmdb", "stm", "stmdb", "ldmia", "stmia") or name in _VLDM_NAMES:
+            n = len(ops) - 1 if name[0] != "v" else _vfp_words(insn, ops[1:])
             b = ops[0].reg
             new[b] = _add(st.get(b, (0, {b: 1})), (((-4 if name.endswith("db") else 4) * n) & 0xFFFFFFFF, {}))
         else:

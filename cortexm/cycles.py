@@ -34,6 +34,23 @@ Sources (rules are commented where they are applied):
   branches 1 extra cycle when taken, indirect branches/returns 3 extra.
 - Division has an operand-dependent early-terminating latency; statically we charge the middle
   of the documented range (M4: 7, M33: 6, M7: 7).
+- [M4-FPU] Cortex-M4 TRM (DDI 0439) chapter 7 "Floating Point Unit", 7.2.3 "FPU instruction
+  set", Table 7-1: VADD/VSUB/VMUL/VNMUL/VABS/VNEG/VCMP/VCVT 1; VMLA/VMLS/VNMLA/VNMLS and
+  VFMA/VFMS/VFNMA/VFNMS 3; VDIV/VSQRT 14; VLDR.32/VSTR.32 2, VLDR.64/VSTR.64 3; VLDM/VSTM/
+  VPUSH/VPOP 1+N (N = 32-bit words: 1+2N for N doubles); VMOV immediate / register / one core
+  register <-> S 1, two core registers <-> two S / one D 2; VMRS/VMSR 1. The notes below the
+  table: floating-point arithmetic (add, subtract, multiply, divide, square root, all multiply-
+  accumulates, conversions) takes one cycle longer if its result is consumed by the following
+  instruction, except as the addend of a following multiply-accumulate (read a cycle later).
+- [M33-FPU] the M33 TRM (100230) has no FPU cycle table; its FPv5-SP unit is the M4's
+  single-issue coprocessor design extended with the Armv8-M instructions (VSEL, VMAXNM, VRINT,
+  VCVT{A,N,P,M}: 1 like the other simple data-processing ones): the [M4-FPU] rules are used.
+- [M7-FPU] the M7 TRM (DDI 0489) has no FPU timing either; approximated from the Arm-contributed
+  LLVM scheduling model (llvm/lib/Target/ARM/ARMScheduleM7.td): one FP data-processing
+  instruction issues per cycle (it can pair with an integer instruction, not with another FP
+  one), result latency 3 (single precision ALU/multiply/convert), 6 (multiply-accumulate), 4 / 7
+  / 11 (double ALU / multiply / multiply-accumulate); VDIV/VSQRT .F32 16, .F64 30 (charged as
+  blocking); VLDR like LDR (latency 2), VLDM/VSTM 1+ceil(words/2) on the 64-bit data path.
 """
 from __future__ import annotations
 
@@ -62,6 +79,46 @@ _BDIRECT = {"b", "bl", "cbz", "cbnz"}
 _BREG = {"bx", "blx", "bxns", "blxns"}
 _TB = {"tbb", "tbh"}
 _BARRIER = {"dmb", "dsb", "isb"}
+# VFP (capstone instruction names; conditions are not part of the name)
+_VLD = {"vldr"}
+_VST = {"vstr"}
+_VLDM = {"vldmia", "vldmdb", "vldm", "vpop"}
+_VSTM = {"vstmia", "vstmdb", "vstm", "vpush"}
+_FP_ARITH = {"vadd", "vsub", "vmul", "vnmul", "vcvt", "vcvtr", "vcvta", "vcvtn", "vcvtp", "vcvtm",
+             "vcvtb", "vcvtt", "vrintr", "vrintz", "vrintx", "vrinta", "vrintn", "vrintp", "vrintm"}
+_FP_SIMPLE = {"vabs", "vneg", "vseleq", "vselge", "vselgt", "vselvs", "vmaxnm", "vminnm", "fconsts",
+              "fconstd"}
+_FP_CMP = {"vcmp", "vcmpe"}
+_FP_MAC = {"vmla", "vmls", "vnmla", "vnmls", "vfma", "vfms", "vfnma", "vfnms"}
+_FP_DIV = {"vdiv", "vsqrt"}
+_FP_SYS = {"vmrs", "vmsr", "fmstat"}
+_S_REGS = {getattr(R, f"ARM_REG_S{k}"): k for k in range(32)}
+_D_REGS = {getattr(R, f"ARM_REG_D{k}"): k for k in range(32)}
+_FP_REGS = set(_S_REGS) | set(_D_REGS)
+
+
+def _fp_alias(regs) -> frozenset:
+    """Registers with D0-D15 expanded to the two S registers they overlay (D0 = S0:S1), so a
+    dependency through an alias (VLDR d0 then VMOV r0, s1) is seen."""
+    out = set()
+    for r in regs:
+        d = _D_REGS.get(r)
+        if d is not None and d < 16:
+            out.add(_S_BY_NUM[2 * d])
+            out.add(_S_BY_NUM[2 * d + 1])
+        else:
+            out.add(r)
+    return frozenset(out)
+
+
+_S_BY_NUM = {k: r for r, k in _S_REGS.items()}
+# capstone's VFP names that do not start with "v": fconsts/fconstd (VMOV immediate), fmstat (VMRS
+# APSR_nzcv, FPSCR), fmdhr/fmdlr/fmrdh/fmrdl (VMOV.32 between a core register and half a D)
+_VFP_OTHER = ("fconst", "fmstat", "fmdhr", "fmdlr", "fmrdh", "fmrdl")
+
+
+def _is_vfp(name: str) -> bool:
+    return name[:1] == "v" or name.startswith(_VFP_OTHER)
 
 
 @dataclass
@@ -69,14 +126,20 @@ class Insn:
     addr: int
     size: int
     name: str                 # base mnemonic (no condition, no .w)
-    cls: str                  # alu mul mac div ld st ldrd strd ldm stm b bx tb it barrier
-    nregs: int                # registers transferred (LDM/STM/PUSH/POP), else 0/2
+    cls: str                  # alu mul mac div ld st ldrd strd ldm stm b bx tb it barrier,
+                              # fp vld vst vldm vstm (VFP)
+    nregs: int                # registers transferred (LDM/STM/PUSH/POP), 32-bit words (VFP
+                              # loads/stores), else 0/2
     writes_pc: bool
     reads: frozenset
     writes: frozenset
     addr_regs: frozenset      # base/index registers of a memory operand
     reg_offset: bool          # memory operand with an index register
     target: Optional[int]     # direct branch target
+    fp: str = ""              # VFP data processing (cls "fp"): arith simple cmp mac div mov1 mov2 sys
+    dp: bool = False          # VFP: double precision operands (D registers)
+    dest: Optional[int] = None   # VFP: destination register (the addend of a multiply-accumulate)
+    mul_srcs: frozenset = frozenset()   # VFP multiply-accumulate: the two multiplicand registers
 
 
 @dataclass
@@ -108,6 +171,8 @@ def decode(code: bytes, addr: int) -> list[Insn]:
         except capstone.CsError:
             rd, wr = (), ()
         reads, writes = frozenset(rd), frozenset(wr)
+        if _is_vfp(name):
+            reads, writes = _fp_alias(reads), _fp_alias(writes)
         addr_regs = set()
         reg_offset = False
         regs_in_list = 0
@@ -124,7 +189,41 @@ def decode(code: bytes, addr: int) -> list[Insn]:
             elif op.type == R.ARM_OP_IMM and name in _BDIRECT:
                 target = op.imm & 0xFFFFFFFF
         writes_pc = PC in writes
-        if name in _LDM or name in _STM:
+        fp_kind, dp, dest = "", False, None
+        regs, fregs, words, mul_srcs = [], [], 0, frozenset()
+        if _is_vfp(name):
+            regs = [op.reg for op in i.operands if op.type == R.ARM_OP_REG]
+            fregs = [r for r in regs if r in _FP_REGS]
+            dp = any(r in _D_REGS for r in fregs)
+            words = sum(2 if r in _D_REGS else 1 for r in fregs)
+            dest = regs[0] if regs else None
+        if name in _VLD or name in _VST:
+            cls, nregs = ("vld" if name in _VLD else "vst"), (2 if dp else 1)
+        elif name in _VLDM or name in _VSTM:
+            cls, nregs = ("vldm" if name in _VLDM else "vstm"), max(words, 1)
+            if name not in ("vpush", "vpop") and i.operands:
+                addr_regs.add(i.operands[0].reg)
+        elif name in _FP_ARITH or name in _FP_SIMPLE or name in _FP_CMP or name in _FP_MAC \
+                or name in _FP_DIV or name in _FP_SYS or name == "vmov" or name.startswith(_VFP_OTHER[2:]):
+            cls, nregs = "fp", 0
+            if name in _FP_ARITH:
+                fp_kind = "arith"
+            elif name in _FP_MAC:
+                fp_kind = "mac"
+                mul_srcs = _fp_alias(regs[1:3])
+            elif name in _FP_DIV:
+                fp_kind = "div"
+            elif name in _FP_CMP:
+                fp_kind = "cmp"
+            elif name in _FP_SYS:
+                fp_kind = "sys"
+            elif name == "vmov" or name.startswith(_VFP_OTHER[2:]):
+                # VMOV: core <-> FP transfers by the number of core registers involved
+                ncore = len(regs) - len(fregs)
+                fp_kind = "mov2" if ncore >= 2 else ("mov1" if ncore == 1 else "simple")
+            else:
+                fp_kind = "simple"
+        elif name in _LDM or name in _STM:
             cls = "ldm" if name in _LDM else "stm"
             nregs = regs_in_list if name in ("push", "pop") else max(regs_in_list - 1, 1)
             if name not in ("push", "pop") and i.operands:
@@ -159,7 +258,7 @@ def decode(code: bytes, addr: int) -> list[Insn]:
         else:
             cls, nregs = "alu", 0
         out.append(Insn(i.address, i.size, name, cls, nregs, writes_pc, reads, writes,
-                        frozenset(addr_regs), reg_offset, target))
+                        frozenset(addr_regs), reg_offset, target, fp_kind, dp, dest, mul_srcs))
     return out
 
 
@@ -220,6 +319,21 @@ def _direct_refill(ins: Insn, read: Callable[[int, int], bytes]) -> int:
     return 2 if (ins.target & 2) and _is_32bit_halfword(hw) else 1
 
 
+# [M4-FPU] Table 7-1 issue cycles of the VFP data-processing kinds (see decode)
+_M4_FP_CYCLES = {"arith": 1, "simple": 1, "cmp": 1, "mac": 3, "div": 14, "mov1": 1, "mov2": 2, "sys": 1}
+_FP_RESULT_KINDS = ("arith", "mac", "div")
+
+
+def _fp_consumed(ins: Insn, nxt: Optional[Insn]) -> bool:
+    """The FP arithmetic result of `ins` is read by `nxt` (other than as the addend of a
+    multiply-accumulate, which [M4-FPU] reads a cycle later)."""
+    if nxt is None:
+        return False
+    if nxt.cls == "fp" and nxt.fp == "mac":
+        return bool(nxt.mul_srcs & ins.writes)
+    return bool(nxt.reads & ins.writes)
+
+
 def _cost_m4(insns: list[Insn], read: Callable[[int, int], bytes], div_cycles: int = 7) -> tuple[int, int]:
     cyc = 0
     extra = 0
@@ -229,11 +343,16 @@ def _cost_m4(insns: list[Insn], read: Callable[[int, int], bytes], div_cycles: i
     for k, ins in enumerate(insns):
         last = k == len(insns) - 1
         c = ins.cls
-        if c in ("ld", "st", "ldrd", "strd", "ldm", "stm"):
+        if c in ("ld", "st", "ldrd", "strd", "ldm", "stm", "vld", "vst", "vldm", "vstm"):
             # [M4] 3.3.2: address depending on the previous data-processing result: +1 stall
-            agu = 1 if (prev is not None and prev.cls not in ("ld", "ldrd", "ldm", "st", "strd", "stm")
+            agu = 1 if (prev is not None and prev.cls not in ("ld", "ldrd", "ldm", "st", "strd", "stm",
+                                                              "vld", "vst", "vldm", "vstm")
                         and ins.addr_regs & prev.writes) else 0
-            if c == "ld":
+            if c in ("vld", "vst"):
+                cyc += (3 if ins.dp else 2) + agu      # [M4-FPU] VLDR/VSTR .32 2, .64 3
+            elif c in ("vldm", "vstm"):
+                cyc += 1 + ins.nregs + agu             # [M4-FPU] VLDM/VSTM/VPUSH/VPOP 1+N (words)
+            elif c == "ld":
                 if ins.writes_pc:
                     cyc += 2 + agu
                     extra = P_LOAD if last else 0      # LDR PC: 2+P (blocking)
@@ -257,6 +376,10 @@ def _cost_m4(insns: list[Insn], read: Callable[[int, int], bytes], div_cycles: i
                 cyc += 1 + ins.nregs + agu             # LDM/STM/PUSH/POP 1+N
                 if ins.writes_pc and last:
                     extra = P_LOAD                     # ... +P with PC in the list
+        elif c == "fp":
+            cyc += _M4_FP_CYCLES[ins.fp]               # [M4-FPU] Table 7-1
+            if ins.fp in _FP_RESULT_KINDS and _fp_consumed(ins, insns[k + 1] if not last else None):
+                cyc += 1                               # [M4-FPU] result used by the next insn: +1
         elif c in ("mul", "mac"):
             cyc += 1                                   # MUL/MLA/MLS/SMULL/SMLAL/SMLAD...: 1
         elif c == "div":
@@ -304,6 +427,10 @@ def _cost_m7(insns: list[Insn], read: Callable[[int, int], bytes]) -> tuple[int,
                 extra = 3
         elif c == "div":
             cost = 7
+        elif c in ("vldm", "vstm"):
+            cost = 1 + (ins.nregs + 1) // 2            # [M7-FPU] 64-bit data path: two words per beat
+        elif c == "fp" and ins.fp == "div":
+            cost = 30 if ins.dp else 16                # [M7-FPU] VDIV/VSQRT, charged as blocking
         elif c == "ld" and ins.writes_pc:
             cost = 1
             if last:
@@ -325,13 +452,25 @@ def _cost_m7(insns: list[Insn], read: Callable[[int, int], bytes]) -> tuple[int,
             if ins.writes_pc and last:
                 extra = 3
         # load-to-use / multiply-to-use latency 2: +1 when the next instruction needs the result
-        if c in ("ld", "ldrd", "mul", "mac") and k + 1 < n and insns[k + 1].reads & ins.writes - {PC, SP}:
+        if c in ("ld", "ldrd", "mul", "mac", "vld") and k + 1 < n and insns[k + 1].reads & ins.writes - {PC, SP}:
             cost += 1
+        elif c == "fp" and ins.fp in ("arith", "mac", "mov1", "mov2"):
+            # [M7-FPU] result latency L: the next instruction waits L-1, the one after L-2
+            if ins.fp == "arith":
+                lat = (7 if ins.name in ("vmul", "vnmul") else 4) if ins.dp else 3
+            elif ins.fp == "mac":
+                lat = 11 if ins.dp else 6
+            else:
+                lat = 2                                # VMOV to/from core registers: like a load
+            if k + 1 < n and _fp_consumed(ins, insns[k + 1]):
+                cost += lat - 1
+            elif k + 2 < n and _fp_consumed(ins, insns[k + 2]):
+                cost += max(0, lat - 2)
         costs.append(cost)
     cyc = 0
     k = 0
-    mem = {"ld", "st", "ldrd", "strd", "ldm", "stm"}
-    solo = {"div", "ldm", "stm", "barrier", "tb", "it"}
+    mem = {"ld", "st", "ldrd", "strd", "ldm", "stm", "vld", "vst", "vldm", "vstm"}
+    solo = {"div", "ldm", "stm", "barrier", "tb", "it", "vldm", "vstm"}
     while k < n:
         a = insns[k]
         if k + 1 < n and costs[k] == 1 and costs[k + 1] == 1:
@@ -339,6 +478,7 @@ def _cost_m7(insns: list[Insn], read: Callable[[int, int], bytes]) -> tuple[int,
             if (a.cls not in solo and b.cls not in solo and not a.writes_pc
                     and not (a.cls in mem and b.cls in mem)
                     and not (a.cls in ("mul", "mac") and b.cls in ("mul", "mac"))
+                    and not (a.cls == "fp" and b.cls == "fp")   # [M7-FPU] one FP issue per cycle
                     and not (b.reads & a.writes - {PC})):
                 cyc += 1                               # dual issue
                 k += 2

@@ -17,7 +17,7 @@ from typing import Optional, Union
 import numpy as np
 import unicorn
 from unicorn import unicorn_const as UC
-from unicorn.arm_const import (UC_ARM_REG_LR, UC_ARM_REG_PC, UC_ARM_REG_R0, UC_ARM_REG_R1,
+from unicorn.arm_const import (UC_ARM_REG_FPSCR, UC_ARM_REG_LR, UC_ARM_REG_PC, UC_ARM_REG_R0, UC_ARM_REG_R1,
                                UC_ARM_REG_R2, UC_ARM_REG_R3, UC_ARM_REG_SP,
                                UC_CPU_ARM_CORTEX_M0, UC_CPU_ARM_CORTEX_M33, UC_CPU_ARM_CORTEX_M4,
                                UC_CPU_ARM_CORTEX_M7)
@@ -188,6 +188,14 @@ class VirtualMCU:
         self._intr: Optional[tuple] = None
         uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem)
         uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)
+        # FPU cores (the firmware uses VFP through -mfloat-abi=softfp): IEEE 754 defaults in FPSCR,
+        # i.e. FZ=0 (denormals are kept, not flushed), DN=0 (NaN operands propagate), AHP=0,
+        # RMode=0 (round to nearest even): the numpy twins' float32 semantics. Unicorn's reset
+        # value is already 0; it is written explicitly so every call (context restore) starts so.
+        # Unicorn/QEMU executes VFP instructions without the CPACR enable a reset handler would do.
+        self.has_fpu = not self.armv6m
+        if self.has_fpu:
+            uc.reg_write(UC_ARM_REG_FPSCR, 0)
         self._ctx0 = uc.context_save()
         self._costs = _COST_CACHE.setdefault((self.elf.sha256, self.core), {})
         self._warm_lines: set = set()

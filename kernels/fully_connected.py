@@ -104,8 +104,9 @@ def fc_prepare(ctx, node) -> None:
             mult[i], shift[i] = quantize_multiplier(float(np.float32(in_scale)) * float(s) / float(np.float32(out_scale)))
         data.output_multiplier, data.output_shift = mult, shift
     else:
-        # GetQuantizedConvolutionMultipler: float32 product, double division.
-        product = float(np.float32(in_scale) * np.float32(scales[0] if scales.size else 0.0))
+        # GetQuantizedConvolutionMultipler: the scales' product and the division in double
+        # (the oracle's build; a float32 product flips rare ties).
+        product = float(np.float32(in_scale)) * float(np.float32(scales[0] if scales.size else 0.0))
         if bias is not None and np.asarray(bias.scales).size:
             bias_scale = float(np.float32(np.asarray(bias.scales, np.float32)[0]))
             exact_product = float(np.float32(in_scale)) * float(scales[0])

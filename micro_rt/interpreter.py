@@ -64,6 +64,15 @@ class Tensor:
         return f"Tensor({self.index}, '{self.name}', {self.type_name}{list(self.shape)})"
 
 
+def _reset_variable(t: Tensor) -> None:
+    """TFLM's ResetVariableTensors (also run at the end of AllocateTensors): int8 variables
+    are filled with their zero point (memset of that byte), every other type with zeros."""
+    value = 0
+    if t.type_name == "INT8" and len(t.zero_points):
+        value = int(t.zero_points[0])
+    t.data.view(np.uint8)[...] = value & 0xFF
+
+
 class _Context:
     """The KernelContext the interpreter hands to kernels, bound to the node being run."""
 
@@ -140,7 +149,7 @@ class Interpreter:
         self.last_run: list = []
         self.target = target_info
         self.preserve_all_tensors = preserve_all_tensors
-        self.resolver = op_resolver if op_resolver is not None else builtin_op_resolver(plan_only)
+        self.resolver = op_resolver if op_resolver is not None else builtin_op_resolver()
         sg = model.main
         self.tensors = [Tensor(info) for info in sg.tensors]
         self.registrations = self._resolve()
@@ -217,6 +226,7 @@ class Interpreter:
                 t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else
                        np.zeros(t.nbytes, np.uint8))
                 self._variables.append(t)
+                _reset_variable(t)
             elif t._data is None and t.nbytes == 0:
                 t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else np.zeros(0, np.uint8))
 
@@ -287,9 +297,10 @@ class Interpreter:
         return self._executor
 
     def reset(self) -> None:
-        """Zero the variable tensors (RNN/LSTM state), as TFLM's ResetVariableTensors."""
+        """Reset the variable tensors (RNN/LSTM/SVDF state) as TFLM's ResetVariableTensors:
+        int8 ones to their zero point, the rest to zero."""
         for t in self._variables:
-            t.data[...] = 0
+            _reset_variable(t)
 
     # ---- inputs and outputs ----------------------------------------------------------
     @property

@@ -15,7 +15,7 @@ from .schema import BUILTIN_CODE
 
 # The host kernel modules, each exporting BUILTINS = [(op name, Registration, max version)].
 KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softmax", "reduce",
-                  "elementwise", "activations", "quantize", "shape_ops")
+                  "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm")
 
 
 @dataclass(frozen=True)
@@ -67,15 +67,10 @@ class MutableOpResolver:
         return entry.registration
 
 
-# Ops whose memory micro_rt models exactly but cannot run yet (used by plan/fit only).
-PLAN_ONLY_MODULES = ("plan_only",)
-
-
-def builtin_op_resolver(plan_only: bool = False) -> MutableOpResolver:
-    """A resolver with every builtin kernel micro_rt ships; with `plan_only`, also the ops
-    it can only account memory for."""
+def builtin_op_resolver() -> MutableOpResolver:
+    """A resolver with every builtin kernel micro_rt ships."""
     resolver = MutableOpResolver()
-    for module_name in KERNEL_MODULES + (PLAN_ONLY_MODULES if plan_only else ()):
+    for module_name in KERNEL_MODULES:
         module = importlib.import_module(f"micro_rt.kernels.{module_name}")
         for op, registration, max_version in module.BUILTINS:
             resolver.add_builtin(op, registration, 1, max_version)

@@ -13,7 +13,7 @@ from micro_rt.arena import align_up
 SHARED = ["hello_world_int8.tflite", "hello_world_float.tflite", "micro_speech_quantized.tflite",
           "network_tester_model.tflite", "test_conv_model.tflite", "simple_add_model.tflite",
           "person_detect.tflite", "mobilenet_v2_quantized_1x3x224x224.tflite",
-          # memory planned exactly, though micro_rt cannot run SVDF/LSTM yet
+          # SVDF and LSTM, with variable (state) tensors
           "keyword_scrambled.tflite", "keyword_scrambled_8bit.tflite", "trained_lstm.tflite",
           "trained_lstm_int8.tflite", "micro_speech_lstm.tflite", "dtln_noise_suppression.tflite"]
 

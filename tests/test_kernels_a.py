@@ -187,8 +187,8 @@ def test_single_op_matches_tflm(case, oracle):
 
 # ----------------------------------------------------------------------------- real models
 
-# keyword_scrambled*: micro_rt has no SVDF, so their FULLY_CONNECTED / SOFTMAX / QUANTIZE ops
-# run one at a time on the oracle's tensors (kernel_cases.op_submodel).
+# keyword_scrambled*: their FULLY_CONNECTED / SOFTMAX / QUANTIZE ops run one at a time on the
+# oracle's tensors (kernel_cases.op_submodel); SVDF itself is tested in test_kernels_svdf.py.
 REAL_MODELS = ["person_detect", "micro_speech_quantized", "network_tester_model",
                "test_conv_model", "hello_world_int8", "hello_world_float", "keyword_scrambled",
                "keyword_scrambled_8bit"]
@@ -255,3 +255,34 @@ def test_persistent_and_scratch_requests(target):
     it = Interpreter.from_bytes(mean_model(rng), target=target)
     assert kernel_persistent(it) == (1, it.target.sizeof("OpDataReduce"))
     assert scratch_sizes(it) == [16, 8, 16]
+
+
+def test_fc_per_tensor_multiplier_uses_a_double_product(oracle):
+    """TFLM multiplies input and filter scales in double for a per-tensor FULLY_CONNECTED;
+    these scales make a float32 product round two accumulators differently."""
+    from micro_rt.builder import ModelBuilder
+    from micro_rt.kernels.quant import multiply_by_quantized_multiplier, quantize_multiplier
+    si, sw, so = np.float32(0.037542414), np.float32(0.044881042), np.float32(0.0067242053)
+    single = quantize_multiplier(float(np.float32(si * sw)) / float(so))
+    double = quantize_multiplier(float(si) * float(sw) / float(so))
+    accs = np.arange(-32640, 32386)
+    ties = accs[multiply_by_quantized_multiplier(accs, *single) != multiply_by_quantized_multiplier(accs, *double)]
+    ties = ties[np.abs(ties) < 800]
+    assert ties.size                        # the case really separates the two products
+    b = ModelBuilder()
+    x = b.add_tensor("x", [ties.size, 255], "INT8", scale=float(si), zero_point=0)
+    w = b.add_tensor("w", [1, 255], "INT8", data=np.ones((1, 255), np.int8), scale=float(sw))
+    y = b.add_tensor("y", [ties.size, 1], "INT8", scale=float(so), zero_point=0)
+    b.add_operator("FULLY_CONNECTED", [x, w, -1], [y], version=4)
+    b.inputs, b.outputs = [x], [y]
+    rows = np.zeros((ties.size, 255), np.int8)
+    for i, acc in enumerate(ties):          # each row sums to one of the separating accumulators
+        step = 127 if acc >= 0 else -128
+        q, r = divmod(int(acc), step)
+        rows[i, :q] = step
+        rows[i, q] = r
+    data = b.build()
+    ours = Interpreter.from_bytes(data)
+    ours.set_input(rows, 0)
+    ours.invoke()
+    np.testing.assert_array_equal(ours.get_output(0), oracle.run(data, [rows], 1, arena_size=1 << 20)[0])

@@ -9,7 +9,13 @@ from conftest import SHARED_MODELS, project_models, shared_model, shared_models
 
 SHARED = ["hello_world_int8.tflite", "hello_world_float.tflite", "micro_speech_quantized.tflite",
           "person_detect.tflite", "simple_add_model.tflite", "network_tester_model.tflite",
-          "test_conv_model.tflite"]
+          "test_conv_model.tflite",
+          # stateful (SVDF): check_model runs the seeds in sequence on both sides, the
+          # states carry over identically (test_kernels_svdf compares every tensor)
+          "keyword_scrambled.tflite", "keyword_scrambled_8bit.tflite",
+          # LSTMs, stateful the same way (test_kernels_lstm compares every tensor, states too)
+          "trained_lstm.tflite", "trained_lstm_int8.tflite", "micro_speech_lstm.tflite",
+          "dtln_noise_suppression.tflite"]
 
 
 def _assert_agrees(path, oracle, seeds=range(20)):
@@ -47,6 +53,16 @@ def test_network_tester_golden_output():
     it.set_input(x.view(d["dtype"]).reshape(d["shape"]), 0)
     it.invoke()
     np.testing.assert_array_equal(it.get_output(0).view(np.uint8).ravel(), expected.ravel())
+
+
+def test_dtln_golden_output():
+    from micro_rt import Interpreter
+    it = Interpreter.from_file(shared_model("dtln_noise_suppression.tflite"))
+    x = np.load(SHARED_MODELS / "testdata" / "dtln_feature_data.npy")
+    expected = np.load(SHARED_MODELS / "testdata" / "dtln_golden_ref.npy")
+    it.set_input(x.reshape(1, 1, 257), 0)
+    it.invoke()
+    np.testing.assert_array_equal(it.get_output(0).ravel(), expected.ravel())
 
 
 def _bmp_gray(path) -> np.ndarray:

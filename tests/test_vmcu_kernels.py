@@ -6,7 +6,9 @@
   the device and glibc on the host (those are also checked bit-equal against TFLM's formula
   evaluated with the firmware's own expf / tanhf);
 - every models/*_f32.tflite, hello_world_float and test_conv_model run whole on the MCU with
-  the host Interpreter's outputs;
+  the host Interpreter's outputs; the float tests run on every core: soft-float on the M0+,
+  hardware VFP on the M4 / M7 / M33 (-mfloat-abi=softfp), with no fused multiply-add in the
+  kernels and IEEE denormals;
 - scratch_bytes() (Python mirror) == the C *_get_buffer_size functions;
 - every int8 op of the shared TFLM models run both ways;
 - `make firmware` into a temp dir reproduces the shipped ELFs byte for byte.
@@ -31,6 +33,9 @@ SRC = ROOT / "cortexm" / "src"
 SHARED = Path(os.environ.get("MICRO_RT_SHARED_MODELS", ROOT.parent / "shared" / "models")) / "tflm"
 CORES_FAST = ["cortex-m0plus", "cortex-m4"]
 CORES_ALL = ["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"]
+# float32 kernels: the soft-float M0+ and all three hardware-FPU builds (M4 FPv4-SP, M7 FPv5-DP,
+# M33 FPv5-SP), which must all give the same bits
+CORES_FLOAT = CORES_ALL
 
 
 def _machine_cls():
@@ -538,7 +543,7 @@ def dw_f32_case(rng, ih, iw, ic, mult, fh, fw, stride, pad, dil=1, act="NONE", n
     return "DEPTHWISE_CONV_2D", opts, [x, wt] + ([b] if bias else []), [y], {0: _f32(rng, x.shape)}
 
 
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_conv_f32(core):
     rng = np.random.default_rng(21)
     for i, args in enumerate(CONV_SHAPES):
@@ -548,7 +553,7 @@ def test_conv_f32(core):
         assert_same(h, m, f"conv f32 {args}")
 
 
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_depthwise_f32(core):
     rng = np.random.default_rng(22)
     for i, args in enumerate(DW_SHAPES):
@@ -557,7 +562,7 @@ def test_depthwise_f32(core):
         assert_same(h, m, f"dw f32 {args}")
 
 
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_fully_connected_f32(core):
     rng = np.random.default_rng(23)
     for in_shape, out_depth, act, bias, keep in [((1, 16), 10, "NONE", True, False), ((3, 37), 9, "RELU", False, False),
@@ -574,7 +579,7 @@ def test_fully_connected_f32(core):
         assert_same(h, m, f"fc f32 {in_shape} {out_depth}")
 
 
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_pooling_f32(core):
     rng = np.random.default_rng(24)
     from micro_rt.kernels.padding import compute_padding_height_width
@@ -592,7 +597,7 @@ def test_pooling_f32(core):
             assert_same(h, m, f"{op} f32 {(n, ih, iw, c, fh, fw, st, pad)}")
 
 
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_binary_f32(core):
     rng = np.random.default_rng(25)
     for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
@@ -605,6 +610,57 @@ def test_binary_f32(core):
             assert_same(h, m, f"{op} f32 {s1} {s2}")
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("core", CORES_FLOAT)
+def test_float_denormals_f32(core):
+    """Denormal products, sums and operands come out as numpy's (IEEE, no flush to zero) on the
+    FPU cores as on the soft-float M0+."""
+    tiny = np.array([1e-20, -1e-20, 1e-40, 1e-45, 3e-39, -2e-39, 2.0 ** -126, 1.5e-38, 0.0, 1e-22], np.float32)
+    other = np.array([1e-20, 3e-19, 2.0, 0.5, -1.0, 1e-39, 0.75, 0.5, 1e-40, 1e-22], np.float32)
+    for op in ("MUL", "ADD", "SUB"):
+        a, b, y = T(0, tiny.shape, np.float32), T(1, tiny.shape, np.float32), T(2, tiny.shape, np.float32)
+        h, m, _ = run_both(core, op, dict(fused_activation_function="NONE"), [a, b], [y], {0: tiny, 1: other})
+        assert_same(h, m, f"{op} denormals")
+        if op == "MUL":
+            assert np.count_nonzero((m[0] != 0) & (np.abs(m[0]) < np.finfo(np.float32).tiny)) >= 4   # denormal results
+
+
+# fused multiply-adds round once: they must not appear in the kernels (newlib's expf / expm1f,
+# compiled with GCC's default -ffp-contract=fast, use VFMA; those are held within MAX_ULP anyway)
+_FUSED = {"vfma", "vfms", "vfnma", "vfnms"}
+_LIBM_FUSED_OK = {"expf", "__ieee754_expf", "expm1f", "tanhf", "__ieee754_tanhf"}
+
+
+@pytest.mark.parametrize("core", CORES_ALL)
+def test_firmware_float_instructions(core):
+    """M0+ has no VFP instruction; the M4 / M7 / M33 kernels use the FPU and no fused multiply-add."""
+    pytest.importorskip("capstone")
+    from micro_rt.cortexm import cycles as cyc
+    from micro_rt.cortexm.elf import load_elf
+    elf = load_elf(_elf(core))
+    seg = next(sg for sg in elf.segments if sg.executable)
+    names: dict = {}
+    unpriced = set()
+    for sym in elf.symbols.values():
+        if sym.is_func and sym.size and seg.vaddr <= sym.addr < seg.vaddr + len(seg.data):
+            code = seg.data[sym.addr - seg.vaddr:sym.addr - seg.vaddr + sym.size]
+            insns = cyc.decode(code, sym.addr)
+            names[sym.name] = {i.name for i in insns if i.cls in ("fp", "vld", "vst", "vldm", "vstm")}
+            if sym.name.startswith(("mrt_", "arm_")):
+                # every VFP instruction of the kernels has a cycle rule (not the ALU default)
+                # (Advanced SIMD encodings, first halfword 0xEFxx / 0xFFxx / 0xF9xx, do not exist on
+                # M-profile: those are literal-pool words capstone decodes as NEON)
+                unpriced |= {i.name for i in insns if cyc._is_vfp(i.name) and i.cls == "alu"
+                             and code[i.addr - sym.addr + 1] not in (0xEF, 0xFF, 0xF9)}
+    assert not unpriced, unpriced
+    if core == "cortex-m0plus":
+        assert not any(names.values())
+        return
+    assert {"vmul", "vadd"} <= names["mrt_conv_f32"]
+    fused = {fn for fn, ns in names.items() if ns & _FUSED}
+    assert fused <= _LIBM_FUSED_OK, fused
+
+
 def device_libm(core, fn: str, x: np.ndarray) -> np.ndarray:
     """newlib's `fn` (expf / tanhf) as linked in the firmware, called once per element."""
     mcu = _mcu(core)
@@ -614,7 +670,7 @@ def device_libm(core, fn: str, x: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_unary_f32(core):
     rng = np.random.default_rng(26)
     special = np.array([0.0, -0.0, 3.0, -3.0, 6.0, -6.0, 1e-40, -1e-40, 16.619047, 16.62, -9.0, -9.0001, 30.0,
@@ -641,7 +697,7 @@ def test_unary_f32(core):
             assert_same(h, m, f"{op} f32")
 
 
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_softmax_f32(core):
     rng = np.random.default_rng(27)
     for rows, depth, beta, scale in [(1, 10, 1.0, 1.0), (4, 37, 1.0, 5.0), (2, 12, 0.5, 20.0), (3, 300, 1.0, 2.0),
@@ -658,7 +714,7 @@ def test_softmax_f32(core):
             assert_same([e / total], m, f"softmax f32 {(rows, depth, beta)} with newlib expf")
 
 
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_mean_f32(core):
     rng = np.random.default_rng(28)
     for shape, axes, keep in [((1, 5, 7, 16), [1, 2], True), ((2, 3, 4, 5), [3], False), ((3, 10), [0], False),
@@ -672,7 +728,7 @@ def test_mean_f32(core):
         assert_same(h, m, f"mean f32 {shape} {axes}")
 
 
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 def test_quantize_dequantize_int16_float(core):
     rng = np.random.default_rng(29)
     x = T(0, (3, 50), np.float32)
@@ -810,7 +866,7 @@ SHARED_FLOAT_MODELS = ["hello_world_float.tflite", "test_conv_model.tflite"]
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("core", CORES_FLOAT)
 @pytest.mark.parametrize("model", F32_MODELS + SHARED_FLOAT_MODELS)
 def test_float_model_whole_on_mcu(model, core):
     """Every op of the float32 models (and the shared float / mixed models) runs on the MCU,

@@ -438,3 +438,151 @@ def test_block_cost_rules_m4():
     assert bc.cycles == 2 + 1 + 1 + 1 + 1 and bc.taken_extra == 2
     bc0 = cyc.block_cost("cortex-m0plus", 0x1000, 6, read)     # the three loads/stores only
     assert bc0.cycles == 6
+
+
+# ----------------------------------------------------------------------------- FPU (VFP)
+# The kernel firmware uses the FPU on M4 / M7 / M33 (-mfloat-abi=softfp). These functions take and
+# return float32 bit patterns in core registers, like the firmware's soft-float calling convention.
+VFP_S = textwrap.dedent("""
+    .syntax unified
+    .thumb
+    .text
+    @ r0, r1, r2 = a, b, c (float32 bits): returns a * b + c, two roundings
+    .global vfp_madd
+    .type vfp_madd, %function
+    .thumb_func
+    vfp_madd:
+        vmov s0, r0              @ 1
+        vmov s1, r1              @ 1
+        vmov s2, r2              @ 1
+        vmul.f32 s3, s0, s1      @ 1, +1: the next instruction reads s3
+        vadd.f32 s3, s3, s2      @ 1, +1: the next instruction reads s3
+        vmov r0, s3              @ 1
+        bx lr                    @ 1 + P
+    .size vfp_madd, .-vfp_madd
+
+    @ r0 = float p[4]: p[2] = p[0] / p[1] * p[1] + p[0]   (p[3] unused, loaded)
+    .global vfp_mix
+    .type vfp_mix, %function
+    .thumb_func
+    vfp_mix:
+        vpush {s16-s17}          @ 1+2
+        vldr s16, [r0]           @ 2
+        vldr s17, [r0, #4]       @ 2
+        vldmia r0, {s0-s3}       @ 1+4
+        vdiv.f32 s4, s16, s17    @ 14, +1: read by the VMLA as a multiplicand
+        vmla.f32 s0, s4, s1      @ 3, +1: read by the VSTR
+        vstr s0, [r0, #8]        @ 2
+        vpop {s16-s17}           @ 1+2
+        bx lr                    @ 1 + P
+    .size vfp_mix, .-vfp_mix
+
+    .global vfp_ld
+    .type vfp_ld, %function
+    .thumb_func
+    vfp_ld:
+        vldr s0, [r0]
+        vmov r0, s0
+        bx lr
+    .size vfp_ld, .-vfp_ld
+""")
+FPU_FLAGS = {"cortex-m4": "fpv4-sp-d16", "cortex-m7": "fpv5-d16", "cortex-m33": "fpv5-sp-d16"}
+
+
+@pytest.fixture(scope="module")
+def vfp_elfs(tmp_path_factory):
+    out = {}
+    for core, fpu in FPU_FLAGS.items():
+        d = tmp_path_factory.mktemp(core + "-vfp")
+        (d / "vfp.S").write_text(VFP_S)
+        elf = d / "vfp.elf"
+        subprocess.run([CC, f"-mcpu={core}", "-mthumb", "-mfloat-abi=softfp", f"-mfpu={fpu}", "-nostdlib",
+                        "-nostartfiles", "-Wl,-Ttext=0x08000000", "-Wl,-e,0", str(d / "vfp.S"), "-o", str(elf)],
+                       check=True, capture_output=True)
+        out[core] = str(elf)
+    return out
+
+
+def _bits(x) -> int:
+    return int(np.float32(x).view(np.uint32))
+
+
+def _f32(bits: int) -> np.float32:
+    return np.uint32(bits & 0xFFFFFFFF).view(np.float32)
+
+
+@pytest.mark.parametrize("core", V7M)
+def test_vfp_denormals_are_ieee(vfp_elfs, core):
+    """FPSCR.FZ = 0 (no flush to zero), DN = 0, round to nearest: the numpy float32 results,
+    bit for bit, for denormal products, denormal operands and rounding."""
+    m = VirtualMCU(core, vfp_elfs[core], arena_bytes=4096)
+    cases = [(1e-20, 1e-20, 0.0), (1e-40, 2.0, 0.0), (1e-45, 0.5, 0.0), (3e-39, -1.0, 1e-39),
+             (1.1, 3.3, 1e-8), (np.float32(2) ** -126, 0.75, 0.0), (np.inf, 0.0, 1.0), (-0.0, 1.0, 0.0)]
+    for a, b, c in cases:
+        a, b, c = np.float32(a), np.float32(b), np.float32(c)
+        with np.errstate(all="ignore"):
+            want = np.float32(a * b) + c
+        got = _f32(m.call("vfp_madd", _bits(a), _bits(b), _bits(c)).return_value)
+        assert got.view(np.uint32) == want.view(np.uint32) or (np.isnan(got) and np.isnan(want)), (a, b, c, got, want)
+    assert _f32(m.call("vfp_madd", _bits(1e-20), _bits(1e-20), 0).return_value) != 0    # not flushed
+
+
+def test_vfp_function_trm_cycles_m4(vfp_elfs):
+    """Cortex-M4 TRM Table 7-1 (and its note: an arithmetic result used by the next instruction
+    costs one more cycle), executed: exact cycles."""
+    m = VirtualMCU("cortex-m4", vfp_elfs["cortex-m4"], arena_bytes=4096)
+    r = m.call("vfp_madd", _bits(1.5), _bits(2.0), _bits(0.25))
+    assert _f32(r.return_value) == np.float32(3.25)
+    assert r.instructions == 7
+    # VMOV x3 (1 each) + VMUL 1+1 + VADD 1+1 + VMOV 1 + BX 1, then P = 2 for the return
+    assert r.breakdown.core == 3 + 2 + 2 + 1 + 1 and r.breakdown.branches == 2
+    assert r.cycles == 11
+    p = m.arena_base
+    m.write(p, np.array([3.0, 1.5, 0.0, 7.0], np.float32))
+    r = m.call("vfp_mix", p)
+    assert m.arena[:16].view(np.float32)[2] == np.float32(np.float32(3.0 / 1.5) * np.float32(1.5)) + np.float32(3.0)
+    # VPUSH 1+2, VLDR 2, VLDR 2, VLDM 1+4, VDIV 14+1, VMLA 3+1, VSTR 2, VPOP 1+2, BX 1 (+P 2)
+    assert r.breakdown.core == 3 + 2 + 2 + 5 + 15 + 4 + 2 + 3 + 1
+    assert r.cycles == r.breakdown.core + 2
+    # the M33 uses the M4's FPU table; the M7 dual-issues and so is cheaper
+    m33 = VirtualMCU("cortex-m33", vfp_elfs["cortex-m33"], arena_bytes=4096)
+    assert m33.call("vfp_madd", _bits(1.5), _bits(2.0), _bits(0.25)).cycles == 11
+
+
+def test_block_cost_rules_vfp():
+    """capstone's VFP names (vldmia, fconsts, fmstat, fmdhr, ...) get their Table 7-1 cost, not
+    the 1-cycle default of unknown instructions."""
+    src = [  # (encoding, M4 cycles)
+        ("2ded028b", 3),   # vpush {d8}: 1 + 2 words
+        ("90ed020b", 3),   # vldr d0, [r0, #8]: VLDR.64 3
+        ("f7ee007a", 1),   # vmov.f32 s15, #1.0 (capstone: fconsts)
+        ("f1ee10fa", 1),   # vmrs APSR_nzcv, fpscr (capstone: fmstat)
+        ("20ee010a", 1),   # vmul.f32 s0, s0, s2     1 (+0: the VMLA reads s0 as its addend)
+        ("01ee810a", 3),   # vmla.f32 s0, s3, s2     3
+        ("80ee810a", 15),  # vdiv.f32 s0, s1, s2     14, +1: the VMOV reads d0 = s0:s1 (alias)
+        ("51ec100b", 2),   # vmov r0, r1, d0         2 (two core registers)
+        ("bdec028b", 3),   # vpop {d8}               1 + 2
+    ]
+    code = b"".join(bytes.fromhex(h) for h, _ in src)
+    read = lambda a, n: code[a - 0x1000:a - 0x1000 + n]   # noqa: E731
+    insns = cyc.decode(code, 0x1000)
+    assert len(insns) == len(src)
+    assert all(i.cls in ("fp", "vld", "vst", "vldm", "vstm") for i in insns), [(i.name, i.cls) for i in insns]
+    for core in ("cortex-m4", "cortex-m33"):
+        assert cyc.block_cost(core, 0x1000, len(code), read).cycles == sum(c for _, c in src)
+    # an arithmetic result read by the next instruction as a multiplicand: +1
+    dep = bytes.fromhex("20ee010a" "00ee010a")    # vmul.f32 s0, s0, s2 ; vmla.f32 s0, s0, s2
+    rd = lambda a, n: dep[a - 0x1000:a - 0x1000 + n]      # noqa: E731
+    assert cyc.block_cost("cortex-m4", 0x1000, len(dep), rd).cycles == 1 + 1 + 3
+    assert cyc.block_cost("cortex-m7", 0x1000, len(code), read).cycles < sum(c for _, c in src)
+
+
+@pytest.mark.parametrize("core", V7M)
+def test_unaligned_vldr_reported(vfp_elfs, core):
+    """VLDR/VSTR/VLDM/VSTM are always word-aligned on Armv7-M/v8-M (Unicorn does not fault): an
+    unaligned one is reported as fatal by the static check and by the memory hook."""
+    for strict in (False, True):
+        m = VirtualMCU(core, vfp_elfs[core], arena_bytes=4096, strict_alignment=strict)
+        assert not m.call("vfp_ld", m.arena_base + 4).alignment_events
+        ev = m.call("vfp_ld", m.arena_base + 2).alignment_events
+        assert len(ev) == 1 and ev[0].kind == "VLDR" and ev[0].fatal, ev

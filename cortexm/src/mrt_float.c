@@ -1,4 +1,5 @@
-/* micro_rt: float32 kernels (soft-float ABI), in the numpy twins' exact operation order.
+/* micro_rt: float32 kernels (soft-float calling convention: hardware VFP on the FPU cores through
+ * -mfloat-abi=softfp, libgcc on the M0+), in the numpy twins' exact operation order.
  *
  * Every kernel mirrors micro_rt.kernels.* float32 arithmetic step by step in float32 (the
  * firmware is built with -ffp-contract=off, so no multiply-add is fused; -Wdouble-promotion

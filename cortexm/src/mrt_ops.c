@@ -218,7 +218,7 @@ int32_t mrt_unary_s8(const mrt_unary_params *p)
     return 0;
 }
 
-/* ---- float (soft-float ABI) ---- */
+/* ---- float (soft-float calling convention; VFP on the FPU cores) ---- */
 static inline float f32_from_bits(uint32_t b)
 {
     float f;

@@ -60,7 +60,7 @@ typedef struct {
 } mrt_unary_params;
 int32_t mrt_unary_s8(const mrt_unary_params *p);
 
-/* QUANTIZE float32 -> int8 / DEQUANTIZE int8 -> float32 (soft-float). */
+/* QUANTIZE float32 -> int8 / DEQUANTIZE int8 -> float32 (soft-float calling convention). */
 int32_t mrt_quantize_f32_s8(const float *in, int8_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
 int32_t mrt_dequantize_s8_f32(const int8_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
 
@@ -76,7 +76,7 @@ typedef struct {
 } mrt_mean_params;
 int32_t mrt_mean_s8(const mrt_mean_params *p);
 
-/* ---- float32 (soft-float; mrt_float.c). Float parameters travel as IEEE bit patterns. ---- */
+/* ---- float32 (soft-float calling convention; mrt_float.c). Float parameters travel as IEEE bit patterns. ---- */
 typedef struct {
     const float *in;
     const float *filter;     /* conv: (oc, fh, fw, fc); depthwise: (1, fh, fw, oc) */

@@ -1,0 +1,498 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM: TFLM's reference kernel (unidirectional_sequence_lstm.cc,
+lstm_eval.h / lstm_eval.cc, lstm_eval_common.cc, lstm_shared.h).
+
+TFLM's current kernel runs the standard (keras) LSTM only: all four gates with their input and
+recurrent weights and biases, no peephole, no projection, no layer norm (those inputs must be
+absent, -1). Each time step computes, from the *old* hidden state h and cell state c:
+
+    gate = act(FC(x_t, W_gate, bias_gate) + FC(h, R_gate, no bias))   act: sigmoid, tanh for cell
+    c    = clip(f * c + i * g)
+    h    = tanh(c) * o;  output[t] = h
+
+Float32: every FC is `total += x * w` in float32 in depth order, then `total + bias`;
+sigmoid is `1 / (1 + expf(-x))` with TFLM's cut-offs and tanh is `tanhf`, both taken from the C
+library itself (glibc's expf/tanhf are not correctly rounded, numpy's exp/tanh differ from them).
+
+int8 (8x8->16): each FC is reference_integer_ops::FullyConnected with an int16 output of scale
+2^-12 (multiplier from the scales in double arithmetic), the
+two FC outputs are added with int16 saturation, sigmoid/tanh are TFLM's int16 lookup-table
+routines (reference_integer_ops::Logistic / Tanh on sigmoid_table_uint16, precomputed here for
+all 65536 inputs), and the element-wise products are reference_integer_ops::MulElementwise with
+the CreateInterGateMulParams multipliers (gate outputs of scale 2^-15).
+
+Batch-major inputs run batch after batch in TFLM; rows never interact, so all batches step
+together here. The input FC does not depend on the state and is computed for the whole
+sequence at once. Memory: OpDataLSTM in init, four scratch buffers of batch x state cells in
+prepare, exactly as TFLM (the buffers themselves are not needed by the host kernel).
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration, op_data_init
+
+from .fixedpoint import fail
+from .quant import quantize_multiplier, requantize, wrap_int32
+
+# lstm_shared.h tensor indices.
+INPUT = 0
+INPUT_TO_GATE = {"input": 1, "forget": 2, "cell": 3, "output": 4}
+RECURRENT_TO_GATE = {"input": 5, "forget": 6, "cell": 7, "output": 8}
+PEEPHOLE = (9, 10, 11)
+GATE_BIAS = {"input": 12, "forget": 13, "cell": 14, "output": 15}
+PROJECTION = (16, 17)
+OUTPUT_STATE = 18
+CELL_STATE = 19
+LAYER_NORM = (20, 21, 22, 23)
+GATES = ("input", "forget", "cell", "output")   # column blocks of the stacked weights
+
+# TFLM's gate scales (lstm_eval_common.cc): Q3.12 into the non-linearities, Q0.15 out. The
+# current source spells both exactly (earlier releases used 0.00003051757f, 4.5 ulp below 2^-15,
+# which the oracle build does not: it agrees with the exact value).
+NONLINEAR_INPUT_SCALE = 2.0 ** -12
+NONLINEAR_OUTPUT_SCALE = 2.0 ** -15
+
+# sigmoid(i / 24) in 0.16 fixed point (TFLM's sigmoid_table_uint16, common.h).
+SIGMOID_TABLE_UINT16 = np.array([
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
+    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
+    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
+    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
+    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
+    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
+    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
+    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
+    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
+    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
+    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
+    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
+    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
+    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
+], dtype=np.int64)
+
+_INT16_DOMAIN = np.arange(-32768, 32768, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- int16 activations
+
+def logistic_int16(x: np.ndarray, input_multiplier: int = 0, input_left_shift: int = 0) -> np.ndarray:
+    """reference_integer_ops::Logistic on int16 (LUT with linear interpolation), int64 out."""
+    x = np.asarray(x, dtype=np.int64)
+    if input_multiplier == 0:
+        input_multiplier, input_left_shift = 3 << input_left_shift, 0
+    rnd = (1 << (input_left_shift - 1)) if input_left_shift > 0 else 0
+    v = (x * input_multiplier + rnd) >> input_left_shift
+    a = np.abs(v)
+    uh = a >> 9
+    saturated = uh >= 255
+    idx = np.minimum(uh, 254)
+    ua = SIGMOID_TABLE_UINT16[idx]
+    ub = SIGMOID_TABLE_UINT16[idx + 1]
+    r = np.where(saturated, 0x7FFF << 10, (ua << 9) + (a & 0x1FF) * (ub - ua))
+    r = np.where(v >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1)
+    return r >> 10
+
+
+def tanh_int16(x: np.ndarray, input_multiplier: int = 0, input_left_shift: int = 0) -> np.ndarray:
+    """reference_integer_ops::Tanh on int16 (the sigmoid LUT, tanh(x) = 2 sigmoid(2x) - 1)."""
+    x = np.asarray(x, dtype=np.int64)
+    if input_multiplier == 0:
+        input_multiplier, input_left_shift = 3 << input_left_shift, 0
+    rnd = (1 << (input_left_shift - 1)) if input_left_shift > 0 else 0
+    v = (x * input_multiplier + rnd) >> input_left_shift
+    a = np.abs(v)
+    uh = a >> 8
+    saturated = uh >= 255
+    idx = np.minimum(uh, 254)
+    ua = SIGMOID_TABLE_UINT16[idx]
+    ub = SIGMOID_TABLE_UINT16[idx + 1]
+    r = np.where(saturated, 0xFFFF << 8, (ua << 8) + (a & 0xFF) * (ub - ua))
+    r = np.where(v >= 0, r - (1 << 23) + (1 << 7), -r + (1 << 23) + (1 << 7) - 1)
+    return r >> 8
+
+
+def lstm_tanh_params(cell_state_scale_power: int) -> tuple[int, int]:
+    """lstm_internal::Tanh: the (multiplier, left shift) it passes for a Q(power) input."""
+    left_shift = 15 + cell_state_scale_power - 3
+    multiplier = 0
+    if left_shift < 0:
+        left_shift, multiplier = -left_shift, 3
+    return multiplier, left_shift
+
+
+def checked_log2(x: float) -> int:
+    """tflite::CheckedLog2's rounded exponent (its 'is a power of two' verdict is ignored)."""
+    x_log2 = np.float32(np.log(np.float32(x))) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    return int(np.round(np.float32(x_log2)))
+
+
+# --------------------------------------------------------------------------- float helpers
+
+def _libm_float_fn(name: str):
+    """A float function of the C library as a numpy ufunc (None when unavailable)."""
+    try:
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        f = getattr(libm, name)
+        f.restype = ctypes.c_float
+        f.argtypes = [ctypes.c_float]
+        return np.frompyfunc(f, 1, 1)
+    except Exception:  # pragma: no cover
+        return None
+
+
+_EXPF = _libm_float_fn("expf")
+_TANHF = _libm_float_fn("tanhf")
+
+
+def expf(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, np.float32)
+    if _EXPF is not None:
+        return np.asarray(_EXPF(x), dtype=np.float32).reshape(x.shape)
+    return np.exp(x.astype(np.float64)).astype(np.float32)   # pragma: no cover
+
+
+def tanhf(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, np.float32)
+    if _TANHF is not None:
+        return np.asarray(_TANHF(x), dtype=np.float32).reshape(x.shape)
+    return np.tanh(x.astype(np.float64)).astype(np.float32)   # pragma: no cover
+
+
+def logistic_f32(x: np.ndarray) -> np.ndarray:
+    """reference_ops::Logistic (float): 1 beyond 16.619..., expf(x) below -9."""
+    x = np.asarray(x, np.float32)
+    one = np.float32(1.0)
+    upper = x > np.float32(16.619047164916992188)
+    lower = x < np.float32(-9.0)
+    e = expf(np.where(lower, x, -x))
+    mid = one / (one + e)
+    return np.where(upper, one, np.where(lower, e, mid)).astype(np.float32)
+
+
+def sequential_fc_f32(x2: np.ndarray, w_t: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """out = x2 @ w_t accumulated in float32 in depth order (the reference loop), no bias."""
+    out[...] = 0
+    xt = x2.T
+    for d in range(xt.shape[0]):
+        np.multiply(xt[d][:, None], w_t[d][None, :], out=tmp)
+        out += tmp
+    return out
+
+
+# --------------------------------------------------------------------------- op data
+
+@dataclass
+class OpDataLSTM:
+    kind: str = ""                 # "float32" or "int8"
+    time_major: bool = False
+    batch: int = 0
+    steps: int = 0
+    n_input: int = 0
+    n_state: int = 0
+    activation: str = "TANH"       # cell gate non-linearity (TANH: the schema has no SIGMOID)
+    cell_clip: float = 0.0
+    buffer_indices: list = field(default_factory=list)
+    # stacked weights: (depth, 4 * state), column blocks in GATES order
+    w_in_t: Any = None
+    w_rec_t: Any = None
+    bias: Any = None               # (4 * state,)
+    # int8 path
+    input_zp: int = 0
+    hidden_zp: int = 0
+    in_mult: Any = None            # per column (4 * state,)
+    in_shift: Any = None
+    rec_mult: Any = None
+    rec_shift: Any = None
+    quantized_cell_clip: int = 0
+    cell_power: int = 0
+    sigmoid_lut: Any = None        # int16 result for int16 input + 32768
+    gate_tanh_lut: Any = None
+    cell_tanh_lut: Any = None
+    forget_cell_mul: tuple = (0, 0)
+    input_mul: tuple = (0, 0)
+    output_mul: tuple = (0, 0)
+
+
+lstm_init = op_data_init("OpDataLSTM", OpDataLSTM)
+
+
+def _scale(t) -> float:
+    s = getattr(t, "scales", None)
+    return float(np.float32(s[0])) if s is not None and len(s) else 0.0
+
+
+def _zp(t) -> int:
+    z = getattr(t, "zero_points", None)
+    return int(z[0]) if z is not None and len(z) else 0
+
+
+def _desc(t) -> str:
+    return f"'{t.name}' ({np.dtype(t.dtype).name}{list(t.shape)})"
+
+
+def _validate(ctx, node):
+    """LstmTensors::ValidateTensorStatus and ValidateTensorSize."""
+    if len(node.inputs) != 24:
+        raise fail(node, f"needs 24 inputs, has {len(node.inputs)}")
+    if len(node.outputs) != 1:
+        raise fail(node, f"needs 1 output, has {len(node.outputs)}")
+    t = [ctx.input(node, i) for i in range(24)]
+    out = ctx.output(node, 0)
+    x = t[INPUT]
+    if x is None:
+        raise fail(node, "the input tensor is missing")
+    for idx, what in ((OUTPUT_STATE, "output (hidden) state"), (CELL_STATE, "cell state")):
+        if t[idx] is None:
+            raise fail(node, f"the {what} tensor (input {idx}) is missing")
+        if not t[idx].is_variable:
+            raise fail(node, f"the {what} {_desc(t[idx])} must be a variable tensor")
+    if t[OUTPUT_STATE].dtype != x.dtype:
+        raise fail(node, f"output state {_desc(t[OUTPUT_STATE])} and input {_desc(x)} differ in type")
+    if out.dtype != x.dtype:
+        raise fail(node, f"output {_desc(out)} and input {_desc(x)} differ in type")
+    for i in range(1, 9):
+        if t[i] is None:
+            raise fail(node, f"weights input {i} is missing (CIFG LSTMs are not supported by TFLM)")
+        if t[i].dtype != t[2].dtype:
+            raise fail(node, f"weights {_desc(t[i])} differ in type from {_desc(t[2])}")
+    for i in range(12, 16):
+        if t[i] is None:
+            raise fail(node, f"gate bias input {i} is missing")
+        if t[i].dtype != t[13].dtype:
+            raise fail(node, f"bias {_desc(t[i])} differs in type from {_desc(t[13])}")
+    for group, what in ((PEEPHOLE, "peephole"), (PROJECTION, "projection"), (LAYER_NORM, "layer norm")):
+        for i in group:
+            if t[i] is not None:
+                raise fail(node, f"{what} input {i} {_desc(t[i])} is present; TFLM's LSTM kernel "
+                                 "supports only the standard LSTM (no peephole, projection or layer norm)")
+    if len(x.shape) != 3:
+        raise fail(node, f"input {_desc(x)} must be 3-D")
+    for i in list(range(1, 9)) + list(range(12, 16)):
+        if t[i].data is None:
+            raise fail(node, f"weights/bias {_desc(t[i])} must be constant")
+    return t, out
+
+
+def lstm_prepare(ctx, node) -> None:
+    data: OpDataLSTM = node.user_data
+    t, out = _validate(ctx, node)
+    x, h, c = t[INPUT], t[OUTPUT_STATE], t[CELL_STATE]
+    opts = node.options
+    data.time_major = bool(opts.get("time_major", False))
+    data.batch = int(x.shape[1] if data.time_major else x.shape[0])
+    data.steps = int(x.shape[0] if data.time_major else x.shape[1])
+    data.n_input = int(x.shape[2])
+    if len(h.shape) < 2:
+        raise fail(node, f"output state {_desc(h)} must be 2-D (batch, state)")
+    data.n_state = int(h.shape[1])
+    b, s, d = data.batch, data.n_state, data.n_input
+    for i in range(1, 5):
+        if tuple(t[i].shape) != (s, d):
+            raise fail(node, f"input weights {_desc(t[i])} must have shape {[s, d]}")
+    for i in range(5, 9):
+        if tuple(t[i].shape) != (s, s):
+            raise fail(node, f"recurrent weights {_desc(t[i])} must have shape {[s, s]}")
+    for i in range(12, 16):
+        if tuple(t[i].shape) != (s,):
+            raise fail(node, f"bias {_desc(t[i])} must have shape {[s]}")
+    for st in (h, c):
+        if int(np.prod(st.shape)) != b * s:
+            raise fail(node, f"state {_desc(st)} must hold batch x state = {b * s} values")
+    if len(out.shape) != 3 or tuple(out.shape[:2]) != tuple(x.shape[:2]) or out.shape[2] != s:
+        raise fail(node, f"output {_desc(out)} must have shape {[*x.shape[:2], s]}")
+    data.activation = opts.get("fused_activation_function", "TANH")
+    if data.activation != "TANH":
+        # TFLM asserts: the cell gate is sigmoid or tanh, and the schema cannot express sigmoid.
+        raise fail(node, f"cell gate activation {data.activation} is not supported (TANH only)")
+    data.cell_clip = float(np.float32(opts.get("cell_clip", 0.0) or 0.0))
+
+    xt, wt = np.dtype(x.dtype), np.dtype(t[2].dtype)
+    ct = np.dtype(c.dtype)
+    if ct == np.float32:
+        if xt != np.float32 or wt != np.float32:
+            raise fail(node, f"float cell state needs float32 input and weights, got input {_desc(x)}, "
+                             f"weights {_desc(t[2])}")
+        _prepare_float(data, t)
+    elif ct == np.int16:
+        if xt != np.int8 or wt != np.int8 or np.dtype(t[13].dtype) != np.int32:
+            raise fail(node, f"int16 cell state is supported with int8 input, int8 weights and int32 "
+                             f"bias (got input {_desc(x)}, weights {_desc(t[2])}, bias {_desc(t[13])})")
+        _prepare_int8(node, data, t)
+    else:
+        raise fail(node, f"cell state {_desc(c)}: type not supported (float32 or int16)")
+    # Four gate buffers of batch x state cells, as TFLM requests them.
+    data.buffer_indices = [ctx.request_scratch(b * s * ct.itemsize) for _ in range(4)]
+
+
+def _stack(t, idx: dict, dtype) -> np.ndarray:
+    """(depth, 4 * state): the transposed weights of the four gates side by side."""
+    return np.ascontiguousarray(np.concatenate(
+        [np.asarray(t[idx[g]].data, dtype=dtype).T for g in GATES], axis=1))
+
+
+def _prepare_float(data: OpDataLSTM, t) -> None:
+    data.kind = "float32"
+    data.w_in_t = _stack(t, INPUT_TO_GATE, np.float32)
+    data.w_rec_t = _stack(t, RECURRENT_TO_GATE, np.float32)
+    data.bias = np.concatenate([np.asarray(t[GATE_BIAS[g]].data, np.float32) for g in GATES])
+
+
+def _fc_multiplier(in_scale: float, w_scale: float) -> tuple[int, int]:
+    """CalculateOpDataFullyConnected's multiplier for a gate FC: the two float scales multiplied
+    and divided in double (the oracle build rounds this way: a float32 product differs by up
+    to ~100 in the multiplier and flips rare ties, seen on dtln), then QuantizeMultiplier."""
+    return quantize_multiplier(float(in_scale) * float(w_scale) / NONLINEAR_INPUT_SCALE)
+
+
+def _mul_params(s1: float, s2: float, s_out: float) -> tuple[int, int]:
+    """CreateInterGateMulParams: double arithmetic, QuantizeMultiplier."""
+    return quantize_multiplier(float(s1) * float(s2) / float(s_out))
+
+
+def _prepare_int8(node, data: OpDataLSTM, t) -> None:
+    data.kind = "int8"
+    x, h, c = t[INPUT], t[OUTPUT_STATE], t[CELL_STATE]
+    for i in range(1, 9):
+        if len(t[i].scales) != 1:
+            raise fail(node, f"weights {_desc(t[i])}: per-channel LSTM weights are not supported")
+    data.input_zp, data.hidden_zp = _zp(x), _zp(h)
+    s = data.n_state
+    # Weights minus their zero point (weights_offset), exact in float64 matmuls.
+    data.w_in_t = np.ascontiguousarray(np.concatenate(
+        [(np.asarray(t[INPUT_TO_GATE[g]].data, np.float64) - _zp(t[INPUT_TO_GATE[g]])).T for g in GATES], axis=1))
+    data.w_rec_t = np.ascontiguousarray(np.concatenate(
+        [(np.asarray(t[RECURRENT_TO_GATE[g]].data, np.float64) - _zp(t[RECURRENT_TO_GATE[g]])).T
+         for g in GATES], axis=1))
+    data.bias = np.concatenate([np.asarray(t[GATE_BIAS[g]].data, np.int64) for g in GATES])
+    in_m, in_s, rec_m, rec_s = [], [], [], []
+    for g in GATES:
+        m, sh = _fc_multiplier(_scale(x), _scale(t[INPUT_TO_GATE[g]]))
+        in_m += [m] * s
+        in_s += [sh] * s
+        m, sh = _fc_multiplier(_scale(h), _scale(t[RECURRENT_TO_GATE[g]]))
+        rec_m += [m] * s
+        rec_s += [sh] * s
+    data.in_mult, data.in_shift = np.array(in_m, np.int64), np.array(in_s, np.int64)
+    data.rec_mult, data.rec_shift = np.array(rec_m, np.int64), np.array(rec_s, np.int64)
+
+    cell_scale = _scale(c)
+    data.cell_power = checked_log2(cell_scale)
+    clip = float(np.float32(data.cell_clip)) / float(cell_scale) if cell_scale else 0.0
+    data.quantized_cell_clip = int(math.trunc(min(max(clip, -32768.0), 32767.0)))
+    data.forget_cell_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, cell_scale, cell_scale)
+    data.input_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, cell_scale)
+    data.output_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, _scale(h))
+
+    data.sigmoid_lut = logistic_int16(_INT16_DOMAIN).astype(np.int64)
+    data.gate_tanh_lut = tanh_int16(_INT16_DOMAIN, *lstm_tanh_params(-12)).astype(np.int64)
+    data.cell_tanh_lut = tanh_int16(_INT16_DOMAIN, *lstm_tanh_params(data.cell_power)).astype(np.int64)
+
+
+# --------------------------------------------------------------------------- invoke
+
+def lstm_invoke(ctx, node) -> None:
+    data: OpDataLSTM = node.user_data
+    x = ctx.input(node, INPUT).data
+    h_t = ctx.input(node, OUTPUT_STATE)
+    c_t = ctx.input(node, CELL_STATE)
+    out = ctx.output(node, 0).data
+    b, s = data.batch, data.n_state
+    # Views as (steps, batch, features) whichever the layout.
+    xs = x if data.time_major else x.transpose(1, 0, 2)
+    os_ = out if data.time_major else out.transpose(1, 0, 2)
+    h = h_t.data.reshape(b, s)
+    c = c_t.data.reshape(b, s)
+    if data.kind == "float32":
+        _run_float(data, xs, os_, h, c)
+    else:
+        _run_int8(data, xs, os_, h, c)
+
+
+def _run_float(data: OpDataLSTM, xs, os_, h, c) -> None:
+    b, s, steps = data.batch, data.n_state, data.steps
+    s4 = 4 * s
+    x2 = np.asarray(xs, np.float32).reshape(steps * b, data.n_input)
+    in_fc = np.empty((steps * b, s4), np.float32)
+    sequential_fc_f32(x2, data.w_in_t, in_fc, np.empty_like(in_fc))
+    in_fc += data.bias
+    in_fc = in_fc.reshape(steps, b, s4)
+    rec = np.empty((b, s4), np.float32)
+    tmp = np.empty_like(rec)
+    clip = np.float32(data.cell_clip)
+    hs = np.array(h, np.float32)
+    cs = np.array(c, np.float32)
+    for step in range(steps):
+        sequential_fc_f32(hs, data.w_rec_t, rec, tmp)
+        rec += np.float32(0.0)                      # total + bias_value (0.0f) of the bias-less FC
+        pre = in_fc[step] + rec
+        i_g = logistic_f32(pre[:, 0:s])
+        f_g = logistic_f32(pre[:, s:2 * s])
+        g_g = tanhf(pre[:, 2 * s:3 * s])
+        o_g = logistic_f32(pre[:, 3 * s:])
+        cs = f_g * cs
+        cs = cs + i_g * g_g
+        if data.cell_clip > 0:
+            cs = np.maximum(np.minimum(clip, cs), -clip)
+        hs = tanhf(cs) * o_g
+        os_[step] = hs
+    h[...] = hs
+    c[...] = cs
+
+
+def _clamp(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """In-place clamp (np.clip costs more than the arithmetic on these short rows)."""
+    np.minimum(x, hi, out=x)
+    np.maximum(x, lo, out=x)
+    return x
+
+
+def _requant16(acc: np.ndarray, mult, shift) -> np.ndarray:
+    """MultiplyByQuantizedMultiplier (double rounding) and the int16 clamp."""
+    return _clamp(requantize(acc, mult, shift), -32768, 32767)
+
+
+def _run_int8(data: OpDataLSTM, xs, os_, h, c) -> None:
+    b, s, steps = data.batch, data.n_state, data.steps
+    x2 = np.asarray(xs, np.float64).reshape(steps * b, data.n_input) - data.input_zp
+    acc = (x2 @ data.w_in_t).astype(np.int64) + data.bias
+    in_fc = _requant16(wrap_int32(acc), data.in_mult, data.in_shift).reshape(steps, b, 4 * s)
+    fm, fs = data.forget_cell_mul
+    im, ish = data.input_mul
+    om, osh = data.output_mul
+    hz = data.hidden_zp
+    qclip = data.quantized_cell_clip
+    hs = np.array(h, np.int64)
+    cs = np.array(c, np.int64)
+    sig, gtanh, ctanh = data.sigmoid_lut, data.gate_tanh_lut, data.cell_tanh_lut
+    for step in range(steps):
+        racc = ((hs - hz).astype(np.float64) @ data.w_rec_t).astype(np.int64)
+        rec = _requant16(racc, data.rec_mult, data.rec_shift)
+        pre = _clamp(in_fc[step] + rec, -32768, 32767) + 32768
+        i_g = sig[pre[:, 0:s]]
+        f_g = sig[pre[:, s:2 * s]]
+        g_g = gtanh[pre[:, 2 * s:3 * s]]
+        o_g = sig[pre[:, 3 * s:]]
+        cs = _clamp(requantize(f_g * cs, fm, fs), -32768, 32767)
+        ig = _clamp(requantize(i_g * g_g, im, ish), -32768, 32767)
+        cs = _clamp(cs + ig, -32768, 32767)
+        if data.cell_clip > 0:
+            cs = _clamp(cs, -qclip, qclip)
+        t_c = ctanh[cs + 32768]
+        hs = _clamp(hz + requantize(t_c * o_g, om, osh), -128, 127)
+        os_[step] = hs
+    h[...] = hs
+    c[...] = cs
+
+
+UNIDIRECTIONAL_SEQUENCE_LSTM = Registration(invoke=lstm_invoke, prepare=lstm_prepare, init=lstm_init,
+                                            name="UNIDIRECTIONAL_SEQUENCE_LSTM")
+
+BUILTINS = [("UNIDIRECTIONAL_SEQUENCE_LSTM", UNIDIRECTIONAL_SEQUENCE_LSTM, 3)]

@@ -1,0 +1,360 @@
+"""SVDF: TFLM's reference kernel (svdf.cc, svdf_common.cc: PrepareSvdf,
+EvalIntegerSvdfReference<int16_t / int8_t>, EvalFloatSvdfReference).
+
+Inputs: 0 input (batch, input_size), 1 weights_feature (num_filters, input_size),
+2 weights_time (num_filters, memory_size), 3 bias (num_units,) or -1,
+4 activation state, a variable tensor (batch, memory_size * num_filters) that carries over
+between invokes. Output (batch, num_units), num_units = num_filters / rank.
+
+Every invoke shifts each filter's memory one step left, writes the feature projection of
+the new input into the last slot, then takes each filter's dot product with weights_time,
+sums `rank` filters per unit, adds the bias.
+
+int8 (input int8; weights_time and state both int16 or both int8): the feature dot product
+(exact, int32 wrap-around) is requantized with effective_scale_1 = in * wf / state,
+saturated to the state type, offset by the state zero point and stored with wrap-around;
+the time dot products subtract the state zero point; the unit sums (+ bias) are
+requantized with effective_scale_2 = state * wt / out, + output zero point, clamped to
+int8. TFLM applies no fused activation on this path, and neither do we.
+Two details follow the oracle's tflite-micro build, measured, not the current published
+source: both effective scales come from double arithmetic (the source multiplies the
+float scales in float32), and the zero point is added after saturating (newer sources add
+it before). Int8 states start at (and reset to) their zero point: the interpreter's
+ResetVariableTensors.
+float32: sequential float32 accumulation in TFLM's loop order (products rounded, then
+sums), then ActivationValFloat.
+
+Allocations (checked against the oracle by the arena tests): OpDataSvdf in init; scratch
+batch * num_filters * 4 bytes, plus batch * num_units * 4 on the integer path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from micro_rt.kernel_api import Registration, op_data_init
+
+from .padding import activation_of, kernel_error, tname
+from .quant import quantize_multiplier, wrap_int32
+
+_FLOAT_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
+
+
+@dataclass
+class OpDataSvdf:
+    kind: str = ""                   # "int" or "float"
+    batch: int = 0
+    input_size: int = 0
+    num_filters: int = 0
+    num_units: int = 0
+    rank: int = 1
+    memory_size: int = 0
+    activation: str = "NONE"
+    effective_scale_1_a: int = 0
+    effective_scale_1_b: int = 0
+    effective_scale_2_a: int = 0
+    effective_scale_2_b: int = 0
+    input_zero_point: int = 0
+    output_zero_point: int = 0
+    activation_state_zero_point: int = 0
+    state_min: int = 0
+    state_max: int = 0
+    weights_feature_t: Any = None    # (input_size, num_filters) float64 (int) / float32 columns
+    weights_time: Any = None         # (num_filters, memory_size) float64 (int) / float32
+    bias: Any = None                 # (num_units,) int64 / float32, or None
+    feature_zp_term: Any = None      # input zero point * each filter's weight sum
+    wrap_feature: bool = False       # the int32 feature dot products could overflow
+    wrap_time: bool = False          # the int32 time sums (+ bias) could overflow
+    scratch_tensor_index: int = -1
+    scratch_output_tensor_index: int = -1
+
+
+svdf_init = op_data_init("OpDataSvdf", OpDataSvdf)
+
+
+def _first_scale(t) -> float:
+    return float(np.float32(t.scales[0])) if len(t.scales) else 0.0
+
+
+def _first_zp(t) -> int:
+    return int(t.zero_points[0]) if len(t.zero_points) else 0
+
+
+def _dims(node, t, what: str, expected: tuple) -> None:
+    """TF_LITE_ENSURE_EQ on a tensor's dimensions (None = any size)."""
+    ok = len(t.shape) == len(expected) and all(e is None or int(d) == e for d, e in zip(t.shape, expected))
+    if not ok:
+        want = ", ".join("?" if e is None else str(e) for e in expected)
+        raise kernel_error(node, f"{what} {tname(t)} has shape {list(t.shape)}, expected [{want}]")
+
+
+def svdf_prepare(ctx, node) -> None:
+    data: OpDataSvdf = node.user_data
+    if data is None:                 # a caller that skipped init
+        data = node.user_data = OpDataSvdf()
+    if len(node.inputs) != 5:
+        raise kernel_error(node, f"SVDF takes 5 inputs, got {len(node.inputs)}")
+    if len(node.outputs) != 1:
+        raise kernel_error(node, f"SVDF has 1 output, got {len(node.outputs)}")
+    inp = ctx.input(node, 0)
+    wf = ctx.input(node, 1)
+    wt = ctx.input(node, 2)
+    bias = ctx.input(node, 3)
+    state = ctx.input(node, 4)
+    out = ctx.output(node, 0)
+    for t, what in ((inp, "input"), (wf, "weights_feature"), (wt, "weights_time"),
+                    (state, "activation state")):
+        if t is None:
+            raise kernel_error(node, f"the {what} input is missing")
+
+    rank = int(node.options.get("rank", 1) or 0)
+    if len(inp.shape) != 2:
+        raise kernel_error(node, f"input {tname(inp)} must be 2-D (batch, input_size), got shape {list(inp.shape)}")
+    if len(wf.shape) != 2:
+        raise kernel_error(node, f"weights_feature {tname(wf)} must be 2-D, got shape {list(wf.shape)}")
+    if len(wt.shape) != 2:
+        raise kernel_error(node, f"weights_time {tname(wt)} must be 2-D, got shape {list(wt.shape)}")
+    batch, input_size = (int(d) for d in inp.shape)
+    num_filters = int(wf.shape[0])
+    if rank < 1 or num_filters % rank:
+        raise kernel_error(node, f"rank {rank} does not divide the {num_filters} filters of {tname(wf)}")
+    num_units = num_filters // rank
+    memory_size = int(wt.shape[1])
+
+    it = np.dtype(inp.dtype)
+    if it not in (np.float32, np.int8):
+        raise kernel_error(node, f"input {tname(inp)} has type {it.name}; SVDF takes float32 or int8")
+    _dims(node, out, "output", (batch, num_units))
+    _dims(node, wf, "weights_feature", (num_filters, input_size))
+    _dims(node, wt, "weights_time", (num_filters, memory_size))
+    if bias is not None and (len(bias.shape) < 1 or int(bias.shape[0]) != num_units):
+        raise kernel_error(node, f"bias {tname(bias)} has shape {list(bias.shape)}, expected [{num_units}]")
+    _dims(node, state, "activation state", (batch, memory_size * num_filters))
+    if not state.is_variable:
+        raise kernel_error(node, f"activation state {tname(state)} must be a variable tensor")
+    if wf.data is None or wt.data is None or (bias is not None and bias.data is None):
+        raise kernel_error(node, "weights_feature, weights_time and bias must be constant tensors")
+
+    data.batch, data.input_size, data.num_filters = batch, input_size, num_filters
+    data.num_units, data.rank, data.memory_size = num_units, rank, memory_size
+    data.activation = activation_of(node)
+
+    if it == np.int8:
+        wft, wtt, st = np.dtype(wf.dtype), np.dtype(wt.dtype), np.dtype(state.dtype)
+        if wft != np.int8:
+            raise kernel_error(node, f"weights_feature {tname(wf)} has type {wft.name}, expected int8")
+        if wtt not in (np.int16, np.int8):
+            raise kernel_error(node, f"weights_time {tname(wt)} has type {wtt.name}, expected int16 or int8")
+        if st not in (np.int16, np.int8):
+            raise kernel_error(node, f"activation state {tname(state)} has type {st.name}, expected int16 or int8")
+        if st != wtt:
+            # TFLM's Eval reads the state with weights_time's type: only matching types work.
+            raise kernel_error(node, f"activation state {tname(state)} ({st.name}) and weights_time "
+                                     f"{tname(wt)} ({wtt.name}) must have the same type")
+        if bias is not None and np.dtype(bias.dtype) != np.int32:
+            raise kernel_error(node, f"bias {tname(bias)} has type {np.dtype(bias.dtype).name}, expected int32")
+        if np.dtype(out.dtype) != np.int8:
+            raise kernel_error(node, f"output {tname(out)} has type {np.dtype(out.dtype).name}, expected int8")
+        in_s, wf_s, wt_s = np.float32(_first_scale(inp)), np.float32(_first_scale(wf)), np.float32(_first_scale(wt))
+        st_s, out_s = np.float32(_first_scale(state)), np.float32(_first_scale(out))
+        # The oracle's TFLM build gets both effective scales from double arithmetic on the
+        # float scales (measured: the float32 products of the published source give other
+        # multipliers, off by one in a state or output now and then).
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            scale_1 = float(np.float64(in_s) * np.float64(wf_s) / np.float64(st_s))
+            scale_2 = float(np.float64(st_s) * np.float64(wt_s) / np.float64(out_s))
+            state_times_wt = float(np.float32(st_s * wt_s))
+        if bias is not None and not abs(_first_scale(bias) - state_times_wt) < 1e-5:
+            raise kernel_error(node, f"bias {tname(bias)} scale {_first_scale(bias)} is not "
+                                     f"activation state scale * weights_time scale ({state_times_wt})")
+        try:
+            data.effective_scale_1_a, data.effective_scale_1_b = quantize_multiplier(scale_1)
+            data.effective_scale_2_a, data.effective_scale_2_b = quantize_multiplier(scale_2)
+        except ValueError as e:
+            raise kernel_error(node, str(e)) from None
+        data.input_zero_point = _first_zp(inp)
+        data.output_zero_point = _first_zp(out)
+        data.activation_state_zero_point = _first_zp(state)
+        info = np.iinfo(st)
+        data.state_min, data.state_max = int(info.min), int(info.max)
+        data.kind = "int"
+        wf64 = np.asarray(wf.data, np.float64)
+        data.weights_feature_t = np.ascontiguousarray(wf64.T)
+        data.feature_zp_term = data.input_zero_point * wf64.sum(axis=1)
+        data.weights_time = np.asarray(wt.data, np.float64)
+        data.bias = None if bias is None else np.asarray(bias.data, np.int64).reshape(-1)[:num_units]
+        # Where the C int32 sums could wrap: bounds on |dot products| and |unit sums|.
+        x_span = max(abs(-128 - data.input_zero_point), abs(127 - data.input_zero_point))
+        data.wrap_feature = float(np.abs(wf64).sum(axis=1).max(initial=0)) * x_span >= 2 ** 31
+        s_span = max(abs(data.state_min - data.activation_state_zero_point),
+                     abs(data.state_max - data.activation_state_zero_point))
+        time_bound = float(np.abs(data.weights_time).sum(axis=1).max(initial=0)) * s_span * rank
+        bias_bound = 0 if data.bias is None else int(np.abs(data.bias).max(initial=0))
+        data.wrap_time = time_bound + bias_bound >= 2 ** 31
+        data.scratch_tensor_index = ctx.request_scratch(batch * num_filters * 4)
+        data.scratch_output_tensor_index = ctx.request_scratch(batch * num_units * 4)
+    else:
+        for t, what in ((wf, "weights_feature"), (wt, "weights_time"), (state, "activation state"),
+                        (bias, "bias"), (out, "output")):
+            if t is not None and np.dtype(t.dtype) != np.float32:
+                raise kernel_error(node, f"{what} {tname(t)} has type {np.dtype(t.dtype).name}, expected float32")
+        if data.activation not in _FLOAT_ACTIVATIONS:
+            raise kernel_error(node, f"fused activation {data.activation} is not supported")
+        data.kind = "float"
+        data.weights_feature_t = np.ascontiguousarray(np.asarray(wf.data, np.float32).T)
+        data.weights_time = np.ascontiguousarray(np.asarray(wt.data, np.float32))
+        data.bias = None if bias is None else np.asarray(bias.data, np.float32).reshape(-1)[:num_units].copy()
+        data.scratch_tensor_index = ctx.request_scratch(batch * num_filters * 4)
+
+
+def _shift_state(state: np.ndarray) -> None:
+    """TFLM's left shift of the whole state buffer by one element: per (batch, filter) row,
+    the memory moves one step towards the past (the last slot is rewritten next)."""
+    state[:, :, :-1] = state[:, :, 1:]
+
+
+def _mbqm(x: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
+    """MultiplyByQuantizedMultiplier (double rounding) for one multiplier, on an int64 array
+    holding int32 values, in place where it can (quant.requantize, without its per-call
+    array conversions: these tensors are tiny)."""
+    if shift > 0:
+        x = wrap_int32(x << shift)
+    x *= multiplier
+    x += 1 << 30
+    x >>= 31                            # SaturatingRoundingDoublingHighMul
+    if shift < 0:                       # RoundingDivideByPOT, halves away from zero
+        x += (1 << (-shift - 1)) + (x >> 63)
+        x >>= -shift
+    return x
+
+
+def _invoke_int(ctx, node, data: OpDataSvdf) -> None:
+    x = ctx.input(node, 0).data
+    state = ctx.input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
+    state[:, :, :-1] = state[:, :, 1:]            # _shift_state
+
+    # Feature matmul: int32 dot products of (input - zero point), exact in float64
+    # (sum wf * x less zp * sum wf), wrapped like the C int32 when they could overflow.
+    dot = np.dot(x.reshape(data.batch, data.input_size), data.weights_feature_t)
+    dot -= data.feature_zp_term
+    dot = dot.astype(np.int64)
+    if data.wrap_feature:
+        dot = wrap_int32(dot)
+    dot = _mbqm(dot, data.effective_scale_1_a, data.effective_scale_1_b)
+    # The oracle's TFLM saturates to the state type first, then adds the state zero point
+    # and narrows (wrapping) into the state buffer (newer TFLM sources add it before).
+    np.maximum(dot, data.state_min, out=dot)
+    np.minimum(dot, data.state_max, out=dot)
+    if data.activation_state_zero_point:
+        dot += data.activation_state_zero_point
+    state[:, :, -1] = dot.astype(state.dtype)     # two's-complement wrap, as the C store
+
+    # Time: each filter's memory (less the zero point) against its time weights; integer
+    # products and sums, exact in float64.
+    mem = state.astype(np.float64)
+    if data.activation_state_zero_point:
+        mem -= data.activation_state_zero_point
+    acc = np.einsum("bfm,fm->bf", mem, data.weights_time).astype(np.int64)
+    if data.wrap_time:
+        acc = wrap_int32(acc)
+    # Reduce over rank, add bias, rescale.
+    if data.rank > 1:
+        acc = acc.reshape(data.batch, data.num_units, data.rank).sum(axis=2)
+    if data.bias is not None:
+        acc += data.bias
+    if data.wrap_time:
+        acc = wrap_int32(acc)
+    y = _mbqm(acc, data.effective_scale_2_a, data.effective_scale_2_b)
+    y += data.output_zero_point
+    np.maximum(y, -128, out=y)
+    np.minimum(y, 127, out=y)
+    ctx.output(node, 0).data.reshape(data.batch, data.num_units)[...] = y
+
+
+_LIBM_TANHF: Any = False
+
+
+def _tanhf(a: np.ndarray) -> np.ndarray:
+    """std::tanh on float, i.e. the C library's tanhf: numpy's tanh (float32 or float64
+    rounded) differs from glibc's in the last bit for ~20-40% of inputs, so call libm itself
+    when it is there (outputs are small: one value per unit and batch)."""
+    global _LIBM_TANHF
+    if _LIBM_TANHF is False:
+        _LIBM_TANHF = None
+        try:
+            import ctypes
+            import ctypes.util
+            libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+            fn = libm.tanhf
+            fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+            _LIBM_TANHF = fn
+        except (OSError, AttributeError):
+            pass
+    a = np.asarray(a, np.float32)
+    if _LIBM_TANHF is None:
+        return np.tanh(a.astype(np.float64)).astype(np.float32)
+    fn = _LIBM_TANHF
+    return np.array([fn(v) for v in a.ravel().tolist()], np.float32).reshape(a.shape)
+
+
+def _activation_float(act: str, a: np.ndarray) -> np.ndarray:
+    """ActivationValFloat (TfLiteMax(x, y) = x < y ? y : x; TfLiteMin(x, y) = y < x ? y : x)."""
+    zero, one, six = np.float32(0), np.float32(1), np.float32(6)
+    if act == "RELU":
+        return np.where(zero < a, a, zero)
+    if act == "RELU_N1_TO_1":
+        m = np.where(one < a, one, a)
+        return np.where(-one < m, m, -one)
+    if act == "RELU6":
+        m = np.where(six < a, six, a)
+        return np.where(zero < m, m, zero)
+    if act == "TANH":
+        return _tanhf(a)
+    if act == "SIGN_BIT":
+        return np.signbit(a).astype(np.float32)
+    return a
+
+
+def _invoke_float(ctx, node, data: OpDataSvdf) -> None:
+    x = np.asarray(ctx.input(node, 0).data, np.float32).reshape(data.batch, data.input_size)
+    state = ctx.input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
+    out = ctx.output(node, 0).data
+    _shift_state(state)
+
+    # Feature matmul, float32 products and sums in TFLM's order (k ascending).
+    wft = data.weights_feature_t                                 # (input_size, num_filters)
+    dot = np.zeros((data.batch, data.num_filters), np.float32)
+    for k in range(data.input_size):
+        dot += x[:, k:k + 1] * wft[k]
+    state[:, :, -1] = dot
+
+    # Time: sequential over memory.
+    wt = data.weights_time
+    scratch = np.zeros((data.batch, data.num_filters), np.float32)
+    for j in range(data.memory_size):
+        scratch += state[:, :, j] * wt[:, j]
+
+    # Bias, then the rank reduction in order, then the activation.
+    if data.bias is not None:
+        y = np.repeat(data.bias[None, :], data.batch, axis=0)
+    else:
+        y = np.zeros((data.batch, data.num_units), np.float32)
+    per_rank = scratch.reshape(data.batch, data.num_units, data.rank)
+    for r in range(data.rank):
+        y += per_rank[:, :, r]
+    out.reshape(data.batch, data.num_units)[...] = _activation_float(data.activation, y)
+
+
+def svdf_invoke(ctx, node) -> None:
+    data: OpDataSvdf = node.user_data
+    if data.kind == "int":
+        _invoke_int(ctx, node, data)
+    else:
+        _invoke_float(ctx, node, data)
+
+
+REGISTRATION = Registration(init=svdf_init, prepare=svdf_prepare, invoke=svdf_invoke, name="SVDF")
+
+BUILTINS = [("SVDF", REGISTRATION, 4)]

@@ -1,0 +1,172 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (kernels/lstm.py) against the tflite-micro oracle: the shared LSTM
+models over sequences of invokes that carry state (every tensor, states included, bit-exact,
+float32 too; the DTLN golden data is checked in test_oracle_models), and single-op models made
+with ModelBuilder for what those models do not cover (time-major, several batches, no cell
+clip, other cell-state scales, large pre-activations)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import SHARED_MODELS, shared_model, shared_models
+from micro_rt import Interpreter
+from micro_rt.builder import ModelBuilder
+
+LSTM_MODELS = ["trained_lstm.tflite", "trained_lstm_int8.tflite", "micro_speech_lstm.tflite",
+               "dtln_noise_suppression.tflite"]
+
+
+def _run_both(data: bytes, oracle, seeds, reset_at=()):
+    """Invoke micro_rt and the oracle on the same seeded inputs in sequence (state carried);
+    return the first mismatch as a string, checking every op output and the LSTM states."""
+    ours = Interpreter.from_bytes(data, preserve_all_tensors=True)
+    theirs = oracle.interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16),
+                                preserve_all_tensors=True)
+    for seed in seeds:
+        if seed in reset_at:
+            ours.reset()
+            theirs.reset()
+        inputs = oracle.random_inputs(ours, seed)
+        for i, x in enumerate(inputs):
+            ours.set_input(x, i)
+            theirs.set_input(x, i)
+        ours.invoke()
+        theirs.invoke()
+        for node in ours.nodes:
+            watched = list(node.outputs)
+            if node.op_name == "UNIDIRECTIONAL_SEQUENCE_LSTM":
+                watched += [node.inputs[18], node.inputs[19]]
+            for t in watched:
+                a = ours.get_tensor(t)
+                b = np.array(theirs.GetTensor(t, 0)["tensor_data"]).reshape(a.shape)
+                if not np.array_equal(a, b):
+                    return (f"seed {seed}: op {node.index} {node.op_name} tensor {t} differs in "
+                            f"{np.count_nonzero(a != b)} of {a.size}")
+    return None
+
+
+@pytest.mark.parametrize("name", shared_models(LSTM_MODELS))
+def test_shared_lstm_models_bit_exact_with_state(name, oracle):
+    data = (SHARED_MODELS / name).read_bytes()
+    # Eight invokes carrying state, a reset on both sides, then four more.
+    assert _run_both(data, oracle, range(12), reset_at=(8,)) is None
+
+
+def test_state_persists_and_reset_restores_zero_point():
+    it = Interpreter.from_file(shared_model("micro_speech_lstm.tflite"), preserve_all_tensors=True)
+    node = it.nodes[0]
+    lstm_out = node.outputs[0]
+    h = it.tensors[node.inputs[18]]
+    assert (it.get_tensor(h.index) == h.zero_points[0]).all()      # TFLM fills int8 state with zp
+    x = np.random.default_rng(1).integers(-128, 128, size=(1, 49, 257)).astype(np.int8)
+    it.set_input(x, 0)
+    it.invoke()
+    first = it.get_tensor(lstm_out).copy()
+    it.invoke()                                     # same input, carried state
+    second = it.get_tensor(lstm_out).copy()
+    it.reset()
+    assert (it.get_tensor(h.index) == h.zero_points[0]).all()
+    assert (it.get_tensor(node.inputs[19]) == 0).all()
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(lstm_out), first)
+    assert not np.array_equal(first, second)
+
+
+# --------------------------------------------------------------------------- single-op models
+
+def lstm_model(kind: str, batch: int, steps: int, n_input: int, n_state: int, *,
+               time_major: bool = False, cell_clip: float = 10.0, activation: str = "TANH",
+               cell_scale_power: int = -11, seed: int = 0, peephole: bool = False,
+               weight_std: float = 0.4) -> bytes:
+    """One UNIDIRECTIONAL_SEQUENCE_LSTM op, float32 or int8 (8x8->16), random weights."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder("lstm test")
+    f = kind == "float32"
+    shape_in = (steps, batch, n_input) if time_major else (batch, steps, n_input)
+    shape_out = (steps, batch, n_state) if time_major else (batch, steps, n_state)
+    in_scale, in_zp = 0.05, -3
+    h_scale, h_zp = 1.0 / 128, 2
+    x = b.add_tensor("x", shape_in, "FLOAT32" if f else "INT8",
+                     **({} if f else {"scale": in_scale, "zero_point": in_zp}))
+    inputs = [x]
+    for k in range(8):
+        depth = n_input if k < 4 else n_state
+        if f:
+            w = rng.normal(0, weight_std, (n_state, depth)).astype(np.float32)
+            inputs.append(b.add_tensor(f"w{k}", w.shape, "FLOAT32", data=w))
+        else:
+            w = rng.integers(-127, 128, (n_state, depth)).astype(np.int8)
+            ws = float(rng.uniform(0.003, 0.03))
+            inputs.append(b.add_tensor(f"w{k}", w.shape, "INT8", data=w, scale=ws, zero_point=0))
+            inputs[-1] = (inputs[-1], ws)
+    weight_scales = [None] * 8 if f else [s for _, s in inputs[1:]]
+    if not f:
+        inputs = [x] + [t for t, _ in inputs[1:]]
+    if peephole:      # cell-to-gate weights: a variant TFLM's kernel rejects
+        inputs += [b.add_tensor(f"p{k}", (n_state,), "FLOAT32", data=np.ones(n_state, np.float32))
+                   for k in range(3)]
+    else:
+        inputs += [-1, -1, -1]
+    for k in range(4):
+        if f:
+            bias = rng.normal(0, weight_std + 0.1, n_state).astype(np.float32)
+            inputs.append(b.add_tensor(f"b{k}", bias.shape, "FLOAT32", data=bias))
+        else:
+            bs = in_scale * weight_scales[k]
+            bias = rng.integers(-3000, 3000, n_state).astype(np.int32)
+            inputs.append(b.add_tensor(f"b{k}", bias.shape, "INT32", data=bias, scale=bs, zero_point=0))
+    inputs += [-1, -1]
+    if f:
+        h = b.add_tensor("h", (batch, n_state), "FLOAT32", is_variable=True)
+        c = b.add_tensor("c", (batch, n_state), "FLOAT32", is_variable=True)
+        out = b.add_tensor("y", shape_out, "FLOAT32")
+    else:
+        h = b.add_tensor("h", (batch, n_state), "INT8", scale=h_scale, zero_point=h_zp, is_variable=True)
+        c = b.add_tensor("c", (batch, n_state), "INT16", scale=2.0 ** cell_scale_power, zero_point=0,
+                         is_variable=True)
+        out = b.add_tensor("y", shape_out, "INT8", scale=h_scale, zero_point=h_zp)
+    inputs += [h, c, -1, -1, -1, -1]
+    b.add_operator("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [out],
+                   options={"fused_activation_function": activation, "cell_clip": cell_clip,
+                            "proj_clip": 0.0, "time_major": time_major})
+    b.inputs, b.outputs = [x], [out]
+    return b.build()
+
+
+CASES = [
+    # kind, batch, steps, n_input, n_state, options
+    ("float32", 1, 5, 6, 4, {}),
+    ("float32", 3, 4, 5, 7, {}),
+    ("float32", 2, 3, 4, 5, {"time_major": True}),
+    ("float32", 2, 6, 3, 4, {"cell_clip": 0.0}),
+    ("float32", 1, 8, 4, 3, {"cell_clip": 0.5}),
+    ("float32", 2, 5, 4, 6, {"weight_std": 5.0}),          # sigmoid's cut-offs, tanh saturation
+    ("int8", 1, 5, 6, 4, {}),
+    ("int8", 3, 4, 5, 7, {}),
+    ("int8", 2, 3, 9, 5, {"time_major": True}),
+    ("int8", 2, 6, 3, 4, {"cell_clip": 0.0, "cell_scale_power": -12}),
+    ("int8", 1, 8, 4, 6, {"cell_clip": 0.3, "cell_scale_power": -15}),
+    ("int8", 2, 4, 6, 6, {"cell_scale_power": -8}),
+]
+
+
+@pytest.mark.parametrize("kind,batch,steps,n_input,n_state,options", CASES,
+                         ids=[f"{c[0]}-b{c[1]}-t{c[2]}-{'-'.join(f'{k}={v}' for k, v in c[5].items()) or 'default'}"
+                              for c in CASES])
+def test_single_op_lstm_bit_exact(kind, batch, steps, n_input, n_state, options, oracle):
+    data = lstm_model(kind, batch, steps, n_input, n_state, seed=batch * 31 + steps, **options)
+    assert _run_both(data, oracle, range(6), reset_at=(4,)) is None
+
+
+def test_allocations_match_oracle(oracle):
+    for kind, batch, steps, n_input, n_state, options in CASES[:3] + CASES[6:9]:
+        data = lstm_model(kind, batch, steps, n_input, n_state, **options)
+        plan = Interpreter.from_bytes(data, target="host64").plan
+        theirs = oracle.allocations(data, 1 << 16)
+        assert (theirs["head"], theirs["tail"]) == (plan.head_bytes, plan.tail_bytes), (kind, options)
+
+
+def test_unsupported_variants_are_refused():
+    from micro_rt.errors import KernelError
+    with pytest.raises(KernelError, match="peephole"):
+        Interpreter.from_bytes(lstm_model("float32", 1, 2, 3, 4, peephole=True))
