@@ -108,6 +108,21 @@ class _Context:
         return self._it._scratch_views[index]
 
 
+# Inputs a builtin cannot do without (TFLM's kernels dereference them unconditionally);
+# every builtin needs its input 0. Others (biases, LSTM gates) are optional or checked by kernels.
+_REQUIRED_INPUTS = {"CONV_2D": (0, 1), "DEPTHWISE_CONV_2D": (0, 1), "FULLY_CONNECTED": (0, 1),
+                    "TRANSPOSE_CONV": (0, 1, 2), "SVDF": (0, 1, 2, 4)}
+
+
+def _check_required_inputs(node: Node, is_custom: bool) -> None:
+    if is_custom:
+        return
+    for slot in _REQUIRED_INPUTS.get(node.op_name, (0,)):
+        if slot >= len(node.inputs) or node.inputs[slot] < 0:
+            raise KernelError(f"op {node.index} {node.op_name}: input {slot} is absent "
+                              f"(inputs {list(node.inputs)}, -1 = absent); this operator needs it")
+
+
 def _host_record(node: Node) -> OpRecord:
     return OpRecord(node.index, node.op_name, on_mcu=False)
 
@@ -208,6 +223,7 @@ class Interpreter:
                 node.user_data = self._guarded(node, "init", reg.init, ctx, node.custom_options)
         for node, reg in zip(self.nodes, self.registrations):
             ctx.node = node
+            _check_required_inputs(node, self.model.main.operators[node.index].is_custom)
             if reg.prepare is not None:
                 self._guarded(node, "prepare", reg.prepare, ctx, node)
             self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)

@@ -282,9 +282,16 @@ def test_forged_window_parameters():
 def test_absent_required_input_is_explained():
     b = _chain(1)
     b.operators[0].inputs = [-1]
-    with pytest.raises(KernelError, match=r"op 0 RELU failed in prepare: .*the kernel needs an "
-                                          r"input the model leaves out: inputs are \[-1\]"):
+    with pytest.raises(KernelError, match=r"op 0 RELU: input 0 is absent \(inputs \[-1\], -1 = absent\); "
+                                          r"this operator needs it"):
         Interpreter.from_bytes(b.build())
+    fc = ModelBuilder()                      # FULLY_CONNECTED without its weights
+    x = fc.add_tensor("x", [1, 4], "FLOAT32")
+    y = fc.add_tensor("y", [1, 3], "FLOAT32")
+    fc.add_operator("FULLY_CONNECTED", [x, -1, -1], [y])
+    fc.inputs, fc.outputs = [x], [y]
+    with pytest.raises(KernelError, match=r"op 0 FULLY_CONNECTED: input 1 is absent"):
+        Interpreter.from_bytes(fc.build())
 
 
 # ---- the command line -------------------------------------------------------------------
