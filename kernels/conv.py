@@ -19,7 +19,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
+from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width, store_float_output,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import (Requantizer, activation_range_float, activation_range_quantized,
                     quantize_multiplier)
@@ -182,12 +182,7 @@ def conv_invoke(ctx, node) -> None:
     buf = data.pad_buffer
     if data.kind == "float32":
         g.fill(buf, x)
-        acc = _float_conv(data, buf)
-        if data.bias is not None:
-            acc += data.bias
-        np.maximum(acc, data.act_min, out=acc)
-        np.minimum(acc, data.act_max, out=acc)
-        out.data[...] = acc.reshape(out.data.shape)
+        store_float_output(_float_conv(data, buf), data, out)
         return
     if data.kind == "int8":
         # x + input_offset, padded taps contribute 0 (TFLM skips them).

@@ -19,7 +19,7 @@ from micro_rt.kernel_api import Registration, op_data_init
 
 from .conv import exact_float_type
 from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, kernel_error, scale0,
-                      tname, zp0)
+                      store_float_output, tname, zp0)
 from .quant import (Requantizer, activation_range_float, activation_range_quantized,
                     quantize_multiplier)
 
@@ -142,12 +142,7 @@ def fc_invoke(ctx, node) -> None:
     out = ctx.output(node, 0)
     x2 = x.reshape(-1, data.accum_depth)
     if data.kind == "float32":
-        acc = sequential_matvec_f32(x2, data.weights_t)
-        if data.bias is not None:
-            acc += data.bias
-        np.maximum(acc, data.act_min, out=acc)
-        np.minimum(acc, data.act_max, out=acc)
-        out.data[...] = acc.reshape(out.data.shape)
+        store_float_output(sequential_matvec_f32(x2, data.weights_t), data, out)
         return
     np.subtract(x2, data.xs.dtype.type(data.input_zero_point), out=data.xs)
     data.requant.run(np.matmul(data.xs, data.weights_t, out=data.acc), out.data)

@@ -83,38 +83,37 @@ _INT16_DOMAIN = np.arange(-32768, 32768, dtype=np.int64)
 
 # --------------------------------------------------------------------------- int16 activations
 
-def logistic_int16(x: np.ndarray, input_multiplier: int = 0, input_left_shift: int = 0) -> np.ndarray:
-    """reference_integer_ops::Logistic on int16 (LUT with linear interpolation), int64 out."""
+def _scaled_input(x: np.ndarray, input_multiplier: int, input_left_shift: int) -> np.ndarray:
+    """The int16 activations' input rescale (3 << shift when no multiplier is given)."""
     x = np.asarray(x, dtype=np.int64)
     if input_multiplier == 0:
         input_multiplier, input_left_shift = 3 << input_left_shift, 0
     rnd = (1 << (input_left_shift - 1)) if input_left_shift > 0 else 0
-    v = (x * input_multiplier + rnd) >> input_left_shift
-    a = np.abs(v)
-    uh = a >> 9
-    saturated = uh >= 255
-    idx = np.minimum(uh, 254)
+    return (x * input_multiplier + rnd) >> input_left_shift
+
+
+def _sigmoid_lut(magnitude: np.ndarray, frac_bits: int, saturated: int) -> np.ndarray:
+    """TFLM's 256-entry sigmoid table, linearly interpolated on the low `frac_bits` bits."""
+    upper = magnitude >> frac_bits
+    idx = np.minimum(upper, 254)
     ua = SIGMOID_TABLE_UINT16[idx]
     ub = SIGMOID_TABLE_UINT16[idx + 1]
-    r = np.where(saturated, 0x7FFF << 10, (ua << 9) + (a & 0x1FF) * (ub - ua))
+    mask = (1 << frac_bits) - 1
+    return np.where(upper >= 255, saturated, (ua << frac_bits) + (magnitude & mask) * (ub - ua))
+
+
+def logistic_int16(x: np.ndarray, input_multiplier: int = 0, input_left_shift: int = 0) -> np.ndarray:
+    """reference_integer_ops::Logistic on int16 (LUT with linear interpolation), int64 out."""
+    v = _scaled_input(x, input_multiplier, input_left_shift)
+    r = _sigmoid_lut(np.abs(v), 9, 0x7FFF << 10)
     r = np.where(v >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1)
     return r >> 10
 
 
 def tanh_int16(x: np.ndarray, input_multiplier: int = 0, input_left_shift: int = 0) -> np.ndarray:
     """reference_integer_ops::Tanh on int16 (the sigmoid LUT, tanh(x) = 2 sigmoid(2x) - 1)."""
-    x = np.asarray(x, dtype=np.int64)
-    if input_multiplier == 0:
-        input_multiplier, input_left_shift = 3 << input_left_shift, 0
-    rnd = (1 << (input_left_shift - 1)) if input_left_shift > 0 else 0
-    v = (x * input_multiplier + rnd) >> input_left_shift
-    a = np.abs(v)
-    uh = a >> 8
-    saturated = uh >= 255
-    idx = np.minimum(uh, 254)
-    ua = SIGMOID_TABLE_UINT16[idx]
-    ub = SIGMOID_TABLE_UINT16[idx + 1]
-    r = np.where(saturated, 0xFFFF << 8, (ua << 8) + (a & 0xFF) * (ub - ua))
+    v = _scaled_input(x, input_multiplier, input_left_shift)
+    r = _sigmoid_lut(np.abs(v), 8, 0xFFFF << 8)
     r = np.where(v >= 0, r - (1 << 23) + (1 << 7), -r + (1 << 23) + (1 << 7) - 1)
     return r >> 8
 

@@ -197,6 +197,16 @@ def make_geometry(in_shape, out_shape, filter_h: int, filter_w: int, stride_h: i
 # Shared kernel helpers.
 # ---------------------------------------------------------------------------
 
+def store_float_output(acc: np.ndarray, data, out) -> None:
+    """The float32 epilogue of TFLM's conv and fully connected: + bias, clamp to the fused
+    activation's range, write the output tensor."""
+    if data.bias is not None:
+        acc += data.bias
+    np.maximum(acc, data.act_min, out=acc)
+    np.minimum(acc, data.act_max, out=acc)
+    out.data[...] = acc.reshape(out.data.shape)
+
+
 def kernel_error(node, message: str) -> Exception:
     """A KernelError (ValueError when micro_rt.errors is not there yet) naming the op."""
     try:
