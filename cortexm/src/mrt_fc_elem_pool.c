@@ -111,18 +111,26 @@ int32_t arm_avgpool_s8_get_buffer_size(const int dim_dst_width, const int ch_src
 #endif
 }
 
-arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx, const cmsis_nn_pool_params *pool_params,
-    const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
-    const cmsis_nn_dims *output_dims, int8_t *output_data)
+/* AVERAGE_POOL_2D and MAX_POOL_2D walk the output alike: per output pixel the window clipped
+ * to the image, [y0, y1) x [x0, x1), then one value per channel. `is_max` is a constant in each
+ * caller, so each gets its own loop. Average: TFLM rounding (half away from zero), and an empty
+ * window is an argument error; max starts from -128. */
+static inline __attribute__((always_inline)) arm_cmsis_nn_status pool_s8(const cmsis_nn_context *ctx,
+    const cmsis_nn_pool_params *pool_params, const cmsis_nn_dims *input_dims, const int8_t *input_data,
+    const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims, int8_t *output_data, int32_t is_max)
 {
     const int32_t in_h = input_dims->h, in_w = input_dims->w, c_n = input_dims->c;
     const int32_t out_h = output_dims->h, out_w = output_dims->w;
     const int32_t batches = input_dims->n > 0 ? input_dims->n : 1;
+    const int32_t act_min = pool_params->activation.min, act_max = pool_params->activation.max;
 #if MRT_DSP
-    if (ctx == 0 || ctx->buf == 0) {
-        return ARM_CMSIS_NN_ARG_ERROR;
+    int32_t *sum = 0;
+    if (!is_max) {
+        if (ctx == 0 || ctx->buf == 0) {
+            return ARM_CMSIS_NN_ARG_ERROR;
+        }
+        sum = (int32_t *)ctx->buf;
     }
-    int32_t *sum = (int32_t *)ctx->buf;
 #else
     (void)ctx;
 #endif
@@ -134,6 +142,19 @@ arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx, const cmsis_nn_p
             for (int32_t ox = 0; ox < out_w; ++ox) {
                 const int32_t base_x = ox * pool_params->stride.w - pool_params->padding.w;
                 const int32_t x0 = MRT_MAX(0, -base_x), x1 = MRT_MIN(filter_dims->w, in_w - base_x);
+                if (is_max) {
+                    for (int32_t c = 0; c < c_n; ++c) {
+                        int32_t m = -128;
+                        for (int32_t ky = y0; ky < y1; ++ky) {
+                            for (int32_t kx = x0; kx < x1; ++kx) {
+                                const int32_t v = in_b[((base_y + ky) * in_w + base_x + kx) * c_n + c];
+                                m = v > m ? v : m;
+                            }
+                        }
+                        *output_data++ = (int8_t)mrt_clamp(m, act_min, act_max);
+                    }
+                    continue;
+                }
                 const int32_t count = (y1 - y0) * (x1 - x0);
                 if (count <= 0) {
                     return ARM_CMSIS_NN_ARG_ERROR;
@@ -163,7 +184,7 @@ arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx, const cmsis_nn_p
                     }
 #endif
                     s = s > 0 ? (s + count / 2) / count : (s - count / 2) / count;
-                    *output_data++ = (int8_t)mrt_clamp(s, pool_params->activation.min, pool_params->activation.max);
+                    *output_data++ = (int8_t)mrt_clamp(s, act_min, act_max);
                 }
             }
         }
@@ -171,36 +192,18 @@ arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx, const cmsis_nn_p
     return ARM_CMSIS_NN_SUCCESS;
 }
 
+arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx, const cmsis_nn_pool_params *pool_params,
+    const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
+    const cmsis_nn_dims *output_dims, int8_t *output_data)
+{
+    return pool_s8(ctx, pool_params, input_dims, input_data, filter_dims, output_dims, output_data, 0);
+}
+
 arm_cmsis_nn_status arm_max_pool_s8(const cmsis_nn_context *ctx, const cmsis_nn_pool_params *pool_params,
     const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
     const cmsis_nn_dims *output_dims, int8_t *output_data)
 {
-    (void)ctx;
-    const int32_t in_h = input_dims->h, in_w = input_dims->w, c_n = input_dims->c;
-    const int32_t out_h = output_dims->h, out_w = output_dims->w;
-    const int32_t batches = input_dims->n > 0 ? input_dims->n : 1;
-    for (int32_t b = 0; b < batches; ++b) {
-        const int8_t *in_b = input_data + b * in_h * in_w * c_n;
-        for (int32_t oy = 0; oy < out_h; ++oy) {
-            const int32_t base_y = oy * pool_params->stride.h - pool_params->padding.h;
-            const int32_t y0 = MRT_MAX(0, -base_y), y1 = MRT_MIN(filter_dims->h, in_h - base_y);
-            for (int32_t ox = 0; ox < out_w; ++ox) {
-                const int32_t base_x = ox * pool_params->stride.w - pool_params->padding.w;
-                const int32_t x0 = MRT_MAX(0, -base_x), x1 = MRT_MIN(filter_dims->w, in_w - base_x);
-                for (int32_t c = 0; c < c_n; ++c) {
-                    int32_t m = -128;
-                    for (int32_t ky = y0; ky < y1; ++ky) {
-                        for (int32_t kx = x0; kx < x1; ++kx) {
-                            const int32_t v = in_b[((base_y + ky) * in_w + base_x + kx) * c_n + c];
-                            m = v > m ? v : m;
-                        }
-                    }
-                    *output_data++ = (int8_t)mrt_clamp(m, pool_params->activation.min, pool_params->activation.max);
-                }
-            }
-        }
-    }
-    return ARM_CMSIS_NN_SUCCESS;
+    return pool_s8(ctx, pool_params, input_dims, input_data, filter_dims, output_dims, output_data, 1);
 }
 
 /* ---------------------------------------------------------------- softmax */

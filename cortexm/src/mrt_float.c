@@ -10,15 +10,7 @@
  * second operand). Transcendentals use newlib's expf / tanhf (what TFLM calls on device):
  * those results are within a few ulp of the host's glibc, not bit-equal. */
 #include <math.h>
-#include "mrt_ops.h"
-#include "mrt_math.h"
-
-static inline float fbits(uint32_t b)
-{
-    float f;
-    __builtin_memcpy(&f, &b, 4);
-    return f;
-}
+#include "mrt_shared.h"
 
 /* np.maximum / np.minimum on float32: NaN in either operand propagates, ties give b. */
 static inline float np_max(float a, float b)
@@ -37,13 +29,63 @@ static inline float act_clamp(float x, float lo, float hi)
     return np_min(np_max(x, lo), hi);
 }
 
-/* ---------------------------------------------------------------- CONV_2D */
+/* ---------------------------------------------------------------- CONV_2D, DEPTHWISE_CONV_2D */
 
-int32_t mrt_conv_f32(const mrt_conv_f32_params *p)
+/* CONV_2D sum for output channel o at window origin (y0, x0): taps in TFLM's loop order from
+ * 0.0f, padded taps as 0.0f products (the twin multiplies a zero-padded buffer). */
+static inline float conv_sum_f32(const mrt_conv_f32_params *p, const float *in_b, int32_t y0, int32_t x0,
+                                 int32_t o, int32_t ocg)
 {
-    const float lo = fbits(p->act_min), hi = fbits(p->act_max);
-    const int32_t groups = p->ic / p->fc;
-    const int32_t ocg = p->oc / groups;
+    const int32_t c0 = (o / ocg) * p->fc;
+    const float *w = p->filter + o * p->fh * p->fw * p->fc;
+    float acc = 0.0f;
+    for (int32_t ky = 0; ky < p->fh; ++ky) {
+        const int32_t y = y0 + ky * p->dh;
+        const int32_t yin = y >= 0 && y < p->ih;
+        for (int32_t kx = 0; kx < p->fw; ++kx) {
+            const int32_t x = x0 + kx * p->dw;
+            const float *wk = w + (ky * p->fw + kx) * p->fc;
+            if (yin && x >= 0 && x < p->iw) {
+                const float *v = in_b + (y * p->iw + x) * p->ic + c0;
+                for (int32_t c = 0; c < p->fc; ++c) {
+                    acc += v[c] * wk[c];
+                }
+            } else {
+                for (int32_t c = 0; c < p->fc; ++c) {
+                    acc += 0.0f * wk[c];
+                }
+            }
+        }
+    }
+    return acc;
+}
+
+/* DEPTHWISE_CONV_2D sum for output channel o (input channel o / depth multiplier). */
+static inline float depthwise_sum_f32(const mrt_conv_f32_params *p, const float *in_b, int32_t y0, int32_t x0,
+                                      int32_t o, int32_t mult)
+{
+    const int32_t c = o / mult;
+    float acc = 0.0f;
+    for (int32_t ky = 0; ky < p->fh; ++ky) {
+        const int32_t y = y0 + ky * p->dh;
+        for (int32_t kx = 0; kx < p->fw; ++kx) {
+            const int32_t x = x0 + kx * p->dw;
+            const float v = (y >= 0 && y < p->ih && x >= 0 && x < p->iw)
+                            ? in_b[(y * p->iw + x) * p->ic + c] : 0.0f;
+            const float prod = v * p->filter[(ky * p->fw + kx) * p->oc + o];
+            acc = (ky == 0 && kx == 0) ? prod : acc + prod;   /* twin: first tap, no 0 + */
+        }
+    }
+    return acc;
+}
+
+/* Both convolutions walk the output alike (batch, row, column, channel), then add the bias
+ * after the sum and clamp; `depthwise` is a constant in each caller, so each gets its own loop. */
+static inline __attribute__((always_inline)) int32_t conv_walk_f32(const mrt_conv_f32_params *p, int32_t depthwise)
+{
+    const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
+    const int32_t mult = p->fc;                         /* depthwise: depth multiplier */
+    const int32_t ocg = depthwise ? 0 : p->oc / (p->ic / p->fc);   /* conv: channels per group */
     float *out = p->out;
     for (int32_t b = 0; b < p->n; ++b) {
         const float *in_b = p->in + b * p->ih * p->iw * p->ic;
@@ -52,27 +94,8 @@ int32_t mrt_conv_f32(const mrt_conv_f32_params *p)
             for (int32_t ox = 0; ox < p->ow; ++ox) {
                 const int32_t x0 = ox * p->sw - p->pw;
                 for (int32_t o = 0; o < p->oc; ++o) {
-                    const int32_t c0 = (o / ocg) * p->fc;
-                    const float *w = p->filter + o * p->fh * p->fw * p->fc;
-                    float acc = 0.0f;
-                    for (int32_t ky = 0; ky < p->fh; ++ky) {
-                        const int32_t y = y0 + ky * p->dh;
-                        const int32_t yin = y >= 0 && y < p->ih;
-                        for (int32_t kx = 0; kx < p->fw; ++kx) {
-                            const int32_t x = x0 + kx * p->dw;
-                            const float *wk = w + (ky * p->fw + kx) * p->fc;
-                            if (yin && x >= 0 && x < p->iw) {
-                                const float *v = in_b + (y * p->iw + x) * p->ic + c0;
-                                for (int32_t c = 0; c < p->fc; ++c) {
-                                    acc += v[c] * wk[c];
-                                }
-                            } else {
-                                for (int32_t c = 0; c < p->fc; ++c) {
-                                    acc += 0.0f * wk[c];
-                                }
-                            }
-                        }
-                    }
+                    float acc = depthwise ? depthwise_sum_f32(p, in_b, y0, x0, o, mult)
+                                          : conv_sum_f32(p, in_b, y0, x0, o, ocg);
                     if (p->bias) {
                         acc += p->bias[o];
                     }
@@ -84,48 +107,21 @@ int32_t mrt_conv_f32(const mrt_conv_f32_params *p)
     return 0;
 }
 
-/* ---------------------------------------------------------------- DEPTHWISE_CONV_2D */
+int32_t mrt_conv_f32(const mrt_conv_f32_params *p)
+{
+    return conv_walk_f32(p, 0);
+}
 
 int32_t mrt_depthwise_conv_f32(const mrt_conv_f32_params *p)
 {
-    const float lo = fbits(p->act_min), hi = fbits(p->act_max);
-    const int32_t mult = p->fc;          /* depth multiplier */
-    float *out = p->out;
-    for (int32_t b = 0; b < p->n; ++b) {
-        const float *in_b = p->in + b * p->ih * p->iw * p->ic;
-        for (int32_t oy = 0; oy < p->oh; ++oy) {
-            const int32_t y0 = oy * p->sh - p->ph;
-            for (int32_t ox = 0; ox < p->ow; ++ox) {
-                const int32_t x0 = ox * p->sw - p->pw;
-                for (int32_t o = 0; o < p->oc; ++o) {
-                    const int32_t c = o / mult;
-                    float acc = 0.0f;
-                    for (int32_t ky = 0; ky < p->fh; ++ky) {
-                        const int32_t y = y0 + ky * p->dh;
-                        for (int32_t kx = 0; kx < p->fw; ++kx) {
-                            const int32_t x = x0 + kx * p->dw;
-                            const float v = (y >= 0 && y < p->ih && x >= 0 && x < p->iw)
-                                            ? in_b[(y * p->iw + x) * p->ic + c] : 0.0f;
-                            const float prod = v * p->filter[(ky * p->fw + kx) * p->oc + o];
-                            acc = (ky == 0 && kx == 0) ? prod : acc + prod;   /* twin: first tap, no 0 + */
-                        }
-                    }
-                    if (p->bias) {
-                        acc = acc + p->bias[o];
-                    }
-                    *out++ = act_clamp(acc, lo, hi);
-                }
-            }
-        }
-    }
-    return 0;
+    return conv_walk_f32(p, 1);
 }
 
 /* ---------------------------------------------------------------- FULLY_CONNECTED */
 
 int32_t mrt_fully_connected_f32(const mrt_fc_f32_params *p)
 {
-    const float lo = fbits(p->act_min), hi = fbits(p->act_max);
+    const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
     for (int32_t b = 0; b < p->batches; ++b) {
         const float *x = p->in + b * p->accum;
         float *out = p->out + b * p->out_depth;
@@ -148,7 +144,7 @@ int32_t mrt_fully_connected_f32(const mrt_fc_f32_params *p)
 
 static int32_t pool_f32(const mrt_pool_f32_params *p, int32_t is_max)
 {
-    const float lo = fbits(p->act_min), hi = fbits(p->act_max);
+    const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
     const float pad_value = is_max ? -3.40282347e+38f : 0.0f;   /* twin's padded buffer fill */
     float *out = p->out;
     for (int32_t b = 0; b < p->n; ++b) {
@@ -202,33 +198,21 @@ int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p)
 
 /* ---------------------------------------------------------------- ADD SUB MUL MAXIMUM MINIMUM */
 
+static inline float binary_one_f32(int32_t op, float x, float y, float lo, float hi)
+{
+    switch (op) {
+    case MRT_OP_ADD: return act_clamp(x + y, lo, hi);
+    case MRT_OP_SUB: return act_clamp(x - y, lo, hi);
+    case MRT_OP_MUL: return act_clamp(x * y, lo, hi);
+    case MRT_OP_MAX: return x > y ? x : y;
+    default: return x < y ? x : y;
+    }
+}
+
 int32_t mrt_binary_f32(const mrt_binary_f32_params *p)
 {
-    const int32_t *n = p->count;
-    const float lo = fbits(p->act_min), hi = fbits(p->act_max);
-    float *out = p->out;
-    for (int32_t i0 = 0; i0 < n[0]; ++i0)
-    for (int32_t i1 = 0; i1 < n[1]; ++i1)
-    for (int32_t i2 = 0; i2 < n[2]; ++i2)
-    for (int32_t i3 = 0; i3 < n[3]; ++i3)
-    for (int32_t i4 = 0; i4 < n[4]; ++i4) {
-        const float *a = p->in1 + i0 * p->stride1[0] + i1 * p->stride1[1] + i2 * p->stride1[2] +
-                         i3 * p->stride1[3] + i4 * p->stride1[4];
-        const float *b = p->in2 + i0 * p->stride2[0] + i1 * p->stride2[1] + i2 * p->stride2[2] +
-                         i3 * p->stride2[3] + i4 * p->stride2[4];
-        for (int32_t i5 = 0; i5 < n[5]; ++i5) {
-            const float x = a[i5 * p->stride1[5]], y = b[i5 * p->stride2[5]];
-            float r;
-            switch (p->op) {
-            case MRT_OP_ADD: r = act_clamp(x + y, lo, hi); break;
-            case MRT_OP_SUB: r = act_clamp(x - y, lo, hi); break;
-            case MRT_OP_MUL: r = act_clamp(x * y, lo, hi); break;
-            case MRT_OP_MAX: r = x > y ? x : y; break;
-            default: r = x < y ? x : y; break;
-            }
-            *out++ = r;
-        }
-    }
+    const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
+    MRT_BROADCAST_BINARY(p, float, x, y, binary_one_f32(p->op, x, y, lo, hi));
     return 0;
 }
 
@@ -248,7 +232,7 @@ static float logistic_f32(float x)
 
 int32_t mrt_unary_f32(const mrt_unary_f32_params *p)
 {
-    const float alpha = fbits(p->alpha);
+    const float alpha = mrt_fbits(p->alpha);
     for (int32_t i = 0; i < p->n; ++i) {
         const float x = p->in[i];
         float r;
@@ -283,7 +267,7 @@ int32_t mrt_unary_f32(const mrt_unary_f32_params *p)
 
 int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth, uint32_t beta_bits)
 {
-    const float beta = fbits(beta_bits);
+    const float beta = mrt_fbits(beta_bits);
     for (int32_t r = 0; r < rows; ++r) {
         const float *x = in + r * depth;
         float *y = out + r * depth;
@@ -308,19 +292,8 @@ int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth
 
 int32_t mrt_mean_f32(const mrt_mean_f32_params *p)
 {
-    const int32_t *s = p->shape;
-    int32_t stride[4];
-    stride[3] = 1;
-    for (int32_t d = 2; d >= 0; --d) {
-        stride[d] = stride[d + 1] * s[d + 1];
-    }
-    int32_t ko[4], kr[4];
-    int32_t count = 1;
-    for (int32_t d = 0; d < 4; ++d) {
-        ko[d] = p->reduce[d] ? 1 : s[d];
-        kr[d] = p->reduce[d] ? s[d] : 1;
-        count *= kr[d];
-    }
+    int32_t stride[4], ko[4], kr[4];
+    const int32_t count = mrt_mean_axes(p->shape, p->reduce, stride, ko, kr);
     float *out = p->out;
     for (int32_t a0 = 0; a0 < ko[0]; ++a0)
     for (int32_t a1 = 0; a1 < ko[1]; ++a1)

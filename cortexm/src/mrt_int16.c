@@ -6,8 +6,7 @@
  *  - mrt_binary_s16: ADD / SUB / MUL / MAXIMUM / MINIMUM on int16 with broadcasting.
  *  - mrt_unary_int: element-wise requantization between int8 / int16 / int32 (QUANTIZE),
  *    int16 RELU, RELU6 and LEAKY_RELU. */
-#include "mrt_ops.h"
-#include "mrt_math.h"
+#include "mrt_shared.h"
 
 /* TFLM MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier, int shift). */
 static inline int64_t requantize_wide(int64_t acc, int32_t multiplier, int32_t shift)
@@ -74,44 +73,11 @@ int32_t mrt_conv_s16(const mrt_conv_s16_params *p)
     return 0;
 }
 
-static inline int32_t binary_one16(const mrt_binary_s16_params *p, int32_t a, int32_t b)
-{
-    switch (p->op) {
-    case MRT_OP_ADD:
-    case MRT_OP_SUB: {
-        const int32_t x1 = mrt_requantize(mrt_shl_wrap(a + p->in1_offset, p->left_shift), p->in1_mult, p->in1_shift);
-        const int32_t x2 = mrt_requantize(mrt_shl_wrap(b + p->in2_offset, p->left_shift), p->in2_mult, p->in2_shift);
-        const int32_t raw = (int32_t)(p->op == MRT_OP_ADD ? (uint32_t)x1 + (uint32_t)x2 : (uint32_t)x1 - (uint32_t)x2);
-        return mrt_clamp(mrt_requantize(raw, p->out_mult, p->out_shift) + p->out_offset, p->act_min, p->act_max);
-    }
-    case MRT_OP_MUL: {
-        const int32_t prod = (int32_t)((uint32_t)(a + p->in1_offset) * (uint32_t)(b + p->in2_offset));
-        return mrt_clamp(mrt_requantize(prod, p->out_mult, p->out_shift) + p->out_offset, p->act_min, p->act_max);
-    }
-    case MRT_OP_MAX:
-        return a > b ? a : b;
-    default:
-        return a < b ? a : b;
-    }
-}
+MRT_DEFINE_BINARY_QUANT_ONE(binary_one16, mrt_binary_s16_params)
 
 int32_t mrt_binary_s16(const mrt_binary_s16_params *p)
 {
-    const int32_t *n = p->count;
-    int16_t *out = p->out;
-    for (int32_t i0 = 0; i0 < n[0]; ++i0)
-    for (int32_t i1 = 0; i1 < n[1]; ++i1)
-    for (int32_t i2 = 0; i2 < n[2]; ++i2)
-    for (int32_t i3 = 0; i3 < n[3]; ++i3)
-    for (int32_t i4 = 0; i4 < n[4]; ++i4) {
-        const int16_t *a = p->in1 + i0 * p->stride1[0] + i1 * p->stride1[1] + i2 * p->stride1[2] +
-                           i3 * p->stride1[3] + i4 * p->stride1[4];
-        const int16_t *b = p->in2 + i0 * p->stride2[0] + i1 * p->stride2[1] + i2 * p->stride2[2] +
-                           i3 * p->stride2[3] + i4 * p->stride2[4];
-        for (int32_t i5 = 0; i5 < n[5]; ++i5) {
-            *out++ = (int16_t)binary_one16(p, a[i5 * p->stride1[5]], b[i5 * p->stride2[5]]);
-        }
-    }
+    MRT_BROADCAST_BINARY(p, int16_t, x, y, binary_one16(p, x, y));
     return 0;
 }
 

@@ -1,6 +1,5 @@
 /* micro_rt: kernels for the remaining operators (see mrt_ops.h). TFLM-exact. */
-#include "mrt_ops.h"
-#include "mrt_math.h"
+#include "mrt_shared.h"
 
 int32_t mrt_copy(const uint8_t *src, uint8_t *dst, int32_t nbytes)
 {
@@ -57,44 +56,11 @@ int32_t mrt_strided_copy(const mrt_copy_params *p)
     return 0;
 }
 
-static inline int32_t binary_one(const mrt_binary_params *p, int32_t a, int32_t b)
-{
-    switch (p->op) {
-    case MRT_OP_ADD:
-    case MRT_OP_SUB: {
-        const int32_t x1 = mrt_requantize(mrt_shl_wrap(a + p->in1_offset, p->left_shift), p->in1_mult, p->in1_shift);
-        const int32_t x2 = mrt_requantize(mrt_shl_wrap(b + p->in2_offset, p->left_shift), p->in2_mult, p->in2_shift);
-        const int32_t raw = (int32_t)(p->op == MRT_OP_ADD ? (uint32_t)x1 + (uint32_t)x2 : (uint32_t)x1 - (uint32_t)x2);
-        return mrt_clamp(mrt_requantize(raw, p->out_mult, p->out_shift) + p->out_offset, p->act_min, p->act_max);
-    }
-    case MRT_OP_MUL: {
-        const int32_t prod = (a + p->in1_offset) * (b + p->in2_offset);
-        return mrt_clamp(mrt_requantize(prod, p->out_mult, p->out_shift) + p->out_offset, p->act_min, p->act_max);
-    }
-    case MRT_OP_MAX:
-        return a > b ? a : b;
-    default:
-        return a < b ? a : b;
-    }
-}
+MRT_DEFINE_BINARY_QUANT_ONE(binary_one, mrt_binary_params)
 
 int32_t mrt_binary_s8(const mrt_binary_params *p)
 {
-    const int32_t *n = p->count;
-    int8_t *out = p->out;
-    for (int32_t i0 = 0; i0 < n[0]; ++i0)
-    for (int32_t i1 = 0; i1 < n[1]; ++i1)
-    for (int32_t i2 = 0; i2 < n[2]; ++i2)
-    for (int32_t i3 = 0; i3 < n[3]; ++i3)
-    for (int32_t i4 = 0; i4 < n[4]; ++i4) {
-        const int8_t *a = p->in1 + i0 * p->stride1[0] + i1 * p->stride1[1] + i2 * p->stride1[2] +
-                          i3 * p->stride1[3] + i4 * p->stride1[4];
-        const int8_t *b = p->in2 + i0 * p->stride2[0] + i1 * p->stride2[1] + i2 * p->stride2[2] +
-                          i3 * p->stride2[3] + i4 * p->stride2[4];
-        for (int32_t i5 = 0; i5 < n[5]; ++i5) {
-            *out++ = (int8_t)binary_one(p, a[i5 * p->stride1[5]], b[i5 * p->stride2[5]]);
-        }
-    }
+    MRT_BROADCAST_BINARY(p, int8_t, x, y, binary_one(p, x, y));
     return 0;
 }
 
@@ -185,7 +151,8 @@ int32_t mrt_unary_s8(const mrt_unary_params *p)
             r = mrt_clamp(r + p->out_off, -128, 127);
             break;
         }
-        case MRT_UNARY_LOGISTIC: {
+        case MRT_UNARY_LOGISTIC:
+        case MRT_UNARY_TANH: {      /* same saturation and F4 input; they differ in the F0 function */
             const int32_t v = x - p->in_off;
             if (v <= -p->a0) {
                 r = -128;
@@ -193,19 +160,9 @@ int32_t mrt_unary_s8(const mrt_unary_params *p)
                 r = 127;
             } else {
                 const int32_t q4 = mrt_requantize(v, p->m0, p->s0);
-                r = mrt_clamp(mrt_rdbpot(gemmlowp_logistic(q4), 23) - 128, -128, 127);
-            }
-            break;
-        }
-        case MRT_UNARY_TANH: {
-            const int32_t v = x - p->in_off;
-            if (v <= -p->a0) {
-                r = -128;
-            } else if (v >= p->a0) {
-                r = 127;
-            } else {
-                const int32_t q4 = mrt_requantize(v, p->m0, p->s0);
-                r = mrt_clamp(mrt_rdbpot(gemmlowp_tanh(q4), 24), -128, 127);
+                r = p->op == MRT_UNARY_LOGISTIC ? mrt_rdbpot(gemmlowp_logistic(q4), 23) - 128
+                                                : mrt_rdbpot(gemmlowp_tanh(q4), 24);
+                r = mrt_clamp(r, -128, 127);
             }
             break;
         }
@@ -219,13 +176,6 @@ int32_t mrt_unary_s8(const mrt_unary_params *p)
 }
 
 /* ---- float (soft-float calling convention; VFP on the FPU cores) ---- */
-static inline float f32_from_bits(uint32_t b)
-{
-    float f;
-    __builtin_memcpy(&f, &b, 4);
-    return f;
-}
-
 static inline float round_half_away(float x)
 {
     /* roundf: |x| >= 2^23 is already integral. */
@@ -248,59 +198,39 @@ static inline int32_t f32_to_i32_host(float x)
     return (int32_t)x;
 }
 
-int32_t mrt_quantize_f32_s8(const float *in, int8_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
-{
-    const float scale = f32_from_bits(scale_bits);
-    for (int32_t i = 0; i < n; ++i) {
-        const int32_t q = f32_to_i32_host(round_half_away(in[i] / scale));
-        const int32_t v = (int32_t)((uint32_t)q + (uint32_t)zero_point);
-        out[i] = (int8_t)mrt_clamp(v, -128, 127);
+/* QUANTIZE float32 -> T: round half away, then the host twin's int32 cast and a wrapping add of
+ * the zero point, clamped to [lo, hi]. DEQUANTIZE T -> float32 in double, as the twin does.
+ * One body each for the int8 and int16 entry points. */
+#define MRT_DEFINE_QUANTIZE_F32(name, T, lo, hi)                                                \
+    int32_t name(const float *in, T *out, int32_t n, uint32_t scale_bits, int32_t zero_point)  \
+    {                                                                                           \
+        const float scale = mrt_fbits(scale_bits);                                              \
+        for (int32_t i = 0; i < n; ++i) {                                                       \
+            const int32_t q = f32_to_i32_host(round_half_away(in[i] / scale));                  \
+            const int32_t v = (int32_t)((uint32_t)q + (uint32_t)zero_point);                    \
+            out[i] = (T)mrt_clamp(v, lo, hi);                                                   \
+        }                                                                                       \
+        return 0;                                                                               \
     }
-    return 0;
-}
+#define MRT_DEFINE_DEQUANTIZE_F32(name, T)                                                      \
+    int32_t name(const T *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)  \
+    {                                                                                           \
+        const double scale = (double)mrt_fbits(scale_bits);                                     \
+        for (int32_t i = 0; i < n; ++i) {                                                       \
+            out[i] = (float)(scale * (double)(in[i] - zero_point));                             \
+        }                                                                                       \
+        return 0;                                                                               \
+    }
 
-int32_t mrt_dequantize_s8_f32(const int8_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
-{
-    const double scale = (double)f32_from_bits(scale_bits);
-    for (int32_t i = 0; i < n; ++i) {
-        out[i] = (float)(scale * (double)(in[i] - zero_point));
-    }
-    return 0;
-}
-
-int32_t mrt_quantize_f32_s16(const float *in, int16_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
-{
-    const float scale = f32_from_bits(scale_bits);
-    for (int32_t i = 0; i < n; ++i) {
-        const int32_t q = f32_to_i32_host(round_half_away(in[i] / scale));
-        const int32_t v = (int32_t)((uint32_t)q + (uint32_t)zero_point);
-        out[i] = (int16_t)mrt_clamp(v, -32768, 32767);
-    }
-    return 0;
-}
-
-int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
-{
-    const double scale = (double)f32_from_bits(scale_bits);
-    for (int32_t i = 0; i < n; ++i) {
-        out[i] = (float)(scale * (double)(in[i] - zero_point));
-    }
-    return 0;
-}
+MRT_DEFINE_QUANTIZE_F32(mrt_quantize_f32_s8, int8_t, -128, 127)
+MRT_DEFINE_DEQUANTIZE_F32(mrt_dequantize_s8_f32, int8_t)
+MRT_DEFINE_QUANTIZE_F32(mrt_quantize_f32_s16, int16_t, -32768, 32767)
+MRT_DEFINE_DEQUANTIZE_F32(mrt_dequantize_s16_f32, int16_t)
 
 int32_t mrt_mean_s8(const mrt_mean_params *p)
 {
-    const int32_t *s = p->shape;
-    int32_t stride[4];
-    stride[3] = 1;
-    for (int32_t d = 2; d >= 0; --d) {
-        stride[d] = stride[d + 1] * s[d + 1];
-    }
-    int32_t ko[4], kr[4];   /* loop counts for kept / reduced axes */
-    for (int32_t d = 0; d < 4; ++d) {
-        ko[d] = p->reduce[d] ? 1 : s[d];
-        kr[d] = p->reduce[d] ? s[d] : 1;
-    }
+    int32_t stride[4], ko[4], kr[4];
+    (void)mrt_mean_axes(p->shape, p->reduce, stride, ko, kr);
     int8_t *out = p->out;
     for (int32_t a0 = 0; a0 < ko[0]; ++a0)
     for (int32_t a1 = 0; a1 < ko[1]; ++a1)

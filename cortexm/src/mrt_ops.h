@@ -22,21 +22,29 @@ int32_t mrt_strided_copy(const mrt_copy_params *p);
 int32_t mrt_fill(uint8_t *dst, uint32_t value, int32_t count, int32_t elem_size);
 int32_t mrt_copy(const uint8_t *src, uint8_t *dst, int32_t nbytes);
 
-/* Broadcasting binary int8 op over 6-D index space (strides in elements, 0 = broadcast). */
+/* Broadcasting binary op over 6-D index space (strides in elements, 0 = broadcast). The
+ * int8, int16 and float32 parameter blocks share these fields after their three data pointers
+ * (one list, so the layouts the Python glue packs cannot drift apart). */
 enum { MRT_OP_ADD = 0, MRT_OP_SUB = 1, MRT_OP_MUL = 2, MRT_OP_MAX = 3, MRT_OP_MIN = 4 };
+#define MRT_BROADCAST_FIELDS                \
+    int32_t op;               /* MRT_OP_* */ \
+    int32_t count[MRT_MAX_DIMS];            \
+    int32_t stride1[MRT_MAX_DIMS];          \
+    int32_t stride2[MRT_MAX_DIMS];
+/* ... and the quantized (int8 / int16) blocks add TFLM's requantization parameters. */
+#define MRT_BINARY_QUANT_FIELDS                 \
+    MRT_BROADCAST_FIELDS                        \
+    int32_t left_shift;                         \
+    int32_t in1_offset, in1_mult, in1_shift;    \
+    int32_t in2_offset, in2_mult, in2_shift;    \
+    int32_t out_offset, out_mult, out_shift;    \
+    int32_t act_min, act_max;
+
 typedef struct {
     const int8_t *in1;
     const int8_t *in2;
     int8_t *out;
-    int32_t op;
-    int32_t count[MRT_MAX_DIMS];
-    int32_t stride1[MRT_MAX_DIMS];
-    int32_t stride2[MRT_MAX_DIMS];
-    int32_t left_shift;
-    int32_t in1_offset, in1_mult, in1_shift;
-    int32_t in2_offset, in2_mult, in2_shift;
-    int32_t out_offset, out_mult, out_shift;
-    int32_t act_min, act_max;
+    MRT_BINARY_QUANT_FIELDS
 } mrt_binary_params;
 int32_t mrt_binary_s8(const mrt_binary_params *p);
 
@@ -77,15 +85,18 @@ typedef struct {
 int32_t mrt_mean_s8(const mrt_mean_params *p);
 
 /* ---- float32 (soft-float calling convention; mrt_float.c). Float parameters travel as IEEE bit patterns. ---- */
+/* Convolution geometry, shared by the float32 and int16 conv parameter blocks. */
+#define MRT_CONV_GEOMETRY_FIELDS                                                               \
+    int32_t n, ih, iw, ic;                                                                     \
+    int32_t oh, ow, oc;                                                                        \
+    int32_t fh, fw, fc;      /* filter depth (ic / groups); float depthwise: depth multiplier */ \
+    int32_t sh, sw, dh, dw, ph, pw;
 typedef struct {
     const float *in;
     const float *filter;     /* conv: (oc, fh, fw, fc); depthwise: (1, fh, fw, oc) */
     const float *bias;       /* NULL: none */
     float *out;
-    int32_t n, ih, iw, ic;
-    int32_t oh, ow, oc;
-    int32_t fh, fw, fc;      /* conv: filter depth (ic / groups); depthwise: depth multiplier */
-    int32_t sh, sw, dh, dw, ph, pw;
+    MRT_CONV_GEOMETRY_FIELDS
     uint32_t act_min, act_max;
 } mrt_conv_f32_params;
 int32_t mrt_conv_f32(const mrt_conv_f32_params *p);
@@ -114,10 +125,7 @@ typedef struct {
     const float *in1;
     const float *in2;
     float *out;
-    int32_t op;              /* MRT_OP_* */
-    int32_t count[MRT_MAX_DIMS];
-    int32_t stride1[MRT_MAX_DIMS];
-    int32_t stride2[MRT_MAX_DIMS];
+    MRT_BROADCAST_FIELDS
     uint32_t act_min, act_max;
 } mrt_binary_f32_params;
 int32_t mrt_binary_f32(const mrt_binary_f32_params *p);
@@ -157,10 +165,7 @@ typedef struct {
     int16_t *out;
     const int32_t *mult;     /* per channel, or [0] for all when !per_channel */
     const int32_t *shift;
-    int32_t n, ih, iw, ic;
-    int32_t oh, ow, oc;
-    int32_t fh, fw, fc;
-    int32_t sh, sw, dh, dw, ph, pw;
+    MRT_CONV_GEOMETRY_FIELDS
     int32_t depth_multiplier; /* > 0: depthwise */
     int32_t in_off, filter_off, out_off;
     int32_t act_min, act_max;
@@ -173,15 +178,7 @@ typedef struct {
     const int16_t *in1;
     const int16_t *in2;
     int16_t *out;
-    int32_t op;
-    int32_t count[MRT_MAX_DIMS];
-    int32_t stride1[MRT_MAX_DIMS];
-    int32_t stride2[MRT_MAX_DIMS];
-    int32_t left_shift;
-    int32_t in1_offset, in1_mult, in1_shift;
-    int32_t in2_offset, in2_mult, in2_shift;
-    int32_t out_offset, out_mult, out_shift;
-    int32_t act_min, act_max;
+    MRT_BINARY_QUANT_FIELDS
 } mrt_binary_s16_params;
 int32_t mrt_binary_s16(const mrt_binary_s16_params *p);
 
