@@ -24,7 +24,8 @@ from .errors import MicroRtError
 # and gcc's bare-metal default -fshort-enums (1-byte C enums: TfLiteType,
 # TfLiteFusedActivation, ... - hence TfLiteTensor 32 and the small builtin option structs).
 # Kernel OpData is allocated 16-aligned whatever its alignof.
-# Reconstruction and the other variants: /work/research/arm32/REPORT.md.
+# Variants (compression on: OpDataConv 64, fixed block 252; armclang's 4-byte enums:
+# TfLiteTensor 40) are not modelled.
 STRUCTS: dict[str, tuple[int, int, int, int]] = {
     # framework records
     "TfLiteEvalTensor": (24, 12, 8, 4),
