@@ -84,7 +84,10 @@ def int8_domain() -> np.ndarray:
 
 def apply_lut_u8(lut_u8: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """out[...] = lut[x] for int8 x, with lut indexed by the byte value."""
-    np.take(lut_u8, np.ascontiguousarray(x).view(np.uint8), out=out)
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    # Every byte indexes the 256 entries: mode "clip" only skips numpy's buffered bounds check.
+    lut_u8.take(x.view(np.uint8), out=out, mode="clip")
 
 
 def run_elementwise(data, x: np.ndarray, dst: np.ndarray) -> None:

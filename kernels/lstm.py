@@ -38,6 +38,9 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .fixedpoint import fail
+from .fully_connected import _ACCUMULATE_LIMIT, sequential_matvec_f32
+from .quant import InPlaceRequant as _InPlaceRequant
+from .quant import _clip as _CLIP
 from .quant import quantize_multiplier, requantize, wrap_int32
 
 # lstm_shared.h tensor indices.
@@ -178,6 +181,9 @@ def logistic_f32(x: np.ndarray) -> np.ndarray:
 
 def sequential_fc_f32(x2: np.ndarray, w_t: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.ndarray:
     """out = x2 @ w_t accumulated in float32 in depth order (the reference loop), no bias."""
+    if 0 < out.size * x2.shape[1] <= _ACCUMULATE_LIMIT:
+        out[...] = sequential_matvec_f32(x2, w_t)     # the same sums (fully_connected.py)
+        return out
     out[...] = 0
     xt = x2.T
     for d in range(xt.shape[0]):
@@ -218,6 +224,7 @@ class OpDataLSTM:
     forget_cell_mul: tuple = (0, 0)
     input_mul: tuple = (0, 0)
     output_mul: tuple = (0, 0)
+    bufs: Any = None               # invoke buffers and constants, made in prepare
 
 
 lstm_init = op_data_init("OpDataLSTM", OpDataLSTM)
@@ -393,6 +400,7 @@ def _prepare_int8(node, data: OpDataLSTM, t) -> None:
     data.sigmoid_lut = logistic_int16(_INT16_DOMAIN).astype(np.int64)
     data.gate_tanh_lut = tanh_int16(_INT16_DOMAIN, *lstm_tanh_params(-12)).astype(np.int64)
     data.cell_tanh_lut = tanh_int16(_INT16_DOMAIN, *lstm_tanh_params(data.cell_power)).astype(np.int64)
+    _prepare_int8_buffers(data)
 
 
 # --------------------------------------------------------------------------- invoke
@@ -459,36 +467,211 @@ def _requant16(acc: np.ndarray, mult, shift) -> np.ndarray:
 
 
 def _run_int8(data: OpDataLSTM, xs, os_, h, c) -> None:
-    b, s, steps = data.batch, data.n_state, data.steps
-    x2 = np.asarray(xs, np.float64).reshape(steps * b, data.n_input) - data.input_zp
-    acc = (x2 @ data.w_in_t).astype(np.int64) + data.bias
-    in_fc = _requant16(wrap_int32(acc), data.in_mult, data.in_shift).reshape(steps, b, 4 * s)
+    """TFLM's integer LSTM (lstm_eval.h, 8x8->16): every gate is the input FC and the
+    recurrent FC, each requantized to int16 on its own (with saturation), then added with
+    int16 saturation. The input FCs do not depend on the state: one matmul for all steps and
+    gates. Every buffer comes from prepare (`data.bufs`)."""
+    bf = data.bufs
+    # The input zero point is folded into the bias: (x - zp).w = x.w - zp * sum(w), exact.
+    x_f, in_acc = bf["x_f"], bf["in_acc"]
+    x_f[...] = xs
+    in_acc[...] = np.dot(x_f.reshape(-1, data.n_input), bf["w_in"], out=bf["in_f"])
+    in_acc += bf["in_bias"]
+    if bf["wrap_in"]:
+        in_acc[...] = wrap_int32(in_acc)
+    bf["rq_in"](in_acc)
+    # Saturated to int16, then moved to the gate's block of the stacked lookup table
+    # (index = value + 32768 + gate * 65536); the recurrent part is added to it per step.
+    _CLIP(in_acc, bf["m32768"], bf["p32767"], out=in_acc)
+    in_acc += bf["lut_offset"]
+    in_fc = in_acc.reshape(data.steps, data.batch, 4 * data.n_state)
+    if bf["fast"]:
+        _steps_int8_fast(data, in_fc, os_, h, c)
+    else:
+        _steps_int8_generic(data, in_fc, os_, h, c)
+
+
+def _steps_int8_fast(data: OpDataLSTM, in_fc, os_, h, c) -> None:
+    """The step loop with the requantizations inlined (no int32 wrap-around possible). The
+    multipliers of the three element-wise products are folded into the gate lookup table
+    (exact: int64 products below 2^62), the hidden zero point into the recurrent weights (an
+    extra row against a constant 1) and, where it fits, into the output rounding constant."""
+    bf = data.bufs
+    rq_rec, rq_cell, rq_out = bf["rq_rec"], bf["rq_cell"], bf["rq_out"]
+    w_rec, rec_f, acc = bf["w_rec"], bf["rec_f"], bf["acc"]
+    rm, radd, rr, rneg, rlim = rq_rec.full_mult, rq_rec.add, rq_rec.right, rq_rec.neg, rq_rec.lim
+    cadd, cr, cneg, clim = rq_cell.add, rq_cell.right, rq_cell.neg, rq_cell.lim
+    oadd, orr, oneg, olim, hz_add = bf["out_add"], rq_out.right, rq_out.neg, rq_out.lim, bf["hz_add"]
+    c31 = rq_rec.c31
+    lo16, hi16 = bf["m32768"], bf["p32767"]
+    glo, ghi = bf["gate_lo"], bf["gate_hi"]
+    clo, chi, olo, ohi = bf["cell_lo"], bf["cell_hi"], bf["m128"], bf["p127"]
+    lut4s, ctanh = bf["lut4_scaled"], bf["cell_tanh_rot"]
+    gates, prod, cs, hq, hsm, h_in = bf["gates"], bf["prod"], bf["cs"], bf["hq"], bf["hsm"], bf["h_in"]
+    i_g, f_g, g_g, o_g = bf["i_g"], bf["f_g"], bf["g_g"], bf["o_g"]
+    p_fc, p_ig = prod[0], prod[1]
+    dot, multiply, less, add, clip = np.dot, np.multiply, np.less, np.add, _CLIP
+    h_in[...] = h
+    cs[...] = c
+    for step in range(data.steps):
+        acc[...] = dot(hsm, w_rec, out=rec_f)
+        acc *= rm
+        less(acc, rlim, out=rneg)
+        acc += radd
+        acc >>= c31
+        acc -= rneg
+        acc >>= rr
+        clip(acc, lo16, hi16, out=acc)
+        acc += in_fc[step]
+        clip(acc, glo, ghi, out=acc)              # int16 saturation of the sum, per gate block
+        gates[...] = lut4s[acc]
+        multiply(f_g, cs, out=p_fc)               # forget x cell, input x cell gate
+        multiply(i_g, g_g, out=p_ig)
+        less(prod, clim, out=cneg)
+        prod += cadd
+        prod >>= c31
+        prod -= cneg
+        prod >>= cr
+        clip(prod, lo16, hi16, out=prod)
+        add(p_fc, p_ig, out=cs)
+        clip(cs, clo, chi, out=cs)                # int16 saturation (and the cell clip)
+        hq[...] = ctanh[cs]
+        hq *= o_g
+        less(hq, olim, out=oneg)
+        hq += oadd
+        hq >>= c31
+        hq -= oneg
+        hq >>= orr
+        if hz_add is not None:
+            hq += hz_add
+        clip(hq, olo, ohi, out=hq)
+        os_[step] = hq
+        h_in[...] = hq
+    if data.steps:
+        h[...] = hq
+    c[...] = cs
+
+
+def _steps_int8_generic(data: OpDataLSTM, in_fc, os_, h, c) -> None:
+    """The step loop for any requantization (left shifts, shifts of 0)."""
+    bf = data.bufs
+    s = data.n_state
+    w_rec, rec_f, acc = bf["w_rec"], bf["rec_f"], bf["acc"]
+    rq_rec, rq_cell, rq_out = bf["rq_rec"], bf["rq_cell"], bf["rq_out"]
+    lo16, hi16 = bf["m32768"], bf["p32767"]
+    gates, prod, cs, hq, hsm, h_in = bf["gates"], bf["prod"], bf["cs"], bf["hq"], bf["hsm"], bf["h_in"]
+    h_in[...] = h
+    cs[...] = c
+    for step in range(data.steps):
+        acc[...] = np.dot(hsm, w_rec, out=rec_f)
+        rq_rec(acc)
+        _CLIP(acc, lo16, hi16, out=acc)
+        acc += in_fc[step]
+        _CLIP(acc, bf["gate_lo"], bf["gate_hi"], out=acc)
+        bf["lut4"].take(acc, out=gates)
+        np.multiply(gates[:, s:2 * s], cs, out=prod[0])
+        np.multiply(gates[:, 0:s], gates[:, 2 * s:3 * s], out=prod[1])
+        rq_cell(prod)
+        _CLIP(prod, lo16, hi16, out=prod)
+        np.add(prod[0], prod[1], out=cs)
+        _CLIP(cs, bf["cell_lo"], bf["cell_hi"], out=cs)
+        bf["cell_tanh_rot"].take(cs, out=hq)
+        hq *= gates[:, 3 * s:]
+        rq_out(hq)
+        hq += bf["hz"]
+        _CLIP(hq, bf["m128"], bf["p127"], out=hq)
+        os_[step] = hq
+        h_in[...] = hq
+    if data.steps:
+        h[...] = hq
+    c[...] = cs
+
+
+def _prepare_int8_buffers(data: OpDataLSTM) -> None:
+    """Everything _run_int8 writes, and its constants, made once."""
+    b, s, steps, d = data.batch, data.n_state, data.steps, data.n_input
+    i64 = np.int64
+    c0 = lambda v: np.asarray(v, i64)           # noqa: E731 - 0-d operands convert fastest
+    bf: dict = {}
+    # Input FC over all steps: float32 when every partial sum of |x| * |w| stays below 2^24
+    # (exact), else float64 (exact below 2^53).
+    w_in = data.w_in_t                                            # (d, 4s), weights - zp
+    w_abs = float(np.abs(w_in).sum(axis=0).max(initial=0))
+    ft_in = np.float32 if 128 * w_abs < 2 ** 24 else np.float64
+    bf["x_f"] = np.empty((steps, b, d), ft_in)
+    bf["w_in"] = np.ascontiguousarray(w_in.astype(ft_in))
+    bf["in_f"] = np.empty((steps * b, 4 * s), ft_in)
+    bf["in_acc"] = np.empty((steps * b, 4 * s), i64)
+    zp_term = data.input_zp * np.rint(w_in.sum(axis=0)).astype(i64)
+    bf["in_bias"] = np.ascontiguousarray(np.broadcast_to(data.bias - zp_term, (steps * b, 4 * s)))
+    x_span = max(abs(-128 - data.input_zp), abs(127 - data.input_zp))
+    bias_bound = float(np.abs(data.bias).max(initial=0))
+    bf["wrap_in"] = w_abs * x_span + bias_bound >= 2 ** 31
+    in_bound = (1 << 31) if bf["wrap_in"] else int(w_abs * x_span + bias_bound)
+    bf["rq_in"] = _InPlaceRequant(data.in_mult, data.in_shift, (steps * b, 4 * s), in_bound)
+    g = np.repeat(np.arange(4, dtype=i64) * 65536, s)
+    bf["lut_offset"] = np.ascontiguousarray(np.broadcast_to(g + 32768, (steps * b, 4 * s)))
+    bf["gate_lo"] = np.ascontiguousarray(np.broadcast_to(g, (b, 4 * s)))
+    bf["gate_hi"] = bf["gate_lo"] + 65535
+    bf["m32768"], bf["p32767"] = c0(-32768), c0(32767)
+    bf["m128"], bf["p127"] = c0(-128), c0(127)
+    bf["hz"] = c0(data.hidden_zp)
+    lo, hi = -32768, 32767
+    if data.cell_clip > 0:                    # clamp(clamp(x, int16), +-clip): clip <= 32767
+        q = data.quantized_cell_clip
+        lo, hi = (max(lo, -q), min(hi, q)) if q >= 0 else (-q, -q)   # min(x, q) then max(., -q)
+    bf["cell_lo"], bf["cell_hi"] = c0(lo), c0(hi)
+
+    # Recurrent FC on the raw hidden state plus a constant 1 against the row -zp * sum(w):
+    # sum((h - zp) * w) exactly; float32 when the partial sums stay below 2^24.
+    w_rec = data.w_rec_t                                          # (s, 4s), weights - zp
+    zp_row = -data.hidden_zp * w_rec.sum(axis=0, keepdims=True)
+    r_abs = float(np.abs(w_rec).sum(axis=0).max(initial=0))
+    ft = np.float32 if 256 * r_abs < 2 ** 24 else np.float64
+    bf["w_rec"] = np.ascontiguousarray(np.concatenate([w_rec, zp_row]).astype(ft))
+    bf["rec_f"] = np.empty((b, 4 * s), ft)
+    hsm = bf["hsm"] = np.ones((b, s + 1), ft)
+    bf["h_in"] = hsm[:, :s]
+    # The recurrent dot products stay far inside int32 (state x 255 x 255), as in the C code
+    # they are not wrapped.
+    bf["rq_rec"] = _InPlaceRequant(data.rec_mult, data.rec_shift, (b, 4 * s), int(255 * r_abs))
     fm, fs = data.forget_cell_mul
     im, ish = data.input_mul
+    # Products of a Q0.15 gate and an int16 value: |p| <= 2^30.
+    rq_cell = bf["rq_cell"] = _InPlaceRequant(np.array([fm, im], i64).reshape(2, 1, 1),
+                                              np.array([fs, ish], i64).reshape(2, 1, 1), (2, b, s), 1 << 30)
     om, osh = data.output_mul
-    hz = data.hidden_zp
-    qclip = data.quantized_cell_clip
-    hs = np.array(h, np.int64)
-    cs = np.array(c, np.int64)
-    sig, gtanh, ctanh = data.sigmoid_lut, data.gate_tanh_lut, data.cell_tanh_lut
-    for step in range(steps):
-        racc = ((hs - hz).astype(np.float64) @ data.w_rec_t).astype(np.int64)
-        rec = _requant16(racc, data.rec_mult, data.rec_shift)
-        pre = _clamp(in_fc[step] + rec, -32768, 32767) + 32768
-        i_g = sig[pre[:, 0:s]]
-        f_g = sig[pre[:, s:2 * s]]
-        g_g = gtanh[pre[:, 2 * s:3 * s]]
-        o_g = sig[pre[:, 3 * s:]]
-        cs = _clamp(requantize(f_g * cs, fm, fs), -32768, 32767)
-        ig = _clamp(requantize(i_g * g_g, im, ish), -32768, 32767)
-        cs = _clamp(cs + ig, -32768, 32767)
-        if data.cell_clip > 0:
-            cs = _clamp(cs, -qclip, qclip)
-        t_c = ctanh[cs + 32768]
-        hs = _clamp(hz + requantize(t_c * o_g, om, osh), -128, 127)
-        os_[step] = hs
-    h[...] = hs
-    c[...] = cs
+    rq_out = bf["rq_out"] = _InPlaceRequant(om, osh, (b, s), 1 << 30)
+    bf["fast"] = not (bf["rq_rec"].generic or rq_cell.generic or rq_out.generic)
+    # The hidden zero point joins the output rounding constant when the sum cannot overflow:
+    # adding zp * 2^(31 + r) before the two floor shifts adds exactly zp after them.
+    hz_add = c0(data.hidden_zp)
+    out_add = rq_out.add
+    om_eff = int(rq_out.mult_eff)
+    if bf["fast"]:
+        r = int(rq_out.right.flat[0])
+        folded = int(out_add.flat[0]) + (data.hidden_zp << (31 + r))
+        if (1 << 30) * abs(om_eff) + abs(folded) < 2 ** 63 - 1:
+            out_add = np.full((b, s), folded, i64)
+            hz_add = None
+    bf["out_add"], bf["hz_add"] = out_add, hz_add
+    sig = data.sigmoid_lut.astype(i64)
+    gtanh = data.gate_tanh_lut.astype(i64)
+    bf["lut4"] = np.ascontiguousarray(np.concatenate([sig, sig, gtanh, sig]))
+    # Fast path: input gate x im (it multiplies the cell gate), forget gate x fm (it
+    # multiplies the cell state), output gate x om (it multiplies tanh(cell)).
+    fm_eff, im_eff = (int(v) for v in rq_cell.mult_eff.ravel())
+    bf["lut4_scaled"] = np.ascontiguousarray(np.concatenate([sig * im_eff, sig * fm_eff, gtanh, sig * om_eff]))
+    # Indexed by the int16 value itself: negative values index from the end.
+    bf["cell_tanh_rot"] = np.ascontiguousarray(np.roll(data.cell_tanh_lut.astype(i64), -32768))
+    gates = bf["gates"] = np.empty((b, 4 * s), i64)
+    bf["i_g"], bf["f_g"] = gates[:, 0:s], gates[:, s:2 * s]
+    bf["g_g"], bf["o_g"] = gates[:, 2 * s:3 * s], gates[:, 3 * s:]
+    bf["prod"] = np.empty((2, b, s), i64)
+    bf["acc"] = np.empty((b, 4 * s), i64)
+    bf["cs"] = np.empty((b, s), i64)
+    bf["hq"] = np.empty((b, s), i64)
+    data.bufs = bf
 
 
 UNIDIRECTIONAL_SEQUENCE_LSTM = Registration(invoke=lstm_invoke, prepare=lstm_prepare, init=lstm_init,

@@ -17,7 +17,7 @@ from micro_rt.kernel_api import Registration, op_data_init
 
 from .padding import (activation_of, check_activation, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
-from .quant import activation_range_float, activation_range_quantized, c_div
+from .quant import _clip, activation_range_float, activation_range_quantized
 
 
 @dataclass
@@ -30,6 +30,7 @@ class OpDataPooling:
     counts: Any = None
     pad_buffer: Any = None
     acc: Any = None
+    int_avg: Any = None        # integer average: (half, count, int64 buffer, sign buffer, lo, hi)
 
 
 pool_init = op_data_init("OpDataPooling", OpDataPooling)
@@ -74,6 +75,13 @@ def _prepare(ctx, node, is_max: bool) -> None:
         if np.any(data.counts == 0):
             raise kernel_error(node, f"output {tname(out)} has windows with no input element")
     data.acc = np.empty((n, g.out_h, g.out_w, c), dtype=data.pad_buffer.dtype)
+    if not is_max and it != np.float32:
+        # Integer average: operands of the full output shape, made once.
+        shape = data.acc.shape
+        counts = np.broadcast_to(np.asarray(data.counts, np.int64), shape)
+        data.int_avg = (np.ascontiguousarray(counts // 2), np.ascontiguousarray(counts),
+                        np.empty(shape, np.int64), np.empty(shape, data.acc.dtype),
+                        np.asarray(data.act_min, np.int64), np.asarray(data.act_max, np.int64))
 
 
 def avg_prepare(ctx, node) -> None:
@@ -107,10 +115,15 @@ def avg_invoke(ctx, node) -> None:
         np.maximum(res, data.act_min, out=res)
         np.minimum(res, data.act_max, out=res)
     else:
-        a = acc.astype(np.int64)
-        half = data.counts // 2
-        a = c_div(np.where(a > 0, a + half, a - half), data.counts)
-        res = np.clip(a, data.act_min, data.act_max)
+        # (a + half) / count rounded half away from zero, C division: sign(a) * ((|a| + half)
+        # // count) (a = 0 gives 0 either way; half < count).
+        half, counts, a, sgn, lo, hi = data.int_avg
+        np.abs(acc, out=a)
+        a += half
+        a //= counts
+        np.sign(acc, out=sgn)
+        a *= sgn
+        res = _clip(a, lo, hi, out=a)
     out.data[...] = res
 
 

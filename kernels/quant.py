@@ -292,6 +292,17 @@ def round_half_away_f32(x: np.ndarray) -> np.ndarray:
     return (t + np.sign(x) * (np.abs(frac) >= np.float32(0.5))).astype(np.float32)
 
 
+_C30, _C31 = np.asarray(1 << 30, np.int64), np.asarray(31, np.int64)
+_SMALL = 4096        # elements up to which Requantizer stores per-lane operands at full shape
+
+# The clip ufunc itself: np.clip's Python wrapper costs several times a small clip.
+_clip = getattr(getattr(getattr(np, "_core", None), "umath", None), "clip", None)
+if not isinstance(_clip, np.ufunc):      # pragma: no cover - other numpy layouts
+    def _clip(x, lo, hi, out):
+        np.maximum(x, lo, out=out)
+        return np.minimum(out, hi, out=out)
+
+
 class Requantizer:
     """Preallocated int32-accumulator -> int8/int16 output stage of conv/depthwise/FC.
 
@@ -312,7 +323,7 @@ class Requantizer:
         self.in_shape = (rows, channels)
         self.shape = (rows // tile, tile * channels)
         self.h = np.empty(self.shape, dtype=np.int64)
-        self.t = np.empty(self.shape, dtype=np.int64)
+        self.t = np.empty(self.shape, dtype=bool)        # the "x < 0" lanes of the rounding
 
         def per_lane(v):
             v = np.asarray(v, dtype=np.int64)
@@ -321,17 +332,38 @@ class Requantizer:
         multiplier = per_lane(multiplier)
         shift = per_lane(shift)
         bias = None if bias is None else per_lane(bias)
+        if self.shape[0] * self.shape[1] <= _SMALL:
+            # Small outputs: per-lane operands of the full shape (numpy's broadcasting loop
+            # costs more than the arithmetic here); large ones keep one row of each.
+            full = lambda v: np.ascontiguousarray(np.broadcast_to(np.asarray(v, np.int64), self.shape))  # noqa: E731
+            multiplier, shift = full(multiplier), full(shift)
+            bias = None if bias is None else full(bias)
         self.left = np.maximum(shift, 0)
         self.any_left = bool(np.any(self.left > 0))
         right = np.maximum(-shift, 0)
         self.multiplier = multiplier
         self.right = right
-        self.half = (np.int64(1) << right) >> 1
-        self.neg_mask = np.where(right > 0, np.int64(-1), np.int64(0))
+        half = (np.int64(1) << right) >> 1
         self.any_right = bool(np.any(right > 0))
+        # SaturatingRoundingDoublingHighMul is floor((a*m + 2^30) / 2^31); RoundingDivideByPOT
+        # (x, r > 0) is floor((x + 2^(r-1) - [x < 0]) / 2^r). The half joins the first shift
+        # (half * 2^31 added before flooring adds exactly half), x < 0 iff a*m < -2^30 (read
+        # before the additions; lanes with r = 0 get a limit below every product), and the
+        # output zero point joins it too (zp * 2^(31 + r)) when the sum stays inside int64
+        # (|a*m| < 2^62).
+        self.lim = np.where(right > 0, np.int64(-(1 << 30)), np.iinfo(np.int64).min)
+        add = (np.int64(1) << 30) + (half << 31)
+        self.zp = np.asarray(output_zero_point, np.int64)        # 0-d arrays: the fastest operands
+        self.zp_folded = False
+        if not wide:
+            r_max = int(np.max(right, initial=0))
+            zp = int(output_zero_point)
+            if (1 << 62) + (1 << 30) + (1 << (30 + r_max)) + abs(zp) * (1 << (31 + r_max)) < (1 << 63) - 1:
+                add = add + (np.int64(zp) << (right + 31))
+                self.zp_folded = True
+        self.add = np.asarray(add, np.int64)
         self.bias = None if bias is None else np.asarray(bias, dtype=np.int64)
-        self.zp = np.int64(output_zero_point)
-        self.act_min, self.act_max = np.int64(act_min), np.int64(act_max)
+        self.act_min, self.act_max = np.asarray(act_min, np.int64), np.asarray(act_max, np.int64)
         self.wide = wide
         if wide:
             # The 16-bit multiplier and single rounding of the int64 overload.
@@ -348,10 +380,12 @@ class Requantizer:
             h *= self.reduced
             h += self.round
             h >>= self.total_shift
+            h += self.zp
         else:
             self._narrow(h, t)
-        h += self.zp
-        np.clip(h, self.act_min, self.act_max, out=h)
+            if not self.zp_folded:
+                h += self.zp
+        _clip(h, self.act_min, self.act_max, out=h)
         np.copyto(out.reshape(self.shape), h, casting="unsafe")
 
     def _narrow(self, h: np.ndarray, t: np.ndarray) -> None:
@@ -359,11 +393,70 @@ class Requantizer:
         if self.any_left:
             h[...] = wrap_int32(h << self.left)
         h *= self.multiplier
-        h += np.int64(1 << 30)
-        h >>= 31
         if self.any_right:
-            np.right_shift(h, 63, out=t)
-            t &= self.neg_mask
-            t += self.half
-            h += t
+            np.less(h, self.lim, out=t)
+            h += self.add
+            h >>= _C31
+            h -= t
             h >>= self.right
+        else:
+            h += self.add
+            h >>= _C31
+
+
+class InPlaceRequant:
+    """MultiplyByQuantizedMultiplier (double rounding) in place on an int64 array of int32
+    values, for multipliers fixed in prepare (scalars or arrays, broadcast here to the full
+    `shape` once: numpy's broadcasting loops cost more than the arithmetic on short rows).
+    `bound`: the largest |value| the array can hold.
+
+    Equal to quant.requantize: a left shift that cannot leave int32 (bound << left < 2^31) is
+    exact, so it joins the multiplier; SaturatingRoundingDoublingHighMul is floor((a*m +
+    2^30) / 2^31); RoundingDivideByPOT(x, r > 0) is floor((x + 2^(r-1) - [x < 0]) / 2^r). The
+    half is folded into the first shift (adding half * 2^31 before flooring adds exactly
+    half), and x < 0 iff a*m < -2^30, read before the additions (where r = 0 the limit is
+    below every product, so nothing is subtracted). Left shifts that could wrap take the
+    general routine."""
+
+    def __init__(self, mult, shift, shape, bound: int = 1 << 31, offset: int = 0):
+        """`offset`: an integer added to the result (an output zero point), folded into the
+        rounding constant (offset * 2^(31 + r) before the shifts) when that cannot overflow."""
+        mult = np.asarray(mult, np.int64)
+        shift = np.asarray(shift, np.int64)
+        self.mult, self.shift = mult, shift
+        left = np.maximum(shift, 0)
+        right = np.maximum(-shift, 0)
+        self.generic = int(bound) << int(left.max(initial=0)) > (1 << 31) - 1
+        self.mult_eff = mult << left
+        half = (np.int64(1) << right) >> 1
+        full = lambda v: np.ascontiguousarray(np.broadcast_to(np.asarray(v, np.int64), shape))  # noqa: E731
+        self.full_mult = full(self.mult_eff)
+        add = (np.int64(1) << 30) + (half << 31)
+        self.offset = np.asarray(offset, np.int64) if offset else None   # added after, unless folded
+        self.offset_folded = False
+        if offset and not self.generic:
+            r_max = int(np.max(right, initial=0))
+            if (1 << 62) + (1 << (30 + r_max)) + (1 << 30) + abs(int(offset)) * (1 << (31 + r_max)) < (1 << 63) - 1:
+                add = add + (np.int64(offset) << (right + 31))
+                self.offset_folded = True
+        self.add = full(add)
+        self.right = full(right)
+        self.lim = full(np.where(right > 0, np.int64(-(1 << 30)), np.iinfo(np.int64).min))
+        self.neg = np.empty(shape, bool)
+        self.c31 = np.asarray(31, np.int64)
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        if self.generic:
+            acc[...] = requantize(acc, self.mult, self.shift)
+            if self.offset is not None:
+                acc += self.offset
+            return acc
+        acc *= self.full_mult
+        np.less(acc, self.lim, out=self.neg)
+        acc += self.add
+        acc >>= self.c31
+        acc -= self.neg
+        acc >>= self.right
+        if self.offset is not None and not self.offset_folded:
+            acc += self.offset
+        return acc

@@ -38,6 +38,9 @@ class SoftmaxParams:
     diff_min: int = 0
     exp_table: Any = None      # int8: Q0.31 exp per -diff (0..255), -1 where diff < diff_min
     sum_table: Any = None      # int8: Rescale<12>(exp) per -diff, 0 where diff < diff_min
+    exp_list: Any = None       # the two tables as Python lists (the small-row path)
+    exp_clamped: Any = None    # max(exp_table, 0)
+    sum_list: Any = None
     exp_lut: Any = None        # int16 LUTs
     one_over_one_plus_x_lut: Any = None
     zero_point: int = 0
@@ -110,6 +113,8 @@ def _build_int8_tables(data: SoftmaxParams) -> None:
     sum_term = rounding_divide_by_pot(exp_q0, K_ACCUMULATION_INTEGER_BITS)
     data.exp_table = np.where(valid, exp_q0, -1).astype(np.int64)
     data.sum_table = np.where(valid, sum_term, 0).astype(np.int64)
+    data.exp_list, data.sum_list = data.exp_table.tolist(), data.sum_table.tolist()
+    data.exp_clamped = np.maximum(data.exp_table, 0)
 
 
 def softmax_invoke(ctx, node) -> None:
@@ -170,15 +175,115 @@ def expf(x: np.ndarray) -> np.ndarray:
     return f
 
 
+# --------------------------------------------------------------------------- small int8 rows
+# The same gemmlowp arithmetic on Python ints, for a few values (numpy's per-call cost is
+# far above the arithmetic there): each helper is the scalar form of its quant.py namesake.
+
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+_SMALL_SOFTMAX = 64          # elements up to which invoke uses the Python-int path
+
+
+def _wrap32(v: int) -> int:
+    return ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def _srdhm(a: int, b: int) -> int:
+    if a == b == _I32_MIN:
+        return _I32_MAX
+    total = a * b + ((1 << 30) if a * b >= 0 else 1 - (1 << 30))
+    return total >> 31 if total >= 0 else -((-total) >> 31)
+
+
+def _rdbpot(x: int, exponent: int) -> int:
+    mask = (1 << exponent) - 1
+    return (x >> exponent) + ((x & mask) > (mask >> 1) + (x < 0))
+
+
+def _srmbpot(x: int, exponent: int) -> int:
+    if exponent == 0:
+        return x
+    if exponent < 0:
+        return _rdbpot(x, -exponent)
+    threshold = (1 << (31 - exponent)) - 1
+    if x > threshold:
+        return _I32_MAX
+    if x < -threshold:
+        return _I32_MIN
+    return _wrap32(x << exponent)
+
+
+def _reciprocal(x: int, x_integer_digits: int) -> tuple[int, int]:
+    """quant.get_reciprocal for one value."""
+    xu = x & 0xFFFFFFFF
+    headroom_plus_one = 32 - xu.bit_length()
+    a = _wrap32(((xu << headroom_plus_one) & 0xFFFFFFFF) - (1 << 31))
+    s = a + _I32_MAX                                  # rounding_half_sum(a, INT32_MAX)
+    s += 1 if s >= 0 else -1
+    half_denominator = s // 2 if s >= 0 else -((-s) // 2)
+    r = _wrap32(1515870810 + _srdhm(half_denominator, -1010580540))
+    for _ in range(3):
+        one_minus = _wrap32((1 << 29) - _srdhm(half_denominator, r))
+        r = _wrap32(r + _srmbpot(_srdhm(r, one_minus), 2))
+    return _srmbpot(r, 1), x_integer_digits - headroom_plus_one
+
+
+def _softmax_int8_small(data: SoftmaxParams, x2: np.ndarray, out_bits: int):
+    """_softmax_int8 on Python ints; None where a shift would be negative (numpy path)."""
+    lo, hi = (-128, 127) if out_bits == 8 else (-32768, 32767)
+    exp_t, sum_t = data.exp_list, data.sum_list
+    res = []
+    for row in x2.tolist():
+        mx = max(row)
+        idx = [mx - v for v in row]
+        scale, bits = _reciprocal(_wrap32(sum(sum_t[i] for i in idx)), K_ACCUMULATION_INTEGER_BITS)
+        shift = bits + 31 - out_bits
+        if shift < 0:
+            return None
+        for i in idx:
+            e = exp_t[i]
+            if e < 0:
+                res.append(lo)
+            else:
+                res.append(min(max(_rdbpot(_srdhm(scale, e), shift) + lo, lo), hi))
+    return res
+
+
 def _softmax_int8(data: SoftmaxParams, x2: np.ndarray) -> np.ndarray:
+    if x2.size <= _SMALL_SOFTMAX:
+        res = _softmax_int8_small(data, x2, 8 if data.out_kind == "int8" else 16)
+        if res is not None:
+            return np.array(res, np.int64).reshape(x2.shape)
+    return _softmax_int8_numpy(data, x2)
+
+
+def _softmax_int8_numpy(data: SoftmaxParams, x2: np.ndarray) -> np.ndarray:
     xi = x2.astype(np.int64)
     mx = xi.max(axis=1, keepdims=True)
     idx = mx - xi                                               # 0..255
     sums = data.sum_table[idx].sum(axis=1, keepdims=True)
     sums = wrap_int32(sums)
-    shifted_scale, num_bits_over_unit = get_reciprocal(sums, K_ACCUMULATION_INTEGER_BITS)
-    exp = data.exp_table[idx]
+    if sums.shape[0] <= 256:        # one reciprocal per row: Python ints beat numpy here
+        pairs = [_reciprocal(v, K_ACCUMULATION_INTEGER_BITS) for v in sums.ravel().tolist()]
+        shifted_scale = np.array([p[0] for p in pairs], np.int64).reshape(sums.shape)
+        num_bits_over_unit = np.array([p[1] for p in pairs], np.int64).reshape(sums.shape)
+    else:
+        shifted_scale, num_bits_over_unit = get_reciprocal(sums, K_ACCUMULATION_INTEGER_BITS)
     out_bits = 8 if data.out_kind == "int8" else 16
+    shift = num_bits_over_unit + (31 - out_bits)
+    if int(shifted_scale.min(initial=0)) >= 0 and int(shift.min(initial=0)) >= 0:
+        # Both factors are >= 0 (the table holds max(exp, 0); its -1 entries give 0 and then
+        # the output minimum, as the where below): SaturatingRoundingDoublingHighMul is
+        # (a*b + 2^30) >> 31 and RoundingDivideByPOT(x >= 0, e) is (x + 2^(e-1)) >> e.
+        lo = -128 if out_bits == 8 else -32768
+        prod = data.exp_clamped[idx]
+        prod *= shifted_scale
+        prod += 1 << 30
+        prod >>= 31
+        prod += (np.int64(1) << shift) >> 1
+        prod >>= shift
+        prod += lo
+        return np.minimum(prod, -lo - 1, out=prod)
+    exp = data.exp_table[idx]
     info = np.iinfo(np.int8 if out_bits == 8 else np.int16)
     prod = saturating_rounding_doubling_high_mul(shifted_scale, np.maximum(exp, 0))
     unsat = rounding_divide_by_pot(prod, num_bits_over_unit + 31 - out_bits)

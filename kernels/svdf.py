@@ -37,7 +37,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .padding import activation_of, kernel_error, tname
-from .quant import quantize_multiplier, wrap_int32
+from .quant import InPlaceRequant, _clip, quantize_multiplier, wrap_int32
 
 _FLOAT_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 
@@ -69,6 +69,7 @@ class OpDataSvdf:
     wrap_time: bool = False          # the int32 time sums (+ bias) could overflow
     scratch_tensor_index: int = -1
     scratch_output_tensor_index: int = -1
+    bufs: Any = None                 # int path: invoke buffers and constants, made in prepare
 
 
 svdf_init = op_data_init("OpDataSvdf", OpDataSvdf)
@@ -195,6 +196,7 @@ def svdf_prepare(ctx, node) -> None:
         data.wrap_time = time_bound + bias_bound >= 2 ** 31
         data.scratch_tensor_index = ctx.request_scratch(batch * num_filters * 4)
         data.scratch_output_tensor_index = ctx.request_scratch(batch * num_units * 4)
+        _prepare_int_buffers(data, wf64)
     else:
         for t, what in ((wf, "weights_feature"), (wt, "weights_time"), (state, "activation state"),
                         (bias, "bias"), (out, "output")):
@@ -230,46 +232,93 @@ def _mbqm(x: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
     return x
 
 
+def _prepare_int_buffers(data: OpDataSvdf, wf64: np.ndarray) -> None:
+    """Buffers and constants of _invoke_int, made once (no allocation per invoke). Zero-point
+    terms and the bias ride along in the matmuls: a constant 1 in the input row (and in the
+    memory) against an extra weight row (column) holding them, exact integers in float64."""
+    b, f, m, u = data.batch, data.num_filters, data.memory_size, data.num_units
+    i64 = np.int64
+    c0 = lambda v: np.asarray(v, i64)            # noqa: E731 - 0-d operands convert fastest
+    bf: dict = {}
+    # Feature: [x, 1] . [wf^T; -zp * sum(wf)] = sum((x - zp) * wf).
+    xf = bf["xf"] = np.ones((b, data.input_size + 1), np.float64)
+    bf["x_in"] = xf[:, :data.input_size]
+    bf["wf_aug"] = np.ascontiguousarray(np.concatenate(
+        [data.weights_feature_t, -np.asarray(data.feature_zp_term, np.float64)[None, :]]))
+    bf["dotf"] = np.empty((b, f), np.float64)
+    bf["dot"] = np.empty((b, f), i64)
+    feature_bound = (1 << 31) if data.wrap_feature else int(np.abs(wf64).sum(axis=1).max(initial=0)) * max(
+        abs(-128 - data.input_zero_point), abs(127 - data.input_zero_point))
+    bf["rq1"] = InPlaceRequant(data.effective_scale_1_a, data.effective_scale_1_b, (b, f), feature_bound)
+    bf["smin"], bf["smax"] = c0(data.state_min), c0(data.state_max)
+    bf["szp"] = c0(data.activation_state_zero_point) if data.activation_state_zero_point else None
+    # Time: [mem, 1] . [wt, -zp * sum(wt) + bias (first filter of each unit)] per filter. The
+    # bias may join before the int32 wrap-around: wrapping is arithmetic modulo 2^32.
+    mem = bf["mem"] = np.ones((b, f, m + 1), np.float64)
+    bf["mem_in"] = mem[:, :, :m]
+    extra = -float(data.activation_state_zero_point) * data.weights_time.sum(axis=1)
+    if data.bias is not None:
+        extra = extra.copy()
+        extra[::data.rank] += data.bias.astype(np.float64)
+    bf["wt_aug"] = np.ascontiguousarray(np.concatenate([data.weights_time, extra[:, None]], axis=1))
+    bf["timef"] = np.empty((b, f), np.float64)
+    bf["acc"] = np.empty((b, f), i64)
+    bf["units"] = np.empty((b, u), i64) if data.rank > 1 else None
+    if data.wrap_time:
+        out_bound = 1 << 31
+    else:
+        s_span = max(abs(data.state_min - data.activation_state_zero_point),
+                     abs(data.state_max - data.activation_state_zero_point))
+        out_bound = int(np.abs(data.weights_time).sum(axis=1).max(initial=0)) * s_span * data.rank + (
+            0 if data.bias is None else int(np.abs(data.bias).max(initial=0)))
+    bf["rq2"] = InPlaceRequant(data.effective_scale_2_a, data.effective_scale_2_b, (b, u), out_bound,
+                               offset=data.output_zero_point)
+    bf["m128"], bf["p127"] = c0(-128), c0(127)
+    data.bufs = bf
+
+
+if hasattr(np, "vecdot"):                     # numpy >= 2: the gufunc, cheaper than einsum
+    def _rowdot(mem, wt, out):
+        return np.vecdot(mem, wt, out=out)
+else:                                         # pragma: no cover
+    def _rowdot(mem, wt, out):
+        return np.einsum("bfm,fm->bf", mem, wt, out=out)
+
+
 def _invoke_int(ctx, node, data: OpDataSvdf) -> None:
+    bf = data.bufs
     x = ctx.input(node, 0).data
     state = ctx.input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
     state[:, :, :-1] = state[:, :, 1:]            # _shift_state
 
-    # Feature matmul: int32 dot products of (input - zero point), exact in float64
-    # (sum wf * x less zp * sum wf), wrapped like the C int32 when they could overflow.
-    dot = np.dot(x.reshape(data.batch, data.input_size), data.weights_feature_t)
-    dot -= data.feature_zp_term
-    dot = dot.astype(np.int64)
+    # Feature matmul: int32 dot products of (input - zero point), exact in float64,
+    # wrapped like the C int32 when they could overflow.
+    dot = bf["dot"]
+    bf["x_in"][...] = x.reshape(data.batch, data.input_size)
+    dot[...] = np.dot(bf["xf"], bf["wf_aug"], out=bf["dotf"])
     if data.wrap_feature:
-        dot = wrap_int32(dot)
-    dot = _mbqm(dot, data.effective_scale_1_a, data.effective_scale_1_b)
+        dot[...] = wrap_int32(dot)
+    bf["rq1"](dot)                                # MultiplyByQuantizedMultiplier
     # The oracle's TFLM saturates to the state type first, then adds the state zero point
     # and narrows (wrapping) into the state buffer (newer TFLM sources add it before).
-    np.maximum(dot, data.state_min, out=dot)
-    np.minimum(dot, data.state_max, out=dot)
-    if data.activation_state_zero_point:
-        dot += data.activation_state_zero_point
-    state[:, :, -1] = dot.astype(state.dtype)     # two's-complement wrap, as the C store
+    _clip(dot, bf["smin"], bf["smax"], out=dot)
+    if bf["szp"] is not None:
+        dot += bf["szp"]
+    state[:, :, -1] = dot                         # two's-complement wrap, as the C store
 
-    # Time: each filter's memory (less the zero point) against its time weights; integer
-    # products and sums, exact in float64.
-    mem = state.astype(np.float64)
-    if data.activation_state_zero_point:
-        mem -= data.activation_state_zero_point
-    acc = np.einsum("bfm,fm->bf", mem, data.weights_time).astype(np.int64)
+    # Time: each filter's memory (less the zero point) against its time weights, + bias;
+    # integer products and sums, exact in float64.
+    acc = bf["acc"]
+    bf["mem_in"][...] = state
+    acc[...] = _rowdot(bf["mem"], bf["wt_aug"], bf["timef"])
+    y = acc
+    if data.rank > 1:                             # reduce over rank
+        y = bf["units"]
+        np.add.reduce(acc.reshape(data.batch, data.num_units, data.rank), axis=2, out=y)
     if data.wrap_time:
-        acc = wrap_int32(acc)
-    # Reduce over rank, add bias, rescale.
-    if data.rank > 1:
-        acc = acc.reshape(data.batch, data.num_units, data.rank).sum(axis=2)
-    if data.bias is not None:
-        acc += data.bias
-    if data.wrap_time:
-        acc = wrap_int32(acc)
-    y = _mbqm(acc, data.effective_scale_2_a, data.effective_scale_2_b)
-    y += data.output_zero_point
-    np.maximum(y, -128, out=y)
-    np.minimum(y, 127, out=y)
+        y[...] = wrap_int32(y)
+    bf["rq2"](y)                                  # rescale, + output zero point
+    _clip(y, bf["m128"], bf["p127"], out=y)
     ctx.output(node, 0).data.reshape(data.batch, data.num_units)[...] = y
 
 

@@ -123,6 +123,16 @@ def _check_required_inputs(node: Node, is_custom: bool) -> None:
                               f"(inputs {list(node.inputs)}, -1 = absent); this operator needs it")
 
 
+def _kernel_failure(node: Node, stage: str, e: Exception) -> KernelError:
+    """The KernelError naming the op for an exception that is not one of ours."""
+    hint = ""
+    if "NoneType" in str(e):
+        hint = (f" (the kernel needs an input the model leaves out: inputs are "
+                f"{list(node.inputs)}, -1 = absent)")
+    return KernelError(f"op {node.index} {node.op_name} failed in {stage}: "
+                       f"{type(e).__name__}: {e}{hint}")
+
+
 def _host_record(node: Node) -> OpRecord:
     return OpRecord(node.index, node.op_name, on_mcu=False)
 
@@ -276,20 +286,34 @@ class Interpreter:
         except MicroRtError:
             raise
         except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
-            hint = ""
-            if "NoneType" in str(e):
-                hint = (f" (the kernel needs an input the model leaves out: inputs are "
-                        f"{list(node.inputs)}, -1 = absent)")
-            raise KernelError(f"op {node.index} {node.op_name} failed in {stage}: "
-                              f"{type(e).__name__}: {e}{hint}") from e
+            raise _kernel_failure(node, stage, e) from e
 
     # ---- running ---------------------------------------------------------------------
     def invoke(self, progress: Optional[Callable[[int, int], None]] = None) -> None:
         """Run every operator: on the virtual MCU where it has a C kernel (with `emulate`),
         else on the host kernels. `last_run` keeps one record per operator; `progress(done,
         total)` is called after each."""
-        ctx = self._context
         executor = self._mcu()
+        if executor is not None or progress is not None:
+            self._invoke_each(executor, progress)
+            return
+        # Host kernels only: one try around the loop instead of one call of _guarded per
+        # operator (the same errors: the failing node is the one being run).
+        ctx = self._context
+        node = None
+        try:
+            for node, reg in zip(self.nodes, self.registrations):
+                ctx.node = node
+                reg.invoke(ctx, node)
+        except MicroRtError:
+            raise
+        except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
+            raise _kernel_failure(node, "invoke", e) from e
+        ctx.node = None
+        self.last_run = [OpRecord(node.index, node.op_name, False) for node in self.nodes]
+
+    def _invoke_each(self, executor, progress) -> None:
+        ctx = self._context
         records = []
         for node, reg in zip(self.nodes, self.registrations):
             if progress is not None:
