@@ -336,6 +336,27 @@ class Interpreter:
             self._executor = McuExecutor(self, **self.mcu_options)
         return self._executor
 
+    def close(self) -> None:
+        """Call every kernel's `free` with its user data, once, as TFLM does when the
+        interpreter is destroyed; also releases the virtual MCU."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
+        for node, reg in zip(self.nodes, self.registrations):
+            if reg.free is not None:
+                self._context.node = node
+                self._guarded(node, "free", reg.free, self._context, node.user_data)
+        self._context.node = None
+        if self._executor is not None:
+            self._executor.mcu.close()
+            self._executor = None
+
+    def __enter__(self) -> "Interpreter":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
     def reset(self) -> None:
         """Reset the variable tensors (RNN/LSTM/SVDF state) as TFLM's ResetVariableTensors:
         int8 ones to their zero point, the rest to zero."""

@@ -41,7 +41,7 @@ def atan_registration(seen: dict) -> Registration:
         ctx.output(node, 0).data[...] = np.arctan(x + node.user_data["offset"])
 
     def free(ctx, user_data):
-        seen["freed"] = True
+        seen["freed"] = user_data
 
     return Registration(init=init, prepare=prepare, invoke=invoke, free=free, name="ATAN")
 
@@ -58,14 +58,16 @@ def test_registered_custom_op_runs_with_options():
     seen: dict = {}
     resolver = builtin_op_resolver()
     resolver.add_custom("ATAN", atan_registration(seen))
-    it = Interpreter.from_bytes(atan_model({"offset": 0.5, "mode": "fast", "taps": [1, 2, 3]}),
-                                op_resolver=resolver)
-    assert seen["options"] == {"offset": 0.5, "mode": "fast", "taps": [1, 2, 3]}
-    assert seen["prepared"]
-    x = np.linspace(-3, 3, 8, dtype=np.float32).reshape(1, 8)
-    it.set_input(x, 0)
-    it.invoke()
-    np.testing.assert_allclose(it.get_output(0), np.maximum(np.arctan(x + 0.5), 0), rtol=1e-6)
+    with Interpreter.from_bytes(atan_model({"offset": 0.5, "mode": "fast", "taps": [1, 2, 3]}),
+                                op_resolver=resolver) as it:
+        assert seen["options"] == {"offset": 0.5, "mode": "fast", "taps": [1, 2, 3]}
+        assert seen["prepared"]
+        x = np.linspace(-3, 3, 8, dtype=np.float32).reshape(1, 8)
+        it.set_input(x, 0)
+        it.invoke()
+        np.testing.assert_allclose(it.get_output(0), np.maximum(np.arctan(x + 0.5), 0), rtol=1e-6)
+        assert "freed" not in seen
+    assert seen["freed"] == {"offset": 0.5}      # free got init's user data, at close
 
 
 def test_custom_op_persistent_bytes_are_accounted():
