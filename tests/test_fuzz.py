@@ -191,7 +191,7 @@ def test_arena_over_one_gib_is_refused():
     with pytest.raises(AllocationError, match=r"planned activations need \d+ bytes, over micro_rt's "
                                               r"1073741824-byte \(1 GiB\) arena limit"):
         Interpreter.from_bytes(b.build())
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < TIME_BOUND     # refused before any allocation, not after
     b = _chain(1)                            # two 600 MB variables: 1.2 GB of tail
     b.add_tensor("state1", [150, 1 << 20], "FLOAT32", is_variable=True)
     b.add_tensor("state2", [150, 1 << 20], "FLOAT32", is_variable=True)
