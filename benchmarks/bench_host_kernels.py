@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from micro_rt import Interpreter, oracle
+from micro_rt import oracle
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models" / "tflm"
@@ -33,14 +33,9 @@ def models() -> list[Path]:
 
 def time_model(path: Path, runs: int) -> tuple[float, float]:
     data = path.read_bytes()
-    ours = Interpreter.from_bytes(data)
-    theirs = oracle.interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16))
-    for i, x in enumerate(oracle.random_inputs(ours, 0)):
-        ours.set_input(x, i)
-        theirs.set_input(x, i)
+    ours, theirs = oracle.paired(data)
     for _ in range(2):                     # warm up both
-        ours.invoke()
-        theirs.invoke()
+        oracle.invoke_both(ours, theirs, oracle.random_inputs(ours, 0))
     a, b = [], []
     for _ in range(runs):                  # interleaved so drift hits both alike
         t0 = time.perf_counter()
@@ -68,7 +63,7 @@ def main() -> int:
         runs = max(3, args.runs // 10) if path.stat().st_size > 1_000_000 else args.runs
         ours, theirs = time_model(path, runs)
         rows.append((path.name, ours, theirs, ours / theirs))
-    header = f"| model | micro_rt invoke | tflite-micro invoke | ratio |\n|---|---:|---:|---:|"
+    header = "| model | micro_rt invoke | tflite-micro invoke | ratio |\n|---|---:|---:|---:|"
     lines = [header] + [f"| {n} | {a * 1e3:.3f} ms | {b * 1e3:.3f} ms | {r:.2f} |" for n, a, b, r in rows]
     print(f"{platform.node()} {platform.machine()} python {platform.python_version()} "
           f"numpy {np.__version__}, {date.today()}, median of interleaved runs")

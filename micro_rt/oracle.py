@@ -104,6 +104,24 @@ def random_inputs(it, seed: int) -> list[np.ndarray]:
     return inputs
 
 
+def paired(data: bytes, preserve_all_tensors: bool = False, **interpreter_kwargs):
+    """micro_rt's interpreter and the oracle's on the same model, the oracle's arena sized
+    from micro_rt's minimum with room to spare."""
+    from .interpreter import Interpreter
+    ours = Interpreter.from_bytes(data, preserve_all_tensors=preserve_all_tensors, **interpreter_kwargs)
+    theirs = interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16), preserve_all_tensors)
+    return ours, theirs
+
+
+def invoke_both(ours, theirs, inputs: Sequence[np.ndarray]) -> None:
+    """Give both interpreters the same inputs and invoke them."""
+    for i, x in enumerate(inputs):
+        ours.set_input(x, i)
+        theirs.set_input(x, i)
+    ours.invoke()
+    theirs.invoke()
+
+
 def _equal(ours: np.ndarray, theirs: np.ndarray) -> bool:
     if np.issubdtype(ours.dtype, np.floating):
         return bool(np.allclose(ours, theirs, rtol=1e-5, atol=1e-6))
@@ -116,17 +134,11 @@ def check_model(data: bytes, seeds: Sequence[int] = range(20), **interpreter_kwa
     On a mismatch, rerun that seed with every tensor preserved on both sides and name the
     first operator whose output differs.
     """
-    from .interpreter import Interpreter
-    ours = Interpreter.from_bytes(data, **interpreter_kwargs)
-    theirs = interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16))
+    ours, theirs = paired(data, **interpreter_kwargs)
     failures = []
     for seed in seeds:
         inputs = random_inputs(ours, seed)
-        for i, x in enumerate(inputs):
-            ours.set_input(x, i)
-            theirs.set_input(x, i)
-        ours.invoke()
-        theirs.invoke()
+        invoke_both(ours, theirs, inputs)
         for k in range(ours.num_outputs):
             a, b = ours.get_output(k), np.array(theirs.get_output(k))
             if not _equal(a, b):
@@ -139,14 +151,8 @@ def check_model(data: bytes, seeds: Sequence[int] = range(20), **interpreter_kwa
 
 
 def first_differing_op(data: bytes, inputs: Sequence[np.ndarray], **interpreter_kwargs) -> Optional[str]:
-    from .interpreter import Interpreter
-    ours = Interpreter.from_bytes(data, preserve_all_tensors=True, **interpreter_kwargs)
-    theirs = interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16), preserve_all_tensors=True)
-    for i, x in enumerate(inputs):
-        ours.set_input(x, i)
-        theirs.set_input(x, i)
-    ours.invoke()
-    theirs.invoke()
+    ours, theirs = paired(data, preserve_all_tensors=True, **interpreter_kwargs)
+    invoke_both(ours, theirs, inputs)
     for node in ours.nodes:
         for t in node.outputs:
             a = ours.get_tensor(t)

@@ -20,6 +20,7 @@ from micro_rt import Interpreter
 from micro_rt.builder import ModelBuilder
 from micro_rt.errors import KernelError, UnsupportedOpError
 from micro_rt.model import read_model
+from micro_rt.oracle import invoke_both
 
 
 # --------------------------------------------------------------------------- tensor specs
@@ -140,12 +141,7 @@ def assert_single_op_matches_oracle(oracle, data: bytes, trials: int = 3, seed: 
     ours = Interpreter.from_bytes(data)
     rng = np.random.default_rng(seed)
     for trial in range(trials):
-        inputs = model_inputs(ours.model.main, rng, first=trial == 0)
-        for k, x in enumerate(inputs):
-            ours.set_input(x, k)
-            theirs.set_input(x, k)
-        theirs.invoke()
-        ours.invoke()
+        invoke_both(ours, theirs, model_inputs(ours.model.main, rng, first=trial == 0))
         for k in range(ours.num_outputs):
             assert_bits_equal(ours.get_output(k), theirs.get_output(k), f"trial {trial} output {k}")
 

@@ -262,11 +262,7 @@ def test_seanet_models_match_golden():
 def _assert_seanet_matches_oracle(oracle, models):
     for path, it, xs, _ in models:
         theirs = oracle.interpreter(path.read_bytes(), 1 << 22)
-        for k, x in enumerate(xs):
-            it.set_input(x, k)
-            theirs.set_input(x, k)
-        it.invoke()
-        theirs.invoke()
+        oracle.invoke_both(it, theirs, xs)
         assert_bits_equal(it.get_output(0), theirs.get_output(0), path.name)
 
 

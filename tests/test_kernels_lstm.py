@@ -19,19 +19,12 @@ LSTM_MODELS = ["trained_lstm.tflite", "trained_lstm_int8.tflite", "micro_speech_
 def _run_both(data: bytes, oracle, seeds, reset_at=()):
     """Invoke micro_rt and the oracle on the same seeded inputs in sequence (state carried);
     return the first mismatch as a string, checking every op output and the LSTM states."""
-    ours = Interpreter.from_bytes(data, preserve_all_tensors=True)
-    theirs = oracle.interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16),
-                                preserve_all_tensors=True)
+    ours, theirs = oracle.paired(data, preserve_all_tensors=True)
     for seed in seeds:
         if seed in reset_at:
             ours.reset()
             theirs.reset()
-        inputs = oracle.random_inputs(ours, seed)
-        for i, x in enumerate(inputs):
-            ours.set_input(x, i)
-            theirs.set_input(x, i)
-        ours.invoke()
-        theirs.invoke()
+        oracle.invoke_both(ours, theirs, oracle.random_inputs(ours, seed))
         for node in ours.nodes:
             watched = list(node.outputs)
             if node.op_name == "UNIDIRECTIONAL_SEQUENCE_LSTM":

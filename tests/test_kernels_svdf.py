@@ -87,19 +87,14 @@ def _inputs(it, rng, n):
 def run_sequence(oracle, data: bytes, invokes=12, seed=0, reset_at=(7,), inputs=None) -> int:
     """`invokes` invokes in a row on both sides (resetting both at `reset_at`); output and
     every variable tensor bit-equal after each. Returns the number of invokes compared."""
-    ours = Interpreter.from_bytes(data, preserve_all_tensors=True)
-    theirs = oracle.interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16),
-                                preserve_all_tensors=True)
+    ours, theirs = oracle.paired(data, preserve_all_tensors=True)
     variables = [t.index for t in ours.tensors if t.is_variable]
     rng = np.random.default_rng(seed)
     for k, x in enumerate(inputs if inputs is not None else _inputs(ours, rng, invokes)):
         if k in reset_at:
             ours.reset()
             theirs.reset()
-        ours.set_input(x, 0)
-        theirs.set_input(x, 0)
-        ours.invoke()
-        theirs.invoke()
+        oracle.invoke_both(ours, theirs, [x])
         assert_bits_equal(ours.get_output(0), np.array(theirs.get_output(0)), f"invoke {k} output")
         for t in variables:
             assert_bits_equal(ours.get_tensor(t), np.array(theirs.GetTensor(t, 0)["tensor_data"]),
