@@ -14,6 +14,7 @@ import numpy as np
 from .errors import MicroRtError
 
 _ALLOC_LINE = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
+_CATEGORY_LINE = re.compile(r"'([^']+)' used (\d+) bytes with alignment overhead")
 
 
 def available() -> bool:
@@ -43,7 +44,8 @@ def interpreter(data: bytes, arena_size: Optional[int] = None, preserve_all_tens
 
 
 def allocations(data: bytes, arena_size: int) -> dict:
-    """head/tail/total bytes as TFLM's RecordingMicroAllocator prints them (C++ stderr)."""
+    """head/tail/total bytes as TFLM's RecordingMicroAllocator prints them (C++ stderr), and
+    under "categories" the tail bytes it records per kind ('Persistent buffer data', ...)."""
     saved = os.dup(2)
     with tempfile.TemporaryFile() as capture:
         os.dup2(capture.fileno(), 2)
@@ -58,6 +60,7 @@ def allocations(data: bytes, arena_size: int) -> dict:
     found = {k: int(v) for k, v in _ALLOC_LINE.findall(text)}
     if set(found) != {"total", "head", "tail"}:
         raise MicroRtError(f"could not read the oracle's allocation printout: {text[:200]!r}")
+    found["categories"] = {k: int(v) for k, v in _CATEGORY_LINE.findall(text)}
     return found
 
 

@@ -22,6 +22,13 @@ def project_models(pattern: str = "*.tflite") -> list[Path]:
     return sorted(PROJECT_MODELS.glob(pattern))
 
 
+def builtin_only(data: bytes) -> bool:
+    """No custom operators: micro_rt cannot know a custom kernel's op data (custom_atan's kernel
+    is a test's, the ethos-u op is the NPU's)."""
+    from micro_rt.model import read_model
+    return not any(op.is_custom for op in read_model(data).main.operators)
+
+
 def shared_models(names) -> list:
     """Parametrize helper: one param per shared model, skipped when shared/ is absent."""
     return [pytest.param(n, marks=pytest.mark.skipif(not (SHARED_MODELS / n).exists(),
