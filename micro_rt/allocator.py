@@ -16,9 +16,10 @@ from typing import Optional
 
 import numpy as np
 
-from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up
+from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up, usable_arena_bytes
 from .errors import AllocationError, ModelError
-from .model import Model, Subgraph
+from .kernel_temps import prepare_accesses
+from .model import Model, Subgraph, TensorInfo
 from .planner import lower_bound, make_planner
 from .targets import Target
 
@@ -149,11 +150,15 @@ class TflmAllocator:
     """Makes TFLM's allocations for one model on one target, in TFLM's order."""
 
     def __init__(self, model: Model, target: Target, arena_size: Optional[int],
-                 planner: str = "greedy"):
+                 planner: str = "greedy", kernels: str = "reference"):
         self.model, self.target, self.planner_name = model, target, planner
-        self.arena = Arena(arena_size)
+        self.kernels = kernels
+        self.arena_size = arena_size
+        self.usable_bytes = None if arena_size is None else usable_arena_bytes(arena_size)
+        self.arena = Arena()
         self.scratch_requests: list[tuple[int, int]] = []   # (node index, bytes)
         self._node_scratch = 0
+        self._prepared_nodes = 0
 
     # ---- 1. start-up -----------------------------------------------------------------
     def start_model(self) -> None:
@@ -190,8 +195,33 @@ class TflmAllocator:
         return len(self.scratch_requests) - 1
 
     def end_node_prepare(self) -> None:
+        """After node k's prepare (nodes are prepared in order). While it prepared, the head
+        held the scratch requests made before it plus room for its own, and its temporary
+        TfLiteTensors sat above that (they are freed only now)."""
+        sg = self.model.main
+        op = sg.operators[self._prepared_nodes]
+        self._prepared_nodes += 1
+        before = len(self.scratch_requests) - self._node_scratch
+        self.arena.allocate_temp(self._scratch_request_bytes(before), ARENA_ALIGNMENT,
+                                 "scratch buffer requests")
+        for index in prepare_accesses(op, sg.tensors, self.kernels) or ():
+            what = f"op {op.index} {op.op_name}'s temporary TfLiteTensor for tensor {index}"
+            self._tensor_record(sg.tensors[index], self.arena.allocate_temp, what, what)
+        self.arena.reset_temp()
         self._node_scratch = 0
         self._temp_check(self._scratch_request_bytes())
+
+    def _tensor_record(self, tensor: TensorInfo, allocate, what: str, quantization_what: str) -> None:
+        """A TfLiteTensor for `tensor` as TFLM builds one from the flatbuffer (persistent for
+        the interpreter's inputs and outputs, temporary for a kernel's prepare): the struct,
+        and for an affine-quantized tensor its quantization struct and zero-point array."""
+        t = self.target
+        allocate(t.sizeof("TfLiteTensor"), t.alignof("TfLiteTensor"), what)
+        q = tensor.quantization
+        if q is not None:
+            allocate(t.sizeof("TfLiteAffineQuantization"), t.alignof("TfLiteAffineQuantization"),
+                     quantization_what)
+            allocate(4 + 4 * q.scales.size, 4, quantization_what)       # zero points: TfLiteIntArray
 
     # ---- 3. commit -------------------------------------------------------------------
     def commit(self, preserve_all_tensors: bool = False) -> ArenaPlan:
@@ -210,7 +240,8 @@ class TflmAllocator:
                 arena.allocate_persistent(tensor.nbytes, ARENA_ALIGNMENT, "variable tensors")
         buffers = self.lifetime_table(preserve_all_tensors)
         try:
-            planner = make_planner(self.planner_name)
+            # TFLM preserves all tensors by planning with its linear planner: nothing shares.
+            planner = make_planner("linear" if preserve_all_tensors else self.planner_name)
             for b in buffers:
                 planner.add_buffer(b.size, b.first_use, b.last_use, b.offline_offset)
         except ValueError as e:
@@ -231,20 +262,32 @@ class TflmAllocator:
             arena.allocate_persistent(t.pointer_size * len(tensors), ARENA_ALIGNMENT,
                                       "Persistent buffer data")
             for index in tensors:
-                arena.allocate_persistent(t.sizeof("TfLiteTensor"), t.alignof("TfLiteTensor"),
-                                          "Persistent TfLiteTensor data")
-                q = sg.tensors[index].quantization
-                if q is not None:
-                    arena.allocate_persistent(t.sizeof("TfLiteAffineQuantization"),
-                                              t.alignof("TfLiteAffineQuantization"),
-                                              "Persistent TfLiteTensor quantization data")
-                    arena.allocate_persistent(4 + 4 * q.zero_points.size, 4,
-                                              "Persistent TfLiteTensor quantization data")
-        return ArenaPlan(target=t.name, planner=self.planner_name, buffers=buffers,
+                self._tensor_record(sg.tensors[index], arena.allocate_persistent,
+                                    "Persistent TfLiteTensor data",
+                                    "Persistent TfLiteTensor quantization data")
+        plan = ArenaPlan(target=t.name, planner=self.planner_name, buffers=buffers,
                          head_bytes=arena.head, tail_bytes=arena.tail,
                          required_bytes=max(arena.required_bytes, align_up(arena.head + arena.tail)),
                          lower_bound=lower_bound(planner.buffers),
                          tail_breakdown={k: v.used for k, v in arena.categories.items()})
+        self._check_arena_size(plan)
+        return plan
+
+    def _check_arena_size(self, plan: ArenaPlan) -> None:
+        """TFLM fails somewhere in the allocation when the arena is below the peak; the error
+        names the peak (the size that works) rather than where the first allocation failed."""
+        if self.usable_bytes is None or self.usable_bytes >= plan.required_bytes:
+            return
+        peak = self.arena.peak
+        during = (f", and {peak.total} at the peak while allocating {peak.what} (head "
+                  f"{peak.head} + temp {peak.temp} + tail {peak.tail})"
+                  if peak.total > plan.total_bytes else "")
+        raise AllocationError(
+            f"arena too small: the model needs {plan.required_bytes} bytes, the arena has "
+            f"{self.usable_bytes} (arena_size {self.arena_size}): head {plan.head_bytes} (planned "
+            f"activations and scratch) + tail {plan.tail_bytes} (persistent) = "
+            f"{plan.total_bytes}{during}, rounded up to {ARENA_ALIGNMENT} bytes. Give at least "
+            f"{plan.required_bytes} bytes (arena_size=None finds the minimum)")
 
     def lifetime_table(self, preserve_all_tensors: bool = False) -> list[PlannedBuffer]:
         """Every buffer the planner places: non-constant, non-variable, non-empty tensors,
@@ -261,8 +304,8 @@ class TflmAllocator:
             if tensor.is_constant or tensor.is_variable or tensor.nbytes == 0:
                 continue
             i = tensor.index
-            if first[i] == -1:          # never read or written: TFLM leaves it unplanned
-                continue
+            # A tensor no operator reads or writes keeps TFLM's uninitialised lifetime -1..-1:
+            # it is planned, sharing memory with nothing but other such tensors.
             lo, hi = (0, steps - 1) if preserve_all_tensors else (first[i], last[i])
             fixed = offline[i] if offline is not None and offline[i] != -1 else None
             buffers.append(PlannedBuffer("tensor", i, tensor.name, align_up(tensor.nbytes),
@@ -274,8 +317,10 @@ class TflmAllocator:
         return buffers
 
     # ---- temp accounting ---------------------------------------------------------------
-    def _scratch_request_bytes(self) -> int:
-        return (len(self.scratch_requests) + MAX_SCRATCH_PER_NODE) * self.target.sizeof("ScratchBufferRequest")
+    def _scratch_request_bytes(self, requests: Optional[int] = None) -> int:
+        """The head while models prepare: the requests so far plus room for one node's."""
+        count = len(self.scratch_requests) if requests is None else requests
+        return (count + MAX_SCRATCH_PER_NODE) * self.target.sizeof("ScratchBufferRequest")
 
     def _temp_check(self, nbytes: int) -> None:
         self.arena.allocate_temp(nbytes, ARENA_ALIGNMENT, "scratch buffer requests")
