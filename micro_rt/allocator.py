@@ -17,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up, usable_arena_bytes
+from .builtin_params import builtin_params_struct
 from .errors import AllocationError, ModelError
 from .kernel_temps import prepare_accesses
 from .model import Model, Subgraph, TensorInfo
@@ -25,24 +26,6 @@ from .targets import Target
 
 # TFLM keeps room for this many scratch requests per node in temp during prepare.
 MAX_SCRATCH_PER_NODE = 12
-
-# The TfLite*Params struct MicroBuiltinDataAllocator makes for each builtin that has options.
-BUILTIN_PARAMS = {
-    "ADD": "TfLiteAddParams", "SUB": "TfLiteSubParams", "MUL": "TfLiteMulParams",
-    "DIV": "TfLiteDivParams", "CONV_2D": "TfLiteConvParams",
-    "DEPTHWISE_CONV_2D": "TfLiteDepthwiseConvParams",
-    "FULLY_CONNECTED": "TfLiteFullyConnectedParams", "AVERAGE_POOL_2D": "TfLitePoolParams",
-    "MAX_POOL_2D": "TfLitePoolParams", "SOFTMAX": "TfLiteSoftmaxParams",
-    "RESHAPE": "TfLiteReshapeParams", "CONCATENATION": "TfLiteConcatenationParams",
-    "MEAN": "TfLiteReducerParams", "SUM": "TfLiteReducerParams",
-    "REDUCE_MAX": "TfLiteReducerParams", "SQUEEZE": "TfLiteSqueezeParams",
-    "STRIDED_SLICE": "TfLiteStridedSliceParams", "PACK": "TfLitePackParams",
-    "UNPACK": "TfLiteUnpackParams", "LEAKY_RELU": "TfLiteLeakyReluParams",
-    "SVDF": "TfLiteSVDFParams", "UNIDIRECTIONAL_SEQUENCE_LSTM": "TfLiteUnidirectionalSequenceLSTMParams",
-    "SHAPE": "TfLiteShapeParams", "GATHER": "TfLiteGatherParams", "SPLIT": "TfLiteSplitParams",
-    "CAST": "TfLiteCastParams",
-}
-
 
 @dataclass
 class PlannedBuffer:
@@ -178,7 +161,7 @@ class TflmAllocator:
                                       t.alignof("NodeAndRegistration"), "NodeAndRegistration struct")
         for sg in self.model.subgraphs:
             for op in sg.operators:
-                struct = None if op.is_custom else BUILTIN_PARAMS.get(op.op_name)
+                struct = builtin_params_struct(op.op_name, op.is_custom)
                 if struct is not None:
                     arena.allocate_persistent(t.sizeof(struct), t.alignof(struct), "builtin data")
 
