@@ -21,7 +21,7 @@ from .builtin_params import builtin_params_struct
 from .errors import AllocationError, ModelError
 from .kernel_temps import prepare_accesses
 from .model import Model, Subgraph, TensorInfo
-from .planner import lower_bound, make_planner
+from .planner import LiveIndex, lower_bound, make_planner
 from .targets import Target
 
 # TFLM keeps room for this many scratch requests per node in temp during prepare.
@@ -129,6 +129,47 @@ def offline_offsets(model: Model) -> Optional[list[int]]:
     return offsets
 
 
+def refuse_overlapping_offline_buffers(buffers: list[PlannedBuffer], sg: Subgraph) -> None:
+    """An offline plan may put buffers on the same bytes only when they are never live at
+    the same step; TFLM trusts the plan and its kernels then overwrite each other's data, so
+    micro_rt refuses it and names both tensors and the step.
+
+    Tensors that only custom operators read or write are exempt: such a kernel owns its
+    layout (Vela places an Ethos-U operator's input and output inside the scratch area its
+    command stream addresses), and micro_rt cannot judge a custom kernel's aliasing."""
+    custom_only = _custom_only_tensors(sg)
+    fixed = [b for b in buffers
+             if b.offline_offset is not None and b.size and b.tensor not in custom_only]
+    if not fixed:
+        return
+    index = LiveIndex(min(b.first_use for b in fixed), max(b.last_use for b in fixed))
+    for k, b in enumerate(fixed):
+        for j in index.overlapping(b.first_use, b.last_use):
+            other = fixed[j]
+            step = max(b.first_use, other.first_use)
+            if step < 0:              # neither is ever read or written
+                continue
+            if (b.offline_offset < other.offline_offset + other.size
+                    and other.offline_offset < b.offline_offset + b.size):
+                when = (f"step {step} (operator {step - 1} {sg.operators[step - 1].op_name})"
+                        if step > 0 else "step 0 (the subgraph's inputs, before the first operator)")
+                raise AllocationError(
+                    f"the OfflineMemoryAllocation plan overlaps live buffers: tensor "
+                    f"{other.tensor} ('{other.name}', {other.size} bytes at offset "
+                    f"{other.offline_offset}) and tensor {b.tensor} ('{b.name}', {b.size} bytes at "
+                    f"offset {b.offline_offset}) are both live at {when}; they would overwrite "
+                    "each other's data")
+        index.add(k, b.first_use, b.last_use)
+
+
+def _custom_only_tensors(sg: Subgraph) -> set[int]:
+    """Tensors some operator uses and every operator using them is a custom one."""
+    custom, builtin = set(), set()
+    for op in sg.operators:
+        (custom if op.is_custom else builtin).update(t for t in (*op.inputs, *op.outputs) if t >= 0)
+    return custom - builtin
+
+
 class TflmAllocator:
     """Makes TFLM's allocations for one model on one target, in TFLM's order."""
 
@@ -222,6 +263,8 @@ class TflmAllocator:
                                           f"{MAX_ARENA_BYTES}-byte arena limit")
                 arena.allocate_persistent(tensor.nbytes, ARENA_ALIGNMENT, "variable tensors")
         buffers = self.lifetime_table(preserve_all_tensors)
+        if not preserve_all_tensors:
+            refuse_overlapping_offline_buffers(buffers, sg)
         try:
             # TFLM preserves all tensors by planning with its linear planner: nothing shares.
             planner = make_planner("linear" if preserve_all_tensors else self.planner_name)
