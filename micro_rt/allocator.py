@@ -3,11 +3,14 @@
 It owns the arena and makes TFLM's allocations in TFLM's order, so the head, tail and
 temp figures (and the smallest working arena) come out as TFLM's do:
 1. start-up: the allocator objects, subgraph records, eval tensors, node records;
-2. per node: builtin option structs, then each kernel's init, then each kernel's prepare
-   (kernels allocate through `KernelContext`, which lands here);
+2. per node: builtin option structs (builtin_params.py), then each kernel's init, then
+   each kernel's prepare (kernels allocate through `KernelContext`, which lands here; the
+   temporary TfLiteTensors TFLM's kernel makes meanwhile are kernel_temps.py's);
 3. commit: scratch handles, variable tensors, the planning scratch in temp, the plan
    itself (head), then the interpreter's input/output tensor records.
-Lifetimes follow TFLM's AllocationInfoBuilder (see `lifetimes`).
+Lifetimes follow TFLM's AllocationInfoBuilder (see `tensor_lifetimes`). A given arena size
+is compared with the peak once everything is allocated, so a too-small arena's error names
+the size that works.
 """
 from __future__ import annotations
 
