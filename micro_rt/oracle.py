@@ -240,24 +240,6 @@ def check_against_oracle(data: bytes, ours, input_sets: Sequence[Sequence[np.nda
     return agreements
 
 
-def compare_with_oracle(data: bytes, inputs: Sequence[np.ndarray],
-                        outputs: Sequence[np.ndarray]) -> list[dict]:
-    """Per output: equal (int: every byte; float: 1e-5 relative) and a verdict line."""
-    expected = run(data, inputs, len(outputs), arena_size=max(len(data) * 10, 1 << 20))
-    report = []
-    for i, (ours, theirs) in enumerate(zip(outputs, expected)):
-        if np.issubdtype(ours.dtype, np.floating):
-            equal = bool(np.allclose(ours, theirs, rtol=1e-5, atol=1e-6))
-        else:
-            equal = bool(np.array_equal(ours, theirs))
-        diff = int(np.count_nonzero(ours != theirs))
-        verdict = ("agrees with tflite-micro" if equal else
-                   f"DIFFERS from tflite-micro in {diff} of {ours.size} elements "
-                   f"(max |diff| {np.max(np.abs(ours.astype(np.float64) - theirs)):g})")
-        report.append({"index": i, "equal": equal, "differing_elements": diff, "verdict": verdict})
-    return report
-
-
 def random_inputs(it, seed: int, distribution: str = "uniform") -> list[np.ndarray]:
     """Seeded inputs for every input of `it`. "uniform": over each integer type's whole range,
     or [-1, 1] for floats. "normal": around the input's zero point (ints: sigma an eighth of the
