@@ -152,11 +152,10 @@ class FitReport:
                                 if budget is not None and used > budget)
             lines.append(f"what is counted already exceeds the {over} budget; the {things} "
                          "would only add to it")
-        not_measured = "not measured"
         stack = (f" + kernel stack {m.stack_bytes} + static data {m.static_bytes}" if m else
-                 "" if self.scope else f" + kernel stack and static data {not_measured}")
+                 "" if self.scope else " + kernel stack and static data not measured")
         code = (f" + kernel code {m.code_bytes}" if m else
-                "" if self.scope else f" + kernel code {not_measured}")
+                "" if self.scope else " + kernel code not measured")
         temp = (", + temp peak while preparing and 16-byte rounding"
                 if plan.required_bytes > plan.total_bytes else "")
         lines += [

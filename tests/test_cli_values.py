@@ -48,12 +48,12 @@ def _refused(capsys, argv, option, shown):
     (["profile", MODEL, "--flash-wait-states", "-1"], "--flash-wait-states", "'-1'"),
     (["profile", MODEL, "--flash-wait-states", "99"], "--flash-wait-states", "'99'"),
     (["profile", MODEL, "--seed", "-1"], "--seed", "'-1'"),
-    (["optimize", MODEL, "-o", "x.tflite", "--time-limit", "nan"], "--time-limit", "'nan'"),
-    (["optimize", MODEL, "-o", "x.tflite", "--time-limit", "-1"], "--time-limit", "'-1'"),
-    (["optimize", MODEL, "-o", "x.tflite", "--seeds", "0"], "--seeds", "'0'"),
+    (["optimize", MODEL, "-o", "{tmp}/x.tflite", "--time-limit", "nan"], "--time-limit", "'nan'"),
+    (["optimize", MODEL, "-o", "{tmp}/x.tflite", "--time-limit", "-1"], "--time-limit", "'-1'"),
+    (["optimize", MODEL, "-o", "{tmp}/x.tflite", "--seeds", "0"], "--seeds", "'0'"),
 ])
-def test_hostile_values_are_one_line_exit_2(capsys, argv, option, shown):
-    _refused(capsys, argv, option, shown)
+def test_hostile_values_are_one_line_exit_2(capsys, tmp_path, argv, option, shown):
+    _refused(capsys, [a.format(tmp=tmp_path) for a in argv], option, shown)
 
 
 def test_clock_without_unit_says_so(capsys):
