@@ -27,3 +27,8 @@ class KernelError(MicroRtError):
 
 class EmulationError(MicroRtError):
     """The virtual MCU faulted, ran away or touched unmapped memory."""
+
+
+class OracleError(MicroRtError, RuntimeError):
+    """The tflite-micro oracle refused a model or failed to run it (carries TFLM's reason).
+    Also a RuntimeError, the type the oracle itself raises, for callers that catch that."""
