@@ -17,6 +17,7 @@ SHIPPED = sorted(boards.SHIPPED_DIR.glob("*.json"))
 REQUIRED = ["nucleo-l4r5zi", "nucleo-f446re", "nucleo-h743zi2", "nucleo-h7a3zi-q", "disco-f746ng",
             "nucleo-u575zi-q", "nucleo-g0b1re", "ek-ra6m4", "nrf52840-dk", "nrf5340-dk",
             "raspberry-pi-pico", "mimxrt1060-evk"]
+MEASUREMENTS = boards.SHIPPED_DIR / "measurements" / "published_latency.json"
 
 
 @pytest.fixture(autouse=True)
@@ -231,3 +232,18 @@ def test_a_malformed_file_is_not_skipped(tmp_path):
     (tmp_path / "empty.json").write_text("[]")
     with pytest.raises(InputError, match=r"empty.json: the file must hold a JSON object, not list"):
         boards.load_board("nucleo-l4r5zi", user_dirs=[tmp_path])
+
+
+# ---- published measurements -----------------------------------------------------------------
+def test_published_measurements_refer_to_catalog_boards():
+    data = json.loads(MEASUREMENTS.read_text())
+    assert data["schema"] == 1 and data["entries"]
+    assert any(e["tflm_with_cmsis_nn"] for e in data["entries"])
+    for e in data["entries"]:
+        board = boards.load_board(e["board"])
+        assert 0 < e["clock_hz"] <= board.clock.max_hz
+        assert e["latency_ms"] == pytest.approx(1000 / e["median_throughput_per_s"], abs=1e-3)
+        assert e["cycles_per_inference"] == pytest.approx(
+            e["clock_hz"] / e["median_throughput_per_s"], abs=1)
+        assert re.fullmatch(r"[0-9a-f]{40}", e["source"]["commit"])
+        assert e["source"]["repository"].startswith("mlcommons/tiny_results_v")
