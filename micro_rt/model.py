@@ -321,6 +321,10 @@ def _read_options(t: Table, op_name: str, what: str) -> dict:
         table_name, fields = schema.OPTION_TABLES[kind]
         if expected is not None and table_name != expected:
             raise ModelError(f"{what} ({op_name}) carries {table_name}, expected {expected}")
+        if table is None:
+            # The type is set but the table is absent: TFLM's parsers then see no options,
+            # exactly as when the type is NONE, so both get the defaults.
+            return schema.option_defaults(table_name)
         return _decode_fields(table, fields)
     return schema.option_defaults(expected) if expected else {}
 
