@@ -18,8 +18,9 @@ import numpy as np
 
 from .analysis import op_macs
 from .errors import MicroRtError
+from .files import load_array, read_model_file
 from .interpreter import Interpreter
-from .model import MAX_MODEL_BYTES, Model, read_model
+from .model import Model, read_model
 from .report import format_bytes, plan_table, plans_html
 from .resolver import builtin_op_resolver
 from .targets import get_target
@@ -37,14 +38,7 @@ def parse_size(text: str) -> int:
 
 
 def _load(path: str) -> tuple[Model, bytes]:
-    try:
-        size = Path(path).stat().st_size
-        if size > MAX_MODEL_BYTES:
-            raise MicroRtError(f"model '{path}' is {size} bytes, over micro_rt's "
-                               f"{MAX_MODEL_BYTES}-byte limit")
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise MicroRtError(f"cannot read model '{path}': {e.strerror}") from None
+    data = read_model_file(path)
     return read_model(data), data
 
 
@@ -229,7 +223,7 @@ def cmd_run(args) -> int:
         details = it.get_input_details(i)
         if args.input and i < len(args.input):
             try:
-                value = np.load(args.input[i], allow_pickle=False)
+                value = load_array(args.input[i])
             except (OSError, ValueError, EOFError) as e:
                 raise MicroRtError(f"cannot read input {i} from '{args.input[i]}' (a .npy file "
                                    f"saved with numpy.save): {e}") from None
