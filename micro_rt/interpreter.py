@@ -455,7 +455,9 @@ class Interpreter:
     def GetTensor(self, tensor_index: int, subgraph_index: int = 0) -> dict:  # noqa: N802 (tflite_micro's name)
         """tflite_micro's GetTensor: {"dtype", "shape", "tensor_data"}; micro_rt runs the main
         subgraph only, so subgraph_index must be 0."""
-        _check_index(subgraph_index, 1, "subgraph")
+        if _check_index(subgraph_index, len(self.model.subgraphs), "subgraph") != 0:
+            raise InputIndexError(f"subgraph index {subgraph_index}: micro_rt runs subgraph 0 "
+                                  "only, so only its tensors can be read")
         data = self.get_tensor(tensor_index)
         t = self.tensors[int(tensor_index)]
         return {"dtype": t.dtype.type if t.dtype is not None else None,

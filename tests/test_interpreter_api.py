@@ -6,7 +6,7 @@ import pytest
 
 from conftest import PROJECT_MODELS, shared_model
 import micro_rt
-from micro_rt import AllocationError, InputError, Interpreter
+from micro_rt import AllocationError, InputError, Interpreter, KernelError
 from micro_rt.builder import ModelBuilder
 
 MODEL = PROJECT_MODELS / "residual_block_int8.tflite"
@@ -187,7 +187,7 @@ def test_get_tensor_errors_are_the_oracles_kinds():
         it.GetTensor(1, 0)
     with pytest.raises(IndexError, match="tensor index 9 is out of range"):
         it.GetTensor(9, 0)
-    with pytest.raises(IndexError, match="subgraph index 1 is out of range"):
+    with pytest.raises(IndexError, match="subgraph index 1 is out of range: model has 1 subgraphs"):
         it.GetTensor(0, 1)
 
 
@@ -322,3 +322,40 @@ def test_an_input_whose_array_conversion_fails_is_an_input_error():
     it = Interpreter.from_bytes(_two_relu_model())
     with pytest.raises(InputError, match="cannot convert .*RuntimeError: sensor offline"):
         it.set_input(_ArrayFails(), 0)
+
+
+# ---- BLAS threads (issue 9) ------------------------------------------------------------------
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_blas_pool_is_capped_during_invoke_and_restored_after():
+    from threadpoolctl import threadpool_limits
+    from micro_rt import Registration
+    seen = []
+
+    def invoke(ctx, node):
+        seen.append(_blas_threads())
+        ctx.output(node, 0).data[...] = ctx.input(node, 0).data
+
+    b = ModelBuilder()
+    x, y = b.add_tensor("x", [1, 4], "FLOAT32"), b.add_tensor("y", [1, 4], "FLOAT32")
+    b.add_operator("PROBE", [x], [y], custom_options=b"")
+    b.inputs, b.outputs = [x], [y]
+    data = b.build()
+    assert _blas_threads(), "numpy links no BLAS library threadpoolctl can see"
+    with threadpool_limits(limits=2, user_api="blas"):     # whatever the environment set
+        for threads, expected in ((1, 1), (None, 2), (2, 2)):
+            resolver = micro_rt.builtin_op_resolver()
+            resolver.add_custom("PROBE", Registration(invoke=invoke))
+            it = Interpreter.from_bytes(data, op_resolver=resolver, blas_threads=threads)
+            seen.clear()
+            it.invoke()
+            it.invoke(progress=lambda done, total: None)      # the per-operator path too
+            assert seen == [[expected] * len(seen[0])] * 2, (threads, seen)
+            assert set(_blas_threads()) == {2}                # the caller's setting is back
+        with pytest.raises(KernelError):                       # restored after a failure too
+            resolver.add_custom("PROBE", Registration(invoke=lambda ctx, node: 1 / 0))
+            Interpreter.from_bytes(data, op_resolver=resolver).invoke()
+        assert set(_blas_threads()) == {2}
