@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import PROJECT_MODELS, shared_model
+from conftest import PROJECT_MODELS, SHARED_MODELS, shared_model, shared_models
 import micro_rt
 from micro_rt import AllocationError, InputError, Interpreter, KernelError
 from micro_rt.builder import ModelBuilder
@@ -191,11 +191,13 @@ def test_get_tensor_errors_are_the_oracles_kinds():
         it.GetTensor(0, 1)
 
 
-@pytest.mark.parametrize("model", ["hello_world_int8.tflite", "keyword_scrambled_8bit.tflite",
-                                   "person_detect.tflite", "micro_speech_lstm.tflite"])
-def test_print_allocations_is_the_oracles_printout(model, oracle, capfd):
+@pytest.mark.parametrize("path", shared_models(["hello_world_int8.tflite", "keyword_scrambled_8bit.tflite",
+                                                  "person_detect.tflite", "micro_speech_lstm.tflite"])
+                         + ["residual_block_int8.tflite", "conv_variants_f32.tflite",
+                            "shape_ops_int8.tflite"])
+def test_print_allocations_is_the_oracles_printout(path, oracle, capfd):
     """Line for line and byte for byte (TFLM ends its lines with CR LF), target host64."""
-    data = shared_model(model).read_bytes()
+    data = (SHARED_MODELS / path if (SHARED_MODELS / path).exists() else PROJECT_MODELS / path).read_bytes()
     ours = Interpreter.from_bytes(data, target="host64")
     theirs = oracle.interpreter(data, ours.arena_required_bytes() * 2)
     capfd.readouterr()
@@ -204,18 +206,6 @@ def test_print_allocations_is_the_oracles_printout(model, oracle, capfd):
     ours.print_allocations()
     assert capfd.readouterr().err == expected
     assert expected.count("[RecordingMicroAllocator]") >= 7
-
-
-def test_print_allocations_on_project_models(oracle, capfd):
-    for path in [MODEL, PROJECT_MODELS / "conv_variants_f32.tflite", PROJECT_MODELS / "shape_ops_int8.tflite"]:
-        data = path.read_bytes()
-        ours = Interpreter.from_bytes(data, target="host64")
-        theirs = oracle.interpreter(data, ours.arena_required_bytes() * 2)
-        capfd.readouterr()
-        theirs.print_allocations()
-        expected = capfd.readouterr().err
-        ours.print_allocations()
-        assert capfd.readouterr().err == expected, path.name
 
 
 def _atan_registerer(resolver):
