@@ -37,6 +37,8 @@ class OperatorSpec:
     options_table: Optional[str] = None
     custom_options: Optional[bytes] = None
     intermediates: list[int] = field(default_factory=list)
+    # Write builtin_options_type but no builtin_options table (a file TFLM still loads).
+    omit_options_table: bool = False
 
 
 @dataclass
@@ -98,13 +100,14 @@ class ModelBuilder:
     def add_operator(self, op: str, inputs: Sequence[int], outputs: Sequence[int], *,
                      options: Optional[dict] = None, version: int = 1,
                      custom_options: Optional[bytes] = None,
-                     intermediates: Sequence[int] = ()) -> int:
-        """Add a builtin (by schema name) or, with custom_options or an unknown name, a custom op."""
+                     intermediates: Sequence[int] = (), omit_options_table: bool = False) -> int:
+        """Add a builtin (by schema name) or, with custom_options or an unknown name, a custom op.
+        `omit_options_table` writes the options type of the op but leaves the table out."""
         custom = op not in schema.BUILTIN_CODE
         table = None if custom else schema.OP_OPTIONS.get(op)
         self.operators.append(OperatorSpec(self.opcode(op, version, custom), list(inputs),
                                            list(outputs), options, table, custom_options,
-                                           list(intermediates)))
+                                           list(intermediates), omit_options_table))
         return len(self.operators) - 1
 
     def add_metadata(self, name: str, data: bytes) -> None:
@@ -235,7 +238,9 @@ class ModelBuilder:
         return fb.EndObject()
 
     def _operator(self, fb: flatbuffers.Builder, op: OperatorSpec) -> int:
-        options = self._options(fb, op.options_table, op.options or {}) if op.options_table else None
+        options = None
+        if op.options_table and not op.omit_options_table:
+            options = self._options(fb, op.options_table, op.options or {})
         custom = fb.CreateByteVector(op.custom_options) if op.custom_options is not None else None
         inputs = self._ints(fb, op.inputs)
         outputs = self._ints(fb, op.outputs)
@@ -244,8 +249,9 @@ class ModelBuilder:
         fb.PrependUint32Slot(0, op.opcode_index, 0)
         fb.PrependUOffsetTRelativeSlot(1, inputs, 0)
         fb.PrependUOffsetTRelativeSlot(2, outputs, 0)
+        if op.options_table:
+            _put_scalar(fb, 3, fb.PrependUint8, schema.OPTION_TABLE_INDEX[op.options_table])
         if options is not None:
-            fb.PrependUint8Slot(3, schema.OPTION_TABLE_INDEX[op.options_table], 0)
             fb.PrependUOffsetTRelativeSlot(4, options, 0)
         if custom is not None:
             fb.PrependUOffsetTRelativeSlot(5, custom, 0)
@@ -270,13 +276,35 @@ class ModelBuilder:
             if value is None or kind == "[int]":
                 continue
             if kind in schema.ENUM_KINDS:
-                fb.PrependInt8Slot(slot, schema.ENUM_KINDS[kind].index(value), -1)
+                value = schema.ENUM_KINDS[kind].index(value)
             elif kind == "bool":
-                fb.PrependBoolSlot(slot, bool(value), not bool(value))
+                value = bool(value)
             elif kind == "float":
-                fb.PrependFloat32Slot(slot, float(value), float("nan"))
-            elif kind in ("int", "uint"):
-                fb.PrependInt32Slot(slot, int(value), int(value) + 1)
-            elif kind == "byte":
-                fb.PrependInt8Slot(slot, int(value), int(value) + 1)
+                value = float(value)
+            else:
+                value = _in_range(f"{table}.{name}", kind, value)
+            # Every field is written, defaults included, so a test sees exactly what it set.
+            _put_scalar(fb, slot, getattr(fb, _PREPEND[kind]), value)
         return fb.EndObject()
+
+
+# The flatbuffers.Builder method that writes each scalar kind (enums are stored as bytes).
+_PREPEND = {"bool": "PrependBool", "byte": "PrependInt8", "ubyte": "PrependUint8",
+            "int": "PrependInt32", "uint": "PrependUint32", "float": "PrependFloat32",
+            **{kind: "PrependInt8" for kind in schema.ENUM_KINDS}}
+_RANGE = {"byte": (-2**7, 2**7 - 1), "ubyte": (0, 2**8 - 1), "int": (-2**31, 2**31 - 1),
+          "uint": (0, 2**32 - 1)}
+
+
+def _in_range(what: str, kind: str, value) -> int:
+    lo, hi = _RANGE[kind]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ValueError(f"{what}: {value!r} is not a {kind} ({lo}..{hi})")
+    return int(value)
+
+
+def _put_scalar(fb: flatbuffers.Builder, slot: int, prepend, value) -> None:
+    """Write a table field whatever its value: the Prepend*Slot helpers skip a value equal
+    to the default they are given (and check that default's range too)."""
+    prepend(value)
+    fb.Slot(slot)

@@ -26,8 +26,9 @@ from .analysis import op_macs
 from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, parse_frequency,
                          parse_size, seconds_range, size_type)
 from .errors import MicroRtError
+from .files import load_array, read_model_file
 from .interpreter import Interpreter
-from .model import MAX_MODEL_BYTES, Model, read_model
+from .model import Model, read_model
 from .report import format_bytes, kernels_fields, kernels_label, plan_table, plans_html
 from .resolver import builtin_op_resolver
 from .targets import get_target
@@ -39,19 +40,12 @@ __all__ = ["main", "build_parser", "parse_size", "parse_frequency"]
 
 
 def _load(path: str) -> tuple[Model, bytes]:
-    try:
-        size = Path(path).stat().st_size
-        if size > MAX_MODEL_BYTES:
-            raise MicroRtError(f"model '{path}' is {size} bytes, over micro_rt's "
-                               f"{MAX_MODEL_BYTES}-byte limit")
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise MicroRtError(f"cannot read model '{path}': {e.strerror}") from None
+    data = read_model_file(path)
     return read_model(data), data
 
 
 def _interpreter(args, data: bytes, plan_only: bool = True) -> Interpreter:
-    return Interpreter.from_bytes(data, None, target=args.target, kernels=args.kernels,
+    return Interpreter.from_bytes(data, target=args.target, kernels=args.kernels,
                                   planner=getattr(args, "planner", "greedy"), plan_only=plan_only)
 
 
@@ -218,11 +212,11 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
 def cmd_run(args) -> int:
     from .oracle import random_inputs
     _, data = _load(args.model)
-    it = Interpreter.from_bytes(data, None, target=args.target, kernels=args.kernels)
+    it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
     inputs = random_inputs(it, args.seed)
     for i, path in enumerate((args.input or [])[:it.num_inputs]):
         try:
-            inputs[i] = np.load(path, allow_pickle=False)
+            inputs[i] = load_array(path)
         except (OSError, ValueError, EOFError) as e:
             raise MicroRtError(f"cannot read input {i} from '{path}' (a .npy file "
                                f"saved with numpy.save): {e}") from None
@@ -313,7 +307,7 @@ def cmd_profile(args) -> int:
     _, data = _load(args.model)
     options = {"clock_hz": args.clock, "flash_wait_states": args.flash_wait_states,
                "strict_alignment": args.strict_alignment, "arena_misalign": args.arena_misalign}
-    it = Interpreter.from_bytes(data, None, target=args.target, kernels="cmsis-nn", emulate=True,
+    it = Interpreter.from_bytes(data, target=args.target, kernels="cmsis-nn", emulate=True,
                                 mcu_options=options, plan_only=True)
     missing = ops_without_kernels(it)
     if missing:          # the model cannot run: no total at all

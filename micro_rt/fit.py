@@ -44,7 +44,7 @@ class KernelMeasurement:
 def measure_kernels(data: bytes, target: str,
                     progress: Optional[Callable[[int, int], None]] = None) -> KernelMeasurement:
     """Run one inference on the virtual MCU with micro_rt's CMSIS-NN-style C kernels."""
-    with Interpreter.from_bytes(data, None, target=target, kernels="cmsis-nn", emulate=True) as it:
+    with Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True) as it:
         for i, x in enumerate(random_inputs(it, 0)):
             it.set_input(x, i)
         it.invoke(progress=progress)
