@@ -6,10 +6,17 @@ optional: without a C compiler the install still succeeds and native.py builds i
 or warns that the emulator runs ~20x slower.
 """
 import hashlib
+import warnings
 from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.warnings import InformationOnly
+
+# `pip install -e .` maps micro_rt.kernels / micro_rt.cortexm to kernels/ and cortexm/ with a
+# meta path finder, and setuptools then always prints a notice ("be careful with folders in your
+# working directory with the same name as your package"): nothing to act on here.
+warnings.filterwarnings("ignore", message="Editable installation", category=InformationOnly)
 
 HOOK_SOURCE = "cortexm/native_hook.c"
 # native.py compares this with the hash of the source it ships with (same 16 hex digits)
