@@ -113,7 +113,10 @@ class ModelBuilder:
     # ---- from an existing model ----------------------------------------------------
     @classmethod
     def from_model(cls, model: Model) -> "ModelBuilder":
-        """A builder holding the main subgraph of `model`, byte for byte in data and options."""
+        """A builder holding the main subgraph of `model`: buffers byte for byte, tensors,
+        operators with their options, metadata. Only what the builder models: quantization
+        min/max, shape_signature, sparsity, signature defs and other subgraphs are not carried
+        over (for tests and fuzzing). To edit a model keeping everything, use micro_rt.rewrite."""
         b = cls(model.description)
         b.buffers = [bytes(buf) if buf is not None else b"" for buf in model.buffers]
         b.opcodes = [OpcodeSpec(c.builtin_code, c.custom_code, c.version) for c in model.operator_codes]

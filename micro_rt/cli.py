@@ -279,6 +279,8 @@ def cmd_optimize(args) -> int:
     o, c = result.original_head, result.predicted_head
     lines = [
         f"{args.model} -> {args.output}",
+        f"target: {args.target} (kernels {args.kernels})",
+        f"done: {result.summary}",
         f"head (TFLM greedy, file order): {format_bytes(o)}   lower bound for the file order "
         f"{format_bytes(result.original_bound)}",
         f"head (optimized):               {format_bytes(c)}   lower bound for this order "
@@ -305,7 +307,7 @@ def cmd_optimize(args) -> int:
         Path(args.html).parent.mkdir(parents=True, exist_ok=True)
         Path(args.html).write_text(plans_html(
             [("original: file order, TFLM greedy", result.original_plan),
-             ("optimized: reordered, offline plan", result.optimized_plan)], Path(args.model).name))
+             (f"optimized: {result.summary}", result.optimized_plan)], Path(args.model).name))
         lines.append(f"lane charts written to {args.html}")
     _emit(args, payload, "\n".join(lines))
     if check is not None and False in (check["micro_rt"], check["oracle"]):
@@ -419,8 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("optimize", help="reorder operators and write an offline memory plan")
-    common(p)
-    p.set_defaults(target="host64")
+    common(p)      # the same default target as plan and fit
     p.add_argument("-o", "--output", required=True, metavar="OUT.tflite")
     p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
                    help="seconds for the order and placement searches (default 10)")
