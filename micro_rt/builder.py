@@ -16,6 +16,21 @@ from . import schema
 from .model import Model
 
 
+def buffer_table(fb: flatbuffers.Builder, data: bytes) -> int:
+    """A Buffer table holding `data` (none when empty), 16-byte aligned like the converter's,
+    so weights can be read in place."""
+    vec = None
+    if data:
+        fb.StartVector(1, len(data), 16)
+        fb.head -= len(data)
+        fb.Bytes[fb.head:fb.head + len(data)] = data
+        vec = fb.EndVector()
+    fb.StartObject(3)
+    if vec is not None:
+        fb.PrependUOffsetTRelativeSlot(0, vec, 0)
+    return fb.EndObject()
+
+
 @dataclass
 class TensorSpec:
     name: str
@@ -141,7 +156,7 @@ class ModelBuilder:
     # ---- serialisation -------------------------------------------------------------
     def build(self) -> bytes:
         fb = flatbuffers.Builder(1024 + sum(len(x) for x in self.buffers))
-        buffers = [self._buffer(fb, data) for data in self.buffers]
+        buffers = [buffer_table(fb, data) for data in self.buffers]
         tensors = [self._tensor(fb, t) for t in self.tensors]
         operators = [self._operator(fb, op) for op in self.operators]
         name = fb.CreateString(self.subgraph_name)
@@ -201,19 +216,6 @@ class ModelBuilder:
     def _ints(fb: flatbuffers.Builder, values: Sequence[int]) -> int:
         return fb.CreateNumpyVector(np.asarray(list(values), dtype=np.int32))
 
-    @staticmethod
-    def _buffer(fb: flatbuffers.Builder, data: bytes) -> int:
-        vec = None
-        if data:
-            # 16-byte aligned like the converter, so weights can be read in place.
-            fb.StartVector(1, len(data), 16)
-            fb.head -= len(data)
-            fb.Bytes[fb.head:fb.head + len(data)] = data
-            vec = fb.EndVector()
-        fb.StartObject(3)
-        if vec is not None:
-            fb.PrependUOffsetTRelativeSlot(0, vec, 0)
-        return fb.EndObject()
 
     def _tensor(self, fb: flatbuffers.Builder, t: TensorSpec) -> int:
         name = fb.CreateString(t.name)

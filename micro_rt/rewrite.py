@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import flatbuffers
 
 from . import schema
+from .builder import buffer_table
 from .errors import MicroRtError
 from .flatbuf import Buffer, Table
 
@@ -87,9 +88,9 @@ def rewrite_model(data: bytes, edit: ModelEdit) -> bytes:
                 del metadata[index], names[index], meta_refs[index]
                 changed_meta = True
             if exclusive:                  # nothing else reads it: do not carry stale data
-                buffer_refs[slot] = _buffer_table(fb, b"")
+                buffer_refs[slot] = buffer_table(fb, b"")
             continue
-        new_buffer = _buffer_table(fb, value)
+        new_buffer = buffer_table(fb, value)
         if exclusive:
             buffer_refs[slot] = new_buffer
         else:
@@ -149,19 +150,6 @@ def _buffers_in_use(root: Table, buf: Buffer, metadata: list) -> dict[int, int]:
     for index in root.array(5, "int", "metadata_buffer") if root.has(5) else ():
         add(int(index))
     return counts
-
-
-def _buffer_table(fb: flatbuffers.Builder, payload: bytes) -> int:
-    vec = None
-    if payload:
-        fb.StartVector(1, len(payload), _ALIGN)
-        fb.head -= len(payload)
-        fb.Bytes[fb.head:fb.head + len(payload)] = payload
-        vec = fb.EndVector()
-    fb.StartObject(3)
-    if vec is not None:
-        fb.PrependUOffsetTRelativeSlot(0, vec, 0)
-    return fb.EndObject()
 
 
 def _offset_vector(fb: flatbuffers.Builder, refs: list[int]) -> int:

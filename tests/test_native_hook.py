@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from micro_rt.cortexm import native
 
 WARNING = "micro_rt: warning: native Unicorn hook unavailable"
@@ -36,26 +38,23 @@ def _probe(tmp_path, prelude: str = "", **env) -> subprocess.CompletedProcess:
                           env=full_env, timeout=120)
 
 
-def test_disabled_hook_is_announced_once_with_the_slowdown(tmp_path):
-    r = _probe(tmp_path, MICRO_RT_NO_NATIVE="1")
-    assert r.returncode == 0, r.stderr
-    assert r.stderr.count(WARNING) == 1, r.stderr
-    assert "disabled by MICRO_RT_NO_NATIVE" in r.stderr and "20x slower" in r.stderr
-    assert "path None" in r.stdout
+HIDE_INSTALLED = "native.installed_library = lambda: None"
 
 
-def test_no_installed_library_and_no_compiler_is_announced(tmp_path):
-    hide = "native.installed_library = lambda: None"
-    r = _probe(tmp_path, hide, PATH=str(tmp_path / "empty"), CC="")
+@pytest.mark.parametrize("prelude,env,reason", [
+    ("", {"MICRO_RT_NO_NATIVE": "1"}, "disabled by MICRO_RT_NO_NATIVE"),
+    (HIDE_INSTALLED, {"PATH": "", "CC": ""}, "no host C compiler"),   # nothing to build with
+], ids=["disabled", "no-library-no-compiler"])
+def test_fallback_is_announced_once_with_the_reason_and_slowdown(tmp_path, prelude, env, reason):
+    r = _probe(tmp_path, prelude, **env)
     assert r.returncode == 0, r.stderr
     assert r.stderr.count(WARNING) == 1, r.stderr
-    assert "no host C compiler" in r.stderr and "20x slower" in r.stderr
+    assert reason in r.stderr and "20x slower" in r.stderr
     assert "path None" in r.stdout
 
 
 def test_first_use_build_is_the_fallback(tmp_path):
-    hide = "native.installed_library = lambda: None"
-    r = _probe(tmp_path, hide)
+    r = _probe(tmp_path, HIDE_INSTALLED)
     assert r.returncode == 0 and WARNING not in r.stderr, r.stderr
     assert f"path {tmp_path / 'cache'}" in r.stdout
 
