@@ -272,7 +272,8 @@ def cmd_optimize(args) -> int:
         Path(args.output).write_bytes(result.data)
     except OSError as e:
         raise MicroRtError(f"cannot write '{args.output}': {e.strerror}") from None
-    payload = dict(result.as_dict(), model=args.model, output=args.output)
+    payload = dict(result.as_dict(), model=args.model, output=args.output, target=args.target,
+                   kernels=args.kernels)
     check = None if args.no_check else check_outputs(data, result.data, seeds=range(args.seeds))
     payload["outputs_equal"] = check
     saved = result.original_head - result.predicted_head

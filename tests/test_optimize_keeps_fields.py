@@ -152,6 +152,8 @@ def test_cli_optimize_default_target_is_plans_and_is_printed(tmp_path, capsys):
     assert main(["plan", str(src), "--json"]) == 0
     plan_target = json.loads(capsys.readouterr().out)["target"]
     assert f"target: {plan_target}" in text
+    assert main(["optimize", str(src), "-o", str(out), "--no-check", "--time-limit", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["target"] == plan_target
 
 
 @pytest.mark.parametrize("name,reordered", [("pooling_int8.tflite", True),
