@@ -16,6 +16,21 @@ from . import schema
 from .model import Model
 
 
+def buffer_table(fb: flatbuffers.Builder, data: bytes) -> int:
+    """A Buffer table holding `data` (none when empty), 16-byte aligned like the converter's,
+    so weights can be read in place."""
+    vec = None
+    if data:
+        fb.StartVector(1, len(data), 16)
+        fb.head -= len(data)
+        fb.Bytes[fb.head:fb.head + len(data)] = data
+        vec = fb.EndVector()
+    fb.StartObject(3)
+    if vec is not None:
+        fb.PrependUOffsetTRelativeSlot(0, vec, 0)
+    return fb.EndObject()
+
+
 @dataclass
 class TensorSpec:
     name: str
@@ -116,7 +131,10 @@ class ModelBuilder:
     # ---- from an existing model ----------------------------------------------------
     @classmethod
     def from_model(cls, model: Model) -> "ModelBuilder":
-        """A builder holding the main subgraph of `model`, byte for byte in data and options."""
+        """A builder holding the main subgraph of `model`: buffers byte for byte, tensors,
+        operators with their options, metadata. Only what the builder models: quantization
+        min/max, shape_signature, sparsity, signature defs and other subgraphs are not carried
+        over (for tests and fuzzing). To edit a model keeping everything, use micro_rt.rewrite."""
         b = cls(model.description)
         b.buffers = [bytes(buf) if buf is not None else b"" for buf in model.buffers]
         b.opcodes = [OpcodeSpec(c.builtin_code, c.custom_code, c.version) for c in model.operator_codes]
@@ -141,7 +159,7 @@ class ModelBuilder:
     # ---- serialisation -------------------------------------------------------------
     def build(self) -> bytes:
         fb = flatbuffers.Builder(1024 + sum(len(x) for x in self.buffers))
-        buffers = [self._buffer(fb, data) for data in self.buffers]
+        buffers = [buffer_table(fb, data) for data in self.buffers]
         tensors = [self._tensor(fb, t) for t in self.tensors]
         operators = [self._operator(fb, op) for op in self.operators]
         name = fb.CreateString(self.subgraph_name)
@@ -201,19 +219,6 @@ class ModelBuilder:
     def _ints(fb: flatbuffers.Builder, values: Sequence[int]) -> int:
         return fb.CreateNumpyVector(np.asarray(list(values), dtype=np.int32))
 
-    @staticmethod
-    def _buffer(fb: flatbuffers.Builder, data: bytes) -> int:
-        vec = None
-        if data:
-            # 16-byte aligned like the converter, so weights can be read in place.
-            fb.StartVector(1, len(data), 16)
-            fb.head -= len(data)
-            fb.Bytes[fb.head:fb.head + len(data)] = data
-            vec = fb.EndVector()
-        fb.StartObject(3)
-        if vec is not None:
-            fb.PrependUOffsetTRelativeSlot(0, vec, 0)
-        return fb.EndObject()
 
     def _tensor(self, fb: flatbuffers.Builder, t: TensorSpec) -> int:
         name = fb.CreateString(t.name)

@@ -254,15 +254,16 @@ def cmd_optimize(args) -> int:
         Path(args.output).write_bytes(result.data)
     except OSError as e:
         raise MicroRtError(f"cannot write '{args.output}': {e.strerror}") from None
-    payload = dict(result.as_dict(), model=args.model, output=args.output,
+    payload = dict(result.as_dict(), model=args.model, output=args.output, target=args.target,
                    **kernels_fields(args.kernels))
     check = None if args.no_check else check_outputs(data, result.data, seeds=range(args.seeds))
     payload["outputs_equal"] = check
     saved = result.original_head - result.predicted_head
     o, c = result.original_head, result.predicted_head
     lines = [
-        f"{args.model} -> {args.output} (planned for {args.target} with "
-        f"{kernels_label(args.kernels)} kernels)",
+        f"{args.model} -> {args.output}",
+        f"target: {args.target} (kernels {kernels_label(args.kernels)})",
+        f"done: {result.summary}",
         f"head (TFLM greedy, file order): {format_bytes(o)}   lower bound for the file order "
         f"{format_bytes(result.original_bound)}",
         f"head (optimized):               {format_bytes(c)}   lower bound for this order "
@@ -288,7 +289,7 @@ def cmd_optimize(args) -> int:
     if args.html:
         _write_text(args.html, plans_html(
             [("original: file order, TFLM greedy", result.original_plan),
-             ("optimized: reordered, offline plan", result.optimized_plan)], Path(args.model).name))
+             (f"optimized: {result.summary}", result.optimized_plan)], Path(args.model).name))
         lines.append(f"lane charts written to {args.html}")
     _emit(args, payload, "\n".join(lines))
     if check is not None and False in (check["micro_rt"], check["oracle"]):
@@ -424,8 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs, 0 to 2^32-1")
 
-    p = command("optimize", "reorder operators and write an offline memory plan", cmd_optimize,
-                target="host64")
+    p = command("optimize", "reorder operators and write an offline memory plan", cmd_optimize)
     p.add_argument("-o", "--output", required=True, metavar="OUT.tflite",
                    help="where to write the optimized model (required)")
     p.add_argument("--time-limit", type=seconds_range(0, 86400), default=10.0, metavar="S",

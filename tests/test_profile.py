@@ -8,12 +8,12 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import PROJECT_MODELS, shared_model
+from conftest import PROJECT_MODELS, requires, shared_model
 from micro_rt import EmulationError, Interpreter, oracle
 from micro_rt.cli import main
 
-pytestmark = pytest.mark.skipif(not (PROJECT_MODELS.parent / "cortexm" / "firmware" / "cortex-m4.elf").exists(),
-                                reason="firmware not built")
+pytestmark = requires((PROJECT_MODELS.parent / "cortexm" / "firmware" / "cortex-m4.elf").exists(),
+                      "firmware not built (make firmware)")
 INT8_MODELS = ["mobilenet_tiny_int8.tflite", "residual_block_int8.tflite", "inception_block_int8.tflite",
                "pooling_int8.tflite", "elementwise_int8.tflite", "activations_int8.tflite",
                "shape_ops_int8.tflite", "requantize_int8.tflite", "fully_connected_int8.tflite",
