@@ -45,6 +45,7 @@ results: test-venv
 	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N) --write
 	$(BIN)/python benchmarks/bench_profile.py --write
 	$(BIN)/python benchmarks/bench_profile.py --baseline-soft-float --write
+	$(BIN)/python benchmarks/bench_blas_threads.py --write
 
 # Hostile-input campaign (issue 5): FUZZ_N mutants of real and builder-made models, each in a
 # worker process; counts crashes, hangs over 10 s and non-MicroRtError exceptions (must be 0).

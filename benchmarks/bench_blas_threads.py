@@ -2,10 +2,11 @@
 `blas_threads=1`) and left alone (`blas_threads=None`), against tflite-micro, on an idle and
 on a busy machine (one busy-looping process per core, started and stopped here).
 
-    python benchmarks/bench_blas_threads.py [--runs N] [--results benchmarks/RESULTS.md]
+    python benchmarks/bench_blas_threads.py [--runs N] [--write]
 
-Prints a markdown table; with --results, writes it into that file as its own section
-(replacing the section this script wrote before).
+Prints a markdown table; with --write, writes it into its own section of RESULTS.md.
+This is the one benchmark that does not pin BLAS threads (unpinned-blas-on-purpose): the
+thread pool is what it measures.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from micro_rt import Interpreter, oracle
+from results_md import write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models" / "tflm"
@@ -30,7 +32,6 @@ MODELS = [ROOT / "models" / n for n in ("residual_block_f32.tflite", "residual_b
                                         "mobilenet_tiny_f32.tflite", "conv_variants_f32.tflite",
                                         "fully_connected_int8.tflite")]
 MODELS += [SHARED / n for n in ("person_detect.tflite", "mobilenet_v2_quantized_1x3x224x224.tflite")]
-SECTION = "## Host invoke and numpy's BLAS threads (issue 9)"
 
 
 def _burn(stop) -> None:
@@ -86,18 +87,10 @@ def reading(rows: list) -> str:
     return "Reading: " + "; ".join(parts) + "."
 
 
-def write_section(results: Path, text: str) -> None:
-    old = results.read_text() if results.exists() else "# Benchmark results\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\Z)", re.S)
-    new = pattern.sub(lambda _: text.rstrip("\n"), old) if pattern.search(old) else \
-        old.rstrip("\n") + "\n\n" + text
-    results.write_text(new.rstrip("\n") + "\n")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60)
-    parser.add_argument("--results", type=Path, help="write the table into this markdown file")
+    parser.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
     args = parser.parse_args()
     if not oracle.available():
         print("tflite-micro is not installed: pip install tflite-micro", file=sys.stderr)
@@ -123,8 +116,7 @@ def main() -> int:
             for p in burners:
                 p.join()
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = (f"{SECTION}\n\n`python benchmarks/bench_blas_threads.py --runs {args.runs} --results "
-            f"benchmarks/RESULTS.md`, {when}: {platform.machine()}, {os.cpu_count()} cores, "
+    text = (f"`python benchmarks/bench_blas_threads.py --runs {args.runs}`, {when}: {platform.machine()}, {os.cpu_count()} cores, "
             f"python {platform.python_version()}, numpy {np.__version__} ({'; '.join(blas)}). "
             "Median of invokes interleaved in rotating order; \"idle\" = no load added by the "
             "script (the machine is shared, so not truly idle), \"busy\" = one busy-looping "
@@ -132,8 +124,8 @@ def main() -> int:
             "invoke (`blas_threads=1`, the default) and restores it after; `blas_threads=None` "
             "leaves the pool alone.\n\n" + table(rows) + "\n\n" + reading(rows) + "\n")
     print(text)
-    if args.results:
-        write_section(args.results, text)
+    if args.write:
+        write_section("blas-threads", text)
     return 0
 
 
