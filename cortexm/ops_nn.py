@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from micro_rt.kernels.conv import populate_per_channel_multipliers
-from micro_rt.kernels.padding import compute_padding_height_width
+from micro_rt.kernels.padding import compute_padding_height_width, int32_accumulators
 from micro_rt.kernels.quant import (activation_range_quantized, calculate_input_radius,
                                     preprocess_softmax_scaling, quantize_multiplier)
 
@@ -283,6 +283,8 @@ def _conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
     if np.dtype(flt.dtype) != np.int8 or not _is_i16(out):
         raise UnsupportedOnMcu(f"{node.op_name} int16 input with {np.dtype(flt.dtype).name} filter")
     bias_size = 0 if bias is None else np.dtype(bias.dtype).itemsize
+    if bias is None and int32_accumulators(node, inp.dtype, None):
+        bias_size = 4       # TFLM's int32-accumulator variant without a bias
     if bias_size not in (0, 4, 8):
         raise UnsupportedOnMcu(f"{node.op_name} bias of {np.dtype(bias.dtype).name}")
     amin, amax = activation_range_quantized(_act(node), _scale(out), _zp(out), np.int16)

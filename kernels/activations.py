@@ -13,6 +13,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
+from .tflite_types import type_name
 from .fixedpoint import (run_elementwise, calculate_input_radius, downscale_int32_to_int16_multiplier, fail, frexp_multiplier,
                          gemmlowp_logistic, gemmlowp_tanh, int8_domain,
                          rdbpot, round_half_away, saturating_left_shift16, scale_of, sdhm16,
@@ -202,7 +203,7 @@ def _prepare_logistic(ctx, node):
         zp, sc = zero_point_of(i), scale_of(i)
         data.kind, data.lut = "lut8", _lut(lambda v: logistic_int8(v, zp, sc))
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
 
 
 def _prepare_tanh(ctx, node):
@@ -215,7 +216,7 @@ def _prepare_tanh(ctx, node):
         zp, sc = zero_point_of(i), scale_of(i)
         data.kind, data.lut = "lut8", _lut(lambda v: tanh_int8(v, zp, sc))
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
 
 
 def _prepare_relu(ctx, node):
@@ -233,7 +234,7 @@ def _prepare_relu(ctx, node):
         else:
             data.kind, data.fn = "int16", lambda x: relu_quantized(x, p)
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Only float32/int8/int16 is supported currently, got {type_name(dt)}")
 
 
 def _prepare_relu6(ctx, node):
@@ -252,7 +253,7 @@ def _prepare_relu6(ctx, node):
         else:
             data.kind, data.fn = "int16", fn
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Only float32/int8/int16 is supported currently, got {type_name(dt)}")
 
 
 def _prepare_leaky_relu(ctx, node):
@@ -270,7 +271,7 @@ def _prepare_leaky_relu(ctx, node):
         else:
             data.kind, data.fn = "int16", lambda x: leaky_relu_quantized(x, p, np.int16)
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Only float32, int8 are supported by LEAKY_RELU, got {type_name(dt)}.")
 
 
 def _prepare_hard_swish(ctx, node):
@@ -287,7 +288,7 @@ def _prepare_hard_swish(ctx, node):
         data.params = p
         data.kind, data.lut = "lut8", _lut(lambda v: hard_swish_int(v, p))
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Unsupported type {type_name(dt)}")
 
 
 def _reg(name, prepare, struct_name):

@@ -19,8 +19,10 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width, store_float_output,
-                      dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
+from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
+                      dtype_name, int32_accumulators, kernel_error, make_geometry, scale0,
+                      store_float_output, tname, zp0)
+from .tflite_types import HYBRID
 from .quant import (Requantizer, activation_range_float, activation_range_quantized,
                     quantize_multiplier)
 
@@ -65,14 +67,18 @@ def populate_per_channel_multipliers(input_scale: float, filter_scales: np.ndarr
     return mult, shift
 
 
+def accumulator_bound(w_groups: np.ndarray, max_abs_x: int) -> int:
+    """The largest |sum_k x*w| any output channel can reach. w_groups: (..., K, OC)."""
+    return int(np.abs(np.asarray(w_groups, dtype=np.int64)).sum(axis=-2).max(initial=0)) * int(max_abs_x)
+
+
 def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
     """float32 when every partial sum of x*w over K stays below 2^24 (then any summation
     order, BLAS included, is exact), else float64 (exact below 2^53).
 
     w_groups: (..., K, OC) integer weights.
     """
-    bound = np.abs(np.asarray(w_groups, dtype=np.int64)).sum(axis=-2).max(initial=0) * max_abs_x
-    return np.float32 if bound < (1 << 24) else np.float64
+    return np.float32 if accumulator_bound(w_groups, max_abs_x) < (1 << 24) else np.float64
 
 
 def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int) -> None:
@@ -106,7 +112,7 @@ def conv_prepare(ctx, node) -> None:
     if not ((it == np.float32 and ft == np.float32) or (it == np.int8 and ft == np.int8)
             or (it == np.int16 and ft == np.int8)):
         raise kernel_error(node, f"input {tname(inp)} has type {it.name}, filter {tname(flt)} {ft.name}: "
-                                 "hybrid models are not supported on TFLite Micro")
+                                 f"{HYBRID}")
     if len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:
         raise kernel_error(node, f"input {tname(inp)}, filter and output must be 4-D")
     oc, fh, fw, fic = (int(d) for d in flt.shape)
@@ -119,7 +125,8 @@ def conv_prepare(ctx, node) -> None:
     if flt.data is None:
         raise kernel_error(node, f"filter {tname(flt)} must be constant")
     if bias is not None:
-        check_bias(node, bias, oc, inp.dtype)
+        check_bias(node, bias, oc, inp.dtype, int32_bias_ok=True)
+    int32_acc = int32_accumulators(node, it, bias)
 
     # TFLM allocates the per-channel arrays unconditionally (float too).
     ctx.allocate_persistent(4 * oc)
@@ -166,7 +173,8 @@ def conv_prepare(ctx, node) -> None:
     data.acc = np.empty((p, oc), dtype=ft_acc)
     data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
                                data.output_zero_point, data.act_min, data.act_max,
-                               tile=g.out_w, wide=data.kind == "int16")
+                               tile=g.out_w, wide=not int32_acc,
+                               acc_bound=accumulator_bound(w_g, max_abs_x))
 
 
 def _is_pointwise(g) -> bool:

@@ -15,9 +15,10 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv import exact_float_type, quantized_conv_params
+from .conv import accumulator_bound, exact_float_type, quantized_conv_params
 from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
-                      dtype_name, kernel_error, make_geometry, tname)
+                      dtype_name, int32_accumulators, kernel_error, make_geometry, tname)
+from .tflite_types import HYBRID, type_label, type_name
 from .quant import Requantizer, activation_range_float
 
 
@@ -69,9 +70,14 @@ def dw_prepare(ctx, node) -> None:
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
-    if not ((it == ft and it in (np.float32, np.int8)) or (it == np.int16 and ft == np.int8)):
-        raise kernel_error(node, f"input {tname(inp)} has type {it.name}, filter {tname(flt)} {ft.name}: "
-                                 "hybrid models are not supported on TFLite Micro")
+    if it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input {tname(inp)}: Input type {type_label(it)} not supported.")
+    if it == np.float32 and ft != np.float32:
+        raise kernel_error(node, f"input {tname(inp)} has type float32, filter {tname(flt)} {ft.name}: "
+                                 f"{HYBRID}")
+    if it != np.float32 and ft != np.int8:
+        raise kernel_error(node, f"filter {tname(flt)}: Filter type {type_label(ft)} for input type "
+                                 f"{type_name(it)} not supported.")
     if ic <= 0 or oc % ic != 0 or int(out.shape[3]) != oc:
         raise kernel_error(node, f"filter {tname(flt)} has {oc} channels, input {tname(inp)} {ic}, "
                                  f"output {tname(out)} {out.shape[3]}")
@@ -79,6 +85,7 @@ def dw_prepare(ctx, node) -> None:
         raise kernel_error(node, f"filter {tname(flt)} must be constant")
     if bias is not None:
         check_bias(node, bias, oc, inp.dtype)
+    wide = not int32_accumulators(node, it, bias)
     m = oc // ic
     data.depth_multiplier = m
     act = activation_of(node)
@@ -126,7 +133,7 @@ def dw_prepare(ctx, node) -> None:
         data.acc = np.empty((p, oc), dtype=ft_acc)
         data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
                                    data.output_zero_point, data.act_min, data.act_max,
-                                   tile=gm.out_w, wide=data.kind == "int16")
+                                   tile=gm.out_w, wide=wide, acc_bound=accumulator_bound(wk, max_abs_x))
         return
     acc_t = np.int32 if it == np.int8 else np.int64
     data.weights = np.ascontiguousarray(w, dtype=acc_t)
@@ -135,9 +142,11 @@ def dw_prepare(ctx, node) -> None:
     data.pad_buffer = np.zeros(g.padded_shape, dtype=acc_t)
     data.acc = np.empty(acc_shape, dtype=acc_t)
     data.tmp = np.empty(acc_shape, dtype=acc_t)
+    info = np.iinfo(it)
+    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
     data.requant = Requantizer((n * g.out_h * g.out_w, oc), data.output_multiplier, data.output_shift, data.bias,
-                               data.output_zero_point, data.act_min, data.act_max,
-                               tile=g.out_w, wide=data.kind == "int16")
+                               data.output_zero_point, data.act_min, data.act_max, tile=g.out_w, wide=wide,
+                               acc_bound=accumulator_bound(np.asarray(flt.data).reshape(fh * fw, oc), max_abs_x))
 
 
 def dw_invoke(ctx, node) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
+from .tflite_types import type_label
 from .fixedpoint import (fail, int8_domain, is_quantized, scale_of, tensor_desc, wrap32,
                          zero_point_of)
 from .quant import (activation_range_float, activation_range_quantized,
@@ -137,7 +138,8 @@ def _binary_prepare(op: str):
         dt = np.dtype(out.dtype)
         if op in ("MAXIMUM", "MINIMUM"):
             if dt not in (np.float32, np.int8, np.int16, np.int32, np.int64):
-                raise fail(node, f"type {dt.name} not supported")
+                raise fail(node, f"output {tensor_desc(out)}: Type {type_label(dt)} is not supported "
+                                 "by Maximum/Minimum.")
             data.kind = "plain"
             if dt == np.int8:
                 fn = (lambda a, b: np.where(a > b, a, b)) if op == "MAXIMUM" else \
@@ -167,7 +169,7 @@ def _binary_prepare(op: str):
                 data.lut = _pair_table(fn)
             else:
                 data.kind = "int16"
-        elif dt == np.int32 or (dt == np.int64 and op in ("ADD", "MUL")):
+        elif dt == np.int32:
             if op in ("ADD", "SUB") and (is_quantized(in1) or is_quantized(in2)):
                 raise fail(node, "only unquantized int32 is supported")
             data.kind = "int32"
@@ -176,7 +178,7 @@ def _binary_prepare(op: str):
             else:
                 data.imin, data.imax = int_activation_range(act, np.int32)
         else:
-            raise fail(node, f"type {dt.name} not supported")
+            raise fail(node, f"output {tensor_desc(out)}: Type {type_label(dt)} not supported.")
 
     return prepare
 

@@ -17,8 +17,10 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv import exact_float_type
-from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, kernel_error, scale0,
+from .conv import accumulator_bound, exact_float_type
+from .tflite_types import type_label, type_name
+from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, int32_accumulators,
+                      kernel_error, scale0,
                       store_float_output, tname, zp0)
 from .quant import (Requantizer, activation_range_float, activation_range_quantized,
                     quantize_multiplier)
@@ -56,9 +58,11 @@ def fc_prepare(ctx, node) -> None:
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
-    if (it == np.float32 and ft != np.float32) or (it == np.int8 and ft != np.int8) \
-            or (it == np.int16 and ft != np.int8) or it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input type {it.name} with filter {tname(flt)} type {ft.name} not supported")
+    if it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input {tname(inp)}: Input type {type_label(it)} not supported.")
+    if ft != (np.float32 if it == np.float32 else np.int8):
+        raise kernel_error(node, f"filter {tname(flt)}: Input type: {type_name(it)} with filter type: "
+                                 f"{type_name(ft)} not supported.")
     if node.options.get("weights_format", "DEFAULT") not in ("DEFAULT", 0):
         raise kernel_error(node, "only the DEFAULT weights format is supported")
     if flt.data is None:
@@ -76,7 +80,7 @@ def fc_prepare(ctx, node) -> None:
         raise kernel_error(node, f"input {tname(inp)} size {in_size} is not a multiple of {accum_depth}")
     check_elements(node, "output", out, in_size // accum_depth * out_depth)
     if bias is not None:
-        check_bias(node, bias, out_depth, inp.dtype)
+        check_bias(node, bias, out_depth, inp.dtype, int32_bias_ok=True)
     data.accum_depth, data.output_depth = accum_depth, out_depth
     data.kind = it.name
     w = np.asarray(flt.data).reshape(out_depth, accum_depth)
@@ -134,12 +138,15 @@ def fc_prepare(ctx, node) -> None:
     # The input zero point joins the bias: sum((x - zp) * w) = sum(x * w) - zp * sum(w), so
     # invoke only converts x (|x| <= max_abs_x: the float type stays exact).
     bias_eff = data.bias
+    zp_term = np.zeros(1, np.int64)
     if data.input_zero_point:
         zp_term = data.input_zero_point * np.rint(wf.sum(axis=1)).astype(np.int64)
         bias_eff = (np.zeros(out_depth, np.int64) if data.bias is None else data.bias) - zp_term
+    # acc_bound: |sum((x - zp) * w)|, the value TFLM's int32 accumulator holds before the bias.
     data.requant = Requantizer((batches, out_depth), data.output_multiplier, data.output_shift,
                                bias_eff, data.output_zero_point, data.act_min, data.act_max,
-                               wide=data.kind == "int16")
+                               wide=not int32_accumulators(node, it, bias),
+                               acc_bound=accumulator_bound(wf.T, max_abs_x) + int(np.abs(zp_term).max(initial=0)))
 
 
 def fc_invoke(ctx, node) -> None:

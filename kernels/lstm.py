@@ -38,6 +38,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .fixedpoint import fail
+from .tflite_types import HYBRID, type_label
 from .fully_connected import _ACCUMULATE_LIMIT, sequential_matvec_f32
 from .quant import InPlaceRequant as _InPlaceRequant
 from .quant import _clip as _CLIP
@@ -322,10 +323,13 @@ def lstm_prepare(ctx, node) -> None:
 
     xt, wt = np.dtype(x.dtype), np.dtype(t[2].dtype)
     ct = np.dtype(c.dtype)
+    if xt not in (np.float32, np.int8, np.int16):
+        raise fail(node, f"input {_desc(x)}: Input type {type_label(xt)} not supported.")
     if ct == np.float32:
         if xt != np.float32 or wt != np.float32:
+            # TFLM's float kernel would read int8 weights as float32 words (hybrid model).
             raise fail(node, f"float cell state needs float32 input and weights, got input {_desc(x)}, "
-                             f"weights {_desc(t[2])}")
+                             f"weights {_desc(t[2])}: {HYBRID}")
         _prepare_float(data, t)
     elif ct == np.int16:
         if xt != np.int8 or wt != np.int8 or np.dtype(t[13].dtype) != np.int32:

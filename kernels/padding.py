@@ -134,15 +134,43 @@ def check_elements(node, what: str, t, expected: int) -> None:
                                  f"expected {expected}")
 
 
-def check_bias(node, bias, channels: int, input_dtype) -> None:
-    """A bias holds one value per output channel, float32 for float kernels and int32
-    (int64 for int16 activations) for quantized ones."""
-    allowed = ((np.float32,) if np.dtype(input_dtype) == np.float32 else (np.int32, np.int64))
-    if bias.dtype is None or np.dtype(bias.dtype) not in [np.dtype(a) for a in allowed]:
-        raise kernel_error(node, f"bias {tname(bias)} has type "
-                                 f"{getattr(bias, 'type_name', bias.dtype)}, expected "
-                                 f"{' or '.join(np.dtype(a).name for a in allowed)}")
+# Why a bias of another type than TFLM's kernel expects is refused: TFLM does not check it
+# and reads the buffer as words of the expected type (wrong values, or past its end).
+_BIAS_READ_AS = {"float32": "float32", "int8": "int32", "int16": "int64"}
+
+
+def check_bias(node, bias, channels: int, input_dtype, int32_bias_ok: bool = False) -> None:
+    """A bias holds one value per output channel, of the type TFLM's kernel reads: float32
+    for float kernels, int32 for int8 ones, int64 for 16x8 ones (or int32 where the kernel
+    has an int32-accumulator variant: `int32_bias_ok`, CONV_2D and FULLY_CONNECTED)."""
+    from .tflite_types import type_label, type_name
+    kind = np.dtype(input_dtype).name
+    allowed = {"float32": ["FLOAT32"], "int8": ["INT32"],
+               "int16": ["INT64", "INT32"] if int32_bias_ok else ["INT64"]}.get(kind, [])
+    got = type_name(bias.dtype)
+    if got not in allowed:
+        if kind == "int16" and int32_bias_ok:
+            why = f"Bias type {type_label(bias.dtype)} not supported."
+        else:
+            why = (f"TFLM's {kind} kernel reads the bias as {_BIAS_READ_AS.get(kind, '?')} words "
+                   "whatever its type")
+        raise kernel_error(node, f"bias {tname(bias)} has type {got}, expected "
+                                 f"{' or '.join(allowed) or 'none'} for {kind} input: {why}")
     check_elements(node, "bias", bias, channels)
+
+
+def int32_accumulators(node, input_dtype, bias) -> bool:
+    """Whether TFLM's kernel accumulates in int32 (wrapping): always for int8; for 16x8
+    CONV_2D / FULLY_CONNECTED with an int32 bias, or with no bias when the options ask for
+    an int32 quantized bias type; never for float."""
+    kind = np.dtype(input_dtype)
+    if kind == np.int8:
+        return True
+    if kind != np.int16 or node.op_name == "DEPTHWISE_CONV_2D":
+        return False
+    if bias is not None:
+        return np.dtype(bias.dtype) == np.int32
+    return node.options.get("quantized_bias_type") in ("INT32", 2)
 
 
 def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, stride_w: int,

@@ -15,6 +15,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
+from .tflite_types import type_label
 from .padding import (activation_of, check_activation, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import _clip, activation_range_float, activation_range_quantized
@@ -47,7 +48,7 @@ def _prepare(ctx, node, is_max: bool) -> None:
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)} has unsupported type {it.name}")
+        raise kernel_error(node, f"input {tname(inp)}: Type {type_label(it)} not supported.")
     if len(inp.shape) != 4 or len(out.shape) != 4:
         raise kernel_error(node, f"input {tname(inp)} and output must be 4-D")
     act = activation_of(node)

@@ -293,6 +293,7 @@ def round_half_away_f32(x: np.ndarray) -> np.ndarray:
 
 
 _C30, _C31 = np.asarray(1 << 30, np.int64), np.asarray(31, np.int64)
+_C2_31, _MASK32 = np.asarray(1 << 31, np.int64), np.asarray(0xFFFFFFFF, np.int64)
 _SMALL = 4096        # elements up to which Requantizer stores per-lane operands at full shape
 
 # The clip ufunc itself: np.clip's Python wrapper costs several times a small clip.
@@ -313,10 +314,15 @@ class Requantizer:
     """
 
     def __init__(self, shape, multiplier, shift, bias, output_zero_point: int,
-                 act_min: int, act_max: int, tile: int = 1, wide: bool = False):
+                 act_min: int, act_max: int, tile: int = 1, wide: bool = False,
+                 acc_bound: int = 1 << 31):
         """`shape` is (rows, channels); `tile` consecutive rows are processed as one long row
         (per-channel parameters repeated) so numpy's inner loops are long, not `channels`.
-        `wide`: int16 activations (16x8) use TFLM's int64 MultiplyByQuantizedMultiplier."""
+        `wide`: int16 activations with int64 accumulators (16x8) use TFLM's int64
+        MultiplyByQuantizedMultiplier. Otherwise the accumulator is TFLM's int32: `acc_bound`
+        bounds |acc| (exact, before the bias); when acc + bias can leave int32, the sum wraps
+        as the C addition does (mod 2^32 addition is associative, so wrapping the exact sum
+        equals wrapping every partial sum)."""
         rows, channels = (int(d) for d in shape)
         if tile < 1 or rows % tile:
             tile = 1
@@ -363,6 +369,8 @@ class Requantizer:
                 self.zp_folded = True
         self.add = np.asarray(add, np.int64)
         self.bias = None if bias is None else np.asarray(bias, dtype=np.int64)
+        bias_bound = 0 if bias is None else int(np.abs(self.bias).max(initial=0))
+        self.wrap = not wide and int(acc_bound) + bias_bound > INT32_MAX
         self.act_min, self.act_max = np.asarray(act_min, np.int64), np.asarray(act_max, np.int64)
         self.wide = wide
         if wide:
@@ -376,6 +384,10 @@ class Requantizer:
         np.copyto(h, acc.reshape(self.shape), casting="unsafe")
         if self.bias is not None:
             h += self.bias
+        if self.wrap:
+            h += _C2_31
+            h &= _MASK32
+            h -= _C2_31
         if self.wide:
             h *= self.reduced
             h += self.round

@@ -59,7 +59,8 @@ def mean_prepare(ctx, node) -> None:
     if np.dtype(axis.dtype) != np.int32:
         raise kernel_error(node, f"axis {tname(axis)} must be int32, got {np.dtype(axis.dtype).name}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)} has unsupported type {it.name}")
+        raise kernel_error(node, f"input {tname(inp)} has type {it.name}: Currently, only float32, "
+                                 "int8 or int16 input type is supported.")
     if np.dtype(out.dtype) != it:
         raise kernel_error(node, f"output {tname(out)} type differs from input {tname(inp)}")
     data.kind = it.name

@@ -88,8 +88,13 @@ def random_input(dtype, shape, rng, first: bool = False) -> np.ndarray:
         if first:
             return np.resize(np.arange(-128, 128), int(np.prod(shape))).reshape(shape).astype(np.int8)
         return rng.integers(-128, 128, size=shape).astype(np.int8)
-    if dtype == np.int16:
-        return rng.integers(-32768, 32768, size=shape).astype(np.int16)
+    if dtype in (np.int16, np.uint8, np.uint32):
+        info = np.iinfo(dtype)
+        return rng.integers(int(info.min), int(info.max) + 1, size=shape, dtype=np.int64).astype(dtype)
+    if dtype == np.int64:
+        return rng.integers(-(1 << 40), 1 << 40, size=shape, dtype=np.int64)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
     if dtype == np.int32:
         if first:
             return rng.integers(-1000, 1000, size=shape).astype(np.int32)
@@ -123,6 +128,7 @@ def _oracle_accepts(oracle, data: bytes):
         for k, i in enumerate(sg.inputs):
             theirs.set_input(np.zeros(sg.tensors[i].shape, sg.tensors[i].dtype), k)
         theirs.invoke()
+        theirs.reset()          # variable tensors (SVDF / LSTM state) back to their start
     except RuntimeError:
         return None
     return theirs
