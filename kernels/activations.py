@@ -13,12 +13,13 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .tflite_types import type_name
 from .fixedpoint import (run_elementwise, calculate_input_radius, downscale_int32_to_int16_multiplier, fail, frexp_multiplier,
                          gemmlowp_logistic, gemmlowp_tanh, int8_domain,
                          rdbpot, round_half_away, saturating_left_shift16, scale_of, sdhm16,
                          srdhm16, tensor_desc, zero_point_of)
-from .quant import multiply_by_quantized_multiplier, quantize_multiplier
+from .padding import check_quantized
+from .quant import check_left_shift, multiply_by_quantized_multiplier, quantize_multiplier
+from .tflite_types import type_name
 
 
 @dataclass
@@ -180,6 +181,8 @@ def _io(ctx, node):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if int(np.prod(i.shape)) != int(np.prod(o.shape)):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
+    if np.dtype(i.dtype) in (np.int8, np.int16):
+        check_quantized(node, o, "output")
     return i, o
 
 
@@ -229,6 +232,7 @@ def _prepare_relu(ctx, node):
         if dt == np.int16 and (zero_point_of(i) != 0 or zero_point_of(o) != 0):
             raise fail(node, "int16 RELU needs zero points of 0")
         p = relu_params(i, o, dt)
+        check_left_shift(node, p["s"], "input / output scale")
         if dt == np.int8:
             data.kind, data.lut = "lut8", _lut(lambda v: relu_quantized(v, p))
         else:
@@ -246,6 +250,10 @@ def _prepare_relu6(ctx, node):
         data.kind, data.fn = "float", lambda x: np.where(x > f6, f6, np.where(x < f0, f0, x))
     elif dt in (np.int8, np.int16):
         zero = zero_point_of(i)
+        check_quantized(node, i, "input")        # 6.0 is quantized with the input's scale
+        if abs(6.0 / scale_of(i)) >= 2.0 ** 31:
+            raise fail(node, f"input {tensor_desc(i)} scale {scale_of(i)!r} puts 6.0 outside int32: TFLM's "
+                             "FloatToQuantizedType would convert an out-of-range float (undefined in C++)")
         six = float_to_quantized_type(6.0, scale_of(i), zero, dt)
         fn = lambda x: np.where(x > six, six, np.where(x < zero, zero, x))  # noqa: E731
         if dt == np.int8:
@@ -265,7 +273,10 @@ def _prepare_leaky_relu(ctx, node):
         a = np.float32(alpha)
         data.kind, data.fn = "float", lambda x: np.where(x > 0, x, x * a)
     elif dt in (np.int8, np.int16):
+        if not np.isfinite(np.float32(alpha)):
+            raise fail(node, f"alpha {alpha!r} is not finite")
         p = leaky_relu_params(i, o, alpha)
+        check_left_shift(node, [p["sa"], p["si"]], "input / output scale")
         if dt == np.int8:
             data.kind, data.lut = "lut8", _lut(lambda v: leaky_relu_quantized(v, p, np.int8))
         else:
@@ -281,7 +292,15 @@ def _prepare_hard_swish(ctx, node):
     if dt == np.float32:
         data.kind, data.fn = "float", hard_swish_float
     elif dt == np.int8:
+        with np.errstate(all="ignore"):       # the float32 ratios of HardSwishPrepare
+            hires = np.float32(1.0 / 128.0) * np.float32(scale_of(i))
+            ratios = (hires / np.float32(scale_of(o)), hires / (np.float32(3.0) / np.float32(32768.0)))
+        if not all(np.isfinite(r) for r in ratios):
+            raise fail(node, f"input {tensor_desc(i)} / output {tensor_desc(o)} scales give the float32 "
+                             f"multipliers {ratios[0]!r} and {ratios[1]!r}: TFLM's HardSwishPrepare would "
+                             "convert an infinite or zero multiplier (undefined)")
         p = hard_swish_params(scale_of(i), zero_point_of(i), scale_of(o), zero_point_of(o))
+        check_left_shift(node, p["reluish_multiplier_exponent"], "input scale")
         if p["output_multiplier_exponent"] > 0:
             raise fail(node, f"output {tensor_desc(o)}: output multiplier exponent "
                              f"{p['output_multiplier_exponent']} > 0")

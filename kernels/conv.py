@@ -20,11 +20,11 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
-                      dtype_name, int32_accumulators, kernel_error, make_geometry, scale0,
+                      check_quantized, dtype_name, int32_accumulators, kernel_error, make_geometry, scale0,
                       store_float_output, tname, zp0)
 from .tflite_types import HYBRID
-from .quant import (Requantizer, activation_range_float, activation_range_quantized,
-                    quantize_multiplier)
+from .quant import (MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, Requantizer, activation_range_float,
+                    activation_range_quantized, check_left_shift, quantize_multiplier)
 
 
 @dataclass
@@ -84,6 +84,10 @@ def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
 def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int) -> None:
     """The quantized part of CalculateOpDataConv shared by CONV_2D and DEPTHWISE_CONV_2D:
     per-channel multipliers and shifts, the activation clamp, and the zero points."""
+    if not np.asarray(flt.scales).size:
+        raise kernel_error(node, f"filter {tname(flt)} has no quantization parameters (TFLM: "
+                                 "filter->quantization.type != kTfLiteAffineQuantization)")
+    check_quantized(node, out, "output")
     scales = np.asarray(flt.scales, dtype=np.float32)
     if scales.size not in (1, oc):
         raise kernel_error(node, f"filter {tname(flt)} has {scales.size} scales for {oc} output channels")
@@ -92,6 +96,8 @@ def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_
                                  f"{flt.quantized_dimension}, expected {channel_dim}")
     data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
         scale0(inp), scales, scale0(out), oc)
+    check_left_shift(node, data.output_shift, f"input {tname(inp)} x filter {tname(flt)} / output {tname(out)} scale",
+                     MAX_LEFT_SHIFT if np.dtype(inp.dtype) == np.int8 else MAX_LEFT_SHIFT_WIDE)
     data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), np.dtype(inp.dtype).type)
     data.input_zero_point = zp0(inp)
     data.output_zero_point = zp0(out)

@@ -20,10 +20,10 @@ from micro_rt.kernel_api import Registration, op_data_init
 from .conv import accumulator_bound, exact_float_type
 from .tflite_types import type_label, type_name
 from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, int32_accumulators,
-                      kernel_error, scale0,
+                      check_quantized, kernel_error, scale0,
                       store_float_output, tname, zp0)
-from .quant import (Requantizer, activation_range_float, activation_range_quantized,
-                    quantize_multiplier)
+from .quant import (MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, Requantizer, activation_range_float,
+                    activation_range_quantized, check_left_shift, quantize_multiplier)
 
 
 @dataclass
@@ -92,12 +92,16 @@ def fc_prepare(ctx, node) -> None:
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
         return
 
+    check_quantized(node, out, "output")
     scales = np.asarray(flt.scales, dtype=np.float32)
     data.is_per_channel = scales.size > 1
     in_scale, out_scale = scale0(inp), scale0(out)
     if data.is_per_channel:
         if it != np.int8:
             raise kernel_error(node, "per-channel weights need an int8 input")
+        if not 0 <= flt.quantized_dimension < len(flt.shape):
+            raise kernel_error(node, f"weights {tname(flt)} are quantized along dimension "
+                                     f"{flt.quantized_dimension} of a {len(flt.shape)}-D tensor")
         if scales.size != int(flt.shape[flt.quantized_dimension]):
             raise kernel_error(node, f"weights {tname(flt)} have {scales.size} scales")
         ctx.allocate_persistent(4 * scales.size)
@@ -111,13 +115,16 @@ def fc_prepare(ctx, node) -> None:
         # GetQuantizedConvolutionMultipler: the scales' product and the division in double
         # (the oracle's build; a float32 product flips rare ties).
         product = float(np.float32(in_scale)) * float(np.float32(scales[0] if scales.size else 0.0))
-        if bias is not None and np.asarray(bias.scales).size:
+        if bias is not None and np.asarray(bias.scales).size and scales.size:
             bias_scale = float(np.float32(np.asarray(bias.scales, np.float32)[0]))
             exact_product = float(np.float32(in_scale)) * float(scales[0])
             if abs(exact_product - bias_scale) / float(np.float32(out_scale)) > 0.02:
                 raise kernel_error(node, f"bias {tname(bias)} scale does not match input*weights scale")
         m, s = quantize_multiplier(product / float(np.float32(out_scale)))
         data.output_multiplier, data.output_shift = np.int64(m), np.int64(s)
+    check_left_shift(node, data.output_shift, f"input {tname(inp)} x weights {tname(flt)} / output {tname(out)} scale",
+                     MAX_LEFT_SHIFT_WIDE if it == np.int16 and not int32_accumulators(node, it, bias)
+                     else MAX_LEFT_SHIFT)
     data.input_zero_point = zp0(inp)
     data.filter_zero_point = zp0(flt)
     data.output_zero_point = zp0(out)

@@ -271,3 +271,21 @@ def scale0(t) -> float:
 def zp0(t) -> int:
     z = np.asarray(t.zero_points)
     return int(z[0]) if z.size else 0
+
+
+def check_quantized(node, t, role: str) -> None:
+    """A tensor whose scale a kernel divides by (an output's, mostly) must have one, positive
+    and finite. TFLM does not check: it divides by zero and converts the infinite multiplier
+    to an integer, which is undefined. (A zero scale in a numerator is fine: TFLM's
+    multiplier is then 0, and so is ours.)"""
+    scales = np.asarray(getattr(t, "scales", ()), dtype=np.float64).reshape(-1)
+    kind = np.dtype(t.dtype).name
+    desc = f"{role} {tname(t)} ({kind}{list(t.shape)})"
+    if scales.size == 0:
+        raise kernel_error(node, f"{desc} has no quantization parameters; a quantized {kind} tensor "
+                                 "needs a scale and a zero point")
+    bad = np.nonzero(~np.isfinite(scales) | (scales <= 0))[0]
+    if bad.size:
+        where = f" (channel {int(bad[0])} of {scales.size})" if scales.size > 1 else ""
+        raise kernel_error(node, f"{desc} has quantization scale {float(scales[bad[0]])!r}{where}; "
+                                 "a scale must be positive and finite")

@@ -16,7 +16,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .tflite_types import type_label
-from .padding import (activation_of, check_activation, check_geometry, compute_padding_height_width,
+from .padding import (check_quantized, activation_of, check_activation, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import _clip, activation_range_float, activation_range_quantized
 
@@ -66,6 +66,8 @@ def _prepare(ctx, node, is_max: bool) -> None:
         lo, hi = activation_range_float(act)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
     else:
+        if act != "NONE":       # the fused activation's bounds divide by the output scale
+            check_quantized(node, out, "output")
         data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
     data.counts = g.valid_counts()[None, :, :, None]
     if is_max:

@@ -32,6 +32,26 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
     return int(q_fixed), int(shift)
 
 
+# MultiplyByQuantizedMultiplier computes x * (1 << shift) for a positive shift: from 32 bits
+# on that is undefined in C++ (x86 masks the count to 5 bits, Arm's LSL gives 0), so TFLM's
+# answer depends on the machine it was built for. The int64 (16x8) variant shifts right by
+# 15 - shift: from shift 15 on that is undefined too.
+MAX_LEFT_SHIFT = 31
+MAX_LEFT_SHIFT_WIDE = 14
+
+
+def check_left_shift(node, shift, what: str, limit: int = MAX_LEFT_SHIFT) -> None:
+    """Refuse a requantization whose left shift TFLM's C++ leaves undefined (see above)."""
+    worst = int(np.max(np.atleast_1d(np.asarray(shift, np.int64)), initial=-(1 << 31)))
+    if worst > limit:
+        from micro_rt.errors import KernelError
+        raise KernelError(
+            f"op {node.index} {node.op_name}: {what}: the requantization multiplier is 2^{worst - 1} or "
+            f"more (left shift {worst}, at most {limit} is defined): TFLM's "
+            "MultiplyByQuantizedMultiplier would shift past the integer width, undefined in C++ "
+            "(TFLM built for x86 and for Arm give different outputs); a quantization scale is wrong")
+
+
 def quantize_multiplier_array(real_multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel QuantizeMultiplier: int64 multipliers and shifts, one per entry."""
     pairs = [quantize_multiplier(float(m)) for m in np.asarray(real_multipliers, np.float64).ravel()]

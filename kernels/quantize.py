@@ -11,7 +11,8 @@ from micro_rt.kernel_api import Registration, op_data_init
 from .tflite_types import type_name
 from .fixedpoint import (run_elementwise, f32_to_int32_cast, fail, int8_domain, is_quantized, round_half_away,
                          scale_of, tensor_desc, wrap32, zero_point_of)
-from .quant import multiply_by_quantized_multiplier, quantize_multiplier
+from .padding import check_quantized
+from .quant import check_left_shift, multiply_by_quantized_multiplier, quantize_multiplier
 
 _REQUANT_PAIRS = {
     (np.int16, np.int8), (np.int8, np.int8), (np.int8, np.uint8), (np.uint8, np.int8),
@@ -69,6 +70,7 @@ def _quantize_prepare(ctx, node):
         raise fail(node, f"output {tensor_desc(o)} has {len(o.scales)} scales, only per-tensor "
                          "quantization is supported")
     idt, odt = np.dtype(i.dtype), np.dtype(o.dtype)
+    check_quantized(node, o, "output")
     if idt not in (np.float32, np.int32, np.int16, np.int8, np.uint8):
         raise fail(node, f"input {tensor_desc(i)}: type {idt.name} not supported")
     if odt not in (np.int8, np.int16, np.int32, np.uint8):
@@ -84,6 +86,7 @@ def _quantize_prepare(ctx, node):
         raise fail(node, f"input {tensor_desc(i)}, output {tensor_desc(o)}: Input {type_name(idt)}, "
                          f"output {type_name(odt)} not supported.")
     mult, shift = quantize_multiplier(float(scale_of(i)) / float(out_scale))
+    check_left_shift(node, shift, f"input {tensor_desc(i)} / output {tensor_desc(o)} scale")
     in_zp = zero_point_of(i)
     fn = lambda x: requantize(x, mult, shift, in_zp, out_zp, idt, odt)  # noqa: E731
     if idt == np.int8:

@@ -20,9 +20,9 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import kernel_error, scale0, tname, zp0
+from .padding import check_quantized, kernel_error, scale0, tname, zp0
 from .quant import (InPlaceRequant, _clip, c_div, multiply_by_quantized_multiplier,
-                    quantize_multiplier, round_half_away_f32)
+                    quantize_multiplier, round_half_away_f32, check_left_shift)
 
 # "fold" matches the tflite-micro runtime; "divide" (requantize, then round-divide by the
 # count) differs on 36 of 1280 mobilenet_v2 outputs.
@@ -78,8 +78,10 @@ def mean_prepare(ctx, node) -> None:
                                      f"reducing {tname(inp)} {list(inp.shape)} over axes {axes} "
                                      f"gives {kept}")
     if it != np.float32:
+        check_quantized(node, out, "output")
         data.multiplier, data.shift = quantize_multiplier(
             float(np.float32(scale0(inp))) / float(np.float32(scale0(out))))
+        check_left_shift(node, data.shift, "input / output scale")
         out_size = int(np.prod(out.shape)) if len(out.shape) else 1
         data.temp_buffer_idx = ctx.request_scratch(out_size * 4)
         data.input_zp, data.output_zp = zp0(inp), zp0(out)
