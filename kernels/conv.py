@@ -20,7 +20,8 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
-                      check_quantized, dtype_name, int32_accumulators, kernel_error, make_geometry, scale0,
+                      check_quantized, dtype_name, gather_windows, int16_window, int32_accumulators,
+                      kernel_error, make_geometry, scale0,
                       store_float_output, tname, zp0)
 from .tflite_types import HYBRID
 from .quant import (MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, Requantizer, activation_range_float,
@@ -48,6 +49,7 @@ class OpDataConv:
     cols: Any = None                     # host scratch: im2col matrix (P, K)
     acc: Any = None                      # host scratch: matmul result (P, OC)
     requant: Any = None
+    narrow: Any = None                   # padding.Int16Window when TFLM's int16 fields wrap
 
 
 conv_init = op_data_init("OpDataConv", OpDataConv)
@@ -145,7 +147,7 @@ def conv_prepare(ctx, node) -> None:
     padding = opts.get("padding", "SAME")
     check_geometry(node, inp, out, fh, fw, sh, sw, dh, dw, padding)
     data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw, padding)
-    data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
+    data.narrow = int16_window(sh, sw, dh, dw, data.padding)
     data.groups = groups
     data.kind = it.name
 
@@ -153,6 +155,10 @@ def conv_prepare(ctx, node) -> None:
     # (OC, KH, KW, IC/g) -> per group (K, OC/g) with K ordered (ky, kx, ic) like TFLM's loops.
     ocg = oc // groups
     w_g = w.reshape(groups, ocg, fh * fw * fic).transpose(0, 2, 1)
+    if data.narrow is not None:
+        _prepare_narrowed(node, data, inp, flt, bias, out, act, w_g, oc)
+        return
+    data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
 
     if it == np.float32:
         data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
@@ -183,6 +189,53 @@ def conv_prepare(ctx, node) -> None:
                                acc_bound=accumulator_bound(w_g, max_abs_x))
 
 
+def _prepare_narrowed(node, data: OpDataConv, inp, flt, bias, out, act: str, w_g: np.ndarray,
+                      oc: int) -> None:
+    """A stride, dilation or padding beyond int16: TFLM's ConvParams keep them as int16_t, so
+    its kernel runs with the wrapped values (`data.narrow`) over the output tensor's shape.
+    Deterministic (every tap outside the image is skipped), so reproduced: the taps are
+    gathered with those values, then one exact matmul (float32: the reference order)."""
+    fh, fw = int(flt.shape[1]), int(flt.shape[2])
+    n, oh, ow = int(out.shape[0]), int(out.shape[1]), int(out.shape[2])
+    data.geometry = (oh, ow, fh, fw)
+    if data.kind == "float32":
+        data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
+        lo, hi = activation_range_float(act)
+        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
+        return
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0)
+    data.weights = np.ascontiguousarray(w_g, dtype=np.float64)       # exact below 2^53
+    if bias is not None:
+        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
+    info = np.iinfo(np.dtype(inp.dtype))
+    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+    data.requant = Requantizer((n * oh * ow, oc), data.output_multiplier, data.output_shift, data.bias,
+                               data.output_zero_point, data.act_min, data.act_max,
+                               wide=not int32_accumulators(node, inp.dtype, bias),
+                               acc_bound=accumulator_bound(w_g, max_abs_x))
+
+
+def _invoke_narrowed(data: OpDataConv, x: np.ndarray, out) -> None:
+    oh, ow, fh, fw = data.geometry
+    if data.kind != "float32":
+        x = np.asarray(x, np.int64) - data.input_zero_point
+    win = gather_windows(x, oh, ow, fh, fw, data.narrow)
+    cg = win.shape[-1] // data.groups
+    parts = []
+    for gi in range(data.groups):
+        cols = win[..., gi * cg:(gi + 1) * cg].reshape(-1, fh * fw * cg)
+        if data.kind == "float32":
+            parts.append(sequential_dot_f32(np.ascontiguousarray(cols.T, np.float32), data.weights[gi]))
+        else:
+            parts.append(cols.astype(np.float64) @ data.weights[gi])
+    acc = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+    if data.kind == "float32":
+        store_float_output(acc, data, out)
+    else:
+        data.requant.run(acc, out.data)
+
+
 def _is_pointwise(g) -> bool:
     return (g.filter_h == 1 and g.filter_w == 1 and g.stride_h == 1 and g.stride_w == 1
             and not g.needs_padding)
@@ -192,6 +245,9 @@ def conv_invoke(ctx, node) -> None:
     data: OpDataConv = node.user_data
     x = ctx.input(node, 0).data
     out = ctx.output(node, 0)
+    if data.narrow is not None:
+        _invoke_narrowed(data, x, out)
+        return
     g = data.geometry
     buf = data.pad_buffer
     if data.kind == "float32":

@@ -106,22 +106,13 @@ def fc_prepare(ctx, node) -> None:
             raise kernel_error(node, f"weights {tname(flt)} have {scales.size} scales")
         ctx.allocate_persistent(4 * scales.size)
         ctx.allocate_persistent(4 * scales.size)
-        mult = np.zeros(scales.size, np.int64)
-        shift = np.zeros(scales.size, np.int64)
-        for i, s in enumerate(scales):
-            mult[i], shift[i] = quantize_multiplier(float(np.float32(in_scale)) * float(s) / float(np.float32(out_scale)))
-        data.output_multiplier, data.output_shift = mult, shift
     else:
-        # GetQuantizedConvolutionMultipler: the scales' product and the division in double
-        # (the oracle's build; a float32 product flips rare ties).
-        product = float(np.float32(in_scale)) * float(np.float32(scales[0] if scales.size else 0.0))
         if bias is not None and np.asarray(bias.scales).size and scales.size:
             bias_scale = float(np.float32(np.asarray(bias.scales, np.float32)[0]))
             exact_product = float(np.float32(in_scale)) * float(scales[0])
             if abs(exact_product - bias_scale) / float(np.float32(out_scale)) > 0.02:
                 raise kernel_error(node, f"bias {tname(bias)} scale does not match input*weights scale")
-        m, s = quantize_multiplier(product / float(np.float32(out_scale)))
-        data.output_multiplier, data.output_shift = np.int64(m), np.int64(s)
+    data.output_multiplier, data.output_shift = fc_output_multipliers(in_scale, scales, out_scale)
     check_left_shift(node, data.output_shift, f"input {tname(inp)} x weights {tname(flt)} / output {tname(out)} scale",
                      MAX_LEFT_SHIFT_WIDE if it == np.int16 and not int32_accumulators(node, it, bias)
                      else MAX_LEFT_SHIFT)
@@ -154,6 +145,19 @@ def fc_prepare(ctx, node) -> None:
                                bias_eff, data.output_zero_point, data.act_min, data.act_max,
                                wide=not int32_accumulators(node, it, bias),
                                acc_bound=accumulator_bound(wf.T, max_abs_x) + int(np.abs(zp_term).max(initial=0)))
+
+
+def fc_output_multipliers(input_scale: float, weight_scales: np.ndarray,
+                          output_scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """FULLY_CONNECTED's requantization: per channel (several weight scales) or per tensor
+    (GetQuantizedConvolutionMultipler: the scales' product and the division in double, the
+    oracle's build; a float32 product flips rare ties). Per tensor gives 0-d arrays."""
+    ws = np.asarray(weight_scales, dtype=np.float32).reshape(-1)
+    in_s, out_s = float(np.float32(input_scale)), float(np.float32(output_scale))
+    pairs = [quantize_multiplier(in_s * float(s) / out_s) for s in (ws if ws.size else [0.0])]
+    mult = np.array([p[0] for p in pairs], np.int64)
+    shift = np.array([p[1] for p in pairs], np.int64)
+    return (mult, shift) if ws.size > 1 else (mult[0], shift[0])
 
 
 def fc_invoke(ctx, node) -> None:

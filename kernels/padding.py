@@ -173,8 +173,50 @@ def int32_accumulators(node, input_dtype, bias) -> bool:
     return node.options.get("quantized_bias_type") in ("INT32", 2)
 
 
+def narrow_int16(value: int) -> int:
+    """The value an int16_t field keeps (two's complement truncation)."""
+    return ((int(value) + 0x8000) & 0xFFFF) - 0x8000
+
+
+@dataclass(frozen=True)
+class Int16Window:
+    """Stride, dilation and padding as TFLM's ConvParams / DepthwiseParams hold them: int16_t
+    fields, so values beyond +-32767 wrap. The output shape and the padding are computed
+    from the full option values first (CalculateOpDataConv), then narrowed."""
+
+    stride_h: int
+    stride_w: int
+    dil_h: int
+    dil_w: int
+    pad_h: int
+    pad_w: int
+
+
+def int16_window(stride_h: int, stride_w: int, dil_h: int, dil_w: int,
+                 pad: PaddingValues) -> Int16Window | None:
+    """TFLM's narrowed window when narrowing changes any value, else None (the usual case)."""
+    full = (stride_h, stride_w, dil_h, dil_w, pad.height, pad.width)
+    narrowed = tuple(narrow_int16(v) for v in full)
+    return None if narrowed == full else Int16Window(*narrowed)
+
+
+def gather_windows(x: np.ndarray, out_h: int, out_w: int, filter_h: int, filter_w: int,
+                   win: Int16Window) -> np.ndarray:
+    """(n, out_h, out_w, filter_h, filter_w, c): the input value each filter tap reads, as
+    TFLM's reference loops read it (in_y = out_y * stride - pad + dilation * filter_y, any
+    signs), 0 where the tap falls outside the image (TFLM skips it; x is zero-point-shifted
+    by the caller)."""
+    n, in_h, in_w, c = x.shape
+    ys = (np.arange(out_h)[:, None] * win.stride_h - win.pad_h + np.arange(filter_h)[None, :] * win.dil_h)
+    xs = (np.arange(out_w)[:, None] * win.stride_w - win.pad_w + np.arange(filter_w)[None, :] * win.dil_w)
+    inside = (((ys >= 0) & (ys < in_h))[:, None, :, None] & ((xs >= 0) & (xs < in_w))[None, :, None, :])
+    taps = x[:, np.clip(ys, 0, in_h - 1)[:, None, :, None], np.clip(xs, 0, in_w - 1)[None, :, None, :], :]
+    return np.where(inside[None, ..., None], taps, np.zeros((), x.dtype))
+
+
 def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, stride_w: int,
-                   dil_h: int, dil_w: int, padding: str, channels: int | None = None) -> None:
+                   dil_h: int, dil_w: int, padding: str, channels: int | None = None,
+                   int16_fields: bool = True) -> None:
     """Refuse window parameters the strided views cannot honour: non-positive strides,
     dilations or filter sizes, an unknown padding, or an output whose batch, height, width
     (or channels) differ from what the input and the window give (a forged shape would
@@ -195,7 +237,9 @@ def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, 
                                  f"does not fit input {tname(inp)} with {padding} padding")
     need = [(out_h - 1) * stride_h + (filter_h - 1) * dil_h + 1,
             (out_w - 1) * stride_w + (filter_w - 1) * dil_w + 1]
-    if n * max(need[0], in_h) * max(need[1], in_w) * c > (1 << 28):
+    # Conv / depthwise beyond int16 run on gathered taps (no padded copy), so no span limit.
+    narrowed = int16_fields and any(narrow_int16(v) != v for v in (stride_h, stride_w, dil_h, dil_w))
+    if not narrowed and n * max(need[0], in_h) * max(need[1], in_w) * c > (1 << 28):
         raise kernel_error(node, f"a {filter_h}x{filter_w} window with stride {stride_h}x{stride_w} "
                                  f"and dilation {dil_h}x{dil_w} spans {need[0]}x{need[1]} pixels "
                                  f"of input {tname(inp)}: stride or dilation is corrupt")

@@ -16,7 +16,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .tflite_types import type_label
-from .padding import (check_quantized, activation_of, check_activation, check_geometry, compute_padding_height_width,
+from .padding import (check_quantized, int16_window, activation_of, check_activation, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import _clip, activation_range_float, activation_range_quantized
 
@@ -56,9 +56,14 @@ def _prepare(ctx, node, is_max: bool) -> None:
     n, ih, iw, c = (int(d) for d in inp.shape)
     fh, fw = int(opts.get("filter_height", 1)), int(opts.get("filter_width", 1))
     sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
-    check_geometry(node, inp, out, fh, fw, sh, sw, 1, 1, opts.get("padding", "SAME"), channels=c)
+    check_geometry(node, inp, out, fh, fw, sh, sw, 1, 1, opts.get("padding", "SAME"), channels=c,
+                   int16_fields=False)
     data.padding, _, _ = compute_padding_height_width(sh, sw, 1, 1, ih, iw, fh, fw,
                                                       opts.get("padding", "SAME"))
+    if int16_window(1, 1, 1, 1, data.padding) is not None:
+        raise kernel_error(node, f"a {fh}x{fw} window pads input {tname(inp)} by "
+                                 f"{data.padding.height}x{data.padding.width}: TFLM's PoolParams keep the "
+                                 "padding as int16_t, which wraps (micro_rt does not reproduce that)")
     g = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, 1, 1, data.padding)
     data.geometry = g
     data.kind = it.name
