@@ -237,12 +237,16 @@ def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, 
                                  f"does not fit input {tname(inp)} with {padding} padding")
     need = [(out_h - 1) * stride_h + (filter_h - 1) * dil_h + 1,
             (out_w - 1) * stride_w + (filter_w - 1) * dil_w + 1]
+    # TFLM computes the window's extent and padding in int: past int32 that is undefined.
+    overflow = max(abs((filter_h - 1) * dil_h) + 1, abs((filter_w - 1) * dil_w) + 1,
+                   abs(need[0]), abs(need[1])) > (1 << 31) - 1
     # Conv / depthwise beyond int16 run on gathered taps (no padded copy), so no span limit.
     narrowed = int16_fields and any(narrow_int16(v) != v for v in (stride_h, stride_w, dil_h, dil_w))
-    if not narrowed and n * max(need[0], in_h) * max(need[1], in_w) * c > (1 << 28):
+    if overflow or (not narrowed and n * max(need[0], in_h) * max(need[1], in_w) * c > (1 << 28)):
         raise kernel_error(node, f"a {filter_h}x{filter_w} window with stride {stride_h}x{stride_w} "
                                  f"and dilation {dil_h}x{dil_w} spans {need[0]}x{need[1]} pixels "
-                                 f"of input {tname(inp)}: stride or dilation is corrupt")
+                                 f"of input {tname(inp)}: stride or dilation is corrupt"
+                                 + (" (TFLM's padding arithmetic would overflow int)" if overflow else ""))
     if [int(d) for d in out.shape] != expected:
         raise kernel_error(node, f"output {tname(out)} does not match the computed shape "
                                  f"{expected} (input {tname(inp)}, {filter_h}x{filter_w} window, "
