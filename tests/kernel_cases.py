@@ -120,18 +120,24 @@ def assert_bits_equal(got: np.ndarray, want: np.ndarray, what: str) -> None:
                              f"oracle {want.ravel()[bad[:5]]}, micro_rt {got.ravel()[bad[:5]]}")
 
 
+def oracle_load_and_run(oracle, data: bytes):
+    """The oracle's interpreter after one invoke on zeros and a reset (variable tensors such
+    as SVDF / LSTM state back to their start); TFLM's refusal raises RuntimeError."""
+    theirs = oracle.interpreter(data, 1 << 20)
+    sg = read_model(data).main
+    for k, i in enumerate(sg.inputs):
+        theirs.set_input(np.zeros(sg.tensors[i].shape, sg.tensors[i].dtype), k)
+    theirs.invoke()
+    theirs.reset()
+    return theirs
+
+
 def _oracle_accepts(oracle, data: bytes):
     """The oracle's interpreter, or None when TFLM rejects the model (at load or first invoke)."""
     try:
-        theirs = oracle.interpreter(data, 1 << 20)
-        sg = read_model(data).main
-        for k, i in enumerate(sg.inputs):
-            theirs.set_input(np.zeros(sg.tensors[i].shape, sg.tensors[i].dtype), k)
-        theirs.invoke()
-        theirs.reset()          # variable tensors (SVDF / LSTM state) back to their start
+        return oracle_load_and_run(oracle, data)
     except RuntimeError:
         return None
-    return theirs
 
 
 def assert_single_op_matches_oracle(oracle, data: bytes, trials: int = 3, seed: int = 0,

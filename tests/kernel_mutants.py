@@ -34,11 +34,16 @@ def _quantized(b: ModelBuilder):
     return [t for t in b.tensors if t.scales]
 
 
-def mutate_scale(b: ModelBuilder, rng: random.Random) -> bool:
+def _pick_quantized(b: ModelBuilder, rng: random.Random):
+    """A random quantized tensor spec, or None when the model has none."""
     ts = _quantized(b)
-    if not ts:
+    return rng.choice(ts) if ts else None
+
+
+def mutate_scale(b: ModelBuilder, rng: random.Random) -> bool:
+    t = _pick_quantized(b, rng)
+    if t is None:
         return False
-    t = rng.choice(ts)
     value = rng.choice(BAD_SCALES)
     if len(t.scales) > 1 and rng.random() < 0.5:
         t.scales = list(t.scales)
@@ -58,10 +63,9 @@ def drop_quantization(b: ModelBuilder, rng: random.Random) -> bool:
 
 
 def per_channel_length(b: ModelBuilder, rng: random.Random) -> bool:
-    ts = _quantized(b)
-    if not ts:
+    t = _pick_quantized(b, rng)
+    if t is None:
         return False
-    t = rng.choice(ts)
     n = max(1, len(t.scales) + rng.choice([-2, -1, 1, 2, 5])) if rng.random() < 0.7 else rng.choice([2, 3, 64])
     t.scales = (list(t.scales) * n)[:n]
     t.zero_points = [0] * n
@@ -71,10 +75,9 @@ def per_channel_length(b: ModelBuilder, rng: random.Random) -> bool:
 
 
 def zero_point(b: ModelBuilder, rng: random.Random) -> bool:
-    ts = _quantized(b)
-    if not ts:
+    t = _pick_quantized(b, rng)
+    if t is None:
         return False
-    t = rng.choice(ts)
     t.zero_points = [rng.choice(BAD_ZERO_POINTS)] * len(t.zero_points)
     return True
 
@@ -101,11 +104,15 @@ def odd_shape(b: ModelBuilder, rng: random.Random) -> bool:
     return True
 
 
-def forge_option(b: ModelBuilder, rng: random.Random) -> bool:
+def _pick_op_with_options(b: ModelBuilder, rng: random.Random):
     ops = [op for op in b.operators if op.options_table]
-    if not ops:
+    return rng.choice(ops) if ops else None
+
+
+def forge_option(b: ModelBuilder, rng: random.Random) -> bool:
+    op = _pick_op_with_options(b, rng)
+    if op is None:
         return False
-    op = rng.choice(ops)
     fields = schema.OPTION_TABLES[schema.OPTION_TABLE_INDEX[op.options_table]][1]
     if not fields:
         return False
@@ -129,10 +136,9 @@ def forge_option(b: ModelBuilder, rng: random.Random) -> bool:
 
 def wrong_options_table(b: ModelBuilder, rng: random.Random) -> bool:
     """An operator's builtin options written as another operator's table."""
-    ops = [op for op in b.operators if op.options_table]
-    if not ops:
+    op = _pick_op_with_options(b, rng)
+    if op is None:
         return False
-    op = rng.choice(ops)
     op.options_table = rng.choice(sorted(schema.OPTION_TABLE_INDEX))
     op.options = {}
     return True

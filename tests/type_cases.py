@@ -200,9 +200,9 @@ def type_cases() -> list[tuple[str, str, bytes]]:
 
 _PROBE = r"""
 import json, os, sys, tempfile
-import numpy as np
+sys.path.insert(0, os.environ["KERNEL_CASES_DIR"])
+from kernel_cases import oracle_load_and_run
 from micro_rt import oracle
-from micro_rt.model import read_model
 
 for path in sys.argv[1:]:
     data = open(path, "rb").read()
@@ -210,11 +210,7 @@ for path in sys.argv[1:]:
     with tempfile.TemporaryFile() as capture:
         os.dup2(capture.fileno(), 2)
         try:
-            it = oracle.interpreter(data, 1 << 20)
-            sg = read_model(data).main
-            for k, i in enumerate(sg.inputs):
-                it.set_input(np.zeros(sg.tensors[i].shape, sg.tensors[i].dtype), k)
-            it.invoke()
+            oracle_load_and_run(oracle, data)
             verdict = "accepted"
         except Exception as e:
             verdict = "refused: " + str(e)
@@ -231,8 +227,10 @@ def oracle_verdicts(models: list[bytes], tmp_path) -> list[tuple[bool, str]]:
     (TFLM can crash on a model it does not check): (accepted, what it printed). A model
     that crashes the child counts as refused, with "crashed" as its message."""
     import json
+    import os
     import subprocess
     import sys
+    from pathlib import Path
     paths = []
     for k, data in enumerate(models):
         p = tmp_path / f"m{k}.tflite"
@@ -241,7 +239,8 @@ def oracle_verdicts(models: list[bytes], tmp_path) -> list[tuple[bool, str]]:
     verdicts: dict[str, tuple[bool, str]] = {}
     while len(verdicts) < len(paths):
         todo = [p for p in paths if p not in verdicts]
-        run = subprocess.run([sys.executable, "-c", _PROBE, *todo], capture_output=True, text=True)
+        run = subprocess.run([sys.executable, "-c", _PROBE, *todo], capture_output=True, text=True,
+                             env={**os.environ, "KERNEL_CASES_DIR": str(Path(__file__).parent)})
         for line in run.stdout.splitlines():
             path, verdict, log = json.loads(line)
             verdicts[path] = (verdict == "accepted", (log + verdict).strip())
