@@ -205,6 +205,9 @@ def _prepare_logistic(ctx, node):
             raise fail(node, f"output {tensor_desc(o)} zero point is {zero_point_of(o)}, must be -128")
         zp, sc = zero_point_of(i), scale_of(i)
         data.kind, data.lut = "lut8", _lut(lambda v: logistic_int8(v, zp, sc))
+    elif dt == np.int16:
+        raise fail(node, f"input {tensor_desc(i)}: int16 LOGISTIC is not implemented in micro_rt "
+                         "(TFLM has it: a 256-entry sigmoid table micro_rt does not ship)")
     else:
         raise fail(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
 
@@ -218,6 +221,9 @@ def _prepare_tanh(ctx, node):
     elif dt == np.int8:
         zp, sc = zero_point_of(i), scale_of(i)
         data.kind, data.lut = "lut8", _lut(lambda v: tanh_int8(v, zp, sc))
+    elif dt == np.int16:
+        raise fail(node, f"input {tensor_desc(i)}: int16 TANH is not implemented in micro_rt "
+                         "(TFLM has it: a 256-entry sigmoid table micro_rt does not ship)")
     else:
         raise fail(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
 
