@@ -17,6 +17,7 @@ from .fixedpoint import (run_elementwise, calculate_input_radius, downscale_int3
                          gemmlowp_logistic, gemmlowp_tanh, int8_domain,
                          rdbpot, round_half_away, saturating_left_shift16, scale_of, sdhm16,
                          srdhm16, tensor_desc, zero_point_of)
+from .lstm import checked_log2_pot, logistic_int16, tanh_int16
 from .padding import check_quantized
 from .quant import check_left_shift, multiply_by_quantized_multiplier, quantize_multiplier
 from .tflite_types import type_name
@@ -194,6 +195,38 @@ def _invoke(ctx, node):
     run_elementwise(node.user_data, ctx.input(node, 0).data, ctx.output(node, 0).data)
 
 
+def int16_sigmoid_params(node, i, o, tanh: bool) -> tuple[int, int]:
+    """LogisticPrepare / TanhPrepare for int16: (input multiplier, input left shift). Zero
+    points 0 and an output scale of 2^-15 are required; a power-of-two input scale of 2^-12
+    (tanh: or 2^-11) takes the exact path (multiplier 0), any other is rescaled to 1/(3*4096)."""
+    if zero_point_of(i) != 0 or zero_point_of(o) != 0:
+        raise fail(node, f"int16 input {tensor_desc(i)} and output {tensor_desc(o)} need zero point 0 "
+                         "(TFLM: params.zero_point == 0 was not true)")
+    out_log2, out_pot = checked_log2_pot(scale_of(o))
+    if not out_pot or out_log2 != -15:
+        raise fail(node, f"int16 output {tensor_desc(o)} needs scale 2^-15, got {scale_of(o)!r} (TFLM: "
+                         "output_scale_log2_rounded != -kOutputFractionalBits)")
+    in_log2, pot = checked_log2_pot(scale_of(i))
+    left_shift = 12 + in_log2
+    if pot and left_shift in ((0, 1) if tanh else (0,)):
+        return 0, left_shift
+    multiplier = float(np.float32(scale_of(i))) * 4096.0 * 3.0
+    left_shift = 0
+    while multiplier <= 32767.0 / 2.0 and left_shift <= 30:
+        left_shift += 1
+        multiplier *= 2.0
+    if not multiplier <= 32767.0:
+        raise fail(node, f"int16 input {tensor_desc(i)} scale {scale_of(i)!r} is too large: the input "
+                         f"multiplier {multiplier:g} does not fit 15 bits (TFLM only DCHECKs it)")
+    return int(multiplier), left_shift
+
+
+def _int16_lut(fn):
+    """fn evaluated on every int16 value once; invoke looks the result up by the raw 16 bits."""
+    table = np.ascontiguousarray(np.asarray(fn(np.arange(1 << 16, dtype=np.uint16).view(np.int16))).astype(np.int16))
+    return lambda x: table.take(np.ascontiguousarray(x).view(np.uint16))
+
+
 def _prepare_logistic(ctx, node):
     data: UnaryData = node.user_data
     i, o = _io(ctx, node)
@@ -206,8 +239,8 @@ def _prepare_logistic(ctx, node):
         zp, sc = zero_point_of(i), scale_of(i)
         data.kind, data.lut = "lut8", _lut(lambda v: logistic_int8(v, zp, sc))
     elif dt == np.int16:
-        raise fail(node, f"input {tensor_desc(i)}: int16 LOGISTIC is not implemented in micro_rt "
-                         "(TFLM has it: a 256-entry sigmoid table micro_rt does not ship)")
+        m, s = int16_sigmoid_params(node, i, o, tanh=False)
+        data.kind, data.fn = "int16", _int16_lut(lambda v: logistic_int16(v, m, s))
     else:
         raise fail(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
 
@@ -222,8 +255,8 @@ def _prepare_tanh(ctx, node):
         zp, sc = zero_point_of(i), scale_of(i)
         data.kind, data.lut = "lut8", _lut(lambda v: tanh_int8(v, zp, sc))
     elif dt == np.int16:
-        raise fail(node, f"input {tensor_desc(i)}: int16 TANH is not implemented in micro_rt "
-                         "(TFLM has it: a 256-entry sigmoid table micro_rt does not ship)")
+        m, s = int16_sigmoid_params(node, i, o, tanh=True)
+        data.kind, data.fn = "int16", _int16_lut(lambda v: tanh_int16(v, m, s))
     else:
         raise fail(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
 
