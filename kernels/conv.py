@@ -83,7 +83,8 @@ def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
     return np.float32 if accumulator_bound(w_groups, max_abs_x) < (1 << 24) else np.float64
 
 
-def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int) -> None:
+def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int,
+                          wide: bool = False) -> None:
     """The quantized part of CalculateOpDataConv shared by CONV_2D and DEPTHWISE_CONV_2D:
     per-channel multipliers and shifts, the activation clamp, and the zero points."""
     if not np.asarray(flt.scales).size:
@@ -99,7 +100,7 @@ def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_
     data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
         scale0(inp), scales, scale0(out), oc)
     check_left_shift(node, data.output_shift, f"input {tname(inp)} x filter {tname(flt)} / output {tname(out)} scale",
-                     MAX_LEFT_SHIFT if np.dtype(inp.dtype) == np.int8 else MAX_LEFT_SHIFT_WIDE)
+                     MAX_LEFT_SHIFT_WIDE if wide else MAX_LEFT_SHIFT)
     data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), np.dtype(inp.dtype).type)
     data.input_zero_point = zp0(inp)
     data.output_zero_point = zp0(out)
@@ -168,7 +169,7 @@ def conv_prepare(ctx, node) -> None:
         data.pad_buffer = np.zeros(data.geometry.padded_shape, dtype=np.float32)
         return
 
-    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=not int32_acc)
     data.filter_zero_point = zp0(flt)
     # The per-channel kernel ignores the filter zero point (it is 0 by the quantization spec).
     info = np.iinfo(it)
@@ -204,7 +205,8 @@ def _prepare_narrowed(node, data: OpDataConv, inp, flt, bias, out, act: str, w_g
         lo, hi = activation_range_float(act)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
         return
-    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0)
+    wide = not int32_accumulators(node, inp.dtype, bias)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=wide)
     data.weights = np.ascontiguousarray(w_g, dtype=np.float64)       # exact below 2^53
     if bias is not None:
         data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
@@ -212,8 +214,7 @@ def _prepare_narrowed(node, data: OpDataConv, inp, flt, bias, out, act: str, w_g
     max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
     data.requant = Requantizer((n * oh * ow, oc), data.output_multiplier, data.output_shift, data.bias,
                                data.output_zero_point, data.act_min, data.act_max,
-                               wide=not int32_accumulators(node, inp.dtype, bias),
-                               acc_bound=accumulator_bound(w_g, max_abs_x))
+                               wide=wide, acc_bound=accumulator_bound(w_g, max_abs_x))
 
 
 def _invoke_narrowed(data: OpDataConv, x: np.ndarray, out) -> None:

@@ -125,7 +125,7 @@ def dw_prepare(ctx, node) -> None:
         data.acc = np.empty(acc_shape, dtype=np.float32)
         data.tmp = np.empty(acc_shape, dtype=np.float32)
         return
-    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=3)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=3, wide=wide)
     if ic == 1 and fh * fw > 1:
         # One input channel: the depthwise conv is a plain conv with K = KH*KW taps, so use
         # im2col and one exact float matmul instead of KH*KW multiply-adds.
@@ -177,7 +177,7 @@ def _prepare_narrowed(node, data: OpDataDepthwise, inp, flt, bias, out, act: str
         lo, hi = activation_range_float(act)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
         return
-    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=3)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=3, wide=wide)
     data.weights = w.astype(np.int64)
     if bias is not None:
         data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()

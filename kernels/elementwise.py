@@ -13,7 +13,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import check_quantized
+from .padding import check_quantized, require_inputs
 from .tflite_types import type_label
 from .fixedpoint import (fail, int8_domain, is_quantized, scale_of, tensor_desc, wrap32,
                          zero_point_of)
@@ -137,7 +137,8 @@ def _binary_prepare(op: str):
         data: BinaryData = node.user_data
         if data is None:
             data = node.user_data = BinaryData()
-        in1, in2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        in1, in2 = require_inputs(ctx, node, 2)
+        out = ctx.output(node, 0)
         if in1.dtype != in2.dtype:
             raise fail(node, f"input {tensor_desc(in1)} and input {tensor_desc(in2)} differ in type")
         if op in ("ADD", "SUB", "MUL") and in1.dtype != out.dtype:

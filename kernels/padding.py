@@ -337,3 +337,17 @@ def check_quantized(node, t, role: str) -> None:
         where = f" (channel {int(bad[0])} of {scales.size})" if scales.size > 1 else ""
         raise kernel_error(node, f"{desc} has quantization scale {float(scales[bad[0]])!r}{where}; "
                                  "a scale must be positive and finite")
+
+
+def require_inputs(ctx, node, count: int | None = None) -> list:
+    """The node's inputs 0..count-1 (every input when count is None), refusing too few or an
+    absent one (-1): TFLM's kernels dereference them unconditionally."""
+    count = len(node.inputs) if count is None else count
+    if len(node.inputs) < count:
+        raise kernel_error(node, f"has {len(node.inputs)} inputs, needs {count}")
+    tensors = [ctx.input(node, i) for i in range(count)]
+    for i, t in enumerate(tensors):
+        if t is None:
+            raise kernel_error(node, f"input {i} is absent (inputs {list(node.inputs)}, -1 = absent); "
+                                     "this operator needs it")
+    return tensors

@@ -20,7 +20,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import check_quantized, kernel_error, scale0, tname, zp0
+from .padding import check_quantized, kernel_error, require_inputs, scale0, tname, zp0
 from .quant import (InPlaceRequant, _clip, c_div, multiply_by_quantized_multiplier,
                     quantize_multiplier, round_half_away_f32, check_left_shift)
 
@@ -52,8 +52,7 @@ def mean_prepare(ctx, node) -> None:
     data: OpDataReduce = node.user_data
     if len(node.inputs) != 2 or len(node.outputs) != 1:
         raise kernel_error(node, "expects 2 inputs (input, axis) and 1 output")
-    inp = ctx.input(node, 0)
-    axis = ctx.input(node, 1)
+    inp, axis = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
     it = np.dtype(inp.dtype)
     if np.dtype(axis.dtype) != np.int32:

@@ -14,6 +14,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .fixedpoint import f32_to_int32_cast, fail, scale_of, tensor_desc, zero_point_of
+from .padding import require_inputs
 from .tflite_types import type_code, type_label, type_name
 
 
@@ -56,7 +57,8 @@ def _copy_invoke(ctx, node):
 
 def _expand_dims_prepare(ctx, node):
     _same_size_prepare(ctx, node)
-    i, axis_t, o = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    i, axis_t = require_inputs(ctx, node, 2)
+    o = ctx.output(node, 0)
     if np.dtype(i.dtype) not in (np.float32, np.int8, np.int16):
         raise fail(node, f"input {tensor_desc(i)}: Expand_Dims only currently supports int8, int16 "
                          f"and float32, got {type_code(i.dtype)}.")
@@ -100,7 +102,7 @@ def _pack_prepare(ctx, node):
     d = _data(node)
     o = ctx.output(node, 0)
     n = len(node.inputs)
-    first = ctx.input(node, 0)
+    first = require_inputs(ctx, node)[0]
     axis = int(node.options.get("axis", 0))
     if axis < 0:
         axis += len(first.shape) + 1
@@ -146,6 +148,7 @@ def _concat_prepare(ctx, node):
     axis = int(node.options.get("axis", 0))
     if axis < 0:
         axis += len(o.shape)
+    require_inputs(ctx, node)
     for k in range(n):
         t = ctx.input(node, k)
         if np.dtype(t.dtype) != dt:
@@ -183,7 +186,8 @@ def _concat_invoke(ctx, node):
 
 def _transpose_prepare(ctx, node):
     d = _data(node)
-    i, perm_t, o = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    i, perm_t = require_inputs(ctx, node, 2)
+    o = ctx.output(node, 0)
     dt = np.dtype(i.dtype)
     if dt != np.dtype(o.dtype):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
@@ -233,7 +237,8 @@ def _pad_prepare(ctx, node):
     n_in = len(node.inputs)
     if n_in not in (2, 3):
         raise fail(node, f"{n_in} inputs, expected 2 or 3")
-    i, pad_t, o = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    i, pad_t = require_inputs(ctx, node, 2)
+    o = ctx.output(node, 0)
     cv = ctx.input(node, 2) if n_in == 3 else None
     dt = np.dtype(i.dtype)
     if dt != np.dtype(o.dtype):
@@ -366,8 +371,8 @@ def _strided_slice_prepare(ctx, node):
     d = _data(node)
     if len(node.inputs) != 4:
         raise fail(node, f"{len(node.inputs)} inputs, expected 4")
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
-    b_t, e_t, s_t = ctx.input(node, 1), ctx.input(node, 2), ctx.input(node, 3)
+    i, b_t, e_t, s_t = require_inputs(ctx, node, 4)
+    o = ctx.output(node, 0)
     rank = len(i.shape)
     if rank > 4:
         raise fail(node, f"input {tensor_desc(i)}: input dim should not exceed 4")

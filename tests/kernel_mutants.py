@@ -1,7 +1,7 @@
 """Seeded kernel-level mutants of the project's models (test_kernels_mutants.py): corrupt
 quantization (zero, negative, infinite, NaN, huge or tiny scales; missing quantization; per-
 channel arrays of the wrong length; out-of-range zero points; wrong quantized dimension),
-odd shapes and forged operator options. Each mutant must load and run, or be refused with a
+odd shapes, absent inputs and forged operator options. Each mutant must load and run, or be refused with a
 MicroRtError that is micro_rt's own: never a Python error the interpreter had to wrap.
 """
 from __future__ import annotations
@@ -144,7 +144,20 @@ def wrong_options_table(b: ModelBuilder, rng: random.Random) -> bool:
     return True
 
 
-MUTATORS = [wrong_options_table, mutate_scale, mutate_scale, drop_quantization, per_channel_length, zero_point,
+def absent_input(b: ModelBuilder, rng: random.Random) -> bool:
+    """An operator input replaced by -1 (absent), or dropped from the end of the list."""
+    ops = [op for op in b.operators if len(op.inputs) > 1]
+    if not ops:
+        return False
+    op = rng.choice(ops)
+    if rng.random() < 0.7:
+        op.inputs[rng.randrange(1, len(op.inputs))] = -1
+    else:
+        op.inputs = op.inputs[:-1]
+    return True
+
+
+MUTATORS = [absent_input, wrong_options_table, mutate_scale, mutate_scale, drop_quantization, per_channel_length, zero_point,
             quantized_dimension, odd_shape, forge_option, forge_option]
 
 

@@ -4,7 +4,7 @@ interpreter had to wrap ("failed in prepare: ZeroDivisionError: ...").
 
 The named cases are the ones a fuzz campaign found (divide by zero in conv / fully connected
 on a zero scale or a missing quantization, an IndexError on a per-channel dimension, a
-ValueError from a non-finite multiplier); the seeded loop runs kernel-level mutants of every
+ValueError from a non-finite multiplier, an AttributeError on an absent ADD input); the seeded loop runs kernel-level mutants of every
 project model (tests/kernel_mutants.py).
 """
 from __future__ import annotations
@@ -53,6 +53,8 @@ CASES = {
                               KernelError, "TFLITE_CHECK_LT(double_multiplier, 1.)"),
     "mul huge multiplier": (single_op("MUL", [q8((4,), 1e10, 0), q8((4,), 1e10, 0)], q8((4,), 1e-10, 0)),
                             KernelError, "left shift"),
+    "add input 1 absent": (single_op("ADD", [q8((4,), 0.1, 0), None], q8((4,), 0.1, 0)), KernelError,
+                           "input 1 is absent (inputs [0, -1], -1 = absent)"),
     "relu output scale 0": (single_op("RELU", [q8((4,), 0.1, 0)], q8((4,), 0.0, 0)), KernelError,
                             "output 'out0' (int8[4]) has quantization scale 0.0"),
     "relu6 input scale 0": (single_op("RELU6", [q8((4,), 0.0, 0)], q8((4,), 0.1, 0)), KernelError,
