@@ -60,8 +60,10 @@ def _tflm_stderr() -> Iterator[_Printed]:
 def _refusal(error: Exception, printed: str) -> OracleError:
     reason = " ".join(printed.split())
     raised = " ".join(str(error).split()) or type(error).__name__
-    return OracleError(f"tflite-micro refused the model: {reason} ({raised})" if reason else
-                       f"tflite-micro refused the model: {raised}")
+    refusal = OracleError(f"tflite-micro refused the model: {reason} ({raised})" if reason else
+                          f"tflite-micro refused the model: {raised}")
+    refusal.printed = printed          # TFLM's own lines, as it printed them
+    return refusal
 
 
 def interpreter(data: bytes, arena_size: Optional[int] = None, preserve_all_tensors: bool = False):

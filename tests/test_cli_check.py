@@ -102,7 +102,13 @@ def test_agreement_tolerance(oracle):
 
 
 @pytest.fixture
-def refused_model(tmp_path) -> str:
+def refused_model(tmp_path, monkeypatch) -> str:
+    """A CAST from uint8: tflite-micro refuses it. micro_rt refuses it too, as it should; here
+    its CAST is widened to take uint8, standing for any model micro_rt runs and the oracle
+    refuses (the case run --check and optimize must report in one line)."""
+    import micro_rt.kernels.shape_ops as shape_ops
+    monkeypatch.setattr(shape_ops, "_CAST_INPUT_TYPES",
+                        shape_ops._CAST_INPUT_TYPES + (np.dtype(np.uint8),))
     path = tmp_path / "cast_u8.tflite"
     path.write_bytes(cast_from_uint8())
     return str(path)

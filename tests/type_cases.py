@@ -214,10 +214,13 @@ for path in sys.argv[1:]:
             verdict = "accepted"
         except Exception as e:
             verdict = "refused: " + str(e)
+            printed = getattr(e, "printed", "")     # an OracleError keeps TFLM's lines
+        else:
+            printed = ""
         finally:
             os.dup2(saved, 2)
         capture.seek(0)
-        log = capture.read().decode(errors="replace")
+        log = printed + capture.read().decode(errors="replace")
     print(json.dumps([path, verdict, log]), flush=True)
 """
 
