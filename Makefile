@@ -4,17 +4,17 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 DEMO_MODEL ?= models/mobilenet_tiny_int8.tflite
 
-.PHONY: demo test venv test-venv bench fuzz clean firmware
+.PHONY: demo test venv test-venv bench results fuzz clean firmware
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml setup.py cortexm/native_hook.c | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-test: pyproject.toml setup.py cortexm/native_hook.c | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@ $(VENV)/.installed
 
@@ -37,6 +37,16 @@ bench: test-venv
 	$(BIN)/python benchmarks/bench_host_kernels.py
 	$(BIN)/python benchmarks/bench_profile.py
 	$(BIN)/python benchmarks/bench_optimize.py
+
+# Rewrites every table of benchmarks/RESULTS.md: each script replaces its own marked section.
+results: test-venv
+	$(BIN)/python benchmarks/bench_host_kernels.py --runs 30 --write
+	$(BIN)/python benchmarks/bench_optimize.py --write
+	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N) --write
+	$(BIN)/python benchmarks/bench_profile.py --write
+	$(BIN)/python benchmarks/bench_profile.py --baseline-soft-float --write
+	$(BIN)/python benchmarks/bench_blas_threads.py --write
+	$(BIN)/python benchmarks/bench_planner.py --write
 
 # Hostile-input campaign (issue 5): FUZZ_N mutants of real and builder-made models, each in a
 # worker process; counts crashes, hangs over 10 s and non-MicroRtError exceptions (must be 0).

@@ -1,23 +1,24 @@
 """Invoke time of micro_rt's host kernels against the tflite-micro pip runtime (TFLM's C++
 reference kernels), measured in one process, interleaved, median of many runs.
 
-    python benchmarks/bench_host_kernels.py [--runs N] [--markdown]
+    python benchmarks/bench_host_kernels.py [--runs N] [--write]
 
-Prints a table of median invoke times and the ratio micro_rt / tflite-micro (goal <= 0.5).
+Prints a table of median invoke times and the ratio micro_rt / tflite-micro (goal <= 0.5);
+--write puts it in RESULTS.md (section host-kernels). BLAS runs on one thread (results_md).
 """
 from __future__ import annotations
 
-import argparse
-import platform
-import statistics
-import sys
-import time
-from datetime import date
-from pathlib import Path
+import results_md
 
-import numpy as np
+THREADS = results_md.pin_blas_threads()      # before numpy loads
 
-from micro_rt import oracle
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from micro_rt import oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models" / "tflm"
@@ -51,7 +52,7 @@ def time_model(path: Path, runs: int) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
     args = parser.parse_args()
     if not oracle.available():
         print("tflite-micro is not installed: pip install tflite-micro", file=sys.stderr)
@@ -63,11 +64,16 @@ def main() -> int:
         runs = max(3, args.runs // 10) if path.stat().st_size > 1_000_000 else args.runs
         ours, theirs = time_model(path, runs)
         rows.append((path.name, ours, theirs, ours / theirs))
+        print(f"{path.name}: {ours * 1e3:.3f} ms vs {theirs * 1e3:.3f} ms", flush=True)
     header = "| model | micro_rt invoke | tflite-micro invoke | ratio |\n|---|---:|---:|---:|"
     lines = [header] + [f"| {n} | {a * 1e3:.3f} ms | {b * 1e3:.3f} ms | {r:.2f} |" for n, a, b, r in rows]
-    print(f"{platform.node()} {platform.machine()} python {platform.python_version()} "
-          f"numpy {np.__version__}, {date.today()}, median of interleaved runs")
-    print("\n".join(lines))
+    met = sum(r <= 0.5 for *_, r in rows)
+    body = (results_md.section_header(THREADS) + "\nMedian of interleaved invokes, both runtimes "
+            "in one process on the same inputs.\n\n" + "\n".join(lines) +
+            f"\n\nGoal ratio <= 0.5 met on {met} of {len(rows)} models.")
+    print(body)
+    if args.write:
+        results_md.write_section("host-kernels", body)
     return 0
 
 

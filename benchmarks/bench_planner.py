@@ -7,26 +7,26 @@ the planner sees as many buffers as operators). Timed: constructing the interpre
 the file (read, validate, init and prepare every kernel, plan the arena), micro_rt's
 `Interpreter.from_file` against tflite-micro's `runtime.Interpreter.from_file`, in the same
 process, interleaved, median of `--runs`. Both report the same head (checked). `--write`
-replaces this benchmark's section of benchmarks/RESULTS.md with the table.
+writes the table into this benchmark's section of benchmarks/RESULTS.md.
 """
 from __future__ import annotations
 
-import argparse
-import platform
-import statistics
-import sys
-import tempfile
-import time
-from pathlib import Path
+import results_md
+
+THREADS = results_md.pin_blas_threads()      # before numpy loads
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from micro_rt import Interpreter, oracle  # noqa: E402
 from micro_rt.builder import ModelBuilder  # noqa: E402
-
-SECTION = "## Load and plan time on long chains (issue 10)"
-
 
 def relu_chain(n_ops: int) -> bytes:
     b = ModelBuilder("relu chain")
@@ -68,16 +68,6 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    results = ROOT / "benchmarks" / "RESULTS.md"
-    old = results.read_text()
-    if SECTION in old:
-        start = old.index(SECTION)
-        end = old.find("\n## ", start + len(SECTION))
-        old = old[:start] + (old[end + 1:] if end != -1 else "")
-    results.write_text(old.rstrip("\n") + "\n\n" + text + "\n")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, nargs="*", default=[2048, 8192, 16384, 32768])
@@ -89,16 +79,14 @@ def main() -> int:
         for n in args.ops:
             rows.append(measure(n, args.runs, Path(folder)))
             print(table(rows[-1:]).splitlines()[-1], flush=True)
-    text = (f"{SECTION}\n\n`python benchmarks/bench_planner.py --runs {args.runs} --write` — "
-            "interpreter construction from the file (read, validate, init and prepare each kernel, "
+    text = (results_md.section_header(THREADS) +
+            "\nInterpreter construction from the file (read, validate, init and prepare each kernel, "
             "plan the arena) for a chain of RELU operators on float32[1, 8], micro_rt vs "
             "tflite-micro in one process, interleaved, median of the runs; both give the same "
-            f"head. Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
-            "Goal: linear growth (the greedy planner used to walk every placed buffer for each "
-            "new one: 73 s at 32768 operators).\n\n" + table(rows))
+            "head.\n\n" + table(rows))
     print("\n" + text)
     if args.write:
-        write_section(text)
+        results_md.write_section("planner-chains", text)
     return 0
 
 

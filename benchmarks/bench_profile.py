@@ -2,7 +2,8 @@
 
     python benchmarks/bench_profile.py [--models person_detect mobilenet_v2_quantized_1x3x224x224]
                                        [--cores cortex-m0plus cortex-m4] [--per-op] [--json out.json]
-                                       [--markdown]
+                                       [--markdown] [--write]
+    python benchmarks/bench_profile.py --baseline-soft-float [--write]
 
 For each model and core: build `Interpreter.from_file(path, target=core, kernels="cmsis-nn")`
 (default machine config: exact instruction counting), feed a seeded random input, invoke.
@@ -14,24 +15,34 @@ Reports
   - per operator type (CONV_2D 1x1 / general, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ...):
     MACs, instructions, cycles, MACs per instruction, MACs per cycle;
   - with --per-op, every operator (shape, instructions, cycles, MACs/cycle).
+--write puts the tables into RESULTS.md (section vmcu-speed).
+
+--baseline-soft-float builds the firmware from cortexm/src once more without the FPU
+(-mfloat-abi=soft on every core) and compares whole-model cycles of the float models with the
+shipped FPU firmware on M4 / M7 / M33 (RESULTS.md section vmcu-fpu with --write).
 """
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
-import os
-import platform
-import sys
-import time
-from collections import OrderedDict
-from pathlib import Path
+import results_md
 
-import numpy as np
+THREADS = results_md.pin_blas_threads()      # before numpy loads
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections import OrderedDict  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 SHARED = Path(os.environ.get("MICRO_RT_SHARED_MODELS", ROOT.parent / "shared" / "models")) / "tflm"
+FPU_CORES = ["cortex-m4", "cortex-m7", "cortex-m33"]
+SHARED_FLOAT_MODELS = ["hello_world_float", "test_conv_model"]
 
 
 def op_kind(it, node) -> str:
@@ -111,16 +122,13 @@ def _r(a, b, nd=3):
     return f"{a / b:.{nd}f}" if b else "-"
 
 
-def markdown(results: list, cmd: str) -> str:
-    lines = []
-    lines.append(f"Command: `{cmd}`  ")
-    lines.append(f"Machine: {platform.node()} / {platform.machine()} / {os.cpu_count()} CPUs / "
-                 f"Python {platform.python_version()}; date {datetime.date.today().isoformat()}  ")
+def markdown(results: list) -> str:
+    lines = [results_md.section_header(THREADS)]
     lines.append("Default machine config (native block hook, exact instruction counts, alignment "
                  "check on, per-core cycle model).")
     lines.append("")
-    lines.append("Emulation speed (timed invoke: the second one for person_detect, the only one "
-                 "for mobilenet_v2):")
+    lines.append("Emulation speed (timed invoke: the second one for models up to --big-macs "
+                 "MACs, whose translation cache is warm; the only one above):")
     lines.append("")
     lines.append("| model | core | invokes | timed invoke s | emulated instructions | M instr/s | cycles | MACs |")
     lines.append("|---|---|---|---|---|---|---|---|")
@@ -153,10 +161,49 @@ def _use_firmware_dir(d: Path) -> None:
     machine.VirtualMCU.__init__ = init
 
 
+def float_models() -> list[str]:
+    project = [str(p) for p in sorted((ROOT / "models").glob("*_f32.tflite"))]
+    return project + [m for m in SHARED_FLOAT_MODELS if (SHARED / f"{m}.tflite").exists()]
+
+
+def fpu_comparison(models: list[str], cores: list[str], big_macs: int) -> str:
+    """Whole-model cycles with a soft-float build of cortexm/src against the shipped FPU firmware."""
+    with tempfile.TemporaryDirectory() as tmp:
+        soft = Path(tmp) / "soft"
+        flags = [f"FPFLAGS_{c}=-mfloat-abi=soft" for c in FPU_CORES]
+        subprocess.run(["make", "-s", "-C", str(ROOT / "cortexm" / "src"), f"OUT={soft}", *flags],
+                       check=True)
+        out = Path(tmp) / "soft.json"
+        subprocess.run([sys.executable, __file__, "--models", *models, "--cores", *cores,
+                        "--big-macs", str(big_macs), "--firmware-dir", str(soft), "--json", str(out)],
+                       check=True, stdout=subprocess.DEVNULL)
+        baseline = {(r["model"], r["core"]): r["cycles"] for r in json.loads(out.read_text())}
+    lines = [results_md.section_header(THREADS),
+             "Whole-model cycles at the default configuration (100 MHz, 0 wait states): the shipped "
+             "firmware (FPU: -mfloat-abi=softfp with FPv4-SP on M4, FPv5-D on M7, FPv5-SP on M33) "
+             "against the same cortexm/src built with -mfloat-abi=soft.", "",
+             "| model | core | cycles, soft-float build | cycles, FPU build | speed-up |",
+             "|---|---|---:|---:|---:|"]
+    for m in models:
+        for core in cores:
+            r = run_model(_model_path(m), core, big_macs)
+            before = baseline[(r["model"], core)]
+            lines.append(f"| {r['model']} | {core} | {before:,} | {r['cycles']:,} | "
+                         f"{before / r['cycles']:.2f}x |")
+            print(lines[-1], flush=True)
+    return "\n".join(lines) + "\n"
+
+
+def _model_path(m: str) -> Path:
+    return Path(m) if m.endswith(".tflite") else SHARED / f"{m}.tflite"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", default=["person_detect", "mobilenet_v2_quantized_1x3x224x224"])
-    ap.add_argument("--cores", nargs="+", default=["cortex-m0plus", "cortex-m4"])
+    ap.add_argument("--models", nargs="+", help="default: person_detect and mobilenet_v2 "
+                    "(with --baseline-soft-float: the float models)")
+    ap.add_argument("--cores", nargs="+", help="default: cortex-m0plus and cortex-m4 "
+                    "(with --baseline-soft-float: the FPU cores)")
     ap.add_argument("--big-macs", type=int, default=50_000_000,
                     help="models with more MACs are invoked once (default 50M)")
     ap.add_argument("--per-op", action="store_true", help="print every operator")
@@ -164,12 +211,23 @@ def main(argv=None) -> int:
     ap.add_argument("--firmware-dir", help="use <dir>/<core>.elf instead of the shipped firmware "
                     "(e.g. an older build, for before/after comparisons)")
     ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md tables")
+    ap.add_argument("--write", action="store_true", help="write the tables into RESULTS.md")
+    ap.add_argument("--baseline-soft-float", action="store_true",
+                    help="compare the float models' cycles with a soft-float build of the firmware")
     a = ap.parse_args(argv)
+    if a.baseline_soft_float:
+        table = fpu_comparison(a.models or float_models(), a.cores or FPU_CORES, a.big_macs)
+        print(table)
+        if a.write:
+            results_md.write_section("vmcu-fpu", table)
+        return 0
+    a.models = a.models or ["person_detect", "mobilenet_v2_quantized_1x3x224x224"]
+    a.cores = a.cores or ["cortex-m0plus", "cortex-m4"]
     if a.firmware_dir:
         _use_firmware_dir(Path(a.firmware_dir))
     results = []
     for m in a.models:
-        path = Path(m) if m.endswith(".tflite") else SHARED / f"{m}.tflite"
+        path = _model_path(m)
         for core in a.cores:
             r = run_model(path, core, a.big_macs)
             results.append(r)
@@ -188,10 +246,11 @@ def main(argv=None) -> int:
                           f"cyc={p['cycles']:>11,} MACs={p['macs']:>10,} MAC/cyc={_r(p['macs'], p['cycles'])}")
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
-    if a.markdown:
-        cmd = "python benchmarks/bench_profile.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if a.markdown or a.write:
         print()
-        print(markdown(results, cmd.strip()))
+        print(markdown(results))
+    if a.write:
+        results_md.write_section("vmcu-speed", markdown(results))
     return 0
 
 

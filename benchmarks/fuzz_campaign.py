@@ -1,6 +1,6 @@
 """A long fuzzing campaign against micro_rt's loader and interpreter (issue 5), `make fuzz`.
 
-    python benchmarks/fuzz_campaign.py [-n 10000] [--seed 0] [--workers N] [--timeout 10]
+    python benchmarks/fuzz_campaign.py [-n 10000] [--seed 0] [--workers N] [--timeout 10] [--write]
     python benchmarks/fuzz_campaign.py --replay K      # one mutant again, in this process
 
 Mutant k is made deterministically from (--seed, k) by `micro_rt.fuzzing.make_mutant`
@@ -17,16 +17,20 @@ exception raised inside a kernel (a check the kernel's prepare should have made 
 """
 from __future__ import annotations
 
-import argparse
-import collections
-import multiprocessing as mp
-import os
-import platform
-import resource
-import sys
-import time
-import traceback
-from pathlib import Path
+import results_md
+
+THREADS = results_md.pin_blas_threads()      # before numpy loads (workers inherit it)
+
+import argparse  # noqa: E402
+import collections  # noqa: E402
+import multiprocessing as mp  # noqa: E402
+import os  # noqa: E402
+import platform  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MICRO_RT_SHARED_MODELS", ROOT.parent / "shared" / "models")) / "tflm"
@@ -83,7 +87,8 @@ class _Worker:
         self.conn.close()
 
 
-def campaign(n: int, campaign_seed: int, workers: int, timeout: float, show: int) -> int:
+def campaign(n: int, campaign_seed: int, workers: int, timeout: float, show: int,
+             write: bool = False) -> int:
     from micro_rt import fuzzing
     seed_names = sorted(fuzzing.seed_models(ROOT, SHARED))
     print(f"fuzz campaign: {n} mutants, seed {campaign_seed}, {workers} workers, "
@@ -186,6 +191,23 @@ def campaign(n: int, campaign_seed: int, workers: int, timeout: float, show: int
     for report in bad_reports:
         print("\n" + report)
     bad = counts["crash"] + counts["hang"] + counts["foreign"] + counts["harness"]
+    if write:
+        rows = [("mutants", f"{n:,}"), ("loaded OK (and invoked)", f"{counts['loaded']:,}"),
+                ("clean MicroRtError rejections",
+                 f"{counts['rejected'] + counts['invoke-error']:,} (at load {counts['rejected']:,}, "
+                 f"at invoke {counts['invoke-error']:,})"),
+                ("crashes (worker died)", f"**{counts['crash']}**"),
+                (f"hangs over {timeout:.0f} s", f"**{counts['hang']}**"),
+                ("exceptions not MicroRtError", f"**{counts['foreign']}**"),
+                ("harness errors (mutator bugs)", f"**{counts['harness']}**"),
+                ("duration", f"{duration:.1f} s ({1000 * duration / max(n, 1):.1f} ms per mutant, "
+                             f"{workers} workers)")]
+        table = [f"| count | seed {campaign_seed} |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in rows]
+        classes = ", ".join(f"{k} {v:,}" for k, v in by_error.most_common())
+        results_md.write_section("fuzzing", results_md.section_header(THREADS) + "\n" +
+                                 f"{len(seed_names)} seed models "
+                                 f"({sum(1 for s in seed_names if s.startswith('shared/'))} shared).\n\n" +
+                                 "\n".join(table) + f"\n\nRejections by class: {classes}.")
     return 1 if bad else 0
 
 
@@ -211,13 +233,14 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds before a mutant is a hang")
     parser.add_argument("--show", type=int, default=5, help="tracebacks shown per bad kind")
     parser.add_argument("--replay", type=int, metavar="K", help="run mutant K here and explain it")
+    parser.add_argument("--write", action="store_true", help="write the counts into RESULTS.md")
     args = parser.parse_args()
     if args.replay is not None:
         return replay(args.replay, args.seed)
     print(f"date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {platform.node()}, {platform.machine()}, "
           f"{platform.processor() or platform.platform()}, {os.cpu_count()} CPUs, "
           f"Python {platform.python_version()}", flush=True)
-    return campaign(args.n, args.seed, args.workers, args.timeout, args.show)
+    return campaign(args.n, args.seed, args.workers, args.timeout, args.show, args.write)
 
 
 if __name__ == "__main__":

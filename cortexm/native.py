@@ -1,18 +1,23 @@
 """Native (C) Unicorn hooks for exact block counting, budget and alignment/flash-data checks.
 
-`native_hook.c` is compiled with the host C compiler (`cc -O2 -shared -fPIC`) at first use into a
-cache directory (env MICRO_RT_CACHE, else ~/.cache/micro_rt), keyed by a hash of the source, and
-loaded with ctypes. The hook functions are registered with Unicorn's C `uc_hook_add` on the
-engine handle (`uc._uch`). When no compiler is available (or MICRO_RT_NO_NATIVE=1), `HookSet`
-falls back to Python hooks with the same results (slowly: ~18 M instructions/s).
+`native_hook.c` is a plain C shared library loaded with ctypes. It is found, in this order:
+1. installed next to this module (`_mrt_hook<extension suffix>`), built by setup.py's build_ext
+   for normal and editable installs;
+2. built at first use with the host C compiler (`cc -O2 -shared -fPIC`) into a cache directory
+   (env MICRO_RT_CACHE, else ~/.cache/micro_rt), keyed by a hash of the source.
+The hook functions are registered with Unicorn's C `uc_hook_add` on the engine handle
+(`uc._uch`). When neither is possible (or MICRO_RT_NO_NATIVE=1), `HookSet` falls back to Python
+hooks with the same results but about 20x slower, and says so once on stderr.
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib.machinery
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -23,9 +28,13 @@ from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_PC
 
 _SRC = Path(__file__).with_name("native_hook.c")
+LIBRARY_NAME = "_mrt_hook"          # setup.py: Extension("micro_rt.cortexm._mrt_hook")
+SLOWDOWN = ("the emulator falls back to Python hooks, about 20x slower (a float model on a "
+            "Cortex-M0+ took 489 s instead of 19 s)")
 _lock = threading.Lock()
 _lib: Optional[ctypes.CDLL] = None
 _lib_error: Optional[str] = None
+_lib_path: Optional[Path] = None
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
 
@@ -35,6 +44,26 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "micro_rt"
 
 
+def source_hash() -> str:
+    """What a library built from the current native_hook.c reports from mrt_hook_source()."""
+    return hashlib.sha256(_SRC.read_bytes()).hexdigest()[:16]
+
+
+def installed_library() -> Optional[Path]:
+    """The hook library the package was installed with, if build_ext built it."""
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = Path(__file__).with_name(LIBRARY_NAME + suffix)
+        if path.exists():
+            return path
+    return None
+
+
+def built_from(lib: ctypes.CDLL) -> str:
+    lib.mrt_hook_source.restype = ctypes.c_char_p
+    lib.mrt_hook_source.argtypes = []
+    return lib.mrt_hook_source().decode()
+
+
 def _compiler() -> Optional[str]:
     for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
         if name and shutil.which(name):
@@ -42,58 +71,91 @@ def _compiler() -> Optional[str]:
     return None
 
 
+def _build_in_cache() -> tuple[Optional[Path], Optional[str]]:
+    """First-use build (a fallback for installs made without a C compiler): (library, error)."""
+    digest = source_hash()
+    out = cache_dir() / f"mrt_hook_{digest}.so"
+    if out.exists():
+        return out, None
+    cc = _compiler()
+    if cc is None:
+        return None, "not installed with the package, and no host C compiler (cc/gcc/clang) to build it"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        tmp_so = Path(tmp) / out.name
+        r = subprocess.run([cc, "-O2", "-shared", "-fPIC", f'-DMRT_HOOK_SOURCE="{digest}"',
+                            "-o", str(tmp_so), str(_SRC)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, f"compiling {_SRC.name} with {cc} failed: {r.stderr.strip()[:500]}"
+        os.replace(tmp_so, out)      # atomic: concurrent processes are fine
+    return out, None
+
+
+def _warn_fallback(reason: str, advice: str = "install micro-rt where a C compiler is available") -> None:
+    sys.stderr.write(f"micro_rt: warning: native Unicorn hook unavailable ({reason}); {SLOWDOWN}. "
+                     f"To avoid it: {advice}.\n")
+    sys.stderr.flush()
+
+
 def load_native() -> Optional[ctypes.CDLL]:
-    """The compiled hook library, or None (reason in `native_error()`)."""
-    global _lib, _lib_error
+    """The compiled hook library, or None (reason in `native_error()`, said once on stderr)."""
+    global _lib, _lib_error, _lib_path
     with _lock:
         if _lib is not None or _lib_error is not None:
             return _lib
         if os.environ.get("MICRO_RT_NO_NATIVE"):
             _lib_error = "disabled by MICRO_RT_NO_NATIVE"
+            _warn_fallback(_lib_error, "unset MICRO_RT_NO_NATIVE")
             return None
         try:
-            src = _SRC.read_bytes()
-            digest = hashlib.sha256(src).hexdigest()[:16]
-            out = cache_dir() / f"mrt_hook_{digest}.so"
-            if not out.exists():
-                cc = _compiler()
-                if cc is None:
-                    _lib_error = "no host C compiler (cc/gcc/clang) found"
+            lib, path = None, installed_library()
+            if path is not None:
+                lib = ctypes.CDLL(str(path))
+                if built_from(lib) != source_hash():    # native_hook.c edited since the install
+                    lib = None
+            if lib is None:
+                path, error = _build_in_cache()
+                if path is None:
+                    _lib_error = error
+                    _warn_fallback(error)
                     return None
-                out.parent.mkdir(parents=True, exist_ok=True)
-                with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-                    tmp_so = Path(tmp) / out.name
-                    r = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(tmp_so), str(_SRC)],
-                                       capture_output=True, text=True)
-                    if r.returncode != 0:
-                        _lib_error = f"compiling native hook failed: {r.stderr.strip()[:500]}"
-                        return None
-                    os.replace(tmp_so, out)      # atomic: concurrent processes are fine
-            lib = ctypes.CDLL(str(out))
+                lib = ctypes.CDLL(str(path))
         except OSError as exc:
-            _lib_error = f"native hook unavailable: {exc}"
+            _lib_error = f"cannot load it: {exc}"
+            _warn_fallback(_lib_error)
             return None
-        vp = ctypes.c_void_p
-        lib.mrt_new.restype = vp
-        lib.mrt_new.argtypes = []
-        lib.mrt_free.argtypes = [vp]
-        lib.mrt_set_funcs.argtypes = [vp, vp, vp, ctypes.c_int]
-        lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
-                                          ctypes.c_uint32, ctypes.c_uint32]
-        lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
-        lib.mrt_flush_dcache.argtypes = [vp]
-        lib.mrt_edge_count.argtypes = [vp]
-        lib.mrt_edge_count.restype = ctypes.c_uint32
-        lib.mrt_edges.argtypes = [vp, _u64p, ctypes.c_uint32]
-        lib.mrt_edges.restype = ctypes.c_uint32
-        lib.mrt_stats.argtypes = [vp, _u64p]
-        lib.mrt_unaligned.argtypes = [vp, _u64p, ctypes.c_uint32]
-        lib.mrt_unaligned.restype = ctypes.c_uint32
-        lib.mrt_set_checks.argtypes = [vp, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
-                                       ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
-        lib.mrt_set_checks.restype = ctypes.c_int
-        _lib = lib
+        _declare(lib)
+        _lib, _lib_path = lib, path
         return lib
+
+
+def native_library_path() -> Optional[Path]:
+    """Where the loaded hook library came from (None when not loaded)."""
+    load_native()
+    return _lib_path
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    vp = ctypes.c_void_p
+    lib.mrt_new.restype = vp
+    lib.mrt_new.argtypes = []
+    lib.mrt_free.argtypes = [vp]
+    lib.mrt_set_funcs.argtypes = [vp, vp, vp, ctypes.c_int]
+    lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
+                                      ctypes.c_uint32, ctypes.c_uint32]
+    lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
+    lib.mrt_flush_dcache.argtypes = [vp]
+    lib.mrt_edge_count.argtypes = [vp]
+    lib.mrt_edge_count.restype = ctypes.c_uint32
+    lib.mrt_edges.argtypes = [vp, _u64p, ctypes.c_uint32]
+    lib.mrt_edges.restype = ctypes.c_uint32
+    lib.mrt_stats.argtypes = [vp, _u64p]
+    lib.mrt_unaligned.argtypes = [vp, _u64p, ctypes.c_uint32]
+    lib.mrt_unaligned.restype = ctypes.c_uint32
+    lib.mrt_set_checks.argtypes = [vp, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
+                                   ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
+    lib.mrt_set_checks.restype = ctypes.c_int
 
 
 def _uclib():

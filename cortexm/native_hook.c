@@ -1,4 +1,5 @@
-/* micro_rt virtual MCU: native Unicorn hooks (compiled at first use by cortexm/native.py).
+/* micro_rt virtual MCU: native Unicorn hooks, a plain C library loaded by cortexm/native.py with
+ * ctypes (built by setup.py at install time, or at first use as a fallback).
  *
  * Self-contained: no Unicorn header needed. The two Unicorn entry points used from inside a hook
  * (uc_emu_stop, uc_reg_read) are handed in as function pointers by Python.
@@ -16,6 +17,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Which source this library was built from (a hash of this file, set by the build), so that an
+ * installed library older than an edited source is noticed and not used. */
+#ifndef MRT_HOOK_SOURCE
+#define MRT_HOOK_SOURCE "unknown"
+#endif
+const char *mrt_hook_source(void) { return MRT_HOOK_SOURCE; }
 
 typedef int (*emu_stop_fn)(void *uc);
 typedef int (*reg_read_fn)(void *uc, int regid, void *value);

@@ -228,6 +228,8 @@ def _run_dequantize(c: _Ctx, core: str):
     inp = c.t(0)
     if not _is_f32(c.out()):
         raise UnsupportedOnMcu("DEQUANTIZE to a non-float32 output")
+    if np.dtype(inp.dtype) == np.uint8:
+        raise UnsupportedOnMcu("DEQUANTIZE from uint8 (no C kernel)")
     fn = "mrt_dequantize_s16_f32" if np.dtype(inp.dtype) == np.int16 else "mrt_dequantize_s8_f32"
     return c.mcu.call(fn, c.in_addr(0), c.out_addr(), _count(inp), _f32_bits(_scale(inp)), _zp(inp))
 

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from micro_rt.kernels.conv import populate_per_channel_multipliers
-from micro_rt.kernels.padding import compute_padding_height_width
+from micro_rt.kernels.fully_connected import fc_output_multipliers
+from micro_rt.kernels.padding import PaddingValues, compute_padding_height_width, int16_window, int32_accumulators
 from micro_rt.kernels.quant import (activation_range_quantized, calculate_input_radius,
-                                    preprocess_softmax_scaling, quantize_multiplier)
+                                    preprocess_softmax_scaling)
 
 from .ops_context import (UnsupportedOnMcu, _Ctx, _act, _count, _dims, _f32_act, _f32_bits, _has_dsp, _i32_bytes,
                           _is_f32, _is_i16, _params, _scale, _uwords, _words, _zp)
@@ -69,6 +70,14 @@ def _conv_shape(node, inp, flt, out) -> _ConvShape:
     return _ConvShape(n, ih, iw, ic, oh, ow, oc, fh, fw, fc, sh, sw, dh, dw, int(pad.height), int(pad.width))
 
 
+def _runnable(s: _ConvShape, node) -> _ConvShape:
+    """The shape a C kernel can run: strides, dilations and padding that fit TFLM's int16_t
+    fields (beyond, TFLM runs with wrapped values: the host twin reproduces that)."""
+    if int16_window(s.sh, s.sw, s.dh, s.dw, PaddingValues(s.pw, s.ph, 0, 0)) is not None:
+        raise UnsupportedOnMcu(f"{node.op_name} stride / dilation / padding beyond int16 (TFLM wraps them)")
+    return s
+
+
 def _conv_geom(node, inp, flt, out, depthwise: bool = False) -> _ConvGeom:
     """The int8 conv / depthwise geometry (the same for both: `depthwise` is informational)."""
     s = _conv_shape(node, inp, flt, out)
@@ -97,15 +106,7 @@ def _fc_params(node, inp, flt, out):
     scales = np.asarray(flt.scales, np.float32)
     in_scale, out_scale = _scale(inp), _scale(out)
     per_channel = scales.size > 1
-    if per_channel:
-        mult = np.zeros(scales.size, np.int64)
-        shift = np.zeros(scales.size, np.int64)
-        for i, s in enumerate(scales):
-            mult[i], shift[i] = quantize_multiplier(float(np.float32(in_scale)) * float(s) / float(np.float32(out_scale)))
-    else:
-        product = float(np.float32(in_scale) * np.float32(scales[0] if scales.size else 0.0))
-        m, s = quantize_multiplier(product / float(np.float32(out_scale)))
-        mult, shift = np.array([m], np.int64), np.array([s], np.int64)
+    mult, shift = (np.atleast_1d(v) for v in fc_output_multipliers(in_scale, scales, out_scale))
     amin, amax = activation_range_quantized(_act(node), out_scale, _zp(out), np.int8)
     accum = int(flt.shape[-1])
     out_depth = int(out.shape[-1]) if len(out.shape) else 1
@@ -150,7 +151,7 @@ def _run_conv_s8(c: _Ctx, core: str, depthwise: bool):
     """arm_convolve_wrapper_s8 or arm_depthwise_conv_wrapper_s8."""
     node = c.node
     inp, flt, out = c.t(0), c.t(1), c.out()
-    g = _params(node, "geom", lambda: _conv_geom(node, inp, flt, out, depthwise))
+    g = _params(node, "geom", lambda: _runnable(_conv_geom(node, inp, flt, out, depthwise), node))
     mult_b, shift_b = _params(node, "pc", lambda: _per_channel(inp, flt, out, g.oc))
     ctx = c.nn_context((_dw_buffer_size if depthwise else _conv_buffer_size)(g, core))
     window = (g.sw, g.sh, g.pw, g.ph, g.dw, g.dh, g.act_min, g.act_max)
@@ -226,7 +227,7 @@ def _run_conv_f32(c: _Ctx, core: str, depthwise: bool):
         raise UnsupportedOnMcu(f"{node.op_name} float32 input with {np.dtype(flt.dtype).name} filter")
 
     def geom():
-        s = _conv_shape(node, inp, flt, out)
+        s = _runnable(_conv_shape(node, inp, flt, out), node)
         fc = s.oc // s.ic if depthwise else s.fc
         return (s.n, s.ih, s.iw, s.ic, s.oh, s.ow, s.oc, s.fh, s.fw, fc, s.sh, s.sw, s.dh, s.dw, s.ph, s.pw,
                 *_f32_act(node))
@@ -283,6 +284,8 @@ def _conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
     if np.dtype(flt.dtype) != np.int8 or not _is_i16(out):
         raise UnsupportedOnMcu(f"{node.op_name} int16 input with {np.dtype(flt.dtype).name} filter")
     bias_size = 0 if bias is None else np.dtype(bias.dtype).itemsize
+    if bias is None and int32_accumulators(node, inp.dtype, None):
+        bias_size = 4       # TFLM's int32-accumulator variant without a bias
     if bias_size not in (0, 4, 8):
         raise UnsupportedOnMcu(f"{node.op_name} bias of {np.dtype(bias.dtype).name}")
     amin, amax = activation_range_quantized(_act(node), _scale(out), _zp(out), np.int16)
@@ -294,7 +297,7 @@ def _conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
                  fc=p["accum"], sh=1, sw=1, dh=1, dw=1, ph=0, pw=0, depth_multiplier=0, filter_off=p["filter_offset"],
                  per_channel=0, mult_b=_i32_bytes(p["mult"]), shift_b=_i32_bytes(p["shift"]))
     else:
-        s = _conv_shape(node, inp, flt, out)
+        s = _runnable(_conv_shape(node, inp, flt, out), node)
         mult_b, shift_b = _per_channel(inp, flt, out, s.oc)
         d = dict(vars(s), depth_multiplier=s.oc // s.ic if kind == "dw" else 0, filter_off=0, per_channel=1,
                  mult_b=mult_b, shift_b=shift_b)

@@ -17,7 +17,10 @@ from .fixedpoint import (run_elementwise, calculate_input_radius, downscale_int3
                          gemmlowp_logistic, gemmlowp_tanh, int8_domain,
                          rdbpot, round_half_away, saturating_left_shift16, scale_of, sdhm16,
                          srdhm16, tensor_desc, zero_point_of)
-from .quant import multiply_by_quantized_multiplier, quantize_multiplier
+from .lstm import checked_log2_pot, logistic_int16, tanh_int16
+from .padding import check_quantized
+from .quant import check_left_shift, multiply_by_quantized_multiplier, quantize_multiplier
+from .tflite_types import type_name
 
 
 @dataclass
@@ -179,6 +182,8 @@ def _io(ctx, node):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if int(np.prod(i.shape)) != int(np.prod(o.shape)):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
+    if np.dtype(i.dtype) in (np.int8, np.int16):
+        check_quantized(node, o, "output")
     return i, o
 
 
@@ -188,6 +193,38 @@ def _lut(fn) -> np.ndarray:
 
 def _invoke(ctx, node):
     run_elementwise(node.user_data, ctx.input(node, 0).data, ctx.output(node, 0).data)
+
+
+def int16_sigmoid_params(node, i, o, tanh: bool) -> tuple[int, int]:
+    """LogisticPrepare / TanhPrepare for int16: (input multiplier, input left shift). Zero
+    points 0 and an output scale of 2^-15 are required; a power-of-two input scale of 2^-12
+    (tanh: or 2^-11) takes the exact path (multiplier 0), any other is rescaled to 1/(3*4096)."""
+    if zero_point_of(i) != 0 or zero_point_of(o) != 0:
+        raise fail(node, f"int16 input {tensor_desc(i)} and output {tensor_desc(o)} need zero point 0 "
+                         "(TFLM: params.zero_point == 0 was not true)")
+    out_log2, out_pot = checked_log2_pot(scale_of(o))
+    if not out_pot or out_log2 != -15:
+        raise fail(node, f"int16 output {tensor_desc(o)} needs scale 2^-15, got {scale_of(o)!r} (TFLM: "
+                         "output_scale_log2_rounded != -kOutputFractionalBits)")
+    in_log2, pot = checked_log2_pot(scale_of(i))
+    left_shift = 12 + in_log2
+    if pot and left_shift in ((0, 1) if tanh else (0,)):
+        return 0, left_shift
+    multiplier = float(np.float32(scale_of(i))) * 4096.0 * 3.0
+    left_shift = 0
+    while multiplier <= 32767.0 / 2.0 and left_shift <= 30:
+        left_shift += 1
+        multiplier *= 2.0
+    if not multiplier <= 32767.0:
+        raise fail(node, f"int16 input {tensor_desc(i)} scale {scale_of(i)!r} is too large: the input "
+                         f"multiplier {multiplier:g} does not fit 15 bits (TFLM only DCHECKs it)")
+    return int(multiplier), left_shift
+
+
+def _int16_lut(fn):
+    """fn evaluated on every int16 value once; invoke looks the result up by the raw 16 bits."""
+    table = np.ascontiguousarray(np.asarray(fn(np.arange(1 << 16, dtype=np.uint16).view(np.int16))).astype(np.int16))
+    return lambda x: table.take(np.ascontiguousarray(x).view(np.uint16))
 
 
 def _prepare_logistic(ctx, node):
@@ -201,8 +238,11 @@ def _prepare_logistic(ctx, node):
             raise fail(node, f"output {tensor_desc(o)} zero point is {zero_point_of(o)}, must be -128")
         zp, sc = zero_point_of(i), scale_of(i)
         data.kind, data.lut = "lut8", _lut(lambda v: logistic_int8(v, zp, sc))
+    elif dt == np.int16:
+        m, s = int16_sigmoid_params(node, i, o, tanh=False)
+        data.kind, data.fn = "int16", _int16_lut(lambda v: logistic_int16(v, m, s))
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
 
 
 def _prepare_tanh(ctx, node):
@@ -214,8 +254,11 @@ def _prepare_tanh(ctx, node):
     elif dt == np.int8:
         zp, sc = zero_point_of(i), scale_of(i)
         data.kind, data.lut = "lut8", _lut(lambda v: tanh_int8(v, zp, sc))
+    elif dt == np.int16:
+        m, s = int16_sigmoid_params(node, i, o, tanh=True)
+        data.kind, data.fn = "int16", _int16_lut(lambda v: tanh_int16(v, m, s))
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
 
 
 def _prepare_relu(ctx, node):
@@ -228,12 +271,13 @@ def _prepare_relu(ctx, node):
         if dt == np.int16 and (zero_point_of(i) != 0 or zero_point_of(o) != 0):
             raise fail(node, "int16 RELU needs zero points of 0")
         p = relu_params(i, o, dt)
+        check_left_shift(node, p["s"], "input / output scale")
         if dt == np.int8:
             data.kind, data.lut = "lut8", _lut(lambda v: relu_quantized(v, p))
         else:
             data.kind, data.fn = "int16", lambda x: relu_quantized(x, p)
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Only float32/int8/int16 is supported currently, got {type_name(dt)}")
 
 
 def _prepare_relu6(ctx, node):
@@ -245,6 +289,10 @@ def _prepare_relu6(ctx, node):
         data.kind, data.fn = "float", lambda x: np.where(x > f6, f6, np.where(x < f0, f0, x))
     elif dt in (np.int8, np.int16):
         zero = zero_point_of(i)
+        check_quantized(node, i, "input")        # 6.0 is quantized with the input's scale
+        if abs(6.0 / scale_of(i)) >= 2.0 ** 31:
+            raise fail(node, f"input {tensor_desc(i)} scale {scale_of(i)!r} puts 6.0 outside int32: TFLM's "
+                             "FloatToQuantizedType would convert an out-of-range float (undefined in C++)")
         six = float_to_quantized_type(6.0, scale_of(i), zero, dt)
         fn = lambda x: np.where(x > six, six, np.where(x < zero, zero, x))  # noqa: E731
         if dt == np.int8:
@@ -252,7 +300,7 @@ def _prepare_relu6(ctx, node):
         else:
             data.kind, data.fn = "int16", fn
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Only float32/int8/int16 is supported currently, got {type_name(dt)}")
 
 
 def _prepare_leaky_relu(ctx, node):
@@ -264,13 +312,16 @@ def _prepare_leaky_relu(ctx, node):
         a = np.float32(alpha)
         data.kind, data.fn = "float", lambda x: np.where(x > 0, x, x * a)
     elif dt in (np.int8, np.int16):
+        if not np.isfinite(np.float32(alpha)):
+            raise fail(node, f"alpha {alpha!r} is not finite")
         p = leaky_relu_params(i, o, alpha)
+        check_left_shift(node, [p["sa"], p["si"]], "input / output scale")
         if dt == np.int8:
             data.kind, data.lut = "lut8", _lut(lambda v: leaky_relu_quantized(v, p, np.int8))
         else:
             data.kind, data.fn = "int16", lambda x: leaky_relu_quantized(x, p, np.int16)
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Only float32, int8 are supported by LEAKY_RELU, got {type_name(dt)}.")
 
 
 def _prepare_hard_swish(ctx, node):
@@ -280,14 +331,22 @@ def _prepare_hard_swish(ctx, node):
     if dt == np.float32:
         data.kind, data.fn = "float", hard_swish_float
     elif dt == np.int8:
+        with np.errstate(all="ignore"):       # the float32 ratios of HardSwishPrepare
+            hires = np.float32(1.0 / 128.0) * np.float32(scale_of(i))
+            ratios = (hires / np.float32(scale_of(o)), hires / (np.float32(3.0) / np.float32(32768.0)))
+        if not all(np.isfinite(r) for r in ratios):
+            raise fail(node, f"input {tensor_desc(i)} / output {tensor_desc(o)} scales give the float32 "
+                             f"multipliers {ratios[0]!r} and {ratios[1]!r}: TFLM's HardSwishPrepare would "
+                             "convert an infinite or zero multiplier (undefined)")
         p = hard_swish_params(scale_of(i), zero_point_of(i), scale_of(o), zero_point_of(o))
+        check_left_shift(node, p["reluish_multiplier_exponent"], "input scale")
         if p["output_multiplier_exponent"] > 0:
             raise fail(node, f"output {tensor_desc(o)}: output multiplier exponent "
                              f"{p['output_multiplier_exponent']} > 0")
         data.params = p
         data.kind, data.lut = "lut8", _lut(lambda v: hard_swish_int(v, p))
     else:
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Unsupported type {type_name(dt)}")
 
 
 def _reg(name, prepare, struct_name):

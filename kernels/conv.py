@@ -19,10 +19,13 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width, store_float_output,
-                      dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
-from .quant import (Requantizer, activation_range_float, activation_range_quantized,
-                    quantize_multiplier)
+from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
+                      check_quantized, dtype_name, gather_windows, int16_window, int32_accumulators,
+                      kernel_error, make_geometry, scale0,
+                      store_float_output, tname, zp0)
+from .tflite_types import HYBRID
+from .quant import (MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, Requantizer, activation_range_float,
+                    activation_range_quantized, check_left_shift, quantize_multiplier)
 
 
 @dataclass
@@ -46,6 +49,7 @@ class OpDataConv:
     cols: Any = None                     # host scratch: im2col matrix (P, K)
     acc: Any = None                      # host scratch: matmul result (P, OC)
     requant: Any = None
+    narrow: Any = None                   # padding.Int16Window when TFLM's int16 fields wrap
 
 
 conv_init = op_data_init("OpDataConv", OpDataConv)
@@ -65,19 +69,28 @@ def populate_per_channel_multipliers(input_scale: float, filter_scales: np.ndarr
     return mult, shift
 
 
+def accumulator_bound(w_groups: np.ndarray, max_abs_x: int) -> int:
+    """The largest |sum_k x*w| any output channel can reach. w_groups: (..., K, OC)."""
+    return int(np.abs(np.asarray(w_groups, dtype=np.int64)).sum(axis=-2).max(initial=0)) * int(max_abs_x)
+
+
 def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
     """float32 when every partial sum of x*w over K stays below 2^24 (then any summation
     order, BLAS included, is exact), else float64 (exact below 2^53).
 
     w_groups: (..., K, OC) integer weights.
     """
-    bound = np.abs(np.asarray(w_groups, dtype=np.int64)).sum(axis=-2).max(initial=0) * max_abs_x
-    return np.float32 if bound < (1 << 24) else np.float64
+    return np.float32 if accumulator_bound(w_groups, max_abs_x) < (1 << 24) else np.float64
 
 
-def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int) -> None:
+def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int,
+                          wide: bool = False) -> None:
     """The quantized part of CalculateOpDataConv shared by CONV_2D and DEPTHWISE_CONV_2D:
     per-channel multipliers and shifts, the activation clamp, and the zero points."""
+    if not np.asarray(flt.scales).size:
+        raise kernel_error(node, f"filter {tname(flt)} has no quantization parameters (TFLM: "
+                                 "filter->quantization.type != kTfLiteAffineQuantization)")
+    check_quantized(node, out, "output")
     scales = np.asarray(flt.scales, dtype=np.float32)
     if scales.size not in (1, oc):
         raise kernel_error(node, f"filter {tname(flt)} has {scales.size} scales for {oc} output channels")
@@ -86,6 +99,8 @@ def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_
                                  f"{flt.quantized_dimension}, expected {channel_dim}")
     data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
         scale0(inp), scales, scale0(out), oc)
+    check_left_shift(node, data.output_shift, f"input {tname(inp)} x filter {tname(flt)} / output {tname(out)} scale",
+                     MAX_LEFT_SHIFT_WIDE if wide else MAX_LEFT_SHIFT)
     data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), np.dtype(inp.dtype).type)
     data.input_zero_point = zp0(inp)
     data.output_zero_point = zp0(out)
@@ -106,7 +121,7 @@ def conv_prepare(ctx, node) -> None:
     if not ((it == np.float32 and ft == np.float32) or (it == np.int8 and ft == np.int8)
             or (it == np.int16 and ft == np.int8)):
         raise kernel_error(node, f"input {tname(inp)} has type {it.name}, filter {tname(flt)} {ft.name}: "
-                                 "hybrid models are not supported on TFLite Micro")
+                                 f"{HYBRID}")
     if len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:
         raise kernel_error(node, f"input {tname(inp)}, filter and output must be 4-D")
     oc, fh, fw, fic = (int(d) for d in flt.shape)
@@ -119,7 +134,8 @@ def conv_prepare(ctx, node) -> None:
     if flt.data is None:
         raise kernel_error(node, f"filter {tname(flt)} must be constant")
     if bias is not None:
-        check_bias(node, bias, oc, inp.dtype)
+        check_bias(node, bias, oc, inp.dtype, int32_bias_ok=True)
+    int32_acc = int32_accumulators(node, it, bias)
 
     # TFLM allocates the per-channel arrays unconditionally (float too).
     ctx.allocate_persistent(4 * oc)
@@ -132,7 +148,7 @@ def conv_prepare(ctx, node) -> None:
     padding = opts.get("padding", "SAME")
     check_geometry(node, inp, out, fh, fw, sh, sw, dh, dw, padding)
     data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw, padding)
-    data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
+    data.narrow = int16_window(sh, sw, dh, dw, data.padding)
     data.groups = groups
     data.kind = it.name
 
@@ -140,6 +156,10 @@ def conv_prepare(ctx, node) -> None:
     # (OC, KH, KW, IC/g) -> per group (K, OC/g) with K ordered (ky, kx, ic) like TFLM's loops.
     ocg = oc // groups
     w_g = w.reshape(groups, ocg, fh * fw * fic).transpose(0, 2, 1)
+    if data.narrow is not None:
+        _prepare_narrowed(node, data, inp, flt, bias, out, act, w_g, oc)
+        return
+    data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
 
     if it == np.float32:
         data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
@@ -149,7 +169,7 @@ def conv_prepare(ctx, node) -> None:
         data.pad_buffer = np.zeros(data.geometry.padded_shape, dtype=np.float32)
         return
 
-    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=not int32_acc)
     data.filter_zero_point = zp0(flt)
     # The per-channel kernel ignores the filter zero point (it is 0 by the quantization spec).
     info = np.iinfo(it)
@@ -166,7 +186,55 @@ def conv_prepare(ctx, node) -> None:
     data.acc = np.empty((p, oc), dtype=ft_acc)
     data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
                                data.output_zero_point, data.act_min, data.act_max,
-                               tile=g.out_w, wide=data.kind == "int16")
+                               tile=g.out_w, wide=not int32_acc,
+                               acc_bound=accumulator_bound(w_g, max_abs_x))
+
+
+def _prepare_narrowed(node, data: OpDataConv, inp, flt, bias, out, act: str, w_g: np.ndarray,
+                      oc: int) -> None:
+    """A stride, dilation or padding beyond int16: TFLM's ConvParams keep them as int16_t, so
+    its kernel runs with the wrapped values (`data.narrow`) over the output tensor's shape.
+    Deterministic (every tap outside the image is skipped), so reproduced: the taps are
+    gathered with those values, then one exact matmul (float32: the reference order)."""
+    fh, fw = int(flt.shape[1]), int(flt.shape[2])
+    n, oh, ow = int(out.shape[0]), int(out.shape[1]), int(out.shape[2])
+    data.geometry = (oh, ow, fh, fw)
+    if data.kind == "float32":
+        data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
+        lo, hi = activation_range_float(act)
+        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
+        return
+    wide = not int32_accumulators(node, inp.dtype, bias)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=wide)
+    data.weights = np.ascontiguousarray(w_g, dtype=np.float64)       # exact below 2^53
+    if bias is not None:
+        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
+    info = np.iinfo(np.dtype(inp.dtype))
+    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+    data.requant = Requantizer((n * oh * ow, oc), data.output_multiplier, data.output_shift, data.bias,
+                               data.output_zero_point, data.act_min, data.act_max,
+                               wide=wide, acc_bound=accumulator_bound(w_g, max_abs_x))
+
+
+def _invoke_narrowed(data: OpDataConv, x: np.ndarray, out) -> None:
+    oh, ow, fh, fw = data.geometry
+    if data.kind != "float32":
+        x = np.asarray(x, np.int64) - data.input_zero_point
+    win = gather_windows(x, oh, ow, fh, fw, data.narrow)
+    cg = win.shape[-1] // data.groups
+    parts = []
+    for gi in range(data.groups):
+        cols = win[..., gi * cg:(gi + 1) * cg].reshape(-1, fh * fw * cg)
+        if data.kind == "float32":
+            parts.append(sequential_dot_f32(np.ascontiguousarray(cols.T, np.float32), data.weights[gi]))
+        else:
+            parts.append(cols.astype(np.float64) @ data.weights[gi])
+    acc = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+    if data.kind == "float32":
+        store_float_output(acc, data, out)
+    else:
+        data.requant.run(acc, out.data)
 
 
 def _is_pointwise(g) -> bool:
@@ -178,6 +246,9 @@ def conv_invoke(ctx, node) -> None:
     data: OpDataConv = node.user_data
     x = ctx.input(node, 0).data
     out = ctx.output(node, 0)
+    if data.narrow is not None:
+        _invoke_narrowed(data, x, out)
+        return
     g = data.geometry
     buf = data.pad_buffer
     if data.kind == "float32":

@@ -15,9 +15,11 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv import exact_float_type, quantized_conv_params
+from .conv import accumulator_bound, exact_float_type, quantized_conv_params
 from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
-                      dtype_name, kernel_error, make_geometry, tname)
+                      dtype_name, gather_windows, int16_window, int32_accumulators, kernel_error,
+                      make_geometry, narrow_int16, store_float_output, tname)
+from .tflite_types import HYBRID, type_label, type_name
 from .quant import Requantizer, activation_range_float
 
 
@@ -43,6 +45,7 @@ class OpDataDepthwise:
     matmul: bool = False       # single input channel: im2col + one matmul (exact floats)
     cols: Any = None
     requant: Any = None
+    narrow: Any = None         # padding.Int16Window when TFLM's int16 fields wrap
 
 
 dw_init = op_data_init("OpDataConv", OpDataDepthwise)
@@ -69,9 +72,14 @@ def dw_prepare(ctx, node) -> None:
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
-    if not ((it == ft and it in (np.float32, np.int8)) or (it == np.int16 and ft == np.int8)):
-        raise kernel_error(node, f"input {tname(inp)} has type {it.name}, filter {tname(flt)} {ft.name}: "
-                                 "hybrid models are not supported on TFLite Micro")
+    if it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input {tname(inp)}: Input type {type_label(it)} not supported.")
+    if it == np.float32 and ft != np.float32:
+        raise kernel_error(node, f"input {tname(inp)} has type float32, filter {tname(flt)} {ft.name}: "
+                                 f"{HYBRID}")
+    if it != np.float32 and ft != np.int8:
+        raise kernel_error(node, f"filter {tname(flt)}: Filter type {type_label(ft)} for input type "
+                                 f"{type_name(it)} not supported.")
     if ic <= 0 or oc % ic != 0 or int(out.shape[3]) != oc:
         raise kernel_error(node, f"filter {tname(flt)} has {oc} channels, input {tname(inp)} {ic}, "
                                  f"output {tname(out)} {out.shape[3]}")
@@ -79,8 +87,16 @@ def dw_prepare(ctx, node) -> None:
         raise kernel_error(node, f"filter {tname(flt)} must be constant")
     if bias is not None:
         check_bias(node, bias, oc, inp.dtype)
+    wide = not int32_accumulators(node, it, bias)
     m = oc // ic
     data.depth_multiplier = m
+    # TFLM's loops run over params.depth_multiplier (an int16_t copy of the option), not oc/ic.
+    option_m = narrow_int16(int(opts.get("depth_multiplier", m)))
+    if option_m != m:
+        raise kernel_error(node, f"depth_multiplier option {opts.get('depth_multiplier')} (TFLM keeps "
+                                 f"{option_m}) differs from filter {tname(flt)} channels / input "
+                                 f"{tname(inp)} channels = {oc} / {ic}: TFLM's kernel would read and "
+                                 "write channels out of range")
     act = activation_of(node)
     check_activation(node, act)
     sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
@@ -88,6 +104,10 @@ def dw_prepare(ctx, node) -> None:
     check_geometry(node, inp, out, fh, fw, sh, sw, dh, dw, opts.get("padding", "SAME"))
     data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw,
                                                       opts.get("padding", "SAME"))
+    data.narrow = int16_window(sh, sw, dh, dw, data.padding)
+    if data.narrow is not None:
+        _prepare_narrowed(node, data, inp, flt, bias, out, act, wide)
+        return
     data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding,
                                   channels=oc)
     g = data.geometry
@@ -105,7 +125,7 @@ def dw_prepare(ctx, node) -> None:
         data.acc = np.empty(acc_shape, dtype=np.float32)
         data.tmp = np.empty(acc_shape, dtype=np.float32)
         return
-    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=3)
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=3, wide=wide)
     if ic == 1 and fh * fw > 1:
         # One input channel: the depthwise conv is a plain conv with K = KH*KW taps, so use
         # im2col and one exact float matmul instead of KH*KW multiply-adds.
@@ -126,7 +146,7 @@ def dw_prepare(ctx, node) -> None:
         data.acc = np.empty((p, oc), dtype=ft_acc)
         data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
                                    data.output_zero_point, data.act_min, data.act_max,
-                                   tile=gm.out_w, wide=data.kind == "int16")
+                                   tile=gm.out_w, wide=wide, acc_bound=accumulator_bound(wk, max_abs_x))
         return
     acc_t = np.int32 if it == np.int8 else np.int64
     data.weights = np.ascontiguousarray(w, dtype=acc_t)
@@ -135,15 +155,63 @@ def dw_prepare(ctx, node) -> None:
     data.pad_buffer = np.zeros(g.padded_shape, dtype=acc_t)
     data.acc = np.empty(acc_shape, dtype=acc_t)
     data.tmp = np.empty(acc_shape, dtype=acc_t)
+    info = np.iinfo(it)
+    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
     data.requant = Requantizer((n * g.out_h * g.out_w, oc), data.output_multiplier, data.output_shift, data.bias,
-                               data.output_zero_point, data.act_min, data.act_max,
-                               tile=g.out_w, wide=data.kind == "int16")
+                               data.output_zero_point, data.act_min, data.act_max, tile=g.out_w, wide=wide,
+                               acc_bound=accumulator_bound(np.asarray(flt.data).reshape(fh * fw, oc), max_abs_x))
+
+
+def _prepare_narrowed(node, data: OpDataDepthwise, inp, flt, bias, out, act: str, wide: bool) -> None:
+    """Stride, dilation or padding beyond int16: TFLM's DepthwiseParams hold int16_t fields,
+    so its kernel runs with the wrapped values (see conv._prepare_narrowed); reproduced by
+    gathering the taps with them."""
+    _, fh, fw, oc = (int(d) for d in flt.shape)
+    n, oh, ow = int(out.shape[0]), int(out.shape[1]), int(out.shape[2])
+    data.geometry = (oh, ow, fh, fw)
+    data.kind = np.dtype(inp.dtype).name
+    w = np.asarray(flt.data).reshape(fh, fw, oc)
+    if data.kind == "float32":
+        data.weights = w.astype(np.float32)
+        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
+        lo, hi = activation_range_float(act)
+        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
+        return
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=3, wide=wide)
+    data.weights = w.astype(np.int64)
+    if bias is not None:
+        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
+    info = np.iinfo(np.dtype(inp.dtype))
+    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+    data.requant = Requantizer((n * oh * ow, oc), data.output_multiplier, data.output_shift, data.bias,
+                               data.output_zero_point, data.act_min, data.act_max, wide=wide,
+                               acc_bound=accumulator_bound(w.reshape(fh * fw, oc), max_abs_x))
+
+
+def _invoke_narrowed(data: OpDataDepthwise, x: np.ndarray, out) -> None:
+    oh, ow, fh, fw = data.geometry
+    if data.kind != "float32":
+        x = np.asarray(x, np.int64) - data.input_zero_point
+    win = gather_windows(x, oh, ow, fh, fw, data.narrow)
+    if data.depth_multiplier > 1:       # output channel ic * m + j reads input channel ic
+        win = np.repeat(win, data.depth_multiplier, axis=-1)
+    acc = np.zeros(win.shape[:3] + win.shape[-1:], dtype=np.float32 if data.kind == "float32" else np.int64)
+    for ky in range(fh):                # the reference loop's order (float32 sums are ordered)
+        for kx in range(fw):
+            acc += win[:, :, :, ky, kx, :] * data.weights[ky, kx]
+    if data.kind == "float32":
+        store_float_output(acc, data, out)
+    else:
+        data.requant.run(acc, out.data)
 
 
 def dw_invoke(ctx, node) -> None:
     data: OpDataDepthwise = node.user_data
     x = ctx.input(node, 0).data
     out = ctx.output(node, 0)
+    if data.narrow is not None:
+        _invoke_narrowed(data, x, out)
+        return
     g = data.geometry
     buf = data.pad_buffer
     interior = buf[:, g.pad_top:g.pad_top + g.in_h, g.pad_left:g.pad_left + g.in_w, :]

@@ -13,9 +13,11 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
+from .padding import check_quantized, require_inputs
+from .tflite_types import type_label
 from .fixedpoint import (fail, int8_domain, is_quantized, scale_of, tensor_desc, wrap32,
                          zero_point_of)
-from .quant import (activation_range_float, activation_range_quantized,
+from .quant import (activation_range_float, activation_range_quantized, check_left_shift,
                     multiply_by_quantized_multiplier, quantize_multiplier,
                     quantize_multiplier_smaller_than_one_exp)
 
@@ -37,6 +39,14 @@ class BinaryData:
 
 # --------------------------------------------------------------------------- pure math
 
+def add_sub_output_real_multiplier(in1, in2, out) -> float:
+    """CalculateOpDataAdd's real output multiplier: 2 * max(input scales) / (2^left_shift *
+    output scale), which TFLM requires below 1."""
+    left_shift = 15 if out.dtype == np.int16 else 20
+    twice = 2.0 * float(max(np.float32(scale_of(in1)), np.float32(scale_of(in2))))
+    return twice / (float(1 << left_shift) * scale_of(out))
+
+
 def add_sub_params(in1, in2, out, activation: str, is_sub: bool) -> dict:
     """CalculateOpDataAdd / CalculateOpDataSub for int8 / int16 outputs (left shift 20 / 15)."""
     left_shift = 15 if out.dtype == np.int16 else 20
@@ -46,7 +56,7 @@ def add_sub_params(in1, in2, out, activation: str, is_sub: bool) -> dict:
     twice = 2.0 * float(max(np.float32(s1), np.float32(s2)))
     r1 = s1 / twice
     r2 = s2 / twice
-    ro = twice / (float(1 << left_shift) * so)
+    ro = add_sub_output_real_multiplier(in1, in2, out)
     m1, sh1 = quantize_multiplier_smaller_than_one_exp(r1)
     m2, sh2 = quantize_multiplier_smaller_than_one_exp(r2)
     mo, sho = quantize_multiplier_smaller_than_one_exp(ro)
@@ -127,7 +137,8 @@ def _binary_prepare(op: str):
         data: BinaryData = node.user_data
         if data is None:
             data = node.user_data = BinaryData()
-        in1, in2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        in1, in2 = require_inputs(ctx, node, 2)
+        out = ctx.output(node, 0)
         if in1.dtype != in2.dtype:
             raise fail(node, f"input {tensor_desc(in1)} and input {tensor_desc(in2)} differ in type")
         if op in ("ADD", "SUB", "MUL") and in1.dtype != out.dtype:
@@ -137,7 +148,8 @@ def _binary_prepare(op: str):
         dt = np.dtype(out.dtype)
         if op in ("MAXIMUM", "MINIMUM"):
             if dt not in (np.float32, np.int8, np.int16, np.int32, np.int64):
-                raise fail(node, f"type {dt.name} not supported")
+                raise fail(node, f"output {tensor_desc(out)}: Type {type_label(dt)} is not supported "
+                                 "by Maximum/Minimum.")
             data.kind = "plain"
             if dt == np.int8:
                 fn = (lambda a, b: np.where(a > b, a, b)) if op == "MAXIMUM" else \
@@ -150,14 +162,23 @@ def _binary_prepare(op: str):
             lo, hi = activation_range_float(act)
             data.fmin, data.fmax = np.float32(lo), np.float32(hi)
         elif dt in (np.int8, np.int16):
-            if not (is_quantized(in1) and is_quantized(in2) and is_quantized(out)):
-                raise fail(node, f"{dt.name} tensors must be quantized")
+            # ADD / SUB divide by every scale (TFLM aborts on a zero one), MUL by the output's.
+            for t, role in ((in1, "input 1"), (in2, "input 2"), (out, "output")):
+                if op != "MUL" or role == "output":
+                    check_quantized(node, t, role)
             if op == "MUL":
                 p = mul_params(in1, in2, out, act)
+                check_left_shift(node, p["sh"], "input 1 x input 2 / output scale")
                 if dt == np.int16 and (p["in1_off"] or p["in2_off"] or p["out_off"]):
                     raise fail(node, "int16 MUL needs zero points of 0")
                 fn = lambda a, b: mul_quantized(a, b, p)  # noqa: E731
             else:
+                ro = add_sub_output_real_multiplier(in1, in2, out)
+                if not ro < 1.0:
+                    raise fail(node, f"output {tensor_desc(out)} scale is too small for the inputs': the "
+                                     f"output multiplier 2 * max(input scales) / (2^left_shift * output "
+                                     f"scale) = {ro:g} is not below 1 (TFLM's QuantizeMultiplierSmallerThanOneExp "
+                                     "aborts: TFLITE_CHECK_LT(double_multiplier, 1.))")
                 p = add_sub_params(in1, in2, out, act, is_sub)
                 fn = lambda a, b: add_sub_quantized(a, b, p, is_sub)  # noqa: E731
             data.params = p
@@ -167,7 +188,7 @@ def _binary_prepare(op: str):
                 data.lut = _pair_table(fn)
             else:
                 data.kind = "int16"
-        elif dt == np.int32 or (dt == np.int64 and op in ("ADD", "MUL")):
+        elif dt == np.int32:
             if op in ("ADD", "SUB") and (is_quantized(in1) or is_quantized(in2)):
                 raise fail(node, "only unquantized int32 is supported")
             data.kind = "int32"
@@ -176,7 +197,7 @@ def _binary_prepare(op: str):
             else:
                 data.imin, data.imax = int_activation_range(act, np.int32)
         else:
-            raise fail(node, f"type {dt.name} not supported")
+            raise fail(node, f"output {tensor_desc(out)}: Type {type_label(dt)} not supported.")
 
     return prepare
 

@@ -17,11 +17,13 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv import exact_float_type
-from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, kernel_error, scale0,
+from .conv import accumulator_bound, exact_float_type
+from .tflite_types import type_label, type_name
+from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, int32_accumulators,
+                      check_quantized, kernel_error, scale0,
                       store_float_output, tname, zp0)
-from .quant import (Requantizer, activation_range_float, activation_range_quantized,
-                    quantize_multiplier)
+from .quant import (MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, Requantizer, activation_range_float,
+                    activation_range_quantized, check_left_shift, quantize_multiplier)
 
 
 @dataclass
@@ -56,9 +58,11 @@ def fc_prepare(ctx, node) -> None:
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
-    if (it == np.float32 and ft != np.float32) or (it == np.int8 and ft != np.int8) \
-            or (it == np.int16 and ft != np.int8) or it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input type {it.name} with filter {tname(flt)} type {ft.name} not supported")
+    if it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input {tname(inp)}: Input type {type_label(it)} not supported.")
+    if ft != (np.float32 if it == np.float32 else np.int8):
+        raise kernel_error(node, f"filter {tname(flt)}: Input type: {type_name(it)} with filter type: "
+                                 f"{type_name(ft)} not supported.")
     if node.options.get("weights_format", "DEFAULT") not in ("DEFAULT", 0):
         raise kernel_error(node, "only the DEFAULT weights format is supported")
     if flt.data is None:
@@ -76,7 +80,7 @@ def fc_prepare(ctx, node) -> None:
         raise kernel_error(node, f"input {tname(inp)} size {in_size} is not a multiple of {accum_depth}")
     check_elements(node, "output", out, in_size // accum_depth * out_depth)
     if bias is not None:
-        check_bias(node, bias, out_depth, inp.dtype)
+        check_bias(node, bias, out_depth, inp.dtype, int32_bias_ok=True)
     data.accum_depth, data.output_depth = accum_depth, out_depth
     data.kind = it.name
     w = np.asarray(flt.data).reshape(out_depth, accum_depth)
@@ -88,32 +92,30 @@ def fc_prepare(ctx, node) -> None:
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
         return
 
+    check_quantized(node, out, "output")
     scales = np.asarray(flt.scales, dtype=np.float32)
     data.is_per_channel = scales.size > 1
     in_scale, out_scale = scale0(inp), scale0(out)
     if data.is_per_channel:
         if it != np.int8:
             raise kernel_error(node, "per-channel weights need an int8 input")
+        if not 0 <= flt.quantized_dimension < len(flt.shape):
+            raise kernel_error(node, f"weights {tname(flt)} are quantized along dimension "
+                                     f"{flt.quantized_dimension} of a {len(flt.shape)}-D tensor")
         if scales.size != int(flt.shape[flt.quantized_dimension]):
             raise kernel_error(node, f"weights {tname(flt)} have {scales.size} scales")
         ctx.allocate_persistent(4 * scales.size)
         ctx.allocate_persistent(4 * scales.size)
-        mult = np.zeros(scales.size, np.int64)
-        shift = np.zeros(scales.size, np.int64)
-        for i, s in enumerate(scales):
-            mult[i], shift[i] = quantize_multiplier(float(np.float32(in_scale)) * float(s) / float(np.float32(out_scale)))
-        data.output_multiplier, data.output_shift = mult, shift
     else:
-        # GetQuantizedConvolutionMultipler: the scales' product and the division in double
-        # (the oracle's build; a float32 product flips rare ties).
-        product = float(np.float32(in_scale)) * float(np.float32(scales[0] if scales.size else 0.0))
-        if bias is not None and np.asarray(bias.scales).size:
+        if bias is not None and np.asarray(bias.scales).size and scales.size:
             bias_scale = float(np.float32(np.asarray(bias.scales, np.float32)[0]))
             exact_product = float(np.float32(in_scale)) * float(scales[0])
             if abs(exact_product - bias_scale) / float(np.float32(out_scale)) > 0.02:
                 raise kernel_error(node, f"bias {tname(bias)} scale does not match input*weights scale")
-        m, s = quantize_multiplier(product / float(np.float32(out_scale)))
-        data.output_multiplier, data.output_shift = np.int64(m), np.int64(s)
+    data.output_multiplier, data.output_shift = fc_output_multipliers(in_scale, scales, out_scale)
+    check_left_shift(node, data.output_shift, f"input {tname(inp)} x weights {tname(flt)} / output {tname(out)} scale",
+                     MAX_LEFT_SHIFT_WIDE if it == np.int16 and not int32_accumulators(node, it, bias)
+                     else MAX_LEFT_SHIFT)
     data.input_zero_point = zp0(inp)
     data.filter_zero_point = zp0(flt)
     data.output_zero_point = zp0(out)
@@ -134,12 +136,28 @@ def fc_prepare(ctx, node) -> None:
     # The input zero point joins the bias: sum((x - zp) * w) = sum(x * w) - zp * sum(w), so
     # invoke only converts x (|x| <= max_abs_x: the float type stays exact).
     bias_eff = data.bias
+    zp_term = np.zeros(1, np.int64)
     if data.input_zero_point:
         zp_term = data.input_zero_point * np.rint(wf.sum(axis=1)).astype(np.int64)
         bias_eff = (np.zeros(out_depth, np.int64) if data.bias is None else data.bias) - zp_term
+    # acc_bound: |sum((x - zp) * w)|, the value TFLM's int32 accumulator holds before the bias.
     data.requant = Requantizer((batches, out_depth), data.output_multiplier, data.output_shift,
                                bias_eff, data.output_zero_point, data.act_min, data.act_max,
-                               wide=data.kind == "int16")
+                               wide=not int32_accumulators(node, it, bias),
+                               acc_bound=accumulator_bound(wf.T, max_abs_x) + int(np.abs(zp_term).max(initial=0)))
+
+
+def fc_output_multipliers(input_scale: float, weight_scales: np.ndarray,
+                          output_scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """FULLY_CONNECTED's requantization: per channel (several weight scales) or per tensor
+    (GetQuantizedConvolutionMultipler: the scales' product and the division in double, the
+    oracle's build; a float32 product flips rare ties). Per tensor gives 0-d arrays."""
+    ws = np.asarray(weight_scales, dtype=np.float32).reshape(-1)
+    in_s, out_s = float(np.float32(input_scale)), float(np.float32(output_scale))
+    pairs = [quantize_multiplier(in_s * float(s) / out_s) for s in (ws if ws.size else [0.0])]
+    mult = np.array([p[0] for p in pairs], np.int64)
+    shift = np.array([p[1] for p in pairs], np.int64)
+    return (mult, shift) if ws.size > 1 else (mult[0], shift[0])
 
 
 def fc_invoke(ctx, node) -> None:

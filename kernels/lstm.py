@@ -38,6 +38,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .fixedpoint import fail
+from .tflite_types import HYBRID, type_label
 from .fully_connected import _ACCUMULATE_LIMIT, sequential_matvec_f32
 from .quant import InPlaceRequant as _InPlaceRequant
 from .quant import _clip as _CLIP
@@ -130,10 +131,20 @@ def lstm_tanh_params(cell_state_scale_power: int) -> tuple[int, int]:
     return multiplier, left_shift
 
 
+def checked_log2_pot(x: float) -> tuple[int, bool]:
+    """tflite::CheckedLog2 in float32: the rounded exponent (TfLiteRound: halves away from
+    zero) and whether x is a power of two (fractional part of log2 below 1e-3)."""
+    with np.errstate(all="ignore"):
+        x_log2 = np.float32(np.log(np.float32(x))) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    if not np.isfinite(x_log2):
+        return 0, False
+    rounded = np.float32(np.copysign(np.floor(np.abs(x_log2) + np.float32(0.5)), x_log2))
+    return int(rounded), bool(np.abs(np.float32(x_log2 - rounded)) < np.float32(1e-3))
+
+
 def checked_log2(x: float) -> int:
     """tflite::CheckedLog2's rounded exponent (its 'is a power of two' verdict is ignored)."""
-    x_log2 = np.float32(np.log(np.float32(x))) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
-    return int(np.round(np.float32(x_log2)))
+    return checked_log2_pot(x)[0]
 
 
 # --------------------------------------------------------------------------- float helpers
@@ -319,13 +330,19 @@ def lstm_prepare(ctx, node) -> None:
         # TFLM asserts: the cell gate is sigmoid or tanh, and the schema cannot express sigmoid.
         raise fail(node, f"cell gate activation {data.activation} is not supported (TANH only)")
     data.cell_clip = float(np.float32(opts.get("cell_clip", 0.0) or 0.0))
+    if not math.isfinite(data.cell_clip):
+        raise fail(node, f"cell_clip {data.cell_clip!r} is not finite (TFLM would convert it to an "
+                         "integer clip: undefined)")
 
     xt, wt = np.dtype(x.dtype), np.dtype(t[2].dtype)
     ct = np.dtype(c.dtype)
+    if xt not in (np.float32, np.int8, np.int16):
+        raise fail(node, f"input {_desc(x)}: Input type {type_label(xt)} not supported.")
     if ct == np.float32:
         if xt != np.float32 or wt != np.float32:
+            # TFLM's float kernel would read int8 weights as float32 words (hybrid model).
             raise fail(node, f"float cell state needs float32 input and weights, got input {_desc(x)}, "
-                             f"weights {_desc(t[2])}")
+                             f"weights {_desc(t[2])}: {HYBRID}")
         _prepare_float(data, t)
     elif ct == np.int16:
         if xt != np.int8 or wt != np.int8 or np.dtype(t[13].dtype) != np.int32:

@@ -134,19 +134,89 @@ def check_elements(node, what: str, t, expected: int) -> None:
                                  f"expected {expected}")
 
 
-def check_bias(node, bias, channels: int, input_dtype) -> None:
-    """A bias holds one value per output channel, float32 for float kernels and int32
-    (int64 for int16 activations) for quantized ones."""
-    allowed = ((np.float32,) if np.dtype(input_dtype) == np.float32 else (np.int32, np.int64))
-    if bias.dtype is None or np.dtype(bias.dtype) not in [np.dtype(a) for a in allowed]:
-        raise kernel_error(node, f"bias {tname(bias)} has type "
-                                 f"{getattr(bias, 'type_name', bias.dtype)}, expected "
-                                 f"{' or '.join(np.dtype(a).name for a in allowed)}")
+# Why a bias of another type than TFLM's kernel expects is refused: TFLM does not check it
+# and reads the buffer as words of the expected type (wrong values, or past its end).
+_BIAS_READ_AS = {"float32": "float32", "int8": "int32", "int16": "int64"}
+
+
+def check_bias(node, bias, channels: int, input_dtype, int32_bias_ok: bool = False) -> None:
+    """A bias holds one value per output channel, of the type TFLM's kernel reads: float32
+    for float kernels, int32 for int8 ones, int64 for 16x8 ones (or int32 where the kernel
+    has an int32-accumulator variant: `int32_bias_ok`, CONV_2D and FULLY_CONNECTED)."""
+    from .tflite_types import type_label, type_name
+    kind = np.dtype(input_dtype).name
+    allowed = {"float32": ["FLOAT32"], "int8": ["INT32"],
+               "int16": ["INT64", "INT32"] if int32_bias_ok else ["INT64"]}.get(kind, [])
+    got = type_name(bias.dtype)
+    if got not in allowed:
+        if kind == "int16" and int32_bias_ok:
+            why = f"Bias type {type_label(bias.dtype)} not supported."
+        else:
+            why = (f"TFLM's {kind} kernel reads the bias as {_BIAS_READ_AS.get(kind, '?')} words "
+                   "whatever its type")
+        raise kernel_error(node, f"bias {tname(bias)} has type {got}, expected "
+                                 f"{' or '.join(allowed) or 'none'} for {kind} input: {why}")
     check_elements(node, "bias", bias, channels)
 
 
+def int32_accumulators(node, input_dtype, bias) -> bool:
+    """Whether TFLM's kernel accumulates in int32 (wrapping): always for int8; for 16x8
+    CONV_2D / FULLY_CONNECTED with an int32 bias, or with no bias when the options ask for
+    an int32 quantized bias type; never for float."""
+    kind = np.dtype(input_dtype)
+    if kind == np.int8:
+        return True
+    if kind != np.int16 or node.op_name == "DEPTHWISE_CONV_2D":
+        return False
+    if bias is not None:
+        return np.dtype(bias.dtype) == np.int32
+    return node.options.get("quantized_bias_type") in ("INT32", 2)
+
+
+def narrow_int16(value: int) -> int:
+    """The value an int16_t field keeps (two's complement truncation)."""
+    return ((int(value) + 0x8000) & 0xFFFF) - 0x8000
+
+
+@dataclass(frozen=True)
+class Int16Window:
+    """Stride, dilation and padding as TFLM's ConvParams / DepthwiseParams hold them: int16_t
+    fields, so values beyond +-32767 wrap. The output shape and the padding are computed
+    from the full option values first (CalculateOpDataConv), then narrowed."""
+
+    stride_h: int
+    stride_w: int
+    dil_h: int
+    dil_w: int
+    pad_h: int
+    pad_w: int
+
+
+def int16_window(stride_h: int, stride_w: int, dil_h: int, dil_w: int,
+                 pad: PaddingValues) -> Int16Window | None:
+    """TFLM's narrowed window when narrowing changes any value, else None (the usual case)."""
+    full = (stride_h, stride_w, dil_h, dil_w, pad.height, pad.width)
+    narrowed = tuple(narrow_int16(v) for v in full)
+    return None if narrowed == full else Int16Window(*narrowed)
+
+
+def gather_windows(x: np.ndarray, out_h: int, out_w: int, filter_h: int, filter_w: int,
+                   win: Int16Window) -> np.ndarray:
+    """(n, out_h, out_w, filter_h, filter_w, c): the input value each filter tap reads, as
+    TFLM's reference loops read it (in_y = out_y * stride - pad + dilation * filter_y, any
+    signs), 0 where the tap falls outside the image (TFLM skips it; x is zero-point-shifted
+    by the caller)."""
+    n, in_h, in_w, c = x.shape
+    ys = (np.arange(out_h)[:, None] * win.stride_h - win.pad_h + np.arange(filter_h)[None, :] * win.dil_h)
+    xs = (np.arange(out_w)[:, None] * win.stride_w - win.pad_w + np.arange(filter_w)[None, :] * win.dil_w)
+    inside = (((ys >= 0) & (ys < in_h))[:, None, :, None] & ((xs >= 0) & (xs < in_w))[None, :, None, :])
+    taps = x[:, np.clip(ys, 0, in_h - 1)[:, None, :, None], np.clip(xs, 0, in_w - 1)[None, :, None, :], :]
+    return np.where(inside[None, ..., None], taps, np.zeros((), x.dtype))
+
+
 def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, stride_w: int,
-                   dil_h: int, dil_w: int, padding: str, channels: int | None = None) -> None:
+                   dil_h: int, dil_w: int, padding: str, channels: int | None = None,
+                   int16_fields: bool = True) -> None:
     """Refuse window parameters the strided views cannot honour: non-positive strides,
     dilations or filter sizes, an unknown padding, or an output whose batch, height, width
     (or channels) differ from what the input and the window give (a forged shape would
@@ -167,10 +237,16 @@ def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, 
                                  f"does not fit input {tname(inp)} with {padding} padding")
     need = [(out_h - 1) * stride_h + (filter_h - 1) * dil_h + 1,
             (out_w - 1) * stride_w + (filter_w - 1) * dil_w + 1]
-    if n * max(need[0], in_h) * max(need[1], in_w) * c > (1 << 28):
+    # TFLM computes the window's extent and padding in int: past int32 that is undefined.
+    overflow = max(abs((filter_h - 1) * dil_h) + 1, abs((filter_w - 1) * dil_w) + 1,
+                   abs(need[0]), abs(need[1])) > (1 << 31) - 1
+    # Conv / depthwise beyond int16 run on gathered taps (no padded copy), so no span limit.
+    narrowed = int16_fields and any(narrow_int16(v) != v for v in (stride_h, stride_w, dil_h, dil_w))
+    if overflow or (not narrowed and n * max(need[0], in_h) * max(need[1], in_w) * c > (1 << 28)):
         raise kernel_error(node, f"a {filter_h}x{filter_w} window with stride {stride_h}x{stride_w} "
                                  f"and dilation {dil_h}x{dil_w} spans {need[0]}x{need[1]} pixels "
-                                 f"of input {tname(inp)}: stride or dilation is corrupt")
+                                 f"of input {tname(inp)}: stride or dilation is corrupt"
+                                 + (" (TFLM's padding arithmetic would overflow int)" if overflow else ""))
     if [int(d) for d in out.shape] != expected:
         raise kernel_error(node, f"output {tname(out)} does not match the computed shape "
                                  f"{expected} (input {tname(inp)}, {filter_h}x{filter_w} window, "
@@ -243,3 +319,35 @@ def scale0(t) -> float:
 def zp0(t) -> int:
     z = np.asarray(t.zero_points)
     return int(z[0]) if z.size else 0
+
+
+def check_quantized(node, t, role: str) -> None:
+    """A tensor whose scale a kernel divides by (an output's, mostly) must have one, positive
+    and finite. TFLM does not check: it divides by zero and converts the infinite multiplier
+    to an integer, which is undefined. (A zero scale in a numerator is fine: TFLM's
+    multiplier is then 0, and so is ours.)"""
+    scales = np.asarray(getattr(t, "scales", ()), dtype=np.float64).reshape(-1)
+    kind = np.dtype(t.dtype).name
+    desc = f"{role} {tname(t)} ({kind}{list(t.shape)})"
+    if scales.size == 0:
+        raise kernel_error(node, f"{desc} has no quantization parameters; a quantized {kind} tensor "
+                                 "needs a scale and a zero point")
+    bad = np.nonzero(~np.isfinite(scales) | (scales <= 0))[0]
+    if bad.size:
+        where = f" (channel {int(bad[0])} of {scales.size})" if scales.size > 1 else ""
+        raise kernel_error(node, f"{desc} has quantization scale {float(scales[bad[0]])!r}{where}; "
+                                 "a scale must be positive and finite")
+
+
+def require_inputs(ctx, node, count: int | None = None) -> list:
+    """The node's inputs 0..count-1 (every input when count is None), refusing too few or an
+    absent one (-1): TFLM's kernels dereference them unconditionally."""
+    count = len(node.inputs) if count is None else count
+    if len(node.inputs) < count:
+        raise kernel_error(node, f"has {len(node.inputs)} inputs, needs {count}")
+    tensors = [ctx.input(node, i) for i in range(count)]
+    for i, t in enumerate(tensors):
+        if t is None:
+            raise kernel_error(node, f"input {i} is absent (inputs {list(node.inputs)}, -1 = absent); "
+                                     "this operator needs it")
+    return tensors

@@ -15,7 +15,8 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import (activation_of, check_activation, check_geometry, compute_padding_height_width,
+from .tflite_types import type_label
+from .padding import (check_quantized, int16_window, activation_of, check_activation, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import _clip, activation_range_float, activation_range_quantized
 
@@ -47,7 +48,7 @@ def _prepare(ctx, node, is_max: bool) -> None:
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)} has unsupported type {it.name}")
+        raise kernel_error(node, f"input {tname(inp)}: Type {type_label(it)} not supported.")
     if len(inp.shape) != 4 or len(out.shape) != 4:
         raise kernel_error(node, f"input {tname(inp)} and output must be 4-D")
     act = activation_of(node)
@@ -55,9 +56,14 @@ def _prepare(ctx, node, is_max: bool) -> None:
     n, ih, iw, c = (int(d) for d in inp.shape)
     fh, fw = int(opts.get("filter_height", 1)), int(opts.get("filter_width", 1))
     sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
-    check_geometry(node, inp, out, fh, fw, sh, sw, 1, 1, opts.get("padding", "SAME"), channels=c)
+    check_geometry(node, inp, out, fh, fw, sh, sw, 1, 1, opts.get("padding", "SAME"), channels=c,
+                   int16_fields=False)
     data.padding, _, _ = compute_padding_height_width(sh, sw, 1, 1, ih, iw, fh, fw,
                                                       opts.get("padding", "SAME"))
+    if int16_window(1, 1, 1, 1, data.padding) is not None:
+        raise kernel_error(node, f"a {fh}x{fw} window pads input {tname(inp)} by "
+                                 f"{data.padding.height}x{data.padding.width}: TFLM's PoolParams keep the "
+                                 "padding as int16_t, which wraps (micro_rt does not reproduce that)")
     g = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, 1, 1, data.padding)
     data.geometry = g
     data.kind = it.name
@@ -65,6 +71,8 @@ def _prepare(ctx, node, is_max: bool) -> None:
         lo, hi = activation_range_float(act)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
     else:
+        if act != "NONE":       # the fused activation's bounds divide by the output scale
+            check_quantized(node, out, "output")
         data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
     data.counts = g.valid_counts()[None, :, :, None]
     if is_max:

@@ -32,6 +32,26 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
     return int(q_fixed), int(shift)
 
 
+# MultiplyByQuantizedMultiplier computes x * (1 << shift) for a positive shift: from 32 bits
+# on that is undefined in C++ (x86 masks the count to 5 bits, Arm's LSL gives 0), so TFLM's
+# answer depends on the machine it was built for. The int64 (16x8) variant shifts right by
+# 15 - shift: from shift 15 on that is undefined too.
+MAX_LEFT_SHIFT = 31
+MAX_LEFT_SHIFT_WIDE = 14
+
+
+def check_left_shift(node, shift, what: str, limit: int = MAX_LEFT_SHIFT) -> None:
+    """Refuse a requantization whose left shift TFLM's C++ leaves undefined (see above)."""
+    worst = int(np.max(np.atleast_1d(np.asarray(shift, np.int64)), initial=-(1 << 31)))
+    if worst > limit:
+        from micro_rt.errors import KernelError
+        raise KernelError(
+            f"op {node.index} {node.op_name}: {what}: the requantization multiplier is 2^{worst - 1} or "
+            f"more (left shift {worst}, at most {limit} is defined): TFLM's "
+            "MultiplyByQuantizedMultiplier would shift past the integer width, undefined in C++ "
+            "(TFLM built for x86 and for Arm give different outputs); a quantization scale is wrong")
+
+
 def quantize_multiplier_array(real_multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel QuantizeMultiplier: int64 multipliers and shifts, one per entry."""
     pairs = [quantize_multiplier(float(m)) for m in np.asarray(real_multipliers, np.float64).ravel()]
@@ -293,6 +313,7 @@ def round_half_away_f32(x: np.ndarray) -> np.ndarray:
 
 
 _C30, _C31 = np.asarray(1 << 30, np.int64), np.asarray(31, np.int64)
+_C2_31, _MASK32 = np.asarray(1 << 31, np.int64), np.asarray(0xFFFFFFFF, np.int64)
 _SMALL = 4096        # elements up to which Requantizer stores per-lane operands at full shape
 
 # The clip ufunc itself: np.clip's Python wrapper costs several times a small clip.
@@ -313,10 +334,15 @@ class Requantizer:
     """
 
     def __init__(self, shape, multiplier, shift, bias, output_zero_point: int,
-                 act_min: int, act_max: int, tile: int = 1, wide: bool = False):
+                 act_min: int, act_max: int, tile: int = 1, wide: bool = False,
+                 acc_bound: int = 1 << 31):
         """`shape` is (rows, channels); `tile` consecutive rows are processed as one long row
         (per-channel parameters repeated) so numpy's inner loops are long, not `channels`.
-        `wide`: int16 activations (16x8) use TFLM's int64 MultiplyByQuantizedMultiplier."""
+        `wide`: int16 activations with int64 accumulators (16x8) use TFLM's int64
+        MultiplyByQuantizedMultiplier. Otherwise the accumulator is TFLM's int32: `acc_bound`
+        bounds |acc| (exact, before the bias); when acc + bias can leave int32, the sum wraps
+        as the C addition does (mod 2^32 addition is associative, so wrapping the exact sum
+        equals wrapping every partial sum)."""
         rows, channels = (int(d) for d in shape)
         if tile < 1 or rows % tile:
             tile = 1
@@ -363,6 +389,8 @@ class Requantizer:
                 self.zp_folded = True
         self.add = np.asarray(add, np.int64)
         self.bias = None if bias is None else np.asarray(bias, dtype=np.int64)
+        bias_bound = 0 if bias is None else int(np.abs(self.bias).max(initial=0))
+        self.wrap = not wide and int(acc_bound) + bias_bound > INT32_MAX
         self.act_min, self.act_max = np.asarray(act_min, np.int64), np.asarray(act_max, np.int64)
         self.wide = wide
         if wide:
@@ -376,6 +404,10 @@ class Requantizer:
         np.copyto(h, acc.reshape(self.shape), casting="unsafe")
         if self.bias is not None:
             h += self.bias
+        if self.wrap:
+            h += _C2_31
+            h &= _MASK32
+            h -= _C2_31
         if self.wide:
             h *= self.reduced
             h += self.round

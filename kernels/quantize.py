@@ -8,9 +8,11 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
+from .tflite_types import type_name
 from .fixedpoint import (run_elementwise, f32_to_int32_cast, fail, int8_domain, is_quantized, round_half_away,
                          scale_of, tensor_desc, wrap32, zero_point_of)
-from .quant import multiply_by_quantized_multiplier, quantize_multiplier
+from .padding import check_quantized
+from .quant import check_left_shift, multiply_by_quantized_multiplier, quantize_multiplier
 
 _REQUANT_PAIRS = {
     (np.int16, np.int8), (np.int8, np.int8), (np.int8, np.uint8), (np.uint8, np.int8),
@@ -68,6 +70,7 @@ def _quantize_prepare(ctx, node):
         raise fail(node, f"output {tensor_desc(o)} has {len(o.scales)} scales, only per-tensor "
                          "quantization is supported")
     idt, odt = np.dtype(i.dtype), np.dtype(o.dtype)
+    check_quantized(node, o, "output")
     if idt not in (np.float32, np.int32, np.int16, np.int8, np.uint8):
         raise fail(node, f"input {tensor_desc(i)}: type {idt.name} not supported")
     if odt not in (np.int8, np.int16, np.int32, np.uint8):
@@ -75,13 +78,15 @@ def _quantize_prepare(ctx, node):
     out_scale, out_zp = scale_of(o), zero_point_of(o)
     if idt == np.float32:
         if odt not in (np.int8, np.int16):
-            raise fail(node, f"float32 input to {odt.name} output not supported")
+            raise fail(node, f"Input FLOAT32, output {type_name(odt)} not supported.")
         data.kind = "affine"
         data.fn = lambda x: affine_quantize(x, out_scale, out_zp, odt)
         return
     if (idt.type, odt.type) not in _REQUANT_PAIRS:
-        raise fail(node, f"input {tensor_desc(i)}, output {tensor_desc(o)}: not supported")
+        raise fail(node, f"input {tensor_desc(i)}, output {tensor_desc(o)}: Input {type_name(idt)}, "
+                         f"output {type_name(odt)} not supported.")
     mult, shift = quantize_multiplier(float(scale_of(i)) / float(out_scale))
+    check_left_shift(node, shift, f"input {tensor_desc(i)} / output {tensor_desc(o)} scale")
     in_zp = zero_point_of(i)
     fn = lambda x: requantize(x, mult, shift, in_zp, out_zp, idt, odt)  # noqa: E731
     if idt == np.int8:
@@ -107,14 +112,20 @@ def _dequantize_prepare(ctx, node):
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     idt = np.dtype(i.dtype)
     _same_count(node, i, o)
-    if idt not in (np.int8, np.int16):
-        raise fail(node, f"input {tensor_desc(i)}: type {idt.name} not supported (int8/int16 only)")
+    if idt not in (np.int8, np.int16, np.uint8):
+        raise fail(node, f"input {tensor_desc(i)}: type {type_name(idt)} not supported (TFLM's "
+                         "DequantizePrepare: input->type == kTfLiteInt8 || kTfLiteInt16 || kTfLiteUInt8 "
+                         "was not true)")
     if np.dtype(o.dtype) != np.float32:
-        raise fail(node, f"output {tensor_desc(o)} must be float32")
+        raise fail(node, f"output {tensor_desc(o)} must be float32 (TFLM's DequantizePrepare: "
+                         "output->type == kTfLiteFloat32 was not true)")
     scale, zp = scale_of(i), zero_point_of(i)
     if idt == np.int8:
         data.kind = "lut8"
         data.lut = dequantize(int8_domain(), scale, zp)
+    elif idt == np.uint8:
+        data.kind = "lut8"      # indexed by the byte value, which is the uint8 value itself
+        data.lut = dequantize(np.arange(256, dtype=np.int64), scale, zp)
     else:
         data.kind = "dequant"
         data.fn = lambda x: dequantize(x, scale, zp)

@@ -20,9 +20,9 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import kernel_error, scale0, tname, zp0
+from .padding import check_quantized, kernel_error, require_inputs, scale0, tname, zp0
 from .quant import (InPlaceRequant, _clip, c_div, multiply_by_quantized_multiplier,
-                    quantize_multiplier, round_half_away_f32)
+                    quantize_multiplier, round_half_away_f32, check_left_shift)
 
 # "fold" matches the tflite-micro runtime; "divide" (requantize, then round-divide by the
 # count) differs on 36 of 1280 mobilenet_v2 outputs.
@@ -52,14 +52,14 @@ def mean_prepare(ctx, node) -> None:
     data: OpDataReduce = node.user_data
     if len(node.inputs) != 2 or len(node.outputs) != 1:
         raise kernel_error(node, "expects 2 inputs (input, axis) and 1 output")
-    inp = ctx.input(node, 0)
-    axis = ctx.input(node, 1)
+    inp, axis = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
     it = np.dtype(inp.dtype)
     if np.dtype(axis.dtype) != np.int32:
         raise kernel_error(node, f"axis {tname(axis)} must be int32, got {np.dtype(axis.dtype).name}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)} has unsupported type {it.name}")
+        raise kernel_error(node, f"input {tname(inp)} has type {it.name}: Currently, only float32, "
+                                 "int8 or int16 input type is supported.")
     if np.dtype(out.dtype) != it:
         raise kernel_error(node, f"output {tname(out)} type differs from input {tname(inp)}")
     data.kind = it.name
@@ -77,8 +77,10 @@ def mean_prepare(ctx, node) -> None:
                                      f"reducing {tname(inp)} {list(inp.shape)} over axes {axes} "
                                      f"gives {kept}")
     if it != np.float32:
+        check_quantized(node, out, "output")
         data.multiplier, data.shift = quantize_multiplier(
             float(np.float32(scale0(inp))) / float(np.float32(scale0(out))))
+        check_left_shift(node, data.shift, "input / output scale")
         out_size = int(np.prod(out.shape)) if len(out.shape) else 1
         data.temp_buffer_idx = ctx.request_scratch(out_size * 4)
         data.input_zp, data.output_zp = zp0(inp), zp0(out)

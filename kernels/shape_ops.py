@@ -14,6 +14,8 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .fixedpoint import f32_to_int32_cast, fail, scale_of, tensor_desc, zero_point_of
+from .padding import require_inputs
+from .tflite_types import type_code, type_label, type_name
 
 
 @dataclass
@@ -55,9 +57,11 @@ def _copy_invoke(ctx, node):
 
 def _expand_dims_prepare(ctx, node):
     _same_size_prepare(ctx, node)
-    i, axis_t, o = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    i, axis_t = require_inputs(ctx, node, 2)
+    o = ctx.output(node, 0)
     if np.dtype(i.dtype) not in (np.float32, np.int8, np.int16):
-        raise fail(node, f"input {tensor_desc(i)}: only int8, int16 and float32 are supported")
+        raise fail(node, f"input {tensor_desc(i)}: Expand_Dims only currently supports int8, int16 "
+                         f"and float32, got {type_code(i.dtype)}.")
     if not axis_t.is_constant:
         raise fail(node, f"axis {tensor_desc(axis_t)}: non-constant axis is not supported")
     if _nelem(axis_t) != 1:
@@ -80,7 +84,8 @@ def _shape_prepare(ctx, node):
     _data(node)
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if np.dtype(o.dtype) != np.int32:
-        raise fail(node, f"output {tensor_desc(o)}: only int32 SHAPE output is supported")
+        raise fail(node, f"output {tensor_desc(o)}: Output type {type_label(o.dtype)} not supported. "
+                         "(SHAPE writes int32 only)")
     if _nelem(o) != len(i.shape):
         raise fail(node, f"output {tensor_desc(o)} cannot hold the {len(i.shape)} dims of "
                          f"{tensor_desc(i)}")
@@ -97,14 +102,14 @@ def _pack_prepare(ctx, node):
     d = _data(node)
     o = ctx.output(node, 0)
     n = len(node.inputs)
-    first = ctx.input(node, 0)
+    first = require_inputs(ctx, node)[0]
     axis = int(node.options.get("axis", 0))
     if axis < 0:
         axis += len(first.shape) + 1
     if not 0 <= axis <= len(first.shape):
         raise fail(node, f"axis {node.options.get('axis')} out of range for {tensor_desc(first)}")
     if np.dtype(o.dtype) not in (np.float32, np.int8, np.int16, np.int32, np.int64):
-        raise fail(node, f"output {tensor_desc(o)}: type not supported")
+        raise fail(node, f"output {tensor_desc(o)}: Type '{type_name(o.dtype)}' is not supported by pack.")
     for k in range(n):
         t = ctx.input(node, k)
         if tuple(t.shape) != tuple(first.shape) or np.dtype(t.dtype) != np.dtype(o.dtype):
@@ -143,6 +148,7 @@ def _concat_prepare(ctx, node):
     axis = int(node.options.get("axis", 0))
     if axis < 0:
         axis += len(o.shape)
+    require_inputs(ctx, node)
     for k in range(n):
         t = ctx.input(node, k)
         if np.dtype(t.dtype) != dt:
@@ -180,13 +186,14 @@ def _concat_invoke(ctx, node):
 
 def _transpose_prepare(ctx, node):
     d = _data(node)
-    i, perm_t, o = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    i, perm_t = require_inputs(ctx, node, 2)
+    o = ctx.output(node, 0)
     dt = np.dtype(i.dtype)
     if dt != np.dtype(o.dtype):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if dt not in (np.float32, np.int8, np.int16):
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported "
-                         "(float32, int8, int16)")
+        raise fail(node, f"input {tensor_desc(i)}: Type {type_name(dt)} is currently not supported by "
+                         "Transpose. Only float32, int8 and int16 are supported")
     if len(i.shape) > 6:
         raise fail(node, f"input {tensor_desc(i)}: more than 6 dimensions")
     if _nelem(perm_t) != len(i.shape):
@@ -230,13 +237,14 @@ def _pad_prepare(ctx, node):
     n_in = len(node.inputs)
     if n_in not in (2, 3):
         raise fail(node, f"{n_in} inputs, expected 2 or 3")
-    i, pad_t, o = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+    i, pad_t = require_inputs(ctx, node, 2)
+    o = ctx.output(node, 0)
     cv = ctx.input(node, 2) if n_in == 3 else None
     dt = np.dtype(i.dtype)
     if dt != np.dtype(o.dtype):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if dt not in (np.float32, np.int8, np.int16, np.int32):
-        raise fail(node, f"input {tensor_desc(i)}: type {dt.name} not supported")
+        raise fail(node, f"input {tensor_desc(i)}: Type {type_name(dt)} not currently supported by Pad.")
     if len(i.shape) > 5:
         raise fail(node, f"input {tensor_desc(i)}: more than 5 dimensions")
     if cv is not None:
@@ -363,8 +371,8 @@ def _strided_slice_prepare(ctx, node):
     d = _data(node)
     if len(node.inputs) != 4:
         raise fail(node, f"{len(node.inputs)} inputs, expected 4")
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
-    b_t, e_t, s_t = ctx.input(node, 1), ctx.input(node, 2), ctx.input(node, 3)
+    i, b_t, e_t, s_t = require_inputs(ctx, node, 4)
+    o = ctx.output(node, 0)
     rank = len(i.shape)
     if rank > 4:
         raise fail(node, f"input {tensor_desc(i)}: input dim should not exceed 4")
@@ -386,6 +394,8 @@ def _strided_slice_prepare(ctx, node):
         raise fail(node, f"output {tensor_desc(o)} does not match computed shape {out_shape}")
     if np.dtype(i.dtype) != np.dtype(o.dtype):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
+    if np.dtype(i.dtype) not in _STRIDED_SLICE_TYPES:
+        raise fail(node, f"input {tensor_desc(i)}: Type {type_label(i.dtype)} not supported.")
     flat = np.arange(_nelem(i), dtype=np.int64).reshape(i.shape) if rank else np.zeros((), np.int64)
     d.index = flat[np.ix_(*axes)].reshape(-1) if rank else flat.reshape(-1)
 
@@ -403,6 +413,9 @@ def _strided_slice_invoke(ctx, node):
         dst[:n] = src[d.index[:n]]
 
 
+_STRIDED_SLICE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.int8, np.int16, np.int32, np.bool_))
+
+
 # --------------------------------------------------------------------------- CAST
 
 def _cast_prepare(ctx, node):
@@ -410,11 +423,15 @@ def _cast_prepare(ctx, node):
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if _nelem(i) != _nelem(o):
         raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
-    ok = (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
-          np.float32, np.float64)
-    for t in (i, o):
-        if np.dtype(t.dtype) not in ok:
-            raise fail(node, f"tensor {tensor_desc(t)}: type not supported")
+    # TFLM's CastEval: these types in and out (uint8 and int64 neither way).
+    if np.dtype(i.dtype) not in _CAST_INPUT_TYPES:
+        raise fail(node, f"input {tensor_desc(i)}: Input type {type_label(i.dtype)} not supported.")
+    if np.dtype(o.dtype) not in _CAST_OUTPUT_TYPES:
+        raise fail(node, f"output {tensor_desc(o)}: Output type {type_label(o.dtype)} not supported.")
+
+
+_CAST_INPUT_TYPES = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.uint32, np.float32, np.bool_))
+_CAST_OUTPUT_TYPES = _CAST_INPUT_TYPES
 
 
 def cast_values(x: np.ndarray, out_dtype) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import kernel_error, scale0, tname, zp0
+from .padding import check_quantized, kernel_error, scale0, tname, zp0
 from .quant import (calculate_input_radius, exp_on_negative_values, get_reciprocal,
                     preprocess_softmax_scaling, quantize_multiplier, rounding_divide_by_pot,
                     saturating_rounding_doubling_high_mul, wrap_int32)
@@ -80,6 +80,9 @@ def softmax_prepare(ctx, node) -> None:
             lambda v: np.float32(1.0) / (np.float32(1.0) + v), 0.0, 1.0)
         data.zero_point, data.scale = zp0(out), scale0(out)
     if it == np.int8 or it == np.int16:
+        check_quantized(node, out, "output")
+        if not math.isfinite(beta) or beta <= 0:
+            raise kernel_error(node, f"beta {beta!r} must be positive and finite for a quantized softmax")
         if it == np.int16:
             if abs(scale0(out) - 1.0 / 32768) > 0.001 / 32768:
                 raise kernel_error(node, f"int16 output {tname(out)} scale must be 1/32768")
@@ -94,6 +97,12 @@ def softmax_prepare(ctx, node) -> None:
                     raise kernel_error(node, f"output {tname(out)} must have zero point -128 and scale 1/256")
             else:
                 raise kernel_error(node, f"output {tname(out)} has unsupported type {ot.name}")
+            real = beta * float(np.float32(scale0(inp))) * float(1 << (31 - K_SCALED_DIFF_INTEGER_BITS))
+            if not real > 1.0:
+                raise kernel_error(node, f"input {tname(inp)} scale x beta is too small: the softmax input "
+                                         f"multiplier {real:g} is not above 1 (TFLM's "
+                                         "QuantizeMultiplierGreaterThanOne aborts: "
+                                         "TFLITE_CHECK_GT(double_multiplier, 1.))")
             m, s = preprocess_softmax_scaling(beta, float(np.float32(scale0(inp))),
                                               K_SCALED_DIFF_INTEGER_BITS)
             data.input_multiplier, data.input_left_shift = m, s

@@ -1,6 +1,11 @@
-"""micro_rt: a TFLM-compatible runtime that answers: does it fit, is it correct, how fast."""
-from .errors import (AllocationError, EmulationError, InputError, KernelError, MicroRtError,
-                     ModelError, UnsupportedOpError)
+"""micro_rt: a TFLM-compatible runtime that answers: does it fit, is it correct, how fast.
+
+`import micro_rt as runtime` stands in for `from tflite_micro import runtime`:
+`runtime.Interpreter.from_file(...)`, `runtime.InterpreterConfig.kPreserveAllTensors`.
+"""
+from .compat import InterpreterConfig
+from .errors import (AllocationError, EmulationError, InputError, InputIndexError, InputTypeError,
+                     KernelError, MicroRtError, ModelError, TensorNotKeptError, UnsupportedOpError)
 from .kernel_api import Node, Registration
 from .resolver import MutableOpResolver, builtin_op_resolver
 
@@ -15,6 +20,7 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["Interpreter", "MutableOpResolver", "builtin_op_resolver", "Registration", "Node",
-           "MicroRtError", "ModelError", "UnsupportedOpError", "AllocationError", "InputError",
-           "KernelError", "EmulationError"]
+__all__ = ["Interpreter", "InterpreterConfig", "MutableOpResolver", "builtin_op_resolver",
+           "Registration", "Node", "MicroRtError", "ModelError", "UnsupportedOpError",
+           "AllocationError", "InputError", "InputTypeError", "InputIndexError",
+           "TensorNotKeptError", "KernelError", "EmulationError"]

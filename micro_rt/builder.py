@@ -16,6 +16,21 @@ from . import schema
 from .model import Model
 
 
+def buffer_table(fb: flatbuffers.Builder, data: bytes) -> int:
+    """A Buffer table holding `data` (none when empty), 16-byte aligned like the converter's,
+    so weights can be read in place."""
+    vec = None
+    if data:
+        fb.StartVector(1, len(data), 16)
+        fb.head -= len(data)
+        fb.Bytes[fb.head:fb.head + len(data)] = data
+        vec = fb.EndVector()
+    fb.StartObject(3)
+    if vec is not None:
+        fb.PrependUOffsetTRelativeSlot(0, vec, 0)
+    return fb.EndObject()
+
+
 @dataclass
 class TensorSpec:
     name: str
@@ -37,6 +52,8 @@ class OperatorSpec:
     options_table: Optional[str] = None
     custom_options: Optional[bytes] = None
     intermediates: list[int] = field(default_factory=list)
+    # Write builtin_options_type but no builtin_options table (a file TFLM still loads).
+    omit_options_table: bool = False
 
 
 @dataclass
@@ -98,13 +115,14 @@ class ModelBuilder:
     def add_operator(self, op: str, inputs: Sequence[int], outputs: Sequence[int], *,
                      options: Optional[dict] = None, version: int = 1,
                      custom_options: Optional[bytes] = None,
-                     intermediates: Sequence[int] = ()) -> int:
-        """Add a builtin (by schema name) or, with custom_options or an unknown name, a custom op."""
+                     intermediates: Sequence[int] = (), omit_options_table: bool = False) -> int:
+        """Add a builtin (by schema name) or, with custom_options or an unknown name, a custom op.
+        `omit_options_table` writes the options type of the op but leaves the table out."""
         custom = op not in schema.BUILTIN_CODE
         table = None if custom else schema.OP_OPTIONS.get(op)
         self.operators.append(OperatorSpec(self.opcode(op, version, custom), list(inputs),
                                            list(outputs), options, table, custom_options,
-                                           list(intermediates)))
+                                           list(intermediates), omit_options_table))
         return len(self.operators) - 1
 
     def add_metadata(self, name: str, data: bytes) -> None:
@@ -113,7 +131,10 @@ class ModelBuilder:
     # ---- from an existing model ----------------------------------------------------
     @classmethod
     def from_model(cls, model: Model) -> "ModelBuilder":
-        """A builder holding the main subgraph of `model`, byte for byte in data and options."""
+        """A builder holding the main subgraph of `model`: buffers byte for byte, tensors,
+        operators with their options, metadata. Only what the builder models: quantization
+        min/max, shape_signature, sparsity, signature defs and other subgraphs are not carried
+        over (for tests and fuzzing). To edit a model keeping everything, use micro_rt.rewrite."""
         b = cls(model.description)
         b.buffers = [bytes(buf) if buf is not None else b"" for buf in model.buffers]
         b.opcodes = [OpcodeSpec(c.builtin_code, c.custom_code, c.version) for c in model.operator_codes]
@@ -138,7 +159,7 @@ class ModelBuilder:
     # ---- serialisation -------------------------------------------------------------
     def build(self) -> bytes:
         fb = flatbuffers.Builder(1024 + sum(len(x) for x in self.buffers))
-        buffers = [self._buffer(fb, data) for data in self.buffers]
+        buffers = [buffer_table(fb, data) for data in self.buffers]
         tensors = [self._tensor(fb, t) for t in self.tensors]
         operators = [self._operator(fb, op) for op in self.operators]
         name = fb.CreateString(self.subgraph_name)
@@ -198,19 +219,6 @@ class ModelBuilder:
     def _ints(fb: flatbuffers.Builder, values: Sequence[int]) -> int:
         return fb.CreateNumpyVector(np.asarray(list(values), dtype=np.int32))
 
-    @staticmethod
-    def _buffer(fb: flatbuffers.Builder, data: bytes) -> int:
-        vec = None
-        if data:
-            # 16-byte aligned like the converter, so weights can be read in place.
-            fb.StartVector(1, len(data), 16)
-            fb.head -= len(data)
-            fb.Bytes[fb.head:fb.head + len(data)] = data
-            vec = fb.EndVector()
-        fb.StartObject(3)
-        if vec is not None:
-            fb.PrependUOffsetTRelativeSlot(0, vec, 0)
-        return fb.EndObject()
 
     def _tensor(self, fb: flatbuffers.Builder, t: TensorSpec) -> int:
         name = fb.CreateString(t.name)
@@ -235,7 +243,9 @@ class ModelBuilder:
         return fb.EndObject()
 
     def _operator(self, fb: flatbuffers.Builder, op: OperatorSpec) -> int:
-        options = self._options(fb, op.options_table, op.options or {}) if op.options_table else None
+        options = None
+        if op.options_table and not op.omit_options_table:
+            options = self._options(fb, op.options_table, op.options or {})
         custom = fb.CreateByteVector(op.custom_options) if op.custom_options is not None else None
         inputs = self._ints(fb, op.inputs)
         outputs = self._ints(fb, op.outputs)
@@ -244,8 +254,9 @@ class ModelBuilder:
         fb.PrependUint32Slot(0, op.opcode_index, 0)
         fb.PrependUOffsetTRelativeSlot(1, inputs, 0)
         fb.PrependUOffsetTRelativeSlot(2, outputs, 0)
+        if op.options_table:
+            _put_scalar(fb, 3, fb.PrependUint8, schema.OPTION_TABLE_INDEX[op.options_table])
         if options is not None:
-            fb.PrependUint8Slot(3, schema.OPTION_TABLE_INDEX[op.options_table], 0)
             fb.PrependUOffsetTRelativeSlot(4, options, 0)
         if custom is not None:
             fb.PrependUOffsetTRelativeSlot(5, custom, 0)
@@ -270,13 +281,35 @@ class ModelBuilder:
             if value is None or kind == "[int]":
                 continue
             if kind in schema.ENUM_KINDS:
-                fb.PrependInt8Slot(slot, schema.ENUM_KINDS[kind].index(value), -1)
+                value = schema.ENUM_KINDS[kind].index(value)
             elif kind == "bool":
-                fb.PrependBoolSlot(slot, bool(value), not bool(value))
+                value = bool(value)
             elif kind == "float":
-                fb.PrependFloat32Slot(slot, float(value), float("nan"))
-            elif kind in ("int", "uint"):
-                fb.PrependInt32Slot(slot, int(value), int(value) + 1)
-            elif kind == "byte":
-                fb.PrependInt8Slot(slot, int(value), int(value) + 1)
+                value = float(value)
+            else:
+                value = _in_range(f"{table}.{name}", kind, value)
+            # Every field is written, defaults included, so a test sees exactly what it set.
+            _put_scalar(fb, slot, getattr(fb, _PREPEND[kind]), value)
         return fb.EndObject()
+
+
+# The flatbuffers.Builder method that writes each scalar kind (enums are stored as bytes).
+_PREPEND = {"bool": "PrependBool", "byte": "PrependInt8", "ubyte": "PrependUint8",
+            "int": "PrependInt32", "uint": "PrependUint32", "float": "PrependFloat32",
+            **{kind: "PrependInt8" for kind in schema.ENUM_KINDS}}
+_RANGE = {"byte": (-2**7, 2**7 - 1), "ubyte": (0, 2**8 - 1), "int": (-2**31, 2**31 - 1),
+          "uint": (0, 2**32 - 1)}
+
+
+def _in_range(what: str, kind: str, value) -> int:
+    lo, hi = _RANGE[kind]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ValueError(f"{what}: {value!r} is not a {kind} ({lo}..{hi})")
+    return int(value)
+
+
+def _put_scalar(fb: flatbuffers.Builder, slot: int, prepend, value) -> None:
+    """Write a table field whatever its value: the Prepend*Slot helpers skip a value equal
+    to the default they are given (and check that default's range too)."""
+    prepend(value)
+    fb.Slot(slot)

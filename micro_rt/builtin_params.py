@@ -8,7 +8,7 @@ here (RELU, TANH, PAD, QUANTIZE, ...) get no struct.
 Read from tensorflow/lite/core/api/flatbuffer_conversions.cc: the parser the micro op
 resolver registers for each TFLM builtin, and for operators TFLM has no kernel for, the
 struct TFLite's generic parser (ParseOpDataTfLite) makes. The structs' layouts are in
-micro_rt/structs/builtin_params.h and their sizes per target in micro_rt/targets.py.
+micro_rt/structs/tflm_structs.h and their sizes per target in micro_rt/targets.py.
 """
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
 """`micro-rt`: info, plan, fit, run, profile, optimize.
 
-Errors a user can cause print one line and exit 2; `--debug` shows the traceback.
-`fit` exits 0 when the model fits and 1 when it does not, so CI can gate on it.
+Exit codes (the same for every command, so CI can gate on them):
+  0  the answer is yes: the model fits, the outputs agree, the profile is complete
+  1  the answer is no: the model does not fit, the outputs differ from tflite-micro
+  2  error in what was given (model file, option value): one line on stderr
+  3  cannot tell: something the answer depends on is not accounted for (listed in the output)
+  4  internal error, a bug in micro_rt: one line on stderr; --debug shows the traceback
 """
 from __future__ import annotations
 
@@ -9,52 +13,86 @@ import argparse
 import json
 import re
 import sys
-import time
 import traceback
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
+from . import __version__
 from .analysis import op_macs
+from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, parse_frequency,
+                         parse_size, seconds_range, size_type)
 from .errors import MicroRtError
+from .files import load_array, read_model_file
 from .interpreter import Interpreter
-from .model import MAX_MODEL_BYTES, Model, read_model
-from .report import format_bytes, plan_table, plans_html
+from .model import Model, read_model
+from .report import format_bytes, kernels_fields, kernels_label, plan_table, plans_html
 from .resolver import builtin_op_resolver
 from .targets import get_target
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)(i?[bB])?\s*$")
+EXIT_OK, EXIT_NO, EXIT_ERROR, EXIT_CANNOT_TELL, EXIT_INTERNAL = 0, 1, 2, 3, 4
+_EXIT_CODES = __doc__[__doc__.index("Exit codes"):].rstrip()
 
-
-def parse_size(text: str) -> int:
-    """'256K', '1M', '1.5MiB', '8192' -> bytes (K = 1024)."""
-    m = _SIZE.match(text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a size (examples: 8192, 256K, 1M)")
-    scale = {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
-    return int(float(m.group(1)) * scale)
+__all__ = ["main", "build_parser", "parse_size", "parse_frequency"]
 
 
 def _load(path: str) -> tuple[Model, bytes]:
-    try:
-        size = Path(path).stat().st_size
-        if size > MAX_MODEL_BYTES:
-            raise MicroRtError(f"model '{path}' is {size} bytes, over micro_rt's "
-                               f"{MAX_MODEL_BYTES}-byte limit")
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise MicroRtError(f"cannot read model '{path}': {e.strerror}") from None
+    data = read_model_file(path)
     return read_model(data), data
 
 
 def _interpreter(args, data: bytes, plan_only: bool = True) -> Interpreter:
-    return Interpreter.from_bytes(data, None, target=args.target, kernels=args.kernels,
+    return Interpreter.from_bytes(data, target=args.target, kernels=args.kernels,
                                   planner=getattr(args, "planner", "greedy"), plan_only=plan_only)
 
 
 def _emit(args, payload: dict, text: str) -> None:
     print(json.dumps(payload, indent=2) if args.json else text)
+
+
+def _warn(args, text: str) -> None:
+    if not args.quiet:
+        print(f"micro-rt: warning: {' '.join(text.split())}", file=sys.stderr)
+
+
+@contextmanager
+def _progress(args, label: str, total: int) -> Iterator[Optional[Callable[[int, int], None]]]:
+    """A progress bar on stderr, only when stderr is a terminal (never in logs, --json or
+    --quiet); yields the `progress(done, total)` callback, or None. The bar appears on the
+    first call, so work that turns out not to run shows none."""
+    if args.json or args.quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+    bars: list = []
+
+    def update(done: int, _total: int) -> None:
+        if not bars:
+            bars.append(tqdm(total=total, desc=label, unit="op", leave=False, dynamic_ncols=True,
+                             file=sys.stderr))
+        bars[0].update(done - bars[0].n)
+    try:
+        yield update
+    finally:
+        for bar in bars:
+            bar.close()
+
+
+def _write_text(path: str, text: str) -> None:
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+    except OSError as e:
+        raise MicroRtError(f"cannot write '{path}': {e.strerror}") from None
+
+
+def _refuse_directory(option: str, path: Optional[str]) -> None:
+    """Before any work: an output path naming an existing directory is a usage error."""
+    if path is not None and Path(path).is_dir():
+        raise MicroRtError(f"{option} '{path}' is a directory; give a file name")
 
 
 # ---- info --------------------------------------------------------------------------------
@@ -104,115 +142,39 @@ def cmd_info(args) -> int:
 
 # ---- plan --------------------------------------------------------------------------------
 def cmd_plan(args) -> int:
+    from .fit import ops_without_kernels
     _, data = _load(args.model)
     it = _interpreter(args, data)
     plan = it.plan
-    payload = plan.as_dict()
+    payload = dict(plan.as_dict(), **kernels_fields(args.kernels))
     payload["unresolved_ops"] = it.unresolved
-    text = plan_table(plan)
-    if it.unresolved:
-        text += "\nwarning: operators without kernels count no op data: " + "; ".join(it.unresolved)
+    text = plan_table(plan, args.kernels)
+    missing = ops_without_kernels(it)
+    if missing:
+        _warn(args, "no kernel for " + ", ".join(missing) + ": their op data and scratch "
+              "buffers are not in these totals")
     if args.html:
-        try:
-            Path(args.html).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.html).write_text(plans_html([(f"{plan.planner} on {plan.target}", plan)],
-                                                  Path(args.model).name))
-        except OSError as e:
-            raise MicroRtError(f"cannot write '{args.html}': {e.strerror}") from None
+        _write_text(args.html, plans_html([(f"{plan.planner} on {plan.target}", plan)],
+                                          Path(args.model).name))
         text += f"\nlane chart written to {args.html}"
     _emit(args, payload, text)
-    return 0
+    return EXIT_OK
 
 
 # ---- fit ---------------------------------------------------------------------------------
-def _measure_on_mcu(args, data: bytes) -> Optional[dict]:
-    """One emulated inference with micro_rt's C kernels: kernel stack, firmware static data,
-    and the code of the kernels the model executes. None when it cannot run there."""
-    try:
-        it = Interpreter.from_bytes(data, None, target=args.target, kernels="cmsis-nn", emulate=True)
-    except MicroRtError:
-        return None
-    rng = np.random.default_rng(0)
-    for i in range(it.num_inputs):
-        it.set_input(_random_input(it.get_input_details(i), rng), i)
-    it.invoke()
-    executor = it._executor
-    return {"stack_bytes": max((r.stack_bytes for r in it.last_run), default=0),
-            "static_bytes": executor.static_ram_bytes(), "code_bytes": executor.code_bytes(),
-            "ops_on_host": [f"{r.index} {r.op}" for r in it.last_run if not r.on_mcu]}
-
-
 def cmd_fit(args) -> int:
-    model, data = _load(args.model)
+    from .fit import assess
+    _, data = _load(args.model)
     it = _interpreter(args, data)
-    plan = it.plan
-    measured = None
-    if get_target(args.target).cpu is not None and not args.no_emulate and not it.unresolved:
-        measured = _measure_on_mcu(args, data)
-    stack = measured["stack_bytes"] if measured else 0
-    static = measured["static_bytes"] if measured else 0
-    code = measured["code_bytes"] if measured else 0
-    ram_used = plan.required_bytes + stack + static
-    flash_used = len(data) + code
-    ram_budget = args.ram
-    flash_budget = args.flash
-    ram_fits = ram_used <= ram_budget
-    flash_fits = flash_budget is None or flash_used <= flash_budget
-    fits = ram_fits and flash_fits
-    payload = {
-        "fits": fits,
-        "target": plan.target,
-        "kernels": args.kernels,
-        "ram": {"budget": ram_budget, "used": ram_used, "margin": ram_budget - ram_used,
-                "fits": ram_fits, "arena_bytes": plan.required_bytes, "kernel_stack_bytes": stack,
-                "static_bytes": static},
-        "flash": {"budget": flash_budget, "used": flash_used,
-                  "margin": None if flash_budget is None else flash_budget - flash_used,
-                  "fits": flash_fits, "model_bytes": len(data), "kernel_code_bytes": code},
-        "arena": {"head_bytes": plan.head_bytes, "tail_bytes": plan.tail_bytes,
-                  "total_bytes": plan.total_bytes, "required_bytes": plan.required_bytes},
-        "measured_on_virtual_mcu": measured is not None,
-        "unresolved_ops": it.unresolved,
-    }
-
-    def line(what, used, budget):
-        if budget is None:
-            return f"{what}: {format_bytes(used)} (no budget given)"
-        margin = budget - used
-        word = "fits" if margin >= 0 else "does NOT fit"
-        return (f"{what}: {format_bytes(used)} of {format_bytes(budget)} -> {word}, margin "
-                f"{margin:+d} B ({margin / budget:+.1%})")
-
-    lines = [
-        f"{'FITS' if fits else 'DOES NOT FIT'}: {args.model} on {plan.target} ({args.kernels} kernels)",
-        line("RAM  ", ram_used, ram_budget),
-        f"      arena {plan.required_bytes} (head {plan.head_bytes} + tail {plan.tail_bytes}"
-        + (", + temp peak while preparing and 16-byte rounding" if plan.required_bytes > plan.total_bytes else "")
-        + ")" + (f" + kernel stack {stack} + static data {static}" if measured else ""),
-        line("flash", flash_used, flash_budget),
-        f"      model {len(data)}" + (f" + kernel code {code}" if measured else ""),
-    ]
-    if measured:
-        lines.append("      stack and code measured by running one inference of micro_rt's C kernels "
-                     "on the virtual MCU")
-        if measured["ops_on_host"]:
-            lines.append("      not measured (no C kernel): " + ", ".join(measured["ops_on_host"]))
-    if it.unresolved:
-        lines.append(f"warning: no kernel for {'; '.join(it.unresolved)}")
-    _emit(args, payload, "\n".join(lines))
-    return 0 if fits else 1
+    with _progress(args, f"measuring kernels of {Path(args.model).name} on {args.target}",
+                   len(it.nodes)) as progress:
+        report = assess(args.model, data, it, args.ram, args.flash,
+                        measure=not args.no_emulate, progress=progress)
+    _emit(args, report.as_dict(), report.text())
+    return report.exit_code
 
 
 # ---- run ---------------------------------------------------------------------------------
-def _random_input(details: dict, rng: np.random.Generator) -> np.ndarray:
-    dtype = np.dtype(details["dtype"])
-    shape = tuple(int(d) for d in details["shape"])
-    if np.issubdtype(dtype, np.integer):
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np.int64).astype(dtype)
-    return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
-
-
 def _dequantize(value: np.ndarray, details: dict) -> Optional[np.ndarray]:
     q = details["quantization_parameters"]
     if len(q["scales"]) != 1 or not np.issubdtype(value.dtype, np.integer):
@@ -220,26 +182,51 @@ def _dequantize(value: np.ndarray, details: dict) -> Optional[np.ndarray]:
     return (value.astype(np.float64) - float(q["zero_points"][0])) * float(q["scales"][0])
 
 
+def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict,
+           lines: list) -> bool:
+    """Compare with tflite-micro on --seeds input sets: the run's own inputs, then seeded ones
+    alternating uniform over each type's range and normal around the zero point."""
+    from .oracle import INPUT_DISTRIBUTIONS, check_against_oracle, random_inputs
+    given = bool(args.input)
+    sets = [{"seed": args.seed, "distribution": "--input files" if given else "uniform"}]
+    input_sets = [first_inputs]
+    for n in range(1, args.seeds):
+        kind = INPUT_DISTRIBUTIONS[n % len(INPUT_DISTRIBUTIONS)]
+        sets.append({"seed": args.seed + n, "distribution": kind})
+        input_sets.append(random_inputs(it, args.seed + n, kind))
+    with _progress(args, "checking against tflite-micro", len(input_sets)) as progress:
+        agreements = check_against_oracle(data, it, input_sets, progress)
+    equal = all(a.equal for a in agreements)
+    payload["check"] = {"equal": equal, "input_sets": sets,
+                        "outputs": [a.as_dict() for a in agreements]}
+    first = "the inputs given (--input)" if given else f"seed {args.seed} uniform"
+    lines.append(f"check against tflite-micro on {len(input_sets)} input sets: {first}"
+                 + (f", then seeds {args.seed + 1}..{args.seed + len(input_sets) - 1} alternating "
+                    "normal around the zero point and uniform over each type's range"
+                    if len(input_sets) > 1 else ""))
+    for a in agreements:
+        lines.append(f"check output {a.index} ({a.dtype}, required: {a.tolerance}): {a.verdict}")
+    return equal
+
+
 def cmd_run(args) -> int:
+    from .oracle import random_inputs
     _, data = _load(args.model)
-    it = Interpreter.from_bytes(data, None, target=args.target, kernels=args.kernels)
-    rng = np.random.default_rng(args.seed)
-    inputs = []
-    for i in range(it.num_inputs):
-        details = it.get_input_details(i)
-        if args.input and i < len(args.input):
-            try:
-                value = np.load(args.input[i], allow_pickle=False)
-            except (OSError, ValueError, EOFError) as e:
-                raise MicroRtError(f"cannot read input {i} from '{args.input[i]}' (a .npy file "
-                                   f"saved with numpy.save): {e}") from None
-        else:
-            value = _random_input(details, rng)
-        inputs.append(value)
+    it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
+    inputs = random_inputs(it, args.seed)
+    for i, path in enumerate((args.input or [])[:it.num_inputs]):
+        try:
+            inputs[i] = load_array(path)
+        except (OSError, ValueError, EOFError) as e:
+            raise MicroRtError(f"cannot read input {i} from '{path}' (a .npy file "
+                               f"saved with numpy.save): {e}") from None
+    for i, value in enumerate(inputs):
         it.set_input(value, i)
-    it.invoke()
+    with _progress(args, f"running {Path(args.model).name}", len(it.nodes)) as progress:
+        it.invoke(progress=progress)
     outputs = [it.get_output(i) for i in range(it.num_outputs)]
-    payload = {"model": args.model, "seed": args.seed, "outputs": []}
+    payload = {"model": args.model, "target": it.target.name, **kernels_fields(args.kernels),
+               "seed": args.seed, "outputs": []}
     lines = []
     for i, value in enumerate(outputs):
         details = it.get_output_details(i)
@@ -250,21 +237,16 @@ def cmd_run(args) -> int:
         lines.append(f"output {i} {value.dtype.name}{list(value.shape)}: {np.array2string(value, threshold=64)}")
         if deq is not None:
             lines.append(f"  dequantized: {np.array2string(deq, precision=5, threshold=64)}")
-    if args.check:
-        from .oracle import compare_with_oracle
-        agreement = compare_with_oracle(data, inputs, outputs)
-        payload["check"] = agreement
-        for entry in agreement:
-            lines.append(f"check output {entry['index']}: {entry['verdict']}")
+    equal = _check(args, data, it, inputs, payload, lines) if args.check else True
     _emit(args, payload, "\n".join(lines))
-    if args.check and not all(e["equal"] for e in payload["check"]):
-        return 1
-    return 0
+    return EXIT_OK if equal else EXIT_NO
 
 
 # ---- optimize -----------------------------------------------------------------------------
 def cmd_optimize(args) -> int:
     from .optimize import check_outputs, optimize
+    _refuse_directory("-o/--output", args.output)
+    _refuse_directory("--html", args.html)
     _, data = _load(args.model)
     result = optimize(data, target=args.target, kernels=args.kernels, time_limit=args.time_limit,
                       oracle_verify=args.oracle_verify)
@@ -272,13 +254,16 @@ def cmd_optimize(args) -> int:
         Path(args.output).write_bytes(result.data)
     except OSError as e:
         raise MicroRtError(f"cannot write '{args.output}': {e.strerror}") from None
-    payload = dict(result.as_dict(), model=args.model, output=args.output)
+    payload = dict(result.as_dict(), model=args.model, output=args.output, target=args.target,
+                   **kernels_fields(args.kernels))
     check = None if args.no_check else check_outputs(data, result.data, seeds=range(args.seeds))
     payload["outputs_equal"] = check
     saved = result.original_head - result.predicted_head
     o, c = result.original_head, result.predicted_head
     lines = [
         f"{args.model} -> {args.output}",
+        f"target: {args.target} (kernels {kernels_label(args.kernels)})",
+        f"done: {result.summary}",
         f"head (TFLM greedy, file order): {format_bytes(o)}   lower bound for the file order "
         f"{format_bytes(result.original_bound)}",
         f"head (optimized):               {format_bytes(c)}   lower bound for this order "
@@ -302,156 +287,185 @@ def cmd_optimize(args) -> int:
                 lines.append(f"outputs ({who}, {check['seeds']} seeded inputs): "
                              + ("bit-exact with the original" if check[who] else "DIFFER"))
     if args.html:
-        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.html).write_text(plans_html(
+        _write_text(args.html, plans_html(
             [("original: file order, TFLM greedy", result.original_plan),
-             ("optimized: reordered, offline plan", result.optimized_plan)], Path(args.model).name))
+             (f"optimized: {result.summary}", result.optimized_plan)], Path(args.model).name))
         lines.append(f"lane charts written to {args.html}")
     _emit(args, payload, "\n".join(lines))
     if check is not None and False in (check["micro_rt"], check["oracle"]):
-        return 1
-    return 0
+        return EXIT_NO
+    return EXIT_OK
 
 
 # ---- profile ------------------------------------------------------------------------------
-_FREQ = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:[hH][zZ])?\s*$")
-
-
-def parse_frequency(text: str) -> int:
-    """'120MHz', '64M', '480000000' -> Hz."""
-    m = _FREQ.match(text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a clock frequency (examples: 80MHz, 480M)")
-    scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2).lower()]
-    return int(float(m.group(1)) * scale)
-
-
-class _ProgressBar:
-    """A one-line bar on stderr, shown only once a run has taken more than a second."""
-
-    def __init__(self, label: str):
-        self.label, self.start, self.shown = label, time.monotonic(), False
-
-    def __call__(self, done: int, total: int) -> None:
-        if time.monotonic() - self.start < 1.0:
-            return
-        width = 30
-        filled = width * done // max(total, 1)
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] op {done}/{total}")
-        sys.stderr.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 70 + "\r")
-            sys.stderr.flush()
-
-
 def cmd_profile(args) -> int:
+    from .fit import ops_without_kernels
+    from .oracle import random_inputs
     from .profile import profile_report, profile_table
+    if get_target(args.target).is_host:
+        raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "
+                           "cortex-m0plus, cortex-m4, cortex-m7 or cortex-m33")
     _, data = _load(args.model)
     options = {"clock_hz": args.clock, "flash_wait_states": args.flash_wait_states,
                "strict_alignment": args.strict_alignment, "arena_misalign": args.arena_misalign}
-    it = Interpreter.from_bytes(data, None, target=args.target, kernels="cmsis-nn", emulate=True,
-                                mcu_options=options)
-    rng = np.random.default_rng(args.seed)
-    for i in range(it.num_inputs):
-        it.set_input(_random_input(it.get_input_details(i), rng), i)
-    bar = _ProgressBar(f"emulating {Path(args.model).name} on {args.target}")
-    try:
-        it.invoke(progress=bar)
-    finally:
-        bar.close()
-    report = profile_report(it, it.last_run, args.clock, it._executor.emulation_seconds)
+    it = Interpreter.from_bytes(data, target=args.target, kernels="cmsis-nn", emulate=True,
+                                mcu_options=options, plan_only=True)
+    missing = ops_without_kernels(it)
+    if missing:          # the model cannot run: no total at all
+        report = profile_report(it, [], args.clock, 0.0, without_kernels=missing)
+    else:
+        for i, x in enumerate(random_inputs(it, args.seed)):
+            it.set_input(x, i)
+        with _progress(args, f"emulating {Path(args.model).name} on {args.target}",
+                       len(it.nodes)) as progress:
+            it.invoke(progress=progress)
+        report = profile_report(it, it.last_run, args.clock, it._executor.emulation_seconds)
     _emit(args, report, profile_table(report))
-    return 0
+    return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
 
 
 # ---- entry point ------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line naming the option, the value and what is accepted."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # '-5MHz' or '-1K' is a (refused) value, not an unknown option: no option starts
+        # with a digit, so anything that does is read as a value and gets the range message.
+        self._negative_number_matcher = re.compile(r"^-\d")
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {' '.join(message.split())} "
+                              f"(see {self.prog} --help)\n")
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option that takes a value shows its default (flags are off unless given)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (action.option_strings and action.nargs != 0 and not action.required
+                and action.default not in (None, argparse.SUPPRESS) and "default" not in text):
+            text += " (default: %(default)s)"
+        return text
+
+
+KERNELS_HELP = ("reference: micro_rt's host kernels, modelled on TFLM's reference kernels; "
+                "cmsis-nn: micro_rt's own kernels written to CMSIS-NN's API, not Arm's CMSIS-NN "
+                "library (on a Cortex-M target they run as C on the virtual MCU)")
+TARGETS_HELP = "host64, cortex-m0plus, cortex-m4, cortex-m7, cortex-m33"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="micro-rt", description=__doc__.splitlines()[0])
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="micro-rt", description=__doc__.splitlines()[0], epilog=_EXIT_CODES,
+                     formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"micro-rt {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks on errors (also accepted after the command)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def common(p, planner=False):
-        p.add_argument("model")
-        p.add_argument("--target", default="cortex-m4", help="host64, cortex-m0plus, cortex-m4, cortex-m7, cortex-m33")
-        p.add_argument("--kernels", default="reference", choices=["reference", "cmsis-nn"])
-        p.add_argument("--json", action="store_true")
+    def command(name: str, help: str, func, *, target: Optional[str] = "cortex-m4",
+                kernels: bool = True, planner: bool = False):
+        p = sub.add_parser(name, help=help, description=help, epilog=_EXIT_CODES,
+                           formatter_class=_HelpFormatter)
+        p.add_argument("model", help=".tflite file")
+        if target:
+            p.add_argument("--target", default=target,
+                           help=TARGETS_HELP if kernels else TARGETS_HELP.split(", ", 1)[1])
+        if kernels:
+            p.add_argument("--kernels", default="reference", choices=["reference", "cmsis-nn"],
+                           help=KERNELS_HELP)
         if planner:
-            p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"])
+            p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"],
+                           help="TFLM's greedy or linear planner, or the model's offline plan")
+        p.add_argument("--json", action="store_true", help="print JSON instead of text")
+        p.add_argument("--quiet", action="store_true",
+                       help="no progress bar and no warnings on stderr")
+        # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show tracebacks on errors")
+        p.set_defaults(func=func)
+        return p
 
-    p = sub.add_parser("info", help="operators, tensors, MACs, unsupported ops")
-    p.add_argument("model")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_info)
+    command("info", "operators, tensors, MACs, unsupported ops", cmd_info, target=None, kernels=False)
 
-    p = sub.add_parser("plan", help="arena plan: lifetimes, offsets, head/tail totals")
-    common(p, planner=True)
-    p.add_argument("--html", metavar="FILE", help="write a lane chart of the plan")
-    p.set_defaults(func=cmd_plan)
+    p = command("plan", "arena plan: lifetimes, offsets, head/tail totals", cmd_plan, planner=True)
+    p.add_argument("--html", metavar="FILE", help="write a lane chart of the plan (default: none)")
 
-    p = sub.add_parser("fit", help="does the model fit a RAM/flash budget (exit 0 yes, 1 no)")
-    common(p, planner=True)
-    p.add_argument("--ram", type=parse_size, required=True, help="RAM budget, e.g. 256K")
-    p.add_argument("--flash", type=parse_size, default=None, help="flash budget, e.g. 1M")
+    p = command("fit", "does the model fit a RAM/flash budget (exit 0 yes, 1 no, 3 cannot tell)",
+                cmd_fit, planner=True)
+    p.add_argument("--ram", type=size_type(RAM_LIMIT), required=True,
+                   help=f"RAM budget, 1 B to {describe_bytes(RAM_LIMIT)}, e.g. 256K (required)")
+    p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
+                   help=f"flash budget, 1 B to {describe_bytes(FLASH_LIMIT)}, e.g. 1M "
+                        "(default: none, flash is reported but not judged)")
     p.add_argument("--no-emulate", action="store_true",
-                   help="skip the emulated inference that measures stack and kernel code")
-    p.set_defaults(func=cmd_fit)
+                   help="skip the emulated inference that measures kernel stack and code: the "
+                        "verdict is then for the arena and the model only")
 
-    p = sub.add_parser("run", help="invoke the model on given or random inputs")
-    common(p)
-    p.add_argument("--input", action="append", metavar="FILE.npy", help="one per model input, in order")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--check", action="store_true", help="also run the tflite-micro oracle and compare")
-    p.set_defaults(func=cmd_run)
+    p = command("run", "invoke the model on given or random inputs", cmd_run)
+    p.add_argument("--input", action="append", metavar="FILE.npy",
+                   help="one per model input, in order (default: seeded random inputs)")
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs, 0 to 2^32-1")
+    p.add_argument("--check", action="store_true",
+                   help="also run the tflite-micro oracle on several input sets and compare")
+    p.add_argument("--seeds", type=int_range(1, 1000), default=5, metavar="N",
+                   help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
 
-    p = sub.add_parser("profile", help="cycles per operator on a virtual Cortex-M")
-    p.add_argument("model")
-    p.add_argument("--target", default="cortex-m4", help="cortex-m0plus, cortex-m4, cortex-m7, cortex-m33")
-    p.add_argument("--clock", type=parse_frequency, default=100_000_000, help="core clock, e.g. 120MHz")
-    p.add_argument("--flash-wait-states", type=int, default=0)
+    p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
+                "micro_rt's CMSIS-NN-style C kernels)", cmd_profile, kernels=False)
+    p.add_argument("--clock", type=parse_frequency, default="100MHz",
+                   help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. 120MHz")
+    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=0, metavar="N",
+                   help="flash wait states, 0 to 15")
     p.add_argument("--strict-alignment", action="store_true",
                    help="report every unaligned access, as if UNALIGN_TRP were set")
-    p.add_argument("--arena-misalign", type=int, default=0, help=argparse.SUPPRESS)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_profile)
+    p.add_argument("--arena-misalign", type=int_range(0, 15), default=0, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs, 0 to 2^32-1")
 
-    p = sub.add_parser("optimize", help="reorder operators and write an offline memory plan")
-    common(p)
-    p.set_defaults(target="host64")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.tflite")
-    p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
-                   help="seconds for the order and placement searches (default 10)")
-    p.add_argument("--html", metavar="FILE", help="lane charts of the original and optimized plans")
-    p.add_argument("--seeds", type=int, default=3, help="seeded inputs for the output check")
+    p = command("optimize", "reorder operators and write an offline memory plan", cmd_optimize)
+    p.add_argument("-o", "--output", required=True, metavar="OUT.tflite",
+                   help="where to write the optimized model (required)")
+    p.add_argument("--time-limit", type=seconds_range(0, 86400), default=10.0, metavar="S",
+                   help="seconds for the order and placement searches, 0 to 86400")
+    p.add_argument("--html", metavar="FILE",
+                   help="lane charts of the original and optimized plans (default: none)")
+    p.add_argument("--seeds", type=int_range(1, 1000), default=3, metavar="N",
+                   help="seeded inputs for the output check, 1 to 1000")
     p.add_argument("--no-check", action="store_true", help="skip running both models to compare outputs")
     p.add_argument("--oracle-verify", action="store_true",
                    help="also measure candidates with the tflite-micro oracle (for ops micro_rt lacks)")
-    p.set_defaults(func=cmd_optimize)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        args = parser.parse_args(argv)
+    except SystemExit as e:          # --help, --version, a usage error: already printed
+        return e.code if isinstance(e.code, int) else EXIT_ERROR
+    try:
+        with warnings.catch_warnings():
+            if args.quiet:
+                warnings.simplefilter("ignore")
+            return args.func(args)
     except MicroRtError as e:
         if args.debug:
             traceback.print_exc()
         message = " ".join(str(e).split())          # always one line
         print(f"micro-rt: error: {message}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     except BrokenPipeError:      # output piped into `head` and closed: not an error
         sys.stderr.close()
-        return 0
+        return EXIT_OK
     except Exception as e:  # a bug of ours: still one line unless --debug
         if args.debug:
             raise
-        print(f"micro-rt: internal error: {type(e).__name__}: {e} (rerun with --debug)", file=sys.stderr)
-        return 3
+        message = " ".join(f"{type(e).__name__}: {e}".split())
+        print(f"micro-rt: internal error: {message} (rerun with --debug)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

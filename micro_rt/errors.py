@@ -1,29 +1,53 @@
-"""One exception family, so callers can catch everything micro_rt raises on bad input."""
+"""One exception family, so callers can catch everything micro_rt raises on bad input.
+
+Each class is also the built-in exception `tflite_micro.runtime` raises for the same case, so
+an `except RuntimeError:` / `except ValueError:` written for tflite-micro still catches it:
+a bad model path or file is a ValueError there, a failed allocation, an unregistered op and a
+failed invoke are RuntimeErrors, a wrong input a ValueError, an index out of range an
+IndexError, an argument of the wrong type a TypeError.
+"""
 
 
 class MicroRtError(Exception):
     """Base of every error micro_rt raises on purpose."""
 
 
-class ModelError(MicroRtError):
+class ModelError(MicroRtError, ValueError):
     """The .tflite file is malformed or inconsistent (names the field at fault)."""
 
 
-class UnsupportedOpError(MicroRtError):
+class UnsupportedOpError(MicroRtError, RuntimeError):
     """An operator (or operator version) has no registered kernel."""
 
 
-class AllocationError(MicroRtError):
+class AllocationError(MicroRtError, RuntimeError):
     """The tensor arena is too small, or a plan cannot be honoured."""
 
 
-class InputError(MicroRtError):
-    """Wrong input given to the interpreter (index, dtype, shape)."""
+class InputError(MicroRtError, ValueError):
+    """Wrong input given to the interpreter (index, dtype, shape, argument)."""
 
 
-class KernelError(MicroRtError):
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type (names the argument and the types it accepts)."""
+
+
+class InputIndexError(InputError, IndexError):
+    """An input, output or tensor index out of range."""
+
+
+class TensorNotKeptError(InputError, RuntimeError):
+    """An intermediate tensor was asked for, but the interpreter does not preserve them."""
+
+
+class KernelError(MicroRtError, RuntimeError):
     """A kernel rejected its node in prepare, or failed during invoke."""
 
 
-class EmulationError(MicroRtError):
+class EmulationError(MicroRtError, RuntimeError):
     """The virtual MCU faulted, ran away or touched unmapped memory."""
+
+
+class OracleError(MicroRtError, RuntimeError):
+    """The tflite-micro oracle refused a model or failed to run it (carries TFLM's reason).
+    Also a RuntimeError, the type the oracle itself raises, for callers that catch that."""

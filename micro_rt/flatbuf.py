@@ -73,6 +73,24 @@ class Table:
     def has(self, slot: int) -> bool:
         return self._field_pos(slot) is not None
 
+    @property
+    def field_count(self) -> int:
+        """Slots in this table's vtable (present or not)."""
+        return self._nfields
+
+    def target(self, slot: int, name: str) -> Optional[int]:
+        """Absolute position of the table, vector or string an offset field points to."""
+        pos = self._field_pos(slot)
+        return None if pos is None else self.buf.follow(pos, f"{self.path} > {name}")
+
+    def vector_targets(self, slot: int, name: str) -> list[int]:
+        """Absolute positions of the elements of a vector of tables (or strings)."""
+        vec = self._vector(slot, 4, name)
+        if vec is None:
+            return []
+        start, length = vec
+        return [self.buf.follow(start + 4 * i, f"{self.path} > {name}[{i}]") for i in range(length)]
+
     def scalar(self, slot: int, kind: str, default, name: str = ""):
         pos = self._field_pos(slot)
         if pos is None:

@@ -8,20 +8,26 @@ the arena's head, so an offset reported by `plan` is the offset the kernels real
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from . import compat
 from .allocator import ArenaPlan, TflmAllocator
-from .errors import InputError, KernelError, MicroRtError, ModelError, UnsupportedOpError
+from .blas import BlasThreadLimit
+from .compat import InterpreterConfig
+from .errors import (InputError, InputIndexError, InputTypeError, KernelError, MicroRtError,
+                     TensorNotKeptError, UnsupportedOpError)
+from .files import read_model_file
 from .kernel_api import Node, Registration
-from .model import MAX_MODEL_BYTES, Model, TensorInfo, read_model
-from .resolver import MutableOpResolver, builtin_op_resolver
+from .model import Model, TensorInfo, read_model
+from .resolver import MutableOpResolver
 from .profile import OpRecord
 from .planner import PLANNERS
 from .flavours import KERNEL_FLAVOURS, FlavouredTarget, prepare_extras
-from .targets import get_target
+from .targets import TARGETS, get_target
 
 
 
@@ -52,6 +58,8 @@ class Tensor:
 
     @property
     def data(self) -> np.ndarray:
+        if self._data is None and self.info.packed_int4 is not None:
+            self._data = self.info.int4_values()     # unpacked when a kernel first reads it
         if self._data is None:
             raise KernelError(f"tensor {self.index} ('{self.name}') has no data yet: activation "
                               "data exists only during invoke")
@@ -123,6 +131,14 @@ def _check_required_inputs(node: Node, is_custom: bool) -> None:
                               f"(inputs {list(node.inputs)}, -1 = absent); this operator needs it")
 
 
+def _check_index(index: Any, count: int, kind: str) -> int:
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise InputTypeError(f"{kind} index must be an integer, got {type(index).__name__} {index!r}")
+    if not 0 <= index < count:
+        raise InputIndexError(f"{kind} index {index} is out of range: model has {count} {kind}s")
+    return int(index)
+
+
 def _kernel_failure(node: Node, stage: str, e: Exception) -> KernelError:
     """The KernelError naming the op for an exception that is not one of ours."""
     hint = ""
@@ -143,38 +159,64 @@ def _unresolved_registration(error: UnsupportedOpError) -> Registration:
     return Registration(invoke=invoke, name="unresolved")
 
 
+def _mcu_executor_class() -> type:
+    from .cortexm.executor import McuExecutor    # Unicorn loads only when a model is emulated
+    return McuExecutor
+
+
 class Interpreter:
     """Runs a .tflite model the way TFLM does: on the host kernels, or, with CMSIS-NN kernels
     on a Cortex-M target, operator by operator on the virtual MCU."""
 
-    def __init__(self, model: Model, arena_size: Optional[int] = None,
+    def __init__(self, model: Model | bytes, custom_op_registerers: Optional[Sequence[Any]] = None,
+                 arena_size: Optional[int] = None,
+                 intrepreter_config: Any = InterpreterConfig.kAllocationRecording,
+                 alt_decompression_memory_size: int = 0, *,
                  op_resolver: Optional[MutableOpResolver] = None, target: str = "cortex-m4",
                  kernels: str = "reference", planner: str = "greedy",
                  preserve_all_tensors: bool = False, plan_only: bool = False,
-                 emulate: Optional[bool] = None, mcu_options: Optional[dict] = None):
-        """`plan_only=True` accepts operators without kernels (they count no op data and
-        fail if invoked), so memory can be planned for models micro_rt cannot run."""
+                 emulate: Optional[bool] = None, mcu_options: Optional[dict] = None,
+                 blas_threads: Optional[int] = 1):
+        """The positional arguments are tflite_micro's (`intrepreter_config` is spelled as
+        there); micro_rt's own are keywords. `plan_only=True` accepts operators without
+        kernels (they count no op data and fail if invoked), so memory can be planned for
+        models micro_rt cannot run. `blas_threads` caps numpy's BLAS thread pool during
+        invoke (None leaves it alone): the matrices of microcontroller models are small,
+        and waking BLAS threads for them costs more than it saves."""
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            model = read_model(model)
         if not isinstance(model, Model):
-            raise InputError(f"Interpreter needs a micro_rt Model (use Interpreter.from_file or "
-                             f"from_bytes), got {type(model).__name__}")
-        if planner not in PLANNERS:
+            raise InputTypeError(f"Interpreter needs a micro_rt Model or the model's bytes (or "
+                                 f"use Interpreter.from_file), got {type(model).__name__}")
+        arena_size = compat.check_arena_size(arena_size)
+        compat.check_alt_decompression(alt_decompression_memory_size)
+        preserve_all_tensors = (compat.check_flag("preserve_all_tensors", preserve_all_tensors)
+                                or compat.preserves_all_tensors(intrepreter_config))
+        self.plan_only = compat.check_flag("plan_only", plan_only)
+        emulate = compat.check_flag("emulate", emulate, optional=True)
+        if compat.check_name("planner", planner, PLANNERS) not in PLANNERS:
             raise InputError(f"unknown planner '{planner}'; choose from {', '.join(PLANNERS)}")
-        if kernels not in KERNEL_FLAVOURS:
+        if compat.check_name("kernels", kernels, KERNEL_FLAVOURS) not in KERNEL_FLAVOURS:
             raise InputError(f"unknown kernels '{kernels}'; choose from {', '.join(KERNEL_FLAVOURS)}")
         self.model = model
-        self.plan_only = plan_only
         self.kernels = kernels
         # CMSIS-NN kernels on a Cortex-M target run on the virtual MCU unless told otherwise.
-        target_info = get_target(target)
+        try:
+            target_info = get_target(compat.check_name("target", target, TARGETS))
+        except InputError:
+            raise
+        except MicroRtError as e:
+            raise InputError(str(e)) from None
         self.emulate = (kernels == "cmsis-nn" and target_info.cpu is not None) if emulate is None else emulate
         if self.emulate and (kernels != "cmsis-nn" or target_info.cpu is None):
-            raise MicroRtError("emulation needs --kernels cmsis-nn and a Cortex-M target")
-        self.mcu_options = dict(mcu_options or {})
+            raise InputError("emulation needs kernels='cmsis-nn' and a Cortex-M target")
+        self.mcu_options = compat.check_mcu_options(mcu_options, self.emulate, _mcu_executor_class)
+        self._blas = BlasThreadLimit(blas_threads)
         self._executor = None
         self.last_run: list = []
         self.target = target_info
         self.preserve_all_tensors = preserve_all_tensors
-        self.resolver = op_resolver if op_resolver is not None else builtin_op_resolver()
+        self.resolver = compat.resolver_with_registerers(custom_op_registerers, op_resolver)
         sg = model.main
         self.tensors = [Tensor(info) for info in sg.tensors]
         self.registrations = self._resolve()
@@ -189,25 +231,22 @@ class Interpreter:
 
     # ---- construction ----------------------------------------------------------------
     @classmethod
-    def from_file(cls, path: str | Path, arena_size: Optional[int] = None, **kwargs: Any) -> "Interpreter":
-        if not isinstance(path, (str, Path)):
-            raise InputError(f"model path must be a str or Path, got {type(path).__name__}")
-        path = Path(path)
-        try:
-            size = path.stat().st_size
-        except OSError as e:
-            raise ModelError(f"cannot read model '{path}': {e.strerror}") from None
-        if size > MAX_MODEL_BYTES:
-            raise ModelError(f"model '{path}' is {size} bytes, over the {MAX_MODEL_BYTES}-byte limit")
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise ModelError(f"cannot read model '{path}': {e.strerror}") from None
-        return cls.from_bytes(data, arena_size, **kwargs)
+    def from_file(cls, model_path: str | Path, custom_op_registerers: Optional[Sequence[Any]] = None,
+                  arena_size: Optional[int] = None,
+                  intrepreter_config: Any = InterpreterConfig.kAllocationRecording,
+                  alt_decompression_memory_size: int = 0, **kwargs: Any) -> "Interpreter":
+        """tflite_micro's `from_file`, plus micro_rt's keywords (target, kernels, ...)."""
+        return cls(read_model(read_model_file(model_path)), custom_op_registerers, arena_size,
+                   intrepreter_config, alt_decompression_memory_size, **kwargs)
 
     @classmethod
-    def from_bytes(cls, data: bytes, arena_size: Optional[int] = None, **kwargs: Any) -> "Interpreter":
-        return cls(read_model(data), arena_size, **kwargs)
+    def from_bytes(cls, model_data: bytes, custom_op_registerers: Optional[Sequence[Any]] = None,
+                   arena_size: Optional[int] = None,
+                   intrepreter_config: Any = InterpreterConfig.kAllocationRecording,
+                   alt_decompression_memory_size: int = 0, **kwargs: Any) -> "Interpreter":
+        """tflite_micro's `from_bytes`, plus micro_rt's keywords (target, kernels, ...)."""
+        return cls(read_model(model_data), custom_op_registerers, arena_size, intrepreter_config,
+                   alt_decompression_memory_size, **kwargs)
 
     def _resolve(self) -> list[Registration]:
         missing, registrations = [], []
@@ -294,9 +333,13 @@ class Interpreter:
         else on the host kernels. `last_run` keeps one record per operator; `progress(done,
         total)` is called after each."""
         executor = self._mcu()
-        if executor is not None or progress is not None:
-            self._invoke_each(executor, progress)
-            return
+        with self._blas:
+            if executor is not None or progress is not None:
+                self._invoke_each(executor, progress)
+            else:
+                self._invoke_host()
+
+    def _invoke_host(self) -> None:
         # Host kernels only: one try around the loop instead of one call of _guarded per
         # operator (the same errors: the failing node is the one being run).
         ctx = self._context
@@ -332,8 +375,7 @@ class Interpreter:
         if not self.emulate:
             return None
         if self._executor is None:
-            from .cortexm.executor import McuExecutor
-            self._executor = McuExecutor(self, **self.mcu_options)
+            self._executor = _mcu_executor_class()(self, **self.mcu_options)
         return self._executor
 
     def close(self) -> None:
@@ -375,9 +417,7 @@ class Interpreter:
     def _io_tensor(self, index: int, outputs: bool) -> Tensor:
         indices = self.model.main.outputs if outputs else self.model.main.inputs
         kind = "output" if outputs else "input"
-        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(indices):
-            raise InputError(f"{kind} index {index} is out of range: model has {len(indices)} {kind}s")
-        return self.tensors[indices[index]]
+        return self.tensors[indices[_check_index(index, len(indices), kind)]]
 
     def set_input(self, value: np.ndarray, index: int = 0) -> None:
         t = self._io_tensor(index, outputs=False)
@@ -389,9 +429,9 @@ class Interpreter:
                              "be set")
         try:
             value = np.asarray(value)
-        except (TypeError, ValueError) as e:
+        except Exception as e:  # whatever the object's __array__ raises
             raise InputError(f"input {index} ('{t.name}'): cannot convert the value to an "
-                             f"array: {e}") from None
+                             f"array: {type(e).__name__}: {e}") from None
         if value.dtype != t.dtype:
             raise InputError(f"input {index} ('{t.name}') expects {t.dtype.name}, got {value.dtype.name}")
         if tuple(value.shape) != tuple(t.shape):
@@ -404,21 +444,32 @@ class Interpreter:
 
     def get_tensor(self, index: int) -> np.ndarray:
         """A tensor's current data; intermediate tensors only with preserve_all_tensors=True."""
-        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(self.tensors):
-            raise InputError(f"tensor {index} is out of range: model has {len(self.tensors)} tensors")
-        t = self.tensors[index]
+        t = self.tensors[_check_index(index, len(self.tensors), "tensor")]
         io = set(self.model.main.inputs) | set(self.model.main.outputs)
-        if not (self.preserve_all_tensors or t.is_constant or t.is_variable or index in io):
-            raise InputError(f"tensor {index} ('{t.name}') shares memory with others; create the "
-                             "interpreter with preserve_all_tensors=True to read it")
+        if not (self.preserve_all_tensors or t.is_constant or t.is_variable or t.index in io):
+            raise TensorNotKeptError(f"tensor {index} ('{t.name}') shares memory with others; "
+                                     "create the interpreter with preserve_all_tensors=True (or "
+                                     "InterpreterConfig.kPreserveAllTensors) to read it")
         return t.data.copy()
 
+    def GetTensor(self, tensor_index: int, subgraph_index: int = 0) -> dict:  # noqa: N802 (tflite_micro's name)
+        """tflite_micro's GetTensor: {"dtype", "shape", "tensor_data"}; micro_rt runs the main
+        subgraph only, so subgraph_index must be 0."""
+        if _check_index(subgraph_index, len(self.model.subgraphs), "subgraph") != 0:
+            raise InputIndexError(f"subgraph index {subgraph_index}: micro_rt runs subgraph 0 "
+                                  "only, so only its tensors can be read")
+        data = self.get_tensor(tensor_index)
+        t = self.tensors[int(tensor_index)]
+        return {"dtype": t.dtype.type if t.dtype is not None else None,
+                "shape": np.array(t.shape, np.int32), "tensor_data": data}
+
     def _details(self, t: Tensor) -> dict:
-        return {"name": t.name, "index": t.index, "dtype": t.dtype.type if t.dtype is not None else None,
+        """The dict tflite_micro returns, with the same keys and types."""
+        return {"dtype": t.dtype.type if t.dtype is not None else None,
                 "shape": np.array(t.shape, np.int32),
-                "quantization_parameters": {"scales": t.scales.copy(),
+                "quantization_parameters": {"scales": t.scales.astype(np.float32),
                                             "zero_points": t.zero_points.astype(np.int32),
-                                            "quantized_dimension": t.quantized_dimension}}
+                                            "quantized_dimension": int(t.quantized_dimension)}}
 
     def get_input_details(self, index: int = 0) -> dict:
         return self._details(self._io_tensor(index, outputs=False))
@@ -434,3 +485,12 @@ class Interpreter:
     def arena_required_bytes(self) -> int:
         """The smallest arena this model can be allocated in (temp peak included)."""
         return self.plan.required_bytes
+
+    def print_allocations(self) -> None:
+        """TFLM's RecordingMicroAllocator printout (totals, head, tail, then what each kind of
+        persistent data used), to stderr, for this interpreter's target and kernels."""
+        lines = compat.recording_allocator_lines(self.model, self.plan.head_bytes,
+                                                 self.plan.tail_bytes,
+                                                 self._allocator.arena.categories)
+        sys.stderr.write("".join(line + "\r\n" for line in lines))   # TFLM ends lines so
+        sys.stderr.flush()

@@ -50,6 +50,9 @@ class TensorInfo:
     is_variable: bool = False
     shape_signature: Optional[tuple[int, ...]] = None
     data: Optional[np.ndarray] = None   # constant data (read-only view of the file)
+    # An INT4 constant stays packed (two values a byte, as in the file) until something reads
+    # it: unpacking a large one nothing uses would cost twice its size in memory for nothing.
+    packed_int4: Optional[memoryview] = None
 
     @property
     def dtype(self) -> Optional[np.dtype]:
@@ -67,7 +70,13 @@ class TensorInfo:
 
     @property
     def is_constant(self) -> bool:
-        return self.data is not None
+        return self.data is not None or self.packed_int4 is not None
+
+    def int4_values(self) -> np.ndarray:
+        """An INT4 constant's values, unpacked to int8 (low nibble first), shaped."""
+        if self.packed_int4 is None:
+            raise ModelError(f"tensor {self.index} ('{self.name}') is not a packed INT4 constant")
+        return _unpack_int4(self.packed_int4, self.element_count).reshape(self.shape)
 
 
 @dataclass
@@ -271,19 +280,30 @@ def _read_tensor(t: Table, index: int, sg: int, buffers: list) -> TensorInfo:
                       shape_signature=tuple(int(d) for d in signature) if signature is not None else None)
     raw = buffers[buffer]
     if raw is not None and len(raw):
-        info.data = _constant_array(raw, info, what)
+        if type_name == "INT4":
+            expected = (info.element_count + 1) // 2
+            if len(raw) != expected:
+                raise ModelError(f"{what}: buffer holds {len(raw)} bytes, packed INT4 shape "
+                                 f"{list(shape)} needs {expected}")
+            info.packed_int4 = raw
+        else:
+            info.data = _constant_array(raw, info, what)
     return info
 
 
+def _unpack_int4(packed: memoryview, count: int) -> np.ndarray:
+    """Two's-complement nibbles, low first, into int8 with no temporary beyond the result."""
+    source = np.frombuffer(packed, np.uint8)
+    values = np.empty(2 * source.size, np.uint8)
+    np.bitwise_and(source, 0xF, out=values[0::2])
+    np.right_shift(source, 4, out=values[1::2])
+    signed = values.view(np.int8)
+    np.bitwise_xor(values, 8, out=values)        # 0..15 -> sign-flipped, then -8 sign-extends
+    np.subtract(signed, 8, out=signed)
+    return signed[:count]
+
+
 def _constant_array(raw: memoryview, info: TensorInfo, what: str) -> np.ndarray:
-    if info.type_name == "INT4":
-        expected = (info.element_count + 1) // 2
-        if len(raw) != expected:
-            raise ModelError(f"{what}: buffer holds {len(raw)} bytes, packed INT4 shape "
-                             f"{list(info.shape)} needs {expected}")
-        packed = np.frombuffer(raw, np.uint8).astype(np.int16)
-        nibbles = np.stack([packed & 0xF, packed >> 4], axis=-1).ravel()[:info.element_count]
-        return np.where(nibbles > 7, nibbles - 16, nibbles).astype(np.int8).reshape(info.shape)
     dtype = info.dtype
     if dtype is None:  # STRING, RESOURCE, VARIANT: keep the raw bytes
         return np.frombuffer(raw, np.uint8)
@@ -321,6 +341,10 @@ def _read_options(t: Table, op_name: str, what: str) -> dict:
         table_name, fields = schema.OPTION_TABLES[kind]
         if expected is not None and table_name != expected:
             raise ModelError(f"{what} ({op_name}) carries {table_name}, expected {expected}")
+        if table is None:
+            # The type is set but the table is absent: TFLM's parsers then see no options,
+            # exactly as when the type is NONE, so both get the defaults.
+            return schema.option_defaults(table_name)
         return _decode_fields(table, fields)
     return schema.option_defaults(expected) if expected else {}
 

@@ -36,12 +36,12 @@ import numpy as np
 
 from .allocator import ArenaPlan, tensor_lifetimes
 from .arena import align_up
-from .builder import ModelBuilder
 from .errors import MicroRtError, UnsupportedOpError
 from .interpreter import Interpreter
 from .model import Model, read_model
 from .planner import (BufferRequest, GreedyPlanner, exact_placement, first_fit,
                       heuristic_orders, lower_bound, _overlapping)
+from .rewrite import ModelEdit, rewrite_model
 
 OFFLINE_METADATA = "OfflineMemoryAllocation"
 # Operators whose relative order is kept: they may share state outside their tensors.
@@ -317,6 +317,20 @@ class OptimizeResult:
         return self.order != sorted(self.order)
 
     @property
+    def saved_bytes(self) -> int:
+        return self.original_head - self.predicted_head
+
+    @property
+    def summary(self) -> str:
+        """What was done, in one line: reordered or placement only, and the bytes saved."""
+        if self.placement == "unchanged":
+            return "model left unchanged (no offline plan): saves 0 B"
+        done = ("operators reordered, offline plan" if self.reordered
+                else "file order kept, placement only (offline plan)")
+        share = self.saved_bytes / self.original_head if self.original_head else 0.0
+        return f"{done}: saves {self.saved_bytes} B of head ({share:.1%})"
+
+    @property
     def optimal(self) -> bool:
         """The head equals the lower bound of the best order: nothing can do better under
         TFLM's lifetime rules."""
@@ -324,9 +338,9 @@ class OptimizeResult:
             self.order_peak_exact and self.predicted_head <= self.chosen_bound)
 
     def as_dict(self) -> dict:
-        return {"order": self.order, "reordered": self.reordered,
+        return {"order": self.order, "reordered": self.reordered, "summary": self.summary,
                 "original_head": self.original_head, "predicted_head": self.predicted_head,
-                "saved_bytes": self.original_head - self.predicted_head,
+                "saved_bytes": self.saved_bytes,
                 "original_lower_bound": self.original_bound,
                 "chosen_lower_bound": self.chosen_bound, "order_lower_bound": self.order_bound,
                 "order_search_exact": self.order_peak_exact, "optimal": self.optimal,
@@ -345,24 +359,15 @@ def _scratch_by_op(plan: ArenaPlan, n_ops: int) -> list[list[int]]:
     return scratch
 
 
-def write_model(model: Model, order: Sequence[int], tensor_offsets: Optional[Sequence[int]]) -> bytes:
+def write_model(data: bytes, order: Sequence[int], tensor_offsets: Optional[Sequence[int]]) -> bytes:
     """The model with its operators in `order` and (unless None) an offline plan; any existing
-    OfflineMemoryAllocation metadata is replaced (or dropped when tensor_offsets is None)."""
-    b = ModelBuilder.from_model(model)
-    b.operators = [b.operators[i] for i in order]
-    used = {t.buffer for t in b.tensors}
-    kept = []
-    for name, buffer in b.metadata:
-        if name == OFFLINE_METADATA:
-            if buffer not in used and 0 < buffer < len(b.buffers):
-                b.buffers[buffer] = b""
-            continue
-        kept.append((name, buffer))
-    b.metadata = kept
+    OfflineMemoryAllocation metadata is replaced (or dropped when tensor_offsets is None).
+    Every other field is kept as it is in `data` (micro_rt.rewrite)."""
+    plan = None
     if tensor_offsets is not None:
         values = [1, 1, len(tensor_offsets)] + [int(v) for v in tensor_offsets]
-        b.add_metadata(OFFLINE_METADATA, np.asarray(values, "<i4").tobytes())
-    return b.build()
+        plan = np.asarray(values, "<i4").tobytes()
+    return rewrite_model(data, ModelEdit(operator_order=order, metadata={OFFLINE_METADATA: plan}))
 
 
 def optimize(data: bytes, *, target: str = "host64", kernels: str = "reference",
@@ -401,7 +406,7 @@ def optimize(data: bytes, *, target: str = "host64", kernels: str = "reference",
         if placement.tensor_offsets is not None:
             for t, off in zip(tensors, placement.tensor_offsets):
                 offsets[t] = off
-        return write_model(model, order, offsets), offsets
+        return write_model(data, order, offsets), offsets
 
     notes = []
     chosen = candidates[0]
@@ -421,7 +426,7 @@ def optimize(data: bytes, *, target: str = "host64", kernels: str = "reference",
                          f"original {base} B: keeping the file order without an offline plan")
             chosen = (candidates[0][0], False, identity, Placement(0, "unchanged", None, 0),
                       candidates[0][4])
-            out, offsets = write_model(model, identity, None), [-1] * len(model.main.tensors)
+            out, offsets = write_model(data, identity, None), [-1] * len(model.main.tensors)
         else:
             _, _, out, offsets, chosen = measured[0]
         notes.append(f"oracle head: original {base} B, optimized {min(measured[0][0], base)} B")

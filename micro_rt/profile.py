@@ -6,7 +6,9 @@ An `OpRecord` is what one operator cost on the virtual MCU (or that it ran on th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
+
+from .report import kernels_fields, kernels_label
 
 
 @dataclass
@@ -50,47 +52,69 @@ class OpRecord:
 
 
 def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
-                   emulation_seconds: float) -> dict:
-    """The `micro-rt profile` JSON: per-operator costs and totals at the given clock."""
-    total_cycles = sum(r.cycles for r in records)
-    total_instructions = sum(r.instructions for r in records)
-    host_ops = [f"{r.index} {r.op}" for r in records if not r.on_mcu]
+                   emulation_seconds: float, without_kernels: Sequence[str] = ()) -> dict:
+    """The `micro-rt profile` JSON: per-operator costs and totals at the given clock.
+
+    `complete` is False when the total leaves operators out: those that ran on a host kernel
+    (no C kernel, no cycles), or, with `without_kernels` (ops no kernel is registered for), the
+    whole model, which then was not run and has no total."""
+    not_counted = [{"index": r.index, "op": r.op, "reason": "ran on a host kernel (no C kernel)"}
+                   for r in records if not r.on_mcu]
+    not_counted += [{"op": op, "reason": "no kernel registered, so the model was not run"}
+                    for op in without_kernels]
+    ran = not without_kernels
+    total_cycles = sum(r.cycles for r in records) if ran else None
+    total_instructions = sum(r.instructions for r in records) if ran else None
     return {
         "target": interpreter.target.name,
-        "kernels": interpreter.kernels,
+        **kernels_fields(interpreter.kernels),
         "clock_hz": clock_hz,
+        "complete": not not_counted,
+        "ops_not_counted": not_counted,
         "total_cycles": total_cycles,
         "total_instructions": total_instructions,
-        "total_ms": total_cycles / clock_hz * 1e3,
-        "total_macs": sum(r.macs for r in records),
-        "max_stack_bytes": max((r.stack_bytes for r in records), default=0),
+        "total_ms": total_cycles / clock_hz * 1e3 if ran else None,
+        "total_macs": sum(r.macs for r in records) if ran else None,
+        "max_stack_bytes": max((r.stack_bytes for r in records), default=0) if ran else None,
         "emulation_seconds": emulation_seconds,
-        "instructions_per_second": total_instructions / emulation_seconds if emulation_seconds else None,
-        "ops_not_emulated": host_ops,
+        "instructions_per_second": (total_instructions / emulation_seconds
+                                    if ran and emulation_seconds else None),
         "alignment": [str(a) for r in records for a in r.alignment],
         "ops": [r.as_dict() for r in records],
     }
 
 
+def _not_counted(report: dict) -> str:
+    return ", ".join(f"{op.get('index', '')} {op['op']}".strip() for op in report["ops_not_counted"])
+
+
 def profile_table(report: dict) -> str:
+    kernels = kernels_label(report["kernels"])
+    clock = report["clock_hz"]
+    where = f"{report['target']} at {clock / 1e6:g} MHz, kernels: {kernels}"
+    if report["total_cycles"] is None:
+        return (f"cannot profile on {where}: no kernel registered for {_not_counted(report)}; "
+                "the model was not run, so there is no total")
     lines = [f"{'#':>4}  {'op':<20}{'instructions':>14}{'cycles':>14}{'MACs':>12}{'MAC/cyc':>9}"
              f"{'stack':>7}{'ms':>9}"]
-    clock = report["clock_hz"]
     for op in report["ops"]:
         if not op["on_mcu"]:
-            lines.append(f"{op['index']:>4}  {op['op']:<20}{'(host kernel: no C kernel)':>56}")
+            lines.append(f"{op['index']:>4}  {op['op']:<20}{'(host kernel: no C kernel, not counted)':>56}")
             continue
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
         lines.append(f"{op['index']:>4}  {op['op']:<20}{op['instructions']:>14,}{op['cycles']:>14,}"
                      f"{op['macs']:>12,}{mpc:>9}{op['stack_bytes']:>7}{op['cycles'] / clock * 1e3:>9.3f}")
-    lines.append(f"total on {report['target']} at {clock / 1e6:g} MHz: {report['total_cycles']:,} cycles = "
+    n = len(report["ops_not_counted"])
+    label = "total" if report["complete"] else f"INCOMPLETE total ({n} operator{'s' if n != 1 else ''} not counted)"
+    lines.append(f"{label} on {where}: {report['total_cycles']:,} cycles = "
                  f"{report['total_ms']:.2f} ms, {report['total_instructions']:,} instructions, "
                  f"{report['total_macs']:,} MACs, max stack {report['max_stack_bytes']} B")
     if report["instructions_per_second"]:
         lines.append(f"emulated in {report['emulation_seconds']:.2f} s "
                      f"({report['instructions_per_second'] / 1e6:.0f} M instructions/s)")
-    if report["ops_not_emulated"]:
-        lines.append("ran on host kernels (no C kernel, not counted): " + ", ".join(report["ops_not_emulated"]))
+    if not report["complete"]:
+        lines.append(f"INCOMPLETE: the total leaves out {_not_counted(report)}: they ran on host "
+                     "kernels (no C kernel), so their cycles, instructions and stack are not in it")
     for a in report["alignment"]:
         lines.append(f"alignment: {a}")
     return "\n".join(lines)

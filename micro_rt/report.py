@@ -3,12 +3,33 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Sequence
+from typing import Optional, Sequence
 
 from .allocator import ArenaPlan
 
 _PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
             "#ff9da7", "#9c755f", "#bab0ac")
+
+
+# What each `--kernels` name stands for, said wherever the name is shown: "cmsis-nn" is not
+# Arm's library, and a reader of the output should not have to guess that.
+KERNELS_NOTES = {
+    "reference": "micro_rt's host kernels, modelled on TFLM's reference kernels",
+    "cmsis-nn": "micro_rt's own kernels written to CMSIS-NN's API (arm_<op>_<type> functions "
+                "and buffer sizes), not Arm's CMSIS-NN library",
+}
+_KERNELS_SHORT = {"cmsis-nn": "micro_rt's CMSIS-NN-style kernels"}
+
+
+def kernels_label(kernels: str) -> str:
+    """'cmsis-nn' -> "cmsis-nn (micro_rt's CMSIS-NN-style kernels)" for text output."""
+    short = _KERNELS_SHORT.get(kernels)
+    return f"{kernels} ({short})" if short else kernels
+
+
+def kernels_fields(kernels: str) -> dict:
+    """The JSON fields naming the kernels: {"kernels": ..., "kernels_note": ...}."""
+    return {"kernels": kernels, "kernels_note": KERNELS_NOTES.get(kernels)}
 
 
 def format_bytes(n: int) -> str:
@@ -19,14 +40,15 @@ def format_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def plan_table(plan: ArenaPlan) -> str:
+def plan_table(plan: ArenaPlan, kernels: Optional[str] = None) -> str:
     rows = [f"{'tensor':>6}  {'kind':<7} {'offset':>9} {'size':>9} {'first':>5} {'last':>5}  name"]
     for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first_use)):
         rows.append(f"{b.tensor:>6}  {b.kind:<7} {b.offset:>9} {b.size:>9} {b.first_use:>5} "
                     f"{b.last_use:>5}  {b.name}")
     efficiency = plan.efficiency
     rows += ["",
-             f"target {plan.target}, planner {plan.planner}",
+             f"target {plan.target}, planner {plan.planner}"
+             + (f", kernels {kernels_label(kernels)}" if kernels else ""),
              f"head (planned activations + scratch): {format_bytes(plan.head_bytes)}",
              f"  lower bound for this order: {format_bytes(plan.lower_bound)} "
              f"(efficiency {efficiency:.1%}"

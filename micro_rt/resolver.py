@@ -41,6 +41,12 @@ class MutableOpResolver:
     def add_custom(self, name: str, registration: Registration, version: int = 1) -> None:
         self._customs[name] = _Entry(registration, 1, version)
 
+    def copy(self) -> "MutableOpResolver":
+        """A resolver with the same registrations, to add to without touching this one."""
+        other = MutableOpResolver()
+        other._builtins, other._customs = dict(self._builtins), dict(self._customs)
+        return other
+
     def registered(self) -> list[str]:
         return sorted(self._builtins) + sorted(self._customs)
 

@@ -88,8 +88,13 @@ def random_input(dtype, shape, rng, first: bool = False) -> np.ndarray:
         if first:
             return np.resize(np.arange(-128, 128), int(np.prod(shape))).reshape(shape).astype(np.int8)
         return rng.integers(-128, 128, size=shape).astype(np.int8)
-    if dtype == np.int16:
-        return rng.integers(-32768, 32768, size=shape).astype(np.int16)
+    if dtype in (np.int16, np.uint8, np.uint32):
+        info = np.iinfo(dtype)
+        return rng.integers(int(info.min), int(info.max) + 1, size=shape, dtype=np.int64).astype(dtype)
+    if dtype == np.int64:
+        return rng.integers(-(1 << 40), 1 << 40, size=shape, dtype=np.int64)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
     if dtype == np.int32:
         if first:
             return rng.integers(-1000, 1000, size=shape).astype(np.int32)
@@ -115,17 +120,24 @@ def assert_bits_equal(got: np.ndarray, want: np.ndarray, what: str) -> None:
                              f"oracle {want.ravel()[bad[:5]]}, micro_rt {got.ravel()[bad[:5]]}")
 
 
+def oracle_load_and_run(oracle, data: bytes):
+    """The oracle's interpreter after one invoke on zeros and a reset (variable tensors such
+    as SVDF / LSTM state back to their start); TFLM's refusal raises RuntimeError."""
+    theirs = oracle.interpreter(data, 1 << 20)
+    sg = read_model(data).main
+    for k, i in enumerate(sg.inputs):
+        theirs.set_input(np.zeros(sg.tensors[i].shape, sg.tensors[i].dtype), k)
+    theirs.invoke()
+    theirs.reset()
+    return theirs
+
+
 def _oracle_accepts(oracle, data: bytes):
     """The oracle's interpreter, or None when TFLM rejects the model (at load or first invoke)."""
     try:
-        theirs = oracle.interpreter(data, 1 << 20)
-        sg = read_model(data).main
-        for k, i in enumerate(sg.inputs):
-            theirs.set_input(np.zeros(sg.tensors[i].shape, sg.tensors[i].dtype), k)
-        theirs.invoke()
+        return oracle_load_and_run(oracle, data)
     except RuntimeError:
         return None
-    return theirs
 
 
 def assert_single_op_matches_oracle(oracle, data: bytes, trials: int = 3, seed: int = 0,

@@ -14,7 +14,8 @@ import pytest
 
 from kernel_cases import f32, i32, single_op
 from micro_rt import Interpreter
-from micro_rt.builtin_params import builtin_params_struct
+from micro_rt.builtin_params import BUILTIN_PARAMS, builtin_params_struct
+from micro_rt.targets import STRUCTS
 
 UNRECORDED = ("allocator objects", "builtin data", "scratch buffer handles")
 # Scratch buffers TFLM's kernels request in prepare for operators micro_rt has no kernel for:
@@ -83,6 +84,12 @@ def _model(op: str) -> bytes:
     inputs, out, options = CASES[op]
     outs = out if isinstance(out, list) else None
     return single_op(op, inputs, None if outs else out, options, outputs=outs)
+
+
+def test_every_parsed_struct_has_a_layout():
+    """Each struct in the table, and so in structs/tflm_structs.h (test_struct_layouts.py
+    compiles it for both targets)."""
+    assert set(BUILTIN_PARAMS.values()) <= set(STRUCTS)
 
 
 @pytest.mark.parametrize("op", sorted(CASES))

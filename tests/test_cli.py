@@ -9,16 +9,11 @@ import sys
 import numpy as np
 import pytest
 
+from cli_runner import run_cli
 from conftest import PROJECT_MODELS, shared_model
-from micro_rt.cli import main, parse_size
+from micro_rt.cli import parse_size
 
 MODEL = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_parse_size():
@@ -77,7 +72,8 @@ def test_plan_offline_without_metadata_is_an_error(capsys):
 
 
 def test_fit_verdicts_and_exit_codes(capsys):
-    code, out, _ = run_cli(capsys, "fit", MODEL, "--ram", "256K", "--flash", "1M", "--json")
+    code, out, _ = run_cli(capsys, "fit", MODEL, "--ram", "256K", "--flash", "1M",
+                           "--kernels", "cmsis-nn", "--json")
     verdict = json.loads(out)
     assert code == 0 and verdict["fits"] is True
     assert verdict["ram"]["margin"] == 262144 - verdict["ram"]["used"]
@@ -89,11 +85,12 @@ def test_fit_verdicts_and_exit_codes(capsys):
     assert code == 1 and json.loads(out)["flash"]["fits"] is False
 
 
-def test_fit_margin_is_exact_at_the_boundary(capsys):
-    _, out, _ = run_cli(capsys, "fit", MODEL, "--ram", "1M", "--json")
+@pytest.mark.parametrize("extra", [["--no-emulate"], ["--kernels", "cmsis-nn"]])
+def test_fit_margin_is_exact_at_the_boundary(capsys, extra):
+    _, out, _ = run_cli(capsys, "fit", MODEL, "--ram", "1M", "--json", *extra)
     needed = json.loads(out)["ram"]["used"]
-    assert run_cli(capsys, "fit", MODEL, "--ram", str(needed))[0] == 0
-    assert run_cli(capsys, "fit", MODEL, "--ram", str(needed - 1))[0] == 1
+    assert run_cli(capsys, "fit", MODEL, "--ram", str(needed), *extra)[0] == 0
+    assert run_cli(capsys, "fit", MODEL, "--ram", str(needed - 1), *extra)[0] == 1
 
 
 def test_bad_model_is_one_line_exit_2(capsys, tmp_path):
@@ -110,7 +107,7 @@ def test_run_prints_outputs_and_checks_oracle(capsys, oracle):
     code, out, _ = run_cli(capsys, "run", MODEL, "--seed", "3", "--check", "--json")
     result = json.loads(out)
     assert code == 0
-    assert result["check"] and all(c["equal"] for c in result["check"])
+    assert result["check"]["equal"] and all(c["equal"] for c in result["check"]["outputs"])
     assert result["outputs"][0]["dequantized"] is not None
 
 
@@ -125,5 +122,6 @@ def test_run_with_npy_input(capsys, tmp_path):
 def test_console_script_is_installed():
     exe = shutil.which("micro-rt", path=str(__import__("pathlib").Path(sys.executable).parent))
     assert exe is not None
-    result = subprocess.run([exe, "fit", MODEL, "--ram", "64K"], capture_output=True, text=True)
+    result = subprocess.run([exe, "fit", MODEL, "--ram", "64K", "--kernels", "cmsis-nn"],
+                            capture_output=True, text=True)
     assert result.returncode in (0, 1) and "arena" in result.stdout

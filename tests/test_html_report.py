@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import PROJECT_MODELS
+from conftest import CHROMIUM, PROJECT_MODELS, requires_chromium
 from micro_rt.cli import main
 
 MODEL = str(PROJECT_MODELS / "inception_block_int8.tflite")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -34,7 +32,7 @@ def test_page_is_self_contained_with_a_box_per_buffer(page, capsys):
     assert all(f"{b['name']}" in html for b in buffers if b["kind"] == "tensor")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
+@requires_chromium
 def test_renders_in_headless_chromium(page, tmp_path):
     shot = tmp_path / "shot.png"
     profile = tmp_path / "profile"

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import SHARED_MODELS
+from conftest import SHARED_MODELS, missing
 from kernel_cases import (assert_bits_equal, assert_single_op_matches_oracle, f32, i32,
                           kernel_persistent, q8, q16, single_op)
 from micro_rt import Interpreter
@@ -228,7 +228,7 @@ def test_prepare_errors_name_op_and_tensor():
 def _seanet_models():
     """(path, interpreter, inputs, golden) for each seanet model micro_rt has every kernel for."""
     if not SEANET.exists():
-        pytest.skip("../shared/models (seanet integration tests) not available")
+        missing("../shared/models (seanet integration tests) not available")
     found = []
     for path in sorted(SEANET.rglob("*.tflite")):
         data = path.read_bytes()

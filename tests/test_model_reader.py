@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import SHARED_MODELS, project_models, shared_model
-from micro_rt import ModelError
+from conftest import SHARED_MODELS, missing, project_models, shared_model
+from micro_rt import ModelError, schema
 from micro_rt.builder import ModelBuilder
 from micro_rt.model import read_model
 
@@ -26,7 +26,7 @@ def _tiny_model() -> ModelBuilder:
 def test_reads_every_shared_model():
     paths = sorted(SHARED_MODELS.glob("**/*.tflite"))
     if not paths:
-        pytest.skip("shared models not available")
+        missing("shared models not available (needs ../shared/models)")
     for path in paths:
         model = read_model(path.read_bytes())
         assert model.main.operators, path.name
@@ -86,6 +86,102 @@ def test_large_builtin_codes_survive():
     b.inputs, b.outputs = [x], [y]
     op = read_model(b.build()).main.operators[0]
     assert op.op_name == "GELU" and op.options == {"approximate": True}
+
+
+
+def _one_op(op: str, options: dict) -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 4], "FLOAT32")
+    y = b.add_tensor("y", [1, 4], "FLOAT32")
+    b.add_operator(op, [x], [y], options=options)
+    b.inputs, b.outputs = [x], [y]
+    return b
+
+
+@pytest.mark.parametrize("value", [2**31 - 1, -2**31, 0, -1, 1])
+def test_int32_options_round_trip_at_the_extremes(value):
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 8], "FLOAT32")
+    begin = b.add_tensor("begin", [2], "INT32", data=np.array([0, 0]))
+    end = b.add_tensor("end", [2], "INT32", data=np.array([1, 8]))
+    step = b.add_tensor("step", [2], "INT32", data=np.array([1, 1]))
+    y = b.add_tensor("y", [1, 8], "FLOAT32")
+    masks = {"begin_mask": value, "end_mask": -value - 1 if value < 0 else value,
+             "shrink_axis_mask": value}
+    b.add_operator("STRIDED_SLICE", [x, begin, end, step], [y], options=masks)
+    b.inputs, b.outputs = [x], [y]
+    options = read_model(b.build()).main.operators[0].options
+    assert {k: options[k] for k in masks} == masks
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, 0.0, -0.0, np.finfo(np.float32).max,
+                                   np.finfo(np.float32).tiny, 1.5])
+def test_float_options_round_trip(value):
+    alpha = read_model(_one_op("LEAKY_RELU", {"alpha": value}).build()).main.operators[0].options["alpha"]
+    assert alpha == value and np.signbit(alpha) == np.signbit(value)
+
+
+def test_nan_option_round_trips():
+    alpha = read_model(_one_op("LEAKY_RELU", {"alpha": np.nan}).build()).main.operators[0].options["alpha"]
+    assert np.isnan(alpha)
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_bool_options_round_trip(value):
+    options = read_model(_one_op("MEAN", {"keep_dims": value}).build()).main.operators[0].options
+    assert options["keep_dims"] is value
+
+
+@pytest.mark.parametrize("kind_table, field, value", [("MirrorPadOptions", "mode", 127),
+                                                      ("MirrorPadOptions", "mode", -128),
+                                                      ("CallOptions", "subgraph", 2**32 - 1)])
+def test_byte_and_uint_options_round_trip(kind_table, field, value):
+    b = _one_op("RELU", {})           # RELU has no options of its own: any table is kept as is
+    b.operators[0].options_table, b.operators[0].options = kind_table, {field: value}
+    assert read_model(b.build()).main.operators[0].options[field] == value
+
+
+@pytest.mark.parametrize("value", [2**31, -2**31 - 1, 1.5, True])
+def test_builder_refuses_an_int32_option_out_of_range(value):
+    with pytest.raises(ValueError, match="StridedSliceOptions.begin_mask"):
+        _one_op("STRIDED_SLICE", {"begin_mask": value}).build()
+
+
+# ---- options type set, table absent ----------------------------------------------------------
+def _without_table(op: str) -> ModelBuilder:
+    b = ModelBuilder()
+    rng = np.random.default_rng(3)
+    x = b.add_tensor("x", [1, 8], "FLOAT32")
+    if op == "FULLY_CONNECTED":
+        w = b.add_tensor("w", [3, 8], "FLOAT32", data=rng.standard_normal((3, 8)))
+        inputs, shape = [x, w, -1], [1, 3]
+    elif op == "RESHAPE":
+        inputs, shape = [x, b.add_tensor("s", [2], "INT32", data=np.array([2, 4]))], [2, 4]
+    elif op == "STRIDED_SLICE":
+        inputs = [x] + [b.add_tensor(n, [2], "INT32", data=np.array(v)) for n, v in
+                        (("begin", [0, 1]), ("end", [1, 7]), ("step", [1, 2]))]
+        shape = [1, 3]
+    elif op == "MEAN":
+        inputs, shape = [x, b.add_tensor("axis", [1], "INT32", data=np.array([1]))], [1]
+    else:
+        inputs, shape = [x], [1, 8]
+    y = b.add_tensor("y", shape, "FLOAT32")
+    b.add_operator(op, inputs, [y], omit_options_table=True)
+    b.inputs, b.outputs = [x], [y]
+    return b
+
+
+@pytest.mark.parametrize("op", ["FULLY_CONNECTED", "SOFTMAX", "RESHAPE", "STRIDED_SLICE", "MEAN"])
+def test_options_type_without_table_reads_as_defaults(op):
+    """TFLM parses such an operator as one without options (all defaults); so does micro_rt."""
+    options = read_model(_without_table(op).build()).main.operators[0].options
+    assert options == schema.option_defaults(schema.OP_OPTIONS[op])
+
+
+@pytest.mark.parametrize("op", ["FULLY_CONNECTED", "SOFTMAX", "RESHAPE", "STRIDED_SLICE", "MEAN"])
+def test_options_type_without_table_runs_like_tflm(op, oracle):
+    result = oracle.check_model(_without_table(op).build(), seeds=range(5))
+    assert not result["failures"], result
 
 
 # ---- broken files ----------------------------------------------------------------------------

@@ -8,12 +8,12 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import PROJECT_MODELS, shared_model
+from conftest import PROJECT_MODELS, requires, shared_model
 from micro_rt import EmulationError, Interpreter, oracle
 from micro_rt.cli import main
 
-pytestmark = pytest.mark.skipif(not (PROJECT_MODELS.parent / "cortexm" / "firmware" / "cortex-m4.elf").exists(),
-                                reason="firmware not built")
+pytestmark = requires((PROJECT_MODELS.parent / "cortexm" / "firmware" / "cortex-m4.elf").exists(),
+                      "firmware not built (make firmware)")
 INT8_MODELS = ["mobilenet_tiny_int8.tflite", "residual_block_int8.tflite", "inception_block_int8.tflite",
                "pooling_int8.tflite", "elementwise_int8.tflite", "activations_int8.tflite",
                "shape_ops_int8.tflite", "requantize_int8.tflite", "fully_connected_int8.tflite",
@@ -115,9 +115,9 @@ def test_runaway_kernel_is_stopped_and_named():
 
 def test_fit_adds_stack_and_code(capsys):
     path = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")
-    main(["fit", path, "--ram", "1M", "--flash", "1M", "--json"])
+    main(["fit", path, "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn", "--json"])
     measured = json.loads(capsys.readouterr().out)
-    main(["fit", path, "--ram", "1M", "--flash", "1M", "--no-emulate", "--json"])
+    main(["fit", path, "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn", "--no-emulate", "--json"])
     plain = json.loads(capsys.readouterr().out)
     assert measured["measured_on_virtual_mcu"] and not plain["measured_on_virtual_mcu"]
     assert measured["ram"]["kernel_stack_bytes"] > 0 and measured["flash"]["kernel_code_bytes"] > 0
@@ -133,3 +133,59 @@ def test_cmsis_nn_arena_for_person_detect_is_near_tflm_published():
                                   kernels="cmsis-nn", plan_only=True).plan
     assert plan.head_bytes == 55296
     assert abs(plan.total_bytes - 84436) / 84436 < 0.05
+
+
+def test_profile_total_that_leaves_ops_out_is_incomplete(capsys, monkeypatch):
+    """An op with no C kernel runs on the host and costs no cycles: the total is labelled
+    incomplete, JSON says so and lists it, and the exit code is 3 (cannot tell)."""
+    from micro_rt.cortexm.executor import McuExecutor
+    path = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")
+    original = McuExecutor.run
+    monkeypatch.setattr(McuExecutor, "run",
+                        lambda self, node: None if node.op_name == "SOFTMAX" else original(self, node))
+    code = main(["profile", path, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 3 and report["complete"] is False
+    assert report["ops_not_counted"] == [{"index": 9, "op": "SOFTMAX",
+                                          "reason": "ran on a host kernel (no C kernel)"}]
+    assert main(["profile", path]) == 3
+    out = capsys.readouterr().out
+    total = next(line for line in out.splitlines() if "cycles =" in line)
+    assert total.startswith("INCOMPLETE total (1 operator not counted)")
+    assert "INCOMPLETE: the total leaves out 9 SOFTMAX" in out
+
+
+def test_profile_complete_run(capsys):
+    code = main(["profile", str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite"), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["complete"] is True and report["ops_not_counted"] == []
+
+
+def test_profile_model_with_unresolved_op_cannot_tell(capsys):
+    path = str(PROJECT_MODELS / "custom_atan.tflite")
+    code = main(["profile", path, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 3 and report["complete"] is False
+    assert report["total_cycles"] is None and report["total_ms"] is None
+    assert report["ops_not_counted"][0]["op"].startswith("0 ATAN")
+    code = main(["profile", str(shared_model("person_detect_vela.tflite"))])
+    out = capsys.readouterr().out
+    assert code == 3 and "cannot profile" in out and "ethos-u" in out and "no total" in out
+
+
+def test_profile_names_the_kernels_for_what_they_are(capsys):
+    path = str(PROJECT_MODELS / "fully_connected_int8.tflite")
+    main(["profile", path])
+    assert "cmsis-nn (micro_rt's CMSIS-NN-style kernels)" in capsys.readouterr().out
+    main(["profile", path, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["kernels"] == "cmsis-nn" and "not Arm's CMSIS-NN library" in report["kernels_note"]
+
+
+@pytest.mark.parametrize("text, hz", [("120MHz", 120_000_000), ("120mhz", 120_000_000),
+                                      ("0.5GHz", 500_000_000), ("32768Hz", 32_768), ("48 kHz", 48_000)])
+def test_profile_clock_with_units(capsys, text, hz):
+    main(["profile", str(PROJECT_MODELS / "fully_connected_int8.tflite"), "--clock", text, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["clock_hz"] == hz
+    assert abs(report["total_ms"] - report["total_cycles"] / hz * 1e3) < 1e-9

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,10 +26,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from conftest import SHARED_MODELS, missing, require_tool
+
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "cortexm" / "firmware"
 SRC = ROOT / "cortexm" / "src"
-SHARED = Path(os.environ.get("MICRO_RT_SHARED_MODELS", ROOT.parent / "shared" / "models")) / "tflm"
+SHARED = SHARED_MODELS
 CORES_FAST = ["cortex-m0plus", "cortex-m4"]
 CORES_ALL = ["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"]
 # float32 kernels: the soft-float M0+ and all three hardware-FPU builds (M4 FPv4-SP, M7 FPv5-DP,
@@ -43,17 +44,14 @@ def _machine_cls():
     if stub:
         sys.path.insert(0, str(Path(stub).parent))
         return importlib.import_module(Path(stub).stem).VirtualMCU
-    try:
-        from micro_rt.cortexm.machine import VirtualMCU
-    except Exception as e:  # pragma: no cover - machine not available
-        pytest.skip(f"micro_rt.cortexm.machine not available: {e}")
+    from micro_rt.cortexm.machine import VirtualMCU
     return VirtualMCU
 
 
 def _elf(core: str) -> Path:
     p = FIRMWARE / f"{core}.elf"
     if not p.exists():
-        pytest.skip(f"firmware {p.name} not built (make firmware)")
+        missing(f"firmware {p.name} not built (make firmware)")
     return p
 
 
@@ -634,7 +632,6 @@ _LIBM_FUSED_OK = {"expf", "__ieee754_expf", "expm1f", "tanhf", "__ieee754_tanhf"
 @pytest.mark.parametrize("core", CORES_ALL)
 def test_firmware_float_instructions(core):
     """M0+ has no VFP instruction; the M4 / M7 / M33 kernels use the FPU and no fused multiply-add."""
-    pytest.importorskip("capstone")
     from micro_rt.cortexm import cycles as cyc
     from micro_rt.cortexm.elf import load_elf
     elf = load_elf(_elf(core))
@@ -874,7 +871,7 @@ def test_float_model_whole_on_mcu(model, core):
     has a transcendental op (newlib vs glibc, see above)."""
     path = ROOT / "models" / model if model in F32_MODELS else SHARED / model
     if not path.exists():
-        pytest.skip("shared models not available")
+        missing(f"shared model {model} not available (needs ../shared/models)")
     _elf(core)
     from micro_rt import Interpreter, oracle
     from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS
@@ -908,7 +905,7 @@ MODELS = ["person_detect.tflite", "micro_speech_quantized.tflite", "network_test
 def test_model_ops(model):
     path = SHARED / model
     if not path.exists():
-        pytest.skip("shared models not available")
+        missing(f"shared model {model} not available (needs ../shared/models)")
     from micro_rt.model import read_model
     from micro_rt.cortexm import ops
     m = read_model(path.read_bytes())
@@ -944,8 +941,8 @@ def test_model_ops(model):
 # --------------------------------------------------------------------------- reproducible build
 
 def test_firmware_reproducible(tmp_path):
-    if shutil.which("arm-none-eabi-gcc") is None or shutil.which("make") is None:
-        pytest.skip("arm-none-eabi-gcc not installed")
+    require_tool("arm-none-eabi-gcc")
+    require_tool("make")
     r = subprocess.run(["make", "-s", "-C", str(SRC), f"OUT={tmp_path}"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     for core in CORES_ALL:

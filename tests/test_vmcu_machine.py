@@ -1,27 +1,22 @@
 """The virtual Cortex-M machine: exact counts, faults, budget, alignment, stack, cycles.
 
-Builds its own tiny test firmware with arm-none-eabi-gcc (skipped when the cross compiler or
-Unicorn is missing), independent of the kernel firmware in cortexm/firmware.
+Builds its own tiny test firmware with arm-none-eabi-gcc (required: see conftest.missing),
+independent of the kernel firmware in cortexm/firmware.
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 import textwrap
 
 import numpy as np
 import pytest
 
-pytest.importorskip("unicorn")
-pytest.importorskip("capstone")
-pytest.importorskip("elftools")
+from conftest import ARM_GCC as CC, requires_arm_gcc
+from micro_rt.errors import EmulationError
+from micro_rt.cortexm import cycles as cyc
+from micro_rt.cortexm.machine import VirtualMCU, page_aligned_buffer
 
-from micro_rt.errors import EmulationError  # noqa: E402
-from micro_rt.cortexm import cycles as cyc  # noqa: E402
-from micro_rt.cortexm.machine import VirtualMCU, page_aligned_buffer  # noqa: E402
-
-CC = shutil.which("arm-none-eabi-gcc")
-pytestmark = pytest.mark.skipif(CC is None, reason="arm-none-eabi-gcc not installed")
+pytestmark = requires_arm_gcc
 
 CORES = ["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"]
 V7M = ["cortex-m4", "cortex-m7", "cortex-m33"]

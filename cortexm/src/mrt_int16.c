@@ -1,8 +1,9 @@
 /* micro_rt: int16 kernels (TFLM's 16-bit activation paths), bit-exact with the numpy twins.
  *
  *  - mrt_conv_s16: CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED with int16 activations and
- *    int8 weights (16x8): int64 accumulator, int32 or int64 bias, then TFLM's int64
- *    MultiplyByQuantizedMultiplier (16-bit reduced multiplier, one rounding).
+ *    int8 weights (16x8): int64 accumulator and bias, then TFLM's int64
+ *    MultiplyByQuantizedMultiplier (16-bit reduced multiplier, one rounding); with an int32
+ *    bias (bias_size 4) TFLM's int32 variant: wrapping int32 sum, double-rounding requantize.
  *  - mrt_binary_s16: ADD / SUB / MUL / MAXIMUM / MINIMUM on int16 with broadcasting.
  *  - mrt_unary_int: element-wise requantization between int8 / int16 / int32 (QUANTIZE),
  *    int16 RELU, RELU6 and LEAKY_RELU. */
@@ -58,13 +59,24 @@ int32_t mrt_conv_s16(const mrt_conv_s16_params *p)
                             }
                         }
                     }
-                    if (p->bias_size == 8) {
-                        acc += ((const int64_t *)p->bias)[o];
-                    } else if (p->bias_size == 4) {
-                        acc += ((const int32_t *)p->bias)[o];
-                    }
                     const int32_t ch = p->per_channel ? o : 0;
-                    const int64_t r = requantize_wide(acc, p->mult[ch], p->shift[ch]) + p->out_off;
+                    int64_t r;
+                    if (p->bias_size == 4) {
+                        /* TFLM's int32-accumulator variant (int32 bias, or none with an int32
+                         * quantized bias type): the sum wraps as an int32 running sum would
+                         * (wrapping the exact sum is the same mod 2^32), then the int32
+                         * MultiplyByQuantizedMultiplier (double rounding). */
+                        uint32_t acc32 = (uint32_t)acc;
+                        if (p->bias) {
+                            acc32 += (uint32_t)((const int32_t *)p->bias)[o];
+                        }
+                        r = (int64_t)mrt_requantize((int32_t)acc32, p->mult[ch], p->shift[ch]) + p->out_off;
+                    } else {
+                        if (p->bias_size == 8 && p->bias) {
+                            acc += ((const int64_t *)p->bias)[o];
+                        }
+                        r = requantize_wide(acc, p->mult[ch], p->shift[ch]) + p->out_off;
+                    }
                     *out++ = (int16_t)clamp64(r, p->act_min, p->act_max);
                 }
             }

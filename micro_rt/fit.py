@@ -1,0 +1,209 @@
+"""`micro-rt fit`: RAM and flash against a budget, with a verdict only where micro_rt can back it.
+
+RAM = tensor arena (head + tail + temp) + kernel stack + firmware static data; flash = model +
+kernel code. The arena is planned; stack, static data and code are measured by one emulated
+inference of micro_rt's C kernels. Whatever is left out (an operator without a kernel, one that
+fell back to a host kernel, kernels that have no C build) is listed and "fits" is not claimed:
+the verdict is "cannot tell", unless what is counted already exceeds a budget, which the missing
+parts could only add to.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from .allocator import ArenaPlan
+from .errors import MicroRtError, UnsupportedOpError
+from .interpreter import Interpreter
+from .oracle import random_inputs
+from .report import format_bytes, kernels_fields, kernels_label
+
+FITS, DOES_NOT_FIT, CANNOT_TELL = "fits", "does not fit", "cannot tell"
+
+
+def ops_without_kernels(it: Interpreter) -> list[str]:
+    """'0 ethos-u (custom op)' for every operator the interpreter's resolver has no kernel for."""
+    found = []
+    for op in it.model.main.operators:
+        try:
+            it.resolver.find(op.op_name, op.is_custom, op.version, op.index)
+        except UnsupportedOpError:
+            found.append(f"{op.index} {op.op_name} ({'custom op' if op.is_custom else f'builtin version {op.version}'})")
+    return found
+
+
+@dataclass
+class KernelMeasurement:
+    """What one emulated inference of micro_rt's C kernels measured."""
+    stack_bytes: int
+    static_bytes: int
+    code_bytes: int
+    ops_on_host: list[str]        # ran on a host kernel: no C kernel, nothing measured
+
+
+def measure_kernels(data: bytes, target: str,
+                    progress: Optional[Callable[[int, int], None]] = None) -> KernelMeasurement:
+    """Run one inference on the virtual MCU with micro_rt's CMSIS-NN-style C kernels."""
+    with Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True) as it:
+        for i, x in enumerate(random_inputs(it, 0)):
+            it.set_input(x, i)
+        it.invoke(progress=progress)
+        executor = it._executor
+        return KernelMeasurement(max((r.stack_bytes for r in it.last_run), default=0),
+                                 executor.static_ram_bytes(), executor.code_bytes(),
+                                 [f"{r.index} {r.op}" for r in it.last_run if not r.on_mcu])
+
+
+@dataclass
+class FitReport:
+    model: str
+    plan: ArenaPlan
+    kernels: str
+    model_bytes: int
+    ram_budget: int
+    flash_budget: Optional[int]
+    measured: Optional[KernelMeasurement] = None
+    # Why kernel stack and code are left out by the user's choice (host target, --no-emulate);
+    # None when they are part of the question.
+    scope: Optional[str] = None
+    not_accounted: list[str] = field(default_factory=list)
+    unresolved_ops: list[str] = field(default_factory=list)
+
+    @property
+    def ram_used(self) -> int:
+        m = self.measured
+        return self.plan.required_bytes + (m.stack_bytes + m.static_bytes if m else 0)
+
+    @property
+    def flash_used(self) -> int:
+        return self.model_bytes + (self.measured.code_bytes if self.measured else 0)
+
+    def _verdict(self, used: int, budget: Optional[int]) -> Optional[str]:
+        if budget is None:
+            return None
+        if used > budget:
+            return DOES_NOT_FIT          # true whatever is missing: it could only add
+        return CANNOT_TELL if self.not_accounted else FITS
+
+    @property
+    def verdict(self) -> str:
+        parts = [v for v in (self._verdict(self.ram_used, self.ram_budget),
+                             self._verdict(self.flash_used, self.flash_budget)) if v]
+        for v in (DOES_NOT_FIT, CANNOT_TELL):
+            if v in parts:
+                return v
+        return FITS
+
+    @property
+    def exit_code(self) -> int:
+        return {FITS: 0, DOES_NOT_FIT: 1, CANNOT_TELL: 3}[self.verdict]
+
+    def as_dict(self) -> dict:
+        m, complete = self.measured, not self.not_accounted
+        as_bool = {FITS: True, DOES_NOT_FIT: False, CANNOT_TELL: None, None: None}
+
+        def resource(used, budget, **parts):
+            return {"budget": budget, "used": used,
+                    "margin": None if budget is None else budget - used,
+                    "fits": as_bool[self._verdict(used, budget)], "complete": complete, **parts}
+
+        return {
+            "fits": as_bool[self.verdict], "verdict": self.verdict,
+            "target": self.plan.target, **kernels_fields(self.kernels),
+            "scope": self.scope or "arena, kernel stack, static data, model and kernel code",
+            "not_accounted": self.not_accounted,
+            "ram": resource(self.ram_used, self.ram_budget, arena_bytes=self.plan.required_bytes,
+                            kernel_stack_bytes=m.stack_bytes if m else None,
+                            static_bytes=m.static_bytes if m else None),
+            "flash": resource(self.flash_used, self.flash_budget, model_bytes=self.model_bytes,
+                              kernel_code_bytes=m.code_bytes if m else None),
+            "arena": {"head_bytes": self.plan.head_bytes, "tail_bytes": self.plan.tail_bytes,
+                      "total_bytes": self.plan.total_bytes, "required_bytes": self.plan.required_bytes},
+            "measured_on_virtual_mcu": m is not None,
+            "unresolved_ops": self.unresolved_ops,
+        }
+
+    def _line(self, what: str, used: int, budget: Optional[int]) -> str:
+        counted = " counted so far" if self.not_accounted else ""
+        if budget is None:
+            return f"{what}: {format_bytes(used)}{counted} (no budget given)"
+        margin = budget - used
+        verdict = self._verdict(used, budget)
+        word = {FITS: "fits", DOES_NOT_FIT: "does NOT fit", CANNOT_TELL: "cannot tell"}[verdict]
+        after = " before the parts not accounted for" if verdict == CANNOT_TELL else ""
+        return (f"{what}: {format_bytes(used)}{counted} of {format_bytes(budget)} -> {word}, "
+                f"margin {margin:+d} B ({margin / budget:+.1%}){after}")
+
+    def text(self) -> str:
+        plan, m = self.plan, self.measured
+        verdict = self.verdict
+        head = {FITS: "FITS", DOES_NOT_FIT: "DOES NOT FIT", CANNOT_TELL: "CANNOT TELL"}[verdict]
+        if self.scope and verdict != CANNOT_TELL:
+            head += f", {self.scope}"
+        lines = [f"{head}: {self.model} on {plan.target}, kernels {kernels_label(self.kernels)}"]
+        n = len(self.not_accounted)
+        things = f"{n} part{'s' if n != 1 else ''} not accounted for (listed below)"
+        if verdict == CANNOT_TELL:
+            lines.append(f"no verdict: {things}")
+        elif verdict == DOES_NOT_FIT and n:
+            over = " and ".join(name for name, used, budget in
+                                (("RAM", self.ram_used, self.ram_budget),
+                                 ("flash", self.flash_used, self.flash_budget))
+                                if budget is not None and used > budget)
+            lines.append(f"what is counted already exceeds the {over} budget; the {things} "
+                         "would only add to it")
+        stack = (f" + kernel stack {m.stack_bytes} + static data {m.static_bytes}" if m else
+                 "" if self.scope else " + kernel stack and static data not measured")
+        code = (f" + kernel code {m.code_bytes}" if m else
+                "" if self.scope else " + kernel code not measured")
+        temp = (", + temp peak while preparing and 16-byte rounding"
+                if plan.required_bytes > plan.total_bytes else "")
+        lines += [
+            self._line("RAM  ", self.ram_used, self.ram_budget),
+            f"      arena {plan.required_bytes} (head {plan.head_bytes} + tail {plan.tail_bytes}{temp})"
+            + stack,
+            self._line("flash", self.flash_used, self.flash_budget),
+            f"      model {self.model_bytes}" + code,
+        ]
+        if m:
+            lines.append("      stack and code measured by running one inference of micro_rt's C "
+                         "kernels on the virtual MCU")
+        if self.not_accounted:
+            lines.append("not accounted for:")
+            lines += [f"  - {item}" for item in self.not_accounted]
+        return "\n".join(lines)
+
+
+def assess(model: str, data: bytes, it: Interpreter, ram_budget: int, flash_budget: Optional[int],
+           measure: bool = True,
+           progress: Optional[Callable[[int, int], None]] = None) -> FitReport:
+    """The fit of the model planned by `it` (a plan-only interpreter with the user's kernels,
+    target and planner). `measure=False` (--no-emulate) keeps kernel stack and code out of the
+    question by the user's choice."""
+    report = FitReport(model, it.plan, it.kernels, len(data), ram_budget, flash_budget,
+                       unresolved_ops=it.unresolved)
+    missing = ops_without_kernels(it)
+    report.not_accounted += [f"op {op}: no kernel registered, so its op data, scratch buffers, "
+                             "stack and code are not counted" for op in missing]
+    if it.target.is_host:
+        report.scope = "arena and model only (host target: kernel stack and code are not modelled)"
+    elif not measure:
+        report.scope = "arena and model only (kernel stack and code not measured: --no-emulate)"
+    elif it.kernels != "cmsis-nn":
+        report.not_accounted.append(
+            f"kernel stack, static data and code: micro_rt has no C build of its {it.kernels} "
+            "kernels, so they are not measured (--kernels cmsis-nn measures micro_rt's "
+            "CMSIS-NN-style C kernels; --no-emulate asks for an arena-and-model-only verdict)")
+    elif missing:
+        report.not_accounted.append("kernel stack, static data and code: not measured, the model "
+                                    "cannot run without the kernels above")
+    else:
+        try:
+            report.measured = measure_kernels(data, it.target.name, progress)
+        except MicroRtError as e:
+            report.not_accounted.append("kernel stack, static data and code: not measured, the "
+                                        f"emulated inference failed: {' '.join(str(e).split())}")
+        else:
+            report.not_accounted += [f"op {op}: no C kernel (ran on a host kernel), so its stack "
+                                     "and code are not measured" for op in report.measured.ops_on_host]
+    return report

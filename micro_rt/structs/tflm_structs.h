@@ -1,0 +1,565 @@
+/* The C layouts behind micro_rt/targets.py's STRUCTS table: TFLM's own records, allocator
+ * objects, kernel op data and builtin option structs, declared here member by member from
+ * TFLM's definitions (tensorflow/tflite-micro: tensorflow/lite/core/c/common.h,
+ * compiler/mlir/lite/core/c/builtin_op_data.h, kernels/internal/types.h, micro/*.h,
+ * micro/kernels/*.h and kernels/cmsis_nn/*.cc; snapshot of 2026-08-20), written in our words.
+ * Only member types and order matter for sizes; names follow TFLM's so they can be checked.
+ *
+ * tests/test_struct_layouts.py compiles this header twice and compares every number of the
+ * table with sizeof/alignof:
+ *   host64: the host gcc with -DUSE_TFLM_COMPRESSION (the tflite-micro pip package is built
+ *           with compression; C enums are 4 bytes);
+ *   arm32:  arm-none-eabi-gcc -mthumb -mcpu=cortex-m4 (a default Cortex-M build: no
+ *           compression, and the bare-metal ABI's short enums: a C enum takes 1 byte).
+ * C++ classes are written as structs: one `const void *` per virtual table pointer (a class
+ * with two polymorphic bases has two), base-class members first.
+ *
+ * The table's alignment is the struct's alignof, except for what MRT_KERNEL_OP_DATA lists:
+ * kernel op data comes from a kernel's AllocatePersistentBuffer, which TFLM aligns to
+ * MicroArenaBufferAlignment() (MRT_KERNEL_ALLOC_ALIGN, 16) whatever the struct's own alignment.
+ */
+#ifndef MICRO_RT_TFLM_STRUCTS_H
+#define MICRO_RT_TFLM_STRUCTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MRT_KERNEL_ALLOC_ALIGN 16
+
+/* ---- enums of the C API (their size is the ABI's enum size) ---------------------------- */
+typedef enum { kTfLiteNoType = 0, kTfLiteFloat32 = 1, kTfLiteInt8 = 9 } TfLiteType;
+typedef enum { kTfLiteNoQuantization = 0, kTfLiteAffineQuantization = 1 } TfLiteQuantizationType;
+typedef enum { kTfLiteMemNone = 0, kTfLiteMmapRo, kTfLiteArenaRw } TfLiteAllocationType;
+typedef enum { kTfLitePaddingUnknown = 0, kTfLitePaddingSame, kTfLitePaddingValid } TfLitePadding;
+typedef enum { kTfLiteActNone = 0, kTfLiteActRelu, kTfLiteActRelu6 } TfLiteFusedActivation;
+typedef enum { kTfLiteFullyConnectedWeightsFormatDefault = 0 } TfLiteFullyConnectedWeightsFormat;
+typedef enum { kTfLiteMirrorPaddingUnknown = 0, kTfLiteMirrorPaddingReflect } TfLiteMirrorPaddingMode;
+typedef enum { kTfLiteLshProjectionUnknown = 0, kTfLiteLshProjectionSparse } TfLiteLSHProjectionType;
+typedef enum { kTfLiteLSTMFullKernel = 0, kTfLiteLSTMBasicKernel } TfLiteLSTMKernelType;
+typedef enum { kTfLiteCombinerTypeSum = 0, kTfLiteCombinerTypeMean } TfLiteCombinerType;
+
+/* ---- framework records (common.h, micro_allocator.h, micro_allocation_info.h) ------------- */
+typedef union { int32_t *i32; float *f; char *raw; void *data; } TfLitePtrUnion;
+typedef struct { int size; int data[]; } TfLiteIntArray;
+typedef struct { int size; float data[]; } TfLiteFloatArray;
+typedef struct { float scale; int32_t zero_point; } TfLiteQuantizationParams;
+typedef struct { TfLiteQuantizationType type; void *params; } TfLiteQuantization;
+
+typedef struct {
+    TfLitePtrUnion data;
+    TfLiteIntArray *dims;
+    TfLiteType type;
+} TfLiteEvalTensor;
+
+/* The reduced tensor of TF_LITE_STATIC_MEMORY builds (all of TFLM's). */
+typedef struct {
+    TfLiteQuantization quantization;
+    TfLiteQuantizationParams params;
+    TfLitePtrUnion data;
+    const TfLiteIntArray *dims;
+    size_t bytes;
+    TfLiteType type;
+    TfLiteAllocationType allocation_type;
+    bool is_variable;
+} TfLiteTensor;
+
+typedef struct {
+    TfLiteIntArray *inputs;
+    TfLiteIntArray *outputs;
+    TfLiteIntArray *intermediates;
+    void *user_data;
+    void *builtin_data;
+    const void *custom_initial_data;
+    int custom_initial_data_size;
+} TfLiteNode;
+
+typedef struct {
+    TfLiteNode node;
+    const void *registration;                  /* const TFLMRegistration * */
+} NodeAndRegistration;
+
+typedef struct {
+    TfLiteFloatArray *scale;
+    TfLiteIntArray *zero_point;
+    int32_t quantized_dimension;
+} TfLiteAffineQuantization;
+
+typedef struct {
+    NodeAndRegistration *node_and_registrations;
+    TfLiteEvalTensor *tensors;
+#ifdef USE_TFLM_COMPRESSION
+    const void **compressed;                   /* CompressedTensorList: one pointer */
+#endif
+} SubgraphAllocations;
+
+typedef struct { uint8_t *data; } ScratchBufferHandle;
+
+typedef struct {
+    size_t bytes;
+    int node_idx;
+    int subgraph_idx;
+} ScratchBufferRequest;
+
+typedef struct {
+    size_t bytes;
+    void **output_ptr;
+    int first_created;
+    int last_used;
+    int32_t offline_offset;
+    bool needs_allocating;
+} AllocationInfo;
+
+/* GreedyMemoryPlanner's scratch per planned buffer (its per_buffer_size()): one entry in each
+ * of its five arrays. */
+typedef struct { int size, offline_offset, first_time_used, last_time_used; } BufferRequirements;
+typedef struct { int offset, requirements_index, next_entry_index; } ListEntry;
+typedef struct {
+    BufferRequirements requirement;
+    int size_sorted;
+    int id_sorted;
+    ListEntry by_offset;
+    int offset;
+} GreedyPlannerPerBuffer;
+
+/* ---- allocator objects TFLM places at the arena's tail at start-up ------------------------ */
+typedef struct {
+    const void *vptr_non_persistent;           /* INonPersistentBufferAllocator */
+    const void *vptr_persistent;               /* IPersistentBufferAllocator */
+    uint8_t *buffer_head_, *buffer_tail_, *head_, *tail_, *temp_;
+    intptr_t temp_buffer_ptr_check_sum_;
+    int temp_buffer_count_;
+} SingleArenaBufferAllocator;
+
+typedef struct {
+    SingleArenaBufferAllocator base;
+    size_t requested_head_bytes_, requested_tail_bytes_, used_bytes_, alloc_count_;
+} RecordingSingleArenaBufferAllocator;
+
+typedef struct {
+    const void *vptr;                          /* MicroMemoryPlanner */
+    int max_buffer_count_;
+    int buffer_count_;
+    BufferRequirements *requirements_;
+    int *buffer_sizes_sorted_;
+    int *buffer_ids_sorted_;
+    ListEntry *buffers_sorted_by_offset_;
+    int next_free_entry_;
+    int first_entry_index_;
+    int *buffer_offsets_;
+    bool need_to_calculate_offsets_;
+} GreedyMemoryPlanner;
+
+typedef struct {
+    const void *vptr;
+    void *non_persistent_buffer_allocator_;
+    void *persistent_buffer_allocator_;
+    void *builtin_data_allocator_;
+    void *memory_planner_;
+    bool model_is_allocating_;
+    size_t scratch_buffer_request_count_;
+    uint8_t *scratch_buffer_head_;
+    size_t max_head_buffer_usage_;
+} MicroAllocator;
+
+typedef struct { size_t requested_bytes, used_bytes, count; } RecordedAllocation;
+
+typedef struct {
+    MicroAllocator base;
+    const RecordingSingleArenaBufferAllocator *recording_memory_allocator_;
+    RecordedAllocation eval_tensor_data, persistent_tensor_data, persistent_quantization_data,
+        persistent_buffer_data, variable_buffer_data, node_and_registration_data;
+#ifdef USE_TFLM_COMPRESSION
+    RecordedAllocation compression_data;
+#endif
+    RecordedAllocation op_data;
+} RecordingMicroAllocator;
+
+typedef struct {
+    const void *vptr;                          /* BuiltinDataAllocator */
+    void *persistent_allocator_;
+} MicroBuiltinDataAllocator;
+
+/* What MicroInterpreter's start-up leaves in the tail for a one-subgraph model: the recording
+ * allocators the pip package's interpreter uses, and the plain ones of a device build. */
+typedef struct {
+    RecordingSingleArenaBufferAllocator memory_allocator;
+    GreedyMemoryPlanner planner;
+    RecordingMicroAllocator allocator;
+    MicroBuiltinDataAllocator builtin_data_allocator;
+    SubgraphAllocations subgraph;
+} AllocatorFixed;
+
+typedef struct {
+    SingleArenaBufferAllocator memory_allocator;
+    GreedyMemoryPlanner planner;
+    MicroAllocator allocator;
+    MicroBuiltinDataAllocator builtin_data_allocator;
+    SubgraphAllocations subgraph;
+} AllocatorFixedPlain;
+
+/* ---- parameter records of the reference kernels (kernels/internal/types.h) ---------------- */
+typedef struct { int width, height, width_offset, height_offset; } TfLitePaddingValues;
+typedef struct { int32_t zero_point; double scale; } QuantizationParams;
+typedef struct { double scale; int32_t zero_point; } DequantizationParams;
+typedef struct {
+    uint8_t activation_type;                   /* enum class FusedActivationFunctionType : uint8_t */
+    int32_t quantized_activation_min, quantized_activation_max;
+} ActivationParams;
+typedef struct {
+    ActivationParams base;
+    int32_t input_offset, output_offset, output_multiplier;
+    int output_shift;
+} ReluParams;
+typedef struct {
+    int32_t axis;
+    const int32_t *input_zeropoint;
+    const float *input_scale;
+    int32_t inputs_count, output_zeropoint;
+    float output_scale;
+} ConcatenationParams;
+typedef struct {
+    double beta;
+    int32_t input_multiplier, input_left_shift, reverse_scaling_divisor,
+        reverse_scaling_right_shift;
+    int diff_min;
+    int32_t zero_point;
+    float scale;
+    float *table;
+    int16_t *exp_lut, *one_over_one_plus_x_lut;
+    uint8_t *uint8_table1, *uint8_table2;
+} SoftmaxParams;
+typedef struct {
+    int16_t input_zero_point, output_zero_point, reluish_multiplier_fixedpoint_int16;
+    int reluish_multiplier_exponent;
+    int16_t output_multiplier_fixedpoint_int16;
+    int output_multiplier_exponent;
+} HardSwishParams;
+typedef struct {
+    int8_t left_padding_count;
+    int32_t left_padding[5];
+    int8_t right_padding_count;
+    int32_t right_padding[5];
+    uint8_t resizing_category;                 /* enum class ResizingCategory : uint8_t */
+} PadParams;
+typedef struct {
+    int8_t start_indices_count;
+    int32_t start_indices[5];
+    int8_t stop_indices_count;
+    int32_t stop_indices[5];
+    int8_t strides_count;
+    int32_t strides[5];
+    uint16_t begin_mask, ellipsis_mask, end_mask, new_axis_mask, shrink_axis_mask;
+    bool offset;
+} StridedSliceParams;
+typedef struct {
+    int32_t input_offset, weights_offset, output_offset, output_multiplier;
+    int output_shift;
+    int32_t quantized_activation_min, quantized_activation_max;
+    float float_activation_min, float_activation_max;
+    bool lhs_cacheable, rhs_cacheable;
+    uint8_t weights_format;                    /* enum class FullyConnectedWeightsFormat : uint8_t */
+} FullyConnectedParams;
+typedef struct {
+    uint8_t broadcast_category;                /* enum class BroadcastableOpCategory : uint8_t */
+    int32_t input1_offset, input2_offset, output_offset, output_multiplier;
+    int output_shift, left_shift;
+    int32_t input1_multiplier;
+    int input1_shift;
+    int32_t input2_multiplier;
+    int input2_shift;
+    int32_t quantized_activation_min, quantized_activation_max;
+    float float_activation_min, float_activation_max;
+    int64_t int64_activation_min, int64_activation_max;
+    int16_t int16_activation_min, int16_activation_max;
+    int broadcast_shape[5];
+} ArithmeticParams;
+
+/* ---- kernel op data (what each kernel's init allocates) ----------------------------------- */
+typedef struct {
+    TfLitePaddingValues padding;
+    int32_t input_zero_point, filter_zero_point, output_zero_point, output_multiplier;
+    int output_shift;
+    int32_t *per_channel_output_multiplier, *per_channel_output_shift;
+    int32_t output_activation_min, output_activation_max;
+    int filter_buffer_index;
+#ifdef USE_TFLM_COMPRESSION
+    int weights_scratch_index, bias_scratch_index;
+#endif
+} OpDataConv;
+
+typedef struct {
+    int32_t output_multiplier;
+    int output_shift;
+    int32_t output_activation_min, output_activation_max;
+    int input_quantized_index;
+    int32_t input_zero_point, filter_zero_point, output_zero_point;
+    int filter_buffer_index;
+    int32_t *per_channel_output_multiplier, *per_channel_output_shift;
+    bool is_per_channel;
+#ifdef USE_TFLM_COMPRESSION
+    int weights_scratch_index, bias_scratch_index;
+#endif
+} OpDataFullyConnected;
+
+/* ADD's and SUB's op data share these members; ADD adds the float activation range */
+#define MRT_ADD_SUB_MEMBERS                                                                   \
+    bool requires_broadcast;                                                                  \
+    int input1_shift, input2_shift;                                                           \
+    int32_t output_activation_min, output_activation_max;                                     \
+    int32_t input1_multiplier, input2_multiplier, output_multiplier;                          \
+    int output_shift, left_shift;                                                             \
+    int32_t input1_offset, input2_offset, output_offset;
+typedef struct {
+    MRT_ADD_SUB_MEMBERS
+    float output_activation_min_f32, output_activation_max_f32;
+} OpDataAdd;
+typedef struct { MRT_ADD_SUB_MEMBERS } OpDataSub;
+
+typedef struct {
+    int32_t input1_zero_point, input2_zero_point, output_activation_min, output_activation_max,
+        output_zero_point, output_multiplier;
+    int output_shift;
+    float output_activation_min_f32, output_activation_max_f32;
+} OpDataMul;
+
+typedef struct {
+    TfLitePaddingValues padding;
+    int32_t activation_min, activation_max;
+    float activation_min_f32, activation_max_f32;
+} OpDataPooling;
+
+/* LOGISTIC (logistic.h) and TANH (tanh.cc's OpData) keep the same four numbers */
+typedef struct {
+    int32_t input_zero_point, input_range_radius, input_multiplier;
+    int input_left_shift;
+} OpDataLogistic;
+typedef OpDataLogistic OpDataTanh;
+
+typedef struct { ReluParams params; } ReluOpData;
+typedef struct { int32_t six, zero; } Relu6OpData;
+typedef struct {
+    int32_t output_multiplier_alpha, output_shift_alpha, output_multiplier_identity,
+        output_shift_identity, input_zero_point, output_zero_point;
+} LeakyReluOpData;
+
+typedef struct {
+    QuantizationParams quantization_params;
+    int32_t requantize_output_multiplier;
+    int requantize_output_shift;
+    int32_t input_zero_point;
+} OpDataQuantizeReference;
+
+typedef struct {
+    DequantizationParams quantization_params;
+    int32_t output_multiplier;
+    int output_shift;
+    int32_t output_zero_point;
+} DequantizeOpData;
+
+typedef struct { PadParams params; int32_t output_zero_point; } OpDataPad;     /* pad.h's OpData */
+
+typedef struct {
+    int32_t multiplier;
+    int shift, scratch_accumulator_idx, scratch_resolved_axis_idx, scratch_input_iter_idx;
+    int input_zp;
+    float input_scale;
+    int output_zp;
+    float output_scale;
+    int num_output_elements, num_axis;
+} OpDataReduce;
+
+typedef struct { StridedSliceParams params; } StridedSliceOpData;
+
+typedef struct {                               /* concatenation.cc's OpData */
+    ConcatenationParams params;
+#ifdef USE_TFLM_COMPRESSION
+    int scratch_indices[10];                   /* kMaxInputNum */
+#endif
+} OpDataConcatenation;
+
+typedef struct {
+    int32_t effective_scale_1_a, effective_scale_2_a;
+    int effective_scale_1_b, effective_scale_2_b;
+    int scratch_tensor_index, scratch_output_tensor_index;
+    int input_zero_point, output_zero_point, activation_state_zero_point;
+} OpDataSvdf;
+
+typedef struct { FullyConnectedParams input_fc_params, recurrent_fc_params; } GateParameters;
+typedef struct {
+    ArithmeticParams forget_cell_mul_params, input_mul_params, output_mul_params;
+} InterGateParameters;
+typedef struct {
+    bool time_major;
+    int batch_size, time_steps, input_dimension, state_dimension;
+} LstmSizeInfo;
+typedef struct {
+    float cell_clip;
+    int16_t quantized_cell_clip;
+    int32_t cell_state_scale_power;
+} CellStateInfo;
+typedef struct {
+    LstmSizeInfo size_info;
+    CellStateInfo cell_state_info;
+    TfLiteFusedActivation cell_gate_nonlinear_type;
+    GateParameters forget_gate_parameters, input_gate_parameters, cell_gate_parameters,
+        output_gate_parameters;
+    InterGateParameters inter_gate_parameters;
+    int buffer_indices[4];
+} OpDataLSTM;
+
+/* CMSIS-NN wrappers (kernels/cmsis_nn/*.cc) around the reference op data */
+typedef struct { OpDataConv reference_op_data; int buffer_idx; } OpDataConvCmsis;
+typedef struct { OpDataConv reference_op_data; int buffer_idx; } OpDataDepthwiseCmsis;
+typedef struct {
+    OpDataFullyConnected reference_op_data;
+    int buffer_conv_1x1_idx, buffer_idx;
+    int32_t *kernel_sums;
+    int32_t batches, accum_depth, output_depth;
+} OpDataFullyConnectedCmsis;
+typedef struct { OpDataPooling reference_op_data; int buffer_idx; } OpDataPoolingCmsis;
+typedef struct { SoftmaxParams softmax_params; int32_t num_rows, row_size; } OpDataSoftmaxCmsis;
+typedef struct {
+    MRT_ADD_SUB_MEMBERS
+    float output_activation_min_f32, output_activation_max_f32;
+} OpDataAddCmsis;                              /* cmsis_nn/add.cc's own OpData, same members */
+typedef OpDataMul OpDataMulCmsis;              /* cmsis_nn/mul.cc allocates sizeof(OpDataMul) */
+
+/* ---- builtin option structs (builtin_op_data.h), allocated with their own alignment ------ */
+typedef struct {
+    TfLitePadding padding;
+    int stride_width, stride_height;
+    TfLiteFusedActivation activation;
+    int dilation_width_factor, dilation_height_factor;
+    TfLiteType quantized_bias_type;
+} TfLiteConvParams;
+typedef struct {
+    TfLitePadding padding;
+    int stride_width, stride_height, depth_multiplier;
+    TfLiteFusedActivation activation;
+    int dilation_width_factor, dilation_height_factor;
+} TfLiteDepthwiseConvParams;
+typedef struct {
+    TfLiteFusedActivation activation;
+    TfLiteFullyConnectedWeightsFormat weights_format;
+    bool keep_num_dims, asymmetric_quantize_inputs;
+    TfLiteType quantized_bias_type;
+    /* Not in the 2026-08-20 sources: the pip package (built 2026-10-23) measures 32 bytes,
+     * 8-aligned, i.e. 16 more than the members above, as a pointer and a 32-bit count would
+     * make; assumed present in a device build of the same TFLM. */
+    const void *unidentified_pointer;
+    int32_t unidentified_count;
+} TfLiteFullyConnectedParams;
+typedef struct {
+    TfLitePadding padding;
+    int stride_width, stride_height, filter_width, filter_height;
+    TfLiteFusedActivation activation;
+    struct { TfLitePaddingValues padding; } computed;
+} TfLitePoolParams;
+typedef struct { int32_t shape[8]; int num_dimensions; } TfLiteReshapeParams;
+typedef struct { int32_t squeeze_dims[8]; int num_squeeze_dims; } TfLiteSqueezeParams;
+typedef struct {
+    int begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask;
+    bool offset;
+} TfLiteStridedSliceParams;
+typedef struct {
+    TfLiteFusedActivation activation;
+    float cell_clip, proj_clip;
+    bool time_major, asymmetric_quantize_inputs, diagonal_recurrent_tensors;
+} TfLiteUnidirectionalSequenceLSTMParams;
+typedef struct {
+    int rank;
+    TfLiteFusedActivation activation;
+    bool asymmetric_quantize_inputs;
+} TfLiteSVDFParams;
+typedef struct { TfLiteFusedActivation activation; bool pot_scale_int16; } TfLiteAddParams;
+typedef struct { TfLiteFusedActivation activation; bool pot_scale_int16; } TfLiteSubParams;
+typedef struct { int axis; TfLiteFusedActivation activation; } TfLiteConcatenationParams;
+typedef struct { int values_count, axis; } TfLitePackParams;
+typedef struct { int num, axis; } TfLiteUnpackParams;
+typedef struct { TfLiteType in_data_type, out_data_type; } TfLiteCastParams;
+typedef struct { int axis, batch_dims; } TfLiteGatherParams;
+typedef struct { TfLiteFusedActivation activation; } TfLiteMulParams;
+typedef struct { TfLiteFusedActivation activation; } TfLiteDivParams;
+typedef struct { int num_splits; } TfLiteSplitParams;
+typedef struct { float beta; } TfLiteSoftmaxParams;
+typedef struct { float alpha; } TfLiteLeakyReluParams;
+typedef struct { TfLiteType out_type; } TfLiteShapeParams;
+typedef struct { bool keep_dims; } TfLiteReducerParams;
+/* The rest of the structs flatbuffer_conversions.cc allocates (micro_rt/builtin_params.py maps
+ * operators to them), including those of operators TFLM has no kernel for. The StableHLO ones
+ * are left out: micro_rt's schema names no StableHLO operator. */
+typedef struct {
+    TfLitePadding padding;
+    int stride_width, stride_height, stride_depth;
+    int dilation_width_factor, dilation_height_factor, dilation_depth_factor;
+    TfLiteFusedActivation activation;
+} TfLiteConv3DParams;
+typedef struct {
+    TfLitePadding padding;
+    int stride_width, stride_height;
+    TfLiteFusedActivation activation;
+    TfLiteType quantized_bias_type;
+} TfLiteTransposeConvParams;
+typedef struct { TfLiteFusedActivation activation; bool asymmetric_quantize_inputs; } TfLiteRNNParams;
+typedef struct {
+    bool time_major;
+    TfLiteFusedActivation activation;
+    bool asymmetric_quantize_inputs;
+} TfLiteSequenceRNNParams;
+typedef struct {
+    bool time_major;
+    TfLiteFusedActivation activation;
+    bool merge_outputs, asymmetric_quantize_inputs;
+} TfLiteBidirectionalSequenceRNNParams;
+typedef struct {
+    TfLiteFusedActivation activation;
+    float cell_clip, proj_clip;
+    TfLiteLSTMKernelType kernel_type;
+    bool asymmetric_quantize_inputs;
+} TfLiteLSTMParams;
+typedef struct {
+    TfLiteFusedActivation activation;
+    float cell_clip, proj_clip;
+    bool merge_outputs, time_major, asymmetric_quantize_inputs;
+} TfLiteBidirectionalSequenceLSTMParams;
+typedef struct { TfLiteFusedActivation activation; } TfLiteL2NormParams;
+typedef struct { bool approximate; } TfLiteGeluParams;
+typedef struct { int radius; float bias, alpha, beta; } TfLiteLocalResponseNormParams;
+typedef struct { bool adj_x, adj_y, asymmetric_quantize_inputs; } TfLiteBatchMatMulParams;
+typedef struct { float min, max; int num_bits; bool narrow_range; } TfLiteFakeQuantParams;
+typedef struct { int num_splits; } TfLiteSplitVParams;
+typedef struct { TfLiteType output_type; } TfLiteArgMaxParams;
+typedef struct { TfLiteType output_type; } TfLiteArgMinParams;
+typedef struct { TfLiteMirrorPaddingMode mode; } TfLiteMirrorPaddingParams;
+typedef struct { int block_size; } TfLiteSpaceToDepthParams;
+typedef struct { int block_size; } TfLiteDepthToSpaceParams;
+typedef struct { bool align_corners, half_pixel_centers; } TfLiteResizeBilinearParams;
+typedef struct { bool align_corners, half_pixel_centers; } TfLiteResizeNearestNeighborParams;
+typedef struct { bool exclusive, reverse; } TfLiteCumsumParams;
+typedef struct { int axis; } TfLiteOneHotParams;
+typedef struct { int seq_dim, batch_dim; } TfLiteReverseSequenceParams;
+typedef struct { TfLiteType index_out_type; } TfLiteUniqueParams;
+typedef struct { bool validate_indices; } TfLiteSparseToDenseParams;
+typedef struct { TfLiteLSHProjectionType type; } TfLiteLSHProjectionParams;
+typedef struct { int ngram_size, max_skip_size; bool include_all_ngrams; } TfLiteSkipGramParams;
+typedef struct { TfLiteCombinerType combiner; } TfLiteEmbeddingLookupSparseParams;
+typedef struct { int num_boundaries; const float *boundaries; } TfLiteBucketizeParams;
+typedef struct { int seed, seed2; } TfLiteRandomParams;
+typedef struct { int then_subgraph_index, else_subgraph_index; } TfLiteIfParams;
+typedef struct { int cond_subgraph_index, body_subgraph_index; } TfLiteWhileParams;
+typedef struct { int init_subgraph_index; } TfLiteCallOnceParams;
+typedef struct { const char *container, *shared_name; } TfLiteVarHandleParams;
+typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashtableParams;
+
+/* ---- the structs TFLM allocates 16-aligned (a kernel's AllocatePersistentBuffer) --------- */
+#define MRT_KERNEL_OP_DATA(X)                                                                 \
+    X(OpDataConv) X(OpDataFullyConnected) X(OpDataAdd) X(OpDataSub) X(OpDataMul)              \
+    X(OpDataPooling) X(SoftmaxParams) X(OpDataLogistic) X(OpDataTanh) X(ReluOpData)           \
+    X(Relu6OpData) X(LeakyReluOpData) X(HardSwishParams) X(OpDataQuantizeReference)           \
+    X(DequantizeOpData) X(OpDataPad) X(OpDataReduce) X(StridedSliceOpData)                    \
+    X(OpDataConcatenation) X(OpDataSvdf) X(OpDataLSTM) X(OpDataConvCmsis)                     \
+    X(OpDataDepthwiseCmsis) X(OpDataFullyConnectedCmsis) X(OpDataPoolingCmsis)                \
+    X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)
+
+#endif /* MICRO_RT_TFLM_STRUCTS_H */

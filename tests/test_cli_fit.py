@@ -1,0 +1,121 @@
+"""`micro-rt fit` gives a verdict only where it can back it: operators without a kernel, ops that
+fell back to a host kernel and kernels with no C build leave parts of RAM and flash uncounted,
+and then the answer is "cannot tell" (exit 3), unless what is counted already does not fit."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_runner import chain_with, run_cli
+from conftest import PROJECT_MODELS, shared_model
+from micro_rt.cortexm.executor import McuExecutor
+
+MODEL = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")
+ATAN = str(PROJECT_MODELS / "custom_atan.tflite")
+
+
+def _fit(capsys, *argv) -> tuple[int, dict]:
+    code, out, _ = run_cli(capsys, "fit", *argv, "--json")
+    return code, json.loads(out)
+
+
+@pytest.fixture
+def unresolved_models(tmp_path) -> dict[str, str]:
+    """Models with an operator micro_rt has no kernel for: a custom op of a real file, Vela's
+    ethos-u, a builder-made custom op and a builtin micro_rt does not implement."""
+    made = {}
+    for name, data in (("custom", chain_with("MY_OP", custom=True)),
+                       ("builtin", chain_with("HASHTABLE_LOOKUP"))):
+        made[name] = str(tmp_path / f"{name}.tflite")
+        (tmp_path / f"{name}.tflite").write_bytes(data)
+    return {"ATAN": ATAN, "ethos-u": str(shared_model("person_detect_vela.tflite")),
+            "MY_OP": made["custom"], "HASHTABLE_LOOKUP": made["builtin"]}
+
+
+@pytest.mark.parametrize("options", [["--kernels", "cmsis-nn"], ["--no-emulate"], ["--target", "host64"]])
+def test_unaccounted_operator_gives_no_verdict(capsys, unresolved_models, options):
+    for op, path in unresolved_models.items():
+        code, verdict = _fit(capsys, path, "--ram", "4M", "--flash", "4M", *options)
+        assert code == 3, op
+        assert verdict["fits"] is None and verdict["verdict"] == "cannot tell"
+        assert any(op in item and "no kernel" in item for item in verdict["not_accounted"]), op
+        assert verdict["ram"]["fits"] is None and verdict["ram"]["complete"] is False
+        code, out, _ = run_cli(capsys, "fit", path, "--ram", "4M", *options)
+        assert code == 3 and out.startswith("CANNOT TELL") and "FITS" not in out
+        assert "not accounted for" in out and op in out
+
+
+def test_counted_part_over_budget_is_a_true_does_not_fit(capsys, unresolved_models):
+    for op, path in unresolved_models.items():
+        code, verdict = _fit(capsys, path, "--ram", "64", "--kernels", "cmsis-nn")
+        assert code == 1 and verdict["fits"] is False and verdict["not_accounted"], op
+        code, out, _ = run_cli(capsys, "fit", path, "--ram", "64")
+        assert code == 1 and out.startswith("DOES NOT FIT")
+        assert "exceeds the RAM budget" in out and "would only add" in out
+    # flash alone over its budget is as true
+    code, verdict = _fit(capsys, ATAN, "--ram", "1M", "--flash", "100")
+    assert code == 1 and verdict["flash"]["fits"] is False and verdict["ram"]["fits"] is None
+
+
+def test_reference_kernels_measure_no_stack_or_code(capsys):
+    """Reference kernels have no C build: nothing of theirs is measured, nothing is borrowed
+    from the CMSIS-NN-style kernels, and no FITS is claimed without stack and code."""
+    code, verdict = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "reference")
+    assert code == 3 and verdict["fits"] is None
+    assert verdict["ram"]["kernel_stack_bytes"] is None and verdict["ram"]["static_bytes"] is None
+    assert verdict["flash"]["kernel_code_bytes"] is None
+    assert not verdict["measured_on_virtual_mcu"]
+    assert verdict["ram"]["used"] == verdict["arena"]["required_bytes"]
+    assert any("no C build" in item for item in verdict["not_accounted"])
+    code, out, _ = run_cli(capsys, "fit", MODEL, "--ram", "1M", "--kernels", "reference")
+    assert code == 3 and "kernel stack and static data not measured" in out
+    assert "kernel code not measured" in out
+    # the arena alone over the budget: DOES NOT FIT stays true
+    code, verdict = _fit(capsys, MODEL, "--ram", "4K", "--kernels", "reference")
+    assert code == 1 and verdict["fits"] is False
+
+
+def test_cmsis_nn_kernels_are_measured_and_give_a_verdict(capsys):
+    code, verdict = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn")
+    assert code == 0 and verdict["fits"] is True and verdict["not_accounted"] == []
+    assert verdict["ram"]["kernel_stack_bytes"] > 0 and verdict["flash"]["kernel_code_bytes"] > 0
+
+
+@pytest.mark.parametrize("kernels", ["reference", "cmsis-nn"])
+def test_no_emulate_keeps_a_verdict_that_says_its_scope(capsys, kernels):
+    code, out, _ = run_cli(capsys, "fit", MODEL, "--ram", "1M", "--no-emulate", "--kernels", kernels)
+    first = out.splitlines()[0]
+    assert code == 0 and first.startswith("FITS")
+    assert "arena and model only (kernel stack and code not measured: --no-emulate)" in first
+    code, verdict = _fit(capsys, MODEL, "--ram", "1M", "--no-emulate", "--kernels", kernels)
+    assert code == 0 and verdict["fits"] is True and "--no-emulate" in verdict["scope"]
+    assert verdict["ram"]["kernel_stack_bytes"] is None
+
+
+def test_host_target_keeps_its_verdict(capsys):
+    code, verdict = _fit(capsys, MODEL, "--ram", "1M", "--target", "host64")
+    assert code == 0 and verdict["fits"] is True
+    code, verdict = _fit(capsys, MODEL, "--ram", "1K", "--target", "host64")
+    assert code == 1 and verdict["fits"] is False
+
+
+def test_op_that_fell_back_to_the_host_is_not_accounted(capsys, monkeypatch):
+    """An operator without a C kernel runs on its host kernel (the executor returns None for
+    it): its stack and code are not measured, so no FITS."""
+    original = McuExecutor.run
+    monkeypatch.setattr(McuExecutor, "run",
+                        lambda self, node: None if node.op_name == "SOFTMAX" else original(self, node))
+    code, verdict = _fit(capsys, MODEL, "--ram", "1M", "--kernels", "cmsis-nn")
+    assert code == 3 and verdict["fits"] is None
+    assert [item.split(":")[0] for item in verdict["not_accounted"]] == ["op 9 SOFTMAX"]
+    assert verdict["ram"]["kernel_stack_bytes"] > 0     # the rest was measured
+    code, verdict = _fit(capsys, MODEL, "--ram", "1K", "--kernels", "cmsis-nn")
+    assert code == 1 and verdict["fits"] is False
+
+
+def test_fit_names_the_kernels_for_what_they_are(capsys):
+    code, out, _ = run_cli(capsys, "fit", MODEL, "--ram", "1M", "--kernels", "cmsis-nn")
+    assert "cmsis-nn (micro_rt's CMSIS-NN-style kernels)" in out.splitlines()[0]
+    _, verdict = _fit(capsys, MODEL, "--ram", "1M", "--kernels", "cmsis-nn")
+    assert verdict["kernels"] == "cmsis-nn" and "not Arm's CMSIS-NN library" in verdict["kernels_note"]

@@ -1,0 +1,253 @@
+"""Single-op models of every registered builtin in every tensor-type combination worth asking
+about (test_kernels_types.py): the types a kernel runs, the neighbours TFLM refuses (uint8,
+the old TFLite quantization; int64; bool; hybrid float-activation / int8-weight layers; int64
+biases on int8 layers), so micro_rt's prepare can be held to accept exactly what TFLM's does.
+
+`type_cases()` returns (label, op, model bytes); the label names the types, e.g.
+"CAST UINT8->INT32" or "CONV_2D in=INT16 filter=INT8 bias=INT32".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kernel_cases import single_op
+from micro_rt.builder import ModelBuilder
+
+TYPES = ("FLOAT32", "INT8", "INT16", "INT32", "UINT8", "INT64", "BOOL")
+QUANTIZED = ("INT8", "INT16", "UINT8")
+# Quantization that TFLM's int8 LOGISTIC / SOFTMAX / TANH outputs require (and uint8's twin).
+FIXED_OUT = {"LOGISTIC": {"INT8": (1 / 256, -128), "UINT8": (1 / 256, 0), "INT16": (1 / 32768, 0)},
+             "SOFTMAX": {"INT8": (1 / 256, -128), "UINT8": (1 / 256, 0), "INT16": (1 / 32768, 0)},
+             "TANH": {"INT8": (1 / 128, 0), "UINT8": (1 / 128, 128), "INT16": (1 / 32768, 0)}}
+
+
+def spec(shape, typ: str, scale: float = 0.05, zp: int = 0, **kw) -> dict:
+    """A tensor spec for kernel_cases.single_op; quantized types get a scale and zero point
+    (uint8 the old style's mid-range zero point)."""
+    d = dict(shape=tuple(shape), type=typ, **kw)
+    if typ in QUANTIZED:
+        d.update(scale=scale, zp=128 if typ == "UINT8" and zp == 0 else zp)
+    return d
+
+
+def const(shape, typ: str, values, **kw) -> dict:
+    return spec(shape, typ, data=np.asarray(values).reshape(shape), **kw)
+
+
+def _i32(values) -> dict:
+    values = np.asarray(values)
+    return dict(shape=values.shape, type="INT32", data=values)
+
+
+def _unary(op, options=None):
+    def make(t):
+        s = (2, 3, 4)
+        scale, zp = FIXED_OUT.get(op, {}).get(t, (0.04, 0))
+        return single_op(op, [spec(s, t, 0.03, 1 if t in ("INT8",) else 0)], spec(s, t, scale, zp), options)
+    return make
+
+
+def _binary(op):
+    def make(t):
+        s = (2, 3, 4)
+        same = op in ("MAXIMUM", "MINIMUM")
+        return single_op(op, [spec(s, t, 0.05), spec((4,), t, 0.05 if same else 0.07)],
+                         spec(s, t, 0.05 if same else 0.1))
+    return make
+
+
+def _pool(op):
+    def make(t):
+        return single_op(op, [spec((1, 4, 4, 2), t)], spec((1, 2, 2, 2), t),
+                         {"padding": "VALID", "stride_h": 2, "stride_w": 2,
+                          "filter_height": 2, "filter_width": 2})
+    return make
+
+
+def _same_type_cases():
+    s4 = (2, 3, 4, 5)
+    makers = {
+        "RESHAPE": lambda t: single_op("RESHAPE", [spec(s4, t), _i32([6, 20])], spec((6, 20), t),
+                                       {"new_shape": [6, 20]}),
+        "SQUEEZE": lambda t: single_op("SQUEEZE", [spec((1, 3, 1, 5), t)], spec((3, 5), t),
+                                       {"squeeze_dims": [0, 2]}),
+        "EXPAND_DIMS": lambda t: single_op("EXPAND_DIMS", [spec((3, 5), t), _i32([-1])], spec((3, 5, 1), t)),
+        "TRANSPOSE": lambda t: single_op("TRANSPOSE", [spec((3, 4, 5), t), _i32([2, 1, 0])], spec((5, 4, 3), t)),
+        "PAD": lambda t: single_op("PAD", [spec((2, 3), t), _i32([[0, 1], [2, 0]])], spec((3, 5), t)),
+        "PADV2": lambda t: single_op("PADV2", [spec((2, 3), t), _i32([[0, 1], [2, 0]]), const((1,), t, [1])],
+                                     spec((3, 5), t)),
+        "CONCATENATION": lambda t: single_op("CONCATENATION", [spec((2, 3), t), spec((2, 2), t)],
+                                             spec((2, 5), t), {"axis": 1}),
+        "PACK": lambda t: single_op("PACK", [spec((3, 4), t), spec((3, 4), t)], spec((3, 2, 4), t),
+                                    {"values_count": 2, "axis": 1}),
+        "STRIDED_SLICE": lambda t: single_op("STRIDED_SLICE", [spec((4, 6), t), _i32([1, 0]), _i32([4, 6]),
+                                                               _i32([1, 2])], spec((3, 3), t)),
+        "MEAN": lambda t: single_op("MEAN", [spec((1, 4, 4, 3), t), _i32([1, 2])], spec((1, 1, 1, 3), t),
+                                    {"keep_dims": True}),
+        "SOFTMAX": lambda t: single_op("SOFTMAX", [spec((2, 7), t, 0.1)],
+                                       spec((2, 7), t, *FIXED_OUT["SOFTMAX"].get(t, (0.1, 0))), {"beta": 1.0}),
+        "LEAKY_RELU": _unary("LEAKY_RELU", {"alpha": 0.2}),
+        "AVERAGE_POOL_2D": _pool("AVERAGE_POOL_2D"),
+        "MAX_POOL_2D": _pool("MAX_POOL_2D"),
+    }
+    for op in ("RELU", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH"):
+        makers[op] = _unary(op)
+    for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
+        makers[op] = _binary(op)
+    for op, make in makers.items():
+        for t in TYPES:
+            yield f"{op} {t}", op, make(t)
+    for t in TYPES:
+        for out in ("INT32", "INT64"):
+            yield f"SHAPE {t}->{out}", "SHAPE", single_op("SHAPE", [spec((2, 3), t)], spec((2,), out),
+                                                          {"out_type": out})
+
+
+def _conversion_cases():
+    s = (3, 5)
+    for a in TYPES:
+        for b in TYPES:
+            yield f"CAST {a}->{b}", "CAST", single_op("CAST", [dict(shape=s, type=a)], dict(shape=s, type=b))
+    for a in ("FLOAT32", "INT8", "INT16", "INT32", "UINT8"):
+        for b in ("INT8", "INT16", "INT32", "UINT8", "FLOAT32"):
+            yield (f"QUANTIZE {a}->{b}", "QUANTIZE",
+                   single_op("QUANTIZE", [spec(s, a, 0.02)], spec(s, b, 0.03)))
+    for a in ("INT8", "INT16", "INT32", "UINT8", "FLOAT32"):
+        for b in ("FLOAT32", "INT32"):
+            yield (f"DEQUANTIZE {a}->{b}", "DEQUANTIZE",
+                   single_op("DEQUANTIZE", [dict(shape=s, type=a, scale=0.02, zp=0) if a == "INT32" else spec(s, a, 0.02)],
+                             dict(shape=s, type=b)))
+
+
+# (input, filter, bias) types of the weighted layers; "-" = no bias.
+LAYER_TYPES = [("FLOAT32", "FLOAT32", "FLOAT32"), ("INT8", "INT8", "INT32"), ("INT8", "INT8", "INT64"),
+               ("INT8", "INT8", "-"), ("INT16", "INT8", "INT64"), ("INT16", "INT8", "INT32"),
+               ("INT16", "INT8", "-"), ("INT16", "INT16", "INT64"), ("UINT8", "UINT8", "INT32"),
+               ("FLOAT32", "INT8", "FLOAT32"), ("INT8", "INT8", "INT16"), ("INT8", "INT8", "FLOAT32"),
+               ("FLOAT32", "FLOAT32", "INT32"), ("INT32", "INT32", "INT32")]
+
+
+def _layer(op: str, it: str, ft: str, bt: str) -> bytes:
+    rng = np.random.default_rng(3)
+    oc = 4
+    if op == "CONV_2D":
+        x, fshape, y = (1, 5, 5, 3), (oc, 3, 3, 3), (1, 3, 3, oc)
+        opts = {"padding": "VALID", "stride_h": 1, "stride_w": 1}
+    elif op == "DEPTHWISE_CONV_2D":
+        x, fshape, y = (1, 5, 5, 2), (1, 3, 3, oc), (1, 3, 3, oc)
+        opts = {"padding": "VALID", "stride_h": 1, "stride_w": 1, "depth_multiplier": 2}
+    else:
+        x, fshape, y = (2, 6), (oc, 6), (2, oc)
+        opts = {}
+    w = rng.integers(-100, 100, fshape)
+    bias = None if bt == "-" else const((oc,), bt, rng.integers(-500, 500, oc), scale=0.05 * 0.01)
+    return single_op(op, [spec(x, it, 0.05), const(fshape, ft, w, scale=0.01), bias], spec(y, it, 0.2),
+                     opts)
+
+
+def _layer_cases():
+    for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        for it, ft, bt in LAYER_TYPES:
+            yield f"{op} in={it} filter={ft} bias={bt}", op, _layer(op, it, ft, bt)
+
+
+def _retyped(data: bytes, types: dict) -> bytes:
+    """The model with tensors renamed to other types ({tensor name: type name})."""
+    from micro_rt.model import read_model
+    from micro_rt.schema import NUMPY_DTYPE
+    b = ModelBuilder.from_model(read_model(data))
+    for t in b.tensors:
+        if t.name not in types:
+            continue
+        old, new = NUMPY_DTYPE[t.type_name], NUMPY_DTYPE[types[t.name]]
+        t.type_name = types[t.name]
+        if t.buffer:        # constants keep their values, in the new type's bytes
+            values = np.frombuffer(b.buffers[t.buffer], old)
+            b.buffers[t.buffer] = np.clip(values, -100, 100).astype(new).tobytes()
+        if t.type_name == "FLOAT32":
+            t.scales = t.zero_points = None
+        elif not t.scales:
+            t.scales, t.zero_points = [0.01], [0]
+        if t.type_name == "UINT8":
+            t.zero_points = [128] * len(t.scales)
+    return b.build()
+
+
+def _recurrent_cases():
+    from test_kernels_lstm import lstm_model
+    from test_kernels_svdf import svdf_model
+    for kind in ("float", "int8", "int16"):
+        yield f"SVDF {kind}", "SVDF", svdf_model(1, 5, 4, 2, 3, kind=kind)
+    yield ("SVDF hybrid in=FLOAT32 weights=INT8", "SVDF",
+           _retyped(svdf_model(1, 5, 4, 2, 3, kind="int16"),
+                    {"input": "FLOAT32", "output": "FLOAT32", "state": "FLOAT32", "bias": "FLOAT32",
+                     "weights_time": "INT8"}))
+    yield ("SVDF in=UINT8", "SVDF", _retyped(svdf_model(1, 5, 4, 2, 3, kind="int16"),
+                                             {"input": "UINT8", "output": "UINT8", "weights_feature": "UINT8"}))
+    yield "UNIDIRECTIONAL_SEQUENCE_LSTM float", "UNIDIRECTIONAL_SEQUENCE_LSTM", lstm_model("float32", 1, 3, 4, 3)
+    yield "UNIDIRECTIONAL_SEQUENCE_LSTM int8", "UNIDIRECTIONAL_SEQUENCE_LSTM", lstm_model("int8", 1, 3, 4, 3)
+    weights = {f"w{k}": "INT8" for k in range(8)}
+    yield ("UNIDIRECTIONAL_SEQUENCE_LSTM hybrid in=FLOAT32 weights=INT8", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+           _retyped(lstm_model("float32", 1, 3, 4, 3), weights))
+    yield ("UNIDIRECTIONAL_SEQUENCE_LSTM in=UINT8", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+           _retyped(lstm_model("int8", 1, 3, 4, 3), {"x": "UINT8", "y": "UINT8", "h": "UINT8",
+                                                     **{f"w{k}": "UINT8" for k in range(8)}}))
+
+
+def type_cases() -> list[tuple[str, str, bytes]]:
+    return [*_same_type_cases(), *_conversion_cases(), *_layer_cases(), *_recurrent_cases()]
+
+
+_PROBE = r"""
+import json, os, sys, tempfile
+sys.path.insert(0, os.environ["KERNEL_CASES_DIR"])
+from kernel_cases import oracle_load_and_run
+from micro_rt import oracle
+
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            oracle_load_and_run(oracle, data)
+            verdict = "accepted"
+        except Exception as e:
+            verdict = "refused: " + str(e)
+            printed = getattr(e, "printed", "")     # an OracleError keeps TFLM's lines
+        else:
+            printed = ""
+        finally:
+            os.dup2(saved, 2)
+        capture.seek(0)
+        log = printed + capture.read().decode(errors="replace")
+    print(json.dumps([path, verdict, log]), flush=True)
+"""
+
+
+def oracle_verdicts(models: list[bytes], tmp_path) -> list[tuple[bool, str]]:
+    """TFLM's answer on each model, loaded and invoked once on zeros in a child process
+    (TFLM can crash on a model it does not check): (accepted, what it printed). A model
+    that crashes the child counts as refused, with "crashed" as its message."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    paths = []
+    for k, data in enumerate(models):
+        p = tmp_path / f"m{k}.tflite"
+        p.write_bytes(data)
+        paths.append(str(p))
+    verdicts: dict[str, tuple[bool, str]] = {}
+    while len(verdicts) < len(paths):
+        todo = [p for p in paths if p not in verdicts]
+        run = subprocess.run([sys.executable, "-c", _PROBE, *todo], capture_output=True, text=True,
+                             env={**os.environ, "KERNEL_CASES_DIR": str(Path(__file__).parent)})
+        for line in run.stdout.splitlines():
+            path, verdict, log = json.loads(line)
+            verdicts[path] = (verdict == "accepted", (log + verdict).strip())
+        if run.returncode != 0:
+            crashed = next(p for p in todo if p not in verdicts)
+            verdicts[crashed] = (False, f"crashed (exit {run.returncode})")
+    return [verdicts[p] for p in paths]
