@@ -37,6 +37,7 @@ class OperatorSpec:
     options_table: Optional[str] = None
     custom_options: Optional[bytes] = None
     intermediates: list[int] = field(default_factory=list)
+    omit_options_table: bool = False      # write the options type but no table (a broken file)
 
 
 @dataclass
@@ -58,6 +59,8 @@ class ModelBuilder:
         self.inputs: list[int] = []
         self.outputs: list[int] = []
         self.metadata: list[tuple[str, int]] = []
+        # buffer index -> (offset, size): the large-model form, data outside the flatbuffer
+        self.buffer_locations: dict[int, tuple[int, int]] = {}
         self.subgraph_name = "main"
         self.schema_version = schema.SCHEMA_VERSION
 
@@ -138,7 +141,8 @@ class ModelBuilder:
     # ---- serialisation -------------------------------------------------------------
     def build(self) -> bytes:
         fb = flatbuffers.Builder(1024 + sum(len(x) for x in self.buffers))
-        buffers = [self._buffer(fb, data) for data in self.buffers]
+        buffers = [self._buffer(fb, data, self.buffer_locations.get(i))
+                   for i, data in enumerate(self.buffers)]
         tensors = [self._tensor(fb, t) for t in self.tensors]
         operators = [self._operator(fb, op) for op in self.operators]
         name = fb.CreateString(self.subgraph_name)
@@ -199,7 +203,7 @@ class ModelBuilder:
         return fb.CreateNumpyVector(np.asarray(list(values), dtype=np.int32))
 
     @staticmethod
-    def _buffer(fb: flatbuffers.Builder, data: bytes) -> int:
+    def _buffer(fb: flatbuffers.Builder, data: bytes, location: Optional[tuple[int, int]] = None) -> int:
         vec = None
         if data:
             # 16-byte aligned like the converter, so weights can be read in place.
@@ -210,6 +214,9 @@ class ModelBuilder:
         fb.StartObject(3)
         if vec is not None:
             fb.PrependUOffsetTRelativeSlot(0, vec, 0)
+        if location is not None:
+            fb.PrependUint64Slot(1, location[0], 0)
+            fb.PrependUint64Slot(2, location[1], 0)
         return fb.EndObject()
 
     def _tensor(self, fb: flatbuffers.Builder, t: TensorSpec) -> int:
@@ -246,7 +253,8 @@ class ModelBuilder:
         fb.PrependUOffsetTRelativeSlot(2, outputs, 0)
         if options is not None:
             fb.PrependUint8Slot(3, schema.OPTION_TABLE_INDEX[op.options_table], 0)
-            fb.PrependUOffsetTRelativeSlot(4, options, 0)
+            if not op.omit_options_table:
+                fb.PrependUOffsetTRelativeSlot(4, options, 0)
         if custom is not None:
             fb.PrependUOffsetTRelativeSlot(5, custom, 0)
         if inter is not None:
