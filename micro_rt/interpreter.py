@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .allocator import ArenaPlan, TflmAllocator
-from .errors import InputError, KernelError, MicroRtError, ModelError, UnsupportedOpError
+from .errors import EmulationError, InputError, KernelError, MicroRtError, ModelError, UnsupportedOpError
 from .kernel_api import Node, Registration
 from .model import MAX_MODEL_BYTES, Model, TensorInfo, read_model
 from .resolver import MutableOpResolver, builtin_op_resolver
@@ -293,6 +293,9 @@ class Interpreter:
         """Run every operator: on the virtual MCU where it has a C kernel (with `emulate`),
         else on the host kernels. `last_run` keeps one record per operator; `progress(done,
         total)` is called after each."""
+        if getattr(self, "_closed", False):
+            raise InputError("the interpreter was closed (close() or the end of its `with` block): "
+                             "create a new one to invoke the model again")
         executor = self._mcu()
         if executor is not None or progress is not None:
             self._invoke_each(executor, progress)
@@ -315,6 +318,8 @@ class Interpreter:
     def _invoke_each(self, executor, progress) -> None:
         ctx = self._context
         records = []
+        if executor is not None:
+            executor.start_invoke()
         for node, reg in zip(self.nodes, self.registrations):
             if progress is not None:
                 progress(node.index, len(self.nodes))
@@ -333,7 +338,13 @@ class Interpreter:
             return None
         if self._executor is None:
             from .cortexm.executor import McuExecutor
-            self._executor = McuExecutor(self, **self.mcu_options)
+            try:
+                self._executor = McuExecutor(self, **self.mcu_options)
+            except MicroRtError:
+                raise
+            except Exception as e:  # e.g. unicorn.UcError: never a raw foreign error from invoke
+                raise EmulationError(f"the virtual MCU could not be set up for this model: "
+                                     f"{type(e).__name__}: {e}") from e
         return self._executor
 
     def close(self) -> None:
@@ -348,7 +359,7 @@ class Interpreter:
                 self._guarded(node, "free", reg.free, self._context, node.user_data)
         self._context.node = None
         if self._executor is not None:
-            self._executor.mcu.close()
+            self._executor.close()
             self._executor = None
 
     def __enter__(self) -> "Interpreter":
