@@ -15,7 +15,9 @@ the engine returns; see benchmarks/bench_mcu_memory.py).
 """
 from __future__ import annotations
 
+import gc
 import hashlib
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
@@ -256,8 +258,9 @@ class VirtualMCU:
         self._calls_on_engine = 0
 
     def _retire_engine(self) -> None:
-        """Unhook the current engine and let go of it: with no hook left referring back to it,
-        dropping the last reference closes it at once (uc_close), freeing its memory."""
+        """Unhook the current engine and let go of it; it is closed (uc_close) and its memory
+        freed when the last reference goes. Unicorn's Python hook wrappers keep the engine in a
+        reference cycle, so a collection is run when dropping it was not enough."""
         if self.uc is None:
             return
         if self.hooks is not None:
@@ -266,7 +269,10 @@ class VirtualMCU:
             self.uc.hook_del(handle)
         self._own_hooks = []
         self._ctx0 = None
+        engine = weakref.ref(self.uc)
         self.uc = None
+        if engine() is not None:
+            gc.collect()
 
     def _map(self, addr: int, buffer: np.ndarray, prot: int) -> None:
         self.uc.mem_map_ptr(addr, buffer.nbytes, prot, buffer.ctypes.data)
