@@ -321,6 +321,9 @@ def _read_options(t: Table, op_name: str, what: str) -> dict:
         table_name, fields = schema.OPTION_TABLES[kind]
         if expected is not None and table_name != expected:
             raise ModelError(f"{what} ({op_name}) carries {table_name}, expected {expected}")
+        if table is None:
+            raise ModelError(f"{what} ({op_name}): builtin_options_type says {table_name} but the "
+                             "options table is absent")
         return _decode_fields(table, fields)
     return schema.option_defaults(expected) if expected else {}
 
