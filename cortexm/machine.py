@@ -428,7 +428,7 @@ class VirtualMCU:
         uc.emu_stop()
 
     # ------------------------------------------------------------------ calling
-    call_budget = 2_000_000_000      # instructions one call may run before it counts as runaway
+    call_budget = 2_000_000_000      # instructions one call may run when the caller gives no budget
 
     def call(self, func: Union[str, int], *args: int, budget: Optional[int] = None) -> CallResult:
         if self.uc is None:

@@ -233,10 +233,12 @@ class Interpreter:
                 node.user_data = self._guarded(node, "init", reg.init, ctx, node.custom_options)
         for node, reg in zip(self.nodes, self.registrations):
             ctx.node = node
-            _check_required_inputs(node, self.model.main.operators[node.index].is_custom)
+            is_custom = self.model.main.operators[node.index].is_custom
+            _check_required_inputs(node, is_custom)
             if reg.prepare is not None:
                 self._guarded(node, "prepare", reg.prepare, ctx, node)
-            self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)
+            if not is_custom and reg.name != "unresolved":    # a custom op named CONV_2D is not one
+                self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)
             self._allocator.end_node_prepare()
         ctx.node = None
         plan = self._allocator.commit(self.preserve_all_tensors)

@@ -220,6 +220,21 @@ def test_options_type_without_its_table():
         Interpreter.from_bytes(b.build())
 
 
+def test_custom_op_named_like_a_builtin_is_not_prepared_as_one():
+    # A custom op called "CONV_2D" (unresolved, planned with plan_only) used to get the CMSIS-NN
+    # convolution's scratch request, which unpacked its 2-D "filter" as a 4-D one.
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 6, 6, 4], "INT8", scale=0.5)
+    w = b.add_tensor("w", [2], "INT32", data=np.array([1, 2]))
+    y = b.add_tensor("y", [1, 6, 6, 4], "INT8", scale=0.5)
+    b.add_operator("CONV_2D", [x, w], [y])
+    b.operators[0].opcode_index = b.opcode("CONV_2D", custom=True)
+    b.operators[0].options_table = None
+    b.inputs, b.outputs = [x], [y]
+    it = Interpreter.from_bytes(b.build(), target="cortex-m4", kernels="cmsis-nn", plan_only=True)
+    assert it.unresolved and not [buf for buf in it.plan.buffers if buf.kind == "scratch"]
+
+
 def test_size_limits(monkeypatch):
     data = _chain(4).build()
     monkeypatch.setattr(model_module, "MAX_TENSORS", 3)
