@@ -72,6 +72,7 @@ class Running:
     oracle: Optional[tuple] = None
     ours_done: bool = False
     ended: bool = False
+    killed: bool = False                 # by us, at its deadline: a hang
 
 
 @dataclass
@@ -90,14 +91,20 @@ class Tally:
             self.examples[key].append(text)
 
 
+def _death(run: Running, timeout: float) -> tuple[str, str]:
+    """("hang" | "crash", detail) for a child that did not finish its work."""
+    if run.killed:
+        return "hang", f"no answer after {timeout:.0f} s"
+    code = run.proc.exitcode
+    return "crash", (f"signal {-code}" if code is not None and code < 0 else f"exit code {code}")
+
+
 def _finish(run: Running, tally: Tally, timeout: float, now: float, start: float) -> None:
     """Count one finished (or killed) child."""
     name = f"mutant {run.k} ({run.seed}, {run.mutators})"
     classes = [s.outcome for s in run.stages]
     if not run.ours_done:                        # died or hung inside micro_rt's stages
-        died = run.proc.exitcode is not None and run.proc.exitcode < 0
-        kind = "crash" if died and not run.ended else "hang"
-        detail = (f"signal {-run.proc.exitcode}" if kind == "crash" else f"no answer after {timeout:.0f} s")
+        kind, detail = _death(run, timeout)
         classes.append(kind)
         tally.by_stage[run.stage][kind] += 1
         tally.example(kind, f"{name}: {kind} in stage {run.stage} ({detail})")
@@ -126,11 +133,10 @@ def _finish(run: Running, tally: Tally, timeout: float, now: float, start: float
             if detail:
                 tally.example(key, f"{name}: {detail}")
         elif run.stage == "oracle":
-            died = run.proc.exitcode is not None and run.proc.exitcode < 0
-            key = "oracle crash" if died else "oracle hang"
+            kind, detail = _death(run, timeout)
+            key = f"oracle {kind}"
             tally.differential[key] += 1
-            tally.example(key, f"{name}: " + (f"signal {-run.proc.exitcode}" if died else
-                                             f"no answer after {timeout:.0f} s"))
+            tally.example(key, f"{name}: {detail}")
     tally.slowest = sorted(tally.slowest + [(now - start, run.k, run.seed, run.mutators)], reverse=True)[:5]
 
 
@@ -181,6 +187,7 @@ def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: b
                     run.proc.join(timeout=5)
                     finished = True
             if not finished and now > run.deadline:
+                run.killed = True
                 run.proc.kill()
                 run.proc.join()
                 finished = True
@@ -193,7 +200,7 @@ def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: b
                     print(f"  {done}/{n} mutants, {time.monotonic() - t0:.0f} s, "
                           + ", ".join(f"{c} {tally.classes[c]}" for c in fuzzing.CLASSES if tally.classes[c]),
                           flush=True)
-    info = {"seconds": time.monotonic() - t0, "seeds": len(seeds), "workers": workers,
+    info = {"seconds": time.monotonic() - t0, "seeds": len(seeds), "workers": workers, "names": sorted(seeds),
             "shared": sum(1 for s in seeds if s.startswith("shared/")), "oracle": oracle}
     return tally, info
 
@@ -211,7 +218,7 @@ def report(tally: Tally, info: dict, n: int, campaign_seed: int, timeout: float,
         f"{info['seconds']:.0f} s in all ({1000 * info['seconds'] / max(n, 1):.0f} ms per mutant).",
         "",
         f"Seed models: {info['seeds']} ({info['seeds'] - info['shared'] - 2} in `models/`, {info['shared']} "
-        "shared TFLM models up to 1 MiB, 2 builder-made). Mutant k of seed s: `make_mutant(seeds, s, k)`, "
+        "shared TFLM models up to 1 MiB, 2 builder-made): " + ", ".join(info["names"]) + ". Mutant k of seed s: `make_mutant(seeds, s, k)`, "
         "1-3 stacked mutations, about two thirds schema-level (shapes, types, scales, zero points, "
         "per-channel arrays, option extremes, missing or wrong options tables, opcodes, custom options, "
         "dataflow cycles, IF/WHILE/CALL_ONCE pointing at their own subgraph or out of range, offline plans, "
