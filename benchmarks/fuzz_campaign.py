@@ -73,6 +73,7 @@ class Running:
     ours_done: bool = False
     ended: bool = False
     killed: bool = False                 # by us, at its deadline: a hang
+    timeout: float = 10.0
 
 
 @dataclass
@@ -140,6 +141,26 @@ def _finish(run: Running, tally: Tally, timeout: float, now: float, start: float
     tally.slowest = sorted(tally.slowest + [(now - start, run.k, run.seed, run.mutators)], reverse=True)[:5]
 
 
+def _drain(run: Running) -> None:
+    """Read every message the child has written so far."""
+    try:
+        while run.conn.poll():
+            kind, payload = run.conn.recv()
+            if kind == "start":
+                run.stage = payload
+            elif kind == "done":
+                run.stages.append(payload)
+            elif kind == "ours":
+                run.host_vs_mcu, run.ours_done = payload, True
+                run.deadline = time.monotonic() + run.timeout
+            elif kind == "oracle":
+                run.oracle = payload
+            elif kind == "end":
+                run.ended = True
+    except (EOFError, OSError):
+        pass
+
+
 def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: bool) -> tuple[Tally, dict]:
     from micro_rt import fuzzing
     seeds = fuzzing.seed_models(ROOT, SHARED)
@@ -159,7 +180,8 @@ def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: b
             proc = ctx.Process(target=_child, args=(child, data, oracle), daemon=True)
             proc.start()
             child.close()
-            running[parent] = Running(next_k, seed, mutators, proc, parent, time.monotonic() + timeout)
+            running[parent] = Running(next_k, seed, mutators, proc, parent, time.monotonic() + timeout,
+                                      timeout=timeout)
             starts[next_k] = time.monotonic()
             next_k += 1
         ready = wait(list(running) + [r.proc.sentinel for r in running.values()], timeout=0.2)
@@ -167,26 +189,15 @@ def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: b
         for conn, run in list(running.items()):
             finished = False
             if conn in ready or run.proc.sentinel in ready:
-                try:
-                    while conn.poll():
-                        kind, payload = conn.recv()
-                        if kind == "start":
-                            run.stage = payload
-                        elif kind == "done":
-                            run.stages.append(payload)
-                        elif kind == "ours":
-                            run.host_vs_mcu, run.ours_done = payload, True
-                            run.deadline = time.monotonic() + timeout
-                        elif kind == "oracle":
-                            run.oracle = payload
-                        elif kind == "end":
-                            run.ended = True
-                except (EOFError, OSError):
-                    pass
+                _drain(run)
+                if not run.ended and not run.proc.is_alive():
+                    _drain(run)                  # what it wrote just before exiting
                 if run.ended or not run.proc.is_alive():
                     run.proc.join(timeout=5)
                     finished = True
             if not finished and now > run.deadline:
+                _drain(run)                      # it may have moved on to the oracle in time
+            if not finished and now > run.deadline and not run.ended:
                 run.killed = True
                 run.proc.kill()
                 run.proc.join()
