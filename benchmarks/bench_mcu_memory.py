@@ -121,7 +121,8 @@ def main() -> int:
         "",
         "Unicorn 2.1's `emu_start` keeps a few hundred bytes per call until its engine is closed;"
         " the virtual MCU replaces its engine every `RECYCLE_EVERY` calls (memory, hook state and"
-        " data-cache lines carried over), which keeps long runs flat.",
+        " data-cache lines carried over), which keeps long runs flat. Times are wall-clock on a"
+        " shared machine, for orientation only (the rows ran at different loads).",
     ])
     print()
     print(text)
