@@ -125,7 +125,7 @@ def _finish(run: Running, tally: Tally, timeout: float, now: float, start: float
         agree = run.host_vs_mcu == "agree"
         tally.differential["host = MCU" if agree else "host ≠ MCU"] += 1
         if not agree:
-            tally.example("host ≠ MCU", f"{name}: {run.host_vs_mcu}")
+            tally.example("host ≠ MCU", f"{name}: {run.host_vs_mcu}", keep=10)
     if run.ours_done and any(s.stage == "host" and s.outcome == "ok" for s in run.stages):
         if run.oracle is not None:
             verdict, detail = run.oracle
@@ -216,13 +216,25 @@ def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: b
     return tally, info
 
 
+def _commit() -> str:
+    import subprocess
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no",
+                                "--", "micro_rt", "kernels", "cortexm"], capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "an unknown commit"
+    return f"commit {head}" + (" with local changes" if dirty.strip() else "")
+
+
 def report(tally: Tally, info: dict, n: int, campaign_seed: int, timeout: float, command: str) -> str:
     from micro_rt.fuzzing import CLASSES, STAGES
     c, d = tally.classes, tally.differential
     lines = [
         "## Fuzzing: every stage, host vs MCU vs tflite-micro (issues 5 and 10)",
         "",
-        f"`{command}`, run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
+        f"`{command}`, run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} at {_commit()} on {platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}: campaign seed {campaign_seed}, "
         f"{n:,} mutants, {info['workers']} at a time, each in a forked child (4 GiB address space, "
         f"{timeout:.0f} s for micro_rt's stages and {timeout:.0f} s for the oracle), "
