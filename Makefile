@@ -42,17 +42,22 @@ bench: test-venv
 results: test-venv
 	$(BIN)/python benchmarks/bench_host_kernels.py --runs 30 --write
 	$(BIN)/python benchmarks/bench_optimize.py --write
-	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N) --write
+	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N) --seed $(FUZZ_SEED) --write
+	$(BIN)/python benchmarks/bench_mcu_memory.py --write
 	$(BIN)/python benchmarks/bench_profile.py --write
 	$(BIN)/python benchmarks/bench_profile.py --baseline-soft-float --write
 	$(BIN)/python benchmarks/bench_blas_threads.py --write
 	$(BIN)/python benchmarks/bench_planner.py --write
 
-# Hostile-input campaign (issue 5): FUZZ_N mutants of real and builder-made models, each in a
-# worker process; counts crashes, hangs over 10 s and non-MicroRtError exceptions (must be 0).
+# Hostile-input campaign (issues 5, 10): FUZZ_N mutants (1-3 stacked schema- or byte-level
+# mutations) of real and builder-made models, each in a forked child through every stage (load,
+# info, plan per target, host, virtual MCU) and tflite-micro; counts ok / project errors /
+# wrapped Python errors / foreign exceptions / hangs / crashes and host-vs-MCU-vs-oracle
+# disagreements, and writes its section of benchmarks/RESULTS.md. FUZZ_SEED picks the campaign.
 FUZZ_N ?= 10000
-fuzz: venv
-	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N)
+FUZZ_SEED ?= 0
+fuzz: test-venv
+	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N) --seed $(FUZZ_SEED) --write
 
 # Virtual-MCU firmware (needs arm-none-eabi-gcc): cortexm/firmware/cortex-m{0plus,4,7,33}.elf,
 # byte-for-byte reproducible (tests/test_vmcu_kernels.py rebuilds and compares).

@@ -58,7 +58,9 @@ def write_section(name: str, body: str, path: Path = RESULTS) -> None:
     text = path.read_text()
     begin, end = f"<!-- begin:{name} -->", f"<!-- end:{name} -->"
     pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end), re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{path.name} has no {begin} ... {end} section to write")
-    path.write_text(pattern.sub(lambda _: f"{begin}\n{body.rstrip()}\n{end}", text, count=1))
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    if pattern.search(text):
+        path.write_text(pattern.sub(lambda _: block, text, count=1))
+    else:                      # a new section goes at the end
+        path.write_text(text.rstrip() + "\n\n" + block + "\n")
     print(f"wrote section '{name}' of {path}")

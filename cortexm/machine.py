@@ -2,14 +2,22 @@
 exact instruction counting, a per-core cycle model and alignment checking.
 
 Memory map (all cores):
-    FLASH 0x0800_0000: firmware image | return trampoline (BKPT) | WEIGHTS area (grows as needed)
+    FLASH 0x0800_0000: firmware image | return trampoline (BKPT) | WEIGHTS area (grows as needed,
+          up to SRAM_BASE: at most FLASH_LIMIT bytes in all)
     SRAM  0x2000_0000: .data/.bss | ARGS (4 KiB) | ... | ARENA (host numpy buffer, zero-copy,
           page aligned; arena_base = mapping + arena_misalign) | guard page (unmapped) | STACK
 The guard page makes an arena overrun or a stack overflow fault instead of corrupting memory.
+
+Every region is host memory (numpy) mapped zero-copy, so the Unicorn engine holds no state of
+its own between calls: after `recycle_every` calls the engine is replaced by a fresh one over
+the same memory (Unicorn 2.1's emu_start keeps a few hundred bytes per call that only closing
+the engine returns; see benchmarks/bench_mcu_memory.py).
 """
 from __future__ import annotations
 
+import gc
 import hashlib
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
@@ -36,7 +44,9 @@ SRAM_BASE = 0x2000_0000
 PAGE = 0x1000
 ARGS_BYTES = 4096
 DEFAULT_FLASH = 2 * 1024 * 1024
+FLASH_LIMIT = SRAM_BASE - FLASH_BASE     # 384 MiB: flash must end where SRAM starts
 STACK_PAINT = 0xA5
+RECYCLE_EVERY = 10_000                   # emu_start calls before the engine is replaced
 
 CPU_MODELS = {
     "cortex-m0plus": UC_CPU_ARM_CORTEX_M0,     # Unicorn has no M0+: same ISA (Armv6-M)
@@ -83,6 +93,16 @@ class CallResult:
     seconds: float = 0.0                 # cycles / clock_hz
 
 
+class BudgetExceeded(EmulationError):
+    """A call ran `instructions` (at least) against its `budget` without returning."""
+
+    def __init__(self, message: str, *, function: str, budget: int, instructions: int, pc: int,
+                 symbol: str, in_code: bool):
+        super().__init__(message)
+        self.function, self.budget, self.instructions = function, budget, instructions
+        self.pc, self.symbol, self.in_code = pc, symbol, in_code
+
+
 def _to_bytes(data) -> bytes:
     if isinstance(data, np.ndarray):
         return np.ascontiguousarray(data).tobytes()
@@ -95,6 +115,7 @@ class VirtualMCU:
     check_alignment: record unaligned LDRD/STRD/LDM/STM/PUSH/POP (and every unaligned access when
     strict_alignment) through a native memory hook; costs speed (see benchmarks/bench_emulator.py).
     On the M0+ (Unicorn's M0) every unaligned access faults and raises EmulationError anyway.
+    Raises EmulationError when used after `close()`.
     """
 
     def __init__(self, core: str, elf_path: Union[str, Path, None] = None, *, arena_bytes: int,
@@ -102,7 +123,11 @@ class VirtualMCU:
                  strict_alignment: bool = False, arena_misalign: int = 0, stack_bytes: int = 8192,
                  check_alignment: bool = True, flash_bytes: int = DEFAULT_FLASH,
                  memory_system: Optional[_cy.MemorySystem] = None, native: bool = True,
-                 model_flash_data: bool = True):
+                 model_flash_data: bool = True, weights_bytes: int = 0,
+                 recycle_every: int = RECYCLE_EVERY):
+        """flash_bytes: flash mapped at least; weights_bytes: room for constants after the
+        firmware image (flash is sized to hold both, or EmulationError says by how much it cannot).
+        recycle_every: replace the Unicorn engine after this many calls (0: never)."""
         target = get_target(core)
         if target.cpu is None or target.name not in CPU_MODELS:
             raise EmulationError(f"target '{core}' is not an emulated Cortex-M core")
@@ -126,11 +151,7 @@ class VirtualMCU:
         # Armv6-M faults on every unaligned access by itself: no hook needed for alignment there
         self.check_alignment = bool(check_alignment) and not self.armv6m
 
-        # --- CPU: THUMB mode + explicit model first (UC_MODE_MCLASS would force an M33) ---
-        self.uc = uc = unicorn.Uc(UC.UC_ARCH_ARM, UC.UC_MODE_THUMB)
-        uc.ctl_set_cpu_model(CPU_MODELS[self.core])
-
-        # --- flash ---
+        # --- flash: firmware image, then the weights area sized by `weights_bytes` ---
         image_end = FLASH_BASE
         for seg in self.elf.segments:
             for a in {seg.vaddr, seg.paddr}:
@@ -139,9 +160,14 @@ class VirtualMCU:
         self.ret_addr = _round_up(image_end, 4)
         self.weights_base = _round_up(self.ret_addr + 4, 16)
         self._weights_ptr = self.weights_base
-        self.flash_size = max(_round_up(int(flash_bytes), 0x10000),
-                              _round_up(self.weights_base - FLASH_BASE + 0x10000, 0x10000))
-        uc.mem_map(FLASH_BASE, self.flash_size, UC.UC_PROT_ALL)
+        need = self.weights_base - FLASH_BASE + int(weights_bytes)
+        if need > FLASH_LIMIT:
+            raise EmulationError(
+                f"the model's constants need {int(weights_bytes):,} bytes of flash; the emulated "
+                f"flash holds at most {FLASH_LIMIT - (self.weights_base - FLASH_BASE):,} bytes of "
+                f"constants ({FLASH_LIMIT:,} bytes from 0x{FLASH_BASE:08x} to SRAM at "
+                f"0x{SRAM_BASE:08x}, less the {self.weights_base - FLASH_BASE:,}-byte firmware image)")
+        self.flash_size = min(FLASH_LIMIT, max(_round_up(int(flash_bytes), PAGE), _round_up(need, PAGE)))
 
         # --- SRAM: data/bss + args, then the arena window, a guard page, the stack ---
         data_end = SRAM_BASE
@@ -152,55 +178,109 @@ class VirtualMCU:
         self.args_end = self.args_base + ARGS_BYTES
         self._args_ptr = self.args_base
         self._low_end = _round_up(self.args_end, PAGE)
-        uc.mem_map(SRAM_BASE, self._low_end - SRAM_BASE, UC.UC_PROT_ALL)
         self.arena_map = self._low_end
         self.arena_base = self.arena_map + self.arena_misalign
+
+        # Host memory behind every region: {address: (buffer, protection)}.
+        self._regions: dict[int, tuple[np.ndarray, int]] = {
+            FLASH_BASE: (page_aligned_buffer(self.flash_size), UC.UC_PROT_ALL),
+            SRAM_BASE: (page_aligned_buffer(self._low_end - SRAM_BASE), UC.UC_PROT_ALL),
+        }
         self._arena_buf: Optional[np.ndarray] = None
         self._arena_len = 0
         self._stack_region: Optional[tuple[int, int]] = None
-        self.map_arena(self.new_arena_buffer(self.arena_bytes))
 
-        # --- load the image ---
-        for seg in self.elf.segments:
-            for a in sorted({seg.vaddr, seg.paddr}):
-                self._load(a, seg.data, seg.memsz if a == seg.vaddr else len(seg.data))
-        uc.mem_write(self.ret_addr, b"\x00\xbe\x00\xbe")          # BKPT #0 (stop address)
-
-        # --- hooks: all added before the first emu_start ---
+        # --- hooks' configuration (installed on every engine before its first emu_start) ---
         # Alignment: strict mode (every LDR/STR) or a flash wait-state model (which needs the data
         # loads from flash anyway) use a native memory hook on every access (slow path, ~10x).
         # Otherwise only LDRD/STRD/LDM/STM/LDREX* can fault; they are found statically and checked
         # in the block hook (or a code hook on the instruction): near full speed.
         mem = self.memory_system
         self.model_flash_data = bool(model_flash_data) and mem.wait_states > 0
-        memory_hook = self.model_flash_data or (self.check_alignment and self.strict_alignment)
-        static = None
-        if self.check_alignment and not memory_hook:
-            static = _static_checks(self.elf)
+        self._memory_hook = self.model_flash_data or (self.check_alignment and self.strict_alignment)
+        self._static = None
+        if self.check_alignment and not self._memory_hook:
+            self._static = _static_checks(self.elf)
         self.alignment_mode = ("off" if not self.check_alignment else
-                               "memory hook" if memory_hook else "static + block hook")
-        self.hooks = HookSet(uc, memory_hook=memory_hook,
-                             check_alignment=self.check_alignment and memory_hook,
-                             flash_lo=FLASH_BASE, flash_hi=FLASH_BASE + self.flash_size,
-                             line_bytes=mem.line_bytes, dcache_lines=mem.dcache_lines,
-                             prefer_native=native, static_checks=static)
+                               "memory hook" if self._memory_hook else "static + block hook")
+        self._native = native
+        self.hooks: Optional[HookSet] = None
+        self.uc: Optional[unicorn.Uc] = None
+        self.recycle_every = int(recycle_every)
+        self.engines_started = 0
         self._fault: Optional[tuple] = None
         self._intr: Optional[tuple] = None
-        uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem)
-        uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)
         # FPU cores (the firmware uses VFP through -mfloat-abi=softfp): IEEE 754 defaults in FPSCR,
         # i.e. FZ=0 (denormals are kept, not flushed), DN=0 (NaN operands propagate), AHP=0,
         # RMode=0 (round to nearest even): the numpy twins' float32 semantics. Unicorn's reset
         # value is already 0; it is written explicitly so every call (context restore) starts so.
         # Unicorn/QEMU executes VFP instructions without the CPACR enable a reset handler would do.
         self.has_fpu = not self.armv6m
-        if self.has_fpu:
-            uc.reg_write(UC_ARM_REG_FPSCR, 0)
-        self._ctx0 = uc.context_save()
+        self._start_engine()
+        self.map_arena(self.new_arena_buffer(self.arena_bytes))
+
+        # --- load the image ---
+        for seg in self.elf.segments:
+            for a in sorted({seg.vaddr, seg.paddr}):
+                self._load(a, seg.data, seg.memsz if a == seg.vaddr else len(seg.data))
+        self.uc.mem_write(self.ret_addr, b"\x00\xbe\x00\xbe")          # BKPT #0 (stop address)
         self._costs = _COST_CACHE.setdefault((self.elf.sha256, self.core), {})
         self._warm_lines: set = set()
         self._const_cache: dict = {}
         self._const_ids: dict = {}
+
+    # ------------------------------------------------------------------ the engine
+    def _start_engine(self) -> None:
+        """A fresh Unicorn engine over the same host memory, with the same hooks (and hook state:
+        the flash data-cache lines carry over), registers at their reset values."""
+        self._retire_engine()
+        # CPU: THUMB mode + explicit model first (UC_MODE_MCLASS would force an M33)
+        uc = unicorn.Uc(UC.UC_ARCH_ARM, UC.UC_MODE_THUMB)
+        uc.ctl_set_cpu_model(CPU_MODELS[self.core])
+        for addr, (buffer, prot) in sorted(self._regions.items()):
+            uc.mem_map_ptr(addr, buffer.nbytes, prot, buffer.ctypes.data)
+        if self.hooks is None:
+            self.hooks = HookSet(uc, memory_hook=self._memory_hook,
+                                 check_alignment=self.check_alignment and self._memory_hook,
+                                 flash_lo=FLASH_BASE, flash_hi=FLASH_BASE + self.flash_size,
+                                 line_bytes=self.memory_system.line_bytes,
+                                 dcache_lines=self.memory_system.dcache_lines,
+                                 prefer_native=self._native, static_checks=self._static)
+        else:
+            self.hooks.attach(uc)
+        self._own_hooks = [uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem),
+                           uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)]
+        if self.has_fpu:
+            uc.reg_write(UC_ARM_REG_FPSCR, 0)
+        self._ctx0 = uc.context_save()
+        self.uc = uc
+        self.engines_started += 1
+        self._calls_on_engine = 0
+
+    def _retire_engine(self) -> None:
+        """Unhook the current engine and let go of it; it is closed (uc_close) and its memory
+        freed when the last reference goes. Unicorn's Python hook wrappers keep the engine in a
+        reference cycle, so a collection is run when dropping it was not enough."""
+        if self.uc is None:
+            return
+        if self.hooks is not None:
+            self.hooks.detach()
+        for handle in self._own_hooks:
+            self.uc.hook_del(handle)
+        self._own_hooks = []
+        self._ctx0 = None
+        engine = weakref.ref(self.uc)
+        self.uc = None
+        if engine() is not None:
+            gc.collect()
+
+    def _map(self, addr: int, buffer: np.ndarray, prot: int) -> None:
+        self.uc.mem_map_ptr(addr, buffer.nbytes, prot, buffer.ctypes.data)
+        self._regions[addr] = (buffer, prot)
+
+    def _unmap(self, addr: int) -> None:
+        buffer, _ = self._regions.pop(addr)
+        self.uc.mem_unmap(addr, buffer.nbytes)
 
     # ------------------------------------------------------------------ memory layout
     def _load(self, addr: int, data: bytes, memsz: int):
@@ -230,8 +310,8 @@ class VirtualMCU:
         if buffer.flags["WRITEABLE"] is False:
             raise EmulationError("arena buffer must be writeable")
         if self._arena_buf is not None:
-            self.uc.mem_unmap(self.arena_map, self._arena_len)
-        self.uc.mem_map_ptr(self.arena_map, n, UC.UC_PROT_ALL, ptr)
+            self._unmap(self.arena_map)
+        self._map(self.arena_map, buffer, UC.UC_PROT_ALL)
         self._arena_buf = buffer
         self._arena_len = n
         # the stack sits above the arena window with one unmapped guard page in between
@@ -239,8 +319,8 @@ class VirtualMCU:
         stack_len = _round_up(self.stack_bytes, PAGE)
         if self._stack_region is None or self._stack_region[0] < stack_lo:
             if self._stack_region is not None:
-                self.uc.mem_unmap(*self._stack_region)
-            self.uc.mem_map(stack_lo, stack_len, UC.UC_PROT_READ | UC.UC_PROT_WRITE)
+                self._unmap(self._stack_region[0])
+            self._map(stack_lo, page_aligned_buffer(stack_len), UC.UC_PROT_READ | UC.UC_PROT_WRITE)
             self._stack_region = (stack_lo, stack_len)
         self.stack_top = self._stack_region[0] + self._stack_region[1]
 
@@ -292,8 +372,14 @@ class VirtualMCU:
             raise EmulationError(f"read of {n} bytes at 0x{addr:08x}: {exc}") from None
 
     def _grow_flash(self, end: int):
-        new_size = _round_up(end - FLASH_BASE, 0x100000)
-        self.uc.mem_map(FLASH_BASE + self.flash_size, new_size - self.flash_size, UC.UC_PROT_ALL)
+        if end - FLASH_BASE > FLASH_LIMIT:
+            raise EmulationError(
+                f"flash full: placing constants up to 0x{end:08x} needs {end - FLASH_BASE:,} bytes "
+                f"of flash; the emulated flash holds at most {FLASH_LIMIT:,} bytes (it ends where "
+                f"SRAM starts, 0x{SRAM_BASE:08x})")
+        new_size = min(FLASH_LIMIT, _round_up(end - FLASH_BASE, PAGE))
+        self._map(FLASH_BASE + self.flash_size, page_aligned_buffer(new_size - self.flash_size),
+                  UC.UC_PROT_ALL)
         self.flash_size = new_size
         self.hooks.set_flash_range(FLASH_BASE, FLASH_BASE + self.flash_size)
 
@@ -342,9 +428,14 @@ class VirtualMCU:
         uc.emu_stop()
 
     # ------------------------------------------------------------------ calling
-    call_budget = 2_000_000_000      # instructions one call may run before it counts as runaway
+    call_budget = 2_000_000_000      # instructions one call may run when the caller gives no budget
 
     def call(self, func: Union[str, int], *args: int, budget: Optional[int] = None) -> CallResult:
+        if self.uc is None:
+            raise EmulationError("the virtual MCU was closed: create a new one")
+        if self.recycle_every and self._calls_on_engine >= self.recycle_every:
+            self._start_engine()
+        self._calls_on_engine += 1
         uc = self.uc
         budget = self.call_budget if budget is None else budget
         if isinstance(func, str):
@@ -383,8 +474,7 @@ class VirtualMCU:
         if err is not None:
             self._raise_fault(name, err, pc)
         if stats.budget_hit:
-            raise EmulationError(f"{name}: ran away: instruction budget {budget:,} exhausted "
-                                 f"(pc 0x{pc:08x} <{self.symbol_at(pc)}>)")
+            self._raise_budget(name, budget, budget + 1, pc)
         if self._intr is not None:
             self._raise_intr(name, *self._intr)
         if pc != self.ret_addr:
@@ -402,7 +492,7 @@ class VirtualMCU:
                                         (FLASH_BASE, FLASH_BASE + self.flash_size),
                                         stats.flash_read_misses, self._warm_lines)
         if insns > budget:
-            raise EmulationError(f"{name}: ran away: {insns:,} instructions exceed the budget {budget:,}")
+            self._raise_budget(name, budget, insns, pc)
         r0 = uc.reg_read(UC_ARM_REG_R0)
         if r0 & 0x80000000:
             r0 -= 1 << 32
@@ -411,6 +501,17 @@ class VirtualMCU:
         cycles = bd.total
         return CallResult(r0, insns, cycles, stack_used, events, bd, blocks, stats.flash_reads,
                           cycles / self.clock_hz)
+
+    def _raise_budget(self, name: str, budget: int, insns: int, pc: int):
+        """The call did not return within its budget. Stopped in the firmware's code it is a
+        kernel that did not finish; stopped anywhere else, it ran away."""
+        in_code = self.elf.function_at(pc) is not None or pc == self.ret_addr
+        what = ("did not finish" if in_code else
+                f"ran away: executing {self.region_of(pc)}, not the firmware's code")
+        raise BudgetExceeded(f"{name}: {what} within its instruction budget of {budget:,} "
+                             f"(stopped at pc 0x{pc:08x} <{self.symbol_at(pc)}>)",
+                             function=name, budget=budget, instructions=insns, pc=pc,
+                             symbol=self.symbol_at(pc), in_code=in_code)
 
     def _code_reader(self, addr: int, n: int) -> bytes:
         try:
@@ -522,8 +623,10 @@ class VirtualMCU:
         return self.uc.reg_read(regmap[csreg])
 
     def close(self) -> None:
-        self.hooks.close()
-        self.uc = None
+        """Free the engine and the hooks' native state now; later calls raise EmulationError."""
+        self._retire_engine()
+        if self.hooks is not None:
+            self.hooks.close()
 
 
 _REGMAP: Optional[dict] = None

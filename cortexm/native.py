@@ -238,6 +238,11 @@ class HookSet:
                 ca = (ctypes.c_uint32 * max(1, len(flat)))(*flat)
                 if lib.mrt_set_checks(self._state, which, sa, len(starts) // 3, ca, len(flat) // 12):
                     raise MemoryError("mrt_set_checks failed")
+        self._add_native_hooks()
+
+    def _add_native_hooks(self):
+        lib = self._lib
+        if self.static_checks is not None:
             code_fp = ctypes.cast(lib.mrt_code_hook, ctypes.c_void_p).value
             for pc in self.static_checks[1]:
                 self._add(UC.UC_HOOK_CODE, code_fp, pc, pc)
@@ -245,6 +250,32 @@ class HookSet:
         if self.memory_hook:
             self._add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE,
                       ctypes.cast(lib.mrt_mem_hook, ctypes.c_void_p).value, 1, 0)
+
+    def attach(self, uc: unicorn.Uc) -> None:
+        """Install the same hooks, with their state (counts, data-cache lines), on a fresh engine
+        that has not run yet; the previous engine is left to be closed by its owner."""
+        self.detach()
+        self.uc = uc
+        if self.native:
+            self._add_native_hooks()
+        else:
+            self._add_python_hooks()
+
+    def detach(self) -> None:
+        """Remove the hooks from the current engine (which drops the engine's references to
+        Python callbacks, so it can be closed as soon as its owner lets go of it)."""
+        uc = self.uc
+        if uc is not None:
+            for h in self._handles:
+                try:
+                    if self.native:
+                        self._uclib.uc_hook_del(uc._uch, ctypes.c_size_t(h))
+                    else:
+                        uc.hook_del(h)
+                except Exception:
+                    pass
+        self._handles = []
+        self.uc = None
 
     def _add(self, htype: int, fptr: int, begin: int, end: int):
         handle = ctypes.c_size_t()
@@ -305,10 +336,9 @@ class HookSet:
                 self._hit = True
                 uc.emu_stop()
 
-        for pc, checks in by_pc.items():
-            self._handles.append(self.uc.hook_add(
-                UC.UC_HOOK_CODE, lambda uc, a, s, _, c=checks: run_checks(uc, c, 1 << 33), begin=pc, end=pc))
-        self._handles.append(self.uc.hook_add(UC.UC_HOOK_BLOCK, block))
+        self._python_hooks = [(UC.UC_HOOK_CODE, lambda uc, a, s, _, c=checks: run_checks(uc, c, 1 << 33), pc, pc)
+                              for pc, checks in by_pc.items()]
+        self._python_hooks.append((UC.UC_HOOK_BLOCK, block, 1, 0))
         if self.memory_hook:
             def mem(uc, access, address, size, value, _):
                 if self.check_alignment and address & (3 if size >= 4 else size - 1):
@@ -320,7 +350,12 @@ class HookSet:
                     if self._dc[idx] != line:
                         self._dc[idx] = line
                         self._frm += 1
-            self._handles.append(self.uc.hook_add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem))
+            self._python_hooks.append((UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem, 1, 0))
+        self._add_python_hooks()
+
+    def _add_python_hooks(self):
+        for htype, callback, begin, end in self._python_hooks:
+            self._handles.append(self.uc.hook_add(htype, callback, begin=begin, end=end))
 
     def _record(self, pc, address, size, access):
         self._unal_total += 1
@@ -380,13 +415,8 @@ class HookSet:
         return [tuple(vals[5 * i:5 * i + 5]) for i in range(k)]
 
     def close(self):
+        self.detach()
         if self.native and getattr(self, "_state", None) is not None and self._state.value:
-            for h in self._handles:
-                try:
-                    self._uclib.uc_hook_del(self.uc._uch, ctypes.c_size_t(h))
-                except Exception:
-                    pass
-            self._handles = []
             self._lib.mrt_free(self._state)
             self._state = ctypes.c_void_p(0)
 

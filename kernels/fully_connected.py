@@ -104,6 +104,10 @@ def fc_prepare(ctx, node) -> None:
                                      f"{flt.quantized_dimension} of a {len(flt.shape)}-D tensor")
         if scales.size != int(flt.shape[flt.quantized_dimension]):
             raise kernel_error(node, f"weights {tname(flt)} have {scales.size} scales")
+        if flt.quantized_dimension != 0:     # one scale per output row, as TFLM reads them
+            raise kernel_error(node, f"weights {tname(flt)} are quantized per channel along "
+                                     f"dimension {flt.quantized_dimension}; FULLY_CONNECTED takes "
+                                     f"one scale per output channel (dimension 0)")
         ctx.allocate_persistent(4 * scales.size)
         ctx.allocate_persistent(4 * scales.size)
     else:

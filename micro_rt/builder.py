@@ -16,9 +16,11 @@ from . import schema
 from .model import Model
 
 
-def buffer_table(fb: flatbuffers.Builder, data: bytes) -> int:
+def buffer_table(fb: flatbuffers.Builder, data: bytes,
+                 location: Optional[tuple[int, int]] = None) -> int:
     """A Buffer table holding `data` (none when empty), 16-byte aligned like the converter's,
-    so weights can be read in place."""
+    so weights can be read in place; `location` (offset, size) writes the fields that place
+    the data outside the flatbuffer instead."""
     vec = None
     if data:
         fb.StartVector(1, len(data), 16)
@@ -28,6 +30,9 @@ def buffer_table(fb: flatbuffers.Builder, data: bytes) -> int:
     fb.StartObject(3)
     if vec is not None:
         fb.PrependUOffsetTRelativeSlot(0, vec, 0)
+    if location is not None:
+        fb.PrependUint64Slot(1, location[0], 0)
+        fb.PrependUint64Slot(2, location[1], 0)
     return fb.EndObject()
 
 
@@ -75,6 +80,8 @@ class ModelBuilder:
         self.inputs: list[int] = []
         self.outputs: list[int] = []
         self.metadata: list[tuple[str, int]] = []
+        # buffer index -> (offset, size): the large-model form, data outside the flatbuffer
+        self.buffer_locations: dict[int, tuple[int, int]] = {}
         self.subgraph_name = "main"
         self.schema_version = schema.SCHEMA_VERSION
 
@@ -159,7 +166,8 @@ class ModelBuilder:
     # ---- serialisation -------------------------------------------------------------
     def build(self) -> bytes:
         fb = flatbuffers.Builder(1024 + sum(len(x) for x in self.buffers))
-        buffers = [buffer_table(fb, data) for data in self.buffers]
+        buffers = [buffer_table(fb, data, self.buffer_locations.get(i))
+                   for i, data in enumerate(self.buffers)]
         tensors = [self._tensor(fb, t) for t in self.tensors]
         operators = [self._operator(fb, op) for op in self.operators]
         name = fb.CreateString(self.subgraph_name)

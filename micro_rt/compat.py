@@ -152,13 +152,15 @@ def check_mcu_options(options: Any, emulate: bool, executor_class: Callable[[], 
             raise InputError(f"mcu_options: unknown option {key!r}; the virtual MCU takes "
                              f"{', '.join(sorted(params))}")
         default = params[key].default
+        takes_int = isinstance(default, int) or (default is None and "int" in str(params[key].annotation))
         if isinstance(default, bool):
             check_flag(f"mcu_options[{key!r}]", value)
-        elif isinstance(default, int) and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+        elif takes_int and not (default is None and value is None) and (
+                isinstance(value, bool) or not isinstance(value, numbers.Integral)):
             raise InputTypeError(f"mcu_options[{key!r}] must be an integer, got "
                                  f"{type(value).__name__} {value!r}")
     return {k: (bool(v) if isinstance(params[k].default, bool) else
-                int(v) if isinstance(params[k].default, int) else v) for k, v in options.items()}
+                int(v) if isinstance(v, numbers.Integral) else v) for k, v in options.items()}
 
 
 # ---- the RecordingMicroAllocator printout --------------------------------------------------

@@ -1,354 +1,114 @@
-"""Model mutators for fuzzing micro_rt's loader and interpreter (issue 5: hostile input).
+"""Fuzzing micro_rt with mutants of real and builder-made models (issue 5): making mutants,
+running every stage on one, classifying what happened, and comparing outputs.
 
-Every mutator takes the bytes of a valid .tflite model and a `random.Random`, and returns
-the bytes of a mutant (or None when it does not apply to that model). Byte-level mutators
-(bit flips, overwrites, truncation, forged offsets) break the flatbuffer; structural ones
-edit the model through `ModelBuilder` (huge dimensions, swapped tensor indices, operator
-cycles, forged constants, options, quantization) so the file stays well formed and the
-damage reaches the checks behind the reader: dataflow, planner, kernels' prepare.
+    seed, mutators, data = make_mutant(seeds, campaign_seed, k)     # 1-3 stacked mutations
+    result = run_stages(data)                                       # in this process
 
-`check_mutant(data)` is the property: loading (and, when it loads, one invoke on zeros)
-raises nothing but `MicroRtError` subclasses. Used by tests/test_fuzz.py and
-benchmarks/fuzz_campaign.py.
+A mutant goes through every stage a user can reach: `load` (the reader), `info`, `plan`
+for every target (the CLI's own commands), `host` (an invoke on the host kernels, seeded
+random inputs) and `mcu` (the same inputs on a virtual Cortex-M4 with CMSIS-NN kernels).
+Each stage ends `ok`, `project-error` (a MicroRtError), `wrapped` (a KernelError the
+interpreter made from a Python error inside a kernel: "failed in prepare: ZeroDivisionError:
+...", a check the kernel should have made) or `foreign` (any other exception). When host and
+MCU both run, their outputs must agree. `run_oracle` runs tflite-micro on the same inputs
+(it may crash the process: benchmarks/fuzz_campaign.py runs it last, in a forked child,
+where crashes and hangs are told apart from ours). The mutators are in fuzz_mutators.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import random
-import struct
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 
-from . import schema
-from .errors import MicroRtError
+from .errors import KernelError, MicroRtError
+from .fuzz_mutators import BYTE_MUTATORS, MUTATORS, STRUCT_MUTATORS
 
-# Values that break code which trusts them: edges of signed/unsigned ranges, zero, -1.
-INTERESTING_32 = (0, 1, 2, 3, 4, 7, 8, 15, 16, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF,
-                  0x10000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFF0)
-INTERESTING_16 = (0, 1, 2, 3, 4, 6, 8, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0xFFFE)
-INTERESTING_8 = (0, 1, 0x7F, 0x80, 0xFF, 0xFE, 0x10, 0x20)
-HUGE_DIMS = (0, 2**31 - 1, 2**30, 2**24, 2**20, 65536, 65535, 4096, 1000003, 2, 7)
-FORGED_INTS = (0, -1, 1, -2**31, 2**31 - 1, 2**30, -2**30, 65536, 1000, -1000, 2, 3, 4, 7, 8)
+__all__ = ["BYTE_MUTATORS", "MUTATORS", "STRUCT_MUTATORS", "STAGES", "CLASSES", "MutantResult",
+           "StageOutcome", "apply_mutations", "builder_seeds", "check_mutant", "classify",
+           "make_mutant", "mutate", "outputs_agree", "run_oracle", "run_stages", "seed_models"]
 
+STAGES = ("load", "info", "plan", "host", "mcu")
+# Outcome classes, worst last; a forked campaign adds "hang" and "crash" (by signal).
+CLASSES = ("ok", "project-error", "wrapped", "foreign", "hang", "crash")
+MCU_TARGET = "cortex-m4"
+MCU_INVOKE_BUDGET = 400_000_000     # instructions: a mutant's whole invoke on the MCU (~1-2 s)
+STRUCT_SHARE = 0.65                 # of the mutations drawn: schema-level, the rest byte-level
 
-# ---- byte level ---------------------------------------------------------------------
-def bit_flips(data: bytes, rng: random.Random) -> bytes:
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 8)):
-        pos = rng.randrange(len(out))
-        out[pos] ^= 1 << rng.randrange(8)
-    return bytes(out)
+_WRAPPED = re.compile(r"failed in [a-z ]+: ([A-Za-z_][\w.]*): ")
 
 
-def byte_overwrite(data: bytes, rng: random.Random) -> bytes:
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 4)):
-        pos = rng.randrange(len(out))
-        n = rng.randint(1, 16)
-        for i in range(pos, min(pos + n, len(out))):
-            out[i] = rng.choice(INTERESTING_8) if rng.random() < 0.5 else rng.randrange(256)
-    return bytes(out)
-
-
-def truncate(data: bytes, rng: random.Random) -> bytes:
-    cut = rng.choice([rng.randrange(len(data)), rng.randrange(min(64, len(data))),
-                      len(data) - rng.randint(1, min(256, len(data)))])
-    return data[:cut]
-
-
-def forge_offset(data: bytes, rng: random.Random) -> bytes:
-    """Overwrite an aligned 32-bit word (a uoffset, vector length, index, dim or soffset)."""
-    if len(data) < 8:
-        return data
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 3)):
-        pos = rng.randrange(len(out) // 4) * 4
-        choice = rng.random()
-        if choice < 0.5:
-            value = rng.choice(INTERESTING_32)
-        elif choice < 0.75:             # a plausible offset to somewhere else in the file
-            value = (rng.randrange(len(out)) - pos) & 0xFFFFFFFF
-        else:
-            value = rng.getrandbits(32)
-        struct.pack_into("<I", out, pos, value)
-    return bytes(out)
-
-
-def forge_vtable_entry(data: bytes, rng: random.Random) -> bytes:
-    """Overwrite an aligned 16-bit word (vtable sizes and field offsets are 16-bit)."""
-    if len(data) < 4:
-        return data
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 3)):
-        pos = rng.randrange(len(out) // 2) * 2
-        struct.pack_into("<H", out, pos, rng.choice(INTERESTING_16))
-    return bytes(out)
-
-
-def splice(data: bytes, rng: random.Random) -> bytes:
-    """Copy a chunk of the file over another place (valid-looking structures in wrong spots)."""
-    n = rng.randint(4, 64)
-    if len(data) <= n:
-        return data
-    src, dst = rng.randrange(len(data) - n), rng.randrange(len(data) - n)
-    out = bytearray(data)
-    out[dst:dst + n] = data[src:src + n]
-    return bytes(out)
-
-
-# ---- structural (through the builder) ------------------------------------------------
-def _builder(data: bytes):
+# ---- making mutants ------------------------------------------------------------------------
+def _decode(data: bytes):
     from .builder import ModelBuilder
     from .model import read_model
     return ModelBuilder.from_model(read_model(data))
 
 
-def _build(b) -> Optional[bytes]:
+def _encode(builder) -> Optional[bytes]:
     try:
-        return b.build()
+        return builder.build()
     except Exception:      # the builder refused the edit (not the code under test)
         return None
 
 
-def huge_dim(data: bytes, rng: random.Random) -> Optional[bytes]:
-    b = _builder(data)
-    t = rng.choice(b.tensors)
-    shape = list(t.shape) or [1]
-    shape[rng.randrange(len(shape))] = rng.choice(HUGE_DIMS)
-    t.shape = tuple(shape)
-    return _build(b)
-
-
-def reshape_tensor(data: bytes, rng: random.Random) -> Optional[bytes]:
-    """Change a tensor's rank or dims to small wrong values (kernels' shape checks)."""
-    b = _builder(data)
-    t = rng.choice(b.tensors)
-    choice = rng.random()
-    if choice < 0.3:
-        t.shape = t.shape[:-1]
-    elif choice < 0.5:
-        t.shape = tuple(t.shape) + (rng.randint(1, 3),)
-    elif choice < 0.6:
-        t.shape = tuple(rng.randint(0, 4) for _ in range(rng.randint(0, 9)))
-    elif t.shape:
-        shape = list(t.shape)
-        i = rng.randrange(len(shape))
-        shape[i] = max(0, shape[i] + rng.choice((-1, 1, 2, -2)))
-        t.shape = tuple(shape)
-    return _build(b)
-
-
-def retype_tensor(data: bytes, rng: random.Random) -> Optional[bytes]:
-    b = _builder(data)
-    t = rng.choice(b.tensors)
-    t.type_name = rng.choice(schema.TENSOR_TYPES)
-    return _build(b)
-
-
-def swap_tensor_indices(data: bytes, rng: random.Random) -> Optional[bytes]:
-    b = _builder(data)
-    if not b.operators:
-        return None
-    n = len(b.tensors)
-    for _ in range(rng.randint(1, 3)):
-        op = rng.choice(b.operators)
-        lists = [op.inputs, op.outputs] + ([op.intermediates] if op.intermediates else [])
-        target = rng.choice([lst for lst in lists if lst] or [op.inputs])
-        choice = rng.random()
-        if choice < 0.4 and target:
-            other = rng.choice(b.operators)
-            src = rng.choice([lst for lst in (other.inputs, other.outputs) if lst] or [[0]])
-            target[rng.randrange(len(target))] = rng.choice(src)
-        elif choice < 0.7 and len(target) > 1:
-            i, j = rng.sample(range(len(target)), 2)
-            target[i], target[j] = target[j], target[i]
-        elif choice < 0.85 and target:
-            target[rng.randrange(len(target))] = rng.choice([-1, n, n + 5, -2, 2**31 - 1,
-                                                             rng.randrange(n)])
-        elif choice < 0.93 and target:
-            del target[rng.randrange(len(target))]
+def apply_mutations(data: bytes, names: list[str], rng: random.Random) -> tuple[list[str], bytes]:
+    """Apply the named mutators: schema-level ones together on the decoded model (one
+    re-encode), then byte-level ones on the bytes. A schema mutator that does not apply, or
+    an edit the builder cannot encode, falls back to a random byte-level mutator."""
+    applied: list[str] = []
+    structural = [n for n in names if n in STRUCT_MUTATORS]
+    fallbacks = len(names) - len(structural)
+    if structural:
+        try:
+            builder = _decode(data)
+        except MicroRtError:
+            builder = None
+        done = [n for n in structural if builder is not None and STRUCT_MUTATORS[n](builder, rng)]
+        encoded = _encode(builder) if done else None
+        if encoded is not None:
+            data, applied = encoded, done
+            fallbacks += len(structural) - len(done)
         else:
-            target.append(rng.randrange(-1, n))
-    return _build(b)
-
-
-def operator_cycle(data: bytes, rng: random.Random) -> Optional[bytes]:
-    """Make an operator read a later operator's output, reorder operators, or add a second writer."""
-    b = _builder(data)
-    ops = b.operators
-    if len(ops) < 1:
-        return None
-    choice = rng.random()
-    if choice < 0.4 and len(ops) >= 1:
-        i = rng.randrange(len(ops))
-        j = rng.randrange(i, len(ops))
-        if ops[j].outputs and ops[i].inputs:
-            ops[i].inputs[rng.randrange(len(ops[i].inputs))] = rng.choice(ops[j].outputs)
-    elif choice < 0.6:
-        rng.shuffle(ops)
-    elif choice < 0.75:
-        ops.reverse()
-    else:
-        i, j = rng.randrange(len(ops)), rng.randrange(len(ops))
-        if ops[i].outputs and ops[j].outputs:
-            ops[j].outputs[rng.randrange(len(ops[j].outputs))] = rng.choice(ops[i].outputs)
-    return _build(b)
-
-
-def forge_constant(data: bytes, rng: random.Random) -> Optional[bytes]:
-    """Overwrite values in a constant (shape, perm, paddings, begin/end, axis, bias, weights)."""
-    b = _builder(data)
-    consts = [t for t in b.tensors if t.buffer and b.buffers[t.buffer]]
-    if not consts:
-        return None
-    ints = [t for t in consts if t.type_name in ("INT32", "INT64")]
-    t = rng.choice(ints) if ints and rng.random() < 0.7 else rng.choice(consts)
-    raw = bytearray(b.buffers[t.buffer])
-    if t.type_name in ("INT32", "INT64") and len(raw) >= 4:
-        size = 4 if t.type_name == "INT32" else 8
-        for _ in range(rng.randint(1, 3)):
-            k = rng.randrange(len(raw) // size)
-            value = rng.choice(FORGED_INTS)
-            raw[k * size:(k + 1) * size] = value.to_bytes(size, "little", signed=True)
-    elif rng.random() < 0.3:
-        raw = raw[:rng.randrange(len(raw) + 1)] + bytes(rng.randint(0, 8))   # wrong length
-    else:
-        for _ in range(rng.randint(1, 8)):
-            raw[rng.randrange(len(raw))] = rng.randrange(256)
-        if t.type_name == "FLOAT32" and len(raw) >= 4 and rng.random() < 0.5:
-            k = rng.randrange(len(raw) // 4)
-            raw[4 * k:4 * k + 4] = struct.pack("<f", rng.choice([float("nan"), float("inf"),
-                                                                  -float("inf"), 3e38, 0.0]))
-    b.buffers[t.buffer] = bytes(raw)
-    return _build(b)
-
-
-def forge_options(data: bytes, rng: random.Random) -> Optional[bytes]:
-    b = _builder(data)
-    ops = [op for op in b.operators if op.options_table]
-    if not ops:
-        return None
-    op = rng.choice(ops)
-    index = schema.OPTION_TABLE_INDEX[op.options_table]
-    fields = schema.OPTION_TABLES[index][1]
-    if rng.random() < 0.2:                          # the wrong table for the op
-        op.options_table = rng.choice(list(schema.OPTION_TABLE_INDEX))
-        op.options = {}
-        return _build(b)
-    if not fields:
-        return None
-    options = dict(op.options or {})
-    name, kind, _ = rng.choice(fields)
-    if kind == "[int]":
-        options[name] = [rng.choice(FORGED_INTS) for _ in range(rng.randint(0, 6))]
-    elif kind in schema.ENUM_KINDS:
-        options[name] = rng.choice(schema.ENUM_KINDS[kind])
-    elif kind == "bool":
-        options[name] = not options.get(name, False)
-    elif kind == "float":
-        options[name] = rng.choice([0.0, -1.0, float("nan"), float("inf"), 1e30])
-    elif kind == "byte":
-        options[name] = rng.choice([0, 1, -1, 127, -128])
-    else:
-        options[name] = rng.choice(FORGED_INTS)
-    op.options = options
-    return _build(b)
-
-
-def forge_quantization(data: bytes, rng: random.Random) -> Optional[bytes]:
-    b = _builder(data)
-    quantized = [t for t in b.tensors if t.scales]
-    t = rng.choice(quantized or b.tensors)
-    choice = rng.random()
-    if choice < 0.25 or not t.scales:
-        n = rng.choice([1, 2, 3, 8, 16, 1000])
-        t.scales, t.zero_points = [0.1] * n, [0] * n
-    elif choice < 0.45:
-        t.quantized_dimension = rng.choice([-1, 0, 1, 2, 3, 7, 8, 100])
-    elif choice < 0.7:
-        t.scales = [rng.choice([0.0, -1.0, float("nan"), float("inf"), 1e-45, 1e38])] * len(t.scales)
-    elif choice < 0.85:
-        t.zero_points = [rng.choice([2**31, -2**40, 300, -300, 2**62])] * len(t.zero_points)
-    else:
-        t.zero_points = t.zero_points[:-1] + [0, 0]
-    return _build(b)
-
-
-def forge_io(data: bytes, rng: random.Random) -> Optional[bytes]:
-    """Subgraph inputs/outputs: out of range, duplicated, constants, empty, intermediate."""
-    b = _builder(data)
-    n = len(b.tensors)
-    target = b.inputs if rng.random() < 0.5 else b.outputs
-    choice = rng.random()
-    if choice < 0.3 and target:
-        target[rng.randrange(len(target))] = rng.choice([-1, n, 2**31 - 1, rng.randrange(n)])
-    elif choice < 0.5:
-        target.append(rng.randrange(n))
-    elif choice < 0.7:
-        target.clear()
-    elif target:
-        target.append(target[0])
-    return _build(b)
-
-
-def forge_opcode(data: bytes, rng: random.Random) -> Optional[bytes]:
-    from .builder import OpcodeSpec
-    b = _builder(data)
-    if not b.opcodes:
-        return None
-    i = rng.randrange(len(b.opcodes))
-    c = b.opcodes[i]
-    choice = rng.random()
-    if choice < 0.5:
-        code = rng.choice([rng.randrange(len(schema.BUILTIN_OPS)), 200, 127, 1000])
-        b.opcodes[i] = OpcodeSpec(code, None, c.version)
-    elif choice < 0.8:
-        b.opcodes[i] = OpcodeSpec(c.builtin_code, c.custom_code, rng.choice([0, -1, 2, 3, 99]))
-    else:
-        op = rng.choice(b.operators) if b.operators else None
-        if op is not None:
-            op.opcode_index = rng.choice([len(b.opcodes), 2**31 - 1, rng.randrange(len(b.opcodes))])
-    return _build(b)
-
-
-def forge_offline_plan(data: bytes, rng: random.Random) -> Optional[bytes]:
-    b = _builder(data)
-    n = len(b.tensors)
-    count = n if rng.random() < 0.7 else rng.choice([0, n + 1, 2**31 - 1])
-    values = [rng.choice([-1, 0, 16, 2**30, 2**31 - 16, 48, 7]) for _ in range(min(count, n + 1))]
-    raw = np.array([1, 1, count] + values, "<i4").tobytes()
-    if rng.random() < 0.2:
-        raw = raw[:rng.randrange(len(raw))]
-    b.metadata = [m for m in b.metadata if m[0] != "OfflineMemoryAllocation"]
-    b.add_metadata("OfflineMemoryAllocation", raw)
-    return _build(b)
-
-
-BYTE_MUTATORS: dict[str, Callable] = {
-    "bit_flips": bit_flips, "byte_overwrite": byte_overwrite, "truncate": truncate,
-    "forge_offset": forge_offset, "forge_vtable_entry": forge_vtable_entry, "splice": splice,
-}
-STRUCT_MUTATORS: dict[str, Callable] = {
-    "huge_dim": huge_dim, "reshape_tensor": reshape_tensor, "retype_tensor": retype_tensor,
-    "swap_tensor_indices": swap_tensor_indices, "operator_cycle": operator_cycle,
-    "forge_constant": forge_constant, "forge_options": forge_options,
-    "forge_quantization": forge_quantization, "forge_io": forge_io,
-    "forge_opcode": forge_opcode, "forge_offline_plan": forge_offline_plan,
-}
-MUTATORS: dict[str, Callable] = {**BYTE_MUTATORS, **STRUCT_MUTATORS}
+            fallbacks += len(structural)
+    byte_names = [n for n in names if n in BYTE_MUTATORS]
+    byte_names += [rng.choice(sorted(BYTE_MUTATORS)) for _ in range(fallbacks - len(byte_names))]
+    for name in byte_names:
+        if data:
+            data = BYTE_MUTATORS[name](data, rng)
+            applied.append(name)
+    return applied, data
 
 
 def mutate(data: bytes, rng: random.Random, name: Optional[str] = None) -> tuple[str, bytes]:
-    """Apply one mutator (`name`, or a random one; structural ones fall back to byte level)."""
-    name = name or rng.choice(sorted(MUTATORS))
-    result = MUTATORS[name](data, rng)
-    if result is None:
-        name = rng.choice(sorted(BYTE_MUTATORS))
-        result = BYTE_MUTATORS[name](data, rng)
-    return name, result
+    """Apply one mutator (`name`, or a random one); returns (what was applied, bytes)."""
+    applied, out = apply_mutations(data, [name or rng.choice(sorted(MUTATORS))], rng)
+    return "+".join(applied), out
 
 
-# ---- seeds ----------------------------------------------------------------------------
+def _draw(rng: random.Random) -> str:
+    pool = STRUCT_MUTATORS if rng.random() < STRUCT_SHARE else BYTE_MUTATORS
+    return rng.choice(sorted(pool))
+
+
+def make_mutant(seeds: dict[str, bytes], campaign_seed: int, k: int) -> tuple[str, str, bytes]:
+    """Mutant number `k` of a campaign: (seed name, mutators applied, bytes), reproducible;
+    1 to 3 mutations stacked."""
+    rng = random.Random(campaign_seed * 1_000_003 + k)
+    seed = rng.choice(sorted(seeds))
+    names = [_draw(rng) for _ in range(rng.choice((1, 1, 2, 3)))]
+    applied, data = apply_mutations(seeds[seed], names, rng)
+    return seed, "+".join(applied), data
+
+
+# ---- seeds ----------------------------------------------------------------------------------
 def builder_seeds() -> dict[str, bytes]:
     """Small models whose ops read parameters from constant tensors (the prepare paths
     that index with model data), plus a float and an int8 chain."""
@@ -392,56 +152,9 @@ def builder_seeds() -> dict[str, bytes]:
     return seeds
 
 
-# ---- the property ---------------------------------------------------------------------
-def zeros_for(details: dict) -> Optional[np.ndarray]:
-    if details["dtype"] is None:
-        return None
-    return np.zeros(tuple(int(d) for d in details["shape"]), details["dtype"])
-
-
-def run_mutant(data: bytes) -> tuple[str, Optional[MicroRtError]]:
-    """Load `data` and, when it loads, invoke once on zeros. Returns ("loaded", None),
-    ("rejected", error) or ("invoke-error", error); anything not a MicroRtError propagates."""
-    from .interpreter import Interpreter
-    try:
-        it = Interpreter.from_bytes(data)
-    except MicroRtError as e:
-        return "rejected", e
-    try:
-        for i in range(it.num_inputs):
-            value = zeros_for(it.get_input_details(i))
-            if value is not None:
-                it.set_input(value, i)
-        it.invoke()
-        for i in range(it.num_outputs):
-            it.get_output(i)
-    except MicroRtError as e:
-        return "invoke-error", e
-    return "loaded", None
-
-
-def check_mutant(data: bytes) -> str:
-    """`run_mutant` as one string: "loaded", "rejected: <ErrorClass>", "invoke-error: ..."."""
-    status, error = run_mutant(data)
-    return status if error is None else f"{status}: {type(error).__name__}"
-
-
-def wrapped_cause(error: Optional[BaseException]) -> Optional[str]:
-    """For a KernelError the interpreter made from a foreign exception inside a kernel, the
-    exception's type and where it was raised (a kernel check that should have caught it)."""
-    import traceback
-    cause = getattr(error, "__cause__", None)
-    if cause is None or isinstance(cause, MicroRtError):
-        return None
-    frames = traceback.extract_tb(cause.__traceback__)
-    where = f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else "?"
-    return f"{type(cause).__name__} at {where}"
-
-
 def seed_models(root, shared=None, max_bytes: int = 1 << 20) -> dict[str, bytes]:
     """The seeds: models/*.tflite, the builder-made ones and, when given and present, the
     shared TFLM models up to `max_bytes`."""
-    from pathlib import Path
     seeds = {f"models/{p.name}": p.read_bytes() for p in sorted(Path(root, "models").glob("*.tflite"))}
     if shared is not None and Path(shared).is_dir():
         for p in sorted(Path(shared).glob("*.tflite")):
@@ -451,12 +164,188 @@ def seed_models(root, shared=None, max_bytes: int = 1 << 20) -> dict[str, bytes]
     return seeds
 
 
-def make_mutant(seeds: dict[str, bytes], campaign_seed: int, k: int) -> tuple[str, str, bytes]:
-    """Mutant number `k` of a campaign: (seed name, mutator name, bytes), reproducible."""
-    rng = random.Random(campaign_seed * 1_000_003 + k)
-    seed = rng.choice(sorted(seeds))
-    mutator, data = mutate(seeds[seed], rng)
-    if rng.random() < 0.15:                        # a second mutation on top, now and then
-        mutator2, data2 = mutate(data, rng, rng.choice(sorted(BYTE_MUTATORS)))
-        mutator, data = f"{mutator}+{mutator2}", data2
-    return seed, mutator, data
+# ---- classifying -----------------------------------------------------------------------------
+def classify(error: Optional[BaseException]) -> tuple[str, Optional[str]]:
+    """(class, what) for a stage that raised `error` (None: ok). A KernelError wrapping a
+    Python error names it: "KernelError<ZeroDivisionError>"."""
+    if error is None:
+        return "ok", None
+    if isinstance(error, MicroRtError):
+        wrapped = _WRAPPED.search(str(error)) if isinstance(error, KernelError) else None
+        if wrapped:
+            return "wrapped", f"KernelError<{wrapped.group(1)}>"
+        return "project-error", type(error).__name__
+    return "foreign", type(error).__name__
+
+
+def _raised_at(error: Optional[BaseException], outcome: str) -> Optional[str]:
+    """Where the Python error behind a foreign or wrapped outcome was raised."""
+    import traceback
+    if outcome == "wrapped":
+        error = error.__cause__
+    if outcome not in ("wrapped", "foreign") or error is None:
+        return None
+    frames = traceback.extract_tb(error.__traceback__)
+    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else None
+
+
+def worst(classes) -> str:
+    return max(classes, key=CLASSES.index, default="ok")
+
+
+@dataclass
+class StageOutcome:
+    stage: str
+    outcome: str                         # one of CLASSES
+    error: Optional[str] = None          # class name (and wrapped Python error)
+    message: Optional[str] = None
+    seconds: float = 0.0
+    where: Optional[str] = None          # file:line the Python error was raised at
+
+
+@dataclass
+class MutantResult:
+    stages: list[StageOutcome] = field(default_factory=list)
+    inputs: Optional[list[np.ndarray]] = None
+    host_outputs: Optional[list[np.ndarray]] = None
+    mcu_outputs: Optional[list[np.ndarray]] = None
+    arena_bytes: int = 0
+    host_vs_mcu: Optional[str] = None    # None (not both ran), "agree" or a description
+
+    @property
+    def outcome(self) -> str:
+        return worst(s.outcome for s in self.stages)
+
+
+# ---- the stages -------------------------------------------------------------------------------
+def _cli(argv: list[str]) -> None:
+    """One CLI command as `micro-rt` runs it, exceptions propagating, output discarded."""
+    from .cli import build_parser
+    args = build_parser().parse_args(argv)
+    with contextlib.redirect_stdout(io.StringIO()):
+        args.func(args)
+
+
+def _plan_every_target(path: str) -> None:
+    from .targets import TARGETS
+    first: Optional[BaseException] = None
+    for name, target in TARGETS.items():
+        try:
+            _cli(["plan", path, "--target", name, "--kernels",
+                  "reference" if target.is_host else "cmsis-nn", "--json"])
+        except Exception as e:
+            # keep the worst error over the targets, naming the target
+            if first is None or CLASSES.index(classify(e)[0]) > CLASSES.index(classify(first)[0]):
+                first = e
+    if first is not None:
+        raise first
+
+
+def _run(data: bytes, inputs: Optional[list[np.ndarray]], **kwargs):
+    """One invoke on seeded random inputs (or `inputs`); returns (inputs, outputs, arena)."""
+    from .interpreter import Interpreter
+    from .oracle import random_inputs
+    with Interpreter.from_bytes(data, **kwargs) as it:
+        if inputs is None:
+            inputs = random_inputs(it, 0)
+        for i, x in enumerate(inputs):
+            it.set_input(x, i)
+        it.invoke()
+        return inputs, [it.get_output(i) for i in range(it.num_outputs)], it.arena_required_bytes()
+
+
+def outputs_agree(ours: list[np.ndarray], theirs: list[np.ndarray]) -> Optional[str]:
+    """None when every output agrees (integers bit-exact, floats within 1e-5 relative, NaN
+    where NaN), else what differs."""
+    if len(ours) != len(theirs):
+        return f"{len(ours)} outputs against {len(theirs)}"
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        b = np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"output {k}: {a.dtype}{list(a.shape)} against {b.dtype}{list(b.shape)}"
+        if np.issubdtype(a.dtype, np.floating):
+            same = np.isclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+        else:
+            same = a == b
+        if not np.all(same):
+            bad = np.flatnonzero(~same.ravel())
+            return (f"output {k}: {bad.size} of {a.size} elements differ (first at {int(bad[0])}: "
+                    f"{a.ravel()[bad[0]]!r} against {b.ravel()[bad[0]]!r})")
+    return None
+
+
+def run_stages(data: bytes, report: Optional[Callable[[str, object], None]] = None,
+               invoke_budget: int = MCU_INVOKE_BUDGET) -> MutantResult:
+    """Every stage on `data`; `report(kind, payload)` is told each stage's start and outcome
+    (a forked campaign uses it to know where a crash or hang happened)."""
+    from .model import read_model
+    result = MutantResult()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp, "mutant.tflite"))
+        Path(path).write_bytes(data)
+
+        def host():
+            result.inputs, result.host_outputs, result.arena_bytes = _run(data, None)
+
+        def mcu():
+            _, result.mcu_outputs, _ = _run(data, result.inputs, target=MCU_TARGET, kernels="cmsis-nn",
+                                            mcu_options={"invoke_budget": invoke_budget})
+
+        stages = {"load": lambda: read_model(data), "info": lambda: _cli(["info", path, "--json"]),
+                  "plan": lambda: _plan_every_target(path), "host": host, "mcu": mcu}
+        for name in STAGES:
+            if report is not None:
+                report("start", name)
+            start = time.perf_counter()
+            try:
+                with np.errstate(all="ignore"):
+                    stages[name]()
+                error = None
+            except Exception as e:         # classified, never raised: the campaign counts them
+                error = e
+            outcome, what = classify(error)
+            stage = StageOutcome(name, outcome, what, None if error is None else str(error)[:300],
+                                 time.perf_counter() - start, _raised_at(error, outcome))
+            result.stages.append(stage)
+            if report is not None:
+                report("done", stage)
+    if result.host_outputs is not None and result.mcu_outputs is not None:
+        result.host_vs_mcu = outputs_agree(result.host_outputs, result.mcu_outputs) or "agree"
+    return result
+
+
+def run_oracle(data: bytes, result: MutantResult) -> tuple[str, Optional[str]]:
+    """tflite-micro on the host stage's inputs: ("agree" | "disagree" | "refused", detail).
+    May crash the process (a segfault inside tflite-micro): run it where that is survivable."""
+    from .oracle import run
+    arena = min(max(4 * result.arena_bytes, 1 << 20), 1 << 30)
+    try:
+        with np.errstate(all="ignore"):
+            theirs = run(data, result.inputs, len(result.host_outputs), arena_size=arena)
+    except Exception as e:
+        return "refused", f"{type(e).__name__}: {str(e)[:200]}"
+    diff = outputs_agree(result.host_outputs, theirs)
+    return ("agree", None) if diff is None else ("disagree", diff)
+
+
+# ---- the load-and-invoke property (kept for the quick in-suite checks) -----------------------
+def check_mutant(data: bytes) -> str:
+    """Load `data` and, when it loads, invoke once on zeros on the host. Returns "loaded",
+    "rejected: <what>" or "invoke-error: <what>" (`classify`'s names: a wrapped Python error
+    reads "KernelError<ZeroDivisionError>"); anything that is not a MicroRtError propagates."""
+    from .interpreter import Interpreter
+    try:
+        it = Interpreter.from_bytes(data)
+    except MicroRtError as e:
+        return f"rejected: {classify(e)[1]}"
+    try:
+        for i in range(it.num_inputs):
+            details = it.get_input_details(i)
+            if details["dtype"] is not None:
+                it.set_input(np.zeros(tuple(int(d) for d in details["shape"]), details["dtype"]), i)
+        it.invoke()
+        for i in range(it.num_outputs):
+            it.get_output(i)
+    except MicroRtError as e:
+        return f"invoke-error: {classify(e)[1]}"
+    return "loaded"

@@ -18,8 +18,8 @@ from . import compat
 from .allocator import ArenaPlan, TflmAllocator
 from .blas import BlasThreadLimit
 from .compat import InterpreterConfig
-from .errors import (InputError, InputIndexError, InputTypeError, KernelError, MicroRtError,
-                     TensorNotKeptError, UnsupportedOpError)
+from .errors import (EmulationError, InputError, InputIndexError, InputTypeError, KernelError,
+                     MicroRtError, TensorNotKeptError, UnsupportedOpError)
 from .files import read_model_file
 from .kernel_api import Node, Registration
 from .model import Model, TensorInfo, read_model
@@ -272,10 +272,12 @@ class Interpreter:
                 node.user_data = self._guarded(node, "init", reg.init, ctx, node.custom_options)
         for node, reg in zip(self.nodes, self.registrations):
             ctx.node = node
-            _check_required_inputs(node, self.model.main.operators[node.index].is_custom)
+            is_custom = self.model.main.operators[node.index].is_custom
+            _check_required_inputs(node, is_custom)
             if reg.prepare is not None:
                 self._guarded(node, "prepare", reg.prepare, ctx, node)
-            self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)
+            if not is_custom and reg.name != "unresolved":    # a custom op named CONV_2D is not one
+                self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)
             self._allocator.end_node_prepare()
         ctx.node = None
         plan = self._allocator.commit(self.preserve_all_tensors)
@@ -332,6 +334,9 @@ class Interpreter:
         """Run every operator: on the virtual MCU where it has a C kernel (with `emulate`),
         else on the host kernels. `last_run` keeps one record per operator; `progress(done,
         total)` is called after each."""
+        if getattr(self, "_closed", False):
+            raise InputError("the interpreter was closed (close() or the end of its `with` block): "
+                             "create a new one to invoke the model again")
         executor = self._mcu()
         with self._blas:
             if executor is not None or progress is not None:
@@ -358,6 +363,8 @@ class Interpreter:
     def _invoke_each(self, executor, progress) -> None:
         ctx = self._context
         records = []
+        if executor is not None:
+            executor.start_invoke()
         for node, reg in zip(self.nodes, self.registrations):
             if progress is not None:
                 progress(node.index, len(self.nodes))
@@ -375,7 +382,13 @@ class Interpreter:
         if not self.emulate:
             return None
         if self._executor is None:
-            self._executor = _mcu_executor_class()(self, **self.mcu_options)
+            try:
+                self._executor = _mcu_executor_class()(self, **self.mcu_options)
+            except MicroRtError:
+                raise
+            except Exception as e:  # e.g. unicorn.UcError: never a raw foreign error from invoke
+                raise EmulationError(f"the virtual MCU could not be set up for this model: "
+                                     f"{type(e).__name__}: {e}") from e
         return self._executor
 
     def close(self) -> None:
@@ -390,7 +403,7 @@ class Interpreter:
                 self._guarded(node, "free", reg.free, self._context, node.user_data)
         self._context.node = None
         if self._executor is not None:
-            self._executor.mcu.close()
+            self._executor.close()
             self._executor = None
 
     def __enter__(self) -> "Interpreter":

@@ -141,9 +141,12 @@ OPTION_TABLES: dict[int, tuple[str, list[tuple[str, str, object]]]] = {
     79: ("SplitVOptions", [("num_splits", "int", 0)]),
     89: ("QuantizeOptions", []),
     91: ("HardSwishOptions", []),
+    92: ("IfOptions", [("then_subgraph_index", "int", 0), ("else_subgraph_index", "int", 0)]),
+    93: ("WhileOptions", [("cond_subgraph_index", "int", 0), ("body_subgraph_index", "int", 0)]),
     94: ("DepthToSpaceOptions", [("block_size", "int", 0)]),
     101: ("BatchMatMulOptions", [("adj_x", "bool", False), ("adj_y", "bool", False),
                                 ("asymmetric_quantize_inputs", "bool", False)]),
+    103: ("CallOnceOptions", [("init_subgraph_index", "int", 0)]),
     116: ("GeluOptions", [("approximate", "bool", False)]),
 }
 OPTION_TABLE_INDEX = {name: index for index, (name, _) in OPTION_TABLES.items()}
@@ -172,6 +175,7 @@ OP_OPTIONS = {
     "RESIZE_BILINEAR": "ResizeBilinearOptions", "DEPTH_TO_SPACE": "DepthToSpaceOptions",
     "SPACE_TO_DEPTH": "SpaceToDepthOptions", "BATCH_MATMUL": "BatchMatMulOptions",
     "GELU": "GeluOptions", "MIRROR_PAD": "MirrorPadOptions", "EXP": "ExpOptions",
+    "IF": "IfOptions", "WHILE": "WhileOptions", "CALL_ONCE": "CallOnceOptions",
 }
 
 

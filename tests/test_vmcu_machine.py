@@ -14,7 +14,8 @@ import pytest
 from conftest import ARM_GCC as CC, requires_arm_gcc
 from micro_rt.errors import EmulationError
 from micro_rt.cortexm import cycles as cyc
-from micro_rt.cortexm.machine import VirtualMCU, page_aligned_buffer
+from micro_rt.cortexm.machine import FLASH_LIMIT, SRAM_BASE, BudgetExceeded, VirtualMCU, page_aligned_buffer
+
 
 pytestmark = requires_arm_gcc
 
@@ -297,11 +298,64 @@ def test_arena_overrun_hits_guard_page(elfs):
 @pytest.mark.parametrize("core", CORES)
 def test_budget_exhausted_never_hangs(elfs, core):
     m = mcu(elfs, core)
-    with pytest.raises(EmulationError, match=r"spin.*ran away.*budget"):
+    with pytest.raises(BudgetExceeded, match=r"spin: did not finish within its instruction budget "
+                                             r"of 200,000 \(stopped at pc 0x[0-9a-f]+ <spin") as info:
         m.call("spin", budget=200_000)
-    with pytest.raises(EmulationError, match="ran away"):
+    assert info.value.in_code and info.value.budget == 200_000
+    with pytest.raises(EmulationError, match="count_loop: did not finish within its instruction budget of 1,000"):
         m.call("count_loop", 10_000, budget=1000)
     assert m.call("count_loop", 10, budget=33).instructions == 33
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_runaway_outside_the_firmware_is_called_so(elfs, core):
+    # `b .` (0xE7FE) written into the arena, then jumped to: a loop in data, not in any kernel
+    m = mcu(elfs, core)
+    m.arena[:4] = np.frombuffer(b"\xfe\xe7\xfe\xe7", np.uint8)
+    with pytest.raises(BudgetExceeded, match=r"jump_to: ran away: executing SRAM \(arena\), not the "
+                                             r"firmware's code within its instruction budget of 5,000") as info:
+        m.call("jump_to", m.arena_base | 1, budget=5000)
+    assert not info.value.in_code
+
+
+# ----------------------------------------------------------------------------- engine lifetime
+@pytest.mark.parametrize("core", CORES)
+def test_engine_recycle_keeps_memory_counts_and_cycles(elfs, core):
+    """A machine that replaces its Unicorn engine every 2 calls gives the same results, memory
+    and cycle counts (flash data-cache state included) as one that never does."""
+    runs = {}
+    for every in (0, 2):
+        m = mcu(elfs, core, recycle_every=every, flash_wait_states=2)
+        data = np.arange(64, dtype=np.int32)
+        addr = m.place_constant(data)
+        out = []
+        for i in range(7):
+            m.call("add1", m.arena_base, 16 + i)                      # SRAM state carried over
+            r = m.call("sum_words", addr + 4 * i, 32)                  # flash data reads, cached
+            out.append((r.return_value, r.instructions, r.cycles, r.stack_bytes, r.flash_data_reads))
+        out.append(bytes(m.arena[:64]))
+        out.append(m.read(addr, 256))
+        runs[every] = out
+        assert m.engines_started == (1 if every == 0 else 7)
+    assert runs[0] == runs[2]
+
+
+def test_closed_machine_refuses_calls(elfs):
+    m = mcu(elfs, "cortex-m4")
+    m.close()
+    m.close()
+    with pytest.raises(EmulationError, match="the virtual MCU was closed"):
+        m.call("count_loop", 3)
+
+
+def test_flash_limit_is_an_emulation_error(elfs):
+    with pytest.raises(EmulationError, match=r"the model's constants need 402,653,184 bytes of flash; "
+                                             r"the emulated flash holds at most [\d,]+ bytes of constants "
+                                             r"\(402,653,184 bytes from 0x08000000 to SRAM at 0x20000000"):
+        mcu(elfs, "cortex-m4", weights_bytes=FLASH_LIMIT)
+    m = mcu(elfs, "cortex-m4", flash_bytes=64 * 1024)
+    with pytest.raises(EmulationError, match=r"flash full: .* at most 402,653,184 bytes"):
+        m._grow_flash(SRAM_BASE + 16)
 
 
 def test_invalid_instruction_on_m0(elfs):
