@@ -47,6 +47,7 @@ results: test-venv
 	$(BIN)/python benchmarks/bench_profile.py --write
 	$(BIN)/python benchmarks/bench_profile.py --baseline-soft-float --write
 	$(BIN)/python benchmarks/bench_blas_threads.py --write
+	$(BIN)/python benchmarks/bench_planner.py --write
 
 # Hostile-input campaign (issues 5, 10): FUZZ_N mutants (1-3 stacked schema- or byte-level
 # mutations) of real and builder-made models, each in a forked child through every stage (load,

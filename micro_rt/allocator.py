@@ -3,11 +3,14 @@
 It owns the arena and makes TFLM's allocations in TFLM's order, so the head, tail and
 temp figures (and the smallest working arena) come out as TFLM's do:
 1. start-up: the allocator objects, subgraph records, eval tensors, node records;
-2. per node: builtin option structs, then each kernel's init, then each kernel's prepare
-   (kernels allocate through `KernelContext`, which lands here);
+2. per node: builtin option structs (builtin_params.py), then each kernel's init, then
+   each kernel's prepare (kernels allocate through `KernelContext`, which lands here; the
+   temporary TfLiteTensors TFLM's kernel makes meanwhile are kernel_temps.py's);
 3. commit: scratch handles, variable tensors, the planning scratch in temp, the plan
    itself (head), then the interpreter's input/output tensor records.
-Lifetimes follow TFLM's AllocationInfoBuilder (see `lifetimes`).
+Lifetimes follow TFLM's AllocationInfoBuilder (see `tensor_lifetimes`). A given arena size
+is compared with the peak once everything is allocated, so a too-small arena's error names
+the size that works.
 """
 from __future__ import annotations
 
@@ -16,32 +19,16 @@ from typing import Optional
 
 import numpy as np
 
-from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up
+from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up, usable_arena_bytes
+from .builtin_params import builtin_params_struct
 from .errors import AllocationError, ModelError
-from .model import Model, Subgraph
-from .planner import lower_bound, make_planner
+from .kernel_temps import prepare_accesses
+from .model import Model, Subgraph, TensorInfo
+from .planner import LiveIndex, lower_bound, make_planner
 from .targets import Target
 
 # TFLM keeps room for this many scratch requests per node in temp during prepare.
 MAX_SCRATCH_PER_NODE = 12
-
-# The TfLite*Params struct MicroBuiltinDataAllocator makes for each builtin that has options.
-BUILTIN_PARAMS = {
-    "ADD": "TfLiteAddParams", "SUB": "TfLiteSubParams", "MUL": "TfLiteMulParams",
-    "DIV": "TfLiteDivParams", "CONV_2D": "TfLiteConvParams",
-    "DEPTHWISE_CONV_2D": "TfLiteDepthwiseConvParams",
-    "FULLY_CONNECTED": "TfLiteFullyConnectedParams", "AVERAGE_POOL_2D": "TfLitePoolParams",
-    "MAX_POOL_2D": "TfLitePoolParams", "SOFTMAX": "TfLiteSoftmaxParams",
-    "RESHAPE": "TfLiteReshapeParams", "CONCATENATION": "TfLiteConcatenationParams",
-    "MEAN": "TfLiteReducerParams", "SUM": "TfLiteReducerParams",
-    "REDUCE_MAX": "TfLiteReducerParams", "SQUEEZE": "TfLiteSqueezeParams",
-    "STRIDED_SLICE": "TfLiteStridedSliceParams", "PACK": "TfLitePackParams",
-    "UNPACK": "TfLiteUnpackParams", "LEAKY_RELU": "TfLiteLeakyReluParams",
-    "SVDF": "TfLiteSVDFParams", "UNIDIRECTIONAL_SEQUENCE_LSTM": "TfLiteUnidirectionalSequenceLSTMParams",
-    "SHAPE": "TfLiteShapeParams", "GATHER": "TfLiteGatherParams", "SPLIT": "TfLiteSplitParams",
-    "CAST": "TfLiteCastParams",
-}
-
 
 @dataclass
 class PlannedBuffer:
@@ -145,15 +132,60 @@ def offline_offsets(model: Model) -> Optional[list[int]]:
     return offsets
 
 
+def refuse_overlapping_offline_buffers(buffers: list[PlannedBuffer], sg: Subgraph) -> None:
+    """An offline plan may put buffers on the same bytes only when they are never live at
+    the same step; TFLM trusts the plan and its kernels then overwrite each other's data, so
+    micro_rt refuses it and names both tensors and the step.
+
+    Tensors that only custom operators read or write are exempt: such a kernel owns its
+    layout (Vela places an Ethos-U operator's input and output inside the scratch area its
+    command stream addresses), and micro_rt cannot judge a custom kernel's aliasing."""
+    custom_only = _custom_only_tensors(sg)
+    fixed = [b for b in buffers
+             if b.offline_offset is not None and b.size and b.tensor not in custom_only]
+    if not fixed:
+        return
+    index = LiveIndex(min(b.first_use for b in fixed), max(b.last_use for b in fixed))
+    for k, b in enumerate(fixed):
+        for j in index.overlapping(b.first_use, b.last_use):
+            other = fixed[j]
+            step = max(b.first_use, other.first_use)
+            if step < 0:              # neither is ever read or written
+                continue
+            if (b.offline_offset < other.offline_offset + other.size
+                    and other.offline_offset < b.offline_offset + b.size):
+                when = (f"step {step} (operator {step - 1} {sg.operators[step - 1].op_name})"
+                        if step > 0 else "step 0 (the subgraph's inputs, before the first operator)")
+                raise AllocationError(
+                    f"the OfflineMemoryAllocation plan overlaps live buffers: tensor "
+                    f"{other.tensor} ('{other.name}', {other.size} bytes at offset "
+                    f"{other.offline_offset}) and tensor {b.tensor} ('{b.name}', {b.size} bytes at "
+                    f"offset {b.offline_offset}) are both live at {when}; they would overwrite "
+                    "each other's data")
+        index.add(k, b.first_use, b.last_use)
+
+
+def _custom_only_tensors(sg: Subgraph) -> set[int]:
+    """Tensors some operator uses and every operator using them is a custom one."""
+    custom, builtin = set(), set()
+    for op in sg.operators:
+        (custom if op.is_custom else builtin).update(t for t in (*op.inputs, *op.outputs) if t >= 0)
+    return custom - builtin
+
+
 class TflmAllocator:
     """Makes TFLM's allocations for one model on one target, in TFLM's order."""
 
     def __init__(self, model: Model, target: Target, arena_size: Optional[int],
-                 planner: str = "greedy"):
+                 planner: str = "greedy", kernels: str = "reference"):
         self.model, self.target, self.planner_name = model, target, planner
-        self.arena = Arena(arena_size)
+        self.kernels = kernels
+        self.arena_size = arena_size
+        self.usable_bytes = None if arena_size is None else usable_arena_bytes(arena_size)
+        self.arena = Arena()
         self.scratch_requests: list[tuple[int, int]] = []   # (node index, bytes)
         self._node_scratch = 0
+        self._prepared_nodes = 0
 
     # ---- 1. start-up -----------------------------------------------------------------
     def start_model(self) -> None:
@@ -173,7 +205,7 @@ class TflmAllocator:
                                       t.alignof("NodeAndRegistration"), "NodeAndRegistration struct")
         for sg in self.model.subgraphs:
             for op in sg.operators:
-                struct = None if op.is_custom else BUILTIN_PARAMS.get(op.op_name)
+                struct = builtin_params_struct(op.op_name, op.is_custom)
                 if struct is not None:
                     arena.allocate_persistent(t.sizeof(struct), t.alignof(struct), "builtin data")
 
@@ -190,8 +222,33 @@ class TflmAllocator:
         return len(self.scratch_requests) - 1
 
     def end_node_prepare(self) -> None:
+        """After node k's prepare (nodes are prepared in order). While it prepared, the head
+        held the scratch requests made before it plus room for its own, and its temporary
+        TfLiteTensors sat above that (they are freed only now)."""
+        sg = self.model.main
+        op = sg.operators[self._prepared_nodes]
+        self._prepared_nodes += 1
+        before = len(self.scratch_requests) - self._node_scratch
+        self.arena.allocate_temp(self._scratch_request_bytes(before), ARENA_ALIGNMENT,
+                                 "scratch buffer requests")
+        for index in prepare_accesses(op, sg.tensors, self.kernels) or ():
+            what = f"op {op.index} {op.op_name}'s temporary TfLiteTensor for tensor {index}"
+            self._tensor_record(sg.tensors[index], self.arena.allocate_temp, what, what)
+        self.arena.reset_temp()
         self._node_scratch = 0
         self._temp_check(self._scratch_request_bytes())
+
+    def _tensor_record(self, tensor: TensorInfo, allocate, what: str, quantization_what: str) -> None:
+        """A TfLiteTensor for `tensor` as TFLM builds one from the flatbuffer (persistent for
+        the interpreter's inputs and outputs, temporary for a kernel's prepare): the struct,
+        and for an affine-quantized tensor its quantization struct and zero-point array."""
+        t = self.target
+        allocate(t.sizeof("TfLiteTensor"), t.alignof("TfLiteTensor"), what)
+        q = tensor.quantization
+        if q is not None:
+            allocate(t.sizeof("TfLiteAffineQuantization"), t.alignof("TfLiteAffineQuantization"),
+                     quantization_what)
+            allocate(4 + 4 * q.scales.size, 4, quantization_what)       # zero points: TfLiteIntArray
 
     # ---- 3. commit -------------------------------------------------------------------
     def commit(self, preserve_all_tensors: bool = False) -> ArenaPlan:
@@ -209,8 +266,11 @@ class TflmAllocator:
                                           f"{MAX_ARENA_BYTES}-byte arena limit")
                 arena.allocate_persistent(tensor.nbytes, ARENA_ALIGNMENT, "variable tensors")
         buffers = self.lifetime_table(preserve_all_tensors)
+        if not preserve_all_tensors:
+            refuse_overlapping_offline_buffers(buffers, sg)
         try:
-            planner = make_planner(self.planner_name)
+            # TFLM preserves all tensors by planning with its linear planner: nothing shares.
+            planner = make_planner("linear" if preserve_all_tensors else self.planner_name)
             for b in buffers:
                 planner.add_buffer(b.size, b.first_use, b.last_use, b.offline_offset)
         except ValueError as e:
@@ -231,20 +291,32 @@ class TflmAllocator:
             arena.allocate_persistent(t.pointer_size * len(tensors), ARENA_ALIGNMENT,
                                       "Persistent buffer data")
             for index in tensors:
-                arena.allocate_persistent(t.sizeof("TfLiteTensor"), t.alignof("TfLiteTensor"),
-                                          "Persistent TfLiteTensor data")
-                q = sg.tensors[index].quantization
-                if q is not None:
-                    arena.allocate_persistent(t.sizeof("TfLiteAffineQuantization"),
-                                              t.alignof("TfLiteAffineQuantization"),
-                                              "Persistent TfLiteTensor quantization data")
-                    arena.allocate_persistent(4 + 4 * q.zero_points.size, 4,
-                                              "Persistent TfLiteTensor quantization data")
-        return ArenaPlan(target=t.name, planner=self.planner_name, buffers=buffers,
+                self._tensor_record(sg.tensors[index], arena.allocate_persistent,
+                                    "Persistent TfLiteTensor data",
+                                    "Persistent TfLiteTensor quantization data")
+        plan = ArenaPlan(target=t.name, planner=self.planner_name, buffers=buffers,
                          head_bytes=arena.head, tail_bytes=arena.tail,
                          required_bytes=max(arena.required_bytes, align_up(arena.head + arena.tail)),
                          lower_bound=lower_bound(planner.buffers),
                          tail_breakdown={k: v.used for k, v in arena.categories.items()})
+        self._check_arena_size(plan)
+        return plan
+
+    def _check_arena_size(self, plan: ArenaPlan) -> None:
+        """TFLM fails somewhere in the allocation when the arena is below the peak; the error
+        names the peak (the size that works) rather than where the first allocation failed."""
+        if self.usable_bytes is None or self.usable_bytes >= plan.required_bytes:
+            return
+        peak = self.arena.peak
+        during = (f", and {peak.total} at the peak while allocating {peak.what} (head "
+                  f"{peak.head} + temp {peak.temp} + tail {peak.tail})"
+                  if peak.total > plan.total_bytes else "")
+        raise AllocationError(
+            f"arena too small: the model needs {plan.required_bytes} bytes, the arena has "
+            f"{self.usable_bytes} (arena_size {self.arena_size}): head {plan.head_bytes} (planned "
+            f"activations and scratch) + tail {plan.tail_bytes} (persistent) = "
+            f"{plan.total_bytes}{during}, rounded up to {ARENA_ALIGNMENT} bytes. Give at least "
+            f"{plan.required_bytes} bytes (arena_size=None finds the minimum)")
 
     def lifetime_table(self, preserve_all_tensors: bool = False) -> list[PlannedBuffer]:
         """Every buffer the planner places: non-constant, non-variable, non-empty tensors,
@@ -261,8 +333,8 @@ class TflmAllocator:
             if tensor.is_constant or tensor.is_variable or tensor.nbytes == 0:
                 continue
             i = tensor.index
-            if first[i] == -1:          # never read or written: TFLM leaves it unplanned
-                continue
+            # A tensor no operator reads or writes keeps TFLM's uninitialised lifetime -1..-1:
+            # it is planned, sharing memory with nothing but other such tensors.
             lo, hi = (0, steps - 1) if preserve_all_tensors else (first[i], last[i])
             fixed = offline[i] if offline is not None and offline[i] != -1 else None
             buffers.append(PlannedBuffer("tensor", i, tensor.name, align_up(tensor.nbytes),
@@ -274,8 +346,10 @@ class TflmAllocator:
         return buffers
 
     # ---- temp accounting ---------------------------------------------------------------
-    def _scratch_request_bytes(self) -> int:
-        return (len(self.scratch_requests) + MAX_SCRATCH_PER_NODE) * self.target.sizeof("ScratchBufferRequest")
+    def _scratch_request_bytes(self, requests: Optional[int] = None) -> int:
+        """The head while models prepare: the requests so far plus room for one node's."""
+        count = len(self.scratch_requests) if requests is None else requests
+        return (count + MAX_SCRATCH_PER_NODE) * self.target.sizeof("ScratchBufferRequest")
 
     def _temp_check(self, nbytes: int) -> None:
         self.arena.allocate_temp(nbytes, ARENA_ALIGNMENT, "scratch buffer requests")

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Optional
-
 from .errors import AllocationError
 
 ARENA_ALIGNMENT = 16
@@ -34,30 +32,43 @@ class CategoryUse:
     count: int = 0
 
 
+def usable_arena_bytes(size: int) -> int:
+    """The part of an `arena_size` TFLM can use: a whole number of 16-byte units."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise AllocationError(f"arena size must be a non-negative number of bytes, got {size!r}")
+    return size - size % ARENA_ALIGNMENT
+
+
+@dataclass
+class Peak:
+    """The moment the arena was fullest: what was being allocated, and the three parts."""
+    head: int = 0
+    temp: int = 0                    # temporary bytes above the head
+    tail: int = 0
+    what: str = "nothing"
+
+    @property
+    def total(self) -> int:
+        return self.head + self.temp + self.tail
+
+
 @dataclass
 class Arena:
-    """Byte accounting of one arena. `size=None` measures without a limit."""
+    """Byte accounting of one arena, without a size limit: the allocator compares the
+    smallest working size with the arena it was given once everything is allocated, so a
+    too-small arena is reported with the real minimum, not with the bytes needed when
+    the first allocation failed."""
 
-    size: Optional[int] = None
     head: int = 0                    # bytes from the start used by planned buffers
     temp: int = 0                    # top of temporary allocations (>= head while in use)
     tail: int = 0                    # bytes used from the end
-    peak_required: int = 0           # max over time of max(head, temp) + tail
-    peak_where: str = "head"
+    peak: Peak = field(default_factory=Peak)   # max over time of max(head, temp) + tail
     categories: dict = field(default_factory=lambda: defaultdict(CategoryUse))
-
-    def __post_init__(self) -> None:
-        if self.size is not None:
-            if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 0:
-                raise AllocationError(f"arena size must be a non-negative number of bytes, got "
-                                      f"{self.size!r}")
-            self.size -= self.size % ARENA_ALIGNMENT   # the usable, aligned part
-        self.temp = self.head
 
     # ---- tail ------------------------------------------------------------------------
     def allocate_persistent(self, nbytes: int, alignment: int = ARENA_ALIGNMENT,
                             category: str = "persistent buffer data") -> int:
-        """Allocate from the end downwards; returns the offset from the arena start."""
+        """Allocate from the end downwards; returns the offset from the arena's end."""
         if nbytes < 0:
             raise AllocationError(f"negative persistent allocation ({nbytes} bytes) for {category}")
         before = self.tail
@@ -66,15 +77,15 @@ class Arena:
         use.used += self.tail - before
         use.requested += nbytes
         use.count += 1
-        self._check("tail", f"{nbytes} persistent bytes for {category}")
-        return self._end - self.tail
+        self._check(f"{nbytes} persistent bytes for {category}")
+        return self.tail
 
     # ---- temp ------------------------------------------------------------------------
     def allocate_temp(self, nbytes: int, alignment: int = ARENA_ALIGNMENT,
                       what: str = "temporary data") -> int:
         start = align_up(self.temp, alignment)
         self.temp = start + nbytes
-        self._check("temp", f"{nbytes} temporary bytes for {what}")
+        self._check(f"{nbytes} temporary bytes for {what}")
         return start
 
     def reset_temp(self) -> None:
@@ -85,7 +96,7 @@ class Arena:
         """Reserve the planned (non-persistent) area; temp must be empty, as in TFLM."""
         self.head = align_up(nbytes)
         self.temp = max(self.temp, self.head)
-        self._check("head", f"{nbytes} bytes of {what}")
+        self._check(f"{nbytes} bytes of {what}")
         self.reset_temp()
 
     # ---- totals ----------------------------------------------------------------------
@@ -97,13 +108,9 @@ class Arena:
     @property
     def required_bytes(self) -> int:
         """The smallest arena that survives every allocation made so far."""
-        return align_up(self.peak_required)
+        return align_up(self.peak.total)
 
-    @property
-    def _end(self) -> int:
-        return self.size if self.size is not None else self.peak_required
-
-    def _check(self, where: str, what: str) -> None:
+    def _check(self, what: str) -> None:
         needed = max(self.head, self.temp) + self.tail
         if needed > MAX_ARENA_BYTES:
             raise AllocationError(
@@ -111,11 +118,5 @@ class Arena:
                 f"temp {max(self.temp - self.head, 0)}, tail {self.tail}), over micro_rt's "
                 f"{MAX_ARENA_BYTES}-byte (1 GiB) limit: a tensor shape or offline offset in the "
                 "model is likely corrupt")
-        if needed > self.peak_required:
-            self.peak_required, self.peak_where = needed, where
-        if self.size is not None and needed > self.size:
-            raise AllocationError(
-                f"arena too small: {what} needs {needed} bytes in all "
-                f"(head {self.head}, temp {max(self.temp - self.head, 0)}, tail {self.tail}), "
-                f"arena has {self.size}; {where} ran into the other end. "
-                f"Give at least {align_up(needed)} bytes (arena_size=None finds the minimum)")
+        if needed > self.peak.total:
+            self.peak = Peak(self.head, max(self.temp - self.head, 0), self.tail, what)

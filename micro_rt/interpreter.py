@@ -263,7 +263,7 @@ class Interpreter:
         return registrations
 
     def _allocate(self, arena_size: Optional[int], planner: str) -> ArenaPlan:
-        self._allocator = TflmAllocator(self.model, self.target, arena_size, planner)
+        self._allocator = TflmAllocator(self.model, self.target, arena_size, planner, self.kernels)
         self._allocator.start_model()
         ctx = self._context
         for node, reg in zip(self.nodes, self.registrations):

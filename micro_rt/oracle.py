@@ -17,6 +17,7 @@ import numpy as np
 from .errors import MicroRtError, OracleError
 
 _ALLOC_LINE = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
+_CATEGORY_LINE = re.compile(r"'([^']+)' used (\d+) bytes with alignment overhead")
 
 
 def available() -> bool:
@@ -98,13 +99,15 @@ def invoke(theirs, inputs: Sequence[np.ndarray]) -> None:
 
 
 def allocations(data: bytes, arena_size: int) -> dict:
-    """head/tail/total bytes as TFLM's RecordingMicroAllocator prints them (C++ stderr)."""
+    """head/tail/total bytes as TFLM's RecordingMicroAllocator prints them (C++ stderr), and
+    under "categories" the tail bytes it records per kind ('Persistent buffer data', ...)."""
     it = interpreter(data, arena_size)
     with _tflm_stderr() as printed:
         it.print_allocations()
     found = {k: int(v) for k, v in _ALLOC_LINE.findall(printed.text)}
     if set(found) != {"total", "head", "tail"}:
         raise MicroRtError(f"could not read the oracle's allocation printout: {printed.text[:200]!r}")
+    found["categories"] = {k: int(v) for k, v in _CATEGORY_LINE.findall(printed.text)}
     return found
 
 

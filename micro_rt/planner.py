@@ -6,7 +6,6 @@ rounds them to the arena alignment first, as TFLM's allocator does.
 """
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from typing import Optional, Protocol
 
@@ -43,7 +42,9 @@ class _PlannerBase:
 
     def add_buffer(self, size: int, first_use: int, last_use: int,
                    offline_offset: Optional[int] = None) -> int:
-        if size < 0 or first_use < 0 or last_use < first_use:
+        # TFLM gives a tensor no operator touches the lifetime -1..-1: it is planned, live
+        # with nothing but other such tensors.
+        if size < 0 or first_use < -1 or last_use < first_use:
             raise ValueError(f"invalid buffer: size {size}, lifetime {first_use}..{last_use}")
         self.buffers.append(BufferRequest(size, first_use, last_use, offline_offset))
         self._offsets = None
@@ -73,38 +74,95 @@ class GreedyPlanner(_PlannerBase):
     name = "greedy"
 
     def _place(self) -> list[int]:
-        n = len(self.buffers)
-        if n == 0:
+        buffers = self.buffers
+        if not buffers:
             return []
-        fixed = [i for i, b in enumerate(self.buffers) if b.offline_offset is not None]
-        online = [i for i in reversed(range(n)) if self.buffers[i].offline_offset is None]
-        online.sort(key=lambda i: -self.buffers[i].size)   # stable, like TFLM's bubble sort
-        offsets = [-1] * n
-        by_offset: list[tuple[int, int]] = []                # (offset, buffer id) in offset order
-        for position, buffer_id in enumerate(fixed + online):
-            wanted = self.buffers[buffer_id]
+        fixed = [i for i, b in enumerate(buffers) if b.offline_offset is not None]
+        online = [i for i in reversed(range(len(buffers))) if buffers[i].offline_offset is None]
+        online.sort(key=lambda i: -buffers[i].size)         # stable, like TFLM's bubble sort
+        offsets = [-1] * len(buffers)
+        placed = LiveIndex(min(b.first_use for b in buffers), max(b.last_use for b in buffers))
+        for buffer_id in fixed + online:
+            wanted = buffers[buffer_id]
             if wanted.offline_offset is not None:
-                candidate = wanted.offline_offset
-            elif position == 0:
-                candidate = 0
+                offset = wanted.offline_offset
             else:
-                candidate = self._first_fit(wanted, by_offset)
-            offsets[buffer_id] = candidate
-            # Insert after every entry at or below this offset (TFLM's list insertion).
-            slot = bisect.bisect_right([o for o, _ in by_offset], candidate)
-            by_offset.insert(slot, (candidate, buffer_id))
+                # TFLM walks every placed buffer in offset order and skips those not live
+                # with this one; walking only the live ones, sorted, gives the same offset.
+                live = sorted((offsets[j], buffers[j].size)
+                              for j in placed.overlapping(wanted.first_use, wanted.last_use))
+                offset = lowest_gap(wanted.size, live)
+            offsets[buffer_id] = offset
+            placed.add(buffer_id, wanted.first_use, wanted.last_use)
         return offsets
 
-    def _first_fit(self, wanted: BufferRequest, by_offset: list[tuple[int, int]]) -> int:
-        candidate = 0
-        for offset, other_id in by_offset:
-            other = self.buffers[other_id]
-            if not other.overlaps_in_time(wanted.first_use, wanted.last_use):
-                continue
-            if offset - candidate >= wanted.size:
+
+def lowest_gap(size: int, placed: list[tuple[int, int]], best_fit: bool = False) -> int:
+    """TFLM's gap search: `placed` is (offset, size) of the time-overlapping placed buffers
+    in offset order; the candidate starts at 0 and moves past each buffer it cannot fit
+    below. The result is the lowest offset where `size` bytes overlap none of them (a
+    zero-size buffer counts as a point nothing may straddle). `best_fit`: the smallest gap
+    that holds it instead of the lowest."""
+    candidate, best, best_gap = 0, None, None
+    for start, length in placed:
+        gap = start - candidate
+        if gap >= size:
+            if not best_fit:
                 return candidate
-            candidate = max(candidate, offset + other.size)
-        return candidate
+            if best_gap is None or gap < best_gap:
+                best, best_gap = candidate, gap
+        candidate = max(candidate, start + length)
+    return candidate if best is None else best
+
+
+class LiveIndex:
+    """Buffers indexed by lifetime (integer steps, both ends inclusive): `overlapping` finds
+    those live at some step of a lifetime in time proportional to the answer and the
+    lifetime's length (plus log steps), not to the number of buffers indexed.
+
+    A segment tree over steps answers "live at step f" (each lifetime is stored in the
+    O(log) nodes that cover it, and the nodes on one root-to-leaf path hold exactly the
+    lifetimes containing that step); lifetimes starting in (f, l] come from a list per step.
+    """
+
+    def __init__(self, first_step: int, last_step: int):
+        self._base = first_step
+        steps = max(last_step - first_step + 1, 1)
+        self._leaves = 1 << (steps - 1).bit_length()
+        self._cover: list[Optional[list[int]]] = [None] * (2 * self._leaves)
+        self._starts: list[list[int]] = [[] for _ in range(steps)]
+
+    def add(self, item: int, first_use: int, last_use: int) -> None:
+        a, b = first_use - self._base, last_use - self._base
+        self._starts[a].append(item)
+        lo, hi = a + self._leaves, b + self._leaves + 1
+        while lo < hi:
+            if lo & 1:
+                self._store(lo, item)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                self._store(hi, item)
+            lo >>= 1
+            hi >>= 1
+
+    def _store(self, node: int, item: int) -> None:
+        if self._cover[node] is None:
+            self._cover[node] = [item]
+        else:
+            self._cover[node].append(item)
+
+    def overlapping(self, first_use: int, last_use: int) -> list[int]:
+        a, b = first_use - self._base, last_use - self._base
+        found: list[int] = []
+        cover, node = self._cover, a + self._leaves
+        while node:
+            if cover[node]:
+                found += cover[node]
+            node >>= 1
+        for step in range(a + 1, b + 1):
+            found += self._starts[step]
+        return found
 
 
 class LinearPlanner(_PlannerBase):
@@ -136,9 +194,16 @@ def lower_bound(buffers: list[BufferRequest]) -> int:
     """The largest sum of sizes live at one step: no placement can use less."""
     if not buffers:
         return 0
-    last = max(b.last_use for b in buffers)
-    return max(sum(b.size for b in buffers if b.first_use <= step <= b.last_use)
-               for step in range(last + 1))
+    base = min(b.first_use for b in buffers)
+    change = [0] * (max(b.last_use for b in buffers) - base + 2)
+    for b in buffers:
+        change[b.first_use - base] += b.size
+        change[b.last_use - base + 1] -= b.size
+    live = best = 0
+    for delta in change:
+        live += delta
+        best = max(best, live)
+    return best
 
 
 # ---- placement search (micro-rt optimize) ---------------------------------------------------
@@ -149,14 +214,15 @@ def lower_bound(buffers: list[BufferRequest]) -> int:
 
 def _overlapping(buffers: list[BufferRequest]) -> list[list[int]]:
     """For each buffer, the indices of the other buffers live at some common step."""
-    n = len(buffers)
-    result: list[list[int]] = [[] for _ in range(n)]
-    for i in range(n):
-        bi = buffers[i]
-        for j in range(i + 1, n):
-            if buffers[j].overlaps_in_time(bi.first_use, bi.last_use):
-                result[i].append(j)
-                result[j].append(i)
+    result: list[list[int]] = [[] for _ in buffers]
+    if not buffers:
+        return result
+    index = LiveIndex(min(b.first_use for b in buffers), max(b.last_use for b in buffers))
+    for i, b in enumerate(buffers):
+        for j in index.overlapping(b.first_use, b.last_use):
+            result[i].append(j)
+            result[j].append(i)
+        index.add(i, b.first_use, b.last_use)
     return result
 
 
@@ -175,19 +241,8 @@ def first_fit(buffers: list[BufferRequest], order: list[int], best_fit: bool = F
         if offsets[i] != -1:
             continue
         size = buffers[i].size
-        placed = sorted((offsets[j], offsets[j] + buffers[j].size) for j in overlapping[i]
-                        if offsets[j] != -1)
-        candidate, best, best_gap = 0, None, None
-        for start, end in placed:
-            gap = start - candidate
-            if gap >= size:
-                if not best_fit:
-                    best = candidate
-                    break
-                if best_gap is None or gap < best_gap:
-                    best, best_gap = candidate, gap
-            candidate = max(candidate, end)
-        offsets[i] = candidate if best is None else best
+        placed = sorted((offsets[j], buffers[j].size) for j in overlapping[i] if offsets[j] != -1)
+        offsets[i] = lowest_gap(size, placed, best_fit)
     return offsets
 
 

@@ -76,9 +76,10 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataSoftmaxCmsis": (88, 64, 16, 16),         # CMSISNNSoftmaxParams {SoftmaxParams; 2 int}
     "OpDataAddCmsis": (60, 60, 16, 16),             # own OpData, same members as OpDataAdd
     "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
-    # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof): ints,
-    # enums and bools only, except FC (quant_spec pointer + count); C enums are 4 bytes on host64
-    # and 1 byte on arm-none-eabi-gcc (-fshort-enums default)
+    # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof), one per
+    # operator with options (micro_rt/builtin_params.py says which): ints, enums and bools only,
+    # except FC (quant_spec pointer + count); C enums are 4 bytes on host64 and 1 byte on
+    # arm-none-eabi-gcc (-fshort-enums default)
     "TfLiteConvParams": (28, 28, 4, 4),
     "TfLiteDepthwiseConvParams": (28, 28, 4, 4),
     "TfLiteFullyConnectedParams": (32, 16, 8, 4),   # host64 measured: 8-aligned: quant_spec pointer
@@ -102,6 +103,42 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "TfLiteLeakyReluParams": (4, 4, 4, 4),
     "TfLiteShapeParams": (4, 1, 4, 1),
     "TfLiteReducerParams": (1, 1, 1, 1),
+    # ... and those of the operators micro_rt has no kernel for (or TFLM none at all)
+    "TfLiteConv3DParams": (32, 32, 4, 4),
+    "TfLiteTransposeConvParams": (20, 16, 4, 4),
+    "TfLiteRNNParams": (8, 2, 4, 1),
+    "TfLiteSequenceRNNParams": (12, 3, 4, 1),
+    "TfLiteBidirectionalSequenceRNNParams": (12, 4, 4, 1),
+    "TfLiteLSTMParams": (20, 16, 4, 4),
+    "TfLiteBidirectionalSequenceLSTMParams": (16, 16, 4, 4),
+    "TfLiteL2NormParams": (4, 1, 4, 1),
+    "TfLiteGeluParams": (1, 1, 1, 1),
+    "TfLiteLocalResponseNormParams": (16, 16, 4, 4),
+    "TfLiteBatchMatMulParams": (3, 3, 1, 1),
+    "TfLiteFakeQuantParams": (16, 16, 4, 4),
+    "TfLiteSplitVParams": (4, 4, 4, 4),
+    "TfLiteArgMaxParams": (4, 1, 4, 1),
+    "TfLiteArgMinParams": (4, 1, 4, 1),
+    "TfLiteMirrorPaddingParams": (4, 1, 4, 1),
+    "TfLiteSpaceToDepthParams": (4, 4, 4, 4),
+    "TfLiteDepthToSpaceParams": (4, 4, 4, 4),
+    "TfLiteResizeBilinearParams": (2, 2, 1, 1),
+    "TfLiteResizeNearestNeighborParams": (2, 2, 1, 1),
+    "TfLiteCumsumParams": (2, 2, 1, 1),
+    "TfLiteOneHotParams": (4, 4, 4, 4),
+    "TfLiteReverseSequenceParams": (8, 8, 4, 4),
+    "TfLiteUniqueParams": (4, 1, 4, 1),
+    "TfLiteSparseToDenseParams": (1, 1, 1, 1),
+    "TfLiteLSHProjectionParams": (4, 1, 4, 1),
+    "TfLiteSkipGramParams": (12, 12, 4, 4),
+    "TfLiteEmbeddingLookupSparseParams": (4, 1, 4, 1),
+    "TfLiteBucketizeParams": (16, 8, 8, 4),
+    "TfLiteRandomParams": (8, 8, 4, 4),
+    "TfLiteIfParams": (8, 8, 4, 4),
+    "TfLiteWhileParams": (8, 8, 4, 4),
+    "TfLiteCallOnceParams": (4, 4, 4, 4),
+    "TfLiteVarHandleParams": (16, 8, 8, 4),
+    "TfLiteHashtableParams": (12, 8, 4, 4),
 }
 
 

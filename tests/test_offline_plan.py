@@ -72,3 +72,47 @@ def test_offline_offsets_must_be_aligned():
 def test_offline_planner_needs_metadata():
     with pytest.raises(AllocationError, match="no OfflineMemoryAllocation"):
         Interpreter.from_bytes(chain_model(), planner="offline")
+
+
+def test_offline_plan_overlapping_live_buffers_is_refused():
+    """Every offset 0: TFLM accepts it (the head halves) and the operators overwrite each
+    other's inputs; micro_rt names the two tensors and the step where both are live."""
+    with pytest.raises(AllocationError, match=r"tensor 0 \('x', 256 bytes at offset 0\) and "
+                                              r"tensor 1 \('a', 256 bytes at offset 0\) are both "
+                                              r"live at step 1 \(operator 0 RELU\)"):
+        Interpreter.from_bytes(chain_model([0, 0, 0, 0]))
+    with pytest.raises(AllocationError, match=r"tensor 1 \('a'.*tensor 2 \('b'.*step 2 \(operator 1 RELU6\)"):
+        Interpreter.from_bytes(chain_model([0, 256, 384, 768]))      # b overlaps a's last 128 B
+    with pytest.raises(AllocationError, match="both live"):
+        Interpreter.from_bytes(chain_model([0, 0, 512, 768]), target="host64", plan_only=True)
+
+
+def test_offline_plan_sharing_memory_between_dead_buffers_is_kept(oracle):
+    data = chain_model([0, 256, 0, 256])        # x and b, a and y never live together
+    plan = Interpreter.from_bytes(data, target="host64").plan
+    assert [b.offset for b in plan.buffers] == [0, 256, 0, 256] and plan.head_bytes == 512
+    assert oracle.allocations(data, 1 << 16)["head"] == 512
+
+
+def test_custom_operator_owns_its_offline_layout():
+    """Vela puts an Ethos-U operator's input and output inside the scratch area its command
+    stream addresses (all at offset 0): only the custom kernel touches them, so micro_rt
+    cannot judge the aliasing and keeps the plan; the same layout on a builtin is refused."""
+    def model(op: str) -> bytes:
+        b = ModelBuilder()
+        x = b.add_tensor("x", [1, 64], "INT8", scale=0.1, zero_point=0)
+        scratch = (b.add_tensor("scratch", [1024], "UINT8") if op == "npu" else
+                   b.add_tensor("other", [1, 64], "INT8", scale=0.1, zero_point=0))
+        y = b.add_tensor("y", [1, 64], "INT8", scale=0.1, zero_point=0)
+        if op == "npu":
+            b.add_operator("npu", [scratch, x], [y], custom_options=b"")
+        else:
+            b.add_operator("ADD", [x, scratch], [y])
+        b.inputs, b.outputs = ([x] if op == "npu" else [x, scratch]), [y]
+        b.add_metadata("OfflineMemoryAllocation", np.array([1, 1, 3, 0, 0, 0], "<i4").tobytes())
+        return b.build()
+
+    plan = Interpreter.from_bytes(model("npu"), target="host64", plan_only=True).plan
+    assert [b.offset for b in plan.buffers] == [0, 0, 0] and plan.head_bytes == 1024
+    with pytest.raises(AllocationError, match="both live"):
+        Interpreter.from_bytes(model("ADD"), target="host64", plan_only=True)

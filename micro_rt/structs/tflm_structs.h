@@ -34,6 +34,10 @@ typedef enum { kTfLiteMemNone = 0, kTfLiteMmapRo, kTfLiteArenaRw } TfLiteAllocat
 typedef enum { kTfLitePaddingUnknown = 0, kTfLitePaddingSame, kTfLitePaddingValid } TfLitePadding;
 typedef enum { kTfLiteActNone = 0, kTfLiteActRelu, kTfLiteActRelu6 } TfLiteFusedActivation;
 typedef enum { kTfLiteFullyConnectedWeightsFormatDefault = 0 } TfLiteFullyConnectedWeightsFormat;
+typedef enum { kTfLiteMirrorPaddingUnknown = 0, kTfLiteMirrorPaddingReflect } TfLiteMirrorPaddingMode;
+typedef enum { kTfLiteLshProjectionUnknown = 0, kTfLiteLshProjectionSparse } TfLiteLSHProjectionType;
+typedef enum { kTfLiteLSTMFullKernel = 0, kTfLiteLSTMBasicKernel } TfLiteLSTMKernelType;
+typedef enum { kTfLiteCombinerTypeSum = 0, kTfLiteCombinerTypeMean } TfLiteCombinerType;
 
 /* ---- framework records (common.h, micro_allocator.h, micro_allocation_info.h) ------------- */
 typedef union { int32_t *i32; float *f; char *raw; void *data; } TfLitePtrUnion;
@@ -482,6 +486,71 @@ typedef struct { float beta; } TfLiteSoftmaxParams;
 typedef struct { float alpha; } TfLiteLeakyReluParams;
 typedef struct { TfLiteType out_type; } TfLiteShapeParams;
 typedef struct { bool keep_dims; } TfLiteReducerParams;
+/* The rest of the structs flatbuffer_conversions.cc allocates (micro_rt/builtin_params.py maps
+ * operators to them), including those of operators TFLM has no kernel for. The StableHLO ones
+ * are left out: micro_rt's schema names no StableHLO operator. */
+typedef struct {
+    TfLitePadding padding;
+    int stride_width, stride_height, stride_depth;
+    int dilation_width_factor, dilation_height_factor, dilation_depth_factor;
+    TfLiteFusedActivation activation;
+} TfLiteConv3DParams;
+typedef struct {
+    TfLitePadding padding;
+    int stride_width, stride_height;
+    TfLiteFusedActivation activation;
+    TfLiteType quantized_bias_type;
+} TfLiteTransposeConvParams;
+typedef struct { TfLiteFusedActivation activation; bool asymmetric_quantize_inputs; } TfLiteRNNParams;
+typedef struct {
+    bool time_major;
+    TfLiteFusedActivation activation;
+    bool asymmetric_quantize_inputs;
+} TfLiteSequenceRNNParams;
+typedef struct {
+    bool time_major;
+    TfLiteFusedActivation activation;
+    bool merge_outputs, asymmetric_quantize_inputs;
+} TfLiteBidirectionalSequenceRNNParams;
+typedef struct {
+    TfLiteFusedActivation activation;
+    float cell_clip, proj_clip;
+    TfLiteLSTMKernelType kernel_type;
+    bool asymmetric_quantize_inputs;
+} TfLiteLSTMParams;
+typedef struct {
+    TfLiteFusedActivation activation;
+    float cell_clip, proj_clip;
+    bool merge_outputs, time_major, asymmetric_quantize_inputs;
+} TfLiteBidirectionalSequenceLSTMParams;
+typedef struct { TfLiteFusedActivation activation; } TfLiteL2NormParams;
+typedef struct { bool approximate; } TfLiteGeluParams;
+typedef struct { int radius; float bias, alpha, beta; } TfLiteLocalResponseNormParams;
+typedef struct { bool adj_x, adj_y, asymmetric_quantize_inputs; } TfLiteBatchMatMulParams;
+typedef struct { float min, max; int num_bits; bool narrow_range; } TfLiteFakeQuantParams;
+typedef struct { int num_splits; } TfLiteSplitVParams;
+typedef struct { TfLiteType output_type; } TfLiteArgMaxParams;
+typedef struct { TfLiteType output_type; } TfLiteArgMinParams;
+typedef struct { TfLiteMirrorPaddingMode mode; } TfLiteMirrorPaddingParams;
+typedef struct { int block_size; } TfLiteSpaceToDepthParams;
+typedef struct { int block_size; } TfLiteDepthToSpaceParams;
+typedef struct { bool align_corners, half_pixel_centers; } TfLiteResizeBilinearParams;
+typedef struct { bool align_corners, half_pixel_centers; } TfLiteResizeNearestNeighborParams;
+typedef struct { bool exclusive, reverse; } TfLiteCumsumParams;
+typedef struct { int axis; } TfLiteOneHotParams;
+typedef struct { int seq_dim, batch_dim; } TfLiteReverseSequenceParams;
+typedef struct { TfLiteType index_out_type; } TfLiteUniqueParams;
+typedef struct { bool validate_indices; } TfLiteSparseToDenseParams;
+typedef struct { TfLiteLSHProjectionType type; } TfLiteLSHProjectionParams;
+typedef struct { int ngram_size, max_skip_size; bool include_all_ngrams; } TfLiteSkipGramParams;
+typedef struct { TfLiteCombinerType combiner; } TfLiteEmbeddingLookupSparseParams;
+typedef struct { int num_boundaries; const float *boundaries; } TfLiteBucketizeParams;
+typedef struct { int seed, seed2; } TfLiteRandomParams;
+typedef struct { int then_subgraph_index, else_subgraph_index; } TfLiteIfParams;
+typedef struct { int cond_subgraph_index, body_subgraph_index; } TfLiteWhileParams;
+typedef struct { int init_subgraph_index; } TfLiteCallOnceParams;
+typedef struct { const char *container, *shared_name; } TfLiteVarHandleParams;
+typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashtableParams;
 
 /* ---- the structs TFLM allocates 16-aligned (a kernel's AllocatePersistentBuffer) --------- */
 #define MRT_KERNEL_OP_DATA(X)                                                                 \

@@ -1,0 +1,92 @@
+"""The temporary TfLiteTensors TFLM's kernels make while they prepare.
+
+A TFLM kernel reads its tensors in Prepare through `AllocateTempInputTensor` /
+`AllocateTempOutputTensor`, and every call builds a fresh TfLiteTensor in the arena's temp
+section: the struct, and for an affine-quantized tensor (a scale and a zero-point vector,
+both non-empty) a TfLiteAffineQuantization and an int array of its zero points (one per
+scale). Deallocating never moves the temp pointer back; it returns to the head only when the
+node finishes preparing. So a node's temp bytes are the sum over its Prepare's calls, in
+order, with their alignments: an operator that reads the same tensor twice (ADD(x, x), or
+a kernel that reads its inputs again in a helper) pays twice. A call for an absent tensor
+(-1, or a slot past the end of the node's list) makes nothing.
+
+The tables below are each kernel's Prepare as the sequence of those calls, read from
+tensorflow/lite/micro/kernels (reference kernels, and the CMSIS-NN glue where it differs).
+Notation: `i2` is input 2, `o0` output 0, `i*` every input in order, `|` separates the
+kernel's own calls from those of the helper it calls (for the reader only).
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence, Union
+
+from .model import OperatorInfo, TensorInfo
+
+Access = tuple[str, int]           # ("input" | "output", slot)
+Rule = Union[str, Callable[[OperatorInfo, Sequence[TensorInfo]], str]]
+
+
+def _mean_or_sum(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
+    # PrepareMeanOrSumHelper, then PrepareSimple (which reads the output for int8 only).
+    return "i0 o0 i1 | i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "")
+
+
+def _min_max(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
+    # PrepareSimple first, then PrepareMinMaxHelper's own reads.
+    return "i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "") + " | i0 o0 i1"
+
+
+def _reduce_all(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
+    return "i0 o0 i1 | i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "")
+
+
+def _input_type(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> Optional[str]:
+    return tensors[op.inputs[0]].type_name if op.inputs and op.inputs[0] >= 0 else None
+
+
+REFERENCE: dict[str, Rule] = {
+    # micro_rt has kernels for these
+    "ADD": "i0 i1 o0", "SUB": "i0 i1 o0", "MUL": "i0 i1 o0",
+    "CONV_2D": "o0 i0 i1 | i0 i1 i2 o0",                 # ConvPrepare | CalculateOpDataConv
+    "DEPTHWISE_CONV_2D": "o0 i0 i1 | i0 i1 i2 o0",
+    "FULLY_CONNECTED": "i0 i1 i2 o0",
+    "AVERAGE_POOL_2D": "i0 o0", "MAX_POOL_2D": "i0 o0",
+    "SOFTMAX": "i0 o0", "CAST": "i0 o0", "QUANTIZE": "i0 o0", "DEQUANTIZE": "i0 o0",
+    "CONCATENATION": "i0 o0 | i*",
+    "EXPAND_DIMS": "i0 i1 o0", "RESHAPE": "i0 o0", "SQUEEZE": "i0 o0",
+    "STRIDED_SLICE": "i0 i1 i2 i3 o0", "TRANSPOSE": "i0 i1 o0",
+    "PAD": "i0 i1 i2 o0", "PADV2": "i0 i1 i2 o0",
+    "RELU": "i0 o0", "RELU6": "i0", "LEAKY_RELU": "i0 o0", "HARD_SWISH": "i0 o0",
+    "LOGISTIC": "i0 o0", "TANH": "i0 | i0 o0",
+    "MEAN": _mean_or_sum, "SUM": _mean_or_sum, "REDUCE_MAX": _min_max, "REDUCE_MIN": _min_max,
+    "REDUCE_ALL": _reduce_all,
+    "SVDF": "i0 i1 i2 i3 i4 o0",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "i* o0",              # LstmTensors: all 24 inputs
+    "MAXIMUM": "", "MINIMUM": "", "PACK": "", "SHAPE": "",
+}
+
+# The CMSIS-NN glue's Prepare where it reads differently from the reference kernel.
+CMSIS_NN: dict[str, Rule] = {
+    # asks for the bias as *output* 2, which does not exist: no tensor is made for it
+    "CONV_2D": "i0 i1 o0 | i0 i1 i2 o0",
+    "DEPTHWISE_CONV_2D": "i0 i1 o0 | i0 i1 i2 o0",
+    "AVERAGE_POOL_2D": "i0 o0 | i0 o0",                   # PoolingPrepare, then its own
+}
+
+
+def prepare_accesses(op: OperatorInfo, tensors: Sequence[TensorInfo],
+                     kernels: str = "reference") -> Optional[list[int]]:
+    """The tensor indices op's Prepare makes temporary TfLiteTensors for, in call order;
+    None when TFLM's kernel for the op is not in the tables (custom ops, unlisted builtins)."""
+    if op.is_custom:
+        return None
+    rule = (CMSIS_NN.get(op.op_name) if kernels == "cmsis-nn" else None) or REFERENCE.get(op.op_name)
+    if rule is None:
+        return None
+    spec = rule(op, tensors) if callable(rule) else rule
+    indices = []
+    for word in spec.replace("|", " ").split():
+        kind, slot = word[0], word[1:]
+        slots = op.inputs if kind == "i" else op.outputs
+        picked = list(slots) if slot == "*" else ([slots[int(slot)]] if int(slot) < len(slots) else [])
+        indices += [t for t in picked if t >= 0]
+    return indices
