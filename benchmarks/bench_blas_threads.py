@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from micro_rt import Interpreter, oracle
+from micro_rt import Interpreter
+from micro_rt.tools import oracle
 from results_md import write_section
 
 ROOT = Path(__file__).resolve().parents[1]

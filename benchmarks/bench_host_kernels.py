@@ -18,7 +18,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from micro_rt import oracle  # noqa: E402
+from micro_rt.tools import oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models" / "tflm"

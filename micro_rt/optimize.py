@@ -412,7 +412,7 @@ def optimize(data: bytes, *, target: str = "host64", kernels: str = "reference",
     chosen = candidates[0]
     out, offsets = materialise(chosen)
     if oracle_verify:
-        from . import oracle
+        from .tools import oracle
         arena = max(original.plan.required_bytes * 2, 1 << 16) + (1 << 16)
         base = oracle.allocations(data, arena)["head"]
         measured = []
@@ -455,7 +455,7 @@ def check_outputs(original: bytes, optimized: bytes, seeds: Sequence[int] = rang
     """Run both models on the same seeded inputs; every output must be equal bit for bit.
     Checked with micro_rt (when it has all kernels) and with the tflite-micro oracle (when
     installed). Returns {"micro_rt": bool|None, "oracle": bool|None, "seeds": n}."""
-    from . import oracle
+    from .tools import oracle
     result: dict = {"seeds": len(list(seeds)), "micro_rt": None, "oracle": None}
     probe = Interpreter.from_bytes(original, plan_only=True)
     input_sets = [oracle.random_inputs(probe, s) for s in seeds]

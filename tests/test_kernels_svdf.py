@@ -243,7 +243,7 @@ def test_keyword_scrambled_end_to_end(oracle, name):
     equal the oracle's after each invoke."""
     path = shared_model(name)
     data = path.read_bytes()
-    from micro_rt import oracle as o
+    from micro_rt.tools import oracle as o
     ours = Interpreter.from_bytes(data, preserve_all_tensors=True)
     theirs = oracle.interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16),
                                 preserve_all_tensors=True)

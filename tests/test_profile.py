@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from conftest import PROJECT_MODELS, requires, shared_model
-from micro_rt import EmulationError, Interpreter, oracle
+from micro_rt import EmulationError, Interpreter
 from micro_rt.cli import main
+from micro_rt.tools import oracle
 
 pytestmark = requires((PROJECT_MODELS.parent / "cortexm" / "firmware" / "cortex-m4.elf").exists(),
                       "firmware not built (make firmware)")

@@ -873,7 +873,8 @@ def test_float_model_whole_on_mcu(model, core):
     if not path.exists():
         missing(f"shared model {model} not available (needs ../shared/models)")
     _elf(core)
-    from micro_rt import Interpreter, oracle
+    from micro_rt import Interpreter
+    from micro_rt.tools import oracle
     from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS
     data = path.read_bytes()
     host = Interpreter.from_bytes(data, target=core)

@@ -14,7 +14,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from .errors import MicroRtError, OracleError
+from ..errors import MicroRtError, OracleError
 
 _ALLOC_LINE = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
 _CATEGORY_LINE = re.compile(r"'([^']+)' used (\d+) bytes with alignment overhead")
@@ -283,7 +283,7 @@ def random_inputs(it, seed: int, distribution: str = "uniform") -> list[np.ndarr
 def paired(data: bytes, preserve_all_tensors: bool = False, **interpreter_kwargs):
     """micro_rt's interpreter and the oracle's on the same model, the oracle's arena sized
     from micro_rt's minimum with room to spare."""
-    from .interpreter import Interpreter
+    from ..interpreter import Interpreter
     ours = Interpreter.from_bytes(data, preserve_all_tensors=preserve_all_tensors, **interpreter_kwargs)
     theirs = interpreter(data, _oracle_arena(ours), preserve_all_tensors)
     return ours, theirs
