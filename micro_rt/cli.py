@@ -186,7 +186,8 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
            lines: list) -> bool:
     """Compare with tflite-micro on --seeds input sets: the run's own inputs, then seeded ones
     alternating uniform over each type's range and normal around the zero point."""
-    from .tools.oracle import INPUT_DISTRIBUTIONS, check_against_oracle, random_inputs
+    from .inputs import INPUT_DISTRIBUTIONS, random_inputs
+    from .tools.oracle import check_against_oracle
     given = bool(args.input)
     sets = [{"seed": args.seed, "distribution": "--input files" if given else "uniform"}]
     input_sets = [first_inputs]
@@ -210,7 +211,7 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
 
 
 def cmd_run(args) -> int:
-    from .tools.oracle import random_inputs
+    from .inputs import random_inputs
     _, data = _load(args.model)
     it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
     inputs = random_inputs(it, args.seed)
@@ -300,7 +301,7 @@ def cmd_optimize(args) -> int:
 # ---- profile ------------------------------------------------------------------------------
 def cmd_profile(args) -> int:
     from .fit import ops_without_kernels
-    from .tools.oracle import random_inputs
+    from .inputs import random_inputs
     from .profile import profile_report, profile_table
     if get_target(args.target).is_host:
         raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "

@@ -14,8 +14,8 @@ from typing import Callable, Optional
 
 from .allocator import ArenaPlan
 from .errors import MicroRtError, UnsupportedOpError
+from .inputs import random_inputs
 from .interpreter import Interpreter
-from .tools.oracle import random_inputs
 from .report import format_bytes, kernels_fields, kernels_label
 
 FITS, DOES_NOT_FIT, CANNOT_TELL = "fits", "does not fit", "cannot tell"

@@ -37,6 +37,7 @@ import numpy as np
 from .allocator import ArenaPlan, tensor_lifetimes
 from .arena import align_up
 from .errors import MicroRtError, UnsupportedOpError
+from .inputs import random_inputs
 from .interpreter import Interpreter
 from .model import Model, read_model
 from .planner import (BufferRequest, GreedyPlanner, exact_placement, first_fit,
@@ -458,7 +459,7 @@ def check_outputs(original: bytes, optimized: bytes, seeds: Sequence[int] = rang
     from .tools import oracle
     result: dict = {"seeds": len(list(seeds)), "micro_rt": None, "oracle": None}
     probe = Interpreter.from_bytes(original, plan_only=True)
-    input_sets = [oracle.random_inputs(probe, s) for s in seeds]
+    input_sets = [random_inputs(probe, s) for s in seeds]
     runnable = use_micro_rt and not probe.unresolved
     if runnable:
         try:

@@ -144,7 +144,7 @@ _BUDGET_MODELS = ["depthwise_variants_int8", "depthwise_variants_f32", "activati
 
 @pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])
 def test_expected_instructions_are_an_upper_bound(core):
-    from micro_rt.tools.oracle import random_inputs
+    from micro_rt.inputs import random_inputs
     for name in _BUDGET_MODELS:
         it = _mcu_interpreter((Path(__file__).parents[1] / "models" / f"{name}.tflite").read_bytes(), core)
         for i, x in enumerate(random_inputs(it, 0)):

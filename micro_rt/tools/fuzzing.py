@@ -244,7 +244,7 @@ def _plan_every_target(path: str) -> None:
 def _run(data: bytes, inputs: Optional[list[np.ndarray]], **kwargs):
     """One invoke on seeded random inputs (or `inputs`); returns (inputs, outputs, arena)."""
     from ..interpreter import Interpreter
-    from .oracle import random_inputs
+    from ..inputs import random_inputs
     with Interpreter.from_bytes(data, **kwargs) as it:
         if inputs is None:
             inputs = random_inputs(it, 0)
