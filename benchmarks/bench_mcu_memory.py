@@ -54,7 +54,7 @@ def run_interpreter(model: str, n: int, recycle: bool) -> dict:
             samples.append((k, rss_mib()))
     seconds = time.perf_counter() - start
     calls = sum(1 for r in it.last_run if r.on_mcu) * (n + 1)
-    engines = it._executor.mcu.engines_started
+    engines = it.executor.mcu.engines_started
     return {"samples": samples, "seconds": seconds, "calls": calls, "engines": engines}
 
 

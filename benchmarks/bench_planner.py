@@ -47,7 +47,7 @@ def _time(fn) -> float:
 def measure(n_ops: int, runs: int, folder: Path) -> dict:
     path = folder / f"chain_{n_ops}.tflite"
     path.write_bytes(relu_chain(n_ops))
-    runtime = oracle._runtime()
+    runtime = oracle.tflm_runtime()
     ours, theirs = [], []
     for _ in range(runs):
         ours.append(_time(lambda: Interpreter.from_file(path, target="host64")))

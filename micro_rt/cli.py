@@ -320,7 +320,7 @@ def cmd_profile(args) -> int:
         with _progress(args, f"emulating {Path(args.model).name} on {args.target}",
                        len(it.nodes)) as progress:
             it.invoke(progress=progress)
-        report = profile_report(it, it.last_run, args.clock, it._executor.emulation_seconds)
+        report = profile_report(it, it.last_run, args.clock, it.executor.emulation_seconds)
     _emit(args, report, profile_table(report))
     return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
 

@@ -391,6 +391,13 @@ class Interpreter:
                                      f"{type(e).__name__}: {e}") from e
         return self._executor
 
+    @property
+    def executor(self):
+        """The virtual MCU's run data (`cortexm.executor.McuExecutor`: emulation seconds, static
+        RAM and code bytes of the C kernels, per-operator instruction budgets, the machine):
+        made by the first emulated invoke; None before it, without `emulate` and after close()."""
+        return self._executor
+
     def close(self) -> None:
         """Call every kernel's `free` with its user data, once, as TFLM does when the
         interpreter is destroyed; also releases the virtual MCU."""

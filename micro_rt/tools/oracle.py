@@ -29,7 +29,8 @@ def available() -> bool:
     return True
 
 
-def _runtime():
+def tflm_runtime():
+    """`tflite_micro.runtime`, or a MicroRtError saying how to install it."""
     try:
         from tflite_micro import runtime
     except ImportError:
@@ -71,7 +72,7 @@ def _refusal(error: Exception, printed: str) -> OracleError:
 def interpreter(data: bytes, arena_size: Optional[int] = None, preserve_all_tensors: bool = False):
     """The oracle's interpreter for `data`; OracleError (a RuntimeError) with TFLM's reason
     when it refuses the model."""
-    runtime = _runtime()
+    runtime = tflm_runtime()
     config = (runtime.InterpreterConfig.kPreserveAllTensors if preserve_all_tensors
               else runtime.InterpreterConfig.kAllocationRecording)
     kwargs = {"intrepreter_config": config}   # sic: the package spells it this way
