@@ -71,7 +71,11 @@ int32_t arm_convolve_wrapper_s8_get_buffer_size(const cmsis_nn_conv_params *conv
     return arm_convolve_s8_get_buffer_size(input_dims, filter_dims);
 }
 
-arm_cmsis_nn_status arm_convolve_wrapper_s8(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     if (is_1x1(conv_params, input_dims, filter_dims)) {
         if (is_1x1_fast(conv_params)) {
@@ -89,14 +93,22 @@ arm_cmsis_nn_status arm_convolve_wrapper_s8(MRT_CONV_ARGS)
                            bias_dims, bias_data, output_dims, output_data);
 }
 
-arm_cmsis_nn_status arm_convolve_1_x_n_s8(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_1_x_n_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     /* Without MVE the 1xN case is the general kernel. */
     return arm_convolve_s8(ctx, conv_params, quant_params, input_dims, input_data, filter_dims, filter_data,
                            bias_dims, bias_data, output_dims, output_data);
 }
 
-arm_cmsis_nn_status arm_convolve_1x1_s8_fast(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_1x1_s8_fast(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)ctx;
     (void)bias_dims;
@@ -112,7 +124,11 @@ arm_cmsis_nn_status arm_convolve_1x1_s8_fast(MRT_CONV_ARGS)
     return ARM_CMSIS_NN_SUCCESS;
 }
 
-arm_cmsis_nn_status arm_convolve_1x1_s8(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_1x1_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)ctx;
     (void)bias_dims;
@@ -277,7 +293,11 @@ static void matmul_1col(const int8_t *w, int32_t k_len, const int16_t *col, cons
     }
 }
 
-arm_cmsis_nn_status arm_convolve_s8(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)bias_dims;
     if (ctx == 0 || ctx->buf == 0) {

@@ -36,22 +36,23 @@ static inline float act_clamp(float x, float lo, float hi)
 static inline float conv_sum_f32(const mrt_conv_f32_params *p, const float *in_b, int32_t y0, int32_t x0,
                                  int32_t o, int32_t ocg)
 {
-    const int32_t c0 = (o / ocg) * p->fc;
-    const float *w = p->filter + o * p->fh * p->fw * p->fc;
+    const mrt_conv_geometry *g = &p->geom;
+    const int32_t c0 = (o / ocg) * g->fc;
+    const float *w = p->filter + o * g->fh * g->fw * g->fc;
     float acc = 0.0f;
-    for (int32_t ky = 0; ky < p->fh; ++ky) {
-        const int32_t y = y0 + ky * p->dh;
-        const int32_t yin = y >= 0 && y < p->ih;
-        for (int32_t kx = 0; kx < p->fw; ++kx) {
-            const int32_t x = x0 + kx * p->dw;
-            const float *wk = w + (ky * p->fw + kx) * p->fc;
-            if (yin && x >= 0 && x < p->iw) {
-                const float *v = in_b + (y * p->iw + x) * p->ic + c0;
-                for (int32_t c = 0; c < p->fc; ++c) {
+    for (int32_t ky = 0; ky < g->fh; ++ky) {
+        const int32_t y = y0 + ky * g->dh;
+        const int32_t yin = y >= 0 && y < g->ih;
+        for (int32_t kx = 0; kx < g->fw; ++kx) {
+            const int32_t x = x0 + kx * g->dw;
+            const float *wk = w + (ky * g->fw + kx) * g->fc;
+            if (yin && x >= 0 && x < g->iw) {
+                const float *v = in_b + (y * g->iw + x) * g->ic + c0;
+                for (int32_t c = 0; c < g->fc; ++c) {
                     acc += v[c] * wk[c];
                 }
             } else {
-                for (int32_t c = 0; c < p->fc; ++c) {
+                for (int32_t c = 0; c < g->fc; ++c) {
                     acc += 0.0f * wk[c];
                 }
             }
@@ -64,15 +65,16 @@ static inline float conv_sum_f32(const mrt_conv_f32_params *p, const float *in_b
 static inline float depthwise_sum_f32(const mrt_conv_f32_params *p, const float *in_b, int32_t y0, int32_t x0,
                                       int32_t o, int32_t mult)
 {
+    const mrt_conv_geometry *g = &p->geom;
     const int32_t c = o / mult;
     float acc = 0.0f;
-    for (int32_t ky = 0; ky < p->fh; ++ky) {
-        const int32_t y = y0 + ky * p->dh;
-        for (int32_t kx = 0; kx < p->fw; ++kx) {
-            const int32_t x = x0 + kx * p->dw;
-            const float v = (y >= 0 && y < p->ih && x >= 0 && x < p->iw)
-                            ? in_b[(y * p->iw + x) * p->ic + c] : 0.0f;
-            const float prod = v * p->filter[(ky * p->fw + kx) * p->oc + o];
+    for (int32_t ky = 0; ky < g->fh; ++ky) {
+        const int32_t y = y0 + ky * g->dh;
+        for (int32_t kx = 0; kx < g->fw; ++kx) {
+            const int32_t x = x0 + kx * g->dw;
+            const float v = (y >= 0 && y < g->ih && x >= 0 && x < g->iw)
+                            ? in_b[(y * g->iw + x) * g->ic + c] : 0.0f;
+            const float prod = v * p->filter[(ky * g->fw + kx) * g->oc + o];
             acc = (ky == 0 && kx == 0) ? prod : acc + prod;   /* twin: first tap, no 0 + */
         }
     }
@@ -83,17 +85,18 @@ static inline float depthwise_sum_f32(const mrt_conv_f32_params *p, const float 
  * after the sum and clamp; `depthwise` is a constant in each caller, so each gets its own loop. */
 static inline __attribute__((always_inline)) int32_t conv_walk_f32(const mrt_conv_f32_params *p, int32_t depthwise)
 {
+    const mrt_conv_geometry *g = &p->geom;
     const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
-    const int32_t mult = p->fc;                         /* depthwise: depth multiplier */
-    const int32_t ocg = depthwise ? 0 : p->oc / (p->ic / p->fc);   /* conv: channels per group */
+    const int32_t mult = g->fc;                         /* depthwise: depth multiplier */
+    const int32_t ocg = depthwise ? 0 : g->oc / (g->ic / g->fc);   /* conv: channels per group */
     float *out = p->out;
-    for (int32_t b = 0; b < p->n; ++b) {
-        const float *in_b = p->in + b * p->ih * p->iw * p->ic;
-        for (int32_t oy = 0; oy < p->oh; ++oy) {
-            const int32_t y0 = oy * p->sh - p->ph;
-            for (int32_t ox = 0; ox < p->ow; ++ox) {
-                const int32_t x0 = ox * p->sw - p->pw;
-                for (int32_t o = 0; o < p->oc; ++o) {
+    for (int32_t b = 0; b < g->n; ++b) {
+        const float *in_b = p->in + b * g->ih * g->iw * g->ic;
+        for (int32_t oy = 0; oy < g->oh; ++oy) {
+            const int32_t y0 = oy * g->sh - g->ph;
+            for (int32_t ox = 0; ox < g->ow; ++ox) {
+                const int32_t x0 = ox * g->sw - g->pw;
+                for (int32_t o = 0; o < g->oc; ++o) {
                     float acc = depthwise ? depthwise_sum_f32(p, in_b, y0, x0, o, mult)
                                           : conv_sum_f32(p, in_b, y0, x0, o, ocg);
                     if (p->bias) {
@@ -212,7 +215,7 @@ static inline float binary_one_f32(int32_t op, float x, float y, float lo, float
 int32_t mrt_binary_f32(const mrt_binary_f32_params *p)
 {
     const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
-    MRT_BROADCAST_BINARY(p, float, x, y, binary_one_f32(p->op, x, y, lo, hi));
+    MRT_BROADCAST_BINARY(&p->dims, float, p->in1, p->in2, p->out, x, y, binary_one_f32(p->op, x, y, lo, hi));
     return 0;
 }
 

@@ -24,36 +24,37 @@ static inline int64_t clamp64(int64_t v, int32_t lo, int32_t hi)
 
 int32_t mrt_conv_s16(const mrt_conv_s16_params *p)
 {
+    const mrt_conv_geometry *g = &p->geom;
     const int32_t dw = p->depth_multiplier > 0;
-    const int32_t groups = dw ? 1 : p->ic / p->fc;
-    const int32_t ocg = p->oc / groups;
+    const int32_t groups = dw ? 1 : g->ic / g->fc;
+    const int32_t ocg = g->oc / groups;
     int16_t *out = p->out;
-    for (int32_t b = 0; b < p->n; ++b) {
-        const int16_t *in_b = p->in + b * p->ih * p->iw * p->ic;
-        for (int32_t oy = 0; oy < p->oh; ++oy) {
-            const int32_t y0 = oy * p->sh - p->ph;
-            for (int32_t ox = 0; ox < p->ow; ++ox) {
-                const int32_t x0 = ox * p->sw - p->pw;
-                for (int32_t o = 0; o < p->oc; ++o) {
+    for (int32_t b = 0; b < g->n; ++b) {
+        const int16_t *in_b = p->in + b * g->ih * g->iw * g->ic;
+        for (int32_t oy = 0; oy < g->oh; ++oy) {
+            const int32_t y0 = oy * g->sh - g->ph;
+            for (int32_t ox = 0; ox < g->ow; ++ox) {
+                const int32_t x0 = ox * g->sw - g->pw;
+                for (int32_t o = 0; o < g->oc; ++o) {
                     int64_t acc = 0;
-                    for (int32_t ky = 0; ky < p->fh; ++ky) {
-                        const int32_t y = y0 + ky * p->dh;
-                        if (y < 0 || y >= p->ih) {
+                    for (int32_t ky = 0; ky < g->fh; ++ky) {
+                        const int32_t y = y0 + ky * g->dh;
+                        if (y < 0 || y >= g->ih) {
                             continue;
                         }
-                        for (int32_t kx = 0; kx < p->fw; ++kx) {
-                            const int32_t x = x0 + kx * p->dw;
-                            if (x < 0 || x >= p->iw) {
+                        for (int32_t kx = 0; kx < g->fw; ++kx) {
+                            const int32_t x = x0 + kx * g->dw;
+                            if (x < 0 || x >= g->iw) {
                                 continue;
                             }
-                            const int16_t *v = in_b + (y * p->iw + x) * p->ic;
+                            const int16_t *v = in_b + (y * g->iw + x) * g->ic;
                             if (dw) {
-                                const int32_t w = p->filter[(ky * p->fw + kx) * p->oc + o];
+                                const int32_t w = p->filter[(ky * g->fw + kx) * g->oc + o];
                                 acc += (int64_t)((v[o / p->depth_multiplier] + p->in_off) * (w + p->filter_off));
                             } else {
-                                const int8_t *w = p->filter + ((o * p->fh + ky) * p->fw + kx) * p->fc;
-                                const int16_t *vc = v + (o / ocg) * p->fc;
-                                for (int32_t c = 0; c < p->fc; ++c) {
+                                const int8_t *w = p->filter + ((o * g->fh + ky) * g->fw + kx) * g->fc;
+                                const int16_t *vc = v + (o / ocg) * g->fc;
+                                for (int32_t c = 0; c < g->fc; ++c) {
                                     acc += (int64_t)((vc[c] + p->in_off) * (w[c] + p->filter_off));
                                 }
                             }
@@ -85,11 +86,9 @@ int32_t mrt_conv_s16(const mrt_conv_s16_params *p)
     return 0;
 }
 
-MRT_DEFINE_BINARY_QUANT_ONE(binary_one16, mrt_binary_s16_params)
-
 int32_t mrt_binary_s16(const mrt_binary_s16_params *p)
 {
-    MRT_BROADCAST_BINARY(p, int16_t, x, y, binary_one16(p, x, y));
+    MRT_BROADCAST_BINARY(&p->dims, int16_t, p->in1, p->in2, p->out, x, y, mrt_binary_quant_one(p->op, &p->quant, x, y));
     return 0;
 }
 
@@ -113,21 +112,22 @@ static inline void store_int(void *base, int32_t i, int32_t size, int32_t v)
 
 int32_t mrt_unary_int(const mrt_unary_int_params *p)
 {
+    const mrt_unary_quant *q = &p->quant;
     for (int32_t i = 0; i < p->n; ++i) {
         const int32_t x = load_int(p->in, i, p->in_size);
         int64_t r;
         switch (p->op) {
         case MRT_UNARY_REQUANT: {
-            const int32_t v = (int32_t)((uint32_t)x - (uint32_t)p->in_off);
-            r = (int64_t)mrt_requantize(v, p->m0, p->s0) + p->out_off;
+            const int32_t v = (int32_t)((uint32_t)x - (uint32_t)q->in_off);
+            r = (int64_t)mrt_requantize(v, q->m0, q->s0) + q->out_off;
             break;
         }
         case MRT_UNARY_RELU6:
-            r = x > p->a1 ? p->a1 : (x < p->a0 ? p->a0 : x);
+            r = x > q->a1 ? q->a1 : (x < q->a0 ? q->a0 : x);
             break;
         default: {              /* MRT_UNARY_LEAKY */
-            const int32_t v = x - p->in_off;
-            r = (int64_t)(v >= 0 ? mrt_requantize(v, p->m0, p->s0) : mrt_requantize(v, p->m1, p->s1)) + p->out_off;
+            const int32_t v = x - q->in_off;
+            r = (int64_t)(v >= 0 ? mrt_requantize(v, q->m0, q->s0) : mrt_requantize(v, q->m1, q->s1)) + q->out_off;
             break;
         }
         }

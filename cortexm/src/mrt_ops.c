@@ -56,11 +56,9 @@ int32_t mrt_strided_copy(const mrt_copy_params *p)
     return 0;
 }
 
-MRT_DEFINE_BINARY_QUANT_ONE(binary_one, mrt_binary_params)
-
-int32_t mrt_binary_s8(const mrt_binary_params *p)
+int32_t mrt_binary_s8(const mrt_binary_s8_params *p)
 {
-    MRT_BROADCAST_BINARY(p, int8_t, x, y, binary_one(p, x, y));
+    MRT_BROADCAST_BINARY(&p->dims, int8_t, p->in1, p->in2, p->out, x, y, mrt_binary_quant_one(p->op, &p->quant, x, y));
     return 0;
 }
 
@@ -90,17 +88,18 @@ static inline int32_t sat_shl16(int32_t x, int32_t amount)
     return mrt_clamp(x * (1 << amount), -32768, 32767);
 }
 
-static int32_t hard_swish_one(const mrt_unary_params *p, int32_t x)
+static int32_t hard_swish_one(const mrt_unary_s8_params *p, int32_t x)
 {
-    const int32_t v = wrap16(x - p->in_off);
+    const mrt_unary_quant *q = &p->quant;
+    const int32_t v = wrap16(x - q->in_off);
     const int32_t hires = wrap16(v * (1 << 7));
-    const int32_t preshift_out = srdhm16(hires, p->m0);
+    const int32_t preshift_out = srdhm16(hires, q->m0);
     int32_t reluish = hires;
-    const int32_t e = p->s1;
+    const int32_t e = q->s1;
     if (e > 0) {
         reluish = sat_shl16(reluish, e - 1);
     }
-    reluish = srdhm16(reluish, p->m1);
+    reluish = srdhm16(reluish, q->m1);
     if (e > 0) {
         reluish = sat_shl16(reluish, 1);
     }
@@ -109,7 +108,7 @@ static int32_t hard_swish_one(const mrt_unary_params *p, int32_t x)
     }
     reluish = wrap16((reluish + (1 << 15)) >> 1);
     const int32_t pre = sdhm16(reluish, preshift_out);
-    const int32_t out = wrap16(mrt_rdbpot(pre, -p->s0) + p->out_off);
+    const int32_t out = wrap16(mrt_rdbpot(pre, -q->s0) + q->out_off);
     return mrt_clamp(out, -128, 127);
 }
 
@@ -133,33 +132,34 @@ static int32_t gemmlowp_tanh(int32_t a)       /* F4 -> F0 */
     return a < 0 ? (int32_t)(0u - (uint32_t)t) : t;
 }
 
-int32_t mrt_unary_s8(const mrt_unary_params *p)
+int32_t mrt_unary_s8(const mrt_unary_s8_params *p)
 {
+    const mrt_unary_quant *q = &p->quant;
     for (int32_t i = 0; i < p->n; ++i) {
         const int32_t x = p->in[i];
         int32_t r;
         switch (p->op) {
         case MRT_UNARY_REQUANT:
-            r = mrt_clamp(p->out_off + mrt_requantize(x - p->in_off, p->m0, p->s0), p->a0, p->a1);
+            r = mrt_clamp(q->out_off + mrt_requantize(x - q->in_off, q->m0, q->s0), q->a0, q->a1);
             break;
         case MRT_UNARY_RELU6:
-            r = x > p->a1 ? p->a1 : (x < p->a0 ? p->a0 : x);
+            r = x > q->a1 ? q->a1 : (x < q->a0 ? q->a0 : x);
             break;
         case MRT_UNARY_LEAKY: {
-            const int32_t v = x - p->in_off;
-            r = v >= 0 ? mrt_requantize(v, p->m0, p->s0) : mrt_requantize(v, p->m1, p->s1);
-            r = mrt_clamp(r + p->out_off, -128, 127);
+            const int32_t v = x - q->in_off;
+            r = v >= 0 ? mrt_requantize(v, q->m0, q->s0) : mrt_requantize(v, q->m1, q->s1);
+            r = mrt_clamp(r + q->out_off, -128, 127);
             break;
         }
         case MRT_UNARY_LOGISTIC:
         case MRT_UNARY_TANH: {      /* same saturation and F4 input; they differ in the F0 function */
-            const int32_t v = x - p->in_off;
-            if (v <= -p->a0) {
+            const int32_t v = x - q->in_off;
+            if (v <= -q->a0) {
                 r = -128;
-            } else if (v >= p->a0) {
+            } else if (v >= q->a0) {
                 r = 127;
             } else {
-                const int32_t q4 = mrt_requantize(v, p->m0, p->s0);
+                const int32_t q4 = mrt_requantize(v, q->m0, q->s0);
                 r = p->op == MRT_UNARY_LOGISTIC ? mrt_rdbpot(gemmlowp_logistic(q4), 23) - 128
                                                 : mrt_rdbpot(gemmlowp_tanh(q4), 24);
                 r = mrt_clamp(r, -128, 127);
@@ -198,36 +198,58 @@ static inline int32_t f32_to_i32_host(float x)
     return (int32_t)x;
 }
 
-/* QUANTIZE float32 -> T: round half away, then the host twin's int32 cast and a wrapping add of
- * the zero point, clamped to [lo, hi]. DEQUANTIZE T -> float32 in double, as the twin does.
- * One body each for the int8 and int16 entry points. */
-#define MRT_DEFINE_QUANTIZE_F32(name, T, lo, hi)                                                \
-    int32_t name(const float *in, T *out, int32_t n, uint32_t scale_bits, int32_t zero_point)  \
-    {                                                                                           \
-        const float scale = mrt_fbits(scale_bits);                                              \
-        for (int32_t i = 0; i < n; ++i) {                                                       \
-            const int32_t q = f32_to_i32_host(round_half_away(in[i] / scale));                  \
-            const int32_t v = (int32_t)((uint32_t)q + (uint32_t)zero_point);                    \
-            out[i] = (T)mrt_clamp(v, lo, hi);                                                   \
-        }                                                                                       \
-        return 0;                                                                               \
-    }
-#define MRT_DEFINE_DEQUANTIZE_F32(name, T)                                                      \
-    int32_t name(const T *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)  \
-    {                                                                                           \
-        const double scale = (double)mrt_fbits(scale_bits);                                     \
-        for (int32_t i = 0; i < n; ++i) {                                                       \
-            out[i] = (float)(scale * (double)(in[i] - zero_point));                             \
-        }                                                                                       \
-        return 0;                                                                               \
-    }
+/* QUANTIZE float32 -> integer: round half away, then the host twin's int32 cast and a wrapping
+ * add of the zero point, clamped to [lo, hi]. */
+static inline int32_t quantize_f32_one(float x, float scale, int32_t zero_point, int32_t lo, int32_t hi)
+{
+    const int32_t q = f32_to_i32_host(round_half_away(x / scale));
+    const int32_t v = (int32_t)((uint32_t)q + (uint32_t)zero_point);
+    return mrt_clamp(v, lo, hi);
+}
 
-MRT_DEFINE_QUANTIZE_F32(mrt_quantize_f32_s8, int8_t, -128, 127)
-MRT_DEFINE_DEQUANTIZE_F32(mrt_dequantize_s8_f32, int8_t)
-MRT_DEFINE_QUANTIZE_F32(mrt_quantize_f32_s16, int16_t, -32768, 32767)
-MRT_DEFINE_DEQUANTIZE_F32(mrt_dequantize_s16_f32, int16_t)
+/* DEQUANTIZE integer -> float32, in double as the twin does. */
+static inline float dequantize_f32_one(int32_t q, double scale, int32_t zero_point)
+{
+    return (float)(scale * (double)(q - zero_point));
+}
 
-int32_t mrt_mean_s8(const mrt_mean_params *p)
+int32_t mrt_quantize_f32_s8(const float *in, int8_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
+{
+    const float scale = mrt_fbits(scale_bits);
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = (int8_t)quantize_f32_one(in[i], scale, zero_point, -128, 127);
+    }
+    return 0;
+}
+
+int32_t mrt_dequantize_s8_f32(const int8_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
+{
+    const double scale = (double)mrt_fbits(scale_bits);
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = dequantize_f32_one(in[i], scale, zero_point);
+    }
+    return 0;
+}
+
+int32_t mrt_quantize_f32_s16(const float *in, int16_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
+{
+    const float scale = mrt_fbits(scale_bits);
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = (int16_t)quantize_f32_one(in[i], scale, zero_point, -32768, 32767);
+    }
+    return 0;
+}
+
+int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
+{
+    const double scale = (double)mrt_fbits(scale_bits);
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = dequantize_f32_one(in[i], scale, zero_point);
+    }
+    return 0;
+}
+
+int32_t mrt_mean_s8(const mrt_mean_s8_params *p)
 {
     int32_t stride[4], ko[4], kr[4];
     (void)mrt_mean_axes(p->shape, p->reduce, stride, ko, kr);

@@ -22,31 +22,31 @@ int32_t mrt_strided_copy(const mrt_copy_params *p);
 int32_t mrt_fill(uint8_t *dst, uint32_t value, int32_t count, int32_t elem_size);
 int32_t mrt_copy(const uint8_t *src, uint8_t *dst, int32_t nbytes);
 
-/* Broadcasting binary op over 6-D index space (strides in elements, 0 = broadcast). The
- * int8, int16 and float32 parameter blocks share these fields after their three data pointers
- * (one list, so the layouts the Python glue packs cannot drift apart). */
+/* Broadcasting binary ops (ADD SUB MUL MAXIMUM MINIMUM) walk a 6-D index space. */
 enum { MRT_OP_ADD = 0, MRT_OP_SUB = 1, MRT_OP_MUL = 2, MRT_OP_MAX = 3, MRT_OP_MIN = 4 };
-#define MRT_BROADCAST_FIELDS                \
-    int32_t op;               /* MRT_OP_* */ \
-    int32_t count[MRT_MAX_DIMS];            \
-    int32_t stride1[MRT_MAX_DIMS];          \
-    int32_t stride2[MRT_MAX_DIMS];
-/* ... and the quantized (int8 / int16) blocks add TFLM's requantization parameters. */
-#define MRT_BINARY_QUANT_FIELDS                 \
-    MRT_BROADCAST_FIELDS                        \
-    int32_t left_shift;                         \
-    int32_t in1_offset, in1_mult, in1_shift;    \
-    int32_t in2_offset, in2_mult, in2_shift;    \
-    int32_t out_offset, out_mult, out_shift;    \
+typedef struct {
+    int32_t count[MRT_MAX_DIMS];            /* output elements per axis, outermost first */
+    int32_t stride1[MRT_MAX_DIMS];          /* in1 element stride per axis, 0 = broadcast */
+    int32_t stride2[MRT_MAX_DIMS];          /* in2 element stride per axis, 0 = broadcast */
+} mrt_broadcast_dims;
+/* TFLM's requantization of a quantized (int8 / int16) binary op. */
+typedef struct {
+    int32_t left_shift;
+    int32_t in1_offset, in1_mult, in1_shift;
+    int32_t in2_offset, in2_mult, in2_shift;
+    int32_t out_offset, out_mult, out_shift;
     int32_t act_min, act_max;
+} mrt_binary_quant;
 
 typedef struct {
     const int8_t *in1;
     const int8_t *in2;
     int8_t *out;
-    MRT_BINARY_QUANT_FIELDS
-} mrt_binary_params;
-int32_t mrt_binary_s8(const mrt_binary_params *p);
+    int32_t op;                             /* MRT_OP_* */
+    mrt_broadcast_dims dims;
+    mrt_binary_quant quant;
+} mrt_binary_s8_params;
+int32_t mrt_binary_s8(const mrt_binary_s8_params *p);
 
 /* Element-wise unary int8 ops. */
 enum {
@@ -57,16 +57,20 @@ enum {
     MRT_UNARY_TANH = 4,      /* gemmlowp tanh */
     MRT_UNARY_HARD_SWISH = 5,/* int16 fixed point: m0/s0 output, m1/s1 reluish (int16 mults) */
 };
+/* The requantization of an integer unary op (meaning per op above). */
+typedef struct {
+    int32_t in_off, out_off;
+    int32_t m0, s0, m1, s1;
+    int32_t a0, a1;          /* op-specific (clamp bounds, radius) */
+} mrt_unary_quant;
 typedef struct {
     const int8_t *in;
     int8_t *out;
     int32_t n;
     int32_t op;
-    int32_t in_off, out_off;
-    int32_t m0, s0, m1, s1;
-    int32_t a0, a1;          /* op-specific (clamp bounds, radius) */
-} mrt_unary_params;
-int32_t mrt_unary_s8(const mrt_unary_params *p);
+    mrt_unary_quant quant;
+} mrt_unary_s8_params;
+int32_t mrt_unary_s8(const mrt_unary_s8_params *p);
 
 /* QUANTIZE float32 -> int8 / DEQUANTIZE int8 -> float32 (soft-float calling convention). */
 int32_t mrt_quantize_f32_s8(const float *in, int8_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
@@ -81,22 +85,23 @@ typedef struct {
     int32_t in_zp, out_zp;
     int32_t mult, shift;
     int32_t act_min, act_max;
-} mrt_mean_params;
-int32_t mrt_mean_s8(const mrt_mean_params *p);
+} mrt_mean_s8_params;
+int32_t mrt_mean_s8(const mrt_mean_s8_params *p);
 
 /* ---- float32 (soft-float calling convention; mrt_float.c). Float parameters travel as IEEE bit patterns. ---- */
 /* Convolution geometry, shared by the float32 and int16 conv parameter blocks. */
-#define MRT_CONV_GEOMETRY_FIELDS                                                               \
-    int32_t n, ih, iw, ic;                                                                     \
-    int32_t oh, ow, oc;                                                                        \
-    int32_t fh, fw, fc;      /* filter depth (ic / groups); float depthwise: depth multiplier */ \
+typedef struct {
+    int32_t n, ih, iw, ic;
+    int32_t oh, ow, oc;
+    int32_t fh, fw, fc;      /* filter depth (ic / groups); float depthwise: depth multiplier */
     int32_t sh, sw, dh, dw, ph, pw;
+} mrt_conv_geometry;
 typedef struct {
     const float *in;
     const float *filter;     /* conv: (oc, fh, fw, fc); depthwise: (1, fh, fw, oc) */
     const float *bias;       /* NULL: none */
     float *out;
-    MRT_CONV_GEOMETRY_FIELDS
+    mrt_conv_geometry geom;
     uint32_t act_min, act_max;
 } mrt_conv_f32_params;
 int32_t mrt_conv_f32(const mrt_conv_f32_params *p);
@@ -125,7 +130,8 @@ typedef struct {
     const float *in1;
     const float *in2;
     float *out;
-    MRT_BROADCAST_FIELDS
+    int32_t op;              /* MRT_OP_* */
+    mrt_broadcast_dims dims;
     uint32_t act_min, act_max;
 } mrt_binary_f32_params;
 int32_t mrt_binary_f32(const mrt_binary_f32_params *p);
@@ -165,7 +171,7 @@ typedef struct {
     int16_t *out;
     const int32_t *mult;     /* per channel, or [0] for all when !per_channel */
     const int32_t *shift;
-    MRT_CONV_GEOMETRY_FIELDS
+    mrt_conv_geometry geom;
     int32_t depth_multiplier; /* > 0: depthwise */
     int32_t in_off, filter_off, out_off;
     int32_t act_min, act_max;
@@ -178,7 +184,9 @@ typedef struct {
     const int16_t *in1;
     const int16_t *in2;
     int16_t *out;
-    MRT_BINARY_QUANT_FIELDS
+    int32_t op;              /* MRT_OP_* */
+    mrt_broadcast_dims dims;
+    mrt_binary_quant quant;
 } mrt_binary_s16_params;
 int32_t mrt_binary_s16(const mrt_binary_s16_params *p);
 
@@ -191,9 +199,7 @@ typedef struct {
     int32_t n;
     int32_t op;
     int32_t in_size, out_size;
-    int32_t in_off, out_off;
-    int32_t m0, s0, m1, s1;
-    int32_t a0, a1;
+    mrt_unary_quant quant;
     int32_t lo, hi;
 } mrt_unary_int_params;
 int32_t mrt_unary_int(const mrt_unary_int_params *p);

@@ -13,21 +13,21 @@ MRT_INLINE float mrt_fbits(uint32_t b)
     return f;
 }
 
-/* The 6-D broadcasting walk of mrt_binary_s8 / _s16 / _f32 (p has MRT_BROADCAST_FIELDS):
- * the output is written in order; x and y name the two input elements (type T) inside EXPR,
- * whose value is stored as T. */
-#define MRT_BROADCAST_BINARY(p, T, x, y, EXPR)                                                  \
+/* The 6-D broadcasting walk of mrt_binary_s8 / _s16 / _f32 over `dims` (a mrt_broadcast_dims *):
+ * out (T *) is written in order; x and y name the in1 and in2 elements (const T *in1, *in2)
+ * inside EXPR, whose value is stored as T. A macro because the element type T varies. */
+#define MRT_BROADCAST_BINARY(dims, T, in1, in2, out, x, y, EXPR)                                \
     do {                                                                                        \
-        const int32_t *n_ = (p)->count, *s1_ = (p)->stride1, *s2_ = (p)->stride2;              \
-        T *out_ = (p)->out;                                                                     \
+        const int32_t *n_ = (dims)->count, *s1_ = (dims)->stride1, *s2_ = (dims)->stride2;     \
+        T *out_ = (out);                                                                        \
         for (int32_t i0 = 0; i0 < n_[0]; ++i0)                                                  \
         for (int32_t i1 = 0; i1 < n_[1]; ++i1)                                                  \
         for (int32_t i2 = 0; i2 < n_[2]; ++i2)                                                  \
         for (int32_t i3 = 0; i3 < n_[3]; ++i3)                                                  \
         for (int32_t i4 = 0; i4 < n_[4]; ++i4) {                                                \
-            const T *a_ = (p)->in1 + i0 * s1_[0] + i1 * s1_[1] + i2 * s1_[2] + i3 * s1_[3] +   \
+            const T *a_ = (in1) + i0 * s1_[0] + i1 * s1_[1] + i2 * s1_[2] + i3 * s1_[3] +       \
                           i4 * s1_[4];                                                          \
-            const T *b_ = (p)->in2 + i0 * s2_[0] + i1 * s2_[1] + i2 * s2_[2] + i3 * s2_[3] +   \
+            const T *b_ = (in2) + i0 * s2_[0] + i1 * s2_[1] + i2 * s2_[2] + i3 * s2_[3] +       \
                           i4 * s2_[4];                                                          \
             for (int32_t i5 = 0; i5 < n_[5]; ++i5) {                                            \
                 const T x = a_[i5 * s1_[5]], y = b_[i5 * s2_[5]];                               \
@@ -36,37 +36,31 @@ MRT_INLINE float mrt_fbits(uint32_t b)
         }                                                                                       \
     } while (0)
 
-/* Defines `static inline int32_t name(const params_t *p, int32_t a, int32_t b)`: quantized
- * ADD / SUB / MUL / MAXIMUM / MINIMUM of one element pair, TFLM-exact. One definition serves
- * the int8 and the int16 blocks (they share MRT_BINARY_QUANT_FIELDS, but are distinct types).
- * MUL wraps in uint32 as TFLM's int16 path may overflow; for int8 the product always fits. */
-#define MRT_DEFINE_BINARY_QUANT_ONE(name, params_t)                                             \
-    static inline int32_t name(const params_t *p, int32_t a, int32_t b)                        \
-    {                                                                                           \
-        switch (p->op) {                                                                        \
-        case MRT_OP_ADD:                                                                        \
-        case MRT_OP_SUB: {                                                                      \
-            const int32_t x1 = mrt_requantize(mrt_shl_wrap(a + p->in1_offset, p->left_shift),   \
-                                              p->in1_mult, p->in1_shift);                       \
-            const int32_t x2 = mrt_requantize(mrt_shl_wrap(b + p->in2_offset, p->left_shift),   \
-                                              p->in2_mult, p->in2_shift);                       \
-            const int32_t raw = (int32_t)(p->op == MRT_OP_ADD ? (uint32_t)x1 + (uint32_t)x2     \
-                                                              : (uint32_t)x1 - (uint32_t)x2);   \
-            return mrt_clamp(mrt_requantize(raw, p->out_mult, p->out_shift) + p->out_offset,    \
-                             p->act_min, p->act_max);                                           \
-        }                                                                                       \
-        case MRT_OP_MUL: {                                                                      \
-            const int32_t prod = (int32_t)((uint32_t)(a + p->in1_offset) *                      \
-                                           (uint32_t)(b + p->in2_offset));                      \
-            return mrt_clamp(mrt_requantize(prod, p->out_mult, p->out_shift) + p->out_offset,   \
-                             p->act_min, p->act_max);                                           \
-        }                                                                                       \
-        case MRT_OP_MAX:                                                                        \
-            return a > b ? a : b;                                                               \
-        default:                                                                                \
-            return a < b ? a : b;                                                               \
-        }                                                                                       \
+/* Quantized ADD / SUB / MUL / MAXIMUM / MINIMUM (op: MRT_OP_*) of one element pair, TFLM-exact;
+ * mrt_binary_s8 and mrt_binary_s16 share it. MUL wraps in uint32 as TFLM's int16 path may
+ * overflow; for int8 the product always fits. */
+static inline int32_t mrt_binary_quant_one(int32_t op, const mrt_binary_quant *q, int32_t a, int32_t b)
+{
+    switch (op) {
+    case MRT_OP_ADD:
+    case MRT_OP_SUB: {
+        const int32_t x1 = mrt_requantize(mrt_shl_wrap(a + q->in1_offset, q->left_shift), q->in1_mult,
+                                          q->in1_shift);
+        const int32_t x2 = mrt_requantize(mrt_shl_wrap(b + q->in2_offset, q->left_shift), q->in2_mult,
+                                          q->in2_shift);
+        const int32_t raw = (int32_t)(op == MRT_OP_ADD ? (uint32_t)x1 + (uint32_t)x2 : (uint32_t)x1 - (uint32_t)x2);
+        return mrt_clamp(mrt_requantize(raw, q->out_mult, q->out_shift) + q->out_offset, q->act_min, q->act_max);
     }
+    case MRT_OP_MUL: {
+        const int32_t prod = (int32_t)((uint32_t)(a + q->in1_offset) * (uint32_t)(b + q->in2_offset));
+        return mrt_clamp(mrt_requantize(prod, q->out_mult, q->out_shift) + q->out_offset, q->act_min, q->act_max);
+    }
+    case MRT_OP_MAX:
+        return a > b ? a : b;
+    default:
+        return a < b ? a : b;
+    }
+}
 
 /* MEAN over a 4-D row-major input (mrt_mean_s8 / mrt_mean_f32): element strides, and per axis
  * the loop count over kept (ko) and reduced (kr) positions. Returns the number of elements
