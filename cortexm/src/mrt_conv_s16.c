@@ -1,13 +1,10 @@
-/* micro_rt: int16 kernels (TFLM's 16-bit activation paths), bit-exact with the numpy twins.
- *
- *  - mrt_conv_s16: CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED with int16 activations and
- *    int8 weights (16x8): int64 accumulator and bias, then TFLM's int64
- *    MultiplyByQuantizedMultiplier (16-bit reduced multiplier, one rounding); with an int32
- *    bias (bias_size 4) TFLM's int32 variant: wrapping int32 sum, double-rounding requantize.
- *  - mrt_binary_s16: ADD / SUB / MUL / MAXIMUM / MINIMUM on int16 with broadcasting.
- *  - mrt_unary_int: element-wise requantization between int8 / int16 / int32 (QUANTIZE),
- *    int16 RELU, RELU6 and LEAKY_RELU. */
-#include "mrt_shared.h"
+/* micro_rt: CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED with int16 activations and int8
+ * weights (16x8; mrt_conv_s16, declared in mrt_nnfunctions.h), bit-exact with the numpy twins:
+ * int64 accumulator and bias, then TFLM's int64 MultiplyByQuantizedMultiplier (16-bit reduced
+ * multiplier, one rounding); with an int32 bias (bias_size 4) TFLM's int32 variant: wrapping
+ * int32 sum, double-rounding requantization. */
+#include "mrt_nnfunctions.h"
+#include "mrt_math.h"
 
 /* TFLM MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier, int shift). */
 static inline int64_t requantize_wide(int64_t acc, int32_t multiplier, int32_t shift)
@@ -15,11 +12,6 @@ static inline int64_t requantize_wide(int64_t acc, int32_t multiplier, int32_t s
     const int64_t reduced = multiplier < 0x7FFF0000 ? ((int64_t)multiplier + (1 << 15)) >> 16 : 0x7FFF;
     const int32_t total_shift = 15 - shift;
     return (acc * reduced + ((int64_t)1 << (total_shift - 1))) >> total_shift;
-}
-
-static inline int64_t clamp64(int64_t v, int32_t lo, int32_t hi)
-{
-    return v < lo ? lo : (v > hi ? hi : v);
 }
 
 int32_t mrt_conv_s16(const mrt_conv_s16_params *p)
@@ -78,60 +70,10 @@ int32_t mrt_conv_s16(const mrt_conv_s16_params *p)
                         }
                         r = requantize_wide(acc, p->mult[ch], p->shift[ch]) + p->out_off;
                     }
-                    *out++ = (int16_t)clamp64(r, p->act_min, p->act_max);
+                    *out++ = (int16_t)mrt_clamp64(r, p->act_min, p->act_max);
                 }
             }
         }
-    }
-    return 0;
-}
-
-int32_t mrt_binary_s16(const mrt_binary_s16_params *p)
-{
-    MRT_BROADCAST_BINARY(&p->dims, int16_t, p->in1, p->in2, p->out, x, y, mrt_binary_quant_one(p->op, &p->quant, x, y));
-    return 0;
-}
-
-static inline int32_t load_int(const void *base, int32_t i, int32_t size)
-{
-    switch (size) {
-    case 1: return ((const int8_t *)base)[i];
-    case 2: return ((const int16_t *)base)[i];
-    default: return ((const int32_t *)base)[i];
-    }
-}
-
-static inline void store_int(void *base, int32_t i, int32_t size, int32_t v)
-{
-    switch (size) {
-    case 1: ((int8_t *)base)[i] = (int8_t)v; break;
-    case 2: ((int16_t *)base)[i] = (int16_t)v; break;
-    default: ((int32_t *)base)[i] = v; break;
-    }
-}
-
-int32_t mrt_unary_int(const mrt_unary_int_params *p)
-{
-    const mrt_unary_quant *q = &p->quant;
-    for (int32_t i = 0; i < p->n; ++i) {
-        const int32_t x = load_int(p->in, i, p->in_size);
-        int64_t r;
-        switch (p->op) {
-        case MRT_UNARY_REQUANT: {
-            const int32_t v = (int32_t)((uint32_t)x - (uint32_t)q->in_off);
-            r = (int64_t)mrt_requantize(v, q->m0, q->s0) + q->out_off;
-            break;
-        }
-        case MRT_UNARY_RELU6:
-            r = x > q->a1 ? q->a1 : (x < q->a0 ? q->a0 : x);
-            break;
-        default: {              /* MRT_UNARY_LEAKY */
-            const int32_t v = x - q->in_off;
-            r = (int64_t)(v >= 0 ? mrt_requantize(v, q->m0, q->s0) : mrt_requantize(v, q->m1, q->s1)) + q->out_off;
-            break;
-        }
-        }
-        store_int(p->out, i, p->out_size, (int32_t)clamp64(r, p->lo, p->hi));
     }
     return 0;
 }

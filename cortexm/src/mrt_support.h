@@ -1,17 +1,37 @@
-/* micro_rt: pieces shared by the mrt_ops.h kernels (mrt_ops.c, mrt_float.c, mrt_int16.c), so
- * the int8, int16 and float32 variants of an operator run one copy of the same logic. */
-#ifndef MRT_SHARED_H
-#define MRT_SHARED_H
-#include "mrt_ops.h"
+/* micro_rt: pieces that several kernels share and that are more than scalar arithmetic
+ * (mrt_math.h): the matrix product of the 1x1 convolutions and fully connected layers, gemmlowp's
+ * fixed-point exp and reciprocal, and the loops the int8 / int16 / float32 variants of an
+ * operator have in common, so that each runs one copy of the same logic. Internal: the glue
+ * calls only what arm_nnfunctions.h and mrt_nnfunctions.h declare (mrt_gemm_s8 is exported
+ * too, for tests and experiments). */
+#ifndef MRT_SUPPORT_H
+#define MRT_SUPPORT_H
+#include "mrt_nn_types.h"
 #include "mrt_math.h"
 
-/* A float parameter passed as its IEEE bit pattern (soft-float calling convention). */
-MRT_INLINE float mrt_fbits(uint32_t b)
-{
-    float f;
-    __builtin_memcpy(&f, &b, 4);
-    return f;
-}
+/* ---- int8 matrix product (mrt_gemm_s8.c) ---- */
+
+/* int8 matrix times int8 weights (1x1 convolution, fully connected): for `rows` rows of x
+ * (row r at x + r * x_stride, k_len values, + x_off each) and out_ch weight rows of k_len,
+ * out[r * out_ch + c] = mrt_out_stage(bias[c] + sum_k (x[r][k] + x_off) * w[c][k]).
+ * mult/shift are per channel when per_channel, else mult[0]/shift[0]; bias may be NULL. */
+void mrt_gemm_s8(const int8_t *x, int32_t rows, int32_t x_stride, int32_t k_len, int32_t x_off,
+                 const int8_t *w, const int32_t *bias, int32_t out_ch, const int32_t *mult,
+                 const int32_t *shift, int32_t per_channel, int32_t out_off, int32_t lo, int32_t hi,
+                 int8_t *out);
+
+/* ---- gemmlowp fixed point on raw int32 values (mrt_fixedpoint.c): softmax, logistic, tanh ---- */
+
+/* SaturatingRoundingMultiplyByPOT<exponent>. */
+int32_t mrt_sat_mul_pot(int32_t x, int32_t exponent);
+/* exp(a) for a <= 0 with `integer_bits` integer bits, result in Q0.31. */
+int32_t mrt_exp_on_negative_values(int32_t a, int32_t integer_bits);
+/* 1 / (1 + a) for a in Q0.31 [0, 1), result in Q0.31 (as F0). */
+int32_t mrt_one_over_one_plus_x(int32_t a);
+/* (1 - a) / (1 + a) for a in Q0.31 [0, 1), result in Q0.31. */
+int32_t mrt_one_minus_x_over_one_plus_x(int32_t a);
+
+/* ---- loops shared across element types ---- */
 
 /* The 6-D broadcasting walk of mrt_binary_s8 / _s16 / _f32 over `dims` (a mrt_broadcast_dims *):
  * out (T *) is written in order; x and y name the in1 and in2 elements (const T *in1, *in2)
@@ -38,7 +58,9 @@ MRT_INLINE float mrt_fbits(uint32_t b)
 
 /* Quantized ADD / SUB / MUL / MAXIMUM / MINIMUM (op: MRT_OP_*) of one element pair, TFLM-exact;
  * mrt_binary_s8 and mrt_binary_s16 share it. MUL wraps in uint32 as TFLM's int16 path may
- * overflow; for int8 the product always fits. */
+ * overflow; for int8 the product always fits. Plain `static inline`, and its two callers in
+ * different files (mrt_binary_s8.c, mrt_binary.c): with both in one translation unit GCC
+ * outlines part of it (mrt_binary_quant_one.part.0) and both kernels get slower. */
 static inline int32_t mrt_binary_quant_one(int32_t op, const mrt_binary_quant *q, int32_t a, int32_t b)
 {
     switch (op) {
