@@ -26,7 +26,7 @@
 
 #include "arm_nn_types.h"
 
-/* ================================================================ convolution (mrt_conv_s8.c) */
+/* ================================================================== convolution (mrt_conv_s8.c) */
 
 /**
  * CONV_2D, int8: picks the fastest kernel for the geometry, as CMSIS-NN's wrapper does:
@@ -131,7 +131,7 @@ arm_cmsis_nn_status arm_convolve_1_x_n_s8(const cmsis_nn_context *ctx, const cms
 int32_t arm_convolve_1_x_n_s8_get_buffer_size(const cmsis_nn_conv_params *conv_params,
     const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims);
 
-/* ====================================================== depthwise convolution (mrt_depthwise_conv_s8.c) */
+/* ============================================== depthwise convolution (mrt_depthwise_conv_s8.c) */
 
 /**
  * DEPTHWISE_CONV_2D, int8: with ch_mult 1, batch 1 and dilation 1, arm_depthwise_conv_3x3_s8
@@ -208,7 +208,7 @@ arm_cmsis_nn_status arm_depthwise_conv_3x3_s8(const cmsis_nn_context *ctx,
     const int8_t *filter_data, const cmsis_nn_dims *bias_dims, const int32_t *bias_data,
     const cmsis_nn_dims *output_dims, int8_t *output_data);
 
-/* ========================================================= fully connected (mrt_fully_connected_s8.c) */
+/* ====================================================== fully connected (mrt_fully_connected.c) */
 
 /**
  * FULLY_CONNECTED, int8, per-tensor quantization: out[b][c] = out_stage(bias[c] +
@@ -245,7 +245,7 @@ arm_cmsis_nn_status arm_fully_connected_per_channel_s8(const cmsis_nn_context *c
 /** Scratch bytes of both fully connected kernels: 0. */
 int32_t arm_fully_connected_s8_get_buffer_size(const cmsis_nn_dims *filter_dims);
 
-/* ============================================================= elementwise (mrt_binary_s8.c) */
+/* =================================================================== elementwise (mrt_binary.c) */
 
 /**
  * ADD of two int8 vectors of the same shape, TFLM's quantized add: each input is shifted left by
@@ -279,7 +279,7 @@ arm_cmsis_nn_status arm_elementwise_mul_s8(const int8_t *input_1_vect, const int
     const int32_t out_mult, const int32_t out_shift, const int32_t out_activation_min,
     const int32_t out_activation_max, const int32_t block_size);
 
-/* ======================================================================= pooling (mrt_pooling_s8.c) */
+/* ====================================================================== pooling (mrt_pooling.c) */
 
 /**
  * AVERAGE_POOL_2D, int8: per output pixel and channel the mean of the window's taps inside the
@@ -312,7 +312,7 @@ arm_cmsis_nn_status arm_max_pool_s8(const cmsis_nn_context *ctx, const cmsis_nn_
     const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
     const cmsis_nn_dims *output_dims, int8_t *output_data);
 
-/* ======================================================================= softmax (mrt_softmax_s8.c) */
+/* ====================================================================== softmax (mrt_softmax.c) */
 
 /**
  * SOFTMAX, int8 in and out, TFLM's fixed-point softmax (gemmlowp exp on negative values with 5
@@ -333,7 +333,7 @@ void arm_softmax_s8(const int8_t *input, const int32_t num_rows, const int32_t r
 void arm_softmax_s8_s16(const int8_t *input, const int32_t num_rows, const int32_t row_size,
     const int32_t mult, const int32_t shift, const int32_t diff_min, int16_t *output);
 
-/* ======================================================================== reshape (mrt_data.c) */
+/* ========================================================================= reshape (mrt_data.c) */
 
 /**
  * RESHAPE / SQUEEZE / EXPAND_DIMS: copies total_size bytes from input to output (the glue uses

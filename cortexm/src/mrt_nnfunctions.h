@@ -19,7 +19,7 @@
 #define MRT_NNFUNCTIONS_H
 #include "mrt_nn_types.h"
 
-/* ======================================================================== data movement (mrt_data.c) */
+/* =================================================================== data movement (mrt_data.c) */
 
 /**
  * Copies nbytes bytes from src to dst (SHAPE's constant result, any contiguous copy).
@@ -41,7 +41,7 @@ int32_t mrt_fill(uint8_t *dst, uint32_t value, int32_t count, int32_t elem_size)
  */
 int32_t mrt_strided_copy(const mrt_copy_params *p);
 
-/* ================================================= binary: ADD SUB MUL MAXIMUM MINIMUM (mrt_binary_*.c) */
+/* ========================== binary: ADD SUB MUL MAXIMUM MINIMUM (mrt_binary.c, mrt_binary_s8.c) */
 
 /**
  * Broadcasting ADD / SUB / MUL / MAXIMUM / MINIMUM on int8 (TFLM's quantized arithmetic,
@@ -60,7 +60,7 @@ int32_t mrt_binary_s16(const mrt_binary_s16_params *p);
  */
 int32_t mrt_binary_f32(const mrt_binary_f32_params *p);
 
-/* ================================================= unary: activations, requantization (mrt_unary_*.c) */
+/* ============================================= unary: activations, requantization (mrt_unary.c) */
 
 /** int8 RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH and QUANTIZE int8 -> int8 (MRT_UNARY_*). */
 int32_t mrt_unary_s8(const mrt_unary_s8_params *p);
@@ -79,7 +79,7 @@ int32_t mrt_unary_int(const mrt_unary_int_params *p);
  */
 int32_t mrt_unary_f32(const mrt_unary_f32_params *p);
 
-/* ====================================================== QUANTIZE / DEQUANTIZE float32 (mrt_quantize_f32.c) */
+/* =============================================== QUANTIZE / DEQUANTIZE float32 (mrt_quantize.c) */
 
 /**
  * QUANTIZE float32 -> int8: q = round_half_away(in / scale) converted to int32 as the host
@@ -105,7 +105,7 @@ int32_t mrt_dequantize_s8_f32(const int8_t *in, float *out, int32_t n, uint32_t 
 /** DEQUANTIZE int16 -> float32: as mrt_dequantize_s8_f32. */
 int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
 
-/* ============================================================================= reduce (mrt_reduce_*.c) */
+/* ======================================================================== reduce (mrt_reduce.c) */
 
 /**
  * MEAN int8 over the axes flagged in p->reduce: per output, the sum of (x - in_zp) over the
@@ -117,7 +117,7 @@ int32_t mrt_mean_s8(const mrt_mean_s8_params *p);
 /** MEAN float32: a sequential float32 sum from the first element (as the twin), divided by the count. */
 int32_t mrt_mean_f32(const mrt_mean_f32_params *p);
 
-/* ================================================================== convolution (mrt_conv_*.c) */
+/* =================================================================== convolution (mrt_conv_*.c) */
 
 /**
  * CONV_2D float32, grouped when geom.fc < geom.ic: per output, the taps in TFLM's loop order
@@ -141,12 +141,12 @@ int32_t mrt_depthwise_conv_f32(const mrt_conv_f32_params *p);
  */
 int32_t mrt_conv_s16(const mrt_conv_s16_params *p);
 
-/* ======================================================== fully connected (mrt_fully_connected_f32.c) */
+/* ====================================================== fully connected (mrt_fully_connected.c) */
 
 /** FULLY_CONNECTED float32: per output, sum_d x[d] * w[o][d] from 0.0f, + bias, activation clamp. */
 int32_t mrt_fully_connected_f32(const mrt_fc_f32_params *p);
 
-/* ===================================================================== pooling (mrt_pooling_f32.c) */
+/* ====================================================================== pooling (mrt_pooling.c) */
 
 /**
  * AVERAGE_POOL_2D float32: the window's taps summed in order (padded taps as 0.0f, as the
@@ -157,7 +157,7 @@ int32_t mrt_avgpool_f32(const mrt_pool_f32_params *p);
 /** MAX_POOL_2D float32: numpy maximum over the window (padded taps as -FLT_MAX), activation clamp. */
 int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
 
-/* ===================================================================== softmax (mrt_softmax_f32.c) */
+/* ====================================================================== softmax (mrt_softmax.c) */
 
 /**
  * SOFTMAX float32, TFLM's float softmax: per row, e = expf((x - max) * beta) (newlib), then
