@@ -114,7 +114,7 @@ def _run_binary_f32(c: _Ctx, core: str):
 
 # --------------------------------------------------------------------------- unary
 
-# MRT_UNARY_* of mrt_unary_s8 / mrt_unary_int (mrt_ops.h)
+# MRT_UNARY_* of mrt_unary_s8 / mrt_unary_int (cortexm/src/mrt_nn_types.h)
 _REQUANT, _RELU6, _LEAKY, _LOGISTIC, _TANH, _HARD_SWISH = range(6)
 # MRT_UNARY_F32_* of mrt_unary_f32
 _UNARY_F32 = {"RELU": 0, "RELU6": 1, "LEAKY_RELU": 2, "LOGISTIC": 3, "TANH": 4, "HARD_SWISH": 5}

@@ -1,6 +1,6 @@
 """Neural-network layer runners for micro_rt.cortexm.ops: CONV_2D, DEPTHWISE_CONV_2D,
 FULLY_CONNECTED, AVERAGE_POOL_2D / MAX_POOL_2D and SOFTMAX, for int8 (CMSIS-NN wrappers),
-float32 (mrt_float.c) and int16 (mrt_int16.c, 16x8 conv / depthwise / FC), with the
+float32 (mrt_*_f32) and int16 (mrt_conv_s16, 16x8 conv / depthwise / FC), with the
 parameter computations TFLM's CMSIS-NN glue does and the kernels' scratch-buffer sizes.
 """
 from __future__ import annotations
