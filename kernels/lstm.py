@@ -42,7 +42,7 @@ from .tflite_types import HYBRID, type_label
 from .fully_connected import _ACCUMULATE_LIMIT, sequential_matvec_f32
 from .quant import InPlaceRequant as _InPlaceRequant
 from .quant import _clip as _CLIP
-from .quant import quantize_multiplier, requantize, wrap_int32
+from .quant import quantize_multiplier, wrap_int32
 
 # lstm_shared.h tensor indices.
 INPUT = 0
@@ -469,18 +469,6 @@ def _run_float(data: OpDataLSTM, xs, os_, h, c) -> None:
         os_[step] = hs
     h[...] = hs
     c[...] = cs
-
-
-def _clamp(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """In-place clamp (np.clip costs more than the arithmetic on these short rows)."""
-    np.minimum(x, hi, out=x)
-    np.maximum(x, lo, out=x)
-    return x
-
-
-def _requant16(acc: np.ndarray, mult, shift) -> np.ndarray:
-    """MultiplyByQuantizedMultiplier (double rounding) and the int16 clamp."""
-    return _clamp(requantize(acc, mult, shift), -32768, 32767)
 
 
 def _run_int8(data: OpDataLSTM, xs, os_, h, c) -> None:

@@ -52,14 +52,6 @@ def check_left_shift(node, shift, what: str, limit: int = MAX_LEFT_SHIFT) -> Non
             "(TFLM built for x86 and for Arm give different outputs); a quantization scale is wrong")
 
 
-def quantize_multiplier_array(real_multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-channel QuantizeMultiplier: int64 multipliers and shifts, one per entry."""
-    pairs = [quantize_multiplier(float(m)) for m in np.asarray(real_multipliers, np.float64).ravel()]
-    mult = np.array([p[0] for p in pairs], dtype=np.int64)
-    shift = np.array([p[1] for p in pairs], dtype=np.int64)
-    return mult, shift
-
-
 def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> tuple[int, int]:
     """QuantizeMultiplierSmallerThanOneExp: the shift returned is <= 0."""
     q, shift = quantize_multiplier(real_multiplier)
@@ -302,14 +294,6 @@ def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
                           * float(1 << (total_signed_bits - input_integer_bits))
                           * 2.0 ** -input_left_shift)
     return int(math.floor(max_input_rescaled))
-
-
-def round_half_away_f32(x: np.ndarray) -> np.ndarray:
-    """roundf on float32 arrays (halves away from zero), result float32."""
-    x = np.asarray(x, dtype=np.float32)
-    t = np.trunc(x)
-    frac = x - t                       # exact in float32
-    return (t + np.sign(x) * (np.abs(frac) >= np.float32(0.5))).astype(np.float32)
 
 
 _C30, _C31 = np.asarray(1 << 30, np.int64), np.asarray(31, np.int64)

@@ -6,9 +6,9 @@ matches one integer formula: acc = int32 sum of (x - input_zp) over the reduced 
 the input_scale/output_scale multiplier (QuantizeMultiplier, double) gets 1/count folded in:
 shift_n = min(floor(log2(count)), 32, 31 + shift), multiplier = (multiplier << shift_n) / count,
 shift -= shift_n; then MultiplyByQuantizedMultiplier, + output_zp, clamp. The older TFLite
-paths (rounding division after requantizing; truncating integer mean; float32
-QuantizedMeanOrSum) each disagree with it on some inputs and are kept only as
-`LEGACY_PATHS = True` for reference.
+paths (rounding division after requantizing, which differs on 36 of 1280 mobilenet_v2
+outputs; truncating integer mean; float32 QuantizedMeanOrSum) each disagree with it on some
+inputs.
 float32: the float32 sum in input order, then divided by the count.
 """
 from __future__ import annotations
@@ -21,13 +21,8 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .padding import check_quantized, kernel_error, require_inputs, scale0, tname, zp0
-from .quant import (InPlaceRequant, _clip, c_div, multiply_by_quantized_multiplier,
-                    quantize_multiplier, round_half_away_f32, check_left_shift)
-
-# "fold" matches the tflite-micro runtime; "divide" (requantize, then round-divide by the
-# count) differs on 36 of 1280 mobilenet_v2 outputs.
-INTEGER_MEAN_VARIANT = "fold"
-LEGACY_PATHS = False
+from .quant import (InPlaceRequant, _clip, multiply_by_quantized_multiplier,
+                    quantize_multiplier, check_left_shift)
 
 
 @dataclass
@@ -148,15 +143,12 @@ def mean_invoke(ctx, node) -> None:
     data: OpDataReduce = node.user_data
     x = np.asarray(ctx.input(node, 0).data)
     out = ctx.output(node, 0)
-    if (data.kind != "float32" and data.axis is not None and not LEGACY_PATHS
-            and INTEGER_MEAN_VARIANT == "fold" and _mean_fold_fast(node, data, x, out)):
+    if data.kind != "float32" and data.axis is not None and _mean_fold_fast(node, data, x, out):
         return
     raw_axis = data.axis if data.axis is not None else \
         np.asarray(ctx.input(node, 1).data, dtype=np.int64).ravel()
     axes = _resolve(node, raw_axis, x.ndim)
     rows, count = _rows(x, axes)
-    special = (x.ndim == 4 and raw_axis.size == 2
-               and sorted(int(a) for a in raw_axis) == [1, 2])
     if data.kind == "float32":
         if rows.shape[1] == 0:
             out.data[...] = 0
@@ -169,29 +161,12 @@ def mean_invoke(ctx, node) -> None:
     if count == 0:
         out.data[...] = 0
         return
-    if not LEGACY_PATHS or (data.keep_dims and special):
-        acc = (rows.astype(np.int64) - data.input_zp).sum(axis=1)
-        if INTEGER_MEAN_VARIANT == "divide":
-            acc = multiply_by_quantized_multiplier(acc, data.multiplier, data.shift)
-            half = count // 2
-            acc = c_div(np.where(acc > 0, acc + half, acc - half), count)
-        else:  # "fold": 1/count folded into the multiplier (newer TFLite / CMSIS-NN)
-            shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
-            mult = (data.multiplier << shift_n) // count
-            acc = multiply_by_quantized_multiplier(acc, mult, data.shift - shift_n)
-        res = np.clip(acc + data.output_zp, info.min, info.max)
-    elif data.input_zp == data.output_zp and \
-            np.float32(data.input_scale) == np.float32(data.output_scale):
-        res = c_div(rows.astype(np.int64).sum(axis=1), count)
-    else:
-        f32 = np.float32
-        scale = f32(data.input_scale) / f32(data.output_scale)
-        bias = f32(-data.input_zp) * scale
-        float_mean = rows.astype(np.int64).sum(axis=1).astype(np.float32) / f32(count)
-        r = round_half_away_f32(float_mean * scale + bias) + f32(data.output_zp)
-        r = np.minimum(r, f32(info.max))
-        r = np.maximum(r, f32(info.min))
-        res = r.astype(np.int64)
+    # 1/count folded into the multiplier (see the module docstring).
+    acc = (rows.astype(np.int64) - data.input_zp).sum(axis=1)
+    shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
+    mult = (data.multiplier << shift_n) // count
+    acc = multiply_by_quantized_multiplier(acc, mult, data.shift - shift_n)
+    res = np.clip(acc + data.output_zp, info.min, info.max)
     out.data[...] = np.asarray(res).reshape(out.data.shape)
 
 

@@ -217,21 +217,6 @@ def _shift_state(state: np.ndarray) -> None:
     state[:, :, :-1] = state[:, :, 1:]
 
 
-def _mbqm(x: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
-    """MultiplyByQuantizedMultiplier (double rounding) for one multiplier, on an int64 array
-    holding int32 values, in place where it can (quant.requantize, without its per-call
-    array conversions: these tensors are tiny)."""
-    if shift > 0:
-        x = wrap_int32(x << shift)
-    x *= multiplier
-    x += 1 << 30
-    x >>= 31                            # SaturatingRoundingDoublingHighMul
-    if shift < 0:                       # RoundingDivideByPOT, halves away from zero
-        x += (1 << (-shift - 1)) + (x >> 63)
-        x >>= -shift
-    return x
-
-
 def _prepare_int_buffers(data: OpDataSvdf, wf64: np.ndarray) -> None:
     """Buffers and constants of _invoke_int, made once (no allocation per invoke). Zero-point
     terms and the bias ride along in the matmuls: a constant 1 in the input row (and in the
