@@ -11,17 +11,13 @@ import math
 
 import numpy as np
 
+from micro_rt.errors import KernelError
+
 from .quant import (INT32_MAX, INT32_MIN, calculate_input_radius,  # noqa: F401 (re-exported)
                     exp_on_negative_values, newton_reciprocal_q2,
                     one_over_one_plus_x_for_x_in_0_1, rounding_divide_by_pot,
                     saturating_rounding_doubling_high_mul, saturating_rounding_multiply_by_pot,
                     wrap_int32)
-
-try:  # the interpreter's error family, when present
-    from micro_rt.errors import KernelError
-except Exception:  # pragma: no cover - standalone use
-    class KernelError(ValueError):
-        pass
 
 INT16_MIN = -(1 << 15)
 INT16_MAX = (1 << 15) - 1

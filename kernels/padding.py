@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from micro_rt.errors import KernelError
+
 
 @dataclass(frozen=True)
 class PaddingValues:
@@ -283,13 +285,9 @@ def store_float_output(acc: np.ndarray, data, out) -> None:
     out.data[...] = acc.reshape(out.data.shape)
 
 
-def kernel_error(node, message: str) -> Exception:
-    """A KernelError (ValueError when micro_rt.errors is not there yet) naming the op."""
-    try:
-        from micro_rt.errors import KernelError as _Err  # type: ignore
-    except Exception:  # pragma: no cover - depends on the interpreter being present
-        _Err = ValueError
-    return _Err(f"op {node.index} {node.op_name}: {message}")
+def kernel_error(node, message: str) -> KernelError:
+    """A KernelError naming the op (raise the result)."""
+    return KernelError(f"op {node.index} {node.op_name}: {message}")
 
 
 def tname(t) -> str:
