@@ -19,13 +19,13 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
-                      check_quantized, dtype_name, gather_windows, int16_window, int32_accumulators,
-                      kernel_error, make_geometry, scale0,
-                      store_float_output, tname, zp0)
-from .tflite_types import HYBRID
-from .quant import (MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, Requantizer, activation_range_float,
-                    activation_range_quantized, check_left_shift, quantize_multiplier)
+from .conv_common import check_bias, int32_accumulators, quantized_conv_params, store_float_output
+from .exact_matmul import accumulator_bound, exact_float_type, sequential_matmul_f32
+from .kernel_util import (HYBRID, activation_of, activation_range_float, check_activation, dtype_name,
+                          kernel_error, tensor_name, zero_point_of)
+from .padding import (check_geometry, compute_padding_height_width, gather_windows, int16_window,
+                      make_geometry)
+from .requant import Requantizer
 
 
 @dataclass
@@ -55,57 +55,6 @@ class OpDataConv:
 conv_init = op_data_init("OpDataConv", OpDataConv)
 
 
-def populate_per_channel_multipliers(input_scale: float, filter_scales: np.ndarray,
-                                     output_scale: float, num_channels: int
-                                     ) -> tuple[np.ndarray, np.ndarray]:
-    """PopulateConvolutionQuantizationParams' per-channel loop (double arithmetic)."""
-    fs = np.asarray(filter_scales, dtype=np.float32)
-    mult = np.zeros(num_channels, dtype=np.int64)
-    shift = np.zeros(num_channels, dtype=np.int64)
-    for i in range(num_channels):
-        scale = float(fs[i] if fs.size > 1 else fs[0])
-        effective = float(np.float32(input_scale)) * scale / float(np.float32(output_scale))
-        mult[i], shift[i] = quantize_multiplier(effective)
-    return mult, shift
-
-
-def accumulator_bound(w_groups: np.ndarray, max_abs_x: int) -> int:
-    """The largest |sum_k x*w| any output channel can reach. w_groups: (..., K, OC)."""
-    return int(np.abs(np.asarray(w_groups, dtype=np.int64)).sum(axis=-2).max(initial=0)) * int(max_abs_x)
-
-
-def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
-    """float32 when every partial sum of x*w over K stays below 2^24 (then any summation
-    order, BLAS included, is exact), else float64 (exact below 2^53).
-
-    w_groups: (..., K, OC) integer weights.
-    """
-    return np.float32 if accumulator_bound(w_groups, max_abs_x) < (1 << 24) else np.float64
-
-
-def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int,
-                          wide: bool = False) -> None:
-    """The quantized part of CalculateOpDataConv shared by CONV_2D and DEPTHWISE_CONV_2D:
-    per-channel multipliers and shifts, the activation clamp, and the zero points."""
-    if not np.asarray(flt.scales).size:
-        raise kernel_error(node, f"filter {tname(flt)} has no quantization parameters (TFLM: "
-                                 "filter->quantization.type != kTfLiteAffineQuantization)")
-    check_quantized(node, out, "output")
-    scales = np.asarray(flt.scales, dtype=np.float32)
-    if scales.size not in (1, oc):
-        raise kernel_error(node, f"filter {tname(flt)} has {scales.size} scales for {oc} output channels")
-    if scales.size > 1 and int(flt.quantized_dimension) != channel_dim:
-        raise kernel_error(node, f"filter {tname(flt)} is quantized along dimension "
-                                 f"{flt.quantized_dimension}, expected {channel_dim}")
-    data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
-        scale0(inp), scales, scale0(out), oc)
-    check_left_shift(node, data.output_shift, f"input {tname(inp)} x filter {tname(flt)} / output {tname(out)} scale",
-                     MAX_LEFT_SHIFT_WIDE if wide else MAX_LEFT_SHIFT)
-    data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), np.dtype(inp.dtype).type)
-    data.input_zero_point = zp0(inp)
-    data.output_zero_point = zp0(out)
-
-
 def conv_prepare(ctx, node) -> None:
     data: OpDataConv = node.user_data
     opts = node.options
@@ -116,23 +65,23 @@ def conv_prepare(ctx, node) -> None:
     bias = ctx.input(node, 2) if len(node.inputs) == 3 else None
     out = ctx.output(node, 0)
     if inp.dtype != out.dtype:
-        raise kernel_error(node, f"input {tname(inp)} is {dtype_name(inp)} but output {tname(out)} is {dtype_name(out)}")
+        raise kernel_error(node, f"input {tensor_name(inp)} is {dtype_name(inp)} but output {tensor_name(out)} is {dtype_name(out)}")
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if not ((it == np.float32 and ft == np.float32) or (it == np.int8 and ft == np.int8)
             or (it == np.int16 and ft == np.int8)):
-        raise kernel_error(node, f"input {tname(inp)} has type {it.name}, filter {tname(flt)} {ft.name}: "
+        raise kernel_error(node, f"input {tensor_name(inp)} has type {it.name}, filter {tensor_name(flt)} {ft.name}: "
                                  f"{HYBRID}")
     if len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:
-        raise kernel_error(node, f"input {tname(inp)}, filter and output must be 4-D")
+        raise kernel_error(node, f"input {tensor_name(inp)}, filter and output must be 4-D")
     oc, fh, fw, fic = (int(d) for d in flt.shape)
     n, ih, iw, ic = (int(d) for d in inp.shape)
     if fic <= 0 or ic % fic != 0:
-        raise kernel_error(node, f"input depth {ic} of {tname(inp)} is not a multiple of filter depth {fic}")
+        raise kernel_error(node, f"input depth {ic} of {tensor_name(inp)} is not a multiple of filter depth {fic}")
     groups = ic // fic
     if oc % groups != 0 or int(out.shape[3]) != oc:
-        raise kernel_error(node, f"output {tname(out)} has {out.shape[3]} channels, filter {tname(flt)} {oc}")
+        raise kernel_error(node, f"output {tensor_name(out)} has {out.shape[3]} channels, filter {tensor_name(flt)} {oc}")
     if flt.data is None:
-        raise kernel_error(node, f"filter {tname(flt)} must be constant")
+        raise kernel_error(node, f"filter {tensor_name(flt)} must be constant")
     if bias is not None:
         check_bias(node, bias, oc, inp.dtype, int32_bias_ok=True)
     int32_acc = int32_accumulators(node, it, bias)
@@ -170,7 +119,7 @@ def conv_prepare(ctx, node) -> None:
         return
 
     quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=not int32_acc)
-    data.filter_zero_point = zp0(flt)
+    data.filter_zero_point = zero_point_of(flt)
     # The per-channel kernel ignores the filter zero point (it is 0 by the quantization spec).
     info = np.iinfo(it)
     max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
@@ -227,7 +176,7 @@ def _invoke_narrowed(data: OpDataConv, x: np.ndarray, out) -> None:
     for gi in range(data.groups):
         cols = win[..., gi * cg:(gi + 1) * cg].reshape(-1, fh * fw * cg)
         if data.kind == "float32":
-            parts.append(sequential_dot_f32(np.ascontiguousarray(cols.T, np.float32), data.weights[gi]))
+            parts.append(sequential_matmul_f32(cols, data.weights[gi]))
         else:
             parts.append(cols.astype(np.float64) @ data.weights[gi])
     acc = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
@@ -301,26 +250,8 @@ def _float_conv(data: OpDataConv, buf: np.ndarray) -> np.ndarray:
     g = data.geometry
     parts = []
     for gi in range(data.groups):
-        cols = np.ascontiguousarray(_cols(g, buf, gi, data.groups).T)   # (K, P)
-        w = data.weights[gi]                                            # (K, OCg)
-        acc = sequential_dot_f32(cols, w)
-        parts.append(acc)
+        parts.append(sequential_matmul_f32(_cols(g, buf, gi, data.groups), data.weights[gi]))
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
-
-
-def sequential_dot_f32(cols_t: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """sum_k cols_t[k, p] * w[k, o] accumulated in float32, k in order, as a C loop would.
-
-    cols_t: (K, P) float32, w: (K, O) float32 -> (P, O) float32.
-    """
-    k_total, p = cols_t.shape
-    o = w.shape[1]
-    acc = np.zeros((p, o), dtype=np.float32)
-    tmp = np.empty((p, o), dtype=np.float32)
-    for k in range(k_total):
-        np.multiply(cols_t[k][:, None], w[k][None, :], out=tmp)
-        acc += tmp
-    return acc
 
 
 CONV_2D = Registration(invoke=conv_invoke, prepare=conv_prepare, init=conv_init, name="CONV_2D")

@@ -15,12 +15,13 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv import accumulator_bound, exact_float_type, quantized_conv_params
-from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
-                      dtype_name, gather_windows, int16_window, int32_accumulators, kernel_error,
-                      make_geometry, narrow_int16, store_float_output, tname)
-from .tflite_types import HYBRID, type_label, type_name
-from .quant import Requantizer, activation_range_float
+from .conv_common import check_bias, int32_accumulators, quantized_conv_params, store_float_output
+from .exact_matmul import accumulator_bound, exact_float_type
+from .kernel_util import (HYBRID, activation_of, activation_range_float, check_activation, dtype_name,
+                          kernel_error, tensor_name, type_label, type_name)
+from .padding import (check_geometry, compute_padding_height_width, gather_windows, int16_window,
+                      make_geometry, narrow_int16)
+from .requant import Requantizer
 
 
 @dataclass
@@ -61,7 +62,7 @@ def dw_prepare(ctx, node) -> None:
     bias = ctx.input(node, 2) if len(node.inputs) == 3 else None
     out = ctx.output(node, 0)
     if len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:
-        raise kernel_error(node, f"input {tname(inp)}, filter and output must be 4-D")
+        raise kernel_error(node, f"input {tensor_name(inp)}, filter and output must be 4-D")
     _, fh, fw, oc = (int(d) for d in flt.shape)
     n, ih, iw, ic = (int(d) for d in inp.shape)
 
@@ -71,20 +72,20 @@ def dw_prepare(ctx, node) -> None:
 
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if inp.dtype != out.dtype:
-        raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
+        raise kernel_error(node, f"input {tensor_name(inp)} is {it.name} but output {tensor_name(out)} is {dtype_name(out)}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)}: Input type {type_label(it)} not supported.")
+        raise kernel_error(node, f"input {tensor_name(inp)}: Input type {type_label(it)} not supported.")
     if it == np.float32 and ft != np.float32:
-        raise kernel_error(node, f"input {tname(inp)} has type float32, filter {tname(flt)} {ft.name}: "
+        raise kernel_error(node, f"input {tensor_name(inp)} has type float32, filter {tensor_name(flt)} {ft.name}: "
                                  f"{HYBRID}")
     if it != np.float32 and ft != np.int8:
-        raise kernel_error(node, f"filter {tname(flt)}: Filter type {type_label(ft)} for input type "
+        raise kernel_error(node, f"filter {tensor_name(flt)}: Filter type {type_label(ft)} for input type "
                                  f"{type_name(it)} not supported.")
     if ic <= 0 or oc % ic != 0 or int(out.shape[3]) != oc:
-        raise kernel_error(node, f"filter {tname(flt)} has {oc} channels, input {tname(inp)} {ic}, "
-                                 f"output {tname(out)} {out.shape[3]}")
+        raise kernel_error(node, f"filter {tensor_name(flt)} has {oc} channels, input {tensor_name(inp)} {ic}, "
+                                 f"output {tensor_name(out)} {out.shape[3]}")
     if flt.data is None:
-        raise kernel_error(node, f"filter {tname(flt)} must be constant")
+        raise kernel_error(node, f"filter {tensor_name(flt)} must be constant")
     if bias is not None:
         check_bias(node, bias, oc, inp.dtype)
     wide = not int32_accumulators(node, it, bias)
@@ -94,8 +95,8 @@ def dw_prepare(ctx, node) -> None:
     option_m = narrow_int16(int(opts.get("depth_multiplier", m)))
     if option_m != m:
         raise kernel_error(node, f"depth_multiplier option {opts.get('depth_multiplier')} (TFLM keeps "
-                                 f"{option_m}) differs from filter {tname(flt)} channels / input "
-                                 f"{tname(inp)} channels = {oc} / {ic}: TFLM's kernel would read and "
+                                 f"{option_m}) differs from filter {tensor_name(flt)} channels / input "
+                                 f"{tensor_name(inp)} channels = {oc} / {ic}: TFLM's kernel would read and "
                                  "write channels out of range")
     act = activation_of(node)
     check_activation(node, act)

@@ -27,8 +27,6 @@ prepare, exactly as TFLM (the buffers themselves are not needed by the host kern
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,12 +35,13 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .fixedpoint import fail
-from .tflite_types import HYBRID, type_label
-from .fully_connected import _ACCUMULATE_LIMIT, sequential_matvec_f32
-from .quant import InPlaceRequant as _InPlaceRequant
-from .quant import _clip as _CLIP
-from .quant import quantize_multiplier, wrap_int32
+from .activations import logistic_float
+from .exact_matmul import sequential_matmul_f32
+from .fixedpoint import logistic_int16, tanh_int16, wrap_int32
+from .kernel_util import HYBRID, kernel_error, scale_of, tensor_desc, type_label, zero_point_of
+from .libm import tanhf
+from .quant import checked_log2, quantize_multiplier
+from .requant import InPlaceRequant, clip
 
 # lstm_shared.h tensor indices.
 INPUT = 0
@@ -56,70 +55,13 @@ CELL_STATE = 19
 LAYER_NORM = (20, 21, 22, 23)
 GATES = ("input", "forget", "cell", "output")   # column blocks of the stacked weights
 
+_INT16_VALUES = np.arange(-32768, 32768, dtype=np.int64)   # gate lookup tables: value + 32768
+
 # TFLM's gate scales (lstm_eval_common.cc): Q3.12 into the non-linearities, Q0.15 out. The
 # current source spells both exactly (earlier releases used 0.00003051757f, 4.5 ulp below 2^-15,
 # which the oracle build does not: it agrees with the exact value).
 NONLINEAR_INPUT_SCALE = 2.0 ** -12
 NONLINEAR_OUTPUT_SCALE = 2.0 ** -15
-
-# sigmoid(i / 24) in 0.16 fixed point (TFLM's sigmoid_table_uint16, common.h).
-SIGMOID_TABLE_UINT16 = np.array([
-    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
-    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
-    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
-    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
-    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
-    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
-    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
-    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
-    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
-    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
-    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
-    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
-    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
-    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
-    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
-    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
-], dtype=np.int64)
-
-_INT16_DOMAIN = np.arange(-32768, 32768, dtype=np.int64)
-
-
-# --------------------------------------------------------------------------- int16 activations
-
-def _scaled_input(x: np.ndarray, input_multiplier: int, input_left_shift: int) -> np.ndarray:
-    """The int16 activations' input rescale (3 << shift when no multiplier is given)."""
-    x = np.asarray(x, dtype=np.int64)
-    if input_multiplier == 0:
-        input_multiplier, input_left_shift = 3 << input_left_shift, 0
-    rnd = (1 << (input_left_shift - 1)) if input_left_shift > 0 else 0
-    return (x * input_multiplier + rnd) >> input_left_shift
-
-
-def _sigmoid_lut(magnitude: np.ndarray, frac_bits: int, saturated: int) -> np.ndarray:
-    """TFLM's 256-entry sigmoid table, linearly interpolated on the low `frac_bits` bits."""
-    upper = magnitude >> frac_bits
-    idx = np.minimum(upper, 254)
-    ua = SIGMOID_TABLE_UINT16[idx]
-    ub = SIGMOID_TABLE_UINT16[idx + 1]
-    mask = (1 << frac_bits) - 1
-    return np.where(upper >= 255, saturated, (ua << frac_bits) + (magnitude & mask) * (ub - ua))
-
-
-def logistic_int16(x: np.ndarray, input_multiplier: int = 0, input_left_shift: int = 0) -> np.ndarray:
-    """reference_integer_ops::Logistic on int16 (LUT with linear interpolation), int64 out."""
-    v = _scaled_input(x, input_multiplier, input_left_shift)
-    r = _sigmoid_lut(np.abs(v), 9, 0x7FFF << 10)
-    r = np.where(v >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1)
-    return r >> 10
-
-
-def tanh_int16(x: np.ndarray, input_multiplier: int = 0, input_left_shift: int = 0) -> np.ndarray:
-    """reference_integer_ops::Tanh on int16 (the sigmoid LUT, tanh(x) = 2 sigmoid(2x) - 1)."""
-    v = _scaled_input(x, input_multiplier, input_left_shift)
-    r = _sigmoid_lut(np.abs(v), 8, 0xFFFF << 8)
-    r = np.where(v >= 0, r - (1 << 23) + (1 << 7), -r + (1 << 23) + (1 << 7) - 1)
-    return r >> 8
 
 
 def lstm_tanh_params(cell_state_scale_power: int) -> tuple[int, int]:
@@ -129,78 +71,6 @@ def lstm_tanh_params(cell_state_scale_power: int) -> tuple[int, int]:
     if left_shift < 0:
         left_shift, multiplier = -left_shift, 3
     return multiplier, left_shift
-
-
-def checked_log2_pot(x: float) -> tuple[int, bool]:
-    """tflite::CheckedLog2 in float32: the rounded exponent (TfLiteRound: halves away from
-    zero) and whether x is a power of two (fractional part of log2 below 1e-3)."""
-    with np.errstate(all="ignore"):
-        x_log2 = np.float32(np.log(np.float32(x))) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
-    if not np.isfinite(x_log2):
-        return 0, False
-    rounded = np.float32(np.copysign(np.floor(np.abs(x_log2) + np.float32(0.5)), x_log2))
-    return int(rounded), bool(np.abs(np.float32(x_log2 - rounded)) < np.float32(1e-3))
-
-
-def checked_log2(x: float) -> int:
-    """tflite::CheckedLog2's rounded exponent (its 'is a power of two' verdict is ignored)."""
-    return checked_log2_pot(x)[0]
-
-
-# --------------------------------------------------------------------------- float helpers
-
-def _libm_float_fn(name: str):
-    """A float function of the C library as a numpy ufunc (None when unavailable)."""
-    try:
-        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        f = getattr(libm, name)
-        f.restype = ctypes.c_float
-        f.argtypes = [ctypes.c_float]
-        return np.frompyfunc(f, 1, 1)
-    except Exception:  # pragma: no cover
-        return None
-
-
-_EXPF = _libm_float_fn("expf")
-_TANHF = _libm_float_fn("tanhf")
-
-
-def expf(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, np.float32)
-    if _EXPF is not None:
-        return np.asarray(_EXPF(x), dtype=np.float32).reshape(x.shape)
-    return np.exp(x.astype(np.float64)).astype(np.float32)   # pragma: no cover
-
-
-def tanhf(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, np.float32)
-    if _TANHF is not None:
-        return np.asarray(_TANHF(x), dtype=np.float32).reshape(x.shape)
-    return np.tanh(x.astype(np.float64)).astype(np.float32)   # pragma: no cover
-
-
-def logistic_f32(x: np.ndarray) -> np.ndarray:
-    """reference_ops::Logistic (float): 1 beyond 16.619..., expf(x) below -9."""
-    x = np.asarray(x, np.float32)
-    one = np.float32(1.0)
-    upper = x > np.float32(16.619047164916992188)
-    lower = x < np.float32(-9.0)
-    e = expf(np.where(lower, x, -x))
-    mid = one / (one + e)
-    return np.where(upper, one, np.where(lower, e, mid)).astype(np.float32)
-
-
-def sequential_fc_f32(x2: np.ndarray, w_t: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.ndarray:
-    """out = x2 @ w_t accumulated in float32 in depth order (the reference loop), no bias."""
-    if 0 < out.size * x2.shape[1] <= _ACCUMULATE_LIMIT:
-        out[...] = sequential_matvec_f32(x2, w_t)     # the same sums (fully_connected.py)
-        return out
-    out[...] = 0
-    xt = x2.T
-    for d in range(xt.shape[0]):
-        np.multiply(xt[d][:, None], w_t[d][None, :], out=tmp)
-        out += tmp
-    return out
 
 
 # --------------------------------------------------------------------------- op data
@@ -241,60 +111,46 @@ class OpDataLSTM:
 lstm_init = op_data_init("OpDataLSTM", OpDataLSTM)
 
 
-def _scale(t) -> float:
-    s = getattr(t, "scales", None)
-    return float(np.float32(s[0])) if s is not None and len(s) else 0.0
-
-
-def _zp(t) -> int:
-    z = getattr(t, "zero_points", None)
-    return int(z[0]) if z is not None and len(z) else 0
-
-
-def _desc(t) -> str:
-    return f"'{t.name}' ({np.dtype(t.dtype).name}{list(t.shape)})"
-
-
 def _validate(ctx, node):
     """LstmTensors::ValidateTensorStatus and ValidateTensorSize."""
     if len(node.inputs) != 24:
-        raise fail(node, f"needs 24 inputs, has {len(node.inputs)}")
+        raise kernel_error(node, f"needs 24 inputs, has {len(node.inputs)}")
     if len(node.outputs) != 1:
-        raise fail(node, f"needs 1 output, has {len(node.outputs)}")
+        raise kernel_error(node, f"needs 1 output, has {len(node.outputs)}")
     t = [ctx.input(node, i) for i in range(24)]
     out = ctx.output(node, 0)
     x = t[INPUT]
     if x is None:
-        raise fail(node, "the input tensor is missing")
+        raise kernel_error(node, "the input tensor is missing")
     for idx, what in ((OUTPUT_STATE, "output (hidden) state"), (CELL_STATE, "cell state")):
         if t[idx] is None:
-            raise fail(node, f"the {what} tensor (input {idx}) is missing")
+            raise kernel_error(node, f"the {what} tensor (input {idx}) is missing")
         if not t[idx].is_variable:
-            raise fail(node, f"the {what} {_desc(t[idx])} must be a variable tensor")
+            raise kernel_error(node, f"the {what} {tensor_desc(t[idx])} must be a variable tensor")
     if t[OUTPUT_STATE].dtype != x.dtype:
-        raise fail(node, f"output state {_desc(t[OUTPUT_STATE])} and input {_desc(x)} differ in type")
+        raise kernel_error(node, f"output state {tensor_desc(t[OUTPUT_STATE])} and input {tensor_desc(x)} differ in type")
     if out.dtype != x.dtype:
-        raise fail(node, f"output {_desc(out)} and input {_desc(x)} differ in type")
+        raise kernel_error(node, f"output {tensor_desc(out)} and input {tensor_desc(x)} differ in type")
     for i in range(1, 9):
         if t[i] is None:
-            raise fail(node, f"weights input {i} is missing (CIFG LSTMs are not supported by TFLM)")
+            raise kernel_error(node, f"weights input {i} is missing (CIFG LSTMs are not supported by TFLM)")
         if t[i].dtype != t[2].dtype:
-            raise fail(node, f"weights {_desc(t[i])} differ in type from {_desc(t[2])}")
+            raise kernel_error(node, f"weights {tensor_desc(t[i])} differ in type from {tensor_desc(t[2])}")
     for i in range(12, 16):
         if t[i] is None:
-            raise fail(node, f"gate bias input {i} is missing")
+            raise kernel_error(node, f"gate bias input {i} is missing")
         if t[i].dtype != t[13].dtype:
-            raise fail(node, f"bias {_desc(t[i])} differs in type from {_desc(t[13])}")
+            raise kernel_error(node, f"bias {tensor_desc(t[i])} differs in type from {tensor_desc(t[13])}")
     for group, what in ((PEEPHOLE, "peephole"), (PROJECTION, "projection"), (LAYER_NORM, "layer norm")):
         for i in group:
             if t[i] is not None:
-                raise fail(node, f"{what} input {i} {_desc(t[i])} is present; TFLM's LSTM kernel "
+                raise kernel_error(node, f"{what} input {i} {tensor_desc(t[i])} is present; TFLM's LSTM kernel "
                                  "supports only the standard LSTM (no peephole, projection or layer norm)")
     if len(x.shape) != 3:
-        raise fail(node, f"input {_desc(x)} must be 3-D")
+        raise kernel_error(node, f"input {tensor_desc(x)} must be 3-D")
     for i in list(range(1, 9)) + list(range(12, 16)):
         if t[i].data is None:
-            raise fail(node, f"weights/bias {_desc(t[i])} must be constant")
+            raise kernel_error(node, f"weights/bias {tensor_desc(t[i])} must be constant")
     return t, out
 
 
@@ -308,49 +164,49 @@ def lstm_prepare(ctx, node) -> None:
     data.steps = int(x.shape[0] if data.time_major else x.shape[1])
     data.n_input = int(x.shape[2])
     if len(h.shape) < 2:
-        raise fail(node, f"output state {_desc(h)} must be 2-D (batch, state)")
+        raise kernel_error(node, f"output state {tensor_desc(h)} must be 2-D (batch, state)")
     data.n_state = int(h.shape[1])
     b, s, d = data.batch, data.n_state, data.n_input
     for i in range(1, 5):
         if tuple(t[i].shape) != (s, d):
-            raise fail(node, f"input weights {_desc(t[i])} must have shape {[s, d]}")
+            raise kernel_error(node, f"input weights {tensor_desc(t[i])} must have shape {[s, d]}")
     for i in range(5, 9):
         if tuple(t[i].shape) != (s, s):
-            raise fail(node, f"recurrent weights {_desc(t[i])} must have shape {[s, s]}")
+            raise kernel_error(node, f"recurrent weights {tensor_desc(t[i])} must have shape {[s, s]}")
     for i in range(12, 16):
         if tuple(t[i].shape) != (s,):
-            raise fail(node, f"bias {_desc(t[i])} must have shape {[s]}")
+            raise kernel_error(node, f"bias {tensor_desc(t[i])} must have shape {[s]}")
     for st in (h, c):
         if int(np.prod(st.shape)) != b * s:
-            raise fail(node, f"state {_desc(st)} must hold batch x state = {b * s} values")
+            raise kernel_error(node, f"state {tensor_desc(st)} must hold batch x state = {b * s} values")
     if len(out.shape) != 3 or tuple(out.shape[:2]) != tuple(x.shape[:2]) or out.shape[2] != s:
-        raise fail(node, f"output {_desc(out)} must have shape {[*x.shape[:2], s]}")
+        raise kernel_error(node, f"output {tensor_desc(out)} must have shape {[*x.shape[:2], s]}")
     data.activation = opts.get("fused_activation_function", "TANH")
     if data.activation != "TANH":
         # TFLM asserts: the cell gate is sigmoid or tanh, and the schema cannot express sigmoid.
-        raise fail(node, f"cell gate activation {data.activation} is not supported (TANH only)")
+        raise kernel_error(node, f"cell gate activation {data.activation} is not supported (TANH only)")
     data.cell_clip = float(np.float32(opts.get("cell_clip", 0.0) or 0.0))
     if not math.isfinite(data.cell_clip):
-        raise fail(node, f"cell_clip {data.cell_clip!r} is not finite (TFLM would convert it to an "
+        raise kernel_error(node, f"cell_clip {data.cell_clip!r} is not finite (TFLM would convert it to an "
                          "integer clip: undefined)")
 
     xt, wt = np.dtype(x.dtype), np.dtype(t[2].dtype)
     ct = np.dtype(c.dtype)
     if xt not in (np.float32, np.int8, np.int16):
-        raise fail(node, f"input {_desc(x)}: Input type {type_label(xt)} not supported.")
+        raise kernel_error(node, f"input {tensor_desc(x)}: Input type {type_label(xt)} not supported.")
     if ct == np.float32:
         if xt != np.float32 or wt != np.float32:
             # TFLM's float kernel would read int8 weights as float32 words (hybrid model).
-            raise fail(node, f"float cell state needs float32 input and weights, got input {_desc(x)}, "
-                             f"weights {_desc(t[2])}: {HYBRID}")
+            raise kernel_error(node, f"float cell state needs float32 input and weights, got input {tensor_desc(x)}, "
+                             f"weights {tensor_desc(t[2])}: {HYBRID}")
         _prepare_float(data, t)
     elif ct == np.int16:
         if xt != np.int8 or wt != np.int8 or np.dtype(t[13].dtype) != np.int32:
-            raise fail(node, f"int16 cell state is supported with int8 input, int8 weights and int32 "
-                             f"bias (got input {_desc(x)}, weights {_desc(t[2])}, bias {_desc(t[13])})")
+            raise kernel_error(node, f"int16 cell state is supported with int8 input, int8 weights and int32 "
+                             f"bias (got input {tensor_desc(x)}, weights {tensor_desc(t[2])}, bias {tensor_desc(t[13])})")
         _prepare_int8(node, data, t)
     else:
-        raise fail(node, f"cell state {_desc(c)}: type not supported (float32 or int16)")
+        raise kernel_error(node, f"cell state {tensor_desc(c)}: type not supported (float32 or int16)")
     # Four gate buffers of batch x state cells, as TFLM requests them.
     data.buffer_indices = [ctx.request_scratch(b * s * ct.itemsize) for _ in range(4)]
 
@@ -385,38 +241,38 @@ def _prepare_int8(node, data: OpDataLSTM, t) -> None:
     x, h, c = t[INPUT], t[OUTPUT_STATE], t[CELL_STATE]
     for i in range(1, 9):
         if len(t[i].scales) != 1:
-            raise fail(node, f"weights {_desc(t[i])}: per-channel LSTM weights are not supported")
-    data.input_zp, data.hidden_zp = _zp(x), _zp(h)
+            raise kernel_error(node, f"weights {tensor_desc(t[i])}: per-channel LSTM weights are not supported")
+    data.input_zp, data.hidden_zp = zero_point_of(x), zero_point_of(h)
     s = data.n_state
     # Weights minus their zero point (weights_offset), exact in float64 matmuls.
     data.w_in_t = np.ascontiguousarray(np.concatenate(
-        [(np.asarray(t[INPUT_TO_GATE[g]].data, np.float64) - _zp(t[INPUT_TO_GATE[g]])).T for g in GATES], axis=1))
+        [(np.asarray(t[INPUT_TO_GATE[g]].data, np.float64) - zero_point_of(t[INPUT_TO_GATE[g]])).T for g in GATES], axis=1))
     data.w_rec_t = np.ascontiguousarray(np.concatenate(
-        [(np.asarray(t[RECURRENT_TO_GATE[g]].data, np.float64) - _zp(t[RECURRENT_TO_GATE[g]])).T
+        [(np.asarray(t[RECURRENT_TO_GATE[g]].data, np.float64) - zero_point_of(t[RECURRENT_TO_GATE[g]])).T
          for g in GATES], axis=1))
     data.bias = np.concatenate([np.asarray(t[GATE_BIAS[g]].data, np.int64) for g in GATES])
     in_m, in_s, rec_m, rec_s = [], [], [], []
     for g in GATES:
-        m, sh = _fc_multiplier(_scale(x), _scale(t[INPUT_TO_GATE[g]]))
+        m, sh = _fc_multiplier(scale_of(x), scale_of(t[INPUT_TO_GATE[g]]))
         in_m += [m] * s
         in_s += [sh] * s
-        m, sh = _fc_multiplier(_scale(h), _scale(t[RECURRENT_TO_GATE[g]]))
+        m, sh = _fc_multiplier(scale_of(h), scale_of(t[RECURRENT_TO_GATE[g]]))
         rec_m += [m] * s
         rec_s += [sh] * s
     data.in_mult, data.in_shift = np.array(in_m, np.int64), np.array(in_s, np.int64)
     data.rec_mult, data.rec_shift = np.array(rec_m, np.int64), np.array(rec_s, np.int64)
 
-    cell_scale = _scale(c)
+    cell_scale = scale_of(c)
     data.cell_power = checked_log2(cell_scale)
-    clip = float(np.float32(data.cell_clip)) / float(cell_scale) if cell_scale else 0.0
-    data.quantized_cell_clip = int(math.trunc(min(max(clip, -32768.0), 32767.0)))
+    cell_clip = float(np.float32(data.cell_clip)) / float(cell_scale) if cell_scale else 0.0
+    data.quantized_cell_clip = int(math.trunc(min(max(cell_clip, -32768.0), 32767.0)))
     data.forget_cell_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, cell_scale, cell_scale)
     data.input_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, cell_scale)
-    data.output_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, _scale(h))
+    data.output_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, scale_of(h))
 
-    data.sigmoid_lut = logistic_int16(_INT16_DOMAIN).astype(np.int64)
-    data.gate_tanh_lut = tanh_int16(_INT16_DOMAIN, *lstm_tanh_params(-12)).astype(np.int64)
-    data.cell_tanh_lut = tanh_int16(_INT16_DOMAIN, *lstm_tanh_params(data.cell_power)).astype(np.int64)
+    data.sigmoid_lut = logistic_int16(_INT16_VALUES).astype(np.int64)
+    data.gate_tanh_lut = tanh_int16(_INT16_VALUES, *lstm_tanh_params(-12)).astype(np.int64)
+    data.cell_tanh_lut = tanh_int16(_INT16_VALUES, *lstm_tanh_params(data.cell_power)).astype(np.int64)
     _prepare_int8_buffers(data)
 
 
@@ -445,26 +301,25 @@ def _run_float(data: OpDataLSTM, xs, os_, h, c) -> None:
     s4 = 4 * s
     x2 = np.asarray(xs, np.float32).reshape(steps * b, data.n_input)
     in_fc = np.empty((steps * b, s4), np.float32)
-    sequential_fc_f32(x2, data.w_in_t, in_fc, np.empty_like(in_fc))
+    sequential_matmul_f32(x2, data.w_in_t, out=in_fc)
     in_fc += data.bias
     in_fc = in_fc.reshape(steps, b, s4)
     rec = np.empty((b, s4), np.float32)
-    tmp = np.empty_like(rec)
-    clip = np.float32(data.cell_clip)
+    cell_clip = np.float32(data.cell_clip)
     hs = np.array(h, np.float32)
     cs = np.array(c, np.float32)
     for step in range(steps):
-        sequential_fc_f32(hs, data.w_rec_t, rec, tmp)
+        sequential_matmul_f32(hs, data.w_rec_t, out=rec)
         rec += np.float32(0.0)                      # total + bias_value (0.0f) of the bias-less FC
         pre = in_fc[step] + rec
-        i_g = logistic_f32(pre[:, 0:s])
-        f_g = logistic_f32(pre[:, s:2 * s])
+        i_g = logistic_float(pre[:, 0:s])
+        f_g = logistic_float(pre[:, s:2 * s])
         g_g = tanhf(pre[:, 2 * s:3 * s])
-        o_g = logistic_f32(pre[:, 3 * s:])
+        o_g = logistic_float(pre[:, 3 * s:])
         cs = f_g * cs
         cs = cs + i_g * g_g
         if data.cell_clip > 0:
-            cs = np.maximum(np.minimum(clip, cs), -clip)
+            cs = np.maximum(np.minimum(cell_clip, cs), -cell_clip)
         hs = tanhf(cs) * o_g
         os_[step] = hs
     h[...] = hs
@@ -487,7 +342,7 @@ def _run_int8(data: OpDataLSTM, xs, os_, h, c) -> None:
     bf["rq_in"](in_acc)
     # Saturated to int16, then moved to the gate's block of the stacked lookup table
     # (index = value + 32768 + gate * 65536); the recurrent part is added to it per step.
-    _CLIP(in_acc, bf["m32768"], bf["p32767"], out=in_acc)
+    clip(in_acc, bf["m32768"], bf["p32767"], out=in_acc)
     in_acc += bf["lut_offset"]
     in_fc = in_acc.reshape(data.steps, data.batch, 4 * data.n_state)
     if bf["fast"]:
@@ -515,7 +370,7 @@ def _steps_int8_fast(data: OpDataLSTM, in_fc, os_, h, c) -> None:
     gates, prod, cs, hq, hsm, h_in = bf["gates"], bf["prod"], bf["cs"], bf["hq"], bf["hsm"], bf["h_in"]
     i_g, f_g, g_g, o_g = bf["i_g"], bf["f_g"], bf["g_g"], bf["o_g"]
     p_fc, p_ig = prod[0], prod[1]
-    dot, multiply, less, add, clip = np.dot, np.multiply, np.less, np.add, _CLIP
+    dot, multiply, less, add, clamp = np.dot, np.multiply, np.less, np.add, clip
     h_in[...] = h
     cs[...] = c
     for step in range(data.steps):
@@ -526,9 +381,9 @@ def _steps_int8_fast(data: OpDataLSTM, in_fc, os_, h, c) -> None:
         acc >>= c31
         acc -= rneg
         acc >>= rr
-        clip(acc, lo16, hi16, out=acc)
+        clamp(acc, lo16, hi16, out=acc)
         acc += in_fc[step]
-        clip(acc, glo, ghi, out=acc)              # int16 saturation of the sum, per gate block
+        clamp(acc, glo, ghi, out=acc)              # int16 saturation of the sum, per gate block
         gates[...] = lut4s[acc]
         multiply(f_g, cs, out=p_fc)               # forget x cell, input x cell gate
         multiply(i_g, g_g, out=p_ig)
@@ -537,9 +392,9 @@ def _steps_int8_fast(data: OpDataLSTM, in_fc, os_, h, c) -> None:
         prod >>= c31
         prod -= cneg
         prod >>= cr
-        clip(prod, lo16, hi16, out=prod)
+        clamp(prod, lo16, hi16, out=prod)
         add(p_fc, p_ig, out=cs)
-        clip(cs, clo, chi, out=cs)                # int16 saturation (and the cell clip)
+        clamp(cs, clo, chi, out=cs)                # int16 saturation (and the cell clip)
         hq[...] = ctanh[cs]
         hq *= o_g
         less(hq, olim, out=oneg)
@@ -549,7 +404,7 @@ def _steps_int8_fast(data: OpDataLSTM, in_fc, os_, h, c) -> None:
         hq >>= orr
         if hz_add is not None:
             hq += hz_add
-        clip(hq, olo, ohi, out=hq)
+        clamp(hq, olo, ohi, out=hq)
         os_[step] = hq
         h_in[...] = hq
     if data.steps:
@@ -570,21 +425,21 @@ def _steps_int8_generic(data: OpDataLSTM, in_fc, os_, h, c) -> None:
     for step in range(data.steps):
         acc[...] = np.dot(hsm, w_rec, out=rec_f)
         rq_rec(acc)
-        _CLIP(acc, lo16, hi16, out=acc)
+        clip(acc, lo16, hi16, out=acc)
         acc += in_fc[step]
-        _CLIP(acc, bf["gate_lo"], bf["gate_hi"], out=acc)
+        clip(acc, bf["gate_lo"], bf["gate_hi"], out=acc)
         bf["lut4"].take(acc, out=gates)
         np.multiply(gates[:, s:2 * s], cs, out=prod[0])
         np.multiply(gates[:, 0:s], gates[:, 2 * s:3 * s], out=prod[1])
         rq_cell(prod)
-        _CLIP(prod, lo16, hi16, out=prod)
+        clip(prod, lo16, hi16, out=prod)
         np.add(prod[0], prod[1], out=cs)
-        _CLIP(cs, bf["cell_lo"], bf["cell_hi"], out=cs)
+        clip(cs, bf["cell_lo"], bf["cell_hi"], out=cs)
         bf["cell_tanh_rot"].take(cs, out=hq)
         hq *= gates[:, 3 * s:]
         rq_out(hq)
         hq += bf["hz"]
-        _CLIP(hq, bf["m128"], bf["p127"], out=hq)
+        clip(hq, bf["m128"], bf["p127"], out=hq)
         os_[step] = hq
         h_in[...] = hq
     if data.steps:
@@ -613,7 +468,7 @@ def _prepare_int8_buffers(data: OpDataLSTM) -> None:
     bias_bound = float(np.abs(data.bias).max(initial=0))
     bf["wrap_in"] = w_abs * x_span + bias_bound >= 2 ** 31
     in_bound = (1 << 31) if bf["wrap_in"] else int(w_abs * x_span + bias_bound)
-    bf["rq_in"] = _InPlaceRequant(data.in_mult, data.in_shift, (steps * b, 4 * s), in_bound)
+    bf["rq_in"] = InPlaceRequant(data.in_mult, data.in_shift, (steps * b, 4 * s), in_bound)
     g = np.repeat(np.arange(4, dtype=i64) * 65536, s)
     bf["lut_offset"] = np.ascontiguousarray(np.broadcast_to(g + 32768, (steps * b, 4 * s)))
     bf["gate_lo"] = np.ascontiguousarray(np.broadcast_to(g, (b, 4 * s)))
@@ -639,14 +494,14 @@ def _prepare_int8_buffers(data: OpDataLSTM) -> None:
     bf["h_in"] = hsm[:, :s]
     # The recurrent dot products stay far inside int32 (state x 255 x 255), as in the C code
     # they are not wrapped.
-    bf["rq_rec"] = _InPlaceRequant(data.rec_mult, data.rec_shift, (b, 4 * s), int(255 * r_abs))
+    bf["rq_rec"] = InPlaceRequant(data.rec_mult, data.rec_shift, (b, 4 * s), int(255 * r_abs))
     fm, fs = data.forget_cell_mul
     im, ish = data.input_mul
     # Products of a Q0.15 gate and an int16 value: |p| <= 2^30.
-    rq_cell = bf["rq_cell"] = _InPlaceRequant(np.array([fm, im], i64).reshape(2, 1, 1),
+    rq_cell = bf["rq_cell"] = InPlaceRequant(np.array([fm, im], i64).reshape(2, 1, 1),
                                               np.array([fs, ish], i64).reshape(2, 1, 1), (2, b, s), 1 << 30)
     om, osh = data.output_mul
-    rq_out = bf["rq_out"] = _InPlaceRequant(om, osh, (b, s), 1 << 30)
+    rq_out = bf["rq_out"] = InPlaceRequant(om, osh, (b, s), 1 << 30)
     bf["fast"] = not (bf["rq_rec"].generic or rq_cell.generic or rq_out.generic)
     # The hidden zero point joins the output rounding constant when the sum cannot overflow:
     # adding zp * 2^(31 + r) before the two floor shifts adds exactly zp after them.

@@ -20,9 +20,10 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import check_quantized, kernel_error, require_inputs, scale0, tname, zp0
-from .quant import (InPlaceRequant, _clip, multiply_by_quantized_multiplier,
-                    quantize_multiplier, check_left_shift)
+from .fixedpoint import multiply_by_quantized_multiplier
+from .kernel_util import check_quantized, kernel_error, require_inputs, scale_of, tensor_name, zero_point_of
+from .quant import check_left_shift, quantize_multiplier
+from .requant import InPlaceRequant, clip
 
 
 @dataclass
@@ -51,12 +52,12 @@ def mean_prepare(ctx, node) -> None:
     out = ctx.output(node, 0)
     it = np.dtype(inp.dtype)
     if np.dtype(axis.dtype) != np.int32:
-        raise kernel_error(node, f"axis {tname(axis)} must be int32, got {np.dtype(axis.dtype).name}")
+        raise kernel_error(node, f"axis {tensor_name(axis)} must be int32, got {np.dtype(axis.dtype).name}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)} has type {it.name}: Currently, only float32, "
+        raise kernel_error(node, f"input {tensor_name(inp)} has type {it.name}: Currently, only float32, "
                                  "int8 or int16 input type is supported.")
     if np.dtype(out.dtype) != it:
-        raise kernel_error(node, f"output {tname(out)} type differs from input {tname(inp)}")
+        raise kernel_error(node, f"output {tensor_name(out)} type differs from input {tensor_name(inp)}")
     data.kind = it.name
     data.keep_dims = bool(node.options.get("keep_dims", False))
     # TFLM's PrepareSimple asks for two index buffers (input rank, axis count) in every type.
@@ -68,18 +69,18 @@ def mean_prepare(ctx, node) -> None:
         kept = int(np.prod([d for k, d in enumerate(inp.shape) if k not in axes]))
         got = int(np.prod(out.shape)) if len(out.shape) else 1
         if got != kept:
-            raise kernel_error(node, f"output {tname(out)} {list(out.shape)} holds {got} elements, "
-                                     f"reducing {tname(inp)} {list(inp.shape)} over axes {axes} "
+            raise kernel_error(node, f"output {tensor_name(out)} {list(out.shape)} holds {got} elements, "
+                                     f"reducing {tensor_name(inp)} {list(inp.shape)} over axes {axes} "
                                      f"gives {kept}")
     if it != np.float32:
         check_quantized(node, out, "output")
         data.multiplier, data.shift = quantize_multiplier(
-            float(np.float32(scale0(inp))) / float(np.float32(scale0(out))))
+            float(np.float32(scale_of(inp))) / float(np.float32(scale_of(out))))
         check_left_shift(node, data.shift, "input / output scale")
         out_size = int(np.prod(out.shape)) if len(out.shape) else 1
         data.temp_buffer_idx = ctx.request_scratch(out_size * 4)
-        data.input_zp, data.output_zp = zp0(inp), zp0(out)
-        data.input_scale, data.output_scale = scale0(inp), scale0(out)
+        data.input_zp, data.output_zp = zero_point_of(inp), zero_point_of(out)
+        data.input_scale, data.output_scale = scale_of(inp), scale_of(out)
 
 
 def _resolve(node, axis: np.ndarray, ndim: int) -> list[int]:
@@ -134,7 +135,7 @@ def _mean_fold_fast(node, data: OpDataReduce, x: np.ndarray, out) -> bool:
     np.add.reduce(x.transpose(perm).reshape(-1, count), axis=1, dtype=np.int64, out=acc)
     acc -= zp_count
     rq(acc)
-    _clip(acc, lo, hi, out=acc)
+    clip(acc, lo, hi, out=acc)
     out.data[...] = acc.reshape(out.data.shape)
     return True
 

@@ -36,8 +36,12 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import activation_of, kernel_error, tname
-from .quant import InPlaceRequant, _clip, quantize_multiplier, wrap_int32
+from .exact_matmul import sequential_matmul_f32
+from .fixedpoint import wrap_int32
+from .kernel_util import activation_of, kernel_error, scale_of, tensor_name, zero_point_of
+from .libm import tanhf
+from .quant import quantize_multiplier
+from .requant import InPlaceRequant, clip
 
 _FLOAT_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 
@@ -75,20 +79,12 @@ class OpDataSvdf:
 svdf_init = op_data_init("OpDataSvdf", OpDataSvdf)
 
 
-def _first_scale(t) -> float:
-    return float(np.float32(t.scales[0])) if len(t.scales) else 0.0
-
-
-def _first_zp(t) -> int:
-    return int(t.zero_points[0]) if len(t.zero_points) else 0
-
-
 def _dims(node, t, what: str, expected: tuple) -> None:
     """TF_LITE_ENSURE_EQ on a tensor's dimensions (None = any size)."""
     ok = len(t.shape) == len(expected) and all(e is None or int(d) == e for d, e in zip(t.shape, expected))
     if not ok:
         want = ", ".join("?" if e is None else str(e) for e in expected)
-        raise kernel_error(node, f"{what} {tname(t)} has shape {list(t.shape)}, expected [{want}]")
+        raise kernel_error(node, f"{what} {tensor_name(t)} has shape {list(t.shape)}, expected [{want}]")
 
 
 def svdf_prepare(ctx, node) -> None:
@@ -112,29 +108,29 @@ def svdf_prepare(ctx, node) -> None:
 
     rank = int(node.options.get("rank", 1) or 0)
     if len(inp.shape) != 2:
-        raise kernel_error(node, f"input {tname(inp)} must be 2-D (batch, input_size), got shape {list(inp.shape)}")
+        raise kernel_error(node, f"input {tensor_name(inp)} must be 2-D (batch, input_size), got shape {list(inp.shape)}")
     if len(wf.shape) != 2:
-        raise kernel_error(node, f"weights_feature {tname(wf)} must be 2-D, got shape {list(wf.shape)}")
+        raise kernel_error(node, f"weights_feature {tensor_name(wf)} must be 2-D, got shape {list(wf.shape)}")
     if len(wt.shape) != 2:
-        raise kernel_error(node, f"weights_time {tname(wt)} must be 2-D, got shape {list(wt.shape)}")
+        raise kernel_error(node, f"weights_time {tensor_name(wt)} must be 2-D, got shape {list(wt.shape)}")
     batch, input_size = (int(d) for d in inp.shape)
     num_filters = int(wf.shape[0])
     if rank < 1 or num_filters % rank:
-        raise kernel_error(node, f"rank {rank} does not divide the {num_filters} filters of {tname(wf)}")
+        raise kernel_error(node, f"rank {rank} does not divide the {num_filters} filters of {tensor_name(wf)}")
     num_units = num_filters // rank
     memory_size = int(wt.shape[1])
 
     it = np.dtype(inp.dtype)
     if it not in (np.float32, np.int8):
-        raise kernel_error(node, f"input {tname(inp)} has type {it.name}; SVDF takes float32 or int8")
+        raise kernel_error(node, f"input {tensor_name(inp)} has type {it.name}; SVDF takes float32 or int8")
     _dims(node, out, "output", (batch, num_units))
     _dims(node, wf, "weights_feature", (num_filters, input_size))
     _dims(node, wt, "weights_time", (num_filters, memory_size))
     if bias is not None and (len(bias.shape) < 1 or int(bias.shape[0]) != num_units):
-        raise kernel_error(node, f"bias {tname(bias)} has shape {list(bias.shape)}, expected [{num_units}]")
+        raise kernel_error(node, f"bias {tensor_name(bias)} has shape {list(bias.shape)}, expected [{num_units}]")
     _dims(node, state, "activation state", (batch, memory_size * num_filters))
     if not state.is_variable:
-        raise kernel_error(node, f"activation state {tname(state)} must be a variable tensor")
+        raise kernel_error(node, f"activation state {tensor_name(state)} must be a variable tensor")
     if wf.data is None or wt.data is None or (bias is not None and bias.data is None):
         raise kernel_error(node, "weights_feature, weights_time and bias must be constant tensors")
 
@@ -145,21 +141,21 @@ def svdf_prepare(ctx, node) -> None:
     if it == np.int8:
         wft, wtt, st = np.dtype(wf.dtype), np.dtype(wt.dtype), np.dtype(state.dtype)
         if wft != np.int8:
-            raise kernel_error(node, f"weights_feature {tname(wf)} has type {wft.name}, expected int8")
+            raise kernel_error(node, f"weights_feature {tensor_name(wf)} has type {wft.name}, expected int8")
         if wtt not in (np.int16, np.int8):
-            raise kernel_error(node, f"weights_time {tname(wt)} has type {wtt.name}, expected int16 or int8")
+            raise kernel_error(node, f"weights_time {tensor_name(wt)} has type {wtt.name}, expected int16 or int8")
         if st not in (np.int16, np.int8):
-            raise kernel_error(node, f"activation state {tname(state)} has type {st.name}, expected int16 or int8")
+            raise kernel_error(node, f"activation state {tensor_name(state)} has type {st.name}, expected int16 or int8")
         if st != wtt:
             # TFLM's Eval reads the state with weights_time's type: only matching types work.
-            raise kernel_error(node, f"activation state {tname(state)} ({st.name}) and weights_time "
-                                     f"{tname(wt)} ({wtt.name}) must have the same type")
+            raise kernel_error(node, f"activation state {tensor_name(state)} ({st.name}) and weights_time "
+                                     f"{tensor_name(wt)} ({wtt.name}) must have the same type")
         if bias is not None and np.dtype(bias.dtype) != np.int32:
-            raise kernel_error(node, f"bias {tname(bias)} has type {np.dtype(bias.dtype).name}, expected int32")
+            raise kernel_error(node, f"bias {tensor_name(bias)} has type {np.dtype(bias.dtype).name}, expected int32")
         if np.dtype(out.dtype) != np.int8:
-            raise kernel_error(node, f"output {tname(out)} has type {np.dtype(out.dtype).name}, expected int8")
-        in_s, wf_s, wt_s = np.float32(_first_scale(inp)), np.float32(_first_scale(wf)), np.float32(_first_scale(wt))
-        st_s, out_s = np.float32(_first_scale(state)), np.float32(_first_scale(out))
+            raise kernel_error(node, f"output {tensor_name(out)} has type {np.dtype(out.dtype).name}, expected int8")
+        in_s, wf_s, wt_s = np.float32(scale_of(inp)), np.float32(scale_of(wf)), np.float32(scale_of(wt))
+        st_s, out_s = np.float32(scale_of(state)), np.float32(scale_of(out))
         # The oracle's TFLM build gets both effective scales from double arithmetic on the
         # float scales (measured: the float32 products of the published source give other
         # multipliers, off by one in a state or output now and then).
@@ -167,17 +163,17 @@ def svdf_prepare(ctx, node) -> None:
             scale_1 = float(np.float64(in_s) * np.float64(wf_s) / np.float64(st_s))
             scale_2 = float(np.float64(st_s) * np.float64(wt_s) / np.float64(out_s))
             state_times_wt = float(np.float32(st_s * wt_s))
-        if bias is not None and not abs(_first_scale(bias) - state_times_wt) < 1e-5:
-            raise kernel_error(node, f"bias {tname(bias)} scale {_first_scale(bias)} is not "
+        if bias is not None and not abs(scale_of(bias) - state_times_wt) < 1e-5:
+            raise kernel_error(node, f"bias {tensor_name(bias)} scale {scale_of(bias)} is not "
                                      f"activation state scale * weights_time scale ({state_times_wt})")
         try:
             data.effective_scale_1_a, data.effective_scale_1_b = quantize_multiplier(scale_1)
             data.effective_scale_2_a, data.effective_scale_2_b = quantize_multiplier(scale_2)
         except ValueError as e:
             raise kernel_error(node, str(e)) from None
-        data.input_zero_point = _first_zp(inp)
-        data.output_zero_point = _first_zp(out)
-        data.activation_state_zero_point = _first_zp(state)
+        data.input_zero_point = zero_point_of(inp)
+        data.output_zero_point = zero_point_of(out)
+        data.activation_state_zero_point = zero_point_of(state)
         info = np.iinfo(st)
         data.state_min, data.state_max = int(info.min), int(info.max)
         data.kind = "int"
@@ -201,7 +197,7 @@ def svdf_prepare(ctx, node) -> None:
         for t, what in ((wf, "weights_feature"), (wt, "weights_time"), (state, "activation state"),
                         (bias, "bias"), (out, "output")):
             if t is not None and np.dtype(t.dtype) != np.float32:
-                raise kernel_error(node, f"{what} {tname(t)} has type {np.dtype(t.dtype).name}, expected float32")
+                raise kernel_error(node, f"{what} {tensor_name(t)} has type {np.dtype(t.dtype).name}, expected float32")
         if data.activation not in _FLOAT_ACTIVATIONS:
             raise kernel_error(node, f"fused activation {data.activation} is not supported")
         data.kind = "float"
@@ -286,7 +282,7 @@ def _invoke_int(ctx, node, data: OpDataSvdf) -> None:
     bf["rq1"](dot)                                # MultiplyByQuantizedMultiplier
     # The oracle's TFLM saturates to the state type first, then adds the state zero point
     # and narrows (wrapping) into the state buffer (newer TFLM sources add it before).
-    _clip(dot, bf["smin"], bf["smax"], out=dot)
+    clip(dot, bf["smin"], bf["smax"], out=dot)
     if bf["szp"] is not None:
         dot += bf["szp"]
     state[:, :, -1] = dot                         # two's-complement wrap, as the C store
@@ -303,34 +299,8 @@ def _invoke_int(ctx, node, data: OpDataSvdf) -> None:
     if data.wrap_time:
         y[...] = wrap_int32(y)
     bf["rq2"](y)                                  # rescale, + output zero point
-    _clip(y, bf["m128"], bf["p127"], out=y)
+    clip(y, bf["m128"], bf["p127"], out=y)
     ctx.output(node, 0).data.reshape(data.batch, data.num_units)[...] = y
-
-
-_LIBM_TANHF: Any = False
-
-
-def _tanhf(a: np.ndarray) -> np.ndarray:
-    """std::tanh on float, i.e. the C library's tanhf: numpy's tanh (float32 or float64
-    rounded) differs from glibc's in the last bit for ~20-40% of inputs, so call libm itself
-    when it is there (outputs are small: one value per unit and batch)."""
-    global _LIBM_TANHF
-    if _LIBM_TANHF is False:
-        _LIBM_TANHF = None
-        try:
-            import ctypes
-            import ctypes.util
-            libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-            fn = libm.tanhf
-            fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-            _LIBM_TANHF = fn
-        except (OSError, AttributeError):
-            pass
-    a = np.asarray(a, np.float32)
-    if _LIBM_TANHF is None:
-        return np.tanh(a.astype(np.float64)).astype(np.float32)
-    fn = _LIBM_TANHF
-    return np.array([fn(v) for v in a.ravel().tolist()], np.float32).reshape(a.shape)
 
 
 def _activation_float(act: str, a: np.ndarray) -> np.ndarray:
@@ -345,7 +315,7 @@ def _activation_float(act: str, a: np.ndarray) -> np.ndarray:
         m = np.where(six < a, six, a)
         return np.where(zero < m, m, zero)
     if act == "TANH":
-        return _tanhf(a)
+        return tanhf(a)
     if act == "SIGN_BIT":
         return np.signbit(a).astype(np.float32)
     return a
@@ -358,11 +328,7 @@ def _invoke_float(ctx, node, data: OpDataSvdf) -> None:
     _shift_state(state)
 
     # Feature matmul, float32 products and sums in TFLM's order (k ascending).
-    wft = data.weights_feature_t                                 # (input_size, num_filters)
-    dot = np.zeros((data.batch, data.num_filters), np.float32)
-    for k in range(data.input_size):
-        dot += x[:, k:k + 1] * wft[k]
-    state[:, :, -1] = dot
+    state[:, :, -1] = sequential_matmul_f32(x, data.weights_feature_t)
 
     # Time: sequential over memory.
     wt = data.weights_time

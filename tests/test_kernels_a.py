@@ -216,7 +216,8 @@ def test_converter_model_ops_match_tflm(path, oracle):
 # ----------------------------------------------------------------------------- arithmetic units
 
 def test_requantize_matches_reference():
-    from micro_rt.kernels.quant import Requantizer, multiply_by_quantized_multiplier, requantize
+    from micro_rt.kernels.fixedpoint import multiply_by_quantized_multiplier
+    from micro_rt.kernels.requant import Requantizer, requantize
     rng = np.random.default_rng(0)
     x = rng.integers(-2**31, 2**31, (300, 40))
     m = rng.integers(2**30, 2**31, 40)
@@ -260,7 +261,8 @@ def test_fc_per_tensor_multiplier_uses_a_double_product(oracle):
     """TFLM multiplies input and filter scales in double for a per-tensor FULLY_CONNECTED;
     these scales make a float32 product round two accumulators differently."""
     from micro_rt.builder import ModelBuilder
-    from micro_rt.kernels.quant import multiply_by_quantized_multiplier, quantize_multiplier
+    from micro_rt.kernels.fixedpoint import multiply_by_quantized_multiplier
+    from micro_rt.kernels.quant import quantize_multiplier
     si, sw, so = np.float32(0.037542414), np.float32(0.044881042), np.float32(0.0067242053)
     single = quantize_multiplier(float(np.float32(si * sw)) / float(so))
     double = quantize_multiplier(float(si) * float(sw) / float(so))

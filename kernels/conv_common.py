@@ -1,0 +1,95 @@
+"""What CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED share (TFLM's conv_common.cc and
+fully_connected_common.cc): the bias checks, whether the accumulator is TFLM's int32, the
+per-channel requantization parameters, and the float32 epilogue.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernel_util import (activation_range_quantized, check_elements, check_quantized, kernel_error,
+                          scale_of, tensor_name, type_label, type_name, zero_point_of)
+from .quant import MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, check_left_shift, quantize_multiplier
+
+# Why a bias of another type than TFLM's kernel expects is refused: TFLM does not check it
+# and reads the buffer as words of the expected type (wrong values, or past its end).
+_BIAS_READ_AS = {"float32": "float32", "int8": "int32", "int16": "int64"}
+
+
+def check_bias(node, bias, channels: int, input_dtype, int32_bias_ok: bool = False) -> None:
+    """A bias holds one value per output channel, of the type TFLM's kernel reads: float32
+    for float kernels, int32 for int8 ones, int64 for 16x8 ones (or int32 where the kernel
+    has an int32-accumulator variant: `int32_bias_ok`, CONV_2D and FULLY_CONNECTED)."""
+    kind = np.dtype(input_dtype).name
+    allowed = {"float32": ["FLOAT32"], "int8": ["INT32"],
+               "int16": ["INT64", "INT32"] if int32_bias_ok else ["INT64"]}.get(kind, [])
+    got = type_name(bias.dtype)
+    if got not in allowed:
+        if kind == "int16" and int32_bias_ok:
+            why = f"Bias type {type_label(bias.dtype)} not supported."
+        else:
+            why = (f"TFLM's {kind} kernel reads the bias as {_BIAS_READ_AS.get(kind, '?')} words "
+                   "whatever its type")
+        raise kernel_error(node, f"bias {tensor_name(bias)} has type {got}, expected "
+                                 f"{' or '.join(allowed) or 'none'} for {kind} input: {why}")
+    check_elements(node, "bias", bias, channels)
+
+
+def int32_accumulators(node, input_dtype, bias) -> bool:
+    """Whether TFLM's kernel accumulates in int32 (wrapping): always for int8; for 16x8
+    CONV_2D / FULLY_CONNECTED with an int32 bias, or with no bias when the options ask for
+    an int32 quantized bias type; never for float."""
+    kind = np.dtype(input_dtype)
+    if kind == np.int8:
+        return True
+    if kind != np.int16 or node.op_name == "DEPTHWISE_CONV_2D":
+        return False
+    if bias is not None:
+        return np.dtype(bias.dtype) == np.int32
+    return node.options.get("quantized_bias_type") in ("INT32", 2)
+
+
+def populate_per_channel_multipliers(input_scale: float, filter_scales: np.ndarray,
+                                     output_scale: float, num_channels: int
+                                     ) -> tuple[np.ndarray, np.ndarray]:
+    """PopulateConvolutionQuantizationParams' per-channel loop (double arithmetic)."""
+    fs = np.asarray(filter_scales, dtype=np.float32)
+    mult = np.zeros(num_channels, dtype=np.int64)
+    shift = np.zeros(num_channels, dtype=np.int64)
+    for i in range(num_channels):
+        scale = float(fs[i] if fs.size > 1 else fs[0])
+        effective = float(np.float32(input_scale)) * scale / float(np.float32(output_scale))
+        mult[i], shift[i] = quantize_multiplier(effective)
+    return mult, shift
+
+
+def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int,
+                          wide: bool = False) -> None:
+    """The quantized part of CalculateOpDataConv shared by CONV_2D and DEPTHWISE_CONV_2D:
+    per-channel multipliers and shifts, the activation clamp, and the zero points."""
+    if not np.asarray(flt.scales).size:
+        raise kernel_error(node, f"filter {tensor_name(flt)} has no quantization parameters (TFLM: "
+                                 "filter->quantization.type != kTfLiteAffineQuantization)")
+    check_quantized(node, out, "output")
+    scales = np.asarray(flt.scales, dtype=np.float32)
+    if scales.size not in (1, oc):
+        raise kernel_error(node, f"filter {tensor_name(flt)} has {scales.size} scales for {oc} output channels")
+    if scales.size > 1 and int(flt.quantized_dimension) != channel_dim:
+        raise kernel_error(node, f"filter {tensor_name(flt)} is quantized along dimension "
+                                 f"{flt.quantized_dimension}, expected {channel_dim}")
+    data.output_multiplier, data.output_shift = populate_per_channel_multipliers(
+        scale_of(inp), scales, scale_of(out), oc)
+    check_left_shift(node, data.output_shift, f"input {tensor_name(inp)} x filter {tensor_name(flt)} / output {tensor_name(out)} scale",
+                     MAX_LEFT_SHIFT_WIDE if wide else MAX_LEFT_SHIFT)
+    data.act_min, data.act_max = activation_range_quantized(act, scale_of(out), zero_point_of(out), np.dtype(inp.dtype).type)
+    data.input_zero_point = zero_point_of(inp)
+    data.output_zero_point = zero_point_of(out)
+
+
+def store_float_output(acc: np.ndarray, data, out) -> None:
+    """The float32 epilogue of TFLM's conv and fully connected: + bias, clamp to the fused
+    activation's range, write the output tensor."""
+    if data.bias is not None:
+        acc += data.bias
+    np.maximum(acc, data.act_min, out=acc)
+    np.minimum(acc, data.act_max, out=acc)
+    out.data[...] = acc.reshape(out.data.shape)
