@@ -19,12 +19,11 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv_common import check_bias, int32_accumulators, quantized_conv_params, store_float_output
-from .exact_matmul import accumulator_bound, exact_float_type, sequential_matmul_f32
-from .kernel_util import (HYBRID, activation_of, activation_range_float, check_activation, dtype_name,
-                          kernel_error, tensor_name, zero_point_of)
-from .padding import (check_geometry, compute_padding_height_width, gather_windows, int16_window,
-                      make_geometry)
+from .conv_common import (check_bias, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
+                          prepare_window, quantized_conv_params, store_float_output)
+from .exact_matmul import accumulator_bound, exact_float_type, max_abs_offset, sequential_matmul_f32
+from .kernel_util import HYBRID, activation_of, check_activation, dtype_name, kernel_error, tensor_name, zero_point_of
+from .padding import gather_windows, make_geometry
 from .requant import Requantizer
 
 
@@ -57,13 +56,36 @@ conv_init = op_data_init("OpDataConv", OpDataConv)
 
 def conv_prepare(ctx, node) -> None:
     data: OpDataConv = node.user_data
-    opts = node.options
-    if len(node.inputs) not in (2, 3) or len(node.outputs) != 1:
-        raise kernel_error(node, f"expects 2 or 3 inputs and 1 output, got {len(node.inputs)}/{len(node.outputs)}")
-    inp = ctx.input(node, 0)
-    flt = ctx.input(node, 1)
-    bias = ctx.input(node, 2) if len(node.inputs) == 3 else None
-    out = ctx.output(node, 0)
+    inp, flt, bias, out = conv_tensors(ctx, node)
+    data.groups = _check_tensors(node, inp, flt, bias, out)
+    int32_acc = int32_accumulators(node, np.dtype(inp.dtype), bias)
+    oc, fh, fw, fic = (int(d) for d in flt.shape)
+    # TFLM allocates the per-channel arrays unconditionally (float too).
+    ctx.allocate_persistent(4 * oc)
+    ctx.allocate_persistent(4 * oc)
+    act = activation_of(node)
+    check_activation(node, act)
+    sh, sw, dh, dw = prepare_window(node, data, inp, out, fh, fw)
+    data.kind = np.dtype(inp.dtype).name
+    # (OC, KH, KW, IC/g) -> per group (K, OC/g) with K ordered (ky, kx, ic) like TFLM's loops.
+    w_g = np.asarray(flt.data).reshape(data.groups, oc // data.groups, fh * fw * fic).transpose(0, 2, 1)
+    if data.narrow is not None:
+        _prepare_narrowed(node, data, inp, flt, bias, out, act, w_g, oc)
+        return
+    data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
+    if data.kind == "float32":
+        data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
+        prepare_float_output(data, bias, act)
+        data.pad_buffer = np.zeros(data.geometry.padded_shape, dtype=np.float32)
+        return
+    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=not int32_acc)
+    data.filter_zero_point = zero_point_of(flt)
+    _prepare_quantized_buffers(data, inp, bias, w_g, wide=not int32_acc)
+
+
+def _check_tensors(node, inp, flt, bias, out) -> int:
+    """Types (TFLM's: float32, int8 or 16x8), 4-D shapes, channels, a constant filter and the
+    bias. Returns the number of groups (input channels / filter channels)."""
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tensor_name(inp)} is {dtype_name(inp)} but output {tensor_name(out)} is {dtype_name(out)}")
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
@@ -73,8 +95,7 @@ def conv_prepare(ctx, node) -> None:
                                  f"{HYBRID}")
     if len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:
         raise kernel_error(node, f"input {tensor_name(inp)}, filter and output must be 4-D")
-    oc, fh, fw, fic = (int(d) for d in flt.shape)
-    n, ih, iw, ic = (int(d) for d in inp.shape)
+    oc, fic, ic = int(flt.shape[0]), int(flt.shape[3]), int(inp.shape[3])
     if fic <= 0 or ic % fic != 0:
         raise kernel_error(node, f"input depth {ic} of {tensor_name(inp)} is not a multiple of filter depth {fic}")
     groups = ic // fic
@@ -84,59 +105,28 @@ def conv_prepare(ctx, node) -> None:
         raise kernel_error(node, f"filter {tensor_name(flt)} must be constant")
     if bias is not None:
         check_bias(node, bias, oc, inp.dtype, int32_bias_ok=True)
-    int32_acc = int32_accumulators(node, it, bias)
+    return groups
 
-    # TFLM allocates the per-channel arrays unconditionally (float too).
-    ctx.allocate_persistent(4 * oc)
-    ctx.allocate_persistent(4 * oc)
 
-    act = activation_of(node)
-    check_activation(node, act)
-    sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
-    dh, dw = int(opts.get("dilation_h_factor", 1)), int(opts.get("dilation_w_factor", 1))
-    padding = opts.get("padding", "SAME")
-    check_geometry(node, inp, out, fh, fw, sh, sw, dh, dw, padding)
-    data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw, padding)
-    data.narrow = int16_window(sh, sw, dh, dw, data.padding)
-    data.groups = groups
-    data.kind = it.name
-
-    w = np.asarray(flt.data)
-    # (OC, KH, KW, IC/g) -> per group (K, OC/g) with K ordered (ky, kx, ic) like TFLM's loops.
-    ocg = oc // groups
-    w_g = w.reshape(groups, ocg, fh * fw * fic).transpose(0, 2, 1)
-    if data.narrow is not None:
-        _prepare_narrowed(node, data, inp, flt, bias, out, act, w_g, oc)
-        return
-    data.geometry = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, dh, dw, data.padding)
-
-    if it == np.float32:
-        data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
-        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
-        lo, hi = activation_range_float(act)
-        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
-        data.pad_buffer = np.zeros(data.geometry.padded_shape, dtype=np.float32)
-        return
-
-    quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=not int32_acc)
-    data.filter_zero_point = zero_point_of(flt)
-    # The per-channel kernel ignores the filter zero point (it is 0 by the quantization spec).
-    info = np.iinfo(it)
-    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+def _prepare_quantized_buffers(data: OpDataConv, inp, bias, w_g: np.ndarray, wide: bool) -> None:
+    """The weights in the exact float type, the padded input, im2col and accumulator buffers,
+    and the output stage."""
+    max_abs_x = max_abs_offset(np.dtype(inp.dtype), data.input_zero_point)
     ft_acc = exact_float_type(w_g, max_abs_x)
     data.weights = np.ascontiguousarray(w_g, dtype=ft_acc)
+    # The per-channel kernel ignores the filter zero point (it is 0 by the quantization spec).
     if bias is not None:
-        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
+        data.bias = int_bias(bias)
     g = data.geometry
     data.pad_buffer = np.zeros(g.padded_shape, dtype=ft_acc)
     p = g.n * g.out_h * g.out_w
-    if groups == 1 and not _is_pointwise(g):
-        data.cols = np.empty((p, fh * fw * fic), dtype=ft_acc)
+    oc = w_g.shape[0] * w_g.shape[2]                   # groups x output channels per group
+    if data.groups == 1 and not _is_pointwise(g):
+        data.cols = np.empty((p, g.filter_h * g.filter_w * g.channels), dtype=ft_acc)
     data.acc = np.empty((p, oc), dtype=ft_acc)
     data.requant = Requantizer((p, oc), data.output_multiplier, data.output_shift, data.bias,
                                data.output_zero_point, data.act_min, data.act_max,
-                               tile=g.out_w, wide=not int32_acc,
-                               acc_bound=accumulator_bound(w_g, max_abs_x))
+                               tile=g.out_w, wide=wide, acc_bound=accumulator_bound(w_g, max_abs_x))
 
 
 def _prepare_narrowed(node, data: OpDataConv, inp, flt, bias, out, act: str, w_g: np.ndarray,
@@ -150,17 +140,14 @@ def _prepare_narrowed(node, data: OpDataConv, inp, flt, bias, out, act: str, w_g
     data.geometry = (oh, ow, fh, fw)
     if data.kind == "float32":
         data.weights = np.ascontiguousarray(w_g, dtype=np.float32)
-        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
-        lo, hi = activation_range_float(act)
-        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
+        prepare_float_output(data, bias, act)
         return
     wide = not int32_accumulators(node, inp.dtype, bias)
     quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=wide)
     data.weights = np.ascontiguousarray(w_g, dtype=np.float64)       # exact below 2^53
     if bias is not None:
-        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
-    info = np.iinfo(np.dtype(inp.dtype))
-    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+        data.bias = int_bias(bias)
+    max_abs_x = max_abs_offset(np.dtype(inp.dtype), data.input_zero_point)
     data.requant = Requantizer((n * oh * ow, oc), data.output_multiplier, data.output_shift, data.bias,
                                data.output_zero_point, data.act_min, data.act_max,
                                wide=wide, acc_bound=accumulator_bound(w_g, max_abs_x))
@@ -224,8 +211,7 @@ def _cols(g, buf: np.ndarray, group: int, groups: int) -> np.ndarray:
                      buf.strides[1] * g.dil_h, buf.strides[2] * g.dil_w, buf.strides[3]))
         k = g.filter_h * g.filter_w * cg
     else:
-        if g.filter_h == 1 and g.filter_w == 1 and g.stride_h == 1 and g.stride_w == 1 \
-                and not g.needs_padding:
+        if _is_pointwise(g):
             return buf.reshape(-1, g.channels)
         win = g.windows(buf)
         k = g.filter_h * g.filter_w * g.channels

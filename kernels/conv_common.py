@@ -1,14 +1,40 @@
 """What CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED share (TFLM's conv_common.cc and
-fully_connected_common.cc): the bias checks, whether the accumulator is TFLM's int32, the
-per-channel requantization parameters, and the float32 epilogue.
+fully_connected_common.cc): the node's tensors and window options, the bias checks, whether
+the accumulator is TFLM's int32, the per-channel requantization parameters, the biases as
+the kernels keep them, and the float32 epilogue.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .kernel_util import (activation_range_quantized, check_elements, check_quantized, kernel_error,
-                          scale_of, tensor_name, type_label, type_name, zero_point_of)
+from .kernel_util import (activation_range_float, activation_range_quantized, check_elements, check_quantized,
+                          kernel_error, scale_of, tensor_name, type_label, type_name, zero_point_of)
+from .padding import check_geometry, compute_padding_height_width, int16_window
 from .quant import MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, check_left_shift, quantize_multiplier
+
+
+def conv_tensors(ctx, node) -> tuple:
+    """(input, filter, bias or None, output) of a CONV_2D / DEPTHWISE_CONV_2D node."""
+    if len(node.inputs) not in (2, 3) or len(node.outputs) != 1:
+        raise kernel_error(node, f"expects 2 or 3 inputs and 1 output, got {len(node.inputs)}/{len(node.outputs)}")
+    bias = ctx.input(node, 2) if len(node.inputs) == 3 else None
+    return ctx.input(node, 0), ctx.input(node, 1), bias, ctx.output(node, 0)
+
+
+def prepare_window(node, data, inp, out, filter_h: int, filter_w: int) -> tuple[int, int, int, int]:
+    """The options' stride and dilation, checked against the input and the output
+    (padding.check_geometry); TFLM's padding into `data.padding`, and into `data.narrow` the
+    int16-narrowed window when TFLM's int16_t fields wrap (None otherwise). Returns
+    (stride_h, stride_w, dilation_h, dilation_w)."""
+    opts = node.options
+    sh, sw = int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))
+    dh, dw = int(opts.get("dilation_h_factor", 1)), int(opts.get("dilation_w_factor", 1))
+    padding = opts.get("padding", "SAME")
+    check_geometry(node, inp, out, filter_h, filter_w, sh, sw, dh, dw, padding)
+    data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, int(inp.shape[1]), int(inp.shape[2]),
+                                                      filter_h, filter_w, padding)
+    data.narrow = int16_window(sh, sw, dh, dw, data.padding)
+    return sh, sw, dh, dw
 
 # Why a bias of another type than TFLM's kernel expects is refused: TFLM does not check it
 # and reads the buffer as words of the expected type (wrong values, or past its end).
@@ -83,6 +109,18 @@ def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_
     data.act_min, data.act_max = activation_range_quantized(act, scale_of(out), zero_point_of(out), np.dtype(inp.dtype).type)
     data.input_zero_point = zero_point_of(inp)
     data.output_zero_point = zero_point_of(out)
+
+
+def int_bias(bias) -> np.ndarray | None:
+    """The integer kernels' bias: int64 values, one per output channel (None without one)."""
+    return None if bias is None else np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
+
+
+def prepare_float_output(data, bias, act: str) -> None:
+    """What store_float_output needs: the bias in float32 and the fused activation's range."""
+    data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
+    lo, hi = activation_range_float(act)
+    data.act_min, data.act_max = np.float32(lo), np.float32(hi)
 
 
 def store_float_output(acc: np.ndarray, data, out) -> None:

@@ -49,3 +49,10 @@ def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
     w_groups: (..., K, OC) integer weights.
     """
     return np.float32 if accumulator_bound(w_groups, max_abs_x) < (1 << 24) else np.float64
+
+
+def max_abs_offset(dtype, zero_point: int) -> int:
+    """The largest |x - zero_point| a value x of the integer type can give: the input
+    operand's bound in the accumulator bounds."""
+    info = np.iinfo(dtype)
+    return max(abs(int(info.min) - zero_point), abs(int(info.max) - zero_point))

@@ -17,10 +17,10 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv_common import check_bias, int32_accumulators, store_float_output
-from .exact_matmul import accumulator_bound, exact_float_type, sequential_matmul_f32
-from .kernel_util import (activation_of, activation_range_float, activation_range_quantized, check_activation,
-                          check_elements, check_quantized, dtype_name, kernel_error, scale_of, tensor_name,
+from .conv_common import check_bias, int32_accumulators, int_bias, prepare_float_output, store_float_output
+from .exact_matmul import accumulator_bound, exact_float_type, max_abs_offset, sequential_matmul_f32
+from .kernel_util import (activation_of, activation_range_quantized, check_activation, check_elements,
+                          check_quantized, dtype_name, element_count, kernel_error, scale_of, tensor_name,
                           type_label, type_name, zero_point_of)
 from .quant import MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, check_left_shift, quantize_multiplier
 from .requant import Requantizer
@@ -55,6 +55,21 @@ def fc_prepare(ctx, node) -> None:
     flt = ctx.input(node, 1)
     bias = ctx.input(node, 2) if len(node.inputs) > 2 else None
     out = ctx.output(node, 0)
+    act = activation_of(node)
+    data.accum_depth, data.output_depth = _check_tensors(node, inp, flt, bias, out, act)
+    data.kind = np.dtype(inp.dtype).name
+    w = np.asarray(flt.data).reshape(data.output_depth, data.accum_depth)
+    if data.kind == "float32":
+        data.weights_t = np.ascontiguousarray(w.T, dtype=np.float32)
+        prepare_float_output(data, bias, act)
+        return
+    _quantization_params(ctx, node, data, inp, flt, bias, out, act)
+    _prepare_quantized_buffers(node, data, inp, bias, w)
+
+
+def _check_tensors(node, inp, flt, bias, out, act: str) -> tuple[int, int]:
+    """Types (float32, int8 or 16x8), the weights format, constant 2-D weights, the fused
+    activation, sizes and the bias. Returns (accumulation depth, output depth)."""
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tensor_name(inp)} is {it.name} but output {tensor_name(out)} is {dtype_name(out)}")
@@ -67,7 +82,6 @@ def fc_prepare(ctx, node) -> None:
         raise kernel_error(node, "only the DEFAULT weights format is supported")
     if flt.data is None:
         raise kernel_error(node, f"weights {tensor_name(flt)} must be constant")
-    act = activation_of(node)
     check_activation(node, act)
     if len(flt.shape) != 2:
         raise kernel_error(node, f"weights {tensor_name(flt)} must be 2-D, got shape {list(flt.shape)}")
@@ -75,23 +89,19 @@ def fc_prepare(ctx, node) -> None:
     accum_depth = int(flt.shape[-1])
     if int(flt.shape[0]) != out_depth:
         raise kernel_error(node, f"weights {tensor_name(flt)} have {flt.shape[0]} rows, output {tensor_name(out)} depth {out_depth}")
-    in_size = int(np.prod(inp.shape)) if len(inp.shape) else 1
+    in_size = element_count(inp)
     if accum_depth == 0 or in_size % accum_depth != 0:
         raise kernel_error(node, f"input {tensor_name(inp)} size {in_size} is not a multiple of {accum_depth}")
     check_elements(node, "output", out, in_size // accum_depth * out_depth)
     if bias is not None:
         check_bias(node, bias, out_depth, inp.dtype, int32_bias_ok=True)
-    data.accum_depth, data.output_depth = accum_depth, out_depth
-    data.kind = it.name
-    w = np.asarray(flt.data).reshape(out_depth, accum_depth)
+    return accum_depth, out_depth
 
-    if it == np.float32:
-        data.weights_t = np.ascontiguousarray(w.T, dtype=np.float32)
-        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
-        lo, hi = activation_range_float(act)
-        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
-        return
 
+def _quantization_params(ctx, node, data: OpDataFullyConnected, inp, flt, bias, out, act: str) -> None:
+    """Per-channel or per-tensor multipliers and shifts (per channel: TFLM's two persistent
+    arrays), the zero points and the fused activation's clamp."""
+    it = np.dtype(inp.dtype)
     check_quantized(node, out, "output")
     scales = np.asarray(flt.scales, dtype=np.float32)
     data.is_per_channel = scales.size > 1
@@ -120,18 +130,24 @@ def fc_prepare(ctx, node) -> None:
     data.filter_zero_point = zero_point_of(flt)
     data.output_zero_point = zero_point_of(out)
     data.act_min, data.act_max = activation_range_quantized(act, out_scale, zero_point_of(out), it)
+
+
+def _prepare_quantized_buffers(node, data: OpDataFullyConnected, inp, bias, w: np.ndarray) -> None:
+    """The weights (less the filter zero point per tensor) in the exact float type, the input
+    zero point folded into the bias, the input and accumulator buffers, the output stage."""
+    it = np.dtype(inp.dtype)
     # Per-tensor kernel adds weights_offset (= -filter zero point); per-channel ignores it.
     wf = w.astype(np.float64)
     if not data.is_per_channel:
         wf = wf - data.filter_zero_point
-    info = np.iinfo(it)
-    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+    max_abs_x = max_abs_offset(it, data.input_zero_point)
     ft_acc = exact_float_type(wf.T, max_abs_x)
     data.weights_t = np.ascontiguousarray(wf.T, dtype=ft_acc)
     if bias is not None:
-        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
-    batches = in_size // accum_depth
-    data.xs = np.empty((batches, accum_depth), dtype=ft_acc)
+        data.bias = int_bias(bias)
+    batches = element_count(inp) // data.accum_depth
+    out_depth = data.output_depth
+    data.xs = np.empty((batches, data.accum_depth), dtype=ft_acc)
     data.acc = np.empty((batches, out_depth), dtype=ft_acc)
     # The input zero point joins the bias: sum((x - zp) * w) = sum(x * w) - zp * sum(w), so
     # invoke only converts x (|x| <= max_abs_x: the float type stays exact).

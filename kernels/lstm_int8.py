@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .exact_matmul import exact_float_type
+from .exact_matmul import exact_float_type, max_abs_offset
 from .fixedpoint import logistic_int16, tanh_int16, wrap_int32
 from .kernel_util import kernel_error, scale_of, tensor_desc, zero_point_of
 from .lstm_common import (CELL_STATE, GATE_BIAS, GATES, INPUT, INPUT_TO_GATE, OUTPUT_STATE, RECURRENT_TO_GATE,
@@ -132,7 +132,7 @@ def _input_fc_buffers(data: OpDataLSTM, bf: dict) -> None:
     bf["in_acc"] = np.empty((steps * b, 4 * s), np.int64)
     zp_term = data.input_zp * np.rint(w_in.sum(axis=0)).astype(np.int64)
     bf["in_bias"] = np.ascontiguousarray(np.broadcast_to(data.bias - zp_term, (steps * b, 4 * s)))
-    x_span = max(abs(-128 - data.input_zp), abs(127 - data.input_zp))
+    x_span = max_abs_offset(np.int8, data.input_zp)
     bias_bound = float(np.abs(data.bias).max(initial=0))
     bf["wrap_in"] = w_abs * x_span + bias_bound >= 2 ** 31
     in_bound = (1 << 31) if bf["wrap_in"] else int(w_abs * x_span + bias_bound)

@@ -21,6 +21,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .fixedpoint import multiply_by_quantized_multiplier
+from .exact_matmul import max_abs_offset
 from .kernel_util import check_quantized, kernel_error, require_inputs, scale_of, tensor_name, zero_point_of
 from .quant import check_left_shift, quantize_multiplier
 from .requant import InPlaceRequant, clip
@@ -104,6 +105,13 @@ def _rows(x: np.ndarray, axes: list[int]) -> tuple[np.ndarray, int]:
     return xt.reshape(-1, count), count
 
 
+def _folded_multiplier(data: OpDataReduce, count: int) -> tuple[int, int]:
+    """The input / output multiplier and shift with 1/count folded in (see the module
+    docstring): shift_n = min(floor(log2(count)), 32, 31 + shift)."""
+    shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
+    return (data.multiplier << shift_n) // count, data.shift - shift_n
+
+
 def _fold_constants(node, data: OpDataReduce, x: np.ndarray):
     """Everything of the integer "fold" MEAN that depends only on the constant axes and the
     input shape: the transposition, the count, the requantization (zero points included)."""
@@ -114,11 +122,10 @@ def _fold_constants(node, data: OpDataReduce, x: np.ndarray):
     if count == 0:
         return None
     outer = int(np.prod([x.shape[d] for d in keep])) if keep else 1
-    shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
-    mult = (data.multiplier << shift_n) // count
+    mult, shift = _folded_multiplier(data, count)
     info = np.iinfo(np.dtype(data.kind))
-    span = max(abs(int(info.min) - data.input_zp), abs(int(info.max) - data.input_zp))
-    rq = InPlaceRequant(mult, data.shift - shift_n, (outer,), bound=span * count, offset=data.output_zp)
+    span = max_abs_offset(np.dtype(data.kind), data.input_zp)
+    rq = InPlaceRequant(mult, shift, (outer,), bound=span * count, offset=data.output_zp)
     return (x.shape, keep + axes_sorted, count, np.asarray(data.input_zp * count, np.int64),
             np.empty(outer, np.int64), rq, np.asarray(info.min, np.int64), np.asarray(info.max, np.int64))
 
@@ -162,11 +169,8 @@ def mean_invoke(ctx, node) -> None:
     if count == 0:
         out.data[...] = 0
         return
-    # 1/count folded into the multiplier (see the module docstring).
     acc = (rows.astype(np.int64) - data.input_zp).sum(axis=1)
-    shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
-    mult = (data.multiplier << shift_n) // count
-    acc = multiply_by_quantized_multiplier(acc, mult, data.shift - shift_n)
+    acc = multiply_by_quantized_multiplier(acc, *_folded_multiplier(data, count))
     res = np.clip(acc + data.output_zp, info.min, info.max)
     out.data[...] = np.asarray(res).reshape(out.data.shape)
 
