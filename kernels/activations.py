@@ -156,7 +156,9 @@ def hard_swish_float(x: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- kernels
 
-def _io(ctx, node):
+def _prepare_io(ctx, node) -> tuple:
+    """(op data, input, output, input type): input and output of one type and size, the
+    output's quantization usable."""
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if i.dtype != o.dtype:
         raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
@@ -164,7 +166,7 @@ def _io(ctx, node):
         raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
     if np.dtype(i.dtype) in (np.int8, np.int16):
         check_quantized(node, o, "output")
-    return i, o
+    return node.user_data, i, o, np.dtype(i.dtype)
 
 
 def _lut(fn) -> np.ndarray:
@@ -203,46 +205,44 @@ def _int16_lut(fn) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(fn(int16_domain())).astype(np.int16))
 
 
-def _prepare_logistic(ctx, node):
-    data: UnaryData = node.user_data
-    i, o = _io(ctx, node)
-    dt = np.dtype(i.dtype)
-    if dt == np.float32:
+def _sigmoid_like_prepare(tanh: bool):
+    """LogisticPrepare (LOGISTIC) or TanhPrepare (TANH, `tanh`)."""
+    if tanh:
+        float_fn, int8_fn, int16_fn = tanhf, tanh_int8, tanh_int16
+    else:
         # The correctly rounded exp, not the C library's expf that TFLM calls: the two differ
         # in the last bit where glibc's expf misrounds (kept as it was; see libm.py).
-        data.kind, data.fn = "float", functools.partial(logistic_float, exp=exp_correctly_rounded)
-    elif dt == np.int8:
-        if zero_point_of(o) != -128:
-            raise kernel_error(node, f"output {tensor_desc(o)} zero point is {zero_point_of(o)}, must be -128")
-        zp, sc = zero_point_of(i), scale_of(i)
-        data.kind, data.lut = "lut8", _lut(lambda v: logistic_int8(v, zp, sc))
-    elif dt == np.int16:
-        m, s = int16_sigmoid_params(node, i, o, tanh=False)
-        data.kind, data.lut = "lut16", _int16_lut(lambda v: logistic_int16(v, m, s))
-    else:
-        raise kernel_error(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
+        float_fn = functools.partial(logistic_float, exp=exp_correctly_rounded)
+        int8_fn, int16_fn = logistic_int8, logistic_int16
+
+    def prepare(ctx, node):
+        data, i, o, dt = _prepare_io(ctx, node)
+        if dt == np.float32:
+            data.kind, data.fn = "float", float_fn
+        elif dt == np.int8:
+            if not tanh and zero_point_of(o) != -128:
+                raise kernel_error(node, f"output {tensor_desc(o)} zero point is {zero_point_of(o)}, must be -128")
+            zp, sc = zero_point_of(i), scale_of(i)
+            data.kind, data.lut = "lut8", _lut(lambda v: int8_fn(v, zp, sc))
+        elif dt == np.int16:
+            m, s = int16_sigmoid_params(node, i, o, tanh=tanh)
+            data.kind, data.lut = "lut16", _int16_lut(lambda v: int16_fn(v, m, s))
+        else:
+            raise kernel_error(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} "
+                                     "not supported.")
+    return prepare
 
 
-def _prepare_tanh(ctx, node):
-    data: UnaryData = node.user_data
-    i, o = _io(ctx, node)
-    dt = np.dtype(i.dtype)
-    if dt == np.float32:
-        data.kind, data.fn = "float", tanhf
-    elif dt == np.int8:
-        zp, sc = zero_point_of(i), scale_of(i)
-        data.kind, data.lut = "lut8", _lut(lambda v: tanh_int8(v, zp, sc))
-    elif dt == np.int16:
-        m, s = int16_sigmoid_params(node, i, o, tanh=True)
-        data.kind, data.lut = "lut16", _int16_lut(lambda v: tanh_int16(v, m, s))
+def _set_integer_fn(data: UnaryData, dt: np.dtype, fn) -> None:
+    """int8: `fn` tabulated over the 256 inputs (invoke looks it up); int16: `fn` itself."""
+    if dt == np.int8:
+        data.kind, data.lut = "lut8", _lut(fn)
     else:
-        raise kernel_error(node, f"input {tensor_desc(i)}: Input {type_name(dt)}, output {type_name(o.dtype)} not supported.")
+        data.kind, data.fn = "int16", fn
 
 
 def _prepare_relu(ctx, node):
-    data: UnaryData = node.user_data
-    i, o = _io(ctx, node)
-    dt = np.dtype(i.dtype)
+    data, i, o, dt = _prepare_io(ctx, node)
     if dt == np.float32:
         data.kind, data.fn = "float", lambda x: np.maximum(x, np.float32(0))
     elif dt in (np.int8, np.int16):
@@ -250,18 +250,13 @@ def _prepare_relu(ctx, node):
             raise kernel_error(node, "int16 RELU needs zero points of 0")
         p = relu_params(i, o, dt)
         check_left_shift(node, p["s"], "input / output scale")
-        if dt == np.int8:
-            data.kind, data.lut = "lut8", _lut(lambda v: relu_quantized(v, p))
-        else:
-            data.kind, data.fn = "int16", lambda x: relu_quantized(x, p)
+        _set_integer_fn(data, dt, lambda x: relu_quantized(x, p))
     else:
         raise kernel_error(node, f"input {tensor_desc(i)}: Only float32/int8/int16 is supported currently, got {type_name(dt)}")
 
 
 def _prepare_relu6(ctx, node):
-    data: UnaryData = node.user_data
-    i, o = _io(ctx, node)
-    dt = np.dtype(i.dtype)
+    data, i, o, dt = _prepare_io(ctx, node)
     if dt == np.float32:
         f0, f6 = np.float32(0), np.float32(6)
         data.kind, data.fn = "float", lambda x: np.where(x > f6, f6, np.where(x < f0, f0, x))
@@ -272,19 +267,13 @@ def _prepare_relu6(ctx, node):
             raise kernel_error(node, f"input {tensor_desc(i)} scale {scale_of(i)!r} puts 6.0 outside int32: TFLM's "
                              "FloatToQuantizedType would convert an out-of-range float (undefined in C++)")
         six = float_to_quantized_type(6.0, scale_of(i), zero, dt)
-        fn = lambda x: np.where(x > six, six, np.where(x < zero, zero, x))  # noqa: E731
-        if dt == np.int8:
-            data.kind, data.lut = "lut8", _lut(fn)
-        else:
-            data.kind, data.fn = "int16", fn
+        _set_integer_fn(data, dt, lambda x: np.where(x > six, six, np.where(x < zero, zero, x)))
     else:
         raise kernel_error(node, f"input {tensor_desc(i)}: Only float32/int8/int16 is supported currently, got {type_name(dt)}")
 
 
 def _prepare_leaky_relu(ctx, node):
-    data: UnaryData = node.user_data
-    i, o = _io(ctx, node)
-    dt = np.dtype(i.dtype)
+    data, i, o, dt = _prepare_io(ctx, node)
     alpha = float(np.float32(node.options.get("alpha", 0.0)))
     if dt == np.float32:
         a = np.float32(alpha)
@@ -294,18 +283,13 @@ def _prepare_leaky_relu(ctx, node):
             raise kernel_error(node, f"alpha {alpha!r} is not finite")
         p = leaky_relu_params(i, o, alpha)
         check_left_shift(node, [p["sa"], p["si"]], "input / output scale")
-        if dt == np.int8:
-            data.kind, data.lut = "lut8", _lut(lambda v: leaky_relu_quantized(v, p, np.int8))
-        else:
-            data.kind, data.fn = "int16", lambda x: leaky_relu_quantized(x, p, np.int16)
+        _set_integer_fn(data, dt, lambda x: leaky_relu_quantized(x, p, dt))
     else:
         raise kernel_error(node, f"input {tensor_desc(i)}: Only float32, int8 are supported by LEAKY_RELU, got {type_name(dt)}.")
 
 
 def _prepare_hard_swish(ctx, node):
-    data: UnaryData = node.user_data
-    i, o = _io(ctx, node)
-    dt = np.dtype(i.dtype)
+    data, i, o, dt = _prepare_io(ctx, node)
     if dt == np.float32:
         data.kind, data.fn = "float", hard_swish_float
     elif dt == np.int8:
@@ -332,8 +316,8 @@ def _reg(name, prepare, struct_name):
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("LOGISTIC", _reg("LOGISTIC", _prepare_logistic, "OpDataLogistic"), 3),
-    ("TANH", _reg("TANH", _prepare_tanh, "OpDataTanh"), 3),
+    ("LOGISTIC", _reg("LOGISTIC", _sigmoid_like_prepare(tanh=False), "OpDataLogistic"), 3),
+    ("TANH", _reg("TANH", _sigmoid_like_prepare(tanh=True), "OpDataTanh"), 3),
     ("RELU", _reg("RELU", _prepare_relu, "ReluOpData"), 3),
     ("RELU6", _reg("RELU6", _prepare_relu6, "Relu6OpData"), 3),
     ("LEAKY_RELU", _reg("LEAKY_RELU", _prepare_leaky_relu, "LeakyReluOpData"), 2),

@@ -13,14 +13,13 @@ float32 multiply and one float32 add per tap, vectorised over all outputs).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv_common import (check_bias, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
-                          prepare_window, quantized_conv_params, store_float_output)
+from .conv_common import (ConvOpData, check_bias, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
+                          prepare_window, quantized_conv_params, store_float_output, store_output, window_invoke)
 from .exact_matmul import accumulator_bound, exact_float_type, max_abs_offset, sequential_matmul_f32
 from .kernel_util import HYBRID, activation_of, check_activation, dtype_name, kernel_error, tensor_name, zero_point_of
 from .padding import gather_windows, make_geometry
@@ -28,27 +27,10 @@ from .requant import Requantizer
 
 
 @dataclass
-class OpDataConv:
-    """Host-side mirror of TFLM's OpDataConv plus everything precomputed for invoke."""
-
-    kind: str = ""
-    padding: Any = None
-    geometry: Any = None
+class OpDataConv(ConvOpData):
     groups: int = 1
-    input_zero_point: int = 0
     filter_zero_point: int = 0
-    output_zero_point: int = 0
-    output_multiplier: Any = None        # per channel, int64
-    output_shift: Any = None             # per channel, int64 (positive = left)
-    act_min: Any = 0
-    act_max: Any = 0
-    weights: Any = None                  # (groups, K, OC/groups) float64 or float32
-    bias: Any = None                     # int64 / float32 or None
-    pad_buffer: Any = None               # host scratch: padded input
-    cols: Any = None                     # host scratch: im2col matrix (P, K)
-    acc: Any = None                      # host scratch: matmul result (P, OC)
-    requant: Any = None
-    narrow: Any = None                   # padding.Int16Window when TFLM's int16 fields wrap
+    # weights: (groups, K, OC/groups) float32, or the exact float type of the integer path
 
 
 conv_init = op_data_init("OpDataConv", OpDataConv)
@@ -167,10 +149,7 @@ def _invoke_narrowed(data: OpDataConv, x: np.ndarray, out) -> None:
         else:
             parts.append(cols.astype(np.float64) @ data.weights[gi])
     acc = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
-    if data.kind == "float32":
-        store_float_output(acc, data, out)
-    else:
-        data.requant.run(acc, out.data)
+    store_output(acc, data, out)
 
 
 def _is_pointwise(g) -> bool:
@@ -178,13 +157,8 @@ def _is_pointwise(g) -> bool:
             and not g.needs_padding)
 
 
-def conv_invoke(ctx, node) -> None:
-    data: OpDataConv = node.user_data
-    x = ctx.input(node, 0).data
-    out = ctx.output(node, 0)
-    if data.narrow is not None:
-        _invoke_narrowed(data, x, out)
-        return
+def _invoke_padded(data: OpDataConv, x: np.ndarray, out) -> None:
+    """The usual path: im2col of the padded input, one matmul per group."""
     g = data.geometry
     buf = data.pad_buffer
     if data.kind == "float32":
@@ -238,6 +212,9 @@ def _float_conv(data: OpDataConv, buf: np.ndarray) -> np.ndarray:
     for gi in range(data.groups):
         parts.append(sequential_matmul_f32(_cols(g, buf, gi, data.groups), data.weights[gi]))
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+
+
+conv_invoke = window_invoke(_invoke_padded, _invoke_narrowed)
 
 
 CONV_2D = Registration(invoke=conv_invoke, prepare=conv_prepare, init=conv_init, name="CONV_2D")

@@ -5,12 +5,38 @@ the kernels keep them, and the float32 epilogue.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from .kernel_util import (activation_range_float, activation_range_quantized, check_elements, check_quantized,
                           kernel_error, scale_of, tensor_name, type_label, type_name, zero_point_of)
 from .padding import check_geometry, compute_padding_height_width, int16_window
 from .quant import MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, check_left_shift, quantize_multiplier
+
+
+@dataclass
+class ConvOpData:
+    """Host-side mirror of TFLM's OpDataConv (CONV_2D and DEPTHWISE_CONV_2D both use it)
+    plus what both kernels precompute for invoke."""
+
+    kind: str = ""
+    padding: Any = None                  # padding.PaddingValues
+    geometry: Any = None                 # padding.WindowGeometry (the narrowed path: a tuple)
+    input_zero_point: int = 0
+    output_zero_point: int = 0
+    output_multiplier: Any = None        # per channel, int64
+    output_shift: Any = None             # per channel, int64 (positive = left)
+    act_min: Any = 0
+    act_max: Any = 0
+    weights: Any = None                  # in the kernel's layout and accumulation type
+    bias: Any = None                     # int64 / float32 or None
+    pad_buffer: Any = None               # host scratch: padded input
+    cols: Any = None                     # host scratch: im2col matrix (P, K)
+    acc: Any = None                      # host scratch: accumulators
+    requant: Any = None                  # requant.Requantizer
+    narrow: Any = None                   # padding.Int16Window when TFLM's int16 fields wrap
 
 
 def conv_tensors(ctx, node) -> tuple:
@@ -131,3 +157,22 @@ def store_float_output(acc: np.ndarray, data, out) -> None:
     np.maximum(acc, data.act_min, out=acc)
     np.minimum(acc, data.act_max, out=acc)
     out.data[...] = acc.reshape(out.data.shape)
+
+
+def store_output(acc: np.ndarray, data, out) -> None:
+    """The epilogue of either kind: float32 (store_float_output) or the integer output stage
+    (`data.requant`)."""
+    if data.kind == "float32":
+        store_float_output(acc, data, out)
+    else:
+        data.requant.run(acc, out.data)
+
+
+def window_invoke(padded, narrowed):
+    """The invoke of CONV_2D / DEPTHWISE_CONV_2D: `narrowed(data, x, out)` where TFLM's int16
+    window fields wrap (`data.narrow`), else `padded(data, x, out)`."""
+    def invoke(ctx, node) -> None:
+        data = node.user_data
+        run = narrowed if data.narrow is not None else padded
+        run(data, ctx.input(node, 0).data, ctx.output(node, 0))
+    return invoke

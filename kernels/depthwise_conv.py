@@ -15,8 +15,8 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv_common import (check_bias, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
-                          prepare_window, quantized_conv_params, store_float_output)
+from .conv_common import (ConvOpData, check_bias, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
+                          prepare_window, quantized_conv_params, store_output, window_invoke)
 from .exact_matmul import accumulator_bound, exact_float_type, max_abs_offset
 from .kernel_util import (HYBRID, activation_of, check_activation, dtype_name, kernel_error, tensor_name,
                           type_label, type_name)
@@ -25,28 +25,12 @@ from .requant import Requantizer
 
 
 @dataclass
-class OpDataDepthwise:
-    """Host-side mirror of TFLM's OpDataConv (depthwise uses the same struct)."""
-
-    kind: str = ""
-    padding: Any = None
-    geometry: Any = None
+class OpDataDepthwise(ConvOpData):
     depth_multiplier: int = 1
-    input_zero_point: int = 0
-    output_zero_point: int = 0
-    output_multiplier: Any = None
-    output_shift: Any = None
-    act_min: Any = 0
-    act_max: Any = 0
-    weights: Any = None        # (KH, KW, OC) int32 / float32
-    bias: Any = None
-    pad_buffer: Any = None     # padded (and channel-repeated) input, host scratch
-    acc: Any = None
-    tmp: Any = None
+    tmp: Any = None            # host scratch: one tap's products
     matmul: bool = False       # single input channel: im2col + one matmul (exact floats)
-    cols: Any = None
-    requant: Any = None
-    narrow: Any = None         # padding.Int16Window when TFLM's int16 fields wrap
+    # weights: (KH, KW, OW, OC) repeated along the output row, int32 / int64 / float32; the
+    # single-channel matmul: (KH * KW, OC) in the exact float type
 
 
 dw_init = op_data_init("OpDataConv", OpDataDepthwise)
@@ -185,19 +169,11 @@ def _invoke_narrowed(data: OpDataDepthwise, x: np.ndarray, out) -> None:
     for ky in range(fh):                # the reference loop's order (float32 sums are ordered)
         for kx in range(fw):
             acc += win[:, :, :, ky, kx, :] * data.weights[ky, kx]
-    if data.kind == "float32":
-        store_float_output(acc, data, out)
-    else:
-        data.requant.run(acc, out.data)
+    store_output(acc, data, out)
 
 
-def dw_invoke(ctx, node) -> None:
-    data: OpDataDepthwise = node.user_data
-    x = ctx.input(node, 0).data
-    out = ctx.output(node, 0)
-    if data.narrow is not None:
-        _invoke_narrowed(data, x, out)
-        return
+def _invoke_padded(data: OpDataDepthwise, x: np.ndarray, out) -> None:
+    """The usual path: one multiply-add per filter tap over the padded input (one matmul for a single input channel)."""
     g = data.geometry
     buf = data.pad_buffer
     interior = buf[:, g.pad_top:g.pad_top + g.in_h, g.pad_left:g.pad_left + g.in_w, :]
@@ -227,10 +203,10 @@ def dw_invoke(ctx, node) -> None:
             else:
                 np.multiply(view, w[ky, kx], out=tmp)
                 acc += tmp
-    if data.kind == "float32":
-        store_float_output(acc, data, out)
-        return
-    data.requant.run(acc, out.data)
+    store_output(acc, data, out)
+
+
+dw_invoke = window_invoke(_invoke_padded, _invoke_narrowed)
 
 
 DEPTHWISE_CONV_2D = Registration(invoke=dw_invoke, prepare=dw_prepare, init=dw_init,

@@ -26,7 +26,7 @@ from .kernel_util import kernel_error, scale_of, tensor_desc, zero_point_of
 from .lstm_common import (CELL_STATE, GATE_BIAS, GATES, INPUT, INPUT_TO_GATE, OUTPUT_STATE, RECURRENT_TO_GATE,
                           OpDataLSTM, stack_gates)
 from .quant import checked_log2, quantize_multiplier
-from .requant import InPlaceRequant, clip
+from .requant import InPlaceRequant, clip, round_and_shift
 
 # TFLM's gate scales (lstm_eval_common.cc): Q3.12 into the non-linearities, Q0.15 out. The
 # current source spells both exactly (earlier releases used 0.00003051757f, 4.5 ulp below 2^-15,
@@ -280,7 +280,6 @@ def _folded_step(data: OpDataLSTM, in_fc):
     rm, radd, rr, rneg, rlim = rq_rec.full_mult, rq_rec.add, rq_rec.right, rq_rec.neg, rq_rec.lim
     cadd, cr, cneg, clim = rq_cell.add, rq_cell.right, rq_cell.neg, rq_cell.lim
     oadd, orr, oneg, olim, hz_add = bf["out_add"], rq_out.right, rq_out.neg, rq_out.lim, bf["hz_add"]
-    c31 = rq_rec.c31
     lo16, hi16 = bf["m32768"], bf["p32767"]
     glo, ghi = bf["gate_lo"], bf["gate_hi"]
     clo, chi, olo, ohi = bf["cell_lo"], bf["cell_hi"], bf["m128"], bf["p127"]
@@ -288,38 +287,26 @@ def _folded_step(data: OpDataLSTM, in_fc):
     gates, prod, cs, hq, hsm = bf["gates"], bf["prod"], bf["cs"], bf["hq"], bf["hsm"]
     i_g, f_g, g_g, o_g = bf["i_g"], bf["f_g"], bf["g_g"], bf["o_g"]
     p_fc, p_ig = prod[0], prod[1]
-    dot, multiply, less, add, clamp = np.dot, np.multiply, np.less, np.add, clip
+    dot, multiply, add, clamp = np.dot, np.multiply, np.add, clip
 
     def step(t: int) -> None:
-        nonlocal acc, prod, hq                    # updated in place (augmented assignments)
+        nonlocal acc, hq                          # updated in place (augmented assignments)
         acc[...] = dot(hsm, w_rec, out=rec_f)
         acc *= rm
-        less(acc, rlim, out=rneg)
-        acc += radd
-        acc >>= c31
-        acc -= rneg
-        acc >>= rr
+        round_and_shift(acc, rlim, rneg, radd, rr)
         clamp(acc, lo16, hi16, out=acc)
         acc += in_fc[t]
         clamp(acc, glo, ghi, out=acc)             # int16 saturation of the sum, per gate block
         gates[...] = lut4s[acc]
         multiply(f_g, cs, out=p_fc)               # forget x cell, input x cell gate
         multiply(i_g, g_g, out=p_ig)
-        less(prod, clim, out=cneg)
-        prod += cadd
-        prod >>= c31
-        prod -= cneg
-        prod >>= cr
+        round_and_shift(prod, clim, cneg, cadd, cr)
         clamp(prod, lo16, hi16, out=prod)
         add(p_fc, p_ig, out=cs)
         clamp(cs, clo, chi, out=cs)               # int16 saturation (and the cell clip)
         hq[...] = ctanh[cs]
         hq *= o_g
-        less(hq, olim, out=oneg)
-        hq += oadd
-        hq >>= c31
-        hq -= oneg
-        hq >>= orr
+        round_and_shift(hq, olim, oneg, oadd, orr)
         if hz_add is not None:
             hq += hz_add
         clamp(hq, olo, ohi, out=hq)

@@ -60,6 +60,36 @@ if not isinstance(clip, np.ufunc):      # pragma: no cover - other numpy layouts
         return np.minimum(out, hi, out=out)
 
 
+def rounding_constants(right: np.ndarray, offset: int, fold: bool) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The operands of `round_and_shift` for right shifts `right` (per lane): (add, lim,
+    offset folded). SaturatingRoundingDoublingHighMul is floor((a*m + 2^30) / 2^31);
+    RoundingDivideByPOT(x, r > 0) is floor((x + 2^(r-1) - [x < 0]) / 2^r). The half joins the
+    first shift (half * 2^31 added before flooring adds exactly half), x < 0 iff a*m < -2^30
+    (read before the additions; lanes with r = 0 get a limit below every product), and with
+    `fold` an integer `offset` added to the result (an output zero point) joins it too
+    (offset * 2^(31 + r)) when the sum stays inside int64 (|a*m| < 2^62)."""
+    half = (np.int64(1) << right) >> 1
+    add = (np.int64(1) << 30) + (half << 31)
+    lim = np.where(right > 0, np.int64(-(1 << 30)), np.iinfo(np.int64).min)
+    folded = False
+    if fold:
+        r_max = int(np.max(right, initial=0))
+        if (1 << 62) + (1 << 30) + (1 << (30 + r_max)) + abs(int(offset)) * (1 << (31 + r_max)) < (1 << 63) - 1:
+            add = add + (np.int64(offset) << (right + 31))
+            folded = True
+    return add, lim, folded
+
+
+def round_and_shift(x: np.ndarray, lim, neg: np.ndarray, add, right) -> None:
+    """The two roundings of MultiplyByQuantizedMultiplier after its multiply, in place on x
+    (the products a*m), with `rounding_constants`' add and lim; `neg` is a bool buffer."""
+    np.less(x, lim, out=neg)
+    x += add
+    x >>= _C31
+    x -= neg
+    x >>= right
+
+
 class Requantizer:
     """Preallocated int32-accumulator -> int8/int16 output stage of conv/depthwise/FC.
 
@@ -105,24 +135,9 @@ class Requantizer:
         right = np.maximum(-shift, 0)
         self.multiplier = multiplier
         self.right = right
-        half = (np.int64(1) << right) >> 1
         self.any_right = bool(np.any(right > 0))
-        # SaturatingRoundingDoublingHighMul is floor((a*m + 2^30) / 2^31); RoundingDivideByPOT
-        # (x, r > 0) is floor((x + 2^(r-1) - [x < 0]) / 2^r). The half joins the first shift
-        # (half * 2^31 added before flooring adds exactly half), x < 0 iff a*m < -2^30 (read
-        # before the additions; lanes with r = 0 get a limit below every product), and the
-        # output zero point joins it too (zp * 2^(31 + r)) when the sum stays inside int64
-        # (|a*m| < 2^62).
-        self.lim = np.where(right > 0, np.int64(-(1 << 30)), np.iinfo(np.int64).min)
-        add = (np.int64(1) << 30) + (half << 31)
+        add, self.lim, self.zp_folded = rounding_constants(right, int(output_zero_point), fold=not wide)
         self.zp = np.asarray(output_zero_point, np.int64)        # 0-d arrays: the fastest operands
-        self.zp_folded = False
-        if not wide:
-            r_max = int(np.max(right, initial=0))
-            zp = int(output_zero_point)
-            if (1 << 62) + (1 << 30) + (1 << (30 + r_max)) + abs(zp) * (1 << (31 + r_max)) < (1 << 63) - 1:
-                add = add + (np.int64(zp) << (right + 31))
-                self.zp_folded = True
         self.add = np.asarray(add, np.int64)
         self.bias = None if bias is None else np.asarray(bias, dtype=np.int64)
         bias_bound = 0 if bias is None else int(np.abs(self.bias).max(initial=0))
@@ -162,14 +177,11 @@ class Requantizer:
             h[...] = wrap_int32(h << self.left)
         h *= self.multiplier
         if self.any_right:
-            np.less(h, self.lim, out=t)
-            h += self.add
-            h >>= _C31
-            h -= t
-            h >>= self.right
+            round_and_shift(h, self.lim, t, self.add, self.right)
         else:
             h += self.add
             h >>= _C31
+
 
 class InPlaceRequant:
     """MultiplyByQuantizedMultiplier (double rounding) in place on an int64 array of int32
@@ -177,7 +189,7 @@ class InPlaceRequant:
     `shape` once: numpy's broadcasting loops cost more than the arithmetic on short rows).
     `bound`: the largest |value| the array can hold.
 
-    Equal to quant.requantize: a left shift that cannot leave int32 (bound << left < 2^31) is
+    Equal to requantize: a left shift that cannot leave int32 (bound << left < 2^31) is
     exact, so it joins the multiplier; SaturatingRoundingDoublingHighMul is floor((a*m +
     2^30) / 2^31); RoundingDivideByPOT(x, r > 0) is floor((x + 2^(r-1) - [x < 0]) / 2^r). The
     half is folded into the first shift (adding half * 2^31 before flooring adds exactly
@@ -195,22 +207,14 @@ class InPlaceRequant:
         right = np.maximum(-shift, 0)
         self.generic = int(bound) << int(left.max(initial=0)) > (1 << 31) - 1
         self.mult_eff = mult << left
-        half = (np.int64(1) << right) >> 1
         full = lambda v: np.ascontiguousarray(np.broadcast_to(np.asarray(v, np.int64), shape))  # noqa: E731
         self.full_mult = full(self.mult_eff)
-        add = (np.int64(1) << 30) + (half << 31)
+        add, lim, self.offset_folded = rounding_constants(right, offset, fold=bool(offset) and not self.generic)
         self.offset = np.asarray(offset, np.int64) if offset else None   # added after, unless folded
-        self.offset_folded = False
-        if offset and not self.generic:
-            r_max = int(np.max(right, initial=0))
-            if (1 << 62) + (1 << (30 + r_max)) + (1 << 30) + abs(int(offset)) * (1 << (31 + r_max)) < (1 << 63) - 1:
-                add = add + (np.int64(offset) << (right + 31))
-                self.offset_folded = True
         self.add = full(add)
         self.right = full(right)
-        self.lim = full(np.where(right > 0, np.int64(-(1 << 30)), np.iinfo(np.int64).min))
+        self.lim = full(lim)
         self.neg = np.empty(shape, bool)
-        self.c31 = np.asarray(31, np.int64)
 
     def __call__(self, acc: np.ndarray) -> np.ndarray:
         if self.generic:
@@ -219,11 +223,7 @@ class InPlaceRequant:
                 acc += self.offset
             return acc
         acc *= self.full_mult
-        np.less(acc, self.lim, out=self.neg)
-        acc += self.add
-        acc >>= self.c31
-        acc -= self.neg
-        acc >>= self.right
+        round_and_shift(acc, self.lim, self.neg, self.add, self.right)
         if self.offset is not None and not self.offset_folded:
             acc += self.offset
         return acc
