@@ -115,8 +115,6 @@ def _check_broadcast(node, in1, in2, out):
 
 
 def _binary_prepare(op: str):
-    is_sub = op == "SUB"
-
     def prepare(ctx, node):
         data: BinaryData = node.user_data
         if data is None:
@@ -131,47 +129,13 @@ def _binary_prepare(op: str):
         act = node.options.get("fused_activation_function", "NONE")
         dt = np.dtype(out.dtype)
         if op in ("MAXIMUM", "MINIMUM"):
-            if dt not in (np.float32, np.int8, np.int16, np.int32, np.int64):
-                raise kernel_error(node, f"output {tensor_desc(out)}: Type {type_label(dt)} is not supported "
-                                 "by Maximum/Minimum.")
-            data.kind = "plain"
-            if dt == np.int8:
-                fn = (lambda a, b: np.where(a > b, a, b)) if op == "MAXIMUM" else \
-                     (lambda a, b: np.where(a < b, a, b))
-                data.lut = _pair_table(fn)
-                data.kind = "int8"
-            return
-        if dt == np.float32:
+            _prepare_min_max(node, data, op, out)
+        elif dt == np.float32:
             data.kind = "float"
             lo, hi = activation_range_float(act)
             data.fmin, data.fmax = np.float32(lo), np.float32(hi)
         elif dt in (np.int8, np.int16):
-            # ADD / SUB divide by every scale (TFLM aborts on a zero one), MUL by the output's.
-            for t, role in ((in1, "input 1"), (in2, "input 2"), (out, "output")):
-                if op != "MUL" or role == "output":
-                    check_quantized(node, t, role)
-            if op == "MUL":
-                p = mul_params(in1, in2, out, act)
-                check_left_shift(node, p["sh"], "input 1 x input 2 / output scale")
-                if dt == np.int16 and (p["in1_off"] or p["in2_off"] or p["out_off"]):
-                    raise kernel_error(node, "int16 MUL needs zero points of 0")
-                fn = lambda a, b: mul_quantized(a, b, p)  # noqa: E731
-            else:
-                ro = add_sub_output_real_multiplier(in1, in2, out)
-                if not ro < 1.0:
-                    raise kernel_error(node, f"output {tensor_desc(out)} scale is too small for the inputs': the "
-                                     f"output multiplier 2 * max(input scales) / (2^left_shift * output "
-                                     f"scale) = {ro:g} is not below 1 (TFLM's QuantizeMultiplierSmallerThanOneExp "
-                                     "aborts: TFLITE_CHECK_LT(double_multiplier, 1.))")
-                p = add_sub_params(in1, in2, out, act, is_sub)
-                fn = lambda a, b: add_sub_quantized(a, b, p, is_sub)  # noqa: E731
-            data.params = p
-            data.params["fn"] = fn
-            if dt == np.int8:
-                data.kind = "int8"
-                data.lut = _pair_table(fn)
-            else:
-                data.kind = "int16"
+            _prepare_quantized(node, data, op, in1, in2, out, act)
         elif dt == np.int32:
             if op in ("ADD", "SUB") and (is_quantized(in1) or is_quantized(in2)):
                 raise kernel_error(node, "only unquantized int32 is supported")
@@ -184,6 +148,53 @@ def _binary_prepare(op: str):
             raise kernel_error(node, f"output {tensor_desc(out)}: Type {type_label(dt)} not supported.")
 
     return prepare
+
+
+def _prepare_min_max(node, data: BinaryData, op: str, out) -> None:
+    """MAXIMUM / MINIMUM: any of TFLM's types; int8 as a pair table."""
+    dt = np.dtype(out.dtype)
+    if dt not in (np.float32, np.int8, np.int16, np.int32, np.int64):
+        raise kernel_error(node, f"output {tensor_desc(out)}: Type {type_label(dt)} is not supported "
+                                 "by Maximum/Minimum.")
+    data.kind = "plain"
+    if dt == np.int8:
+        fn = (lambda a, b: np.where(a > b, a, b)) if op == "MAXIMUM" else \
+             (lambda a, b: np.where(a < b, a, b))
+        data.lut = _pair_table(fn)
+        data.kind = "int8"
+
+
+def _prepare_quantized(node, data: BinaryData, op: str, in1, in2, out, act: str) -> None:
+    """int8 / int16 ADD, SUB, MUL: TFLM's parameters, the element function (`params["fn"]`)
+    and, for int8, its table of every input pair."""
+    dt = np.dtype(out.dtype)
+    # ADD / SUB divide by every scale (TFLM aborts on a zero one), MUL by the output's.
+    for t, role in ((in1, "input 1"), (in2, "input 2"), (out, "output")):
+        if op != "MUL" or role == "output":
+            check_quantized(node, t, role)
+    if op == "MUL":
+        p = mul_params(in1, in2, out, act)
+        check_left_shift(node, p["sh"], "input 1 x input 2 / output scale")
+        if dt == np.int16 and (p["in1_off"] or p["in2_off"] or p["out_off"]):
+            raise kernel_error(node, "int16 MUL needs zero points of 0")
+        fn = lambda a, b: mul_quantized(a, b, p)  # noqa: E731
+    else:
+        is_sub = op == "SUB"
+        ro = add_sub_output_real_multiplier(in1, in2, out)
+        if not ro < 1.0:
+            raise kernel_error(node, f"output {tensor_desc(out)} scale is too small for the inputs': the "
+                                     f"output multiplier 2 * max(input scales) / (2^left_shift * output "
+                                     f"scale) = {ro:g} is not below 1 (TFLM's QuantizeMultiplierSmallerThanOneExp "
+                                     "aborts: TFLITE_CHECK_LT(double_multiplier, 1.))")
+        p = add_sub_params(in1, in2, out, act, is_sub)
+        fn = lambda a, b: add_sub_quantized(a, b, p, is_sub)  # noqa: E731
+    data.params = p
+    data.params["fn"] = fn
+    if dt == np.int8:
+        data.kind = "int8"
+        data.lut = _pair_table(fn)
+    else:
+        data.kind = "int16"
 
 
 def _binary_invoke(op: str):

@@ -75,43 +75,58 @@ def softmax_prepare(ctx, node) -> None:
         raise kernel_error(node, f"input {tensor_name(inp)} is {it.name} but output {tensor_name(out)} is {ot.name}")
     data.kind, data.out_kind, data.beta = it.name, ot.name, beta
     if it == np.int16:
-        if zero_point_of(out) != 0:
-            raise kernel_error(node, f"int16 output {tensor_name(out)} needs zero point 0")
-        data.exp_lut = _gen_lut(lambda v: np.float32(math.exp(float(np.float32(v)))), -10.0, 0.0)
-        data.one_over_one_plus_x_lut = _gen_lut(
-            lambda v: np.float32(1.0) / (np.float32(1.0) + v), 0.0, 1.0)
-        data.zero_point, data.scale = zero_point_of(out), scale_of(out)
-    if it == np.int8 or it == np.int16:
-        check_quantized(node, out, "output")
-        if not math.isfinite(beta) or beta <= 0:
-            raise kernel_error(node, f"beta {beta!r} must be positive and finite for a quantized softmax")
-        if it == np.int16:
-            if abs(scale_of(out) - 1.0 / 32768) > 0.001 / 32768:
-                raise kernel_error(node, f"int16 output {tensor_name(out)} scale must be 1/32768")
-            m, s = quantize_multiplier(float(np.float32(scale_of(inp))) * beta / (10.0 / 65535.0))
-            data.input_multiplier, data.input_left_shift = m, s
-        else:
-            if ot == np.int16:
-                if zero_point_of(out) != -32768 or abs(scale_of(out) - 1.0 / 65536) > 0.001 / 65536:
-                    raise kernel_error(node, f"output {tensor_name(out)} must have zero point -32768 and scale 1/65536")
-            elif ot == np.int8:
-                if zero_point_of(out) != -128 or np.float32(scale_of(out)) != np.float32(1.0 / 256):
-                    raise kernel_error(node, f"output {tensor_name(out)} must have zero point -128 and scale 1/256")
-            else:
-                raise kernel_error(node, f"output {tensor_name(out)} has unsupported type {ot.name}")
-            real = beta * float(np.float32(scale_of(inp))) * float(1 << (31 - K_SCALED_DIFF_INTEGER_BITS))
-            if not real > 1.0:
-                raise kernel_error(node, f"input {tensor_name(inp)} scale x beta is too small: the softmax input "
-                                         f"multiplier {real:g} is not above 1 (TFLM's "
-                                         "QuantizeMultiplierGreaterThanOne aborts: "
-                                         "TFLITE_CHECK_GT(double_multiplier, 1.))")
-            m, s = preprocess_softmax_scaling(beta, float(np.float32(scale_of(inp))),
-                                              K_SCALED_DIFF_INTEGER_BITS)
-            data.input_multiplier, data.input_left_shift = m, s
-            data.diff_min = -calculate_input_radius(K_SCALED_DIFF_INTEGER_BITS, s)
-            _build_int8_tables(data)
+        _prepare_int16(node, data, inp, out, beta)
+    elif it == np.int8:
+        _prepare_int8(node, data, inp, out, beta)
     elif it != np.float32:
         raise kernel_error(node, f"input {tensor_name(inp)} has unsupported type {it.name}")
+
+
+def _check_quantized_output(node, out, beta: float) -> None:
+    check_quantized(node, out, "output")
+    if not math.isfinite(beta) or beta <= 0:
+        raise kernel_error(node, f"beta {beta!r} must be positive and finite for a quantized softmax")
+
+
+def _prepare_int16(node, data: SoftmaxParams, inp, out, beta: float) -> None:
+    """SoftmaxPrepare for int16: the exp and 1/(1+x) tables, the input multiplier."""
+    if zero_point_of(out) != 0:
+        raise kernel_error(node, f"int16 output {tensor_name(out)} needs zero point 0")
+    data.exp_lut = _gen_lut(lambda v: np.float32(math.exp(float(np.float32(v)))), -10.0, 0.0)
+    data.one_over_one_plus_x_lut = _gen_lut(
+        lambda v: np.float32(1.0) / (np.float32(1.0) + v), 0.0, 1.0)
+    data.zero_point, data.scale = zero_point_of(out), scale_of(out)
+    _check_quantized_output(node, out, beta)
+    if abs(scale_of(out) - 1.0 / 32768) > 0.001 / 32768:
+        raise kernel_error(node, f"int16 output {tensor_name(out)} scale must be 1/32768")
+    m, s = quantize_multiplier(float(np.float32(scale_of(inp))) * beta / (10.0 / 65535.0))
+    data.input_multiplier, data.input_left_shift = m, s
+
+
+def _prepare_int8(node, data: SoftmaxParams, inp, out, beta: float) -> None:
+    """SoftmaxPrepare for int8 input (int8 or int16 output): the output's fixed quantization,
+    the input multiplier (PreprocessSoftmaxScaling), diff_min and the exp tables."""
+    ot = np.dtype(out.dtype)
+    _check_quantized_output(node, out, beta)
+    if ot == np.int16:
+        if zero_point_of(out) != -32768 or abs(scale_of(out) - 1.0 / 65536) > 0.001 / 65536:
+            raise kernel_error(node, f"output {tensor_name(out)} must have zero point -32768 and scale 1/65536")
+    elif ot == np.int8:
+        if zero_point_of(out) != -128 or np.float32(scale_of(out)) != np.float32(1.0 / 256):
+            raise kernel_error(node, f"output {tensor_name(out)} must have zero point -128 and scale 1/256")
+    else:
+        raise kernel_error(node, f"output {tensor_name(out)} has unsupported type {ot.name}")
+    real = beta * float(np.float32(scale_of(inp))) * float(1 << (31 - K_SCALED_DIFF_INTEGER_BITS))
+    if not real > 1.0:
+        raise kernel_error(node, f"input {tensor_name(inp)} scale x beta is too small: the softmax input "
+                                 f"multiplier {real:g} is not above 1 (TFLM's "
+                                 "QuantizeMultiplierGreaterThanOne aborts: "
+                                 "TFLITE_CHECK_GT(double_multiplier, 1.))")
+    m, s = preprocess_softmax_scaling(beta, float(np.float32(scale_of(inp))),
+                                      K_SCALED_DIFF_INTEGER_BITS)
+    data.input_multiplier, data.input_left_shift = m, s
+    data.diff_min = -calculate_input_radius(K_SCALED_DIFF_INTEGER_BITS, s)
+    _build_int8_tables(data)
 
 
 def _build_int8_tables(data: SoftmaxParams) -> None:
