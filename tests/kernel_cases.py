@@ -142,9 +142,29 @@ def layer_op_cases(kinds: set) -> list[tuple[int, str, dict]]:
     return [(number, kind, kw) for number, (kind, kw) in enumerate(cases) if kind in kinds]
 
 
-def layer_op_case_id(case: tuple[int, str, dict]) -> str:
-    _, kind, kw = case
-    return f"{kind}-{'-'.join(f'{a}={v}' for a, v in kw.items())}"
+def layer_op_params(kinds: set) -> list:
+    """pytest params of `layer_op_cases(kinds)`, each named after its kind and keywords."""
+    return [pytest.param(case, id=f"{case[1]}-{'-'.join(f'{a}={v}' for a, v in case[2].items())}")
+            for case in layer_op_cases(kinds)]
+
+
+def assert_layer_op_case_matches_oracle(oracle, case: tuple[int, str, dict], builders: dict) -> None:
+    """The case's model (made by `builders[kind]` from a generator seeded with its number)
+    bit-exact with the oracle on three seeded inputs."""
+    number, kind, kw = case
+    model = builders[kind](np.random.default_rng(1000 + number), **kw)
+    assert_single_op_matches_oracle(oracle, model, trials=3, seed=number)
+
+
+def named_case_params(cases: list) -> list:
+    """pytest params of (name, model) cases, each named after its name."""
+    return [pytest.param(name, data, id=name) for name, data in cases]
+
+
+def assert_named_case_matches_oracle(oracle, name: str, data: bytes) -> None:
+    """The model bit-exact with the oracle on four inputs seeded by the name's length; a
+    model TFLM rejects must be rejected by micro_rt's prepare too."""
+    assert_single_op_matches_oracle(oracle, data, trials=4, seed=len(name), may_reject=True)
 
 
 # --------------------------------------------------------------------------- inputs

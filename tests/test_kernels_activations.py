@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_cases import assert_single_op_matches_oracle, f32, q8, q16, random_scale, single_op
+from kernel_cases import (assert_named_case_matches_oracle, f32, named_case_params, q8, q16, random_scale,
+                          single_op)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError
 
@@ -38,12 +39,9 @@ def _unary_cases():
     return cases
 
 
-CASES = _unary_cases()
-
-
-@pytest.mark.parametrize("name,data", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name,data", named_case_params(_unary_cases()))
 def test_single_op_matches_tflm(name, data, oracle):
-    assert_single_op_matches_oracle(oracle, data, trials=4, seed=len(name), may_reject=True)
+    assert_named_case_matches_oracle(oracle, name, data)
 
 
 def test_prepare_errors_name_op_and_tensor():

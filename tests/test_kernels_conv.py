@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_cases import (assert_single_op_matches_oracle, f32, i32, kernel_persistent, layer_op_case_id,
-                          layer_op_cases, q8, scratch_sizes, single_op)
+from kernel_cases import (assert_layer_op_case_matches_oracle, f32, i32, kernel_persistent, layer_op_params, q8,
+                          scratch_sizes, single_op)
 from micro_rt import Interpreter
 from micro_rt.kernels.padding import compute_out_size
 
@@ -71,14 +71,11 @@ def fc_model(rng, dtype="int8", in_shape=(2, 10), oc=5, act="NONE", per_channel=
 
 
 _BUILDERS = {"conv": conv_model, "dw": conv_model, "fc": fc_model}
-CASES = layer_op_cases(set(_BUILDERS))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[layer_op_case_id(c) for c in CASES])
+@pytest.mark.parametrize("case", layer_op_params(set(_BUILDERS)))
 def test_single_op_matches_tflm(case, oracle):
-    number, kind, kw = case
-    model = _BUILDERS[kind](np.random.default_rng(1000 + number), **kw)
-    assert_single_op_matches_oracle(oracle, model, trials=3, seed=number)
+    assert_layer_op_case_matches_oracle(oracle, case, _BUILDERS)
 
 
 @pytest.mark.parametrize("target", ["host64", "cortex-m4"])

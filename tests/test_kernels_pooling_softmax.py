@@ -2,11 +2,9 @@
 models (ModelBuilder) covering the options the converter emits."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from kernel_cases import (assert_single_op_matches_oracle, f32, layer_op_case_id, layer_op_cases, q8,
-                          single_op)
+from kernel_cases import assert_layer_op_case_matches_oracle, f32, layer_op_params, q8, single_op
 from micro_rt.kernels.padding import compute_out_size
 
 
@@ -39,11 +37,8 @@ def softmax_model(rng, dtype="int8", out_dtype=None, shape=(2, 7), beta=1.0, in_
 
 
 _BUILDERS = {"pool": pool_model, "softmax": softmax_model}
-CASES = layer_op_cases(set(_BUILDERS))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[layer_op_case_id(c) for c in CASES])
+@pytest.mark.parametrize("case", layer_op_params(set(_BUILDERS)))
 def test_single_op_matches_tflm(case, oracle):
-    number, kind, kw = case
-    model = _BUILDERS[kind](np.random.default_rng(1000 + number), **kw)
-    assert_single_op_matches_oracle(oracle, model, trials=3, seed=number)
+    assert_layer_op_case_matches_oracle(oracle, case, _BUILDERS)

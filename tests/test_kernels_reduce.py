@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_cases import (assert_single_op_matches_oracle, f32, i32, kernel_persistent, layer_op_case_id,
-                          layer_op_cases, q8, scratch_sizes, single_op)
+from kernel_cases import (assert_layer_op_case_matches_oracle, f32, i32, kernel_persistent, layer_op_params, q8,
+                          scratch_sizes, single_op)
 from micro_rt import Interpreter
 
 
@@ -24,14 +24,9 @@ def mean_model(rng, dtype="int8", in_shape=(1, 5, 6, 4), axis=(1, 2), keep_dims=
     return single_op("MEAN", [x, i32((len(axis),), data=np.array(axis))], y, {"keep_dims": keep_dims})
 
 
-CASES = layer_op_cases({"mean"})
-
-
-@pytest.mark.parametrize("case", CASES, ids=[layer_op_case_id(c) for c in CASES])
+@pytest.mark.parametrize("case", layer_op_params({"mean"}))
 def test_single_op_matches_tflm(case, oracle):
-    number, _, kw = case
-    model = mean_model(np.random.default_rng(1000 + number), **kw)
-    assert_single_op_matches_oracle(oracle, model, trials=3, seed=number)
+    assert_layer_op_case_matches_oracle(oracle, case, {"mean": mean_model})
 
 
 @pytest.mark.parametrize("target", ["host64", "cortex-m4"])

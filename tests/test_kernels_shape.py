@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from kernel_cases import assert_single_op_matches_oracle, f32, i32, kernel_persistent, q8, q16, single_op
+from kernel_cases import (assert_named_case_matches_oracle, f32, i32, kernel_persistent, named_case_params, q8, q16,
+                          single_op)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError
 from micro_rt.kernels import shape_ops
@@ -77,12 +78,9 @@ def _shape_cases():
     return cases
 
 
-CASES = _shape_cases()
-
-
-@pytest.mark.parametrize("name,data", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name,data", named_case_params(_shape_cases()))
 def test_single_op_matches_tflm(name, data, oracle):
-    assert_single_op_matches_oracle(oracle, data, trials=4, seed=len(name), may_reject=True)
+    assert_named_case_matches_oracle(oracle, name, data)
 
 
 @pytest.mark.parametrize("target", ["host64", "cortex-m4"])
