@@ -145,7 +145,7 @@ def _invoke_narrowed(data: OpDataConv, x: np.ndarray, out) -> None:
     for gi in range(data.groups):
         cols = win[..., gi * cg:(gi + 1) * cg].reshape(-1, fh * fw * cg)
         if data.kind == "float32":
-            parts.append(sequential_matmul_f32(cols, data.weights[gi]))
+            parts.append(sequential_matmul_f32(cols, data.weights[gi], products_at_once=False))
         else:
             parts.append(cols.astype(np.float64) @ data.weights[gi])
     acc = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
@@ -210,7 +210,8 @@ def _float_conv(data: OpDataConv, buf: np.ndarray) -> np.ndarray:
     g = data.geometry
     parts = []
     for gi in range(data.groups):
-        parts.append(sequential_matmul_f32(_cols(g, buf, gi, data.groups), data.weights[gi]))
+        parts.append(sequential_matmul_f32(_cols(g, buf, gi, data.groups), data.weights[gi],
+                                           products_at_once=False))
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
 
 

@@ -12,11 +12,15 @@ import numpy as np
 _ACCUMULATE_LIMIT = 1 << 18      # elements of the (B, D, O) products array of the fast path
 
 
-def sequential_matmul_f32(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def sequential_matmul_f32(x: np.ndarray, w: np.ndarray, out: np.ndarray | None = None,
+                          products_at_once: bool = True) -> np.ndarray:
     """(B, D) x (D, O) with float32 accumulation in d order, like the reference loop (into
-    `out` when given)."""
+    `out` when given). `products_at_once`: up to 2^18 products are made in one array and
+    summed by one accumulate (few numpy calls: fast for the short rows of FULLY_CONNECTED,
+    the LSTM and SVDF); without it, or beyond, one multiply-add per depth step (faster for
+    CONV_2D's tall im2col matrices). Both give the same sums."""
     b, d_total = x.shape
-    if 0 < b * d_total * w.shape[1] <= _ACCUMULATE_LIMIT:
+    if products_at_once and 0 < b * d_total * w.shape[1] <= _ACCUMULATE_LIMIT:
         # All float32 products at once, then ufunc.accumulate along d: by definition each
         # partial sum is the previous one plus the next product, in float32, the loop's
         # order. Adding 0.0f last gives the loop's start at +0.0 (only the sign of an all
