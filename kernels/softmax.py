@@ -164,7 +164,7 @@ def softmax_invoke(ctx, node) -> None:
 
 # --------------------------------------------------------------------------- small int8 rows
 # The same gemmlowp arithmetic on Python ints, for a few values (numpy's per-call cost is
-# far above the arithmetic there): each helper is the scalar form of its quant.py namesake.
+# far above the arithmetic there): each helper is the scalar form of its fixedpoint.py namesake.
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 _SMALL_SOFTMAX = 64          # elements up to which invoke uses the Python-int path
