@@ -145,8 +145,8 @@ def _requant_params(node, inp, out, qtype):
 def _unary_params(node, inp, out):
     """mrt_unary_s8's fields (op, in_off, out_off, m0, s0, m1, s1, a0, a1; absent ones are 0)."""
     from micro_rt.kernels.activations import hard_swish_params
-    from micro_rt.kernels.fixedpoint import calculate_input_radius as radius_fn
-    from micro_rt.kernels.fixedpoint import frexp_multiplier
+    from micro_rt.kernels.quant import calculate_input_radius as radius_fn
+    from micro_rt.kernels.quant import frexp_multiplier
     op = node.op_name
     fields, clamp = _requant_params(node, inp, out, np.int8)
     if fields is not None:
