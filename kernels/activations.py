@@ -6,7 +6,6 @@ result as a lookup table; invoke is one gather.  float32 follows the reference f
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -19,7 +18,7 @@ from .fixedpoint import (gemmlowp_logistic, gemmlowp_tanh, logistic_int16, multi
                          saturating_left_shift_int16, saturating_rounding_doubling_high_mul_int16, tanh_int16,
                          wrap_int16)
 from .kernel_util import check_quantized, kernel_error, scale_of, tensor_desc, type_name, zero_point_of
-from .libm import exp_correctly_rounded, expf, tanhf
+from .libm import expf, tanhf
 from .lookup_tables import int8_domain, int16_domain, unary_invoke
 from .quant import (calculate_input_radius, check_left_shift, checked_log2_pot, downscale_int32_to_int16_multiplier,
                     frexp_multiplier, quantize_multiplier)
@@ -210,9 +209,7 @@ def _sigmoid_like_prepare(tanh: bool):
     if tanh:
         float_fn, int8_fn, int16_fn = tanhf, tanh_int8, tanh_int16
     else:
-        # The correctly rounded exp, not the C library's expf that TFLM calls: the two differ
-        # in the last bit where glibc's expf misrounds (kept as it was; see libm.py).
-        float_fn = functools.partial(logistic_float, exp=exp_correctly_rounded)
+        float_fn = logistic_float              # with the C library's expf, as TFLM
         int8_fn, int16_fn = logistic_int8, logistic_int16
 
     def prepare(ctx, node):

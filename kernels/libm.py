@@ -29,13 +29,6 @@ _TANHF = _c_float_function("tanhf")
 _TANHF_UFUNC = None if _TANHF is None else np.frompyfunc(_TANHF, 1, 1)
 
 
-def exp_correctly_rounded(x: np.ndarray) -> np.ndarray:
-    """exp of float32 values in float64, rounded to float32: the correctly rounded value
-    (glibc's expf differs from it where the exact value lies within 0.002 ulp of a rounding
-    midpoint)."""
-    return np.exp(np.asarray(x, dtype=np.float32).astype(np.float64)).astype(np.float32)
-
-
 def expf(x: np.ndarray) -> np.ndarray:
     """The C library's expf, element-wise, vectorised.
 
