@@ -43,3 +43,4 @@ def op_macs(sg: Subgraph, op: OperatorInfo) -> int:
         time_steps = x[1] if name == "UNIDIRECTIONAL_SEQUENCE_LSTM" and len(x) == 3 else 1
         return weights * time_steps * (x[0] if x else 1)
     return 0
+
