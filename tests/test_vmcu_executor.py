@@ -91,7 +91,7 @@ def test_invoke_after_close_is_refused():
     it.close()
     with pytest.raises(InputError, match="the interpreter was closed"):
         it.invoke()
-    assert it.executor is None            # no new machine was built
+    assert it.executor is None             # no new machine was built
     it.close()
     host = Interpreter.from_bytes(_relu_model())
     with host:
