@@ -11,6 +11,7 @@ import pytest
 from conftest import SHARED_MODELS, shared_model, shared_models
 from micro_rt import Interpreter
 from micro_rt.builder import ModelBuilder
+from micro_rt.inputs import random_inputs
 
 LSTM_MODELS = ["trained_lstm.tflite", "trained_lstm_int8.tflite", "micro_speech_lstm.tflite",
                "dtln_noise_suppression.tflite"]
@@ -24,7 +25,7 @@ def _run_both(data: bytes, oracle, seeds, reset_at=()):
         if seed in reset_at:
             ours.reset()
             theirs.reset()
-        oracle.invoke_both(ours, theirs, oracle.random_inputs(ours, seed))
+        oracle.invoke_both(ours, theirs, random_inputs(ours, seed))
         for node in ours.nodes:
             watched = list(node.outputs)
             if node.op_name == "UNIDIRECTIONAL_SEQUENCE_LSTM":

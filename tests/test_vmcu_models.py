@@ -28,14 +28,15 @@ def test_float_model_whole_on_mcu(model, core):
     if not path.exists():
         missing(f"shared model {model} not available (needs ../shared/models)")
     _elf(core)
-    from micro_rt import Interpreter, oracle
+    from micro_rt import Interpreter
+    from micro_rt.inputs import random_inputs
     from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS
     data = path.read_bytes()
     host = Interpreter.from_bytes(data, target=core)
     emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
     approx = any(op.op_name in TRANSCENDENTAL_F32_OPS for op in host.model.main.operators)
     for seed in range(2):
-        for i, x in enumerate(oracle.random_inputs(host, seed)):
+        for i, x in enumerate(random_inputs(host, seed)):
             host.set_input(x, i)
             emu.set_input(x, i)
         host.invoke()

@@ -21,8 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import schema
-from .builder import ModelBuilder, OpcodeSpec
+from .. import schema
+from ..builder import ModelBuilder, OpcodeSpec
 
 # Values that break code which trusts them: edges of signed/unsigned ranges, zero, -1.
 INTERESTING_32 = (0, 1, 2, 3, 4, 7, 8, 15, 16, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF,
@@ -64,33 +64,37 @@ def truncate(data: bytes, rng: random.Random) -> bytes:
     return data[:cut]
 
 
-def forge_offset(data: bytes, rng: random.Random) -> bytes:
-    """Overwrite an aligned 32-bit word (a uoffset, vector length, index, dim or soffset)."""
-    if len(data) < 8:
+def _overwrite_words(data: bytes, rng: random.Random, fmt: str,
+                     value: Callable[[random.Random, int, int], int]) -> bytes:
+    """Overwrite 1-3 aligned words of struct format `fmt` with `value(rng, file size, pos)`;
+    a file shorter than two words is left alone."""
+    width = struct.calcsize(fmt)
+    if len(data) < 2 * width:
         return data
     out = bytearray(data)
     for _ in range(rng.randint(1, 3)):
-        pos = rng.randrange(len(out) // 4) * 4
-        choice = rng.random()
-        if choice < 0.5:
-            value = rng.choice(INTERESTING_32)
-        elif choice < 0.75:             # a plausible offset to somewhere else in the file
-            value = (rng.randrange(len(out)) - pos) & 0xFFFFFFFF
-        else:
-            value = rng.getrandbits(32)
-        struct.pack_into("<I", out, pos, value)
+        pos = rng.randrange(len(out) // width) * width
+        struct.pack_into(fmt, out, pos, value(rng, len(out), pos))
     return bytes(out)
+
+
+def _offset_value(rng: random.Random, size: int, pos: int) -> int:
+    choice = rng.random()
+    if choice < 0.5:
+        return rng.choice(INTERESTING_32)
+    if choice < 0.75:                   # a plausible offset to somewhere else in the file
+        return (rng.randrange(size) - pos) & 0xFFFFFFFF
+    return rng.getrandbits(32)
+
+
+def forge_offset(data: bytes, rng: random.Random) -> bytes:
+    """Overwrite an aligned 32-bit word (a uoffset, vector length, index, dim or soffset)."""
+    return _overwrite_words(data, rng, "<I", _offset_value)
 
 
 def forge_vtable_entry(data: bytes, rng: random.Random) -> bytes:
     """Overwrite an aligned 16-bit word (vtable sizes and field offsets are 16-bit)."""
-    if len(data) < 4:
-        return data
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 3)):
-        pos = rng.randrange(len(out) // 2) * 2
-        struct.pack_into("<H", out, pos, rng.choice(INTERESTING_16))
-    return bytes(out)
+    return _overwrite_words(data, rng, "<H", lambda rng, size, pos: rng.choice(INTERESTING_16))
 
 
 def splice(data: bytes, rng: random.Random) -> bytes:
@@ -332,7 +336,7 @@ def drop_options_table(b: ModelBuilder, rng: random.Random) -> bool:
 
 
 def _supported_builtins() -> list[str]:
-    from .resolver import builtin_op_resolver
+    from ..resolver import builtin_op_resolver
     resolver = builtin_op_resolver()
     return [name for name in schema.BUILTIN_OPS if resolver.supports(name, False)]
 

@@ -1,4 +1,5 @@
-"""Edits to an existing .tflite that keep every byte they are not asked to change.
+"""Writing the optimized model: edits to an existing .tflite that keep every byte they are not
+asked to change, and the offline memory plan TFLM honours (`write_model`).
 
 `micro-rt optimize` reorders the operators of the main subgraph and replaces a metadata entry
 (the offline memory plan). Rebuilding the model from micro_rt's own records would drop what
@@ -9,6 +10,9 @@ bytes for every field, and only the operators vector, the metadata vector and th
 vector are new. Flatbuffer offsets point forward, so everything written before the old bytes
 can refer to anything in them; the old root and the tables it replaced stay behind unused.
 The old bytes move by a multiple of 16, so every buffer keeps its alignment.
+
+The tensor offsets go into `OfflineMemoryAllocation` metadata ([1, 1, tensors, offset per
+tensor or -1]), the format `allocator.offline_offsets` reads.
 """
 from __future__ import annotations
 
@@ -16,11 +20,15 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import flatbuffers
+import numpy as np
 
-from . import schema
-from .builder import buffer_table
-from .errors import MicroRtError
-from .flatbuf import Buffer, Table
+from .. import schema
+from ..allocator import OFFLINE_METADATA
+from ..builder import buffer_table
+from ..errors import MicroRtError
+from ..flatbuf import Buffer, Table
+
+__all__ = ["OFFLINE_METADATA", "ModelEdit", "rewrite_model", "write_model"]
 
 # Field slots of the two tables written anew, and how to copy each (schema.fbs, version 3).
 # "offset": a table, vector or string, pointed to where it is; otherwise a scalar kind.
@@ -46,6 +54,32 @@ class ModelEdit:
 def rewrite_model(data: bytes, edit: ModelEdit) -> bytes:
     """`data` with `edit` applied and every other field kept as it is."""
     data = bytes(data)
+    buf, root, main, subgraphs = _open_model(data)
+    fb, old = _builder_holding(data)
+    new_vectors = _edit_metadata(fb, buf, root, old, edit.metadata)
+    if edit.operator_order is not None:
+        new_vectors[2] = _reorder_operators(fb, main, subgraphs, old, edit.operator_order)
+    model = _copy_table(fb, root, MODEL_FIELDS, old, new_vectors)
+    fb.Finish(model, file_identifier=schema.FILE_IDENTIFIER)
+    out = bytes(fb.Output())
+    assert (len(out) - old) % _ALIGN == 0, "old bytes moved by a non-multiple of 16"
+    return out
+
+
+def write_model(data: bytes, order: Sequence[int], tensor_offsets: Optional[Sequence[int]]) -> bytes:
+    """The model with its operators in `order` and (unless None) an offline plan; any existing
+    OfflineMemoryAllocation metadata is replaced (or dropped when tensor_offsets is None).
+    Every other field is kept as it is in `data` (`rewrite_model`)."""
+    plan = None
+    if tensor_offsets is not None:
+        values = [1, 1, len(tensor_offsets)] + [int(v) for v in tensor_offsets]
+        plan = np.asarray(values, "<i4").tobytes()
+    return rewrite_model(data, ModelEdit(operator_order=order, metadata={OFFLINE_METADATA: plan}))
+
+
+def _open_model(data: bytes) -> tuple[Buffer, Table, Table, list[int]]:
+    """(buffer, Model table, main SubGraph table, subgraph positions) of a model micro_rt can
+    rewrite without losing a field."""
     buf = Buffer(data)
     if len(data) < 8 or data[4:8] != schema.FILE_IDENTIFIER:
         raise MicroRtError("not a TFLite flatbuffer: cannot rewrite it")
@@ -62,14 +96,24 @@ def rewrite_model(data: bytes, edit: ModelEdit) -> bytes:
         if t.scalar(1, "ulong", 0, "offset") > 1:
             raise MicroRtError(f"buffer {i} is stored after the flatbuffer (a model over 2 GB): "
                                "micro_rt cannot rewrite such a model")
+    return buf, root, main, subgraphs
 
+
+def _builder_holding(data: bytes) -> tuple[flatbuffers.Builder, int]:
+    """A builder whose first (highest) bytes are `data`, padded to 16; and `old`, the builder
+    offset of position 0 of the old file (position p is at old - p)."""
     padded = data + bytes(-len(data) % _ALIGN)
     fb = flatbuffers.Builder(len(padded) + 4096)
     fb.Prep(_ALIGN, len(padded))
     fb.head -= len(padded)
     fb.Bytes[fb.head:fb.head + len(padded)] = padded
-    old = len(padded)                      # builder offset of a position p in the old file: old - p
+    return fb, len(padded)
 
+
+def _edit_metadata(fb: flatbuffers.Builder, buf: Buffer, root: Table, old: int,
+                   edits: dict[str, Optional[bytes]]) -> dict[int, int]:
+    """Set or remove the metadata entries in `edits`: the new metadata and buffers vectors
+    (Model slots 6 and 4), or nothing when no entry changed."""
     metadata = [(Table(buf, pos, f"metadata {i}"), pos)
                 for i, pos in enumerate(root.vector_targets(6, "metadata"))]
     names = [t.string(0, "name") or "" for t, _ in metadata]
@@ -78,7 +122,7 @@ def rewrite_model(data: bytes, edit: ModelEdit) -> bytes:
     used_elsewhere = _buffers_in_use(root, buf, metadata)
 
     changed_meta = False
-    for name, value in edit.metadata.items():
+    for name, value in edits.items():
         index = names.index(name) if name in names else None
         slot = None if index is None else metadata[index][0].scalar(1, "uint", 0, "buffer")
         exclusive = slot is not None and slot < len(buffer_refs) and \
@@ -96,35 +140,36 @@ def rewrite_model(data: bytes, edit: ModelEdit) -> bytes:
         else:
             slot = len(buffer_refs)
             buffer_refs.append(new_buffer)
-        name_ref = fb.CreateString(name)
-        fb.StartObject(2)
-        fb.PrependUOffsetTRelativeSlot(0, name_ref, 0)
-        fb.PrependUint32Slot(1, slot, None)
-        entry = fb.EndObject()
+        entry = _metadata_entry(fb, name, slot)
         if index is None:
             meta_refs.append(entry)
         else:                              # same place in the list as the entry it replaces
             meta_refs[index] = entry
         changed_meta = True
+    if not changed_meta:
+        return {}
+    return {6: _offset_vector(fb, meta_refs), 4: _offset_vector(fb, buffer_refs)}
 
-    new_vectors: dict[int, int] = {}
-    if changed_meta:
-        new_vectors[6] = _offset_vector(fb, meta_refs)
-        new_vectors[4] = _offset_vector(fb, buffer_refs)
-    if edit.operator_order is not None:
-        operators = main.vector_targets(3, "operators")
-        order = list(edit.operator_order)
-        if sorted(order) != list(range(len(operators))):
-            raise MicroRtError(f"operator order {order} is not a permutation of the "
-                               f"{len(operators)} operators")
-        ops_vector = _offset_vector(fb, [old - operators[i] for i in order])
-        new_main = _copy_table(fb, main, SUBGRAPH_FIELDS, old, {3: ops_vector})
-        new_vectors[2] = _offset_vector(fb, [new_main] + [old - p for p in subgraphs[1:]])
-    model = _copy_table(fb, root, MODEL_FIELDS, old, new_vectors)
-    fb.Finish(model, file_identifier=schema.FILE_IDENTIFIER)
-    out = bytes(fb.Output())
-    assert (len(out) - len(padded)) % _ALIGN == 0, "old bytes moved by a non-multiple of 16"
-    return out
+
+def _metadata_entry(fb: flatbuffers.Builder, name: str, buffer_index: int) -> int:
+    name_ref = fb.CreateString(name)
+    fb.StartObject(2)
+    fb.PrependUOffsetTRelativeSlot(0, name_ref, 0)
+    fb.PrependUint32Slot(1, buffer_index, None)
+    return fb.EndObject()
+
+
+def _reorder_operators(fb: flatbuffers.Builder, main: Table, subgraphs: list[int], old: int,
+                       order: Sequence[int]) -> int:
+    """The new subgraphs vector: the main subgraph copied with its operators in `order`."""
+    operators = main.vector_targets(3, "operators")
+    order = list(order)
+    if sorted(order) != list(range(len(operators))):
+        raise MicroRtError(f"operator order {order} is not a permutation of the "
+                           f"{len(operators)} operators")
+    ops_vector = _offset_vector(fb, [old - operators[i] for i in order])
+    new_main = _copy_table(fb, main, SUBGRAPH_FIELDS, old, {3: ops_vector})
+    return _offset_vector(fb, [new_main] + [old - p for p in subgraphs[1:]])
 
 
 def _check_known_fields(table: Table, known: dict, what: str) -> None:

@@ -14,7 +14,8 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from .errors import MicroRtError, OracleError
+from ..errors import MicroRtError, OracleError
+from ..inputs import random_inputs
 
 _ALLOC_LINE = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
 _CATEGORY_LINE = re.compile(r"'([^']+)' used (\d+) bytes with alignment overhead")
@@ -28,7 +29,8 @@ def available() -> bool:
     return True
 
 
-def _runtime():
+def tflm_runtime():
+    """`tflite_micro.runtime`, or a MicroRtError saying how to install it."""
     try:
         from tflite_micro import runtime
     except ImportError:
@@ -70,7 +72,7 @@ def _refusal(error: Exception, printed: str) -> OracleError:
 def interpreter(data: bytes, arena_size: Optional[int] = None, preserve_all_tensors: bool = False):
     """The oracle's interpreter for `data`; OracleError (a RuntimeError) with TFLM's reason
     when it refuses the model."""
-    runtime = _runtime()
+    runtime = tflm_runtime()
     config = (runtime.InterpreterConfig.kPreserveAllTensors if preserve_all_tensors
               else runtime.InterpreterConfig.kAllocationRecording)
     kwargs = {"intrepreter_config": config}   # sic: the package spells it this way
@@ -122,7 +124,6 @@ def run(data: bytes, inputs: Sequence[np.ndarray], num_outputs: int,
 # activations and softmax on the virtual MCU, measured at most 4 ulp apart (project f32 models,
 # 10 seeds each, host and Cortex-M4). Integer outputs must match exactly.
 FLOAT_ULP_BOUND = 4
-INPUT_DISTRIBUTIONS = ("uniform", "normal")
 
 
 def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -245,45 +246,10 @@ def check_against_oracle(data: bytes, ours, input_sets: Sequence[Sequence[np.nda
     return agreements
 
 
-def random_inputs(it, seed: int, distribution: str = "uniform") -> list[np.ndarray]:
-    """Seeded inputs for every input of `it`. "uniform": over each integer type's whole range,
-    or [-1, 1] for floats. "normal": around the input's zero point (ints: sigma an eighth of the
-    range, rounded and clipped) or around 0 with sigma 0.5 (floats), so most values are not
-    saturated (values beyond a limit are folded back inside)."""
-    if distribution not in INPUT_DISTRIBUTIONS:
-        raise MicroRtError(f"unknown input distribution '{distribution}'; choose from "
-                           f"{', '.join(INPUT_DISTRIBUTIONS)}")
-    rng = np.random.default_rng(seed)
-    inputs = []
-    for i in range(it.num_inputs):
-        details = it.get_input_details(i)
-        dtype = np.dtype(details["dtype"])
-        shape = tuple(int(d) for d in details["shape"])
-        if np.issubdtype(dtype, np.integer):
-            info = np.iinfo(dtype)
-            if distribution == "uniform":
-                inputs.append(rng.integers(info.min, int(info.max) + 1, size=shape).astype(dtype))
-            else:
-                zero_points = details["quantization_parameters"]["zero_points"]
-                centre = float(zero_points[0]) if len(zero_points) else 0.0
-                sigma = (float(info.max) - float(info.min)) / 8
-                values = np.rint(rng.normal(centre, sigma, size=shape))
-                # A zero point at the edge of the range (inputs in [0, 1]: -128) would pile half
-                # the values onto the limit: fold them back inside instead.
-                values = np.where(values < info.min, 2 * info.min - values, values)
-                values = np.where(values > info.max, 2 * info.max - values, values)
-                inputs.append(np.clip(values, info.min, info.max).astype(dtype))
-        elif distribution == "uniform":
-            inputs.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
-        else:
-            inputs.append(rng.normal(0.0, 0.5, size=shape).astype(dtype))
-    return inputs
-
-
 def paired(data: bytes, preserve_all_tensors: bool = False, **interpreter_kwargs):
     """micro_rt's interpreter and the oracle's on the same model, the oracle's arena sized
     from micro_rt's minimum with room to spare."""
-    from .interpreter import Interpreter
+    from ..interpreter import Interpreter
     ours = Interpreter.from_bytes(data, preserve_all_tensors=preserve_all_tensors, **interpreter_kwargs)
     theirs = interpreter(data, _oracle_arena(ours), preserve_all_tensors)
     return ours, theirs
