@@ -45,7 +45,11 @@ int32_t arm_depthwise_conv_wrapper_s8_get_buffer_size(const cmsis_nn_dw_conv_par
     return 0;
 }
 
-arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(MRT_DW_ARGS)
+arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(const cmsis_nn_context *ctx, const cmsis_nn_dw_conv_params *dw_conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     if (dw_conv_params->ch_mult == 1 && input_dims->n == 1 && dw_conv_params->dilation.w == 1 &&
         dw_conv_params->dilation.h == 1) {
@@ -99,7 +103,11 @@ MRT_INLINE void out_stage4(int8_t *o, int32_t a0, int32_t a1, int32_t a2, int32_
     o[3] = mrt_out_stage(a3, qm[c + 3], qs[c + 3], oo, lo, hi);
 }
 
-arm_cmsis_nn_status arm_depthwise_conv_s8(MRT_DW_ARGS)
+arm_cmsis_nn_status arm_depthwise_conv_s8(const cmsis_nn_context *ctx, const cmsis_nn_dw_conv_params *dw_conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)ctx;
     (void)bias_dims;
@@ -266,7 +274,11 @@ static void dw_mult1(const cmsis_nn_dw_conv_params *p, const cmsis_nn_per_channe
     }
 }
 
-arm_cmsis_nn_status arm_depthwise_conv_3x3_s8(MRT_DW_ARGS)
+arm_cmsis_nn_status arm_depthwise_conv_3x3_s8(const cmsis_nn_context *ctx, const cmsis_nn_dw_conv_params *dw_conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)ctx;
     (void)bias_dims;
@@ -279,7 +291,11 @@ arm_cmsis_nn_status arm_depthwise_conv_3x3_s8(MRT_DW_ARGS)
     return ARM_CMSIS_NN_SUCCESS;
 }
 
-arm_cmsis_nn_status arm_depthwise_conv_s8_opt(MRT_DW_ARGS)
+arm_cmsis_nn_status arm_depthwise_conv_s8_opt(const cmsis_nn_context *ctx, const cmsis_nn_dw_conv_params *dw_conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)bias_dims;
     if (input_dims->c != output_dims->c || dw_conv_params->ch_mult != 1) {

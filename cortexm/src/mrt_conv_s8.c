@@ -9,13 +9,7 @@
  * The output stage is TFLM's per-channel MultiplyByQuantizedMultiplier (mrt_requantize).
  */
 #include "arm_nnfunctions.h"
-#include "mrt_math.h"
-
-static inline int8_t out_stage(int32_t acc, int32_t mult, int32_t shift, int32_t out_off, int32_t lo, int32_t hi)
-{
-    acc = mrt_requantize(acc, mult, shift) + out_off;
-    return (int8_t)mrt_clamp(acc, lo, hi);
-}
+#include "mrt_support.h"
 
 int32_t arm_convolve_s8_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
 {
@@ -71,7 +65,11 @@ int32_t arm_convolve_wrapper_s8_get_buffer_size(const cmsis_nn_conv_params *conv
     return arm_convolve_s8_get_buffer_size(input_dims, filter_dims);
 }
 
-arm_cmsis_nn_status arm_convolve_wrapper_s8(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     if (is_1x1(conv_params, input_dims, filter_dims)) {
         if (is_1x1_fast(conv_params)) {
@@ -89,14 +87,22 @@ arm_cmsis_nn_status arm_convolve_wrapper_s8(MRT_CONV_ARGS)
                            bias_dims, bias_data, output_dims, output_data);
 }
 
-arm_cmsis_nn_status arm_convolve_1_x_n_s8(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_1_x_n_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     /* Without MVE the 1xN case is the general kernel. */
     return arm_convolve_s8(ctx, conv_params, quant_params, input_dims, input_data, filter_dims, filter_data,
                            bias_dims, bias_data, output_dims, output_data);
 }
 
-arm_cmsis_nn_status arm_convolve_1x1_s8_fast(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_1x1_s8_fast(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)ctx;
     (void)bias_dims;
@@ -112,7 +118,11 @@ arm_cmsis_nn_status arm_convolve_1x1_s8_fast(MRT_CONV_ARGS)
     return ARM_CMSIS_NN_SUCCESS;
 }
 
-arm_cmsis_nn_status arm_convolve_1x1_s8(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_1x1_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)ctx;
     (void)bias_dims;
@@ -224,10 +234,10 @@ static void matmul_2cols(const int8_t *w, int32_t k_len, const int16_t *col0, co
             a10 += wb[k] * col0[k];
             a11 += wb[k] * col1[k];
         }
-        out0[ch] = out_stage(a00, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
-        out1[ch] = out_stage(a01, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
-        out0[ch + 1] = out_stage(a10, qp->multiplier[ch + 1], qp->shift[ch + 1], oo, lo, hi);
-        out1[ch + 1] = out_stage(a11, qp->multiplier[ch + 1], qp->shift[ch + 1], oo, lo, hi);
+        out0[ch] = mrt_out_stage(a00, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
+        out1[ch] = mrt_out_stage(a01, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
+        out0[ch + 1] = mrt_out_stage(a10, qp->multiplier[ch + 1], qp->shift[ch + 1], oo, lo, hi);
+        out1[ch + 1] = mrt_out_stage(a11, qp->multiplier[ch + 1], qp->shift[ch + 1], oo, lo, hi);
     }
     if (c < c_count) {
         const int32_t ch = c_begin + c;
@@ -246,8 +256,8 @@ static void matmul_2cols(const int8_t *w, int32_t k_len, const int16_t *col0, co
             a00 += wa[k] * col0[k];
             a01 += wa[k] * col1[k];
         }
-        out0[ch] = out_stage(a00, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
-        out1[ch] = out_stage(a01, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
+        out0[ch] = mrt_out_stage(a00, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
+        out1[ch] = mrt_out_stage(a01, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
     }
 }
 #endif
@@ -273,11 +283,15 @@ static void matmul_1col(const int8_t *w, int32_t k_len, const int16_t *col, cons
         for (; k < k_len; ++k) {
             acc += wa[k] * col[k];
         }
-        out[ch] = out_stage(acc, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
+        out[ch] = mrt_out_stage(acc, qp->multiplier[ch], qp->shift[ch], oo, lo, hi);
     }
 }
 
-arm_cmsis_nn_status arm_convolve_s8(MRT_CONV_ARGS)
+arm_cmsis_nn_status arm_convolve_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data)
 {
     (void)bias_dims;
     if (ctx == 0 || ctx->buf == 0) {

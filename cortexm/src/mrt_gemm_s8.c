@@ -10,8 +10,7 @@
  *   halfword pairs, 8 SMLAD = 16 MACs; unrolled twice.
  * - no DSP (M0+): 1 row x 2 channels, unrolled by 4, plain MULs.
  */
-#include "arm_nnfunctions.h"
-#include "mrt_math.h"
+#include "mrt_support.h"
 
 #if MRT_DSP
 static int32_t sum_s8(const int8_t *w, int32_t n)
