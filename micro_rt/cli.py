@@ -334,31 +334,12 @@ def cmd_profile(args) -> int:
 
 # ---- report / compare ---------------------------------------------------------------------
 def _report_setup(args, board: Optional[str], target: Optional[str]):
-    """The report's Setup from the options: a board's core, clock, flash timing and budgets,
-    each overridable (--clock, --flash-wait-states, --ram, --flash), or a bare --target."""
-    from .reports.model_report import DEFAULT_CLOCK_HZ, Setup, board_setup
-    common = dict(kernels=args.kernels, planner=args.planner, cycles=not args.no_cycles,
-                  optimize_seconds=getattr(args, "optimize_seconds", 0.0), seed=args.seed)
-    given = [f"--{k}" for k in ("ram", "flash") if getattr(args, k) is not None]
-    if board:
-        setup = board_setup(board, args.clock)
-        for key, value in common.items():
-            setattr(setup, key, value)
-        if args.flash_wait_states is not None:
-            setup.flash_wait_states = args.flash_wait_states
-            setup.board_notes.append(f"flash line fill set to {args.flash_wait_states} cycles "
-                                     "by --flash-wait-states")
-        if args.ram is not None:
-            setup.ram_budget = args.ram
-        if args.flash is not None:
-            setup.flash_budget = args.flash
-        if given:
-            setup.budget_source += f"; {' and '.join(given)} given instead"
-        return setup
-    return Setup(target=target or "cortex-m4", clock_hz=args.clock or DEFAULT_CLOCK_HZ,
-                 flash_wait_states=args.flash_wait_states or 0, ram_budget=args.ram,
-                 flash_budget=args.flash, budget_source=f"given with {' and '.join(given)}",
-                 **common)
+    from .reports.model_report import make_setup
+    return make_setup(board=board, target=target, kernels=args.kernels, planner=args.planner,
+                      clock_hz=args.clock, flash_wait_states=args.flash_wait_states,
+                      ram_budget=args.ram, flash_budget=args.flash, cycles=not args.no_cycles,
+                      strict_alignment=args.strict_alignment, seed=args.seed,
+                      optimize_seconds=getattr(args, "optimize_seconds", 0.0))
 
 
 def cmd_report(args) -> int:
@@ -532,36 +513,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--oracle-verify", action="store_true",
                    help="also measure candidates with the tflite-micro oracle (for ops micro_rt lacks)")
 
-    def where(p, suffix: str = "", side: str = "") -> None:
-        group = p.add_mutually_exclusive_group()
-        group.add_argument(f"--target{suffix}", default=None,
-                           help=f"{side}{TARGETS_HELP} (default: cortex-m4, or the board's core)")
-        group.add_argument(f"--board{suffix}", metavar="NAME",
-                           help=f"{side}a board of the catalog (micro_rt.cortexm.boards): its "
-                                "core, clock and flash wait states, and its SRAM and flash as "
-                                "budgets (default: none)")
+    _add_report_options(command("report", "one self-contained HTML page: budget verdict, "
+                                "per-operator table, arena lane chart, live bytes, cycles per "
+                                "operator, warnings and suggestions (exit 0; with a budget 1/3 as "
+                                "fit; 3 when the cycle total is incomplete)", cmd_report,
+                                target=None, kernels="cmsis-nn", planner=True, formats=True))
+    _add_compare_options(command("compare", "two models side by side (original vs optimized, "
+                                 "int8 vs int16, one model on two boards): arena, RAM, flash, "
+                                 "cycles, per operator (exit 0 unless an error)", cmd_compare,
+                                 target=None, kernels="cmsis-nn", planner=True, formats=True))
+    return parser
 
-    def report_options(p) -> None:
-        p.add_argument("--clock", type=parse_frequency, default=None,
-                       help="core clock, e.g. 120MHz (default: the board's, else 100MHz)")
-        p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
-                       help="core stall cycles per flash line fill, as in profile (default: "
-                            "the board's figure, else 0)")
-        p.add_argument("--ram", type=size_type(RAM_LIMIT), default=None,
-                       help="RAM budget, e.g. 256K (default: the board's, else none and no verdict)")
-        p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
-                       help="flash budget, e.g. 1M (default: the board's, else none)")
-        p.add_argument("--no-cycles", action="store_true",
-                       help="skip the emulated inference: no cycles, kernel stack or code")
-        p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
-                       help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
 
-    p = command("report", "one self-contained HTML page: budget verdict, per-operator table, "
-                "arena lane chart, live bytes, cycles per operator, warnings and suggestions "
-                "(exit 0; with a budget 1/3 as fit; 3 when the cycle total is incomplete)",
-                cmd_report, target=None, kernels="cmsis-nn", planner=True, formats=True)
-    where(p)
-    report_options(p)
+def _add_where_options(p: argparse.ArgumentParser, suffix: str = "", side: str = "") -> None:
+    """--target or --board (one of them), for report and compare."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(f"--target{suffix}", default=None,
+                       help=f"{side}{TARGETS_HELP} (default: cortex-m4, or the board's core)")
+    group.add_argument(f"--board{suffix}", metavar="NAME",
+                       help=f"{side}a board of the catalog (micro_rt.cortexm.boards): its core, "
+                            "clock and flash wait states, and its SRAM and flash as budgets "
+                            "(default: none)")
+
+
+def _add_setup_options(p: argparse.ArgumentParser) -> None:
+    """What report and compare run the model with; each overrides the board's figure."""
+    p.add_argument("--clock", type=parse_frequency, default=None,
+                   help="core clock, e.g. 120MHz (default: the board's, else 100MHz)")
+    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
+                   help="core stall cycles per flash line fill, as in profile (default: the "
+                        "board's figure, else 0)")
+    p.add_argument("--ram", type=size_type(RAM_LIMIT), default=None,
+                   help="RAM budget, e.g. 256K (default: the board's, else none and no verdict)")
+    p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
+                   help="flash budget, e.g. 1M (default: the board's, else none)")
+    p.add_argument("--no-cycles", action="store_true",
+                   help="skip the emulated inference: no cycles, kernel stack or code")
+    p.add_argument("--strict-alignment", action="store_true",
+                   help="report every unaligned access, as if UNALIGN_TRP were set (as profile)")
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    _add_where_options(p)
+    _add_setup_options(p)
     p.add_argument("-o", "--output", metavar="REPORT.html",
                    help="where to write the page (default: none, the summary is printed)")
     p.add_argument("--model-explorer", metavar="DIR",
@@ -570,16 +566,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--optimize-seconds", type=seconds_range(0, 3600), default=2.0, metavar="S",
                    help="search time for the optimize suggestion, 0 to skip it")
 
-    p = command("compare", "two models side by side (original vs optimized, int8 vs int16, "
-                "one model on two boards): arena, RAM, flash, cycles, per operator (exit 0 "
-                "unless an error)", cmd_compare, target=None, kernels="cmsis-nn", planner=True,
-                formats=True)
+
+def _add_compare_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("model_b", metavar="MODEL_B", help="the second .tflite file (may be the same)")
-    where(p)
-    where(p, "-b", "for MODEL_B (default: as for MODEL): ")
-    report_options(p)
+    _add_where_options(p)
+    _add_where_options(p, "-b", "for MODEL_B (default: as for MODEL): ")
+    _add_setup_options(p)
     p.add_argument("--html", metavar="FILE", help="also write the comparison as a page (default: none)")
-    return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -168,3 +168,18 @@ def test_compare_says_when_operators_do_not_match(capsys):
     rc = main(["compare", str(MODEL), str(PROJECT_MODELS / "pooling_int8.tflite"), "--no-cycles"])
     out = capsys.readouterr().out
     assert rc == 0 and "no per-operator comparison" in out
+
+
+def test_alignment_reports_are_warnings_and_node_data(tmp_path, capsys):
+    model = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")
+    _, profile = _json(capsys, ["profile", model, "--strict-alignment"])
+    assert profile["alignment"]
+    rc, report = _json(capsys, ["report", model, "--strict-alignment", "--optimize-seconds", "0",
+                                "--model-explorer", str(tmp_path)])
+    assert [w for w in report["warnings"] if w.startswith("alignment: ")] == \
+        [f"alignment: {a}" for a in profile["alignment"]]
+    unaligned = json.loads((tmp_path / "mobilenet_tiny_int8.unaligned.json").read_text())
+    per_op = {int(k): v["value"] for k, v in unaligned["main"]["results"].items()}
+    expected = {o["index"]: sum(int(a.split(" x")[-1].split()[0]) for a in o["alignment"])
+                for o in profile["ops"]}
+    assert per_op == expected and sum(per_op.values()) > 0

@@ -91,8 +91,9 @@ class Table:
                 value = row.get(c.key)
                 shown = self._cell(c, row)
                 raw = "" if value is None else str(_raw(value))
-                css = " ".join(k for k, on in (("num", c.numeric), ("nc", value is None and c.missing
-                                                                   or isinstance(value, str) and c.numeric)) if on)
+                unknown = (value is None and bool(c.missing)
+                           or isinstance(value, str) and value.startswith("not "))
+                css = " ".join(k for k, on in (("num", c.numeric), ("nc", unknown)) if on)
                 attrs = (f' class="{css}"' if css else "") + (
                     f' data-v="{html.escape(raw, quote=True)}"' if raw != shown else "")
                 tds.append(f"<td{attrs}>{html.escape(shown)}</td>")
