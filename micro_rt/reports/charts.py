@@ -4,7 +4,7 @@ Why this approach (chosen for the long run):
 - No library: a charting runtime (Vega-Lite's is ~800 KB) would dominate a page meant to be
   attached to a CI run, and a CDN is not offline. The charts here are rectangles, lines and
   labels; a few hundred lines of Python draw them, and the page stays small (person_detect's
-  report is ~85 KB, mobilenet_v2's ~190 KB, most of it the two tables).
+  report is ~80 KB, mobilenet_v2's ~185 KB, most of it the two tables).
 - Positions are percentages of the plot, not pixels: the same SVG fills a 600 px or a 2500 px
   window without JS, text keeps its size, and zoom is CSS (the plot's width and height times
   a factor, inside a scrolling frame); nothing is re-laid out by script.
