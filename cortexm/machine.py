@@ -35,6 +35,9 @@ from micro_rt.targets import get_target
 
 from . import alignment as _al
 from . import cycles as _cy
+from .core_timing import block_cost
+from .memory_system import MemorySystem, default_memory_system
+from .thumb_decode import DISASSEMBLER
 from .alignment import AlignmentEvent
 from .elf import ElfImage, load_elf
 from .native import HookSet
@@ -122,7 +125,7 @@ class VirtualMCU:
                  flash_wait_states: int = 0, clock_hz: int = 100_000_000,
                  strict_alignment: bool = False, arena_misalign: int = 0, stack_bytes: int = 8192,
                  check_alignment: bool = True, flash_bytes: int = DEFAULT_FLASH,
-                 memory_system: Optional[_cy.MemorySystem] = None, native: bool = True,
+                 memory_system: Optional[MemorySystem] = None, native: bool = True,
                  model_flash_data: bool = True, weights_bytes: int = 0,
                  recycle_every: int = RECYCLE_EVERY):
         """flash_bytes: flash mapped at least; weights_bytes: room for constants after the
@@ -144,7 +147,7 @@ class VirtualMCU:
         self.arena_bytes = int(arena_bytes)
         self.stack_bytes = _round_up(max(int(stack_bytes), 256), 8)
         self.flash_wait_states = int(flash_wait_states)
-        self.memory_system = memory_system or _cy.default_memory_system(self.core, self.flash_wait_states)
+        self.memory_system = memory_system or default_memory_system(self.core, self.flash_wait_states)
         if memory_system is not None:
             self.flash_wait_states = memory_system.wait_states
         self.armv6m = self.core == "cortex-m0plus"
@@ -487,7 +490,7 @@ class VirtualMCU:
         reader = self._code_reader
         for (p, ps, c, cs) in edges:
             if (c, cs) not in costs:
-                costs[(c, cs)] = _cy.block_cost(self.core, c, cs, reader)
+                costs[(c, cs)] = block_cost(self.core, c, cs, reader)
         insns, bd, blocks = _cy.account(edges, costs, stats.last_block, self.memory_system,
                                         (FLASH_BASE, FLASH_BASE + self.flash_size),
                                         stats.flash_read_misses, self._warm_lines)
@@ -595,7 +598,7 @@ class VirtualMCU:
         """Address accessed by the load/store at pc, from the current registers."""
         from capstone import arm as csarm
         try:
-            insn = next(_cy._MD.disasm(self._code_reader(pc, 4), pc, count=1))
+            insn = next(DISASSEMBLER.disasm(self._code_reader(pc, 4), pc, count=1))
         except StopIteration:
             return None
         regmap = _capstone_to_uc()

@@ -13,7 +13,9 @@ import pytest
 
 from conftest import ARM_GCC as CC, requires_arm_gcc
 from micro_rt.errors import EmulationError
-from micro_rt.cortexm import cycles as cyc
+from micro_rt.cortexm.core_timing import block_cost
+from micro_rt.cortexm.memory_system import MemorySystem
+from micro_rt.cortexm.thumb_decode import decode
 from micro_rt.cortexm.machine import FLASH_LIMIT, SRAM_BASE, BudgetExceeded, VirtualMCU, page_aligned_buffer
 
 
@@ -466,8 +468,8 @@ def test_cycles_monotone_in_wait_states(elfs, core):
 def test_memory_system_cache_vs_no_cache(elfs):
     w = np.arange(512, dtype=np.int8)
     out = {}
-    for name, ms in (("art", cyc.MemorySystem(3, 16, True, 1024, 8)),
-                     ("bare", cyc.MemorySystem(3, 16, False, 0, 1))):
+    for name, ms in (("art", MemorySystem(3, 16, True, 1024, 8)),
+                     ("bare", MemorySystem(3, 16, False, 0, 1))):
         m = mcu(elfs, "cortex-m4", memory_system=ms)
         out[name] = m.call("dot", m.place_constant(w), m.arena_base, 512).cycles
     assert out["bare"] > out["art"]
@@ -482,10 +484,10 @@ def test_block_cost_rules_m4():
         "00fb0130"  # mla r0, r0, r1, r3   1
         "7047")     # bx lr                1 (+P taken)
     read = lambda a, n: code[a - 0x1000:a - 0x1000 + n]   # noqa: E731
-    bc = cyc.block_cost("cortex-m4", 0x1000, len(code), read)
+    bc = block_cost("cortex-m4", 0x1000, len(code), read)
     assert bc.n_insns == 5
     assert bc.cycles == 2 + 1 + 1 + 1 + 1 and bc.taken_extra == 2
-    bc0 = cyc.block_cost("cortex-m0plus", 0x1000, 6, read)     # the three loads/stores only
+    bc0 = block_cost("cortex-m0plus", 0x1000, 6, read)     # the three loads/stores only
     assert bc0.cycles == 6
 
 
@@ -614,16 +616,16 @@ def test_block_cost_rules_vfp():
     ]
     code = b"".join(bytes.fromhex(h) for h, _ in src)
     read = lambda a, n: code[a - 0x1000:a - 0x1000 + n]   # noqa: E731
-    insns = cyc.decode(code, 0x1000)
+    insns = decode(code, 0x1000)
     assert len(insns) == len(src)
     assert all(i.cls in ("fp", "vld", "vst", "vldm", "vstm") for i in insns), [(i.name, i.cls) for i in insns]
     for core in ("cortex-m4", "cortex-m33"):
-        assert cyc.block_cost(core, 0x1000, len(code), read).cycles == sum(c for _, c in src)
+        assert block_cost(core, 0x1000, len(code), read).cycles == sum(c for _, c in src)
     # an arithmetic result read by the next instruction as a multiplicand: +1
     dep = bytes.fromhex("20ee010a" "00ee010a")    # vmul.f32 s0, s0, s2 ; vmla.f32 s0, s0, s2
     rd = lambda a, n: dep[a - 0x1000:a - 0x1000 + n]      # noqa: E731
-    assert cyc.block_cost("cortex-m4", 0x1000, len(dep), rd).cycles == 1 + 1 + 3
-    assert cyc.block_cost("cortex-m7", 0x1000, len(code), read).cycles < sum(c for _, c in src)
+    assert block_cost("cortex-m4", 0x1000, len(dep), rd).cycles == 1 + 1 + 3
+    assert block_cost("cortex-m7", 0x1000, len(code), read).cycles < sum(c for _, c in src)
 
 
 @pytest.mark.parametrize("core", V7M)
