@@ -41,6 +41,7 @@ from .thumb_decode import DISASSEMBLER
 from .alignment import AlignmentEvent
 from .elf import ElfImage, load_elf
 from .native import HookSet
+from .static_alignment import CAPSTONE_TO_UNICORN, static_checks
 
 FLASH_BASE = 0x0800_0000
 SRAM_BASE = 0x2000_0000
@@ -203,7 +204,7 @@ class VirtualMCU:
         self._memory_hook = self.model_flash_data or (self.check_alignment and self.strict_alignment)
         self._static = None
         if self.check_alignment and not self._memory_hook:
-            self._static = _static_checks(self.elf)
+            self._static = static_checks(self.elf)
         self.alignment_mode = ("off" if not self.check_alignment else
                                "memory hook" if self._memory_hook else "static + block hook")
         self._native = native
@@ -529,15 +530,8 @@ class VirtualMCU:
         return max(0, sp - lowest)
 
     def _alignment_events(self) -> list[AlignmentEvent]:
-        out = []
-        for pc, addr, size, _typ, count in self.hooks.unaligned():
-            m, dis = _al.decode_one(self._code_reader(pc, 4), pc)
-            is_event, fatal = _al.classify(m, strict=self.strict_alignment, armv6m=self.armv6m)
-            if is_event:
-                out.append(AlignmentEvent(pc, addr, size, _al.kind_name(m), self.symbol_at(pc), dis,
-                                          count, fatal))
-        out.sort(key=lambda e: e.pc)
-        return out
+        return _al.call_events(self.hooks.unaligned(), self._code_reader, self.symbol_at,
+                               strict=self.strict_alignment, armv6m=self.armv6m)
 
     # ------------------------------------------------------------------ faults
     def _where(self, pc: int) -> str:
@@ -601,7 +595,7 @@ class VirtualMCU:
             insn = next(DISASSEMBLER.disasm(self._code_reader(pc, 4), pc, count=1))
         except StopIteration:
             return None
-        regmap = _capstone_to_uc()
+        regmap = CAPSTONE_TO_UNICORN
         for op in insn.operands:
             if op.type == csarm.ARM_OP_MEM:
                 base = self._reg(regmap, op.mem.base, pc)
@@ -630,48 +624,3 @@ class VirtualMCU:
         self._retire_engine()
         if self.hooks is not None:
             self.hooks.close()
-
-
-_REGMAP: Optional[dict] = None
-_STATIC_CACHE: dict = {}
-
-
-def _static_checks(elf: ElfImage):
-    """Static alignment checks of the ELF's executable segments, registers as Unicorn ids."""
-    hit = _STATIC_CACHE.get(elf.sha256)
-    if hit is not None:
-        return hit
-    regmap = _capstone_to_uc()
-    by_start: dict = {}
-    by_pc: dict = {}
-    for seg in elf.segments:
-        if not seg.executable or not seg.data:
-            continue
-        bs, fb = _al.analyze(seg.data, seg.vaddr)
-        for table, src in ((by_start, bs), (by_pc, fb)):
-            for key, checks in (src.items() if table is by_start else ((k, [v]) for k, v in src.items())):
-                out = []
-                for c in checks:
-                    if any(r not in regmap for r, _ in c.terms):
-                        continue
-                    out.append(_al.Check(c.pc, c.const, tuple((regmap[r], k) for r, k in c.terms),
-                                         c.mask, c.size, c.write))
-                if out:
-                    table.setdefault(key, []).extend(out)
-    _STATIC_CACHE[elf.sha256] = (by_start, by_pc)
-    return by_start, by_pc
-
-
-def _capstone_to_uc() -> dict:
-    global _REGMAP
-    if _REGMAP is None:
-        from capstone import arm as csarm
-        from unicorn import arm_const as ua
-        m = {}
-        for i in range(13):
-            m[getattr(csarm, f"ARM_REG_R{i}")] = getattr(ua, f"UC_ARM_REG_R{i}")
-        m[csarm.ARM_REG_SP] = ua.UC_ARM_REG_SP
-        m[csarm.ARM_REG_LR] = ua.UC_ARM_REG_LR
-        m[csarm.ARM_REG_PC] = ua.UC_ARM_REG_PC
-        _REGMAP = m
-    return _REGMAP

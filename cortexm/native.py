@@ -193,7 +193,7 @@ class HookSet:
     def __init__(self, uc: unicorn.Uc, *, memory_hook: bool, check_alignment: bool,
                  flash_lo: int, flash_hi: int, line_bytes: int = 16, dcache_lines: int = 1,
                  prefer_native: bool = True, static_checks=None):
-        """static_checks: (by_start, by_pc) from alignment.analyze with registers already mapped to
+        """static_checks: (by_start, by_pc) from static_alignment.static_checks, registers mapped to
         Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc."""
         self.static_checks = static_checks
         self.uc = uc
