@@ -20,7 +20,10 @@ from micro_rt.errors import EmulationError
 from micro_rt.profile import AlignmentReport, OpRecord
 
 from . import ops
-from .machine import RECYCLE_EVERY, BudgetExceeded, VirtualMCU
+from .engine import RECYCLE_EVERY
+from .faults import BudgetExceeded
+from .machine import VirtualMCU
+from .memory_map import SRAM_BASE
 
 
 @dataclass(frozen=True)
@@ -210,7 +213,7 @@ class McuExecutor:
         return sum(self.functions_used.values())
 
     def static_ram_bytes(self) -> int:
-        return self.mcu.elf.static_ram_bytes(0x2000_0000)
+        return self.mcu.elf.static_ram_bytes(SRAM_BASE)
 
     def _name_event(self, node: Any, event: Any) -> AlignmentReport:
         return AlignmentReport(node.index, node.op_name, self.owner_of(event.address, node.index + 1),

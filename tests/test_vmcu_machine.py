@@ -357,7 +357,7 @@ def test_flash_limit_is_an_emulation_error(elfs):
         mcu(elfs, "cortex-m4", weights_bytes=FLASH_LIMIT)
     m = mcu(elfs, "cortex-m4", flash_bytes=64 * 1024)
     with pytest.raises(EmulationError, match=r"flash full: .* at most 402,653,184 bytes"):
-        m._grow_flash(SRAM_BASE + 16)
+        m.engine.grow_flash(SRAM_BASE + 16)
 
 
 def test_invalid_instruction_on_m0(elfs):
