@@ -165,9 +165,7 @@ class McuExecutor:
         """A C kernel exists for this op and type, and every non-constant tensor it touches has
         an arena place (a malformed model may leave one unplanned: the host kernel reports it)."""
         first = self.it.tensors[node.inputs[0]] if node.inputs and node.inputs[0] >= 0 else None
-        if first is None or first.dtype is None or node.op_name not in ops._RUNNERS:
-            return False
-        if not ops.supported(node.op_name, first.dtype):
+        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype):
             return False
         touched = [self.it.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
         return all(t.is_constant or t.offset is not None for t in touched)

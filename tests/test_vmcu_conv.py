@@ -36,6 +36,7 @@ def test_depthwise(core):
 def test_scratch_bytes_match_c(core):
     """ops.scratch_bytes (Python mirror) equals the C *_get_buffer_size functions."""
     from micro_rt.cortexm import ops
+    from micro_rt.cortexm.ops_nn import conv_geometry
     from micro_rt.kernel_api import Node
     import struct
     mcu = _mcu(core)
@@ -45,7 +46,7 @@ def test_scratch_bytes_match_c(core):
         op, opts, ins, outs, _ = conv_case(rng, n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups)
         node = Node(0, op, 1, tuple(t.index for t in ins), (outs[0].index,), options=opts)
         tensors = {t.index: t for t in ins + outs}
-        g = ops._conv_geom(node, ins[0], ins[1], outs[0], False)
+        g = conv_geometry(node, ins[0], ins[1], outs[0])
         mcu.args_reset()
         a = [mcu.args_alloc(struct.pack("<10i", g.in_off, g.out_off, g.sw, g.sh, g.pw, g.ph, g.dw, g.dh, 0, 0)),
              mcu.args_alloc(struct.pack("<4i", g.n, g.ih, g.iw, g.ic)),
@@ -57,7 +58,7 @@ def test_scratch_bytes_match_c(core):
         op, opts, ins, outs, _ = dw_case(rng, *args[:10], n=args[10])
         node = Node(0, op, 1, tuple(t.index for t in ins), (outs[0].index,), options=opts)
         tensors = {t.index: t for t in ins + outs}
-        g = ops._conv_geom(node, ins[0], ins[1], outs[0], True)
+        g = conv_geometry(node, ins[0], ins[1], outs[0])
         mcu.args_reset()
         a = [mcu.args_alloc(struct.pack("<11i", g.in_off, g.out_off, g.oc // g.ic, g.sw, g.sh, g.pw, g.ph, g.dw,
                                         g.dh, 0, 0)),
