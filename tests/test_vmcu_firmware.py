@@ -11,7 +11,7 @@ import re
 import pytest
 
 from conftest import require_tool
-from vmcu_cases import CORES_ALL, FIRMWARE, SRC, _elf
+from vmcu_cases import CORES_ALL, FIRMWARE, SRC, firmware_elf
 
 
 # fused multiply-adds round once: they must not appear in the kernels (newlib's expf / expm1f,
@@ -25,7 +25,7 @@ def test_firmware_float_instructions(core):
     """M0+ has no VFP instruction; the M4 / M7 / M33 kernels use the FPU and no fused multiply-add."""
     from micro_rt.cortexm.thumb_decode import decode, is_vfp
     from micro_rt.cortexm.elf import load_elf
-    elf = load_elf(_elf(core))
+    elf = load_elf(firmware_elf(core))
     seg = next(sg for sg in elf.segments if sg.executable)
     names: dict = {}
     unpriced = set()
@@ -69,5 +69,5 @@ def test_layout_lines_name_firmware_functions():
     assert len(pinned) > 60, "firmware.ld's list of pinned sections not found"
     names = set()
     for core in CORES_ALL:
-        names |= set(load_elf(_elf(core)).symbols)
+        names |= set(load_elf(firmware_elf(core)).symbols)
     assert not [p for p in pinned if p not in names], "firmware.ld pins sections no firmware has"
