@@ -149,7 +149,7 @@ class VirtualMCU:
                     self.uc.mem_write(a + len(seg.data), bytes(size - len(seg.data)))
         self.uc.mem_write(self.ret_addr, b"\x00\xbe\x00\xbe")          # BKPT #0 (stop address)
 
-    # ------------------------------------------------------------------ the parts, by their old names
+    # ------------------------------------------------------------------ what callers read of the parts
     @property
     def uc(self) -> Optional[unicorn.Uc]:
         return self.engine.uc

@@ -145,7 +145,6 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
                                       ctypes.c_uint32, ctypes.c_uint32]
     lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
-    lib.mrt_flush_dcache.argtypes = [vp]
     lib.mrt_edge_count.argtypes = [vp]
     lib.mrt_edge_count.restype = ctypes.c_uint32
     lib.mrt_edges.argtypes = [vp, _u64p, ctypes.c_uint32]
@@ -379,12 +378,6 @@ class HookSet:
             self._fr = self._frm = 0
             self._unal = {}
             self._unal_total = 0
-
-    def flush_dcache(self):
-        if self.native:
-            self._lib.mrt_flush_dcache(self._state)
-        else:
-            self._dc = [None] * self._dc_n
 
     def edges(self) -> dict:
         if not self.native:

@@ -58,9 +58,12 @@ ScratchSize = Callable[..., int]        # (node, tensors, core) -> bytes
 class OpKernel:
     """How an operator runs on the virtual MCU for one input type: the runner that describes
     its kernel calls and, when the kernel needs scratch memory, the mirror of its
-    *_get_buffer_size (what the planner reserves in the arena)."""
+    *_get_buffer_size (what the planner reserves in the arena). `libm`: its float32 results
+    come from newlib's expf / tanhf, within a few ulp of the host's glibc, not bit-equal (every
+    other float32 kernel is bit-exact with its twin)."""
     runner: Runner
     scratch: Optional[ScratchSize] = None
+    libm: bool = False
 
 
 # Input element types a kernel is registered for; ANY: data movement, any element size.
@@ -88,12 +91,12 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("MAX_POOL_2D", INT8): OpKernel(run_pool_s8),
     ("MAX_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
     ("SOFTMAX", INT8): OpKernel(run_softmax_s8),
-    ("SOFTMAX", FLOAT32): OpKernel(run_softmax_f32),
+    ("SOFTMAX", FLOAT32): OpKernel(run_softmax_f32, libm=True),
     **{(op, INT8): OpKernel(run_binary_s8) for op in _BINARY},
     **{(op, FLOAT32): OpKernel(run_binary_f32) for op in _BINARY},
     **{(op, INT16): OpKernel(run_binary_s16) for op in _BINARY},
     **{(op, INT8): OpKernel(run_unary_s8) for op in _UNARY},
-    **{(op, FLOAT32): OpKernel(run_unary_f32) for op in _UNARY},
+    **{(op, FLOAT32): OpKernel(run_unary_f32, libm=op in ("LOGISTIC", "TANH")) for op in _UNARY},
     **{(op, INT16): OpKernel(run_unary_int) for op in _UNARY_I16},
     **{("QUANTIZE", t): OpKernel(run_quantize) for t in (INT8, INT16, FLOAT32)},
     **{("DEQUANTIZE", t): OpKernel(run_dequantize) for t in (INT8, INT16)},
@@ -109,9 +112,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
 }
 
-# Ops whose float32 results come from newlib's expf / tanhf: within a few ulp of the host's
-# glibc, not bit-equal (every other float32 kernel is bit-exact with its twin).
-TRANSCENDENTAL_F32_OPS = {"LOGISTIC", "TANH", "SOFTMAX"}
+# Ops whose float32 results come from newlib's libm (see OpKernel.libm).
+TRANSCENDENTAL_F32_OPS = {op for (op, dtype), kernel in KERNELS.items() if dtype == FLOAT32 and kernel.libm}
 
 
 def kernel_for(op_name: str, dtype) -> Optional[OpKernel]:

@@ -15,7 +15,7 @@ import capstone
 from capstone import arm as csarm
 
 R = csarm
-PC, SP, LR = R.ARM_REG_PC, R.ARM_REG_SP, R.ARM_REG_LR
+PC, SP = R.ARM_REG_PC, R.ARM_REG_SP
 
 _MUL = {"mul", "muls", "smull", "umull", "smulbb", "smulbt", "smultb", "smultt", "smulwb", "smulwt",
         "smmul", "smmulr", "smuad", "smuadx", "smusd", "smusdx"}
