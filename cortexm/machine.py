@@ -109,7 +109,7 @@ class VirtualMCU:
         self.map_arena(self.new_arena_buffer(self.arena_bytes))
         self._load_image()
         self.constants = FlashConstants(self.engine, self.memory.weights_base)
-        self.args_area = ArgsArea(self.memory.args_base, self.memory.args_end)
+        self.args_area = self.new_args_area()
         self._stack = StackProbe(self.memory.stack_bytes)
         self._cycles = CycleModel(self.core, self.elf.sha256, self.memory_system, self.read_code)
         self._faults = CallFaults(self)
@@ -226,6 +226,11 @@ class VirtualMCU:
         """Copy constant data into the WEIGHTS flash area once; the same object (or the same
         bytes) placed again returns the same address. Flash grows as needed."""
         return self.constants.place(data, align)
+
+    def new_args_area(self) -> ArgsArea:
+        """An allocator of its own over the ARGS area, from its start: for laying out a call's
+        argument structs before writing them (ops_context.CallContext)."""
+        return ArgsArea(self.memory.args_base, self.memory.args_end)
 
     def args_reset(self) -> None:
         self.args_area.reset()

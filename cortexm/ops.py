@@ -34,11 +34,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
-from .machine import CallResult
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
@@ -46,6 +45,9 @@ from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
                      run_softmax_f32, run_softmax_s8)
+
+if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
+    from .machine import CallResult
 
 __all__ = ["DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel", "UnsupportedOnMcu",
            "describe", "kernel_for", "perform", "run_op", "scratch_bytes", "supported"]

@@ -18,8 +18,6 @@ import numpy as np
 
 from micro_rt.kernels.kernel_util import activation_of, activation_range_float
 
-from .calling import ArgsArea
-
 DSP_CORES = ("cortex-m4", "cortex-m7", "cortex-m33")
 
 
@@ -139,7 +137,7 @@ class CallContext:
         self.mcu, self.node, self.tensors = mcu, node, tensors
         self.arena_offsets, self.scratch_offset = arena_offsets, scratch_offset
         self.core = core
-        self._args_area = ArgsArea(mcu.args_base, mcu.args_end)
+        self._args_area = mcu.new_args_area()
         self._blocks: list[tuple[int, bytes]] = []
 
     def t(self, i: int):
