@@ -1,4 +1,4 @@
-"""Whole operators of real models on the virtual MCU vs the host: every models/*rand_f32.tflite,
+"""Whole operators of real models on the virtual MCU vs the host: every models/*_f32.tflite,
 hello_world_float and test_conv_model run whole on the MCU with the host Interpreter's outputs
 (float32 on every core: soft-float on the M0+, VFP on the M4 / M7 / M33), and every int8 op of the
 shared TFLM models run both ways.
@@ -13,7 +13,7 @@ from vmcu_cases import (CORES_FLOAT, ROOT, SHARED, SOFTMAX_MAX_ULP, T, firmware_
                         assert_same, run_both)
 
 
-F32_MODELS = sorted(p.name for p in (ROOT / "models").glob("*rand_f32.tflite"))
+F32_MODELS = sorted(p.name for p in (ROOT / "models").glob("*_f32.tflite"))
 SHARED_FLOAT_MODELS = ["hello_world_float.tflite", "test_conv_model.tflite"]
 
 
