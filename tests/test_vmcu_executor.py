@@ -69,8 +69,8 @@ def test_flash_is_sized_from_the_model():
     constants = 16 * 3 * 3 * 8 + 16 * 4
     # The model's constants, then what the glue derives from them (per-channel multipliers
     # and shifts) placed after them: flash ends at the page after the last one.
-    assert mcu._weights_ptr - mcu.weights_base >= constants
-    assert mcu.flash_size == -(-(mcu._weights_ptr - machine_module.FLASH_BASE) // 4096) * 4096
+    assert mcu.constants.end - mcu.weights_base >= constants
+    assert mcu.flash_size == -(-(mcu.constants.end - machine_module.FLASH_BASE) // 4096) * 4096
 
 
 def test_no_raw_unicorn_error_escapes_invoke(monkeypatch):
