@@ -66,6 +66,10 @@ def _check_arena_buffer(buffer: np.ndarray, arena_misalign: int) -> None:
         raise EmulationError("arena buffer must be writeable")
 
 
+WEIGHTS_OFFSET = 0x4_0000      # 256 KiB into flash: the firmware image stays below it
+WEIGHTS_ALIGN = 0x1_0000       # past it, the next 64 KiB boundary after the image
+
+
 class MemoryMap:
     """The layout of one machine (from its firmware image and sizes) and the host buffers behind
     its regions. Regions are mapped on the current Unicorn engine through the methods taking
@@ -75,7 +79,9 @@ class MemoryMap:
                  stack_bytes: int):
         # flash: firmware image, return trampoline, then the weights area sized by `weights_bytes`
         self.ret_addr = round_up(elf.flash_end(FLASH_BASE, SRAM_BASE), 4)
-        self.weights_base = round_up(self.ret_addr + 4, 16)
+        # At a fixed address while the image fits below it: a kernel added to the firmware must
+        # not move the weights (their flash lines and cache sets decide data-fetch stalls).
+        self.weights_base = max(FLASH_BASE + WEIGHTS_OFFSET, round_up(self.ret_addr + 4, WEIGHTS_ALIGN))
         need = self.weights_base - FLASH_BASE + int(weights_bytes)
         if need > FLASH_LIMIT:
             raise EmulationError(
