@@ -109,15 +109,26 @@ def check_activation(node, act: str) -> None:
         raise kernel_error(node, f"fused activation {act} is not supported")
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def activation_range_float(activation: str) -> tuple[float, float]:
-    """CalculateActivationRange for float kernels."""
+    """CalculateActivationRange<float>: without an activation (and above RELU) the bounds are
+    the largest finite float32s, not infinity, so an overflowing result comes out as FLT_MAX."""
     if activation == "RELU":
-        return 0.0, float("inf")
+        return 0.0, FLOAT32_MAX
     if activation == "RELU6":
         return 0.0, 6.0
     if activation == "RELU_N1_TO_1":
         return -1.0, 1.0
-    return float("-inf"), float("inf")
+    return -FLOAT32_MAX, FLOAT32_MAX
+
+
+def activation_with_min_max(x: np.ndarray, lo, hi) -> np.ndarray:
+    """TFLM's ActivationFunctionWithMinMax, std::min(std::max(x, lo), hi): NaN passes through and
+    a tie keeps x (RELU leaves -0.0 as -0.0, where numpy's maximum would give 0.0)."""
+    x = np.where(x < lo, lo, x)
+    return np.where(hi < x, hi, x)
 
 
 def activation_range_quantized(activation: str, scale: float, zero_point: int,
