@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 import numpy as np
 
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
+                         run_logical, run_select)
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
@@ -112,6 +114,16 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("PAD", ANY): OpKernel(run_pad),
     ("PADV2", ANY): OpKernel(run_pad),
     ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
+    **{(op, FLOAT32): OpKernel(run_binary_ops_f32) for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD", "SQUARED_DIFFERENCE",
+                                                              "PRELU")},
+    **{(op, ANY): OpKernel(run_binary_ops_s32) for op in ("DIV", "SQUARED_DIFFERENCE")},     # int32
+    **{(op, INT8): OpKernel(run_binary_ops_q) for op in ("DIV", "SQUARED_DIFFERENCE", "PRELU")},
+    **{(op, INT16): OpKernel(run_binary_ops_q) for op in ("SQUARED_DIFFERENCE", "PRELU")},
+    **{("ADD_N", t): OpKernel(run_add_n) for t in (FLOAT32, INT8)},
+    **{(op, t): OpKernel(run_compare) for op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
+                                                 "LESS_EQUAL") for t in (FLOAT32, INT8, ANY)},
+    **{(op, t): OpKernel(run_logical) for op in ("LOGICAL_AND", "LOGICAL_OR") for t in (INT8, ANY)},
+    ("SELECT_V2", ANY): OpKernel(run_select),                                   # keyed by the bool condition
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).
