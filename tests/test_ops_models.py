@@ -8,12 +8,17 @@ own (the refuse_* models are held by the tests of the family that refuses them).
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conftest import PROJECT_MODELS
-from kernel_cases import assert_seeds_and_edges_match_oracle
+from kernel_cases import assert_seeds_and_edges_match_oracle, edge_input_sets, model_inputs
 from micro_rt import Interpreter
+from micro_rt.errors import KernelError
+from micro_rt.model import read_model
 from oracle_minimum import minimum_mismatches
+from test_vmcu_binary_ops import assert_equal_bits
+from vmcu_cases import CORES_FAST, firmware_elf
 
 OPS = PROJECT_MODELS / "ops"
 
@@ -45,3 +50,39 @@ def test_arena_matches_oracle(name, oracle):
     theirs = oracle.allocations(data, 1 << 16)
     assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == (theirs["head"], theirs["tail"], theirs["total"])
     assert minimum_mismatches([(name, data, Interpreter.from_bytes(data, target="host64").arena_required_bytes())]) == []
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("name", SWEEP)
+def test_mcu_matches_host_with_a_complete_profile(name, core):
+    """Every operator runs a C kernel (none falls back to the host), with the host's outputs on
+    3 seeded input sets and the edge-value sets (NaNs made from non-NaN values count equal:
+    their sign is the machine's default NaN)."""
+    firmware_elf(core)
+    data = _data(name)
+    host = Interpreter.from_bytes(data, target=core)
+    mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+    sg = read_model(data).main
+    rng = np.random.default_rng(len(data))
+    ran = 0
+    for k, inputs in enumerate([model_inputs(sg, rng, first=s == 0) for s in range(3)] + edge_input_sets(sg)):
+        refused = []
+        for it in (host, mcu):
+            for i, x in enumerate(inputs):
+                it.set_input(x, i)
+            try:
+                it.invoke()
+                refused.append(False)
+            except KernelError:             # e.g. FLOOR_DIV by zero: TFLM refuses when invoked
+                refused.append(True)
+        assert refused[0] == refused[1], f"{name} input set {k}: host refused {refused[0]}, MCU {refused[1]}"
+        if refused[0]:
+            continue
+        ran += 1
+        off = [f"{r.index} {r.op}" for r in mcu.last_run if not r.on_mcu]
+        assert not off, f"{name}: ran on the host: {off}"
+        assert all(r.cycles > 0 for r in mcu.last_run)
+        assert_equal_bits([host.get_output(j) for j in range(host.num_outputs)],
+                          [mcu.get_output(j) for j in range(mcu.num_outputs)], f"{name} {core} input set {k}")
+    assert ran >= 3
