@@ -265,6 +265,19 @@ def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, wh
     assert assert_matches_oracle_on(oracle, data, sets, what) >= seeds
 
 
+def assert_arena_matches_oracle(oracle, models: dict) -> None:
+    """For {name: model bytes}: head, tail and total as TFLM prints them, and TFLM's true minimum
+    (it allocates in micro_rt's reported size and fails 16 bytes below)."""
+    from oracle_minimum import minimum_mismatches
+    for name, data in models.items():
+        plan = Interpreter.from_bytes(data, target="host64", plan_only=True).plan
+        theirs = oracle.allocations(data, 1 << 16)
+        assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == \
+            (theirs["head"], theirs["tail"], theirs["total"]), name
+    assert minimum_mismatches([(name, data, Interpreter.from_bytes(data, target="host64").arena_required_bytes())
+                               for name, data in models.items()]) == []
+
+
 # --------------------------------------------------------------------------- comparison
 
 def assert_bits_equal(got: np.ndarray, want: np.ndarray, what: str) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_cases import (assert_matches_oracle_on, assert_seeds_and_edges_match_oracle, f32, i32,
-                          kernel_persistent, named_case_params, q8, q16, random_scale, scratch_sizes, single_op)
+from kernel_cases import (assert_arena_matches_oracle, assert_matches_oracle_on,
+                          assert_seeds_and_edges_match_oracle, f32, i32, kernel_persistent, named_case_params,
+                          q8, q16, random_scale, scratch_sizes, single_op)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError
-from oracle_minimum import minimum_mismatches
 from type_cases import oracle_verdicts
 
 S = (1, 3, 4, 5)
@@ -198,13 +198,6 @@ def test_op_data_and_scratch_follow_tflm(op, ins, out, struct, target):
 
 
 def test_arena_equals_oracle(oracle):
-    """head, tail and total as TFLM prints them, and TFLM's true minimum (it allocates in the
-    reported size and fails 16 bytes below), for one model per kernel and type."""
-    models = {name: data for name, data in CASES if not name.endswith(("6d", "5d"))}
-    for name, data in models.items():
-        plan = Interpreter.from_bytes(data, target="host64", plan_only=True).plan
-        theirs = oracle.allocations(data, 1 << 16)
-        assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == \
-            (theirs["head"], theirs["tail"], theirs["total"]), name
-    assert minimum_mismatches([(name, data, Interpreter.from_bytes(data, target="host64").arena_required_bytes())
-                               for name, data in models.items()]) == []
+    """head, tail and total as TFLM prints them, and TFLM's true minimum, for one model per kernel
+    and type."""
+    assert_arena_matches_oracle(oracle, {name: data for name, data in CASES if not name.endswith(("6d", "5d"))})

@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 
 from conftest import PROJECT_MODELS
-from kernel_cases import assert_seeds_and_edges_match_oracle, edge_input_sets, model_inputs
+from kernel_cases import (assert_arena_matches_oracle, assert_seeds_and_edges_match_oracle, edge_input_sets,
+                          model_inputs)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError
 from micro_rt.model import read_model
-from oracle_minimum import minimum_mismatches
-from test_vmcu_binary_ops import assert_equal_bits
-from vmcu_cases import CORES_FAST, firmware_elf
+from vmcu_cases import CORES_FAST, assert_same_any_nan, firmware_elf
 
 OPS = PROJECT_MODELS / "ops"
 
@@ -45,11 +44,7 @@ def test_host_matches_oracle(name, oracle):
 
 @pytest.mark.parametrize("name", SWEEP)
 def test_arena_matches_oracle(name, oracle):
-    data = _data(name)
-    plan = Interpreter.from_bytes(data, target="host64", plan_only=True).plan
-    theirs = oracle.allocations(data, 1 << 16)
-    assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == (theirs["head"], theirs["tail"], theirs["total"])
-    assert minimum_mismatches([(name, data, Interpreter.from_bytes(data, target="host64").arena_required_bytes())]) == []
+    assert_arena_matches_oracle(oracle, {name: _data(name)})
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -83,6 +78,6 @@ def test_mcu_matches_host_with_a_complete_profile(name, core):
         off = [f"{r.index} {r.op}" for r in mcu.last_run if not r.on_mcu]
         assert not off, f"{name}: ran on the host: {off}"
         assert all(r.cycles > 0 for r in mcu.last_run)
-        assert_equal_bits([host.get_output(j) for j in range(host.num_outputs)],
+        assert_same_any_nan([host.get_output(j) for j in range(host.num_outputs)],
                           [mcu.get_output(j) for j in range(mcu.num_outputs)], f"{name} {core} input set {k}")
     assert ran >= 3

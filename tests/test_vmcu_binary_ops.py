@@ -11,21 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import CORES_ALL, T, run_both
+from vmcu_cases import CORES_ALL, T, assert_same_any_nan, run_both
 
 SHAPES = [((2, 3, 5), (2, 3, 5)), ((2, 3, 5), (1, 1, 5)), ((1, 4, 1, 3), (1, 1, 6, 1)), ((37,), (37,)),
           ((2, 1, 2, 1, 3, 2), (2, 1, 1, 2))]
-
-
-def assert_equal_bits(host, mcu, what: str) -> None:
-    for h, m in zip(host, mcu):
-        if h.dtype.kind == "f":
-            both_nan = np.isnan(h) & np.isnan(m)
-            h, m = np.where(both_nan, 0, h), np.where(both_nan, 0, m)
-            h, m = h.view(np.uint32), m.view(np.uint32)
-        bad = np.flatnonzero(h.reshape(-1) != m.reshape(-1))
-        assert bad.size == 0, f"{what}: {bad.size} of {h.size} differ, first at {bad[:5]}: " \
-                              f"host {h.reshape(-1)[bad[:5]]} mcu {m.reshape(-1)[bad[:5]]}"
 
 
 def _f32(rng, shape, edges: bool = True) -> np.ndarray:
@@ -58,7 +47,7 @@ def test_binary_ops_f32(core):
             act = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1", "NONE")[k] if op == "DIV" else "NONE"
             h, m, _ = run_both(core, op, dict(fused_activation_function=act),
                                [T(0, s1, np.float32), T(1, s2, np.float32)], [T(2, out, np.float32)], {0: a, 1: b})
-            assert_equal_bits(h, m, f"{op} {s1} {s2} {act}")
+            assert_same_any_nan(h, m, f"{op} {s1} {s2} {act}")
 
 
 @pytest.mark.parametrize("core", CORES_ALL)
@@ -76,7 +65,7 @@ def test_binary_ops_int32(core):
             act = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1", "NONE")[k] if op == "DIV" else "NONE"
             h, m, _ = run_both(core, op, dict(fused_activation_function=act),
                                [T(0, s1, np.int32), T(1, s2, np.int32)], [T(2, out, np.int32)], {0: a, 1: b})
-            assert_equal_bits(h, m, f"{op} int32 {s1} {s2}")
+            assert_same_any_nan(h, m, f"{op} int32 {s1} {s2}")
 
 
 @pytest.mark.parametrize("core", CORES_ALL)
@@ -99,7 +88,7 @@ def test_binary_ops_quantized(core):
                 va, vb = pairs
             act = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1", "NONE", "RELU")[k] if op == "DIV" else "NONE"
             h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y], {0: va, 1: vb})
-            assert_equal_bits(h, m, f"{op} {np.dtype(dtype).name} {s1} {s2}")
+            assert_same_any_nan(h, m, f"{op} {np.dtype(dtype).name} {s1} {s2}")
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -111,13 +100,13 @@ def test_add_n(core):
         xs = [_f32(rng, shape) for _ in range(n)]
         h, m, _ = run_both(core, "ADD_N", {}, [T(i, shape, np.float32) for i in range(n)],
                            [T(n, shape, np.float32)], dict(enumerate(xs)))
-        assert_equal_bits(h, m, f"ADD_N f32 {n}")
+        assert_same_any_nan(h, m, f"ADD_N f32 {n}")
         scale, zp = rng.uniform(1e-3, 0.5), int(rng.integers(-128, 128))
         ins = [T(i, shape, np.int8, scales=[scale], zero_points=[zp]) for i in range(n)]
         y = T(n, shape, np.int8, scales=[scale * n * rng.uniform(0.3, 1.0)], zero_points=[int(rng.integers(-128, 128))])
         h, m, _ = run_both(core, "ADD_N", {}, ins, [y],
                            {i: rng.integers(-128, 128, size=shape).astype(np.int8) for i in range(n)})
-        assert_equal_bits(h, m, f"ADD_N int8 {n}")
+        assert_same_any_nan(h, m, f"ADD_N int8 {n}")
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -141,7 +130,7 @@ def test_comparisons(core):
                     va, vb = rng.integers(-3, 3, size=s1).astype(dtype), rng.integers(-3, 3, size=s2).astype(dtype)
                     va.reshape(-1)[:2] = np.iinfo(dtype).min, np.iinfo(dtype).max
                 h, m, _ = run_both(core, op, {}, [a, b], [out], {0: va, 1: vb})
-                assert_equal_bits(h, m, f"{op} {np.dtype(dtype).name} {s1} {s2}")
+                assert_same_any_nan(h, m, f"{op} {np.dtype(dtype).name} {s1} {s2}")
 
 
 @pytest.mark.parametrize("core", CORES_ALL)
@@ -152,14 +141,14 @@ def test_logical_and_select(core):
             out = T(2, np.broadcast_shapes(s1, s2), np.bool_)
             h, m, _ = run_both(core, op, {}, [T(0, s1, np.bool_), T(1, s2, np.bool_)], [out],
                                {0: rng.random(s1) < 0.5, 1: rng.random(s2) < 0.5})
-            assert_equal_bits(h, m, f"{op} {s1} {s2}")
+            assert_same_any_nan(h, m, f"{op} {s1} {s2}")
         s = (3, 4, 5)       # int8 bytes other than 0 / 1: combined bitwise, as TFLM's x86 build
         h, m, _ = run_both(core, op, {}, [T(0, s, np.int8, scales=[0.1], zero_points=[0]),
                                           T(1, (5,), np.int8, scales=[0.1], zero_points=[0])],
                            [T(2, s, np.int8, scales=[0.1], zero_points=[0])],
                            {0: rng.integers(-128, 128, size=s).astype(np.int8),
                             1: rng.integers(-128, 128, size=(5,)).astype(np.int8)})
-        assert_equal_bits(h, m, f"{op} int8 bytes")
+        assert_same_any_nan(h, m, f"{op} int8 bytes")
     for dtype in (np.float32, np.int8, np.int16):
         for sc, sx, sy, so in [((3, 4, 5),) * 4, ((4, 1), (3, 1, 1), (1, 5), (3, 4, 5)), ((), (1,), (1, 1), (1,)),
                                ((3, 4, 5), (3, 4, 5), (1, 1, 5), (3, 4, 5)),
@@ -171,7 +160,7 @@ def test_logical_and_select(core):
                     rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, size=s).astype(dtype)
             h, m, _ = run_both(core, "SELECT_V2", {}, [T(0, sc, np.bool_), T(1, sx, dtype, **q), T(2, sy, dtype, **q)],
                                [T(3, so, dtype, **q)], vals)
-            assert_equal_bits(h, m, f"SELECT_V2 {np.dtype(dtype).name} {sc} {sx} {sy}")
+            assert_same_any_nan(h, m, f"SELECT_V2 {np.dtype(dtype).name} {sc} {sx} {sy}")
 
 
 def test_zero_divisors_are_refused_on_the_mcu_too():
