@@ -16,7 +16,7 @@ import numpy as np
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .tflite_types import type_label
-from .padding import (check_quantized, int16_window, activation_of, check_activation, check_geometry, compute_padding_height_width,
+from .padding import (PaddingValues, check_quantized, int16_window, activation_of, check_activation, check_geometry, compute_padding_height_width,
                       dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
 from .quant import _clip, activation_range_float, activation_range_quantized
 
@@ -35,6 +35,14 @@ class OpDataPooling:
 
 
 pool_init = op_data_init("OpDataPooling", OpDataPooling)
+
+
+def _reached_taps(pad: int, stride: int, out_size: int, filter_size: int, in_size: int) -> tuple[int, int]:
+    """(first, count) of the filter taps along one axis that fall inside the image for at
+    least one output position; the others only ever read padding."""
+    first = max(0, pad - (out_size - 1) * stride)
+    end = min(filter_size, pad + in_size)
+    return first, max(end - first, 1)
 
 
 def _prepare(ctx, node, is_max: bool) -> None:
@@ -64,7 +72,12 @@ def _prepare(ctx, node, is_max: bool) -> None:
         raise kernel_error(node, f"a {fh}x{fw} window pads input {tname(inp)} by "
                                  f"{data.padding.height}x{data.padding.width}: TFLM's PoolParams keep the "
                                  "padding as int16_t, which wraps (micro_rt does not reproduce that)")
-    g = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, 1, 1, data.padding)
+    # Only the taps that reach the image for some output (TFLM clips each window to the image,
+    # so its cost follows the image, not filter_height x filter_width).
+    top, fh_reached = _reached_taps(data.padding.height, sh, int(out.shape[1]), fh, ih)
+    left, fw_reached = _reached_taps(data.padding.width, sw, int(out.shape[2]), fw, iw)
+    reached = PaddingValues(data.padding.width - left, data.padding.height - top, 0, 0)
+    g = make_geometry(inp.shape, out.shape, fh_reached, fw_reached, sh, sw, 1, 1, reached)
     data.geometry = g
     data.kind = it.name
     if it == np.float32:

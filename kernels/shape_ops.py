@@ -146,6 +146,9 @@ def _concat_prepare(ctx, node):
     if n > _CONCAT_MAX_INPUTS:
         raise fail(node, f"{n} inputs, at most {_CONCAT_MAX_INPUTS} are supported")
     axis = int(node.options.get("axis", 0))
+    if not -len(o.shape) <= axis < len(o.shape):
+        raise fail(node, f"axis {axis} is out of range for output {tensor_desc(o)} of "
+                         f"{len(o.shape)} dimensions")
     if axis < 0:
         axis += len(o.shape)
     require_inputs(ctx, node)

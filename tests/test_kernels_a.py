@@ -285,3 +285,21 @@ def test_fc_per_tensor_multiplier_uses_a_double_product(oracle):
     ours.set_input(rows, 0)
     ours.invoke()
     np.testing.assert_array_equal(ours.get_output(0), oracle.run(data, [rows], 1, arena_size=1 << 20)[0])
+
+
+@pytest.mark.parametrize("kind", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_pool_window_far_larger_than_the_image(kind, dtype, oracle):
+    """A pooling window of thousands of taps over a 12x12 image: TFLM's loops clip every
+    window to the image, so its cost follows the image; the host kernel must only visit
+    taps that reach the image too (a 1001x1001 window once took 14 s: a fuzzing hang)."""
+    cases = [((1001, 1001), (1, 1), "SAME"), ((601, 3), (1, 2), "SAME"), ((40, 900), (5, 7), "SAME"),
+             ((30000, 7), (30001, 3), "SAME"), ((11, 12), (1, 1), "VALID")]
+    for case, (k, stride, padding) in enumerate(cases):
+        data = pool_model(np.random.default_rng(case), kind, dtype, in_shape=(1, 12, 12, 2), k=k,
+                          stride=stride, padding=padding)
+        assert_single_op_matches_oracle(oracle, data, trials=3, seed=case)
+        g = Interpreter.from_bytes(data).nodes[0].user_data.geometry
+        # taps reaching the image: at most the image plus the span the strides cover
+        assert g.filter_h <= 12 + (g.out_h - 1) * stride[0], (k, g)
+        assert g.filter_w <= 12 + (g.out_w - 1) * stride[1], (k, g)

@@ -223,6 +223,20 @@ def test_prepare_errors_name_op_and_tensor():
         Interpreter.from_bytes(data)
 
 
+@pytest.mark.parametrize("axis", [2, 5, -3, -1000])
+def test_concatenation_axis_out_of_range_is_refused(axis):
+    """An axis outside the output's rank: TFLM's prepare does not check it and its reference
+    kernel then indexes the shapes out of bounds (only a debug-build DCHECK guards it), so
+    its answer is undefined; prepare refuses, naming the axis (a forged axis once reached
+    the shape lookup: IndexError)."""
+    data = single_op("CONCATENATION", [q8((2, 3), 0.1, 3), q8((2, 3), 0.1, 3)], q8((2, 6), 0.1, 3),
+                     {"axis": axis})
+    with pytest.raises(KernelError, match=rf"op 0 CONCATENATION: axis {axis} is out of range for "
+                                          r"output 'out0'.*2 dimensions") as info:
+        Interpreter.from_bytes(data)
+    assert info.value.__cause__ is None
+
+
 # --------------------------------------------------------------------------- shared models
 
 def _seanet_models():
