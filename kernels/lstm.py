@@ -42,7 +42,7 @@ from .tflite_types import HYBRID, type_label
 from .fully_connected import _ACCUMULATE_LIMIT, sequential_matvec_f32
 from .quant import InPlaceRequant as _InPlaceRequant
 from .quant import _clip as _CLIP
-from .quant import quantize_multiplier, requantize, wrap_int32
+from .quant import check_left_shift, quantize_multiplier, requantize, wrap_int32
 
 # lstm_shared.h tensor indices.
 INPUT = 0
@@ -398,9 +398,12 @@ def _prepare_int8(node, data: OpDataLSTM, t) -> None:
     in_m, in_s, rec_m, rec_s = [], [], [], []
     for g in GATES:
         m, sh = _fc_multiplier(_scale(x), _scale(t[INPUT_TO_GATE[g]]))
+        check_left_shift(node, sh, f"input {_desc(x)} x input weights {_desc(t[INPUT_TO_GATE[g]])}")
         in_m += [m] * s
         in_s += [sh] * s
         m, sh = _fc_multiplier(_scale(h), _scale(t[RECURRENT_TO_GATE[g]]))
+        check_left_shift(node, sh, f"output state {_desc(h)} x recurrent weights "
+                                   f"{_desc(t[RECURRENT_TO_GATE[g]])}")
         rec_m += [m] * s
         rec_s += [sh] * s
     data.in_mult, data.in_shift = np.array(in_m, np.int64), np.array(in_s, np.int64)
@@ -413,6 +416,10 @@ def _prepare_int8(node, data: OpDataLSTM, t) -> None:
     data.forget_cell_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, cell_scale, cell_scale)
     data.input_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, cell_scale)
     data.output_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, _scale(h))
+    for (_, shift), what in ((data.forget_cell_mul, f"forget gate x cell state {_desc(c)}"),
+                             (data.input_mul, f"input gate x cell gate into cell state {_desc(c)}"),
+                             (data.output_mul, f"output gate x cell into output state {_desc(h)}")):
+        check_left_shift(node, shift, what)
 
     data.sigmoid_lut = logistic_int16(_INT16_DOMAIN).astype(np.int64)
     data.gate_tanh_lut = tanh_int16(_INT16_DOMAIN, *lstm_tanh_params(-12)).astype(np.int64)

@@ -163,3 +163,22 @@ def test_unsupported_variants_are_refused():
     from micro_rt.errors import KernelError
     with pytest.raises(KernelError, match="peephole"):
         Interpreter.from_bytes(lstm_model("float32", 1, 2, 3, 4, peephole=True))
+
+
+@pytest.mark.parametrize("tensor, scale, what", [
+    ("w5", 1e38, r"recurrent weights 'w5'.*left shift 1\d\d"),      # a gate FC multiplier of ~2^130
+    ("c", 2.0 ** -64, r"cell state 'c'.*left shift \d\d"),            # the input gate x cell gate mul
+])
+def test_requantization_shift_past_the_integer_width_is_refused(tensor, scale, what):
+    """A forged scale giving a gate multiplier of 2^31 or more: TFLM's MultiplyByQuantizedMultiplier
+    would shift left past 32 bits, undefined in C++ (fuzzing found host and oracle apart on
+    micro_speech_lstm with one weight scale set to 1e38). Refused like FULLY_CONNECTED's."""
+    from micro_rt.errors import KernelError
+    from micro_rt.model import read_model
+    b = ModelBuilder.from_model(read_model(lstm_model("int8", 1, 3, 4, 5)))
+    spec = next(t for t in b.tensors if t.name == tensor)
+    spec.scales = [scale]
+    with pytest.raises(KernelError, match=r"op 0 UNIDIRECTIONAL_SEQUENCE_LSTM: .*" + what +
+                                          r".*undefined in C\+\+") as info:
+        Interpreter.from_bytes(b.build())
+    assert info.value.__cause__ is None
