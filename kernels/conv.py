@@ -19,7 +19,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
+from .padding import (Int16Window, PaddingValues, activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
                       check_quantized, dtype_name, gather_windows, int16_window, int32_accumulators,
                       kernel_error, make_geometry, scale0,
                       store_float_output, tname, zp0)
@@ -81,6 +81,38 @@ def exact_float_type(w_groups: np.ndarray, max_abs_x: int):
     w_groups: (..., K, OC) integer weights.
     """
     return np.float32 if accumulator_bound(w_groups, max_abs_x) < (1 << 24) else np.float64
+
+
+def _window_leaves_image(out_size: int, stride: int, pad: int, filter_size: int, dilation: int,
+                         in_size: int) -> bool:
+    """Whether some output's window has a tap outside the image along one axis (the taps form
+    two arithmetic progressions, so the extremes are at their ends; any signs, as wrapped
+    int16 fields may have)."""
+    ends = [o * stride - pad + k * dilation for o in (0, out_size - 1) for k in (0, filter_size - 1)]
+    return min(ends) < 0 or max(ends) >= in_size
+
+
+def check_finite_float_filter(node, inp, flt, out, stride_h: int, stride_w: int, dil_h: int,
+                              dil_w: int, padding: PaddingValues) -> None:
+    """A float filter holding NaN or Inf on windows that reach outside the image: TFLM skips
+    those taps, micro_rt's kernels (host and MCU) multiply them by zero padding, and 0 x NaN or
+    0 x Inf is NaN where TFLM adds nothing, so the outputs would differ: refused."""
+    w = np.asarray(flt.data)
+    bad = ~np.isfinite(w)
+    if not bad.any():
+        return
+    # the window as TFLM's kernel runs it (int16 fields, possibly wrapped)
+    win = int16_window(stride_h, stride_w, dil_h, dil_w, padding) or Int16Window(
+        stride_h, stride_w, dil_h, dil_w, padding.height, padding.width)
+    fh, fw = int(flt.shape[1]), int(flt.shape[2])
+    if not (_window_leaves_image(int(out.shape[1]), win.stride_h, win.pad_h, fh, win.dil_h, int(inp.shape[1]))
+            or _window_leaves_image(int(out.shape[2]), win.stride_w, win.pad_w, fw, win.dil_w, int(inp.shape[2]))):
+        return
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    raise kernel_error(node, f"filter {tname(flt)} holds non-finite values ({w[first]} at {list(first)}) "
+                             "and some windows reach outside the image: TFLM skips those taps, "
+                             "micro_rt's kernels multiply them by zero padding (0 x NaN or Inf is NaN), "
+                             "so the outputs would differ")
 
 
 def quantized_conv_params(node, data, inp, flt, out, act: str, oc: int, channel_dim: int,
@@ -152,6 +184,8 @@ def conv_prepare(ctx, node) -> None:
     data.groups = groups
     data.kind = it.name
 
+    if it == np.float32:
+        check_finite_float_filter(node, inp, flt, out, sh, sw, dh, dw, data.padding)
     w = np.asarray(flt.data)
     # (OC, KH, KW, IC/g) -> per group (K, OC/g) with K ordered (ky, kx, ic) like TFLM's loops.
     ocg = oc // groups

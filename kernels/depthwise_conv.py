@@ -15,7 +15,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv import accumulator_bound, exact_float_type, quantized_conv_params
+from .conv import accumulator_bound, check_finite_float_filter, exact_float_type, quantized_conv_params
 from .padding import (activation_of, check_activation, check_bias, check_geometry, compute_padding_height_width,
                       dtype_name, gather_windows, int16_window, int32_accumulators, kernel_error,
                       make_geometry, narrow_int16, store_float_output, tname)
@@ -105,6 +105,8 @@ def dw_prepare(ctx, node) -> None:
     data.padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw,
                                                       opts.get("padding", "SAME"))
     data.narrow = int16_window(sh, sw, dh, dw, data.padding)
+    if it == np.float32:
+        check_finite_float_filter(node, inp, flt, out, sh, sw, dh, dw, data.padding)
     if data.narrow is not None:
         _prepare_narrowed(node, data, inp, flt, bias, out, act, wide)
         return
