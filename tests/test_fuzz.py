@@ -237,6 +237,59 @@ def test_size_limits(monkeypatch):
         Interpreter.from_bytes(data)
 
 
+def _add_with_external_constant(value: float) -> bytes:
+    """ADD(x, c) on float32[1, 4], c's 16 bytes stored after the flatbuffer (the large-model
+    buffer form: Buffer.offset / Buffer.size instead of Buffer.data)."""
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 4], "FLOAT32")
+    b.buffers.append(b"")
+    c = b.add_tensor("c", [1, 4], "FLOAT32")
+    b.tensors[c].buffer = len(b.buffers) - 1
+    y = b.add_tensor("y", [1, 4], "FLOAT32")
+    b.add_operator("ADD", [x, c], [y])
+    b.inputs, b.outputs = [x], [y]
+    b.buffer_locations[len(b.buffers) - 1] = (2, 16)                     # placeholder offset
+    offset = -(-len(b.build()) // 16) * 16
+    b.buffer_locations[len(b.buffers) - 1] = (offset, 16)
+    head = b.build()
+    return head + bytes(offset - len(head)) + np.full(4, value, np.float32).tobytes()
+
+
+def test_buffer_stored_outside_the_flatbuffer_is_refused(oracle):
+    """tflite-micro reads a buffer's data only from inside the flatbuffer (Buffer.data): a
+    tensor whose buffer uses the large-model form has no data there, so TFLM treats it as an
+    activation nothing writes (fuzzing: forged buffer locations made micro_rt read bias bytes
+    TFLM never sees). Refused at load, naming the buffer."""
+    data = _add_with_external_constant(1000.0)
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    theirs = oracle.run(data, [x], 1, arena_size=1 << 16)[0]
+    assert not np.any(theirs == x + 1000.0)                  # TFLM did not read the 1000s
+    with pytest.raises(ModelError, match=r"buffer 1 keeps its 16 bytes outside the flatbuffer "
+                                         r"\(offset \d+, size 16\).*tflite-micro reads buffer data only "
+                                         r"from inside the flatbuffer"):
+        Interpreter.from_bytes(data)
+
+
+def test_reading_a_tensor_nothing_defines_is_refused_at_invoke():
+    """A tensor an operator reads that is neither a subgraph input, a constant, a variable nor
+    any operator's output: TFLM plans it and reads whatever its arena holds there (fuzzing:
+    models whose input list was emptied ran on both sides and disagreed). Memory is planned as
+    TFLM plans it; invoke refuses, naming the operator and the tensor."""
+    b = _chain(2)
+    b.inputs = []
+    it = Interpreter.from_bytes(b.build())
+    assert it.plan.required_bytes > 0
+    with pytest.raises(ModelError, match=r"operator 0 \(RELU\) input 0 reads tensor 0 \('t0'\), which "
+                                         r"is neither a subgraph input, a constant, a variable nor "
+                                         r"written by any operator"):
+        it.invoke()
+    b = _chain(1)                             # a subgraph output nothing writes
+    extra = b.add_tensor("extra", [1, 8], "FLOAT32")
+    b.outputs = [b.outputs[0], extra]
+    with pytest.raises(ModelError, match=r"subgraph output 1 is tensor 2 \('extra'\), which is neither"):
+        Interpreter.from_bytes(b.build()).invoke()
+
+
 # ---- memory bounds ----------------------------------------------------------------------
 def test_forged_dimension_is_refused_before_allocating():
     b = _chain(1)
