@@ -303,3 +303,22 @@ def test_pool_window_far_larger_than_the_image(kind, dtype, oracle):
         # taps reaching the image: at most the image plus the span the strides cover
         assert g.filter_h <= 12 + (g.out_h - 1) * stride[0], (k, g)
         assert g.filter_w <= 12 + (g.out_w - 1) * stride[1], (k, g)
+
+
+def test_float_max_pool_skips_nan_like_tflm(oracle):
+    """TFLM's float max pooling starts from the type's lowest value and keeps the larger with
+    std::max, which ignores a NaN operand: NaN inputs are skipped, and a window of NaNs alone
+    gives the lowest float (numpy's maximum would propagate them)."""
+    data = pool_model(np.random.default_rng(0), "MAX_POOL_2D", "float32", in_shape=(1, 4, 6, 2),
+                      k=(2, 2), stride=(2, 2), padding="VALID")
+    x = np.random.default_rng(1).normal(0, 3, (1, 4, 6, 2)).astype(np.float32)
+    x[0, 0, 0, 0] = np.nan                          # one NaN in a window
+    x[0, 2:4, 2:4, 1] = np.nan                      # a window of NaNs
+    x[0, 0, 2, 1] = -np.inf
+    want = oracle.run(data, [x], 1, arena_size=1 << 16)[0]
+    assert not np.isnan(want).any() and want[0, 1, 1, 1] == -np.finfo(np.float32).max
+    for kernels, target in (("reference", "host64"), ("cmsis-nn", "cortex-m4")):
+        ours = Interpreter.from_bytes(data, kernels=kernels, target=target)
+        ours.set_input(x, 0)
+        ours.invoke()
+        np.testing.assert_array_equal(ours.get_output(0), want, err_msg=target)
