@@ -411,6 +411,13 @@ def _prepare_int8(node, data: OpDataLSTM, t) -> None:
 
     cell_scale = _scale(c)
     data.cell_power = checked_log2(cell_scale)
+    multiplier, shift = lstm_tanh_params(data.cell_power)
+    if (multiplier == 0 and shift > 14) or shift > 31:
+        # 3 << shift times an int16 overflows int32 from shift 15; shifts past 31 bits
+        how = (f"multiplies it by 3 << {shift}, which overflows int32 for large values" if multiplier == 0
+               else f"shifts it right by {shift} bits, past the int32 width")
+        raise fail(node, f"cell state {_desc(c)} scale 2^{data.cell_power}: TFLM's tanh of the cell "
+                         f"state {how} (undefined in C++); a quantization scale is wrong")
     clip = float(np.float32(data.cell_clip)) / float(cell_scale) if cell_scale else 0.0
     data.quantized_cell_clip = int(math.trunc(min(max(clip, -32768.0), 32767.0)))
     data.forget_cell_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, cell_scale, cell_scale)

@@ -155,6 +155,11 @@ def mean_invoke(ctx, node) -> None:
         np.asarray(ctx.input(node, 1).data, dtype=np.int64).ravel()
     axes = _resolve(node, raw_axis, x.ndim)
     rows, count = _rows(x, axes)
+    if rows.shape[0] != out.data.size:      # a runtime axis (prepare checks constant ones)
+        raise kernel_error(node, f"axis {[int(a) for a in raw_axis]} reduces input "
+                                 f"{tname(ctx.input(node, 0))} {list(x.shape)} to {rows.shape[0]} values, "
+                                 f"output {tname(out)} {list(out.shape)} holds {out.data.size}: TFLM "
+                                 "would write past the output (undefined)")
     special = (x.ndim == 4 and raw_axis.size == 2
                and sorted(int(a) for a in raw_axis) == [1, 2])
     if data.kind == "float32":

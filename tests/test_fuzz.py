@@ -424,6 +424,29 @@ def _invoke_failure_model() -> bytes:
     return b.build()
 
 
+@pytest.mark.parametrize("dtype", ["FLOAT32", "INT8"])
+def test_runtime_axis_that_does_not_give_the_output_shape(dtype):
+    """MEAN whose axis is a model input: axis 0 of a [2, 3] input leaves 3 values for an output
+    of 2. TFLM's reference kernel writes its results by the input's layout, past the output
+    tensor (undefined); micro_rt names the mismatch (it used to be a wrapped ValueError)."""
+    b = ModelBuilder()
+    q = {"scale": 0.5, "zero_point": 1} if dtype == "INT8" else {}
+    x = b.add_tensor("x", [2, 3], dtype, **q)
+    axis = b.add_tensor("axis", [1], "INT32")
+    y = b.add_tensor("y", [2], dtype, **q)
+    b.add_operator("MEAN", [x, axis], [y], options={"keep_dims": False})
+    b.inputs, b.outputs = [x, axis], [y]
+    it = Interpreter.from_bytes(b.build())
+    it.set_input(np.ones((2, 3), it.get_input_details(0)["dtype"]), 0)
+    it.set_input(np.array([1], np.int32), 1)
+    it.invoke()                                          # axis 1: 2 values, as the output holds
+    it.set_input(np.array([0], np.int32), 1)
+    with pytest.raises(KernelError, match=r"op 0 MEAN: axis \[0\] reduces input 'x' .* to 3 values, "
+                                          r"output 'y' .* holds 2") as info:
+        it.invoke()
+    assert info.value.__cause__ is None
+
+
 @pytest.mark.parametrize("argv", [["info"], ["plan"], ["fit", "--ram", "64K"], ["run"]])
 def test_cli_broken_model_is_one_line_and_debug_shows_traceback(capsys, tmp_path, argv):
     bad = tmp_path / "bad.tflite"
