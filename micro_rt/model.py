@@ -283,7 +283,8 @@ def _read_tensor(t: Table, index: int, sg: int, buffers: list) -> TensorInfo:
                       is_variable=bool(t.scalar(5, "bool", 0, "is_variable")),
                       shape_signature=tuple(int(d) for d in signature) if signature is not None else None)
     raw = buffers[buffer]
-    if raw is not None and len(raw):
+    # TFLM gives a variable tensor its own persistent buffer and resets it, never reading data.
+    if raw is not None and len(raw) and not info.is_variable:
         if type_name == "INT4":
             expected = (info.element_count + 1) // 2
             if len(raw) != expected:

@@ -270,6 +270,29 @@ def test_buffer_stored_outside_the_flatbuffer_is_refused(oracle):
         Interpreter.from_bytes(data)
 
 
+def test_variable_tensor_with_data_starts_from_zero_like_tflm(oracle):
+    """A variable tensor that also has buffer data: TFLM allocates it like any variable (in
+    the persistent tail) and resets it to zero (int8: its zero point), never reading the data
+    (fuzzing: constants flagged is_variable ran with their data on micro_rt, zeros on TFLM)."""
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 4], "FLOAT32")
+    c = b.add_tensor("c", [1, 4], "FLOAT32", data=np.full((1, 4), 1000.0, np.float32), is_variable=True)
+    y = b.add_tensor("y", [1, 4], "FLOAT32")
+    b.add_operator("ADD", [x, c], [y])
+    b.inputs, b.outputs = [x], [y]
+    data = b.build()
+    x_value = np.arange(4, dtype=np.float32).reshape(1, 4)
+    theirs = oracle.run(data, [x_value], 1, arena_size=1 << 16)[0]
+    it = Interpreter.from_bytes(data)
+    it.set_input(x_value, 0)
+    it.invoke()
+    np.testing.assert_array_equal(it.get_output(0), theirs)
+    np.testing.assert_array_equal(theirs, x_value)
+    plan = Interpreter.from_bytes(data, target="host64").plan
+    mine = oracle.allocations(data, 1 << 16)
+    assert (plan.head_bytes, plan.tail_bytes) == (mine["head"], mine["tail"])
+
+
 def test_reading_a_tensor_nothing_defines_is_refused_at_invoke():
     """A tensor an operator reads that is neither a subgraph input, a constant, a variable nor
     any operator's output: TFLM plans it and reads whatever its arena holds there (fuzzing:

@@ -237,6 +237,40 @@ def test_concatenation_axis_out_of_range_is_refused(axis):
     assert info.value.__cause__ is None
 
 
+@pytest.mark.parametrize("options, out_shape, message", [
+    ({"values_count": 0, "axis": 1}, (3, 2, 4), r"values_count option 0 differs from the 2 inputs"),
+    ({"values_count": 3, "axis": 1}, (3, 2, 4), r"values_count option 3 differs from the 2 inputs"),
+    ({"values_count": 2, "axis": 1}, (3, 8), r"output 'out0' \(float32\[3, 8\]\) with axis 1"),
+    ({"values_count": 2, "axis": -1}, (3, 2, 4), r"output 'out0' \(float32\[3, 2, 4\]\) with axis -1"),
+])
+def test_pack_options_that_tflm_loops_cannot_follow_are_refused(options, out_shape, message):
+    """TFLM's PACK has no prepare: its loop copies `values_count` inputs (too few leave the
+    output partly unwritten, too many read inputs that are not there) and lays them out by the
+    output's dimensions around `axis` (fuzzing: a PACK whose options table was dropped packed
+    on micro_rt and wrote nothing on TFLM). Refused unless both agree with the inputs."""
+    data = single_op("PACK", [f32((3, 4)), f32((3, 4))], f32(out_shape), options)
+    with pytest.raises(KernelError, match=r"op 0 PACK: " + message) as info:
+        Interpreter.from_bytes(data)
+    assert info.value.__cause__ is None
+
+
+@pytest.mark.parametrize("op", ["ADD", "MUL", "SUB", "MINIMUM", "MAXIMUM"])
+def test_broadcast_output_shape_follows_tflm(op, oracle):
+    """TFLM broadcasts by walking the output's shape with the inputs' strides: an output whose
+    shape is the broadcast shape up to leading 1s gets the usual result; one that only holds as
+    many elements (fuzzing: a MINIMUM output reshaped to [1, 6, 6, 4, 1]) reads the inputs out
+    of place, so micro_rt refuses it. Inputs of one shape need no broadcast (any output of
+    their size)."""
+    x, c = f32((1, 6, 6, 4)), f32((), data=np.float32(0.25))
+    for shape in ((1, 1, 6, 6, 4), (6, 6, 4)):
+        assert_single_op_matches_oracle(oracle, single_op(op, [x, c], f32(shape)), trials=2)
+    assert_single_op_matches_oracle(oracle, single_op(op, [f32((2, 3)), f32((2, 3))], f32((3, 2))), trials=2)
+    with pytest.raises(KernelError, match=rf"op 0 {op}: output 'out0' \(float32\[1, 6, 6, 4, 1\]\) is "
+                                          r"not the broadcast shape \[1, 6, 6, 4\]") as info:
+        Interpreter.from_bytes(single_op(op, [x, c], f32((1, 6, 6, 4, 1))))
+    assert info.value.__cause__ is None
+
+
 # --------------------------------------------------------------------------- shared models
 
 def _seanet_models():
