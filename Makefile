@@ -60,7 +60,7 @@ fuzz: test-venv
 	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N) --seed $(FUZZ_SEED) --write
 
 # Virtual-MCU firmware (needs arm-none-eabi-gcc): cortexm/firmware/cortex-m{0plus,4,7,33}.elf,
-# byte-for-byte reproducible (tests/test_vmcu_kernels.py rebuilds and compares).
+# byte-for-byte reproducible (tests/test_vmcu_*.py rebuilds and compares).
 firmware:
 	$(MAKE) -C cortexm/src
 

@@ -23,7 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from micro_rt import Interpreter, oracle
+from micro_rt import Interpreter
+from micro_rt.inputs import random_inputs
+from micro_rt.tools import oracle
 from results_md import write_section
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +63,7 @@ def measure(path: Path, runs: int) -> dict:
     capped = Interpreter.from_bytes(data, target="host64")
     free = Interpreter.from_bytes(data, target="host64", blas_threads=None)
     tflm = oracle.interpreter(data, max(capped.arena_required_bytes() * 2, 1 << 16))
-    return _time({"capped": capped, "free": free, "tflm": tflm}, oracle.random_inputs(capped, 0), runs)
+    return _time({"capped": capped, "free": free, "tflm": tflm}, random_inputs(capped, 0), runs)
 
 
 def table(rows: list) -> str:

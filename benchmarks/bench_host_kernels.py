@@ -18,7 +18,8 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from micro_rt import oracle  # noqa: E402
+from micro_rt.inputs import random_inputs  # noqa: E402
+from micro_rt.tools import oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models" / "tflm"
@@ -36,7 +37,7 @@ def time_model(path: Path, runs: int) -> tuple[float, float]:
     data = path.read_bytes()
     ours, theirs = oracle.paired(data)
     for _ in range(2):                     # warm up both
-        oracle.invoke_both(ours, theirs, oracle.random_inputs(ours, 0))
+        oracle.invoke_both(ours, theirs, random_inputs(ours, 0))
     a, b = [], []
     for _ in range(runs):                  # interleaved so drift hits both alike
         t0 = time.perf_counter()

@@ -40,7 +40,7 @@ def rss_mib() -> float:
 
 def run_interpreter(model: str, n: int, recycle: bool) -> dict:
     from micro_rt import Interpreter
-    from micro_rt.oracle import random_inputs
+    from micro_rt.inputs import random_inputs
     options = {} if recycle else {"recycle_every": 0}
     it = Interpreter.from_file(model, target="cortex-m4", kernels="cmsis-nn", mcu_options=options)
     inputs = random_inputs(it, 0)
@@ -54,7 +54,7 @@ def run_interpreter(model: str, n: int, recycle: bool) -> dict:
             samples.append((k, rss_mib()))
     seconds = time.perf_counter() - start
     calls = sum(1 for r in it.last_run if r.on_mcu) * (n + 1)
-    engines = it._executor.mcu.engines_started
+    engines = it.executor.mcu.engines_started
     return {"samples": samples, "seconds": seconds, "calls": calls, "engines": engines}
 
 

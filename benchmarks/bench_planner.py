@@ -25,7 +25,8 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from micro_rt import Interpreter, oracle  # noqa: E402
+from micro_rt import Interpreter  # noqa: E402
+from micro_rt.tools import oracle  # noqa: E402
 from micro_rt.builder import ModelBuilder  # noqa: E402
 
 def relu_chain(n_ops: int) -> bytes:
@@ -46,7 +47,7 @@ def _time(fn) -> float:
 def measure(n_ops: int, runs: int, folder: Path) -> dict:
     path = folder / f"chain_{n_ops}.tflite"
     path.write_bytes(relu_chain(n_ops))
-    runtime = oracle._runtime()
+    runtime = oracle.tflm_runtime()
     ours, theirs = [], []
     for _ in range(runs):
         ours.append(_time(lambda: Interpreter.from_file(path, target="host64")))

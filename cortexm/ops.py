@@ -11,9 +11,10 @@ calls the function.
     scratch_bytes(mcu, core, node, tensors) -> int        # the kernel's *_get_buffer_size
     run_op(mcu, node, tensors, arena_offsets, scratch_offset) -> CallResult
 
-Types: int8 (CMSIS-NN style kernels + mrt_ops.c), float32 (mrt_float.c: soft-float, the numpy
-twins' float32 operation order, bit-exact except LOGISTIC / TANH / SOFTMAX, which call newlib's
-expf / tanhf as TFLM does on a device), int16 (mrt_int16.c: 16x8 conv / depthwise / FC with
+Types (cortexm/src/README.md says which C file holds which kernel): int8 (CMSIS-NN style kernels
++ micro_rt's own), float32 (soft-float calling convention, the numpy twins' float32 operation
+order, bit-exact except LOGISTIC / TANH / SOFTMAX, which call newlib's expf / tanhf as TFLM does
+on a device), int16 (mrt_conv_s16, mrt_binary_s16, mrt_unary_int: 16x8 conv / depthwise / FC with
 TFLM's int64 output stage, ADD / SUB / MUL / MAXIMUM / MINIMUM, RELU / RELU6 / LEAKY_RELU,
 QUANTIZE between int8 / int16 / int32), and type-agnostic data movement.
 
@@ -55,7 +56,7 @@ _ANY_TYPE_OPS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "SHAPE", "PACK", "CONCATEN
                  "TRANSPOSE", "PAD", "PADV2", "STRIDED_SLICE"}
 
 
-# float32 compute ops (soft-float C kernels in mrt_float.c, the numpy twins' operation order).
+# float32 compute ops (soft-float C kernels, the numpy twins' operation order).
 _F32_OPS = {
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM",
     "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH",

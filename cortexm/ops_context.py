@@ -10,6 +10,13 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+# The tensor accessors are the host kernels' (kernel_util), under the names the runners use.
+from micro_rt.kernels.kernel_util import activation_of as _act
+from micro_rt.kernels.kernel_util import activation_range_float
+from micro_rt.kernels.kernel_util import element_count as _count  # noqa: F401
+from micro_rt.kernels.kernel_util import scale_of as _scale  # noqa: F401
+from micro_rt.kernels.kernel_util import zero_point_of as _zp  # noqa: F401
+
 DSP_CORES = ("cortex-m4", "cortex-m7", "cortex-m33")
 
 
@@ -43,21 +50,6 @@ def _i32_bytes(values) -> bytes:
 
 # --------------------------------------------------------------------------- tensor accessors
 
-def _scale(t) -> float:
-    s = np.asarray(getattr(t, "scales", ()), dtype=np.float32)
-    return float(s[0]) if s.size else 0.0
-
-
-def _zp(t) -> int:
-    z = np.asarray(getattr(t, "zero_points", ()))
-    return int(z[0]) if z.size else 0
-
-
-def _count(t) -> int:
-    """Number of elements (1 for a scalar)."""
-    return int(np.prod(t.shape)) if len(t.shape) else 1
-
-
 def _is_f32(t) -> bool:
     return t is not None and np.dtype(t.dtype) == np.float32
 
@@ -66,14 +58,8 @@ def _is_i16(t) -> bool:
     return t is not None and np.dtype(t.dtype) == np.int16
 
 
-def _act(node) -> str:
-    a = node.options.get("fused_activation_function", "NONE")
-    return a if isinstance(a, str) else str(a)
-
-
 def _f32_act(node) -> tuple[int, int]:
     """The fused activation's float32 clamp range, as bit patterns."""
-    from micro_rt.kernels.quant import activation_range_float
     lo, hi = activation_range_float(_act(node))
     return _f32_bits(lo), _f32_bits(hi)
 

@@ -114,7 +114,7 @@ def _run_binary_f32(c: _Ctx, core: str):
 
 # --------------------------------------------------------------------------- unary
 
-# MRT_UNARY_* of mrt_unary_s8 / mrt_unary_int (mrt_ops.h)
+# MRT_UNARY_* of mrt_unary_s8 / mrt_unary_int (cortexm/src/mrt_nn_types.h)
 _REQUANT, _RELU6, _LEAKY, _LOGISTIC, _TANH, _HARD_SWISH = range(6)
 # MRT_UNARY_F32_* of mrt_unary_f32
 _UNARY_F32 = {"RELU": 0, "RELU6": 1, "LEAKY_RELU": 2, "LOGISTIC": 3, "TANH": 4, "HARD_SWISH": 5}
@@ -145,8 +145,8 @@ def _requant_params(node, inp, out, qtype):
 def _unary_params(node, inp, out):
     """mrt_unary_s8's fields (op, in_off, out_off, m0, s0, m1, s1, a0, a1; absent ones are 0)."""
     from micro_rt.kernels.activations import hard_swish_params
-    from micro_rt.kernels.fixedpoint import calculate_input_radius as radius_fn
-    from micro_rt.kernels.fixedpoint import frexp_multiplier
+    from micro_rt.kernels.quant import calculate_input_radius as radius_fn
+    from micro_rt.kernels.quant import frexp_multiplier
     op = node.op_name
     fields, clamp = _requant_params(node, inp, out, np.int8)
     if fields is not None:

@@ -1,6 +1,6 @@
 """Neural-network layer runners for micro_rt.cortexm.ops: CONV_2D, DEPTHWISE_CONV_2D,
 FULLY_CONNECTED, AVERAGE_POOL_2D / MAX_POOL_2D and SOFTMAX, for int8 (CMSIS-NN wrappers),
-float32 (mrt_float.c) and int16 (mrt_int16.c, 16x8 conv / depthwise / FC), with the
+float32 (mrt_*_f32) and int16 (mrt_conv_s16, 16x8 conv / depthwise / FC), with the
 parameter computations TFLM's CMSIS-NN glue does and the kernels' scratch-buffer sizes.
 """
 from __future__ import annotations
@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from micro_rt.kernels.conv import populate_per_channel_multipliers
+from micro_rt.kernels.conv_common import int32_accumulators, populate_per_channel_multipliers
 from micro_rt.kernels.fully_connected import fc_output_multipliers
-from micro_rt.kernels.padding import PaddingValues, compute_padding_height_width, int16_window, int32_accumulators
-from micro_rt.kernels.quant import (activation_range_quantized, calculate_input_radius,
-                                    preprocess_softmax_scaling)
+from micro_rt.kernels.kernel_util import activation_range_quantized
+from micro_rt.kernels.padding import PaddingValues, compute_padding_height_width, int16_window
+from micro_rt.kernels.quant import calculate_input_radius, preprocess_softmax_scaling
 
 from .ops_context import (UnsupportedOnMcu, _Ctx, _act, _count, _dims, _f32_act, _f32_bits, _has_dsp, _i32_bytes,
                           _is_f32, _is_i16, _params, _scale, _uwords, _words, _zp)

@@ -13,16 +13,12 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import check_quantized, require_inputs
-from .tflite_types import type_label
-from .fixedpoint import (fail, int8_domain, is_quantized, scale_of, tensor_desc, wrap32,
-                         zero_point_of)
-from .quant import (activation_range_float, activation_range_quantized, check_left_shift,
-                    multiply_by_quantized_multiplier, quantize_multiplier,
-                    quantize_multiplier_smaller_than_one_exp)
-
-INT32_MIN = -(1 << 31)
-INT32_MAX = (1 << 31) - 1
+from .fixedpoint import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier, wrap_int32
+from .kernel_util import (activation_range_float, activation_range_int, activation_range_quantized,
+                          check_quantized, is_quantized, kernel_error, require_inputs, scale_of,
+                          tensor_desc, type_label, zero_point_of)
+from .lookup_tables import int8_domain
+from .quant import check_left_shift, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 
 
 @dataclass
@@ -70,9 +66,9 @@ def add_sub_quantized(a: np.ndarray, b: np.ndarray, p: dict, is_sub: bool) -> np
     """TFLM AddElementwise / SubElementwise (general quantized path) on int64 arrays."""
     x1 = (np.asarray(a, np.int64) + p["in1_off"]) * (1 << p["left_shift"])
     x2 = (np.asarray(b, np.int64) + p["in2_off"]) * (1 << p["left_shift"])
-    s1 = multiply_by_quantized_multiplier(wrap32(x1), p["m1"], p["sh1"])
-    s2 = multiply_by_quantized_multiplier(wrap32(x2), p["m2"], p["sh2"])
-    raw = wrap32(s1 - s2 if is_sub else s1 + s2)
+    s1 = multiply_by_quantized_multiplier(wrap_int32(x1), p["m1"], p["sh1"])
+    s2 = multiply_by_quantized_multiplier(wrap_int32(x2), p["m2"], p["sh2"])
+    raw = wrap_int32(s1 - s2 if is_sub else s1 + s2)
     out = multiply_by_quantized_multiplier(raw, p["mo"], p["sho"]) + p["out_off"]
     return np.clip(out, p["amin"], p["amax"])
 
@@ -87,21 +83,9 @@ def mul_params(in1, in2, out, activation: str) -> dict:
 
 def mul_quantized(a: np.ndarray, b: np.ndarray, p: dict) -> np.ndarray:
     """reference_integer_ops::MulElementwise."""
-    prod = wrap32((np.asarray(a, np.int64) + p["in1_off"]) * (np.asarray(b, np.int64) + p["in2_off"]))
+    prod = wrap_int32((np.asarray(a, np.int64) + p["in1_off"]) * (np.asarray(b, np.int64) + p["in2_off"]))
     out = multiply_by_quantized_multiplier(prod, p["m"], p["sh"]) + p["out_off"]
     return np.clip(out, p["amin"], p["amax"])
-
-
-def int_activation_range(activation: str, dtype) -> tuple[int, int]:
-    """CalculateActivationRange<int32_t>."""
-    info = np.iinfo(dtype)
-    if activation == "RELU":
-        return 0, int(info.max)
-    if activation == "RELU6":
-        return 0, 6
-    if activation == "RELU_N1_TO_1":
-        return -1, 1
-    return int(info.min), int(info.max)
 
 
 def _pair_table(fn) -> np.ndarray:
@@ -124,9 +108,9 @@ def _check_broadcast(node, in1, in2, out):
     try:
         shape = np.broadcast_shapes(tuple(in1.shape), tuple(in2.shape))
     except ValueError:
-        raise fail(node, f"inputs {tensor_desc(in1)} and {tensor_desc(in2)} do not broadcast")
+        raise kernel_error(node, f"inputs {tensor_desc(in1)} and {tensor_desc(in2)} do not broadcast")
     if tuple(shape) != tuple(out.shape) and int(np.prod(shape)) != int(np.prod(out.shape)):
-        raise fail(node, f"output {tensor_desc(out)} does not match broadcast shape {list(shape)}")
+        raise kernel_error(node, f"output {tensor_desc(out)} does not match broadcast shape {list(shape)}")
 
     def without_leading_ones(dims) -> tuple:
         dims = tuple(int(d) for d in dims)
@@ -136,15 +120,13 @@ def _check_broadcast(node, in1, in2, out):
     # Inputs of different shapes: TFLM walks the output's shape with the inputs' strides, so only
     # the broadcast shape (up to leading 1s) reads them in place.
     if tuple(in1.shape) != tuple(in2.shape) and without_leading_ones(shape) != without_leading_ones(out.shape):
-        raise fail(node, f"output {tensor_desc(out)} is not the broadcast shape {list(shape)} of "
-                         f"inputs {tensor_desc(in1)} and {tensor_desc(in2)}: TFLM's broadcast walks the "
-                         "output's shape and would read the inputs out of place")
+        raise kernel_error(node, f"output {tensor_desc(out)} is not the broadcast shape {list(shape)} of "
+                                 f"inputs {tensor_desc(in1)} and {tensor_desc(in2)}: TFLM's broadcast walks "
+                                 "the output's shape and would read the inputs out of place")
     return tuple(shape)
 
 
 def _binary_prepare(op: str):
-    is_sub = op == "SUB"
-
     def prepare(ctx, node):
         data: BinaryData = node.user_data
         if data is None:
@@ -152,66 +134,79 @@ def _binary_prepare(op: str):
         in1, in2 = require_inputs(ctx, node, 2)
         out = ctx.output(node, 0)
         if in1.dtype != in2.dtype:
-            raise fail(node, f"input {tensor_desc(in1)} and input {tensor_desc(in2)} differ in type")
+            raise kernel_error(node, f"input {tensor_desc(in1)} and input {tensor_desc(in2)} differ in type")
         if op in ("ADD", "SUB", "MUL") and in1.dtype != out.dtype:
-            raise fail(node, f"output {tensor_desc(out)} type differs from input {tensor_desc(in1)}")
+            raise kernel_error(node, f"output {tensor_desc(out)} type differs from input {tensor_desc(in1)}")
         data.out_shape = _check_broadcast(node, in1, in2, out)
         act = node.options.get("fused_activation_function", "NONE")
         dt = np.dtype(out.dtype)
         if op in ("MAXIMUM", "MINIMUM"):
-            if dt not in (np.float32, np.int8, np.int16, np.int32, np.int64):
-                raise fail(node, f"output {tensor_desc(out)}: Type {type_label(dt)} is not supported "
-                                 "by Maximum/Minimum.")
-            data.kind = "plain"
-            if dt == np.int8:
-                fn = (lambda a, b: np.where(a > b, a, b)) if op == "MAXIMUM" else \
-                     (lambda a, b: np.where(a < b, a, b))
-                data.lut = _pair_table(fn)
-                data.kind = "int8"
-            return
-        if dt == np.float32:
+            _prepare_min_max(node, data, op, out)
+        elif dt == np.float32:
             data.kind = "float"
             lo, hi = activation_range_float(act)
             data.fmin, data.fmax = np.float32(lo), np.float32(hi)
         elif dt in (np.int8, np.int16):
-            # ADD / SUB divide by every scale (TFLM aborts on a zero one), MUL by the output's.
-            for t, role in ((in1, "input 1"), (in2, "input 2"), (out, "output")):
-                if op != "MUL" or role == "output":
-                    check_quantized(node, t, role)
-            if op == "MUL":
-                p = mul_params(in1, in2, out, act)
-                check_left_shift(node, p["sh"], "input 1 x input 2 / output scale")
-                if dt == np.int16 and (p["in1_off"] or p["in2_off"] or p["out_off"]):
-                    raise fail(node, "int16 MUL needs zero points of 0")
-                fn = lambda a, b: mul_quantized(a, b, p)  # noqa: E731
-            else:
-                ro = add_sub_output_real_multiplier(in1, in2, out)
-                if not ro < 1.0:
-                    raise fail(node, f"output {tensor_desc(out)} scale is too small for the inputs': the "
-                                     f"output multiplier 2 * max(input scales) / (2^left_shift * output "
-                                     f"scale) = {ro:g} is not below 1 (TFLM's QuantizeMultiplierSmallerThanOneExp "
-                                     "aborts: TFLITE_CHECK_LT(double_multiplier, 1.))")
-                p = add_sub_params(in1, in2, out, act, is_sub)
-                fn = lambda a, b: add_sub_quantized(a, b, p, is_sub)  # noqa: E731
-            data.params = p
-            data.params["fn"] = fn
-            if dt == np.int8:
-                data.kind = "int8"
-                data.lut = _pair_table(fn)
-            else:
-                data.kind = "int16"
+            _prepare_quantized(node, data, op, in1, in2, out, act)
         elif dt == np.int32:
             if op in ("ADD", "SUB") and (is_quantized(in1) or is_quantized(in2)):
-                raise fail(node, "only unquantized int32 is supported")
+                raise kernel_error(node, "only unquantized int32 is supported")
             data.kind = "int32"
             if op == "ADD":
                 data.imin, data.imax = INT32_MIN, INT32_MAX
             else:
-                data.imin, data.imax = int_activation_range(act, np.int32)
+                data.imin, data.imax = activation_range_int(act, np.int32)
         else:
-            raise fail(node, f"output {tensor_desc(out)}: Type {type_label(dt)} not supported.")
+            raise kernel_error(node, f"output {tensor_desc(out)}: Type {type_label(dt)} not supported.")
 
     return prepare
+
+
+def _prepare_min_max(node, data: BinaryData, op: str, out) -> None:
+    """MAXIMUM / MINIMUM: any of TFLM's types; int8 as a pair table."""
+    dt = np.dtype(out.dtype)
+    if dt not in (np.float32, np.int8, np.int16, np.int32, np.int64):
+        raise kernel_error(node, f"output {tensor_desc(out)}: Type {type_label(dt)} is not supported "
+                                 "by Maximum/Minimum.")
+    data.kind = "plain"
+    if dt == np.int8:
+        fn = (lambda a, b: np.where(a > b, a, b)) if op == "MAXIMUM" else \
+             (lambda a, b: np.where(a < b, a, b))
+        data.lut = _pair_table(fn)
+        data.kind = "int8"
+
+
+def _prepare_quantized(node, data: BinaryData, op: str, in1, in2, out, act: str) -> None:
+    """int8 / int16 ADD, SUB, MUL: TFLM's parameters, the element function (`params["fn"]`)
+    and, for int8, its table of every input pair."""
+    dt = np.dtype(out.dtype)
+    # ADD / SUB divide by every scale (TFLM aborts on a zero one), MUL by the output's.
+    for t, role in ((in1, "input 1"), (in2, "input 2"), (out, "output")):
+        if op != "MUL" or role == "output":
+            check_quantized(node, t, role)
+    if op == "MUL":
+        p = mul_params(in1, in2, out, act)
+        check_left_shift(node, p["sh"], "input 1 x input 2 / output scale")
+        if dt == np.int16 and (p["in1_off"] or p["in2_off"] or p["out_off"]):
+            raise kernel_error(node, "int16 MUL needs zero points of 0")
+        fn = lambda a, b: mul_quantized(a, b, p)  # noqa: E731
+    else:
+        is_sub = op == "SUB"
+        ro = add_sub_output_real_multiplier(in1, in2, out)
+        if not ro < 1.0:
+            raise kernel_error(node, f"output {tensor_desc(out)} scale is too small for the inputs': the "
+                                     f"output multiplier 2 * max(input scales) / (2^left_shift * output "
+                                     f"scale) = {ro:g} is not below 1 (TFLM's QuantizeMultiplierSmallerThanOneExp "
+                                     "aborts: TFLITE_CHECK_LT(double_multiplier, 1.))")
+        p = add_sub_params(in1, in2, out, act, is_sub)
+        fn = lambda a, b: add_sub_quantized(a, b, p, is_sub)  # noqa: E731
+    data.params = p
+    data.params["fn"] = fn
+    if dt == np.int8:
+        data.kind = "int8"
+        data.lut = _pair_table(fn)
+    else:
+        data.kind = "int16"
 
 
 def _binary_invoke(op: str):
@@ -244,7 +239,7 @@ def _binary_invoke(op: str):
             else:
                 r = a64 * b64
             if dst.dtype == np.int32:
-                r = wrap32(r)
+                r = wrap_int32(r)
             dst[...] = np.clip(r, data.imin, data.imax)
         else:  # MAXIMUM / MINIMUM, any type
             if op == "MAXIMUM":

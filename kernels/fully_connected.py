@@ -17,13 +17,13 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv import accumulator_bound, exact_float_type
-from .tflite_types import type_label, type_name
-from .padding import (activation_of, check_activation, check_bias, check_elements, dtype_name, int32_accumulators,
-                      check_quantized, kernel_error, scale0,
-                      store_float_output, tname, zp0)
-from .quant import (MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, Requantizer, activation_range_float,
-                    activation_range_quantized, check_left_shift, quantize_multiplier)
+from .conv_common import check_bias, int32_accumulators, int_bias, prepare_float_output, store_float_output
+from .exact_matmul import accumulator_bound, exact_float_type, max_abs_offset, sequential_matmul_f32
+from .kernel_util import (activation_of, activation_range_quantized, check_activation, check_elements,
+                          check_quantized, dtype_name, element_count, kernel_error, scale_of, tensor_name,
+                          type_label, type_name, zero_point_of)
+from .quant import MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, check_left_shift, quantize_multiplier
+from .requant import Requantizer
 
 
 @dataclass
@@ -55,57 +55,67 @@ def fc_prepare(ctx, node) -> None:
     flt = ctx.input(node, 1)
     bias = ctx.input(node, 2) if len(node.inputs) > 2 else None
     out = ctx.output(node, 0)
+    act = activation_of(node)
+    data.accum_depth, data.output_depth = _check_tensors(node, inp, flt, bias, out, act)
+    data.kind = np.dtype(inp.dtype).name
+    w = np.asarray(flt.data).reshape(data.output_depth, data.accum_depth)
+    if data.kind == "float32":
+        data.weights_t = np.ascontiguousarray(w.T, dtype=np.float32)
+        prepare_float_output(data, bias, act)
+        return
+    _quantization_params(ctx, node, data, inp, flt, bias, out, act)
+    _prepare_quantized_buffers(node, data, inp, bias, w)
+
+
+def _check_tensors(node, inp, flt, bias, out, act: str) -> tuple[int, int]:
+    """Types (float32, int8 or 16x8), the weights format, constant 2-D weights, the fused
+    activation, sizes and the bias. Returns (accumulation depth, output depth)."""
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
     if inp.dtype != out.dtype:
-        raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
+        raise kernel_error(node, f"input {tensor_name(inp)} is {it.name} but output {tensor_name(out)} is {dtype_name(out)}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)}: Input type {type_label(it)} not supported.")
+        raise kernel_error(node, f"input {tensor_name(inp)}: Input type {type_label(it)} not supported.")
     if ft != (np.float32 if it == np.float32 else np.int8):
-        raise kernel_error(node, f"filter {tname(flt)}: Input type: {type_name(it)} with filter type: "
+        raise kernel_error(node, f"filter {tensor_name(flt)}: Input type: {type_name(it)} with filter type: "
                                  f"{type_name(ft)} not supported.")
     if node.options.get("weights_format", "DEFAULT") not in ("DEFAULT", 0):
         raise kernel_error(node, "only the DEFAULT weights format is supported")
     if flt.data is None:
-        raise kernel_error(node, f"weights {tname(flt)} must be constant")
-    act = activation_of(node)
+        raise kernel_error(node, f"weights {tensor_name(flt)} must be constant")
     check_activation(node, act)
     if len(flt.shape) != 2:
-        raise kernel_error(node, f"weights {tname(flt)} must be 2-D, got shape {list(flt.shape)}")
+        raise kernel_error(node, f"weights {tensor_name(flt)} must be 2-D, got shape {list(flt.shape)}")
     out_depth = int(out.shape[-1]) if len(out.shape) else 1
     accum_depth = int(flt.shape[-1])
     if int(flt.shape[0]) != out_depth:
-        raise kernel_error(node, f"weights {tname(flt)} have {flt.shape[0]} rows, output {tname(out)} depth {out_depth}")
-    in_size = int(np.prod(inp.shape)) if len(inp.shape) else 1
+        raise kernel_error(node, f"weights {tensor_name(flt)} have {flt.shape[0]} rows, output {tensor_name(out)} depth {out_depth}")
+    in_size = element_count(inp)
     if accum_depth == 0 or in_size % accum_depth != 0:
-        raise kernel_error(node, f"input {tname(inp)} size {in_size} is not a multiple of {accum_depth}")
+        raise kernel_error(node, f"input {tensor_name(inp)} size {in_size} is not a multiple of {accum_depth}")
     check_elements(node, "output", out, in_size // accum_depth * out_depth)
     if bias is not None:
         check_bias(node, bias, out_depth, inp.dtype, int32_bias_ok=True)
-    data.accum_depth, data.output_depth = accum_depth, out_depth
-    data.kind = it.name
-    w = np.asarray(flt.data).reshape(out_depth, accum_depth)
+    return accum_depth, out_depth
 
-    if it == np.float32:
-        data.weights_t = np.ascontiguousarray(w.T, dtype=np.float32)
-        data.bias = None if bias is None else np.asarray(bias.data, dtype=np.float32).reshape(-1).copy()
-        lo, hi = activation_range_float(act)
-        data.act_min, data.act_max = np.float32(lo), np.float32(hi)
-        return
 
+def _quantization_params(ctx, node, data: OpDataFullyConnected, inp, flt, bias, out, act: str) -> None:
+    """Per-channel or per-tensor multipliers and shifts (per channel: TFLM's two persistent
+    arrays), the zero points and the fused activation's clamp."""
+    it = np.dtype(inp.dtype)
     check_quantized(node, out, "output")
     scales = np.asarray(flt.scales, dtype=np.float32)
     data.is_per_channel = scales.size > 1
-    in_scale, out_scale = scale0(inp), scale0(out)
+    in_scale, out_scale = scale_of(inp), scale_of(out)
     if data.is_per_channel:
         if it != np.int8:
             raise kernel_error(node, "per-channel weights need an int8 input")
         if not 0 <= flt.quantized_dimension < len(flt.shape):
-            raise kernel_error(node, f"weights {tname(flt)} are quantized along dimension "
+            raise kernel_error(node, f"weights {tensor_name(flt)} are quantized along dimension "
                                      f"{flt.quantized_dimension} of a {len(flt.shape)}-D tensor")
         if scales.size != int(flt.shape[flt.quantized_dimension]):
-            raise kernel_error(node, f"weights {tname(flt)} have {scales.size} scales")
+            raise kernel_error(node, f"weights {tensor_name(flt)} have {scales.size} scales")
         if flt.quantized_dimension != 0:     # one scale per output row, as TFLM reads them
-            raise kernel_error(node, f"weights {tname(flt)} are quantized per channel along "
+            raise kernel_error(node, f"weights {tensor_name(flt)} are quantized per channel along "
                                      f"dimension {flt.quantized_dimension}; FULLY_CONNECTED takes "
                                      f"one scale per output channel (dimension 0)")
         ctx.allocate_persistent(4 * scales.size)
@@ -115,27 +125,33 @@ def fc_prepare(ctx, node) -> None:
             bias_scale = float(np.float32(np.asarray(bias.scales, np.float32)[0]))
             exact_product = float(np.float32(in_scale)) * float(scales[0])
             if abs(exact_product - bias_scale) / float(np.float32(out_scale)) > 0.02:
-                raise kernel_error(node, f"bias {tname(bias)} scale does not match input*weights scale")
+                raise kernel_error(node, f"bias {tensor_name(bias)} scale does not match input*weights scale")
     data.output_multiplier, data.output_shift = fc_output_multipliers(in_scale, scales, out_scale)
-    check_left_shift(node, data.output_shift, f"input {tname(inp)} x weights {tname(flt)} / output {tname(out)} scale",
+    check_left_shift(node, data.output_shift, f"input {tensor_name(inp)} x weights {tensor_name(flt)} / output {tensor_name(out)} scale",
                      MAX_LEFT_SHIFT_WIDE if it == np.int16 and not int32_accumulators(node, it, bias)
                      else MAX_LEFT_SHIFT)
-    data.input_zero_point = zp0(inp)
-    data.filter_zero_point = zp0(flt)
-    data.output_zero_point = zp0(out)
-    data.act_min, data.act_max = activation_range_quantized(act, out_scale, zp0(out), it)
+    data.input_zero_point = zero_point_of(inp)
+    data.filter_zero_point = zero_point_of(flt)
+    data.output_zero_point = zero_point_of(out)
+    data.act_min, data.act_max = activation_range_quantized(act, out_scale, zero_point_of(out), it)
+
+
+def _prepare_quantized_buffers(node, data: OpDataFullyConnected, inp, bias, w: np.ndarray) -> None:
+    """The weights (less the filter zero point per tensor) in the exact float type, the input
+    zero point folded into the bias, the input and accumulator buffers, the output stage."""
+    it = np.dtype(inp.dtype)
     # Per-tensor kernel adds weights_offset (= -filter zero point); per-channel ignores it.
     wf = w.astype(np.float64)
     if not data.is_per_channel:
         wf = wf - data.filter_zero_point
-    info = np.iinfo(it)
-    max_abs_x = max(abs(int(info.min) - data.input_zero_point), abs(int(info.max) - data.input_zero_point))
+    max_abs_x = max_abs_offset(it, data.input_zero_point)
     ft_acc = exact_float_type(wf.T, max_abs_x)
     data.weights_t = np.ascontiguousarray(wf.T, dtype=ft_acc)
     if bias is not None:
-        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1).copy()
-    batches = in_size // accum_depth
-    data.xs = np.empty((batches, accum_depth), dtype=ft_acc)
+        data.bias = int_bias(bias)
+    batches = element_count(inp) // data.accum_depth
+    out_depth = data.output_depth
+    data.xs = np.empty((batches, data.accum_depth), dtype=ft_acc)
     data.acc = np.empty((batches, out_depth), dtype=ft_acc)
     # The input zero point joins the bias: sum((x - zp) * w) = sum(x * w) - zp * sum(w), so
     # invoke only converts x (|x| <= max_abs_x: the float type stays exact).
@@ -170,33 +186,10 @@ def fc_invoke(ctx, node) -> None:
     out = ctx.output(node, 0)
     x2 = x.reshape(-1, data.accum_depth)
     if data.kind == "float32":
-        store_float_output(sequential_matvec_f32(x2, data.weights_t), data, out)
+        store_float_output(sequential_matmul_f32(x2, data.weights_t), data, out)
         return
     data.xs[...] = x2
     data.requant.run(np.matmul(data.xs, data.weights_t, out=data.acc), out.data)
-
-
-_ACCUMULATE_LIMIT = 1 << 18      # elements of the (B, D, O) products array of the fast path
-
-
-def sequential_matvec_f32(x2: np.ndarray, w_t: np.ndarray) -> np.ndarray:
-    """(B, D) x (D, O) with float32 accumulation in d order, like the reference loop."""
-    b, d_total = x2.shape
-    if 0 < b * d_total * w_t.shape[1] <= _ACCUMULATE_LIMIT:
-        # All float32 products at once, then ufunc.accumulate along d: by definition each
-        # partial sum is the previous one plus the next product, in float32, the loop's
-        # order. Adding 0.0f last gives the loop's start at +0.0 (only the sign of an all
-        # -0.0 sum could differ; every other value is unchanged by + 0.0).
-        prod = np.multiply(np.asarray(x2, np.float32)[:, :, None], w_t[None, :, :], dtype=np.float32)
-        np.add.accumulate(prod, axis=1, out=prod)
-        return prod[:, -1, :] + np.float32(0.0)
-    acc = np.zeros((b, w_t.shape[1]), dtype=np.float32)
-    tmp = np.empty_like(acc)
-    xt = np.ascontiguousarray(x2.T, dtype=np.float32)
-    for d in range(d_total):
-        np.multiply(xt[d][:, None], w_t[d][None, :], out=tmp)
-        acc += tmp
-    return acc
 
 
 FULLY_CONNECTED = Registration(invoke=fc_invoke, prepare=fc_prepare, init=fc_init,

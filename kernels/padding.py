@@ -1,10 +1,13 @@
 """Padding and window geometry shared by conv, depthwise conv and pooling (TFLM's padding.h),
-plus the small helpers every kernel module of this group uses."""
+and the window checks and views their vectorised kernels need."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from .fixedpoint import c_div
+from .kernel_util import kernel_error, tensor_name
 
 
 @dataclass(frozen=True)
@@ -17,12 +20,6 @@ class PaddingValues:
     height_offset: int
 
 
-def _c_div(a: int, b: int) -> int:
-    """C integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
 def compute_out_size(padding: str, image_size: int, filter_size: int, stride: int,
                      dilation_rate: int = 1) -> int:
     """ComputeOutSize."""
@@ -30,9 +27,9 @@ def compute_out_size(padding: str, image_size: int, filter_size: int, stride: in
     if stride == 0:
         return 0
     if padding == "SAME":
-        return _c_div(image_size + stride - 1, stride)
+        return c_div(image_size + stride - 1, stride)
     if padding == "VALID":
-        return _c_div(image_size + stride - effective_filter_size, stride)
+        return c_div(image_size + stride - effective_filter_size, stride)
     return 0
 
 
@@ -126,53 +123,6 @@ class WindowGeometry:
         return (ch[:, None] * cw[None, :]).astype(np.int64)
 
 
-def check_elements(node, what: str, t, expected: int) -> None:
-    """A tensor must hold exactly `expected` elements (bias length, output size, ...)."""
-    count = int(np.prod(t.shape)) if len(t.shape) else 1
-    if count != expected:
-        raise kernel_error(node, f"{what} {tname(t)} {list(t.shape)} holds {count} elements, "
-                                 f"expected {expected}")
-
-
-# Why a bias of another type than TFLM's kernel expects is refused: TFLM does not check it
-# and reads the buffer as words of the expected type (wrong values, or past its end).
-_BIAS_READ_AS = {"float32": "float32", "int8": "int32", "int16": "int64"}
-
-
-def check_bias(node, bias, channels: int, input_dtype, int32_bias_ok: bool = False) -> None:
-    """A bias holds one value per output channel, of the type TFLM's kernel reads: float32
-    for float kernels, int32 for int8 ones, int64 for 16x8 ones (or int32 where the kernel
-    has an int32-accumulator variant: `int32_bias_ok`, CONV_2D and FULLY_CONNECTED)."""
-    from .tflite_types import type_label, type_name
-    kind = np.dtype(input_dtype).name
-    allowed = {"float32": ["FLOAT32"], "int8": ["INT32"],
-               "int16": ["INT64", "INT32"] if int32_bias_ok else ["INT64"]}.get(kind, [])
-    got = type_name(bias.dtype)
-    if got not in allowed:
-        if kind == "int16" and int32_bias_ok:
-            why = f"Bias type {type_label(bias.dtype)} not supported."
-        else:
-            why = (f"TFLM's {kind} kernel reads the bias as {_BIAS_READ_AS.get(kind, '?')} words "
-                   "whatever its type")
-        raise kernel_error(node, f"bias {tname(bias)} has type {got}, expected "
-                                 f"{' or '.join(allowed) or 'none'} for {kind} input: {why}")
-    check_elements(node, "bias", bias, channels)
-
-
-def int32_accumulators(node, input_dtype, bias) -> bool:
-    """Whether TFLM's kernel accumulates in int32 (wrapping): always for int8; for 16x8
-    CONV_2D / FULLY_CONNECTED with an int32 bias, or with no bias when the options ask for
-    an int32 quantized bias type; never for float."""
-    kind = np.dtype(input_dtype)
-    if kind == np.int8:
-        return True
-    if kind != np.int16 or node.op_name == "DEPTHWISE_CONV_2D":
-        return False
-    if bias is not None:
-        return np.dtype(bias.dtype) == np.int32
-    return node.options.get("quantized_bias_type") in ("INT32", 2)
-
-
 def narrow_int16(value: int) -> int:
     """The value an int16_t field keeps (two's complement truncation)."""
     return ((int(value) + 0x8000) & 0xFFFF) - 0x8000
@@ -234,7 +184,7 @@ def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, 
     expected = [n, out_h, out_w, int(out.shape[3]) if channels is None else channels]
     if out_h <= 0 or out_w <= 0:
         raise kernel_error(node, f"a {filter_h}x{filter_w} window (dilation {dil_h}x{dil_w}) "
-                                 f"does not fit input {tname(inp)} with {padding} padding")
+                                 f"does not fit input {tensor_name(inp)} with {padding} padding")
     need = [(out_h - 1) * stride_h + (filter_h - 1) * dil_h + 1,
             (out_w - 1) * stride_w + (filter_w - 1) * dil_w + 1]
     # TFLM computes the window's extent and padding in int: past int32 that is undefined.
@@ -245,11 +195,11 @@ def check_geometry(node, inp, out, filter_h: int, filter_w: int, stride_h: int, 
     if overflow or (not narrowed and n * max(need[0], in_h) * max(need[1], in_w) * c > (1 << 28)):
         raise kernel_error(node, f"a {filter_h}x{filter_w} window with stride {stride_h}x{stride_w} "
                                  f"and dilation {dil_h}x{dil_w} spans {need[0]}x{need[1]} pixels "
-                                 f"of input {tname(inp)}: stride or dilation is corrupt"
+                                 f"of input {tensor_name(inp)}: stride or dilation is corrupt"
                                  + (" (TFLM's padding arithmetic would overflow int)" if overflow else ""))
     if [int(d) for d in out.shape] != expected:
-        raise kernel_error(node, f"output {tname(out)} does not match the computed shape "
-                                 f"{expected} (input {tname(inp)}, {filter_h}x{filter_w} window, "
+        raise kernel_error(node, f"output {tensor_name(out)} does not match the computed shape "
+                                 f"{expected} (input {tensor_name(inp)}, {filter_h}x{filter_w} window, "
                                  f"stride {stride_h}x{stride_w}, {padding} padding)")
 
 
@@ -267,87 +217,3 @@ def make_geometry(in_shape, out_shape, filter_h: int, filter_w: int, stride_h: i
     return WindowGeometry(n, in_h, in_w, c if channels is None else channels, out_h, out_w,
                           filter_h, filter_w, stride_h, stride_w, dil_h, dil_w,
                           pad_top, pad_left, pad_bottom, pad_right)
-
-
-# ---------------------------------------------------------------------------
-# Shared kernel helpers.
-# ---------------------------------------------------------------------------
-
-def store_float_output(acc: np.ndarray, data, out) -> None:
-    """The float32 epilogue of TFLM's conv and fully connected: + bias, clamp to the fused
-    activation's range, write the output tensor."""
-    if data.bias is not None:
-        acc += data.bias
-    np.maximum(acc, data.act_min, out=acc)
-    np.minimum(acc, data.act_max, out=acc)
-    out.data[...] = acc.reshape(out.data.shape)
-
-
-def kernel_error(node, message: str) -> Exception:
-    """A KernelError (ValueError when micro_rt.errors is not there yet) naming the op."""
-    try:
-        from micro_rt.errors import KernelError as _Err  # type: ignore
-    except Exception:  # pragma: no cover - depends on the interpreter being present
-        _Err = ValueError
-    return _Err(f"op {node.index} {node.op_name}: {message}")
-
-
-def tname(t) -> str:
-    return f"'{getattr(t, 'name', '?')}'"
-
-
-def dtype_name(t) -> str:
-    return np.dtype(t.dtype).name
-
-
-def activation_of(node) -> str:
-    act = node.options.get("fused_activation_function", "NONE")
-    return act if isinstance(act, str) else str(act)
-
-
-def check_activation(node, act: str) -> None:
-    if act not in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1"):
-        raise kernel_error(node, f"fused activation {act} is not supported")
-
-
-def scale0(t) -> float:
-    """params.scale of a tensor (first entry), as float32-exact Python float."""
-    s = np.asarray(t.scales, dtype=np.float32)
-    return float(s[0]) if s.size else 0.0
-
-
-def zp0(t) -> int:
-    z = np.asarray(t.zero_points)
-    return int(z[0]) if z.size else 0
-
-
-def check_quantized(node, t, role: str) -> None:
-    """A tensor whose scale a kernel divides by (an output's, mostly) must have one, positive
-    and finite. TFLM does not check: it divides by zero and converts the infinite multiplier
-    to an integer, which is undefined. (A zero scale in a numerator is fine: TFLM's
-    multiplier is then 0, and so is ours.)"""
-    scales = np.asarray(getattr(t, "scales", ()), dtype=np.float64).reshape(-1)
-    kind = np.dtype(t.dtype).name
-    desc = f"{role} {tname(t)} ({kind}{list(t.shape)})"
-    if scales.size == 0:
-        raise kernel_error(node, f"{desc} has no quantization parameters; a quantized {kind} tensor "
-                                 "needs a scale and a zero point")
-    bad = np.nonzero(~np.isfinite(scales) | (scales <= 0))[0]
-    if bad.size:
-        where = f" (channel {int(bad[0])} of {scales.size})" if scales.size > 1 else ""
-        raise kernel_error(node, f"{desc} has quantization scale {float(scales[bad[0]])!r}{where}; "
-                                 "a scale must be positive and finite")
-
-
-def require_inputs(ctx, node, count: int | None = None) -> list:
-    """The node's inputs 0..count-1 (every input when count is None), refusing too few or an
-    absent one (-1): TFLM's kernels dereference them unconditionally."""
-    count = len(node.inputs) if count is None else count
-    if len(node.inputs) < count:
-        raise kernel_error(node, f"has {len(node.inputs)} inputs, needs {count}")
-    tensors = [ctx.input(node, i) for i in range(count)]
-    for i, t in enumerate(tensors):
-        if t is None:
-            raise kernel_error(node, f"input {i} is absent (inputs {list(node.inputs)}, -1 = absent); "
-                                     "this operator needs it")
-    return tensors

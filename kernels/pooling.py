@@ -16,10 +16,11 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .tflite_types import type_label
-from .padding import (PaddingValues, check_quantized, int16_window, activation_of, check_activation, check_geometry, compute_padding_height_width,
-                      dtype_name, kernel_error, make_geometry, scale0, tname, zp0)
-from .quant import _clip, activation_range_float, activation_range_quantized
+from .kernel_util import (activation_of, activation_range_float, activation_range_quantized, check_activation,
+                          check_quantized, dtype_name, kernel_error, scale_of, tensor_name, type_label,
+                          zero_point_of)
+from .padding import PaddingValues, check_geometry, compute_padding_height_width, int16_window, make_geometry
+from .requant import clip
 
 
 @dataclass
@@ -56,11 +57,11 @@ def _prepare(ctx, node, is_max: bool) -> None:
     out = ctx.output(node, 0)
     it = np.dtype(inp.dtype)
     if inp.dtype != out.dtype:
-        raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {dtype_name(out)}")
+        raise kernel_error(node, f"input {tensor_name(inp)} is {it.name} but output {tensor_name(out)} is {dtype_name(out)}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)}: Type {type_label(it)} not supported.")
+        raise kernel_error(node, f"input {tensor_name(inp)}: Type {type_label(it)} not supported.")
     if len(inp.shape) != 4 or len(out.shape) != 4:
-        raise kernel_error(node, f"input {tname(inp)} and output must be 4-D")
+        raise kernel_error(node, f"input {tensor_name(inp)} and output must be 4-D")
     act = activation_of(node)
     check_activation(node, act)
     n, ih, iw, c = (int(d) for d in inp.shape)
@@ -71,7 +72,7 @@ def _prepare(ctx, node, is_max: bool) -> None:
     data.padding, _, _ = compute_padding_height_width(sh, sw, 1, 1, ih, iw, fh, fw,
                                                       opts.get("padding", "SAME"))
     if int16_window(1, 1, 1, 1, data.padding) is not None:
-        raise kernel_error(node, f"a {fh}x{fw} window pads input {tname(inp)} by "
+        raise kernel_error(node, f"a {fh}x{fw} window pads input {tensor_name(inp)} by "
                                  f"{data.padding.height}x{data.padding.width}: TFLM's PoolParams keep the "
                                  "padding as int16_t, which wraps (micro_rt does not reproduce that)")
     # Only the taps that reach the image for some output (TFLM clips each window to the image,
@@ -88,7 +89,7 @@ def _prepare(ctx, node, is_max: bool) -> None:
     else:
         if act != "NONE":       # the fused activation's bounds divide by the output scale
             check_quantized(node, out, "output")
-        data.act_min, data.act_max = activation_range_quantized(act, scale0(out), zp0(out), it)
+        data.act_min, data.act_max = activation_range_quantized(act, scale_of(out), zero_point_of(out), it)
     data.counts = g.valid_counts()[None, :, :, None]
     if is_max:
         data.fill = np.finfo(np.float32).min if it == np.float32 else np.iinfo(it).min
@@ -96,7 +97,7 @@ def _prepare(ctx, node, is_max: bool) -> None:
     else:
         data.pad_buffer = np.zeros(g.padded_shape, dtype=np.float32 if it == np.float32 else np.int32)
         if np.any(data.counts == 0):
-            raise kernel_error(node, f"output {tname(out)} has windows with no input element")
+            raise kernel_error(node, f"output {tensor_name(out)} has windows with no input element")
     data.acc = np.empty((n, g.out_h, g.out_w, c), dtype=data.pad_buffer.dtype)
     if not is_max and it != np.float32:
         # Integer average: operands of the full output shape, made once.
@@ -148,7 +149,7 @@ def avg_invoke(ctx, node) -> None:
         a //= counts
         np.sign(acc, out=sgn)
         a *= sgn
-        res = _clip(a, lo, hi, out=a)
+        res = clip(a, lo, hi, out=a)
     out.data[...] = res
 
 

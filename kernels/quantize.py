@@ -8,11 +8,11 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .tflite_types import type_name
-from .fixedpoint import (run_elementwise, f32_to_int32_cast, fail, int8_domain, is_quantized, round_half_away,
-                         scale_of, tensor_desc, wrap32, zero_point_of)
-from .padding import check_quantized
-from .quant import check_left_shift, multiply_by_quantized_multiplier, quantize_multiplier
+from .fixedpoint import f32_to_int32_cast, multiply_by_quantized_multiplier, round_half_away_array, wrap_int32
+from .kernel_util import (check_quantized, is_quantized, kernel_error, scale_of, tensor_desc, type_name,
+                          zero_point_of)
+from .lookup_tables import int8_domain, int16_domain, unary_invoke
+from .quant import check_left_shift, quantize_multiplier
 
 _REQUANT_PAIRS = {
     (np.int16, np.int8), (np.int8, np.int8), (np.int8, np.uint8), (np.uint8, np.int8),
@@ -23,7 +23,7 @@ _REQUANT_PAIRS = {
 
 @dataclass
 class QuantData:
-    kind: str = ""              # "affine", "requant", "lut8", "dequant"
+    kind: str = ""              # "affine", "requant", "dequant" (fn), "lut8", "lut16" (lut)
     lut: Optional[np.ndarray] = None
     fn: Any = None
 
@@ -33,7 +33,7 @@ class QuantData:
 def affine_quantize(x: np.ndarray, scale: float, zero_point: int, out_dtype) -> np.ndarray:
     """reference_ops::AffineQuantize: roundf(val / (float)scale) + zero_point, clamped."""
     q = np.asarray(x, np.float32) / np.float32(scale)          # float32 division
-    unclamped = wrap32(f32_to_int32_cast(round_half_away(q)) + zero_point)
+    unclamped = wrap_int32(f32_to_int32_cast(round_half_away_array(q)) + zero_point)
     info = np.iinfo(out_dtype)
     return np.clip(unclamped, int(info.min), int(info.max))
 
@@ -48,7 +48,7 @@ def requantize(x: np.ndarray, multiplier: int, shift: int, in_zp: int, out_zp: i
            (np.dtype(in_dtype) == np.uint8 and np.dtype(out_dtype) == np.int8 and diff == 128):
             return (x64 ^ 0x80) & 0xFF if np.dtype(out_dtype) == np.uint8 else \
                 ((x64 ^ 0x80) + 128) % 256 - 128
-    out = multiply_by_quantized_multiplier(wrap32(x64 - in_zp), multiplier, shift) + out_zp
+    out = multiply_by_quantized_multiplier(wrap_int32(x64 - in_zp), multiplier, shift) + out_zp
     info = np.iinfo(out_dtype)
     return np.clip(out, int(info.min), int(info.max))
 
@@ -65,25 +65,25 @@ def _quantize_prepare(ctx, node):
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     _same_count(node, i, o)
     if not is_quantized(o):
-        raise fail(node, f"output {tensor_desc(o)} is not quantized")
+        raise kernel_error(node, f"output {tensor_desc(o)} is not quantized")
     if len(o.scales) != 1:
-        raise fail(node, f"output {tensor_desc(o)} has {len(o.scales)} scales, only per-tensor "
+        raise kernel_error(node, f"output {tensor_desc(o)} has {len(o.scales)} scales, only per-tensor "
                          "quantization is supported")
     idt, odt = np.dtype(i.dtype), np.dtype(o.dtype)
     check_quantized(node, o, "output")
     if idt not in (np.float32, np.int32, np.int16, np.int8, np.uint8):
-        raise fail(node, f"input {tensor_desc(i)}: type {idt.name} not supported")
+        raise kernel_error(node, f"input {tensor_desc(i)}: type {idt.name} not supported")
     if odt not in (np.int8, np.int16, np.int32, np.uint8):
-        raise fail(node, f"output {tensor_desc(o)}: type {odt.name} not supported")
+        raise kernel_error(node, f"output {tensor_desc(o)}: type {odt.name} not supported")
     out_scale, out_zp = scale_of(o), zero_point_of(o)
     if idt == np.float32:
         if odt not in (np.int8, np.int16):
-            raise fail(node, f"Input FLOAT32, output {type_name(odt)} not supported.")
+            raise kernel_error(node, f"Input FLOAT32, output {type_name(odt)} not supported.")
         data.kind = "affine"
         data.fn = lambda x: affine_quantize(x, out_scale, out_zp, odt)
         return
     if (idt.type, odt.type) not in _REQUANT_PAIRS:
-        raise fail(node, f"input {tensor_desc(i)}, output {tensor_desc(o)}: Input {type_name(idt)}, "
+        raise kernel_error(node, f"input {tensor_desc(i)}, output {tensor_desc(o)}: Input {type_name(idt)}, "
                          f"output {type_name(odt)} not supported.")
     mult, shift = quantize_multiplier(float(scale_of(i)) / float(out_scale))
     check_left_shift(node, shift, f"input {tensor_desc(i)} / output {tensor_desc(o)} scale")
@@ -95,8 +95,7 @@ def _quantize_prepare(ctx, node):
     elif idt == np.int16:
         # Every int16 input, evaluated once: invoke looks the result up by the raw 16 bits.
         data.kind = "lut16"
-        domain = np.arange(1 << 16, dtype=np.uint16).view(np.int16).astype(np.int64)
-        data.lut = np.ascontiguousarray(np.asarray(fn(domain)).astype(odt))
+        data.lut = np.ascontiguousarray(np.asarray(fn(int16_domain())).astype(odt))
     else:
         data.kind = "requant"
         data.fn = fn
@@ -104,7 +103,7 @@ def _quantize_prepare(ctx, node):
 
 def _same_count(node, i, o) -> None:
     if int(np.prod(i.shape)) != int(np.prod(o.shape)):
-        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
+        raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
 
 
 def _dequantize_prepare(ctx, node):
@@ -113,11 +112,11 @@ def _dequantize_prepare(ctx, node):
     idt = np.dtype(i.dtype)
     _same_count(node, i, o)
     if idt not in (np.int8, np.int16, np.uint8):
-        raise fail(node, f"input {tensor_desc(i)}: type {type_name(idt)} not supported (TFLM's "
+        raise kernel_error(node, f"input {tensor_desc(i)}: type {type_name(idt)} not supported (TFLM's "
                          "DequantizePrepare: input->type == kTfLiteInt8 || kTfLiteInt16 || kTfLiteUInt8 "
                          "was not true)")
     if np.dtype(o.dtype) != np.float32:
-        raise fail(node, f"output {tensor_desc(o)} must be float32 (TFLM's DequantizePrepare: "
+        raise kernel_error(node, f"output {tensor_desc(o)} must be float32 (TFLM's DequantizePrepare: "
                          "output->type == kTfLiteFloat32 was not true)")
     scale, zp = scale_of(i), zero_point_of(i)
     if idt == np.int8:
@@ -131,21 +130,9 @@ def _dequantize_prepare(ctx, node):
         data.fn = lambda x: dequantize(x, scale, zp)
 
 
-def _invoke(ctx, node):
-    data = node.user_data
-    x, out = ctx.input(node, 0).data, ctx.output(node, 0).data
-    if data.kind == "lut16":
-        if not x.flags.c_contiguous:
-            x = np.ascontiguousarray(x)
-        data.lut.take(x.view(np.uint16), out=out if out.shape == x.shape else out.reshape(x.shape),
-                      mode="clip")          # every 16-bit pattern has its entry
-        return
-    run_elementwise(data, x, out)
-
-
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("QUANTIZE", Registration(invoke=_invoke, prepare=_quantize_prepare,
+    ("QUANTIZE", Registration(invoke=unary_invoke, prepare=_quantize_prepare,
                               init=op_data_init("OpDataQuantizeReference", QuantData), name="QUANTIZE"), 3),
-    ("DEQUANTIZE", Registration(invoke=_invoke, prepare=_dequantize_prepare,
+    ("DEQUANTIZE", Registration(invoke=unary_invoke, prepare=_dequantize_prepare,
                                 init=op_data_init("DequantizeOpData", QuantData), name="DEQUANTIZE"), 6),
 ]

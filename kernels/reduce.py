@@ -6,9 +6,9 @@ matches one integer formula: acc = int32 sum of (x - input_zp) over the reduced 
 the input_scale/output_scale multiplier (QuantizeMultiplier, double) gets 1/count folded in:
 shift_n = min(floor(log2(count)), 32, 31 + shift), multiplier = (multiplier << shift_n) / count,
 shift -= shift_n; then MultiplyByQuantizedMultiplier, + output_zp, clamp. The older TFLite
-paths (rounding division after requantizing; truncating integer mean; float32
-QuantizedMeanOrSum) each disagree with it on some inputs and are kept only as
-`LEGACY_PATHS = True` for reference.
+paths (rounding division after requantizing, which differs on 36 of 1280 mobilenet_v2
+outputs; truncating integer mean; float32 QuantizedMeanOrSum) each disagree with it on some
+inputs.
 float32: the float32 sum in input order, then divided by the count.
 """
 from __future__ import annotations
@@ -20,14 +20,11 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import check_quantized, kernel_error, require_inputs, scale0, tname, zp0
-from .quant import (InPlaceRequant, _clip, c_div, multiply_by_quantized_multiplier,
-                    quantize_multiplier, round_half_away_f32, check_left_shift)
-
-# "fold" matches the tflite-micro runtime; "divide" (requantize, then round-divide by the
-# count) differs on 36 of 1280 mobilenet_v2 outputs.
-INTEGER_MEAN_VARIANT = "fold"
-LEGACY_PATHS = False
+from .fixedpoint import multiply_by_quantized_multiplier
+from .exact_matmul import max_abs_offset
+from .kernel_util import check_quantized, kernel_error, require_inputs, scale_of, tensor_name, zero_point_of
+from .quant import check_left_shift, quantize_multiplier
+from .requant import InPlaceRequant, clip
 
 
 @dataclass
@@ -56,12 +53,12 @@ def mean_prepare(ctx, node) -> None:
     out = ctx.output(node, 0)
     it = np.dtype(inp.dtype)
     if np.dtype(axis.dtype) != np.int32:
-        raise kernel_error(node, f"axis {tname(axis)} must be int32, got {np.dtype(axis.dtype).name}")
+        raise kernel_error(node, f"axis {tensor_name(axis)} must be int32, got {np.dtype(axis.dtype).name}")
     if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tname(inp)} has type {it.name}: Currently, only float32, "
+        raise kernel_error(node, f"input {tensor_name(inp)} has type {it.name}: Currently, only float32, "
                                  "int8 or int16 input type is supported.")
     if np.dtype(out.dtype) != it:
-        raise kernel_error(node, f"output {tname(out)} type differs from input {tname(inp)}")
+        raise kernel_error(node, f"output {tensor_name(out)} type differs from input {tensor_name(inp)}")
     data.kind = it.name
     data.keep_dims = bool(node.options.get("keep_dims", False))
     # TFLM's PrepareSimple asks for two index buffers (input rank, axis count) in every type.
@@ -73,18 +70,18 @@ def mean_prepare(ctx, node) -> None:
         kept = int(np.prod([d for k, d in enumerate(inp.shape) if k not in axes]))
         got = int(np.prod(out.shape)) if len(out.shape) else 1
         if got != kept:
-            raise kernel_error(node, f"output {tname(out)} {list(out.shape)} holds {got} elements, "
-                                     f"reducing {tname(inp)} {list(inp.shape)} over axes {axes} "
+            raise kernel_error(node, f"output {tensor_name(out)} {list(out.shape)} holds {got} elements, "
+                                     f"reducing {tensor_name(inp)} {list(inp.shape)} over axes {axes} "
                                      f"gives {kept}")
     if it != np.float32:
         check_quantized(node, out, "output")
         data.multiplier, data.shift = quantize_multiplier(
-            float(np.float32(scale0(inp))) / float(np.float32(scale0(out))))
+            float(np.float32(scale_of(inp))) / float(np.float32(scale_of(out))))
         check_left_shift(node, data.shift, "input / output scale")
         out_size = int(np.prod(out.shape)) if len(out.shape) else 1
         data.temp_buffer_idx = ctx.request_scratch(out_size * 4)
-        data.input_zp, data.output_zp = zp0(inp), zp0(out)
-        data.input_scale, data.output_scale = scale0(inp), scale0(out)
+        data.input_zp, data.output_zp = zero_point_of(inp), zero_point_of(out)
+        data.input_scale, data.output_scale = scale_of(inp), scale_of(out)
 
 
 def _resolve(node, axis: np.ndarray, ndim: int) -> list[int]:
@@ -108,6 +105,13 @@ def _rows(x: np.ndarray, axes: list[int]) -> tuple[np.ndarray, int]:
     return xt.reshape(-1, count), count
 
 
+def _folded_multiplier(data: OpDataReduce, count: int) -> tuple[int, int]:
+    """The input / output multiplier and shift with 1/count folded in (see the module
+    docstring): shift_n = min(floor(log2(count)), 32, 31 + shift)."""
+    shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
+    return (data.multiplier << shift_n) // count, data.shift - shift_n
+
+
 def _fold_constants(node, data: OpDataReduce, x: np.ndarray):
     """Everything of the integer "fold" MEAN that depends only on the constant axes and the
     input shape: the transposition, the count, the requantization (zero points included)."""
@@ -118,11 +122,10 @@ def _fold_constants(node, data: OpDataReduce, x: np.ndarray):
     if count == 0:
         return None
     outer = int(np.prod([x.shape[d] for d in keep])) if keep else 1
-    shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
-    mult = (data.multiplier << shift_n) // count
+    mult, shift = _folded_multiplier(data, count)
     info = np.iinfo(np.dtype(data.kind))
-    span = max(abs(int(info.min) - data.input_zp), abs(int(info.max) - data.input_zp))
-    rq = InPlaceRequant(mult, data.shift - shift_n, (outer,), bound=span * count, offset=data.output_zp)
+    span = max_abs_offset(np.dtype(data.kind), data.input_zp)
+    rq = InPlaceRequant(mult, shift, (outer,), bound=span * count, offset=data.output_zp)
     return (x.shape, keep + axes_sorted, count, np.asarray(data.input_zp * count, np.int64),
             np.empty(outer, np.int64), rq, np.asarray(info.min, np.int64), np.asarray(info.max, np.int64))
 
@@ -139,7 +142,7 @@ def _mean_fold_fast(node, data: OpDataReduce, x: np.ndarray, out) -> bool:
     np.add.reduce(x.transpose(perm).reshape(-1, count), axis=1, dtype=np.int64, out=acc)
     acc -= zp_count
     rq(acc)
-    _clip(acc, lo, hi, out=acc)
+    clip(acc, lo, hi, out=acc)
     out.data[...] = acc.reshape(out.data.shape)
     return True
 
@@ -148,8 +151,7 @@ def mean_invoke(ctx, node) -> None:
     data: OpDataReduce = node.user_data
     x = np.asarray(ctx.input(node, 0).data)
     out = ctx.output(node, 0)
-    if (data.kind != "float32" and data.axis is not None and not LEGACY_PATHS
-            and INTEGER_MEAN_VARIANT == "fold" and _mean_fold_fast(node, data, x, out)):
+    if data.kind != "float32" and data.axis is not None and _mean_fold_fast(node, data, x, out):
         return
     raw_axis = data.axis if data.axis is not None else \
         np.asarray(ctx.input(node, 1).data, dtype=np.int64).ravel()
@@ -157,11 +159,9 @@ def mean_invoke(ctx, node) -> None:
     rows, count = _rows(x, axes)
     if rows.shape[0] != out.data.size:      # a runtime axis (prepare checks constant ones)
         raise kernel_error(node, f"axis {[int(a) for a in raw_axis]} reduces input "
-                                 f"{tname(ctx.input(node, 0))} {list(x.shape)} to {rows.shape[0]} values, "
-                                 f"output {tname(out)} {list(out.shape)} holds {out.data.size}: TFLM "
+                                 f"{tensor_name(ctx.input(node, 0))} {list(x.shape)} to {rows.shape[0]} values, "
+                                 f"output {tensor_name(out)} {list(out.shape)} holds {out.data.size}: TFLM "
                                  "would write past the output (undefined)")
-    special = (x.ndim == 4 and raw_axis.size == 2
-               and sorted(int(a) for a in raw_axis) == [1, 2])
     if data.kind == "float32":
         if rows.shape[1] == 0:
             out.data[...] = 0
@@ -174,29 +174,9 @@ def mean_invoke(ctx, node) -> None:
     if count == 0:
         out.data[...] = 0
         return
-    if not LEGACY_PATHS or (data.keep_dims and special):
-        acc = (rows.astype(np.int64) - data.input_zp).sum(axis=1)
-        if INTEGER_MEAN_VARIANT == "divide":
-            acc = multiply_by_quantized_multiplier(acc, data.multiplier, data.shift)
-            half = count // 2
-            acc = c_div(np.where(acc > 0, acc + half, acc - half), count)
-        else:  # "fold": 1/count folded into the multiplier (newer TFLite / CMSIS-NN)
-            shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
-            mult = (data.multiplier << shift_n) // count
-            acc = multiply_by_quantized_multiplier(acc, mult, data.shift - shift_n)
-        res = np.clip(acc + data.output_zp, info.min, info.max)
-    elif data.input_zp == data.output_zp and \
-            np.float32(data.input_scale) == np.float32(data.output_scale):
-        res = c_div(rows.astype(np.int64).sum(axis=1), count)
-    else:
-        f32 = np.float32
-        scale = f32(data.input_scale) / f32(data.output_scale)
-        bias = f32(-data.input_zp) * scale
-        float_mean = rows.astype(np.int64).sum(axis=1).astype(np.float32) / f32(count)
-        r = round_half_away_f32(float_mean * scale + bias) + f32(data.output_zp)
-        r = np.minimum(r, f32(info.max))
-        r = np.maximum(r, f32(info.min))
-        res = r.astype(np.int64)
+    acc = (rows.astype(np.int64) - data.input_zp).sum(axis=1)
+    acc = multiply_by_quantized_multiplier(acc, *_folded_multiplier(data, count))
+    res = np.clip(acc + data.output_zp, info.min, info.max)
     out.data[...] = np.asarray(res).reshape(out.data.shape)
 
 

@@ -13,9 +13,9 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .fixedpoint import f32_to_int32_cast, fail, scale_of, tensor_desc, zero_point_of
-from .padding import require_inputs
-from .tflite_types import type_code, type_label, type_name
+from .fixedpoint import f32_to_int32_cast
+from .kernel_util import (kernel_error, require_inputs, scale_of, tensor_desc, type_code, type_label,
+                          type_name, zero_point_of)
 
 
 @dataclass
@@ -45,9 +45,9 @@ def _same_size_prepare(ctx, node):
     _data(node)
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if np.dtype(i.dtype) != np.dtype(o.dtype):
-        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
+        raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if _nelem(i) != _nelem(o):
-        raise fail(node, f"input {tensor_desc(i)} has {_nelem(i)} elements, output "
+        raise kernel_error(node, f"input {tensor_desc(i)} has {_nelem(i)} elements, output "
                          f"{tensor_desc(o)} has {_nelem(o)}")
 
 
@@ -60,22 +60,22 @@ def _expand_dims_prepare(ctx, node):
     i, axis_t = require_inputs(ctx, node, 2)
     o = ctx.output(node, 0)
     if np.dtype(i.dtype) not in (np.float32, np.int8, np.int16):
-        raise fail(node, f"input {tensor_desc(i)}: Expand_Dims only currently supports int8, int16 "
+        raise kernel_error(node, f"input {tensor_desc(i)}: Expand_Dims only currently supports int8, int16 "
                          f"and float32, got {type_code(i.dtype)}.")
     if not axis_t.is_constant:
-        raise fail(node, f"axis {tensor_desc(axis_t)}: non-constant axis is not supported")
+        raise kernel_error(node, f"axis {tensor_desc(axis_t)}: non-constant axis is not supported")
     if _nelem(axis_t) != 1:
-        raise fail(node, f"axis {tensor_desc(axis_t)} must hold one value")
+        raise kernel_error(node, f"axis {tensor_desc(axis_t)} must hold one value")
     axis = int(np.asarray(axis_t.data).reshape(-1)[0])
     rank = len(i.shape)
     if axis < 0:
         axis += rank + 1
     expected = list(i.shape)
     if not 0 <= axis <= rank:
-        raise fail(node, f"axis {axis} out of range for {tensor_desc(i)}")
+        raise kernel_error(node, f"axis {axis} out of range for {tensor_desc(i)}")
     expected.insert(axis, 1)
     if list(o.shape) != expected:
-        raise fail(node, f"output {tensor_desc(o)} does not match expanded shape {expected}")
+        raise kernel_error(node, f"output {tensor_desc(o)} does not match expanded shape {expected}")
 
 
 # --------------------------------------------------------------------------- SHAPE
@@ -84,10 +84,10 @@ def _shape_prepare(ctx, node):
     _data(node)
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if np.dtype(o.dtype) != np.int32:
-        raise fail(node, f"output {tensor_desc(o)}: Output type {type_label(o.dtype)} not supported. "
+        raise kernel_error(node, f"output {tensor_desc(o)}: Output type {type_label(o.dtype)} not supported. "
                          "(SHAPE writes int32 only)")
     if _nelem(o) != len(i.shape):
-        raise fail(node, f"output {tensor_desc(o)} cannot hold the {len(i.shape)} dims of "
+        raise kernel_error(node, f"output {tensor_desc(o)} cannot hold the {len(i.shape)} dims of "
                          f"{tensor_desc(i)}")
 
 
@@ -107,31 +107,31 @@ def _pack_prepare(ctx, node):
     if axis < 0:
         axis += len(first.shape) + 1
     if not 0 <= axis <= len(first.shape):
-        raise fail(node, f"axis {node.options.get('axis')} out of range for {tensor_desc(first)}")
+        raise kernel_error(node, f"axis {node.options.get('axis')} out of range for {tensor_desc(first)}")
     if np.dtype(o.dtype) not in (np.float32, np.int8, np.int16, np.int32, np.int64):
-        raise fail(node, f"output {tensor_desc(o)}: Type '{type_name(o.dtype)}' is not supported by pack.")
+        raise kernel_error(node, f"output {tensor_desc(o)}: Type '{type_name(o.dtype)}' is not supported by pack.")
     for k in range(n):
         t = ctx.input(node, k)
         if tuple(t.shape) != tuple(first.shape) or np.dtype(t.dtype) != np.dtype(o.dtype):
-            raise fail(node, f"input {k} {tensor_desc(t)} does not match {tensor_desc(first)}")
+            raise kernel_error(node, f"input {k} {tensor_desc(t)} does not match {tensor_desc(first)}")
     expected = list(first.shape)
     expected.insert(axis, n)
     if _nelem(o) != math.prod(expected):
-        raise fail(node, f"output {tensor_desc(o)} does not match packed shape {expected}")
+        raise kernel_error(node, f"output {tensor_desc(o)} does not match packed shape {expected}")
     # TFLM's PACK has no prepare: its loop copies values_count inputs, laid out by the output's
     # dimensions before and after the axis (counted on the output's rank).
     values_count = int(node.options.get("values_count", 0))
     if values_count != n:
-        raise fail(node, f"values_count option {values_count} differs from the {n} inputs: TFLM's "
-                         "kernel would leave the output partly unwritten or read missing inputs")
+        raise kernel_error(node, f"values_count option {values_count} differs from the {n} inputs: TFLM's "
+                                 "kernel would leave the output partly unwritten or read missing inputs")
     out_axis = int(node.options.get("axis", 0))
     out_axis += len(o.shape) if out_axis < 0 else 0
     if not (0 <= out_axis < len(o.shape)
             and math.prod(o.shape[:out_axis]) == math.prod(first.shape[:axis])
             and math.prod(o.shape[out_axis + 1:]) == math.prod(first.shape[axis:])):
-        raise fail(node, f"output {tensor_desc(o)} with axis {node.options.get('axis', 0)} does not "
-                         f"lay out {n} inputs {tensor_desc(first)} the way TFLM's kernel copies them "
-                         f"(expected shape {expected})")
+        raise kernel_error(node, f"output {tensor_desc(o)} with axis {node.options.get('axis', 0)} does not "
+                                 f"lay out {n} inputs {tensor_desc(first)} the way TFLM's kernel copies them "
+                                 f"(expected shape {expected})")
     d.params = dict(axis=axis, shape=tuple(expected))
 
 
@@ -152,38 +152,38 @@ def _concat_prepare(ctx, node):
     o = ctx.output(node, 0)
     act = node.options.get("fused_activation_function", "NONE")
     if act != "NONE":
-        raise fail(node, f"fused activation {act} is not supported")
+        raise kernel_error(node, f"fused activation {act} is not supported")
     dt = np.dtype(o.dtype)
     if dt not in (np.float32, np.int8, np.int16, np.int32, np.int64, np.bool_):
-        raise fail(node, f"output {tensor_desc(o)}: type {dt.name} not supported")
+        raise kernel_error(node, f"output {tensor_desc(o)}: type {dt.name} not supported")
     n = len(node.inputs)
     if n > _CONCAT_MAX_INPUTS:
-        raise fail(node, f"{n} inputs, at most {_CONCAT_MAX_INPUTS} are supported")
+        raise kernel_error(node, f"{n} inputs, at most {_CONCAT_MAX_INPUTS} are supported")
     axis = int(node.options.get("axis", 0))
     if not -len(o.shape) <= axis < len(o.shape):
-        raise fail(node, f"axis {axis} is out of range for output {tensor_desc(o)} of "
-                         f"{len(o.shape)} dimensions")
+        raise kernel_error(node, f"axis {axis} is out of range for output {tensor_desc(o)} of "
+                                 f"{len(o.shape)} dimensions")
     if axis < 0:
         axis += len(o.shape)
     require_inputs(ctx, node)
     for k in range(n):
         t = ctx.input(node, k)
         if np.dtype(t.dtype) != dt:
-            raise fail(node, f"input {k} {tensor_desc(t)} type differs from output {tensor_desc(o)}")
+            raise kernel_error(node, f"input {k} {tensor_desc(t)} type differs from output {tensor_desc(o)}")
         if len(t.shape) > 6:
-            raise fail(node, f"input {k} {tensor_desc(t)} has more than 6 dimensions")
+            raise kernel_error(node, f"input {k} {tensor_desc(t)} has more than 6 dimensions")
         if len(t.shape) != len(o.shape) or any(
                 a != b for j, (a, b) in enumerate(zip(t.shape, o.shape)) if j != axis):
-            raise fail(node, f"input {k} {tensor_desc(t)} does not fit output {tensor_desc(o)} "
+            raise kernel_error(node, f"input {k} {tensor_desc(t)} does not fit output {tensor_desc(o)} "
                              f"on axis {axis}")
     if sum(ctx.input(node, k).shape[axis] for k in range(n)) != o.shape[axis]:
-        raise fail(node, f"inputs do not add up to output {tensor_desc(o)} along axis {axis}")
+        raise kernel_error(node, f"inputs do not add up to output {tensor_desc(o)} along axis {axis}")
     if dt == np.int8:
         # TFLM copies raw int8 values, so every input must share the output's quantization.
         for k in range(n):
             t = ctx.input(node, k)
             if float(scale_of(t)) != float(scale_of(o)) or zero_point_of(t) != zero_point_of(o):
-                raise fail(node, f"input {k} {tensor_desc(t)} quantization (scale {scale_of(t)}, "
+                raise kernel_error(node, f"input {k} {tensor_desc(t)} quantization (scale {scale_of(t)}, "
                                  f"zero point {zero_point_of(t)}) differs from output "
                                  f"{tensor_desc(o)} (scale {scale_of(o)}, zero point "
                                  f"{zero_point_of(o)})")
@@ -207,14 +207,14 @@ def _transpose_prepare(ctx, node):
     o = ctx.output(node, 0)
     dt = np.dtype(i.dtype)
     if dt != np.dtype(o.dtype):
-        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
+        raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if dt not in (np.float32, np.int8, np.int16):
-        raise fail(node, f"input {tensor_desc(i)}: Type {type_name(dt)} is currently not supported by "
+        raise kernel_error(node, f"input {tensor_desc(i)}: Type {type_name(dt)} is currently not supported by "
                          "Transpose. Only float32, int8 and int16 are supported")
     if len(i.shape) > 6:
-        raise fail(node, f"input {tensor_desc(i)}: more than 6 dimensions")
+        raise kernel_error(node, f"input {tensor_desc(i)}: more than 6 dimensions")
     if _nelem(perm_t) != len(i.shape):
-        raise fail(node, f"perm {tensor_desc(perm_t)} does not match rank of {tensor_desc(i)}")
+        raise kernel_error(node, f"perm {tensor_desc(perm_t)} does not match rank of {tensor_desc(i)}")
     d.params = dict(perm=None)
     if perm_t.is_constant:
         perm = _checked_perm(node, perm_t.data, i, o)
@@ -226,10 +226,10 @@ def _checked_perm(node, raw, i, o) -> tuple:
     rank = len(i.shape)
     perm = tuple(p + rank if p < 0 else p for p in perm)
     if sorted(perm) != list(range(rank)):
-        raise fail(node, f"perm {list(perm)} is not a permutation of {rank} axes")
+        raise kernel_error(node, f"perm {list(perm)} is not a permutation of {rank} axes")
     expected = tuple(i.shape[p] for p in perm)
     if _nelem(o) != math.prod(expected):
-        raise fail(node, f"output {tensor_desc(o)} does not match transposed shape {list(expected)}")
+        raise kernel_error(node, f"output {tensor_desc(o)} does not match transposed shape {list(expected)}")
     return perm
 
 
@@ -253,43 +253,43 @@ def _pad_prepare(ctx, node):
     d = _data(node)
     n_in = len(node.inputs)
     if n_in not in (2, 3):
-        raise fail(node, f"{n_in} inputs, expected 2 or 3")
+        raise kernel_error(node, f"{n_in} inputs, expected 2 or 3")
     i, pad_t = require_inputs(ctx, node, 2)
     o = ctx.output(node, 0)
     cv = ctx.input(node, 2) if n_in == 3 else None
     dt = np.dtype(i.dtype)
     if dt != np.dtype(o.dtype):
-        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
+        raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if dt not in (np.float32, np.int8, np.int16, np.int32):
-        raise fail(node, f"input {tensor_desc(i)}: Type {type_name(dt)} not currently supported by Pad.")
+        raise kernel_error(node, f"input {tensor_desc(i)}: Type {type_name(dt)} not currently supported by Pad.")
     if len(i.shape) > 5:
-        raise fail(node, f"input {tensor_desc(i)}: more than 5 dimensions")
+        raise kernel_error(node, f"input {tensor_desc(i)}: more than 5 dimensions")
     if cv is not None:
         if np.dtype(cv.dtype) != dt:
-            raise fail(node, f"constant_values {tensor_desc(cv)} type differs from input")
+            raise kernel_error(node, f"constant_values {tensor_desc(cv)} type differs from input")
         if _nelem(cv) != 1:
-            raise fail(node, f"constant_values {tensor_desc(cv)} is not a scalar")
+            raise kernel_error(node, f"constant_values {tensor_desc(cv)} is not a scalar")
     if len(i.shape) != len(o.shape):
-        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in rank")
+        raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in rank")
     if _nelem(pad_t) != 2 * len(o.shape):
-        raise fail(node, f"paddings {tensor_desc(pad_t)} must hold 2 values per output dim")
+        raise kernel_error(node, f"paddings {tensor_desc(pad_t)} must hold 2 values per output dim")
     if not pad_t.is_constant:
-        raise fail(node, f"paddings {tensor_desc(pad_t)}: non-constant paddings are not supported")
+        raise kernel_error(node, f"paddings {tensor_desc(pad_t)}: non-constant paddings are not supported")
     pads = np.asarray(pad_t.data).reshape(-1, 2).astype(np.int64)
     for k, dim in enumerate(o.shape):
         expected = i.shape[k] + int(pads[k, 0]) + int(pads[k, 1])
         if dim != expected:
-            raise fail(node, f"output {tensor_desc(o)} dim {k} is {dim}, paddings give {expected}")
+            raise kernel_error(node, f"output {tensor_desc(o)} dim {k} is {dim}, paddings give {expected}")
     if np.any(pads < 0):
-        raise fail(node, f"paddings {tensor_desc(pad_t)} has negative values")
+        raise kernel_error(node, f"paddings {tensor_desc(pad_t)} has negative values")
     if dt == np.int8:
         if cv is None:
             if not -128 <= zero_point_of(o) <= 127:
-                raise fail(node, f"output {tensor_desc(o)} zero point out of int8 range")
+                raise kernel_error(node, f"output {tensor_desc(o)} zero point out of int8 range")
         else:
             if zero_point_of(o) != zero_point_of(cv) or \
                     float(scale_of(o)) != float(scale_of(cv)):
-                raise fail(node, f"constant_values {tensor_desc(cv)} quantization differs from "
+                raise kernel_error(node, f"constant_values {tensor_desc(cv)} quantization differs from "
                                  f"output {tensor_desc(o)}")
     d.slices = tuple(slice(int(p0), int(p0) + s) for (p0, _), s in zip(pads, i.shape))
     default = np.zeros((), dt)
@@ -387,32 +387,32 @@ def strided_slice_plan(in_shape, begin, end, strides, begin_mask: int, end_mask:
 def _strided_slice_prepare(ctx, node):
     d = _data(node)
     if len(node.inputs) != 4:
-        raise fail(node, f"{len(node.inputs)} inputs, expected 4")
+        raise kernel_error(node, f"{len(node.inputs)} inputs, expected 4")
     i, b_t, e_t, s_t = require_inputs(ctx, node, 4)
     o = ctx.output(node, 0)
     rank = len(i.shape)
     if rank > 4:
-        raise fail(node, f"input {tensor_desc(i)}: input dim should not exceed 4")
+        raise kernel_error(node, f"input {tensor_desc(i)}: input dim should not exceed 4")
     for name, t in (("begin", b_t), ("end", e_t), ("strides", s_t)):
         if not t.is_constant:
-            raise fail(node, f"non-constant {name} tensor {tensor_desc(t)} is not supported")
+            raise kernel_error(node, f"non-constant {name} tensor {tensor_desc(t)} is not supported")
         if _nelem(t) < rank:
-            raise fail(node, f"{name} tensor {tensor_desc(t)} has fewer than {rank} values")
+            raise kernel_error(node, f"{name} tensor {tensor_desc(t)} has fewer than {rank} values")
     begin = np.asarray(b_t.data).reshape(-1).astype(np.int64)
     end = np.asarray(e_t.data).reshape(-1).astype(np.int64)
     strides = np.asarray(s_t.data).reshape(-1).astype(np.int64)
     if np.any(strides[:rank] == 0):
-        raise fail(node, "stride value has to be non-zero")
+        raise kernel_error(node, "stride value has to be non-zero")
     opts = node.options
     axes, out_shape = strided_slice_plan(i.shape, begin, end, strides,
                                          int(opts.get("begin_mask", 0)), int(opts.get("end_mask", 0)),
                                          int(opts.get("shrink_axis_mask", 0)))
     if list(o.shape) != out_shape:
-        raise fail(node, f"output {tensor_desc(o)} does not match computed shape {out_shape}")
+        raise kernel_error(node, f"output {tensor_desc(o)} does not match computed shape {out_shape}")
     if np.dtype(i.dtype) != np.dtype(o.dtype):
-        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
+        raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if np.dtype(i.dtype) not in _STRIDED_SLICE_TYPES:
-        raise fail(node, f"input {tensor_desc(i)}: Type {type_label(i.dtype)} not supported.")
+        raise kernel_error(node, f"input {tensor_desc(i)}: Type {type_label(i.dtype)} not supported.")
     flat = np.arange(_nelem(i), dtype=np.int64).reshape(i.shape) if rank else np.zeros((), np.int64)
     d.index = flat[np.ix_(*axes)].reshape(-1) if rank else flat.reshape(-1)
 
@@ -439,12 +439,12 @@ def _cast_prepare(ctx, node):
     _data(node)
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if _nelem(i) != _nelem(o):
-        raise fail(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
+        raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
     # TFLM's CastEval: these types in and out (uint8 and int64 neither way).
     if np.dtype(i.dtype) not in _CAST_INPUT_TYPES:
-        raise fail(node, f"input {tensor_desc(i)}: Input type {type_label(i.dtype)} not supported.")
+        raise kernel_error(node, f"input {tensor_desc(i)}: Input type {type_label(i.dtype)} not supported.")
     if np.dtype(o.dtype) not in _CAST_OUTPUT_TYPES:
-        raise fail(node, f"output {tensor_desc(o)}: Output type {type_label(o.dtype)} not supported.")
+        raise kernel_error(node, f"output {tensor_desc(o)}: Output type {type_label(o.dtype)} not supported.")
 
 
 _CAST_INPUT_TYPES = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.uint32, np.float32, np.bool_))

@@ -18,10 +18,12 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import check_quantized, kernel_error, scale0, tname, zp0
-from .quant import (calculate_input_radius, exp_on_negative_values, get_reciprocal,
-                    preprocess_softmax_scaling, quantize_multiplier, rounding_divide_by_pot,
-                    saturating_rounding_doubling_high_mul, wrap_int32)
+from .fixedpoint import (count_leading_zeros_u32, exp_on_negative_values, get_reciprocal,
+                         multiply_by_quantized_multiplier, round_half_away, rounding_divide_by_pot,
+                         saturating_rounding_doubling_high_mul, wrap_int32)
+from .kernel_util import check_quantized, kernel_error, scale_of, tensor_name, zero_point_of
+from .libm import expf
+from .quant import calculate_input_radius, preprocess_softmax_scaling, quantize_multiplier
 
 K_SCALED_DIFF_INTEGER_BITS = 5
 K_ACCUMULATION_INTEGER_BITS = 12
@@ -57,10 +59,10 @@ def softmax_prepare(ctx, node) -> None:
     inp = ctx.input(node, 0)
     out = ctx.output(node, 0)
     if len(inp.shape) < 1:
-        raise kernel_error(node, f"input {tname(inp)} must have at least 1 dimension")
+        raise kernel_error(node, f"input {tensor_name(inp)} must have at least 1 dimension")
     if tuple(inp.shape) != tuple(out.shape):
-        raise kernel_error(node, f"output {tname(out)} shape {list(out.shape)} differs from input "
-                                 f"{tname(inp)} shape {list(inp.shape)}")
+        raise kernel_error(node, f"output {tensor_name(out)} shape {list(out.shape)} differs from input "
+                                 f"{tensor_name(inp)} shape {list(inp.shape)}")
     it, ot = np.dtype(inp.dtype), np.dtype(out.dtype)
     beta = float(np.float32(node.options.get("beta", 1.0)))
     if it == np.int16:
@@ -68,48 +70,63 @@ def softmax_prepare(ctx, node) -> None:
         ctx.allocate_persistent(2 * K_INT16_LUT_ARRAY_SIZE)
     if ot == np.int16:
         if it not in (np.int8, np.int16):
-            raise kernel_error(node, f"int16 output {tname(out)} needs int8 or int16 input")
+            raise kernel_error(node, f"int16 output {tensor_name(out)} needs int8 or int16 input")
     elif it != ot:
-        raise kernel_error(node, f"input {tname(inp)} is {it.name} but output {tname(out)} is {ot.name}")
+        raise kernel_error(node, f"input {tensor_name(inp)} is {it.name} but output {tensor_name(out)} is {ot.name}")
     data.kind, data.out_kind, data.beta = it.name, ot.name, beta
     if it == np.int16:
-        if zp0(out) != 0:
-            raise kernel_error(node, f"int16 output {tname(out)} needs zero point 0")
-        data.exp_lut = _gen_lut(lambda v: np.float32(math.exp(float(np.float32(v)))), -10.0, 0.0)
-        data.one_over_one_plus_x_lut = _gen_lut(
-            lambda v: np.float32(1.0) / (np.float32(1.0) + v), 0.0, 1.0)
-        data.zero_point, data.scale = zp0(out), scale0(out)
-    if it == np.int8 or it == np.int16:
-        check_quantized(node, out, "output")
-        if not math.isfinite(beta) or beta <= 0:
-            raise kernel_error(node, f"beta {beta!r} must be positive and finite for a quantized softmax")
-        if it == np.int16:
-            if abs(scale0(out) - 1.0 / 32768) > 0.001 / 32768:
-                raise kernel_error(node, f"int16 output {tname(out)} scale must be 1/32768")
-            m, s = quantize_multiplier(float(np.float32(scale0(inp))) * beta / (10.0 / 65535.0))
-            data.input_multiplier, data.input_left_shift = m, s
-        else:
-            if ot == np.int16:
-                if zp0(out) != -32768 or abs(scale0(out) - 1.0 / 65536) > 0.001 / 65536:
-                    raise kernel_error(node, f"output {tname(out)} must have zero point -32768 and scale 1/65536")
-            elif ot == np.int8:
-                if zp0(out) != -128 or np.float32(scale0(out)) != np.float32(1.0 / 256):
-                    raise kernel_error(node, f"output {tname(out)} must have zero point -128 and scale 1/256")
-            else:
-                raise kernel_error(node, f"output {tname(out)} has unsupported type {ot.name}")
-            real = beta * float(np.float32(scale0(inp))) * float(1 << (31 - K_SCALED_DIFF_INTEGER_BITS))
-            if not real > 1.0:
-                raise kernel_error(node, f"input {tname(inp)} scale x beta is too small: the softmax input "
-                                         f"multiplier {real:g} is not above 1 (TFLM's "
-                                         "QuantizeMultiplierGreaterThanOne aborts: "
-                                         "TFLITE_CHECK_GT(double_multiplier, 1.))")
-            m, s = preprocess_softmax_scaling(beta, float(np.float32(scale0(inp))),
-                                              K_SCALED_DIFF_INTEGER_BITS)
-            data.input_multiplier, data.input_left_shift = m, s
-            data.diff_min = -calculate_input_radius(K_SCALED_DIFF_INTEGER_BITS, s)
-            _build_int8_tables(data)
+        _prepare_int16(node, data, inp, out, beta)
+    elif it == np.int8:
+        _prepare_int8(node, data, inp, out, beta)
     elif it != np.float32:
-        raise kernel_error(node, f"input {tname(inp)} has unsupported type {it.name}")
+        raise kernel_error(node, f"input {tensor_name(inp)} has unsupported type {it.name}")
+
+
+def _check_quantized_output(node, out, beta: float) -> None:
+    check_quantized(node, out, "output")
+    if not math.isfinite(beta) or beta <= 0:
+        raise kernel_error(node, f"beta {beta!r} must be positive and finite for a quantized softmax")
+
+
+def _prepare_int16(node, data: SoftmaxParams, inp, out, beta: float) -> None:
+    """SoftmaxPrepare for int16: the exp and 1/(1+x) tables, the input multiplier."""
+    if zero_point_of(out) != 0:
+        raise kernel_error(node, f"int16 output {tensor_name(out)} needs zero point 0")
+    data.exp_lut = _gen_lut(lambda v: np.float32(math.exp(float(np.float32(v)))), -10.0, 0.0)
+    data.one_over_one_plus_x_lut = _gen_lut(
+        lambda v: np.float32(1.0) / (np.float32(1.0) + v), 0.0, 1.0)
+    data.zero_point, data.scale = zero_point_of(out), scale_of(out)
+    _check_quantized_output(node, out, beta)
+    if abs(scale_of(out) - 1.0 / 32768) > 0.001 / 32768:
+        raise kernel_error(node, f"int16 output {tensor_name(out)} scale must be 1/32768")
+    m, s = quantize_multiplier(float(np.float32(scale_of(inp))) * beta / (10.0 / 65535.0))
+    data.input_multiplier, data.input_left_shift = m, s
+
+
+def _prepare_int8(node, data: SoftmaxParams, inp, out, beta: float) -> None:
+    """SoftmaxPrepare for int8 input (int8 or int16 output): the output's fixed quantization,
+    the input multiplier (PreprocessSoftmaxScaling), diff_min and the exp tables."""
+    ot = np.dtype(out.dtype)
+    _check_quantized_output(node, out, beta)
+    if ot == np.int16:
+        if zero_point_of(out) != -32768 or abs(scale_of(out) - 1.0 / 65536) > 0.001 / 65536:
+            raise kernel_error(node, f"output {tensor_name(out)} must have zero point -32768 and scale 1/65536")
+    elif ot == np.int8:
+        if zero_point_of(out) != -128 or np.float32(scale_of(out)) != np.float32(1.0 / 256):
+            raise kernel_error(node, f"output {tensor_name(out)} must have zero point -128 and scale 1/256")
+    else:
+        raise kernel_error(node, f"output {tensor_name(out)} has unsupported type {ot.name}")
+    real = beta * float(np.float32(scale_of(inp))) * float(1 << (31 - K_SCALED_DIFF_INTEGER_BITS))
+    if not real > 1.0:
+        raise kernel_error(node, f"input {tensor_name(inp)} scale x beta is too small: the softmax input "
+                                 f"multiplier {real:g} is not above 1 (TFLM's "
+                                 "QuantizeMultiplierGreaterThanOne aborts: "
+                                 "TFLITE_CHECK_GT(double_multiplier, 1.))")
+    m, s = preprocess_softmax_scaling(beta, float(np.float32(scale_of(inp))),
+                                      K_SCALED_DIFF_INTEGER_BITS)
+    data.input_multiplier, data.input_left_shift = m, s
+    data.diff_min = -calculate_input_radius(K_SCALED_DIFF_INTEGER_BITS, s)
+    _build_int8_tables(data)
 
 
 def _build_int8_tables(data: SoftmaxParams) -> None:
@@ -145,48 +162,9 @@ def softmax_invoke(ctx, node) -> None:
     out.data[...] = _softmax_int16(data, x2).reshape(out.data.shape)
 
 
-_LIBM_EXPF = None
-
-
-def _libm_expf():
-    global _LIBM_EXPF
-    if _LIBM_EXPF is None:
-        try:
-            import ctypes
-            import ctypes.util
-            libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-            fn = libm.expf
-            fn.restype = ctypes.c_float
-            fn.argtypes = [ctypes.c_float]
-            _LIBM_EXPF = fn
-        except Exception:  # pragma: no cover - no C math library reachable
-            _LIBM_EXPF = False
-    return _LIBM_EXPF
-
-
-def expf(x: np.ndarray) -> np.ndarray:
-    """The C library's expf (what TFLM's std::exp(float) calls), vectorised.
-
-    exp in float64 rounded to float32 is correctly rounded; glibc's expf (< 0.502 ulp) can
-    only differ where the exact value is within a hair of a rounding midpoint, so only
-    those elements are recomputed by calling expf itself.
-    """
-    x = np.asarray(x, dtype=np.float32)
-    e64 = np.exp(x.astype(np.float64))
-    f = e64.astype(np.float32)
-    fn = _libm_expf()
-    if fn:
-        spacing = np.spacing(np.abs(f)).astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            frac = np.abs(e64 - f.astype(np.float64)) / spacing
-        for i in np.flatnonzero(frac > 0.45):
-            f.flat[i] = fn(float(x.flat[i]))
-    return f
-
-
 # --------------------------------------------------------------------------- small int8 rows
 # The same gemmlowp arithmetic on Python ints, for a few values (numpy's per-call cost is
-# far above the arithmetic there): each helper is the scalar form of its quant.py namesake.
+# far above the arithmetic there): each helper is the scalar form of its fixedpoint.py namesake.
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 _SMALL_SOFTMAX = 64          # elements up to which invoke uses the Python-int path
@@ -324,8 +302,8 @@ def _gen_lut(func, input_min: float, input_max: float) -> np.ndarray:
 
 
 def _round_f32(v) -> np.float32:
-    v = float(np.float32(v))
-    return np.float32(math.floor(v + 0.5) if v >= 0 else -math.floor(-v + 0.5))
+    """roundf on one float32 value."""
+    return np.float32(round_half_away(float(np.float32(v))))
 
 
 def _lut_lookup(value: np.ndarray, lut: np.ndarray) -> np.ndarray:
@@ -341,7 +319,6 @@ def _lut_lookup(value: np.ndarray, lut: np.ndarray) -> np.ndarray:
 
 def _softmax_int16(data: SoftmaxParams, x2: np.ndarray) -> np.ndarray:
     """reference_ops::SoftmaxInt16 (LUT based)."""
-    from .quant import count_leading_zeros_u32, multiply_by_quantized_multiplier
     xi = x2.astype(np.int64)
     mx = xi.max(axis=1, keepdims=True)
     scaled = multiply_by_quantized_multiplier(xi - mx, data.input_multiplier, data.input_left_shift)

@@ -36,8 +36,12 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .padding import activation_of, kernel_error, tname
-from .quant import InPlaceRequant, _clip, quantize_multiplier, wrap_int32
+from .exact_matmul import max_abs_offset, sequential_matmul_f32
+from .fixedpoint import wrap_int32
+from .kernel_util import activation_of, kernel_error, scale_of, tensor_name, zero_point_of
+from .libm import tanhf
+from .quant import quantize_multiplier
+from .requant import InPlaceRequant, clip
 
 _FLOAT_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 
@@ -75,66 +79,74 @@ class OpDataSvdf:
 svdf_init = op_data_init("OpDataSvdf", OpDataSvdf)
 
 
-def _first_scale(t) -> float:
-    return float(np.float32(t.scales[0])) if len(t.scales) else 0.0
-
-
-def _first_zp(t) -> int:
-    return int(t.zero_points[0]) if len(t.zero_points) else 0
-
-
 def _dims(node, t, what: str, expected: tuple) -> None:
     """TF_LITE_ENSURE_EQ on a tensor's dimensions (None = any size)."""
     ok = len(t.shape) == len(expected) and all(e is None or int(d) == e for d, e in zip(t.shape, expected))
     if not ok:
         want = ", ".join("?" if e is None else str(e) for e in expected)
-        raise kernel_error(node, f"{what} {tname(t)} has shape {list(t.shape)}, expected [{want}]")
+        raise kernel_error(node, f"{what} {tensor_name(t)} has shape {list(t.shape)}, expected [{want}]")
 
 
 def svdf_prepare(ctx, node) -> None:
     data: OpDataSvdf = node.user_data
     if data is None:                 # a caller that skipped init
         data = node.user_data = OpDataSvdf()
+    inp, wf, wt, bias, state, out = _validated_tensors(ctx, node)
+    _read_sizes(node, data, inp, wf, wt, bias, state, out)
+    if np.dtype(inp.dtype) == np.int8:
+        _check_integer_types(node, wf, wt, bias, state, out)
+        _integer_quantization(node, data, inp, wf, wt, bias, state, out)
+        feature_bound, time_bound = _integer_weights(data, wf, wt, bias)
+        data.scratch_tensor_index = ctx.request_scratch(data.batch * data.num_filters * 4)
+        data.scratch_output_tensor_index = ctx.request_scratch(data.batch * data.num_units * 4)
+        _prepare_int_buffers(data, feature_bound, time_bound)
+    else:
+        _prepare_float(node, data, wf, wt, bias, state, out)
+        data.scratch_tensor_index = ctx.request_scratch(data.batch * data.num_filters * 4)
+
+
+def _validated_tensors(ctx, node) -> tuple:
+    """(input, weights_feature, weights_time, bias or None, activation state, output)."""
     if len(node.inputs) != 5:
         raise kernel_error(node, f"SVDF takes 5 inputs, got {len(node.inputs)}")
     if len(node.outputs) != 1:
         raise kernel_error(node, f"SVDF has 1 output, got {len(node.outputs)}")
-    inp = ctx.input(node, 0)
-    wf = ctx.input(node, 1)
-    wt = ctx.input(node, 2)
-    bias = ctx.input(node, 3)
-    state = ctx.input(node, 4)
-    out = ctx.output(node, 0)
+    inp, wf, wt, bias, state = (ctx.input(node, i) for i in range(5))
     for t, what in ((inp, "input"), (wf, "weights_feature"), (wt, "weights_time"),
                     (state, "activation state")):
         if t is None:
             raise kernel_error(node, f"the {what} input is missing")
+    return inp, wf, wt, bias, state, ctx.output(node, 0)
 
+
+def _read_sizes(node, data: OpDataSvdf, inp, wf, wt, bias, state, out) -> None:
+    """Batch, sizes, rank and activation into `data`; every tensor of the shape they imply,
+    the input of a supported type, the weights and bias constant, the state a variable."""
     rank = int(node.options.get("rank", 1) or 0)
     if len(inp.shape) != 2:
-        raise kernel_error(node, f"input {tname(inp)} must be 2-D (batch, input_size), got shape {list(inp.shape)}")
+        raise kernel_error(node, f"input {tensor_name(inp)} must be 2-D (batch, input_size), got shape {list(inp.shape)}")
     if len(wf.shape) != 2:
-        raise kernel_error(node, f"weights_feature {tname(wf)} must be 2-D, got shape {list(wf.shape)}")
+        raise kernel_error(node, f"weights_feature {tensor_name(wf)} must be 2-D, got shape {list(wf.shape)}")
     if len(wt.shape) != 2:
-        raise kernel_error(node, f"weights_time {tname(wt)} must be 2-D, got shape {list(wt.shape)}")
+        raise kernel_error(node, f"weights_time {tensor_name(wt)} must be 2-D, got shape {list(wt.shape)}")
     batch, input_size = (int(d) for d in inp.shape)
     num_filters = int(wf.shape[0])
     if rank < 1 or num_filters % rank:
-        raise kernel_error(node, f"rank {rank} does not divide the {num_filters} filters of {tname(wf)}")
+        raise kernel_error(node, f"rank {rank} does not divide the {num_filters} filters of {tensor_name(wf)}")
     num_units = num_filters // rank
     memory_size = int(wt.shape[1])
 
     it = np.dtype(inp.dtype)
     if it not in (np.float32, np.int8):
-        raise kernel_error(node, f"input {tname(inp)} has type {it.name}; SVDF takes float32 or int8")
+        raise kernel_error(node, f"input {tensor_name(inp)} has type {it.name}; SVDF takes float32 or int8")
     _dims(node, out, "output", (batch, num_units))
     _dims(node, wf, "weights_feature", (num_filters, input_size))
     _dims(node, wt, "weights_time", (num_filters, memory_size))
     if bias is not None and (len(bias.shape) < 1 or int(bias.shape[0]) != num_units):
-        raise kernel_error(node, f"bias {tname(bias)} has shape {list(bias.shape)}, expected [{num_units}]")
+        raise kernel_error(node, f"bias {tensor_name(bias)} has shape {list(bias.shape)}, expected [{num_units}]")
     _dims(node, state, "activation state", (batch, memory_size * num_filters))
     if not state.is_variable:
-        raise kernel_error(node, f"activation state {tname(state)} must be a variable tensor")
+        raise kernel_error(node, f"activation state {tensor_name(state)} must be a variable tensor")
     if wf.data is None or wt.data is None or (bias is not None and bias.data is None):
         raise kernel_error(node, "weights_feature, weights_time and bias must be constant tensors")
 
@@ -142,73 +154,84 @@ def svdf_prepare(ctx, node) -> None:
     data.num_units, data.rank, data.memory_size = num_units, rank, memory_size
     data.activation = activation_of(node)
 
-    if it == np.int8:
-        wft, wtt, st = np.dtype(wf.dtype), np.dtype(wt.dtype), np.dtype(state.dtype)
-        if wft != np.int8:
-            raise kernel_error(node, f"weights_feature {tname(wf)} has type {wft.name}, expected int8")
-        if wtt not in (np.int16, np.int8):
-            raise kernel_error(node, f"weights_time {tname(wt)} has type {wtt.name}, expected int16 or int8")
-        if st not in (np.int16, np.int8):
-            raise kernel_error(node, f"activation state {tname(state)} has type {st.name}, expected int16 or int8")
-        if st != wtt:
-            # TFLM's Eval reads the state with weights_time's type: only matching types work.
-            raise kernel_error(node, f"activation state {tname(state)} ({st.name}) and weights_time "
-                                     f"{tname(wt)} ({wtt.name}) must have the same type")
-        if bias is not None and np.dtype(bias.dtype) != np.int32:
-            raise kernel_error(node, f"bias {tname(bias)} has type {np.dtype(bias.dtype).name}, expected int32")
-        if np.dtype(out.dtype) != np.int8:
-            raise kernel_error(node, f"output {tname(out)} has type {np.dtype(out.dtype).name}, expected int8")
-        in_s, wf_s, wt_s = np.float32(_first_scale(inp)), np.float32(_first_scale(wf)), np.float32(_first_scale(wt))
-        st_s, out_s = np.float32(_first_scale(state)), np.float32(_first_scale(out))
-        # The oracle's TFLM build gets both effective scales from double arithmetic on the
-        # float scales (measured: the float32 products of the published source give other
-        # multipliers, off by one in a state or output now and then).
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale_1 = float(np.float64(in_s) * np.float64(wf_s) / np.float64(st_s))
-            scale_2 = float(np.float64(st_s) * np.float64(wt_s) / np.float64(out_s))
-            state_times_wt = float(np.float32(st_s * wt_s))
-        if bias is not None and not abs(_first_scale(bias) - state_times_wt) < 1e-5:
-            raise kernel_error(node, f"bias {tname(bias)} scale {_first_scale(bias)} is not "
-                                     f"activation state scale * weights_time scale ({state_times_wt})")
-        try:
-            data.effective_scale_1_a, data.effective_scale_1_b = quantize_multiplier(scale_1)
-            data.effective_scale_2_a, data.effective_scale_2_b = quantize_multiplier(scale_2)
-        except ValueError as e:
-            raise kernel_error(node, str(e)) from None
-        data.input_zero_point = _first_zp(inp)
-        data.output_zero_point = _first_zp(out)
-        data.activation_state_zero_point = _first_zp(state)
-        info = np.iinfo(st)
-        data.state_min, data.state_max = int(info.min), int(info.max)
-        data.kind = "int"
-        wf64 = np.asarray(wf.data, np.float64)
-        data.weights_feature_t = np.ascontiguousarray(wf64.T)
-        data.feature_zp_term = data.input_zero_point * wf64.sum(axis=1)
-        data.weights_time = np.asarray(wt.data, np.float64)
-        data.bias = None if bias is None else np.asarray(bias.data, np.int64).reshape(-1)[:num_units]
-        # Where the C int32 sums could wrap: bounds on |dot products| and |unit sums|.
-        x_span = max(abs(-128 - data.input_zero_point), abs(127 - data.input_zero_point))
-        data.wrap_feature = float(np.abs(wf64).sum(axis=1).max(initial=0)) * x_span >= 2 ** 31
-        s_span = max(abs(data.state_min - data.activation_state_zero_point),
-                     abs(data.state_max - data.activation_state_zero_point))
-        time_bound = float(np.abs(data.weights_time).sum(axis=1).max(initial=0)) * s_span * rank
-        bias_bound = 0 if data.bias is None else int(np.abs(data.bias).max(initial=0))
-        data.wrap_time = time_bound + bias_bound >= 2 ** 31
-        data.scratch_tensor_index = ctx.request_scratch(batch * num_filters * 4)
-        data.scratch_output_tensor_index = ctx.request_scratch(batch * num_units * 4)
-        _prepare_int_buffers(data, wf64)
-    else:
-        for t, what in ((wf, "weights_feature"), (wt, "weights_time"), (state, "activation state"),
-                        (bias, "bias"), (out, "output")):
-            if t is not None and np.dtype(t.dtype) != np.float32:
-                raise kernel_error(node, f"{what} {tname(t)} has type {np.dtype(t.dtype).name}, expected float32")
-        if data.activation not in _FLOAT_ACTIVATIONS:
-            raise kernel_error(node, f"fused activation {data.activation} is not supported")
-        data.kind = "float"
-        data.weights_feature_t = np.ascontiguousarray(np.asarray(wf.data, np.float32).T)
-        data.weights_time = np.ascontiguousarray(np.asarray(wt.data, np.float32))
-        data.bias = None if bias is None else np.asarray(bias.data, np.float32).reshape(-1)[:num_units].copy()
-        data.scratch_tensor_index = ctx.request_scratch(batch * num_filters * 4)
+
+def _check_integer_types(node, wf, wt, bias, state, out) -> None:
+    """int8 input: int8 feature weights, int16 or int8 time weights and state (the same),
+    int32 bias, int8 output."""
+    wft, wtt, st = np.dtype(wf.dtype), np.dtype(wt.dtype), np.dtype(state.dtype)
+    if wft != np.int8:
+        raise kernel_error(node, f"weights_feature {tensor_name(wf)} has type {wft.name}, expected int8")
+    if wtt not in (np.int16, np.int8):
+        raise kernel_error(node, f"weights_time {tensor_name(wt)} has type {wtt.name}, expected int16 or int8")
+    if st not in (np.int16, np.int8):
+        raise kernel_error(node, f"activation state {tensor_name(state)} has type {st.name}, expected int16 or int8")
+    if st != wtt:
+        # TFLM's Eval reads the state with weights_time's type: only matching types work.
+        raise kernel_error(node, f"activation state {tensor_name(state)} ({st.name}) and weights_time "
+                                 f"{tensor_name(wt)} ({wtt.name}) must have the same type")
+    if bias is not None and np.dtype(bias.dtype) != np.int32:
+        raise kernel_error(node, f"bias {tensor_name(bias)} has type {np.dtype(bias.dtype).name}, expected int32")
+    if np.dtype(out.dtype) != np.int8:
+        raise kernel_error(node, f"output {tensor_name(out)} has type {np.dtype(out.dtype).name}, expected int8")
+
+
+def _integer_quantization(node, data: OpDataSvdf, inp, wf, wt, bias, state, out) -> None:
+    """The two effective scales as multipliers and shifts, the zero points, the state range."""
+    in_s, wf_s, wt_s = np.float32(scale_of(inp)), np.float32(scale_of(wf)), np.float32(scale_of(wt))
+    st_s, out_s = np.float32(scale_of(state)), np.float32(scale_of(out))
+    # The oracle's TFLM build gets both effective scales from double arithmetic on the
+    # float scales (measured: the float32 products of the published source give other
+    # multipliers, off by one in a state or output now and then).
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        scale_1 = float(np.float64(in_s) * np.float64(wf_s) / np.float64(st_s))
+        scale_2 = float(np.float64(st_s) * np.float64(wt_s) / np.float64(out_s))
+        state_times_wt = float(np.float32(st_s * wt_s))
+    if bias is not None and not abs(scale_of(bias) - state_times_wt) < 1e-5:
+        raise kernel_error(node, f"bias {tensor_name(bias)} scale {scale_of(bias)} is not "
+                                 f"activation state scale * weights_time scale ({state_times_wt})")
+    try:
+        data.effective_scale_1_a, data.effective_scale_1_b = quantize_multiplier(scale_1)
+        data.effective_scale_2_a, data.effective_scale_2_b = quantize_multiplier(scale_2)
+    except ValueError as e:
+        raise kernel_error(node, str(e)) from None
+    data.input_zero_point = zero_point_of(inp)
+    data.output_zero_point = zero_point_of(out)
+    data.activation_state_zero_point = zero_point_of(state)
+    info = np.iinfo(np.dtype(state.dtype))
+    data.state_min, data.state_max = int(info.min), int(info.max)
+
+
+def _integer_weights(data: OpDataSvdf, wf, wt, bias) -> tuple[int, int]:
+    """The weights as exact float64 integers, the input zero point's term, and whether the C
+    int32 sums could wrap. Returns the bounds on |feature dot products| and |unit sums|."""
+    data.kind = "int"
+    wf64 = np.asarray(wf.data, np.float64)
+    data.weights_feature_t = np.ascontiguousarray(wf64.T)
+    data.feature_zp_term = data.input_zero_point * wf64.sum(axis=1)
+    data.weights_time = np.asarray(wt.data, np.float64)
+    data.bias = None if bias is None else np.asarray(bias.data, np.int64).reshape(-1)[:data.num_units]
+    feature_bound = int(np.abs(wf64).sum(axis=1).max(initial=0)) * max_abs_offset(np.int8, data.input_zero_point)
+    s_span = max(abs(data.state_min - data.activation_state_zero_point),
+                 abs(data.state_max - data.activation_state_zero_point))
+    time_bound = int(np.abs(data.weights_time).sum(axis=1).max(initial=0)) * s_span * data.rank + (
+        0 if data.bias is None else int(np.abs(data.bias).max(initial=0)))
+    data.wrap_feature = feature_bound >= 2 ** 31
+    data.wrap_time = time_bound >= 2 ** 31
+    return feature_bound, time_bound
+
+
+def _prepare_float(node, data: OpDataSvdf, wf, wt, bias, state, out) -> None:
+    """float32 throughout, an activation ActivationValFloat knows, the weights in float32."""
+    for t, what in ((wf, "weights_feature"), (wt, "weights_time"), (state, "activation state"),
+                    (bias, "bias"), (out, "output")):
+        if t is not None and np.dtype(t.dtype) != np.float32:
+            raise kernel_error(node, f"{what} {tensor_name(t)} has type {np.dtype(t.dtype).name}, expected float32")
+    if data.activation not in _FLOAT_ACTIVATIONS:
+        raise kernel_error(node, f"fused activation {data.activation} is not supported")
+    data.kind = "float"
+    data.weights_feature_t = np.ascontiguousarray(np.asarray(wf.data, np.float32).T)
+    data.weights_time = np.ascontiguousarray(np.asarray(wt.data, np.float32))
+    data.bias = None if bias is None else np.asarray(bias.data, np.float32).reshape(-1)[:data.num_units].copy()
 
 
 def _shift_state(state: np.ndarray) -> None:
@@ -217,25 +240,11 @@ def _shift_state(state: np.ndarray) -> None:
     state[:, :, :-1] = state[:, :, 1:]
 
 
-def _mbqm(x: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
-    """MultiplyByQuantizedMultiplier (double rounding) for one multiplier, on an int64 array
-    holding int32 values, in place where it can (quant.requantize, without its per-call
-    array conversions: these tensors are tiny)."""
-    if shift > 0:
-        x = wrap_int32(x << shift)
-    x *= multiplier
-    x += 1 << 30
-    x >>= 31                            # SaturatingRoundingDoublingHighMul
-    if shift < 0:                       # RoundingDivideByPOT, halves away from zero
-        x += (1 << (-shift - 1)) + (x >> 63)
-        x >>= -shift
-    return x
-
-
-def _prepare_int_buffers(data: OpDataSvdf, wf64: np.ndarray) -> None:
+def _prepare_int_buffers(data: OpDataSvdf, feature_bound: int, time_bound: int) -> None:
     """Buffers and constants of _invoke_int, made once (no allocation per invoke). Zero-point
     terms and the bias ride along in the matmuls: a constant 1 in the input row (and in the
-    memory) against an extra weight row (column) holding them, exact integers in float64."""
+    memory) against an extra weight row (column) holding them, exact integers in float64.
+    The bounds (on |feature dot products| and |unit sums|) pick the requantizations' form."""
     b, f, m, u = data.batch, data.num_filters, data.memory_size, data.num_units
     i64 = np.int64
     c0 = lambda v: np.asarray(v, i64)            # noqa: E731 - 0-d operands convert fastest
@@ -247,9 +256,8 @@ def _prepare_int_buffers(data: OpDataSvdf, wf64: np.ndarray) -> None:
         [data.weights_feature_t, -np.asarray(data.feature_zp_term, np.float64)[None, :]]))
     bf["dotf"] = np.empty((b, f), np.float64)
     bf["dot"] = np.empty((b, f), i64)
-    feature_bound = (1 << 31) if data.wrap_feature else int(np.abs(wf64).sum(axis=1).max(initial=0)) * max(
-        abs(-128 - data.input_zero_point), abs(127 - data.input_zero_point))
-    bf["rq1"] = InPlaceRequant(data.effective_scale_1_a, data.effective_scale_1_b, (b, f), feature_bound)
+    bf["rq1"] = InPlaceRequant(data.effective_scale_1_a, data.effective_scale_1_b, (b, f),
+                               (1 << 31) if data.wrap_feature else feature_bound)
     bf["smin"], bf["smax"] = c0(data.state_min), c0(data.state_max)
     bf["szp"] = c0(data.activation_state_zero_point) if data.activation_state_zero_point else None
     # Time: [mem, 1] . [wt, -zp * sum(wt) + bias (first filter of each unit)] per filter. The
@@ -264,15 +272,8 @@ def _prepare_int_buffers(data: OpDataSvdf, wf64: np.ndarray) -> None:
     bf["timef"] = np.empty((b, f), np.float64)
     bf["acc"] = np.empty((b, f), i64)
     bf["units"] = np.empty((b, u), i64) if data.rank > 1 else None
-    if data.wrap_time:
-        out_bound = 1 << 31
-    else:
-        s_span = max(abs(data.state_min - data.activation_state_zero_point),
-                     abs(data.state_max - data.activation_state_zero_point))
-        out_bound = int(np.abs(data.weights_time).sum(axis=1).max(initial=0)) * s_span * data.rank + (
-            0 if data.bias is None else int(np.abs(data.bias).max(initial=0)))
-    bf["rq2"] = InPlaceRequant(data.effective_scale_2_a, data.effective_scale_2_b, (b, u), out_bound,
-                               offset=data.output_zero_point)
+    bf["rq2"] = InPlaceRequant(data.effective_scale_2_a, data.effective_scale_2_b, (b, u),
+                               (1 << 31) if data.wrap_time else time_bound, offset=data.output_zero_point)
     bf["m128"], bf["p127"] = c0(-128), c0(127)
     data.bufs = bf
 
@@ -289,7 +290,7 @@ def _invoke_int(ctx, node, data: OpDataSvdf) -> None:
     bf = data.bufs
     x = ctx.input(node, 0).data
     state = ctx.input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
-    state[:, :, :-1] = state[:, :, 1:]            # _shift_state
+    _shift_state(state)
 
     # Feature matmul: int32 dot products of (input - zero point), exact in float64,
     # wrapped like the C int32 when they could overflow.
@@ -301,7 +302,7 @@ def _invoke_int(ctx, node, data: OpDataSvdf) -> None:
     bf["rq1"](dot)                                # MultiplyByQuantizedMultiplier
     # The oracle's TFLM saturates to the state type first, then adds the state zero point
     # and narrows (wrapping) into the state buffer (newer TFLM sources add it before).
-    _clip(dot, bf["smin"], bf["smax"], out=dot)
+    clip(dot, bf["smin"], bf["smax"], out=dot)
     if bf["szp"] is not None:
         dot += bf["szp"]
     state[:, :, -1] = dot                         # two's-complement wrap, as the C store
@@ -318,34 +319,8 @@ def _invoke_int(ctx, node, data: OpDataSvdf) -> None:
     if data.wrap_time:
         y[...] = wrap_int32(y)
     bf["rq2"](y)                                  # rescale, + output zero point
-    _clip(y, bf["m128"], bf["p127"], out=y)
+    clip(y, bf["m128"], bf["p127"], out=y)
     ctx.output(node, 0).data.reshape(data.batch, data.num_units)[...] = y
-
-
-_LIBM_TANHF: Any = False
-
-
-def _tanhf(a: np.ndarray) -> np.ndarray:
-    """std::tanh on float, i.e. the C library's tanhf: numpy's tanh (float32 or float64
-    rounded) differs from glibc's in the last bit for ~20-40% of inputs, so call libm itself
-    when it is there (outputs are small: one value per unit and batch)."""
-    global _LIBM_TANHF
-    if _LIBM_TANHF is False:
-        _LIBM_TANHF = None
-        try:
-            import ctypes
-            import ctypes.util
-            libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-            fn = libm.tanhf
-            fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-            _LIBM_TANHF = fn
-        except (OSError, AttributeError):
-            pass
-    a = np.asarray(a, np.float32)
-    if _LIBM_TANHF is None:
-        return np.tanh(a.astype(np.float64)).astype(np.float32)
-    fn = _LIBM_TANHF
-    return np.array([fn(v) for v in a.ravel().tolist()], np.float32).reshape(a.shape)
 
 
 def _activation_float(act: str, a: np.ndarray) -> np.ndarray:
@@ -360,7 +335,7 @@ def _activation_float(act: str, a: np.ndarray) -> np.ndarray:
         m = np.where(six < a, six, a)
         return np.where(zero < m, m, zero)
     if act == "TANH":
-        return _tanhf(a)
+        return tanhf(a)
     if act == "SIGN_BIT":
         return np.signbit(a).astype(np.float32)
     return a
@@ -373,11 +348,7 @@ def _invoke_float(ctx, node, data: OpDataSvdf) -> None:
     _shift_state(state)
 
     # Feature matmul, float32 products and sums in TFLM's order (k ascending).
-    wft = data.weights_feature_t                                 # (input_size, num_filters)
-    dot = np.zeros((data.batch, data.num_filters), np.float32)
-    for k in range(data.input_size):
-        dot += x[:, k:k + 1] * wft[k]
-    state[:, :, -1] = dot
+    state[:, :, -1] = sequential_matmul_f32(x, data.weights_feature_t)
 
     # Time: sequential over memory.
     wt = data.weights_time

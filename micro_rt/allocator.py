@@ -29,6 +29,8 @@ from .targets import Target
 
 # TFLM keeps room for this many scratch requests per node in temp during prepare.
 MAX_SCRATCH_PER_NODE = 12
+# The metadata entry carrying an offline memory plan (written by micro_rt.optimize.writing).
+OFFLINE_METADATA = "OfflineMemoryAllocation"
 
 @dataclass
 class PlannedBuffer:
@@ -112,7 +114,7 @@ def tensor_lifetimes(sg: Subgraph) -> tuple[list[int], list[int], int]:
 
 def offline_offsets(model: Model) -> Optional[list[int]]:
     """The `OfflineMemoryAllocation` metadata: [version, subgraphs, count, offset per tensor]."""
-    raw = model.metadata_bytes("OfflineMemoryAllocation")
+    raw = model.metadata_bytes(OFFLINE_METADATA)
     if raw is None:
         if "OfflineMemoryAllocation" in model.metadata:
             raise ModelError(f"OfflineMemoryAllocation metadata points to buffer "

@@ -1,9 +1,9 @@
-"""Static facts about a model's operators: multiply-accumulate counts and summaries."""
+"""Static facts about a model's operators: multiply-accumulate counts."""
 from __future__ import annotations
 
 import math
 
-from .model import Model, OperatorInfo, Subgraph
+from .model import OperatorInfo, Subgraph
 
 
 def op_macs(sg: Subgraph, op: OperatorInfo) -> int:
@@ -44,7 +44,3 @@ def op_macs(sg: Subgraph, op: OperatorInfo) -> int:
         return weights * time_steps * (x[0] if x else 1)
     return 0
 
-
-def model_macs(model: Model) -> int:
-    sg = model.main
-    return sum(op_macs(sg, op) for op in sg.operators)

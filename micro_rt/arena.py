@@ -101,11 +101,6 @@ class Arena:
 
     # ---- totals ----------------------------------------------------------------------
     @property
-    def used_bytes(self) -> int:
-        """What TFLM's allocator reports: head (or live temp) plus tail."""
-        return max(self.head, self.temp) + self.tail
-
-    @property
     def required_bytes(self) -> int:
         """The smallest arena that survives every allocation made so far."""
         return align_up(self.peak.total)

@@ -141,7 +141,7 @@ class ModelBuilder:
         """A builder holding the main subgraph of `model`: buffers byte for byte, tensors,
         operators with their options, metadata. Only what the builder models: quantization
         min/max, shape_signature, sparsity, signature defs and other subgraphs are not carried
-        over (for tests and fuzzing). To edit a model keeping everything, use micro_rt.rewrite."""
+        over (for tests and fuzzing). To edit a model keeping everything, use micro_rt.optimize.writing."""
         b = cls(model.description)
         b.buffers = [bytes(buf) if buf is not None else b"" for buf in model.buffers]
         b.opcodes = [OpcodeSpec(c.builtin_code, c.custom_code, c.version) for c in model.operator_codes]

@@ -186,7 +186,8 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
            lines: list) -> bool:
     """Compare with tflite-micro on --seeds input sets: the run's own inputs, then seeded ones
     alternating uniform over each type's range and normal around the zero point."""
-    from .oracle import INPUT_DISTRIBUTIONS, check_against_oracle, random_inputs
+    from .inputs import INPUT_DISTRIBUTIONS, random_inputs
+    from .tools.oracle import check_against_oracle
     given = bool(args.input)
     sets = [{"seed": args.seed, "distribution": "--input files" if given else "uniform"}]
     input_sets = [first_inputs]
@@ -210,7 +211,7 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
 
 
 def cmd_run(args) -> int:
-    from .oracle import random_inputs
+    from .inputs import random_inputs
     _, data = _load(args.model)
     it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
     inputs = random_inputs(it, args.seed)
@@ -300,7 +301,7 @@ def cmd_optimize(args) -> int:
 # ---- profile ------------------------------------------------------------------------------
 def cmd_profile(args) -> int:
     from .fit import ops_without_kernels
-    from .oracle import random_inputs
+    from .inputs import random_inputs
     from .profile import profile_report, profile_table
     if get_target(args.target).is_host:
         raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "
@@ -319,7 +320,7 @@ def cmd_profile(args) -> int:
         with _progress(args, f"emulating {Path(args.model).name} on {args.target}",
                        len(it.nodes)) as progress:
             it.invoke(progress=progress)
-        report = profile_report(it, it.last_run, args.clock, it._executor.emulation_seconds)
+        report = profile_report(it, it.last_run, args.clock, it.executor.emulation_seconds)
     _emit(args, report, profile_table(report))
     return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
 
@@ -363,37 +364,50 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show tracebacks on errors (also accepted after the command)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, help: str, func, *, target: Optional[str] = "cortex-m4",
-                kernels: bool = True, planner: bool = False):
-        p = sub.add_parser(name, help=help, description=help, epilog=_EXIT_CODES,
-                           formatter_class=_HelpFormatter)
-        p.add_argument("model", help=".tflite file")
-        if target:
-            p.add_argument("--target", default=target,
-                           help=TARGETS_HELP if kernels else TARGETS_HELP.split(", ", 1)[1])
-        if kernels:
-            p.add_argument("--kernels", default="reference", choices=["reference", "cmsis-nn"],
-                           help=KERNELS_HELP)
-        if planner:
-            p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"],
-                           help="TFLM's greedy or linear planner, or the model's offline plan")
-        p.add_argument("--json", action="store_true", help="print JSON instead of text")
-        p.add_argument("--quiet", action="store_true",
-                       help="no progress bar and no warnings on stderr")
-        # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
-        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                       help="show tracebacks on errors")
-        p.set_defaults(func=func)
-        return p
-
-    command("info", "operators, tensors, MACs, unsupported ops", cmd_info, target=None, kernels=False)
-
-    p = command("plan", "arena plan: lifetimes, offsets, head/tail totals", cmd_plan, planner=True)
+    _add_command(sub, "info", "operators, tensors, MACs, unsupported ops", cmd_info, target=None,
+                 kernels=False)
+    p = _add_command(sub, "plan", "arena plan: lifetimes, offsets, head/tail totals", cmd_plan,
+                     planner=True)
     p.add_argument("--html", metavar="FILE", help="write a lane chart of the plan (default: none)")
+    _add_fit_options(_add_command(
+        sub, "fit", "does the model fit a RAM/flash budget (exit 0 yes, 1 no, 3 cannot tell)",
+        cmd_fit, planner=True))
+    _add_run_options(_add_command(sub, "run", "invoke the model on given or random inputs", cmd_run))
+    _add_profile_options(_add_command(
+        sub, "profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
+        "micro_rt's CMSIS-NN-style C kernels)", cmd_profile, kernels=False))
+    _add_optimize_options(_add_command(
+        sub, "optimize", "reorder operators and write an offline memory plan", cmd_optimize))
+    return parser
 
-    p = command("fit", "does the model fit a RAM/flash budget (exit 0 yes, 1 no, 3 cannot tell)",
-                cmd_fit, planner=True)
+
+def _add_command(sub, name: str, help: str, func, *, target: Optional[str] = "cortex-m4",
+                 kernels: bool = True, planner: bool = False) -> argparse.ArgumentParser:
+    """A subcommand with the options every command shares (model, target, kernels, planner,
+    --json, --quiet, --debug)."""
+    p = sub.add_parser(name, help=help, description=help, epilog=_EXIT_CODES,
+                       formatter_class=_HelpFormatter)
+    p.add_argument("model", help=".tflite file")
+    if target:
+        p.add_argument("--target", default=target,
+                       help=TARGETS_HELP if kernels else TARGETS_HELP.split(", ", 1)[1])
+    if kernels:
+        p.add_argument("--kernels", default="reference", choices=["reference", "cmsis-nn"],
+                       help=KERNELS_HELP)
+    if planner:
+        p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"],
+                       help="TFLM's greedy or linear planner, or the model's offline plan")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no warnings on stderr")
+    # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show tracebacks on errors")
+    p.set_defaults(func=func)
+    return p
+
+
+def _add_fit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ram", type=size_type(RAM_LIMIT), required=True,
                    help=f"RAM budget, 1 B to {describe_bytes(RAM_LIMIT)}, e.g. 256K (required)")
     p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
@@ -403,7 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the emulated inference that measures kernel stack and code: the "
                         "verdict is then for the arena and the model only")
 
-    p = command("run", "invoke the model on given or random inputs", cmd_run)
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", action="append", metavar="FILE.npy",
                    help="one per model input, in order (default: seeded random inputs)")
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
@@ -413,8 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int_range(1, 1000), default=5, metavar="N",
                    help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
 
-    p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
-                "micro_rt's CMSIS-NN-style C kernels)", cmd_profile, kernels=False)
+
+def _add_profile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clock", type=parse_frequency, default="100MHz",
                    help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. 120MHz")
     p.add_argument("--flash-wait-states", type=int_range(0, 15), default=0, metavar="N",
@@ -425,7 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs, 0 to 2^32-1")
 
-    p = command("optimize", "reorder operators and write an offline memory plan", cmd_optimize)
+
+def _add_optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUT.tflite",
                    help="where to write the optimized model (required)")
     p.add_argument("--time-limit", type=seconds_range(0, 86400), default=10.0, metavar="S",
@@ -437,7 +453,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-check", action="store_true", help="skip running both models to compare outputs")
     p.add_argument("--oracle-verify", action="store_true",
                    help="also measure candidates with the tflite-micro oracle (for ops micro_rt lacks)")
-    return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

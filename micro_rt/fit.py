@@ -14,8 +14,8 @@ from typing import Callable, Optional
 
 from .allocator import ArenaPlan
 from .errors import MicroRtError, UnsupportedOpError
+from .inputs import random_inputs
 from .interpreter import Interpreter
-from .oracle import random_inputs
 from .report import format_bytes, kernels_fields, kernels_label
 
 FITS, DOES_NOT_FIT, CANNOT_TELL = "fits", "does not fit", "cannot tell"
@@ -48,7 +48,7 @@ def measure_kernels(data: bytes, target: str,
         for i, x in enumerate(random_inputs(it, 0)):
             it.set_input(x, i)
         it.invoke(progress=progress)
-        executor = it._executor
+        executor = it.executor
         return KernelMeasurement(max((r.stack_bytes for r in it.last_run), default=0),
                                  executor.static_ram_bytes(), executor.code_bytes(),
                                  [f"{r.index} {r.op}" for r in it.last_run if not r.on_mcu])

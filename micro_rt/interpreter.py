@@ -18,103 +18,17 @@ from . import compat
 from .allocator import ArenaPlan, TflmAllocator
 from .blas import BlasThreadLimit
 from .compat import InterpreterConfig
+from .context import MicroContext, Tensor, reset_variable
 from .errors import (EmulationError, InputError, InputIndexError, InputTypeError, KernelError,
                      MicroRtError, ModelError, TensorNotKeptError, UnsupportedOpError)
 from .files import read_model_file
 from .kernel_api import Node, Registration
-from .model import Model, TensorInfo, read_model, undefined_reads
+from .model import Model, read_model, undefined_reads
 from .resolver import MutableOpResolver
 from .profile import OpRecord
 from .planner import PLANNERS
-from .flavours import KERNEL_FLAVOURS, FlavouredTarget, prepare_extras
-from .targets import TARGETS, get_target
-
-
-
-class Tensor:
-    """A tensor as kernels see it (`kernel_api.TensorView`)."""
-
-    def __init__(self, info: TensorInfo):
-        self.info = info
-        self.index, self.name = info.index, info.name
-        self.dtype = info.dtype
-        self.shape = info.shape
-        q = info.quantization
-        self.scales = q.scales if q is not None else np.zeros(0, np.float32)
-        self.zero_points = q.zero_points if q is not None else np.zeros(0, np.int64)
-        self.quantized_dimension = q.quantized_dimension if q is not None else 0
-        self.is_constant = info.is_constant
-        self.is_variable = info.is_variable
-        self.offset: Optional[int] = None          # arena offset once planned
-        self._data: Optional[np.ndarray] = info.data
-
-    @property
-    def type_name(self) -> str:
-        return self.info.type_name
-
-    @property
-    def nbytes(self) -> int:
-        return self.info.nbytes
-
-    @property
-    def data(self) -> np.ndarray:
-        if self._data is None and self.info.packed_int4 is not None:
-            self._data = self.info.int4_values()     # unpacked when a kernel first reads it
-        if self._data is None:
-            raise KernelError(f"tensor {self.index} ('{self.name}') has no data yet: activation "
-                              "data exists only during invoke")
-        return self._data
-
-    def bind(self, data: np.ndarray) -> None:
-        self._data = data
-
-    def __repr__(self) -> str:
-        return f"Tensor({self.index}, '{self.name}', {self.type_name}{list(self.shape)})"
-
-
-def _reset_variable(t: Tensor) -> None:
-    """TFLM's ResetVariableTensors (also run at the end of AllocateTensors): int8 variables
-    are filled with their zero point (memset of that byte), every other type with zeros."""
-    value = 0
-    if t.type_name == "INT8" and len(t.zero_points):
-        value = int(t.zero_points[0])
-    t.data.view(np.uint8)[...] = value & 0xFF
-
-
-class _Context:
-    """The KernelContext the interpreter hands to kernels, bound to the node being run."""
-
-    def __init__(self, interpreter: "Interpreter"):
-        self._it = interpreter
-        self.kernels: str = interpreter.kernels
-        self.node: Optional[Node] = None
-        self.target = FlavouredTarget(interpreter.target, self.kernels, self)
-
-    def tensor(self, index: int) -> Optional[Tensor]:
-        return None if index < 0 else self._it.tensors[index]
-
-    def input(self, node: Node, i: int) -> Optional[Tensor]:
-        if i >= len(node.inputs):
-            return None
-        return self.tensor(node.inputs[i])
-
-    def output(self, node: Node, i: int) -> Tensor:
-        if i >= len(node.outputs):
-            raise KernelError(f"op {node.index} {node.op_name}: has {len(node.outputs)} outputs, "
-                              f"kernel asked for output {i}")
-        return self._it.tensors[node.outputs[i]]
-
-    def allocate_persistent(self, nbytes: int) -> int:
-        return self._it._allocator.allocate_persistent(int(nbytes))
-
-    def request_scratch(self, nbytes: int) -> int:
-        if self.node is None:
-            raise KernelError("request_scratch is only allowed in prepare")
-        return self._it._allocator.request_scratch(self.node.index, int(nbytes))
-
-    def scratch(self, index: int) -> np.ndarray:
-        return self._it._scratch_views[index]
-
+from .flavours import KERNEL_FLAVOURS, prepare_extras
+from .targets import TARGETS, Target, get_target
 
 # Inputs a builtin cannot do without (TFLM's kernels dereference them unconditionally);
 # every builtin needs its input 0. Others (biases, LSTM gates) are optional or checked by kernels.
@@ -159,6 +73,30 @@ def _unresolved_registration(error: UnsupportedOpError) -> Registration:
     return Registration(invoke=invoke, name="unresolved")
 
 
+def _as_model(model: Any) -> Model:
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        model = read_model(model)
+    if not isinstance(model, Model):
+        raise InputTypeError(f"Interpreter needs a micro_rt Model or the model's bytes (or "
+                             f"use Interpreter.from_file), got {type(model).__name__}")
+    return model
+
+
+def _target_and_emulation(target: Any, kernels: str, emulate: Optional[bool]) -> tuple[Target, bool]:
+    """The target, and whether operators run on the virtual MCU: CMSIS-NN kernels on a
+    Cortex-M target do unless told otherwise."""
+    try:
+        target_info = get_target(compat.check_name("target", target, TARGETS))
+    except InputError:
+        raise
+    except MicroRtError as e:
+        raise InputError(str(e)) from None
+    emulate = (kernels == "cmsis-nn" and target_info.cpu is not None) if emulate is None else emulate
+    if emulate and (kernels != "cmsis-nn" or target_info.cpu is None):
+        raise InputError("emulation needs kernels='cmsis-nn' and a Cortex-M target")
+    return target_info, emulate
+
+
 def _mcu_executor_class() -> type:
     from .cortexm.executor import McuExecutor    # Unicorn loads only when a model is emulated
     return McuExecutor
@@ -183,11 +121,7 @@ class Interpreter:
         models micro_rt cannot run. `blas_threads` caps numpy's BLAS thread pool during
         invoke (None leaves it alone): the matrices of microcontroller models are small,
         and waking BLAS threads for them costs more than it saves."""
-        if isinstance(model, (bytes, bytearray, memoryview)):
-            model = read_model(model)
-        if not isinstance(model, Model):
-            raise InputTypeError(f"Interpreter needs a micro_rt Model or the model's bytes (or "
-                                 f"use Interpreter.from_file), got {type(model).__name__}")
+        model = _as_model(model)
         arena_size = compat.check_arena_size(arena_size)
         compat.check_alt_decompression(alt_decompression_memory_size)
         preserve_all_tensors = (compat.check_flag("preserve_all_tensors", preserve_all_tensors)
@@ -200,16 +134,7 @@ class Interpreter:
             raise InputError(f"unknown kernels '{kernels}'; choose from {', '.join(KERNEL_FLAVOURS)}")
         self.model = model
         self.kernels = kernels
-        # CMSIS-NN kernels on a Cortex-M target run on the virtual MCU unless told otherwise.
-        try:
-            target_info = get_target(compat.check_name("target", target, TARGETS))
-        except InputError:
-            raise
-        except MicroRtError as e:
-            raise InputError(str(e)) from None
-        self.emulate = (kernels == "cmsis-nn" and target_info.cpu is not None) if emulate is None else emulate
-        if self.emulate and (kernels != "cmsis-nn" or target_info.cpu is None):
-            raise InputError("emulation needs kernels='cmsis-nn' and a Cortex-M target")
+        target_info, self.emulate = _target_and_emulation(target, kernels, emulate)
         self.mcu_options = compat.check_mcu_options(mcu_options, self.emulate, _mcu_executor_class)
         self._blas = BlasThreadLimit(blas_threads)
         self._executor = None
@@ -224,8 +149,7 @@ class Interpreter:
                            inputs=op.inputs, outputs=op.outputs, intermediates=op.intermediates,
                            options=dict(op.options), custom_options=op.custom_options)
                       for op in sg.operators]
-        self._context = _Context(self)
-        self._scratch_views: list[np.ndarray] = []
+        self._context = MicroContext(self.tensors, self.kernels, self.target)
         self.plan: ArenaPlan = self._allocate(arena_size, planner)
         self._undefined_reads = undefined_reads(sg)       # planned like TFLM, refused at invoke
         self.arena_size = arena_size if arena_size is not None else self.plan.required_bytes
@@ -265,6 +189,7 @@ class Interpreter:
 
     def _allocate(self, arena_size: Optional[int], planner: str) -> ArenaPlan:
         self._allocator = TflmAllocator(self.model, self.target, arena_size, planner, self.kernels)
+        self._context.allocator = self._allocator
         self._allocator.start_model()
         ctx = self._context
         for node, reg in zip(self.nodes, self.registrations):
@@ -294,8 +219,8 @@ class Interpreter:
                 t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else
                        np.zeros(t.nbytes, np.uint8))
                 self._variables.append(t)
-                _reset_variable(t)
-            elif t._data is None and t.nbytes == 0:
+                reset_variable(t)
+            elif not t.is_bound and t.nbytes == 0:
                 t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else np.zeros(0, np.uint8))
 
     def rebind_arena(self, memory: np.ndarray) -> None:
@@ -308,11 +233,11 @@ class Interpreter:
         if old is not None:
             memory[:old.size] = old[:memory.size]
         self._memory = memory
-        self._scratch_views = []
+        self._context.scratch_views = scratch_views = []
         for b in self._allocator_buffers:
             region = self._memory[b.offset:b.offset + b.size]
             if b.kind == "scratch":
-                self._scratch_views.append(region)
+                scratch_views.append(region)
             else:
                 t = self.tensors[b.tensor]
                 t.offset = b.offset
@@ -399,6 +324,13 @@ class Interpreter:
                                      f"{type(e).__name__}: {e}") from e
         return self._executor
 
+    @property
+    def executor(self):
+        """The virtual MCU's run data (`cortexm.executor.McuExecutor`: emulation seconds, static
+        RAM and code bytes of the C kernels, per-operator instruction budgets, the machine):
+        made by the first emulated invoke; None before it, without `emulate` and after close()."""
+        return self._executor
+
     def close(self) -> None:
         """Call every kernel's `free` with its user data, once, as TFLM does when the
         interpreter is destroyed; also releases the virtual MCU."""
@@ -424,7 +356,7 @@ class Interpreter:
         """Reset the variable tensors (RNN/LSTM/SVDF state) as TFLM's ResetVariableTensors:
         int8 ones to their zero point, the rest to zero."""
         for t in self._variables:
-            _reset_variable(t)
+            reset_variable(t)
 
     # ---- inputs and outputs ----------------------------------------------------------
     @property

@@ -18,7 +18,7 @@ import numpy as np
 
 
 class TensorView(Protocol):
-    """What a kernel sees of one tensor (see `micro_rt.interpreter.Tensor`)."""
+    """What a kernel sees of one tensor (see `micro_rt.context.Tensor`)."""
 
     index: int
     name: str

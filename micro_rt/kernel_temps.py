@@ -21,7 +21,6 @@ from typing import Callable, Optional, Sequence, Union
 
 from .model import OperatorInfo, TensorInfo
 
-Access = tuple[str, int]           # ("input" | "output", slot)
 Rule = Union[str, Callable[[OperatorInfo, Sequence[TensorInfo]], str]]
 
 

@@ -113,13 +113,25 @@ def check(path: Path, seed: int = 0):
     return xs, outs, arena, diffs
 
 
+def _custom_ops(path: Path) -> list[str]:
+    from micro_rt.model import read_model
+    model = read_model(path.read_bytes())
+    return sorted({op.op_name for sg in model.subgraphs for op in sg.operators if op.is_custom})
+
+
 def main(argv):
     from importlib.metadata import version
     paths = [Path(a) for a in argv] or sorted(MODELS_DIR.glob("*.tflite"))
     failed = 0
     print(f"tflite_micro {version('tflite_micro')}"
           + (f", ai-edge-litert {version('ai-edge-litert')}" if Interpreter is not None else ""))
+    skipped = 0
     for p in paths:
+        custom = _custom_ops(p)
+        if custom:   # e.g. custom_atan: it exists to be refused until its op is registered
+            skipped += 1
+            print(f"{p.name:34s} skipped: custom op {', '.join(custom)} (no kernel in the oracle)")
+            continue
         try:
             xs, outs, arena, diffs = check(p)
         except Exception as e:  # noqa: BLE001
@@ -131,7 +143,8 @@ def main(argv):
         print(f"{p.name:34s} arena {arena!s:>6} B  {ins} -> {os_}")
         if diffs:
             print(f"{'':34s} vs LiteRT ref: {'; '.join(diffs)}")
-    print(f"{len(paths) - failed}/{len(paths)} models ran in TFLM")
+    print(f"{len(paths) - failed - skipped}/{len(paths) - skipped} models ran in TFLM"
+          + (f" ({skipped} with custom ops skipped)" if skipped else ""))
     return 1 if failed else 0
 
 

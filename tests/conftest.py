@@ -131,7 +131,7 @@ def oracle_available() -> bool:
 def oracle():
     if not oracle_available():
         missing("tflite-micro oracle not installed (pip install -e '.[test]')")
-    from micro_rt import oracle as o
+    from micro_rt.tools import oracle as o
     return o
 
 

@@ -1,17 +1,20 @@
-"""What the kernel tests (test_kernels_a.py, test_kernels_b.py) share.
+"""What the kernel tests (tests/test_kernels_*.py) share.
 
 * `single_op`: a one-operator model built with `micro_rt.builder.ModelBuilder` from tensor
   specs (`q8`, `q16`, `f32`, `i32`; a list of scales makes a per-channel tensor);
 * `assert_single_op_matches_oracle`: run it through `micro_rt.Interpreter` and the
   tflite-micro oracle on the same seeded inputs, outputs equal bit for bit;
 * `assert_ops_match_oracle`: a real model with every tensor preserved on both sides, each
-  operator's output tensor compared (the pattern of `micro_rt.oracle.first_differing_op`);
+  operator's output tensor compared (the pattern of `micro_rt.tools.oracle.first_differing_op`);
+* `layer_op_cases`: the numbered option combinations of the layer operators' single-op tests;
 * `kernel_persistent`: the persistent bytes the kernels asked for, read from the arena.
 """
 from __future__ import annotations
 
 from collections import Counter
 from typing import Optional, Sequence
+
+import math
 
 import numpy as np
 import pytest
@@ -20,7 +23,7 @@ from micro_rt import Interpreter
 from micro_rt.builder import ModelBuilder
 from micro_rt.errors import KernelError, UnsupportedOpError
 from micro_rt.model import read_model
-from micro_rt.oracle import invoke_both
+from micro_rt.tools.oracle import invoke_both
 
 
 # --------------------------------------------------------------------------- tensor specs
@@ -39,6 +42,11 @@ def f32(shape, **kw) -> dict:
 
 def i32(shape, **kw) -> dict:
     return dict(shape=shape, type="INT32", **kw)
+
+
+def random_scale(rng, lo: float = 1e-3, hi: float = 0.5) -> float:
+    """A float32-exact quantization scale, log-uniform in [lo, hi]."""
+    return float(np.float32(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
 
 
 def single_op(op: str, inputs: Sequence[Optional[dict]], output: Optional[dict] = None,
@@ -77,6 +85,86 @@ def op_submodel(data: bytes, k: int) -> bytes:
                 and not tensors[i].is_variable]
     b.outputs = list(op.outputs)
     return b.build()
+
+
+# --------------------------------------------------------------------------- layer-op cases
+
+def layer_op_cases(kinds: set) -> list[tuple[int, str, dict]]:
+    """The single-op cases of CONV_2D ("conv"), DEPTHWISE_CONV_2D ("dw"), FULLY_CONNECTED ("fc"),
+    the pools ("pool"), SOFTMAX ("softmax") and MEAN ("mean") whose kind is in `kinds`: (number,
+    kind, builder keywords). The number, a case's place in the one list of all of them, seeds
+    its model and inputs, so a case tests the same model whichever file runs it."""
+    cases = []
+    for dt in ("int8", "float32"):
+        for pad in ("SAME", "VALID"):
+            for stride, dil in (((1, 1), (1, 1)), ((2, 2), (1, 1)), ((2, 1), (1, 1)), ((1, 1), (2, 2)),
+                                ((1, 2), (2, 1))):
+                cases.append(("conv", dict(dtype=dt, padding=pad, stride=stride, dil=dil)))
+                cases.append(("dw", dict(dtype=dt, padding=pad, stride=stride, dil=dil, depthwise=True)))
+        for act in ("RELU", "RELU6", "RELU_N1_TO_1"):
+            cases.append(("conv", dict(dtype=dt, act=act)))
+            cases.append(("dw", dict(dtype=dt, act=act, depthwise=True)))
+            cases.append(("fc", dict(dtype=dt, act=act)))
+        cases.append(("conv", dict(dtype=dt, bias=False, k=(1, 1))))
+        cases.append(("conv", dict(dtype=dt, k=(5, 2), in_shape=(2, 8, 7, 5))))
+        cases.append(("conv", dict(dtype=dt, k=(3, 3), in_shape=(1, 6, 6, 4), oc=6)))
+        cases.append(("dw", dict(dtype=dt, depthwise=True, mult=3, in_shape=(1, 7, 8, 2))))
+        cases.append(("dw", dict(dtype=dt, depthwise=True, mult=2, stride=(2, 2), padding="VALID")))
+        cases.append(("fc", dict(dtype=dt, bias=False)))
+        cases.append(("fc", dict(dtype=dt, in_shape=(2, 3, 8), keep_num_dims=True)))
+        cases.append(("fc", dict(dtype=dt, in_shape=(1, 1, 1, 64))))
+        for kind in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+            for pad in ("SAME", "VALID"):
+                cases.append(("pool", dict(kind=kind, dtype=dt, padding=pad)))
+                cases.append(("pool", dict(kind=kind, dtype=dt, padding=pad, k=(2, 3), stride=(1, 2),
+                                           act="RELU6")))
+        cases.append(("softmax", dict(dtype=dt)))
+        cases.append(("softmax", dict(dtype=dt, shape=(1, 1, 3, 30), beta=0.5)))
+        cases.append(("mean", dict(dtype=dt)))
+        cases.append(("mean", dict(dtype=dt, keep_dims=False)))
+        cases.append(("mean", dict(dtype=dt, axis=(2, 1))))
+        cases.append(("mean", dict(dtype=dt, axis=(-3, -2))))
+        cases.append(("mean", dict(dtype=dt, axis=(3,), keep_dims=False)))
+        cases.append(("mean", dict(dtype=dt, in_shape=(2, 3, 4), axis=(0, 2), keep_dims=True)))
+    cases.append(("conv", dict(per_channel=False)))
+    cases.append(("dw", dict(depthwise=True, mult=4, in_shape=(1, 9, 8, 1), k=(4, 3), stride=(2, 2))))
+    cases.append(("dw", dict(depthwise=True, mult=2, in_shape=(1, 9, 8, 1), k=(3, 3), padding="VALID",
+                             per_channel=False)))
+    cases.append(("dw", dict(per_channel=False, depthwise=True)))
+    cases.append(("fc", dict(per_channel=True)))
+    cases.append(("fc", dict(per_channel=True, bias=False, in_shape=(3, 17), oc=9)))
+    cases.append(("softmax", dict(out_dtype="int16")))
+    cases.append(("softmax", dict(in_scale=1.0, shape=(3, 10))))
+    cases.append(("softmax", dict(in_scale=0.004, shape=(3, 10), beta=2.0)))
+    cases.append(("mean", dict(same_quant=True, keep_dims=False)))
+    cases.append(("mean", dict(same_quant=True, in_shape=(1, 3, 3, 8), axis=(1,))))
+    cases.append(("mean", dict(in_shape=(1, 7, 7, 16))))
+    return [(number, kind, kw) for number, (kind, kw) in enumerate(cases) if kind in kinds]
+
+
+def layer_op_params(kinds: set) -> list:
+    """pytest params of `layer_op_cases(kinds)`, each named after its kind and keywords."""
+    return [pytest.param(case, id=f"{case[1]}-{'-'.join(f'{a}={v}' for a, v in case[2].items())}")
+            for case in layer_op_cases(kinds)]
+
+
+def assert_layer_op_case_matches_oracle(oracle, case: tuple[int, str, dict], builders: dict) -> None:
+    """The case's model (made by `builders[kind]` from a generator seeded with its number)
+    bit-exact with the oracle on three seeded inputs."""
+    number, kind, kw = case
+    model = builders[kind](np.random.default_rng(1000 + number), **kw)
+    assert_single_op_matches_oracle(oracle, model, trials=3, seed=number)
+
+
+def named_case_params(cases: list) -> list:
+    """pytest params of (name, model) cases, each named after its name."""
+    return [pytest.param(name, data, id=name) for name, data in cases]
+
+
+def assert_named_case_matches_oracle(oracle, name: str, data: bytes) -> None:
+    """The model bit-exact with the oracle on four inputs seeded by the name's length; a
+    model TFLM rejects must be rejected by micro_rt's prepare too."""
+    assert_single_op_matches_oracle(oracle, data, trials=4, seed=len(name), may_reject=True)
 
 
 # --------------------------------------------------------------------------- inputs

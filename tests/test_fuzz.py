@@ -19,9 +19,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import PROJECT_MODELS
 from micro_rt import (AllocationError, InputError, Interpreter, KernelError, MicroRtError,
-                      ModelError, fuzzing, model as model_module)
+                      ModelError, model as model_module)
 from micro_rt.builder import ModelBuilder
 from micro_rt.cli import main
+from micro_rt.tools import fuzzing
 
 SEEDS = dict(fuzzing.builder_seeds())
 for _name in ("mobilenet_tiny_int8", "shape_ops_f32", "pooling_int8", "elementwise_int8",

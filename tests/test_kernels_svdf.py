@@ -15,6 +15,7 @@ from micro_rt import Interpreter
 from micro_rt.arena import align_up
 from micro_rt.builder import ModelBuilder
 from micro_rt.errors import KernelError
+from micro_rt.inputs import random_inputs
 from micro_rt.model import read_model
 
 F32 = np.float32
@@ -243,7 +244,6 @@ def test_keyword_scrambled_end_to_end(oracle, name):
     equal the oracle's after each invoke."""
     path = shared_model(name)
     data = path.read_bytes()
-    from micro_rt import oracle as o
     ours = Interpreter.from_bytes(data, preserve_all_tensors=True)
     theirs = oracle.interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16),
                                 preserve_all_tensors=True)
@@ -253,7 +253,7 @@ def test_keyword_scrambled_end_to_end(oracle, name):
         if seed == 10:
             ours.reset()
             theirs.reset()
-        for i, x in enumerate(o.random_inputs(ours, seed)):
+        for i, x in enumerate(random_inputs(ours, seed)):
             ours.set_input(x, i)
             theirs.set_input(x, i)
         ours.invoke()

@@ -13,10 +13,12 @@ from micro_rt.allocator import offline_offsets
 from micro_rt.builder import ModelBuilder
 from micro_rt.cli import main
 from micro_rt.model import read_model
-from micro_rt.optimize import (OFFLINE_METADATA, best_order, best_placement, check_outputs,
-                               dataflow, optimize, order_buffers, planned_tensors, simulate_tflm)
-from micro_rt.planner import (BufferRequest, GreedyPlanner, exact_placement, lower_bound,
-                              placement_is_valid, placement_total)
+from micro_rt.optimize import check_outputs, optimize
+from micro_rt.optimize.ordering import best_order, dataflow, planned_tensors
+from micro_rt.optimize.placement import (best_placement, exact_placement, first_fit, order_buffers,
+                                         placement_is_valid, placement_total, simulate_tflm)
+from micro_rt.optimize.writing import OFFLINE_METADATA
+from micro_rt.planner import BufferRequest, GreedyPlanner, lower_bound
 
 from conftest import PROJECT_MODELS
 
@@ -189,7 +191,6 @@ def test_placement_search_is_valid_never_worse_than_greedy_and_exact_when_small(
     # Exact branch and bound against brute force over first-fit orders (small instances).
     exact, finished = exact_placement(buffers, greedy.total() + 1)
     assert finished and exact is not None and placement_is_valid(buffers, exact)
-    from micro_rt.planner import first_fit
     brute = min(placement_total(buffers, first_fit(buffers, list(p)))
                 for p in itertools.permutations(range(len(buffers))))
     assert placement_total(buffers, exact) <= brute

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import PROJECT_MODELS, missing, oracle_available, shared_model
 from micro_rt.cli import main
-from micro_rt.optimize import OFFLINE_METADATA, optimize
-from micro_rt.rewrite import ModelEdit, rewrite_model
+from micro_rt.optimize import optimize
+from micro_rt.optimize.writing import OFFLINE_METADATA, ModelEdit, rewrite_model
 
 
 @pytest.fixture(scope="module")
@@ -176,10 +176,10 @@ def test_html_says_what_was_done_and_the_bytes_saved(tmp_path, capsys, name, reo
 
 def test_rewrite_refuses_fields_it_would_lose(monkeypatch):
     """A Model field newer than micro_rt's schema cannot be copied: refuse, naming it."""
-    from micro_rt import rewrite
+    from micro_rt.optimize import writing
     from micro_rt.errors import MicroRtError
     data = shared_model("hello_world_int8.tflite").read_bytes()      # has signature_defs (7)
-    fields = {k: v for k, v in rewrite.MODEL_FIELDS.items() if k != 7}
-    monkeypatch.setattr(rewrite, "MODEL_FIELDS", fields)
+    fields = {k: v for k, v in writing.MODEL_FIELDS.items() if k != 7}
+    monkeypatch.setattr(writing, "MODEL_FIELDS", fields)
     with pytest.raises(MicroRtError, match=r"Model field\(s\) \[7\]"):
         rewrite_model(data, ModelEdit([0, 1, 2], {}))

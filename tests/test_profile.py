@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from conftest import PROJECT_MODELS, requires, shared_model
-from micro_rt import EmulationError, Interpreter, oracle
+from micro_rt import EmulationError, Interpreter
 from micro_rt.cli import main
+from micro_rt.inputs import random_inputs
 
 pytestmark = requires((PROJECT_MODELS.parent / "cortexm" / "firmware" / "cortex-m4.elf").exists(),
                       "firmware not built (make firmware)")
@@ -24,7 +25,7 @@ def _emulated_equals_host(data: bytes, core: str, seeds=range(2)) -> Interpreter
     host = Interpreter.from_bytes(data, target=core)
     emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
     for seed in seeds:
-        for i, x in enumerate(oracle.random_inputs(host, seed)):
+        for i, x in enumerate(random_inputs(host, seed)):
             host.set_input(x, i)
             emu.set_input(x, i)
         host.invoke()

@@ -59,7 +59,7 @@ def test_constant_larger_than_flash_is_refused_with_the_numbers(monkeypatch):
 def test_flash_is_sized_from_the_model():
     it = _mcu_interpreter(_conv_model(4, 8, 16))
     it.invoke()
-    mcu = it._executor.mcu
+    mcu = it.executor.mcu
     constants = 16 * 3 * 3 * 8 + 16 * 4
     # The model's constants, then what the glue derives from them (per-channel multipliers
     # and shifts) placed after them: flash ends at the page after the last one.
@@ -85,7 +85,7 @@ def test_invoke_after_close_is_refused():
     it.close()
     with pytest.raises(InputError, match="the interpreter was closed"):
         it.invoke()
-    assert it._executor is None            # no new machine was built
+    assert it.executor is None             # no new machine was built
     it.close()
     host = Interpreter.from_bytes(_relu_model())
     with host:
@@ -110,7 +110,7 @@ def test_engine_recycle_keeps_outputs_records_and_state(core):
             it.invoke()
             out.append((it.get_output(0).tobytes(),
                         [(r.instructions, r.cycles, r.stack_bytes) for r in it.last_run]))
-        runs.append((out, it._executor.mcu.engines_started))
+        runs.append((out, it.executor.mcu.engines_started))
         it.close()
     assert runs[0][0] == runs[1][0]
     assert runs[0][1] == 1 and runs[1][1] > 2
@@ -127,7 +127,7 @@ def test_op_budget_scales_with_the_work():
     assert limit.macs == 112 * 112 * 256 * 9 * 84 > 2.4e9
     assert limit.expected > 2 * per_mac * limit.macs
     assert limit.budget == executor_module.BUDGET_MARGIN * limit.expected
-    assert big._executor.invoke_budget == limit.budget
+    assert big.executor.invoke_budget == limit.budget
 
 
 # The operators whose instructions per unit of work are the highest seen (few-channel depthwise,
@@ -138,7 +138,7 @@ _BUDGET_MODELS = ["depthwise_variants_int8", "depthwise_variants_f32", "activati
 
 @pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])
 def test_expected_instructions_are_an_upper_bound(core):
-    from micro_rt.oracle import random_inputs
+    from micro_rt.inputs import random_inputs
     for name in _BUDGET_MODELS:
         it = _mcu_interpreter((Path(__file__).parents[1] / "models" / f"{name}.tflite").read_bytes(), core)
         for i, x in enumerate(random_inputs(it, 0)):
@@ -146,7 +146,7 @@ def test_expected_instructions_are_an_upper_bound(core):
         it.invoke()
         for r in it.last_run:
             if r.on_mcu:
-                expected = it._executor.op_budget(it.nodes[r.index]).expected
+                expected = it.executor.op_budget(it.nodes[r.index]).expected
                 assert r.instructions <= expected, (name, r.index, r.op, r.instructions, expected)
 
 

@@ -1,76 +1,344 @@
-/* micro_rt: CMSIS-NN compatible s8 function declarations (own implementation). */
+/* micro_rt: the CMSIS-NN compatible int8 kernels (own implementation, TFLM-exact arithmetic).
+ *
+ * Names, signatures and argument structs are CMSIS-NN's, so code written against CMSIS-NN
+ * compiles and links against these kernels; the arithmetic is TFLM's reference arithmetic
+ * (MultiplyByQuantizedMultiplier with double rounding), bit-exact with micro_rt's numpy twins.
+ * micro_rt's own kernels (float32, int16, broadcasting, data movement, ...) are declared in
+ * mrt_nnfunctions.h.
+ *
+ * Conventions of every function below:
+ *  - Tensors are NHWC, row-major, densely packed; cmsis_nn_dims gives {n, h, w, c}.
+ *  - Offsets are added to the raw int8 values: input_offset = -input zero point (so in
+ *    [-127, 128]), output_offset = output zero point (in [-128, 127]); filters are symmetric
+ *    (zero point 0) unless a filter_offset is documented.
+ *  - Requantization is TFLM's MultiplyByQuantizedMultiplier: `multiplier` is a Q31 mantissa
+ *    (TFLM's QuantizeMultiplier: in [2^30, 2^31) or 0), `shift` its power-of-two exponent in
+ *    [-31, 30] (> 0 shifts left before the multiply, < 0 divides after it, rounding).
+ *  - activation.min <= activation.max, both in [-128, 127]: the fused activation's clamp.
+ *  - ctx is a cmsis_nn_context {buf, size}: the scratch buffer the matching *_get_buffer_size
+ *    asked for (buf may be NULL when that size is 0).
+ *  - "DSP cores" are the Cortex-M4 / M7 / M33 builds (__ARM_FEATURE_DSP: SXTB16 / SMLAD
+ *    paths); the Cortex-M0+ build runs plain C. Results are identical on all cores.
+ *  - Returns ARM_CMSIS_NN_SUCCESS unless an ARG_ERROR condition is listed.
+ */
 #ifndef MRT_ARM_NNFUNCTIONS_H
 #define MRT_ARM_NNFUNCTIONS_H
 
 #include "arm_nn_types.h"
 
-#define MRT_CONV_ARGS const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params, \
-    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims, \
-    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data, \
-    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims, \
-    int8_t *output_data
-#define MRT_DW_ARGS const cmsis_nn_context *ctx, const cmsis_nn_dw_conv_params *dw_conv_params, \
-    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims, \
-    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data, \
-    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims, \
-    int8_t *output_data
+/* ================================================================== convolution (mrt_conv_s8.c) */
 
-arm_cmsis_nn_status arm_convolve_wrapper_s8(MRT_CONV_ARGS);
+/**
+ * CONV_2D, int8: picks the fastest kernel for the geometry, as CMSIS-NN's wrapper does:
+ *  - 1x1 filter, no padding, dilation 1, not grouped: arm_convolve_1x1_s8_fast when both
+ *    strides are 1, else arm_convolve_1x1_s8;
+ *  - batch 1, input height 1, filter height 1, output width a multiple of 4, dilation 1, not
+ *    grouped: arm_convolve_1_x_n_s8;
+ *  - anything else: arm_convolve_s8.
+ * @param[in,out] ctx          scratch of arm_convolve_wrapper_s8_get_buffer_size() bytes
+ * @param[in]     conv_params  input_offset, output_offset, stride (>= 1), padding (>= 0),
+ *                             dilation (>= 1), activation
+ * @param[in]     quant_params per output channel: multiplier[c_out], shift[c_out]
+ * @param[in]     input_dims   {N, H, W, C_IN}
+ * @param[in]     input_data   int8 [N, H, W, C_IN]
+ * @param[in]     filter_dims  {C_OUT, HK, WK, C_IN / groups}; groups = C_IN / filter_dims->c
+ * @param[in]     filter_data  int8 [C_OUT, HK, WK, C_IN / groups]; channel group g owns output
+ *                             channels [g * C_OUT / groups, (g + 1) * C_OUT / groups)
+ * @param[in]     bias_dims    {1, 1, 1, C_OUT} (not read)
+ * @param[in]     bias_data    int32 [C_OUT], or NULL for no bias
+ * @param[in]     output_dims  {N, H_OUT, W_OUT, C_OUT}
+ * @param[out]    output_data  int8 [N, H_OUT, W_OUT, C_OUT]
+ * @return the chosen kernel's status (ARG_ERROR: see arm_convolve_s8)
+ */
+arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data);
+
+/**
+ * Scratch bytes arm_convolve_wrapper_s8 needs for this geometry: 0 for the 1x1 kernels, else
+ * arm_convolve_1_x_n_s8_get_buffer_size() or arm_convolve_s8_get_buffer_size(). Same on all cores.
+ * (Arguments as for arm_convolve_wrapper_s8.)
+ */
 int32_t arm_convolve_wrapper_s8_get_buffer_size(const cmsis_nn_conv_params *conv_params,
     const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims);
-arm_cmsis_nn_status arm_convolve_s8(MRT_CONV_ARGS);
+
+/**
+ * CONV_2D, int8, any geometry (padding, stride, dilation, groups, batches). Per output pixel a
+ * partial im2col builds int16 columns (input + input_offset; 0 for a padded tap, i.e. padded
+ * taps contribute nothing, as in TFLM), then a matrix product over the group's output channels
+ * and the per-channel output stage. DSP cores: two columns at a time, 4 taps per SMLAD pair;
+ * M0+: one column, plain C.
+ * @param[in,out] ctx  ctx->buf: arm_convolve_s8_get_buffer_size() bytes, 4-byte aligned (all cores)
+ * Other arguments as for arm_convolve_wrapper_s8.
+ * @return ARM_CMSIS_NN_ARG_ERROR when ctx or ctx->buf is NULL, or filter_dims->c is not a
+ *         positive divisor of input_dims->c
+ */
+arm_cmsis_nn_status arm_convolve_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data);
+
+/**
+ * Scratch bytes of arm_convolve_s8: two int16 columns of the kernel volume
+ * HK * WK * filter_dims->c rounded up to a multiple of 4 (CMSIS-NN's non-MVE value), on all
+ * cores. input_dims is not read.
+ */
 int32_t arm_convolve_s8_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims);
-arm_cmsis_nn_status arm_convolve_1x1_s8_fast(MRT_CONV_ARGS);
+
+/**
+ * CONV_2D, int8, 1x1 filter with stride 1 and no padding: one matrix product over all
+ * N * H * W pixels (mrt_gemm_s8), no scratch.
+ * @param[in] ctx  not read
+ * Other arguments as for arm_convolve_wrapper_s8 (filter_dims = {C_OUT, 1, 1, C_IN}, not read).
+ * @return ARM_CMSIS_NN_ARG_ERROR when a padding is not 0 or a stride is not 1
+ */
+arm_cmsis_nn_status arm_convolve_1x1_s8_fast(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data);
+
+/** Scratch bytes of arm_convolve_1x1_s8_fast: 0. */
 int32_t arm_convolve_1x1_s8_fast_get_buffer_size(const cmsis_nn_dims *input_dims);
-arm_cmsis_nn_status arm_convolve_1x1_s8(MRT_CONV_ARGS);
-arm_cmsis_nn_status arm_convolve_1_x_n_s8(MRT_CONV_ARGS);
+
+/**
+ * CONV_2D, int8, 1x1 filter with no padding and any stride: one matrix product (mrt_gemm_s8)
+ * per output row over the strided input pixels. No scratch (no *_get_buffer_size).
+ * @param[in] ctx  not read
+ * Other arguments as for arm_convolve_wrapper_s8 (filter_dims not read).
+ * @return ARM_CMSIS_NN_ARG_ERROR when a padding is not 0
+ */
+arm_cmsis_nn_status arm_convolve_1x1_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data);
+
+/**
+ * CONV_2D, int8, 1xN filter on a 1-row input. Without MVE this is arm_convolve_s8 (same
+ * arguments, scratch and errors).
+ */
+arm_cmsis_nn_status arm_convolve_1_x_n_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data);
+
+/** Scratch bytes of arm_convolve_1_x_n_s8: arm_convolve_s8_get_buffer_size(input_dims, filter_dims). */
 int32_t arm_convolve_1_x_n_s8_get_buffer_size(const cmsis_nn_conv_params *conv_params,
     const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims);
 
-arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(MRT_DW_ARGS);
+/* ============================================== depthwise convolution (mrt_depthwise_conv_s8.c) */
+
+/**
+ * DEPTHWISE_CONV_2D, int8: with ch_mult 1, batch 1 and dilation 1, arm_depthwise_conv_3x3_s8
+ * for a 3x3 filter with padding <= 1, else arm_depthwise_conv_s8_opt; anything else
+ * arm_depthwise_conv_s8.
+ * @param[in,out] ctx            scratch of arm_depthwise_conv_wrapper_s8_get_buffer_size() bytes
+ * @param[in]     dw_conv_params input_offset, output_offset, ch_mult (C_OUT / C_IN, >= 1),
+ *                               stride (>= 1), padding (>= 0), dilation (>= 1), activation
+ * @param[in]     quant_params   per output channel: multiplier[C_OUT], shift[C_OUT]
+ * @param[in]     input_dims     {N, H, W, C_IN}
+ * @param[in]     input_data     int8 [N, H, W, C_IN]
+ * @param[in]     filter_dims    {1, HK, WK, C_OUT}
+ * @param[in]     filter_data    int8 [1, HK, WK, C_OUT]; output channel ic * ch_mult + m reads
+ *                               input channel ic
+ * @param[in]     bias_dims      {1, 1, 1, C_OUT} (not read)
+ * @param[in]     bias_data      int32 [C_OUT], or NULL for no bias
+ * @param[in]     output_dims    {N, H_OUT, W_OUT, C_OUT}
+ * @param[out]    output_data    int8 [N, H_OUT, W_OUT, C_OUT]
+ * @return the chosen kernel's status
+ */
+arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(const cmsis_nn_context *ctx,
+    const cmsis_nn_dw_conv_params *dw_conv_params, const cmsis_nn_per_channel_quant_params *quant_params,
+    const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
+    const int8_t *filter_data, const cmsis_nn_dims *bias_dims, const int32_t *bias_data,
+    const cmsis_nn_dims *output_dims, int8_t *output_data);
+
+/**
+ * Scratch bytes arm_depthwise_conv_wrapper_s8 needs: arm_depthwise_conv_s8_opt_get_buffer_size()
+ * when it picks the opt kernel (C_IN == C_OUT, batch 1, dilation 1, not the 3x3 case), else 0.
+ */
 int32_t arm_depthwise_conv_wrapper_s8_get_buffer_size(const cmsis_nn_dw_conv_params *dw_conv_params,
     const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims);
-arm_cmsis_nn_status arm_depthwise_conv_s8(MRT_DW_ARGS);
-arm_cmsis_nn_status arm_depthwise_conv_s8_opt(MRT_DW_ARGS);
-int32_t arm_depthwise_conv_s8_opt_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims);
-arm_cmsis_nn_status arm_depthwise_conv_3x3_s8(MRT_DW_ARGS);
 
+/**
+ * DEPTHWISE_CONV_2D, int8, any ch_mult, dilation and batch count; taps outside the image are
+ * skipped. When ch_mult is a multiple of 4, four output channels sharing an input channel are
+ * computed together (DSP cores: SXTB16 + SMLABB / SMLATB). No scratch (ctx not read).
+ * Arguments as for arm_depthwise_conv_wrapper_s8.
+ */
+arm_cmsis_nn_status arm_depthwise_conv_s8(const cmsis_nn_context *ctx, const cmsis_nn_dw_conv_params *dw_conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
+    int8_t *output_data);
+
+/**
+ * DEPTHWISE_CONV_2D, int8, ch_mult 1, batch 1, dilation 1 (only the first batch is computed and
+ * the dilation is not read): four channels per step (DSP cores: one word load gives 4 inputs,
+ * SXTAB16 adds the offset, SMLABB / SMLATT accumulate).
+ * @param[in,out] ctx  DSP cores: ctx->buf must be non-NULL (CMSIS-NN's contract; the buffer of
+ *                     arm_depthwise_conv_s8_opt_get_buffer_size() is not written); M0+: not read
+ * Other arguments as for arm_depthwise_conv_wrapper_s8.
+ * @return ARM_CMSIS_NN_ARG_ERROR when C_IN != C_OUT or ch_mult != 1, or (DSP cores) ctx or
+ *         ctx->buf is NULL
+ */
+arm_cmsis_nn_status arm_depthwise_conv_s8_opt(const cmsis_nn_context *ctx,
+    const cmsis_nn_dw_conv_params *dw_conv_params, const cmsis_nn_per_channel_quant_params *quant_params,
+    const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
+    const int8_t *filter_data, const cmsis_nn_dims *bias_dims, const int32_t *bias_data,
+    const cmsis_nn_dims *output_dims, int8_t *output_data);
+
+/** Scratch bytes of arm_depthwise_conv_s8_opt: DSP cores C_IN * HK * WK * 2 (CMSIS-NN's value), M0+ 0. */
+int32_t arm_depthwise_conv_s8_opt_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims);
+
+/**
+ * DEPTHWISE_CONV_2D, int8, 3x3 filter, padding <= 1, ch_mult 1, batch 1, dilation 1: the opt
+ * kernel's 4-channel steps with interior windows fully unrolled. No scratch (ctx not read).
+ * Arguments as for arm_depthwise_conv_wrapper_s8.
+ * @return ARM_CMSIS_NN_ARG_ERROR when C_IN != C_OUT, the filter is not 3x3 or a padding exceeds 1
+ */
+arm_cmsis_nn_status arm_depthwise_conv_3x3_s8(const cmsis_nn_context *ctx,
+    const cmsis_nn_dw_conv_params *dw_conv_params, const cmsis_nn_per_channel_quant_params *quant_params,
+    const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
+    const int8_t *filter_data, const cmsis_nn_dims *bias_dims, const int32_t *bias_data,
+    const cmsis_nn_dims *output_dims, int8_t *output_data);
+
+/* ====================================================== fully connected (mrt_fully_connected.c) */
+
+/**
+ * FULLY_CONNECTED, int8, per-tensor quantization: out[b][c] = out_stage(bias[c] +
+ * sum_k (in[b][k] + input_offset) * (w[c][k] + filter_offset)). With filter_offset 0 (symmetric
+ * weights) the product is mrt_gemm_s8; otherwise a plain loop. No scratch (ctx not read).
+ * @param[in]  fc_params    input_offset, filter_offset (-filter zero point), output_offset,
+ *                          activation
+ * @param[in]  quant_params one multiplier and shift for all output channels
+ * @param[in]  input_dims   n = batches (other fields not read)
+ * @param[in]  input_data   int8 [batches, K]
+ * @param[in]  filter_dims  n = K, the accumulation depth (other fields not read)
+ * @param[in]  filter_data  int8 [C_OUT, K]
+ * @param[in]  bias_dims    not read
+ * @param[in]  bias_data    int32 [C_OUT], or NULL
+ * @param[in]  output_dims  c = C_OUT (other fields not read)
+ * @param[out] output_data  int8 [batches, C_OUT]
+ */
 arm_cmsis_nn_status arm_fully_connected_s8(const cmsis_nn_context *ctx, const cmsis_nn_fc_params *fc_params,
     const cmsis_nn_per_tensor_quant_params *quant_params, const cmsis_nn_dims *input_dims,
     const int8_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
     const cmsis_nn_dims *bias_dims, const int32_t *bias_data, const cmsis_nn_dims *output_dims,
     int8_t *output_data);
+
+/**
+ * FULLY_CONNECTED, int8, per-channel quantization: as arm_fully_connected_s8 with
+ * multiplier[C_OUT] / shift[C_OUT] per output channel.
+ */
 arm_cmsis_nn_status arm_fully_connected_per_channel_s8(const cmsis_nn_context *ctx,
     const cmsis_nn_fc_params *fc_params, const cmsis_nn_per_channel_quant_params *quant_params,
     const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
     const int8_t *filter_data, const cmsis_nn_dims *bias_dims, const int32_t *bias_data,
     const cmsis_nn_dims *output_dims, int8_t *output_data);
+
+/** Scratch bytes of both fully connected kernels: 0. */
 int32_t arm_fully_connected_s8_get_buffer_size(const cmsis_nn_dims *filter_dims);
 
+/* =================================================================== elementwise (mrt_binary.c) */
+
+/**
+ * ADD of two int8 vectors of the same shape, TFLM's quantized add: each input is shifted left by
+ * left_shift after its offset and requantized with its own multiplier / shift, the sum is
+ * requantized with out_mult / out_shift, + out_offset, clamped to
+ * [out_activation_min, out_activation_max]. (Broadcasting and SUB / MAXIMUM / MINIMUM:
+ * mrt_binary_s8.) No scratch.
+ * @param[in]  input_1_vect, input_2_vect  int8 [block_size]
+ * @param[in]  input_1_offset, input_2_offset  -zero points, in [-127, 128]
+ * @param[in]  input_1_mult, input_1_shift, input_2_mult, input_2_shift  per-input requantization
+ * @param[in]  left_shift  TFLM's input left shift (20 for int8)
+ * @param[out] output      int8 [block_size]
+ * @param[in]  out_offset, out_mult, out_shift  output requantization and zero point
+ * @param[in]  out_activation_min, out_activation_max  clamp, in [-128, 127]
+ * @param[in]  block_size  number of elements
+ */
 arm_cmsis_nn_status arm_elementwise_add_s8(const int8_t *input_1_vect, const int8_t *input_2_vect,
     const int32_t input_1_offset, const int32_t input_1_mult, const int32_t input_1_shift,
     const int32_t input_2_offset, const int32_t input_2_mult, const int32_t input_2_shift,
     const int32_t left_shift, int8_t *output, const int32_t out_offset, const int32_t out_mult,
     const int32_t out_shift, const int32_t out_activation_min, const int32_t out_activation_max,
     const int32_t block_size);
+
+/**
+ * MUL of two int8 vectors of the same shape: (a + input_1_offset) * (b + input_2_offset)
+ * requantized with out_mult / out_shift, + out_offset, clamped. Arguments as for
+ * arm_elementwise_add_s8. No scratch.
+ */
 arm_cmsis_nn_status arm_elementwise_mul_s8(const int8_t *input_1_vect, const int8_t *input_2_vect,
     const int32_t input_1_offset, const int32_t input_2_offset, int8_t *output, const int32_t out_offset,
     const int32_t out_mult, const int32_t out_shift, const int32_t out_activation_min,
     const int32_t out_activation_max, const int32_t block_size);
 
+/* ====================================================================== pooling (mrt_pooling.c) */
+
+/**
+ * AVERAGE_POOL_2D, int8: per output pixel and channel the mean of the window's taps inside the
+ * image (padded taps are not counted), rounded half away from zero, clamped to the activation.
+ * DSP cores sum all channels of a window row by row into the scratch (one int32 per channel).
+ * @param[in,out] ctx          DSP cores: ctx->buf of arm_avgpool_s8_get_buffer_size() bytes,
+ *                             4-byte aligned; M0+: not read
+ * @param[in]     pool_params  stride (>= 1), padding (>= 0), activation
+ * @param[in]     input_dims   {N, H, W, C} (N <= 0 is taken as 1)
+ * @param[in]     input_data   int8 [N, H, W, C]
+ * @param[in]     filter_dims  {-, HK, WK, -}: the window
+ * @param[in]     output_dims  {-, H_OUT, W_OUT, -} (channels: input_dims->c)
+ * @param[out]    output_data  int8 [N, H_OUT, W_OUT, C]
+ * @return ARM_CMSIS_NN_ARG_ERROR when a window has no tap inside the image, or (DSP cores) ctx or
+ *         ctx->buf is NULL
+ */
 arm_cmsis_nn_status arm_avgpool_s8(const cmsis_nn_context *ctx, const cmsis_nn_pool_params *pool_params,
     const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
     const cmsis_nn_dims *output_dims, int8_t *output_data);
+
+/** Scratch bytes of arm_avgpool_s8: DSP cores ch_src * 4, M0+ 0 (dim_dst_width is not read). */
 int32_t arm_avgpool_s8_get_buffer_size(const int dim_dst_width, const int ch_src);
+
+/**
+ * MAX_POOL_2D, int8: per output pixel and channel the maximum of the window's taps inside the
+ * image (starting from -128), clamped to the activation. No scratch (ctx not read). Other
+ * arguments as for arm_avgpool_s8.
+ */
 arm_cmsis_nn_status arm_max_pool_s8(const cmsis_nn_context *ctx, const cmsis_nn_pool_params *pool_params,
     const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
     const cmsis_nn_dims *output_dims, int8_t *output_data);
 
+/* ====================================================================== softmax (mrt_softmax.c) */
+
+/**
+ * SOFTMAX, int8 in and out, TFLM's fixed-point softmax (gemmlowp exp on negative values with 5
+ * integer bits, reciprocal of the row sum). Output scale 1/256, zero point -128.
+ * @param[in]  input     int8 [num_rows, row_size]
+ * @param[in]  num_rows  rows (product of all but the last dimension)
+ * @param[in]  row_size  elements per row (last dimension)
+ * @param[in]  mult, shift  input scaling from TFLM's PreprocessSoftmaxScaling(beta, input scale,
+ *                       5 integer bits)
+ * @param[in]  diff_min  -CalculateInputRadius(5, shift): differences to the row maximum below it
+ *                       give the minimum output
+ * @param[out] output    int8 [num_rows, row_size]
+ */
 void arm_softmax_s8(const int8_t *input, const int32_t num_rows, const int32_t row_size,
     const int32_t mult, const int32_t shift, const int32_t diff_min, int8_t *output);
+
+/** SOFTMAX, int8 in, int16 out (scale 1/65536, zero point -32768); otherwise as arm_softmax_s8. */
 void arm_softmax_s8_s16(const int8_t *input, const int32_t num_rows, const int32_t row_size,
     const int32_t mult, const int32_t shift, const int32_t diff_min, int16_t *output);
 
+/* ========================================================================= reshape (mrt_data.c) */
+
+/**
+ * RESHAPE / SQUEEZE / EXPAND_DIMS: copies total_size bytes from input to output (the glue uses
+ * it for every element type, with total_size in bytes). The buffers must not overlap.
+ */
 void arm_reshape_s8(const int8_t *input, int8_t *output, const uint32_t total_size);
 
 #endif

@@ -1,6 +1,6 @@
 /* micro_rt: gemmlowp fixed-point functions (exp, reciprocal) used by softmax, logistic, tanh.
  * Own implementation of the published gemmlowp algorithms, bit-exact with TFLM. */
-#include "mrt_math.h"
+#include "mrt_support.h"
 
 /* SaturatingRoundingMultiplyByPOT<exponent>. */
 int32_t mrt_sat_mul_pot(int32_t x, int32_t exponent)

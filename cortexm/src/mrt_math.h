@@ -1,4 +1,5 @@
-/* micro_rt: fixed-point helpers shared by the kernels (TFLM / gemmlowp semantics).
+/* micro_rt: scalar arithmetic shared by the kernels, all inline: TFLM / gemmlowp fixed point,
+ * unaligned loads, the DSP extension's helpers, and float32 with numpy's semantics.
  *
  * mrt_requantize() is TFLM's MultiplyByQuantizedMultiplier in the default (double rounding)
  * build: x * 2^max(shift,0) (wrapping), SaturatingRoundingDoublingHighMul, then
@@ -124,19 +125,37 @@ MRT_INLINE int8_t mrt_out_stage(int32_t acc, int32_t mult, int32_t shift, int32_
     return (int8_t)mrt_clamp(acc, lo, hi);
 }
 
-/* int8 matrix times int8 weights (1x1 convolution, fully connected): for `rows` rows of x
- * (row r at x + r * x_stride, k_len values, + x_off each) and out_ch weight rows of k_len,
- * out[r * out_ch + c] = out_stage(bias[c] + sum_k (x[r][k] + x_off) * w[c][k]).
- * mult/shift are per channel when per_channel, else mult[0]/shift[0]. */
-void mrt_gemm_s8(const int8_t *x, int32_t rows, int32_t x_stride, int32_t k_len, int32_t x_off,
-                 const int8_t *w, const int32_t *bias, int32_t out_ch, const int32_t *mult,
-                 const int32_t *shift, int32_t per_channel, int32_t out_off, int32_t lo, int32_t hi,
-                 int8_t *out);
+/* int64 value clamped to [lo, hi] (the int16 kernels' wide results). */
+static inline int64_t mrt_clamp64(int64_t v, int32_t lo, int32_t hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
 
-/* ---- gemmlowp fixed point (int32 raw values) ---- */
-int32_t mrt_sat_mul_pot(int32_t x, int32_t exponent);
-int32_t mrt_exp_on_negative_values(int32_t a, int32_t integer_bits);
-int32_t mrt_one_over_one_plus_x(int32_t a);
-int32_t mrt_one_minus_x_over_one_plus_x(int32_t a);
+/* ---- float32 (the float kernels' conventions: mrt_nnfunctions.h and README.md) ---- */
+
+/* A float parameter passed as its IEEE bit pattern (soft-float calling convention). */
+MRT_INLINE float mrt_fbits(uint32_t b)
+{
+    float f;
+    __builtin_memcpy(&f, &b, 4);
+    return f;
+}
+
+/* np.maximum / np.minimum on float32: NaN in either operand propagates, ties give b. */
+static inline float mrt_np_max(float a, float b)
+{
+    return (a != a) ? a : (a > b ? a : b);
+}
+
+static inline float mrt_np_min(float a, float b)
+{
+    return (a != a) ? a : (a < b ? a : b);
+}
+
+/* np.minimum(np.maximum(x, lo), hi): the fused activation of the float kernels. */
+static inline float mrt_act_clamp_f32(float x, float lo, float hi)
+{
+    return mrt_np_min(mrt_np_max(x, lo), hi);
+}
 
 #endif

@@ -1,10 +1,10 @@
-/* micro_rt firmware: vector table, a return trap, and the export table that keeps every
- * kernel symbol through --gc-sections. The emulator calls kernels directly (no reset path
- * runs), so the firmware has no .data/.bss to initialise. */
+/* micro_rt firmware: vector table, a return trap, and the export table of the first kernels.
+ * The emulator calls kernels directly (no reset path runs), so the firmware has no .data/.bss
+ * to initialise. */
 #include <stdint.h>
 #include "arm_nnfunctions.h"
-#include "mrt_ops.h"
-#include "mrt_math.h"
+#include "mrt_nnfunctions.h"
+#include "mrt_support.h"
 
 extern uint32_t __stack_top;
 
@@ -39,7 +39,10 @@ __attribute__((section(".vectors"), used)) const void *const mrt_vectors[16] = {
 };
 
 
-/* Every kernel the glue may call by name. */
+/* The kernels of the first firmware, kept through --gc-sections by this table. Frozen: the
+ * table lies before all code (firmware.ld), so a new entry would move every function by 4
+ * bytes and change cycle figures. A new kernel needs no entry: firmware.ld keeps every
+ * .text.arm_* and .text.mrt_* section. */
 __attribute__((section(".mrt_exports"), used)) const void *const mrt_exports[] = {
     (const void *)arm_convolve_wrapper_s8, (const void *)arm_convolve_wrapper_s8_get_buffer_size,
     (const void *)arm_convolve_s8, (const void *)arm_convolve_s8_get_buffer_size,

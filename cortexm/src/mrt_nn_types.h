@@ -1,0 +1,222 @@
+/* micro_rt: parameter blocks of micro_rt's own kernels (declared in mrt_nnfunctions.h).
+ *
+ * The Python glue (micro_rt.cortexm.ops_*) packs a block little-endian into the emulator's
+ * ARGS area and passes its address as the kernel's only argument. Every field is a 32-bit word
+ * (a pointer, an int32_t, or a float32 carried as its IEEE bit pattern in a uint32_t) and a
+ * nested struct is made of such words, so a block's layout is its words in declaration order
+ * with no padding: the glue packs them in that order (_uwords for pointers and float bits,
+ * _words for integers). Adding, removing or reordering a field means changing the glue's
+ * packing in the same commit.
+ */
+#ifndef MRT_NN_TYPES_H
+#define MRT_NN_TYPES_H
+#include <stdint.h>
+
+#define MRT_MAX_DIMS 6          /* the rank of the 6-D walks (copies, broadcasting) */
+
+/* ---------------------------------------------------------------- data movement */
+
+/* mrt_strided_copy: dst[i0..i5] = src[i0..i5] over a 6-D index space with byte strides
+ * (transpose, slice, concatenation / pack parts, pad interior). Unused leading axes have
+ * count 1. Packed by ops_data._strided_copy. */
+typedef struct {
+    const uint8_t *src;
+    uint8_t *dst;
+    int32_t elem_size;                 /* bytes per element: 1, 2, 4 or 8 */
+    int32_t count[MRT_MAX_DIMS];       /* elements per axis, outermost first */
+    int32_t src_stride[MRT_MAX_DIMS];  /* bytes */
+    int32_t dst_stride[MRT_MAX_DIMS];  /* bytes */
+} mrt_copy_params;
+
+/* ---------------------------------------------------------------- binary: ADD SUB MUL MAXIMUM MINIMUM */
+
+enum { MRT_OP_ADD = 0, MRT_OP_SUB = 1, MRT_OP_MUL = 2, MRT_OP_MAX = 3, MRT_OP_MIN = 4 };
+
+/* The 6-D broadcast of a binary op: the output's shape (leading 1s up to 6 axes) and, per
+ * input, its element stride on each axis, 0 where that input is broadcast. */
+typedef struct {
+    int32_t count[MRT_MAX_DIMS];       /* output elements per axis, outermost first */
+    int32_t stride1[MRT_MAX_DIMS];     /* in1 element stride per axis, 0 = broadcast */
+    int32_t stride2[MRT_MAX_DIMS];     /* in2 element stride per axis, 0 = broadcast */
+} mrt_broadcast_dims;
+
+/* TFLM's output stage of a quantized (int8 / int16) binary op. ADD / SUB: each input
+ * (value + inN_offset) << left_shift is requantized by inN_mult / inN_shift, their sum or
+ * difference by out_mult / out_shift. MUL: (a + in1_offset) * (b + in2_offset) requantized by
+ * out_mult / out_shift (the in*_mult / in*_shift and left_shift are not read). Then + out_offset,
+ * clamped to [act_min, act_max]. MAXIMUM / MINIMUM compare the raw values (both inputs and the
+ * output share scale and zero point) and read none of these fields. */
+typedef struct {
+    int32_t left_shift;                /* TFLM: 20 for int8, 15 for int16 */
+    int32_t in1_offset, in1_mult, in1_shift;
+    int32_t in2_offset, in2_mult, in2_shift;
+    int32_t out_offset, out_mult, out_shift;
+    int32_t act_min, act_max;
+} mrt_binary_quant;
+
+/* mrt_binary_s8. Packed by ops_elementwise._call_binary_int. */
+typedef struct {
+    const int8_t *in1;
+    const int8_t *in2;
+    int8_t *out;
+    int32_t op;                        /* MRT_OP_* */
+    mrt_broadcast_dims dims;
+    mrt_binary_quant quant;
+} mrt_binary_s8_params;
+
+/* mrt_binary_s16. Packed by ops_elementwise._call_binary_int. */
+typedef struct {
+    const int16_t *in1;
+    const int16_t *in2;
+    int16_t *out;
+    int32_t op;                        /* MRT_OP_* */
+    mrt_broadcast_dims dims;
+    mrt_binary_quant quant;
+} mrt_binary_s16_params;
+
+/* mrt_binary_f32. Packed by ops_elementwise._run_binary_f32. */
+typedef struct {
+    const float *in1;
+    const float *in2;
+    float *out;
+    int32_t op;                        /* MRT_OP_* */
+    mrt_broadcast_dims dims;
+    uint32_t act_min, act_max;         /* float bits: the fused activation's clamp (ADD SUB MUL) */
+} mrt_binary_f32_params;
+
+/* ---------------------------------------------------------------- unary: activations, requantization */
+
+/* Integer unary ops (mrt_unary_s8: all; mrt_unary_int: REQUANT, RELU6, LEAKY). MBQM is TFLM's
+ * MultiplyByQuantizedMultiplier. */
+enum {
+    MRT_UNARY_REQUANT = 0,   /* QUANTIZE int->int, RELU: out_off + MBQM(x - in_off, m0, s0), clamped
+                              * to [a0, a1] (mrt_unary_s8) or [lo, hi] (mrt_unary_int) */
+    MRT_UNARY_RELU6 = 1,     /* clamp(x, a0, a1) on raw values: a0 = zero point, a1 = quantized 6 */
+    MRT_UNARY_LEAKY = 2,     /* v = x - in_off; v >= 0 ? MBQM(v, m0, s0) : MBQM(v, m1, s1), + out_off */
+    MRT_UNARY_LOGISTIC = 3,  /* gemmlowp logistic of MBQM(x - in_off, m0, s0) as F4; a0 = input radius */
+    MRT_UNARY_TANH = 4,      /* gemmlowp tanh, as LOGISTIC */
+    MRT_UNARY_HARD_SWISH = 5,/* TFLM's int16 fixed point: m0 / s0 output multiplier (int16) and
+                              * exponent, m1 / s1 reluish multiplier and exponent */
+};
+
+/* The requantization of an integer unary op (meaning per op above; unused fields are 0). */
+typedef struct {
+    int32_t in_off, out_off;           /* input zero point (subtracted), output zero point (added) */
+    int32_t m0, s0, m1, s1;            /* multipliers and shifts */
+    int32_t a0, a1;                    /* op-specific: clamp bounds, input radius */
+} mrt_unary_quant;
+
+/* mrt_unary_s8. Packed by ops_elementwise._run_unary. */
+typedef struct {
+    const int8_t *in;
+    int8_t *out;
+    int32_t n;                         /* elements */
+    int32_t op;                        /* MRT_UNARY_* */
+    mrt_unary_quant quant;
+} mrt_unary_s8_params;
+
+/* mrt_unary_int: int8 / int16 / int32 in and out. Packed by ops_elementwise._run_unary_int. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t n;                         /* elements */
+    int32_t op;                        /* MRT_UNARY_REQUANT, _RELU6 or _LEAKY */
+    int32_t in_size, out_size;         /* element bytes: 1, 2 or 4 */
+    mrt_unary_quant quant;
+    int32_t lo, hi;                    /* the result's clamp (the output type's range, or RELU's) */
+} mrt_unary_int_params;
+
+enum {
+    MRT_UNARY_F32_RELU = 0, MRT_UNARY_F32_RELU6 = 1, MRT_UNARY_F32_LEAKY = 2,
+    MRT_UNARY_F32_LOGISTIC = 3, MRT_UNARY_F32_TANH = 4, MRT_UNARY_F32_HARD_SWISH = 5,
+};
+
+/* mrt_unary_f32. Packed by ops_elementwise._run_unary_f32. */
+typedef struct {
+    const float *in;
+    float *out;
+    int32_t n;                         /* elements */
+    int32_t op;                        /* MRT_UNARY_F32_* */
+    uint32_t alpha;                    /* float bits: LEAKY_RELU's slope (else not read) */
+} mrt_unary_f32_params;
+
+/* ---------------------------------------------------------------- reduce: MEAN */
+
+/* mrt_mean_s8: MEAN of an int8 input seen as 4-D (leading 1s). Packed by ops_elementwise._run_mean. */
+typedef struct {
+    const int8_t *in;
+    int8_t *out;
+    int32_t shape[4];                  /* input shape, outermost first */
+    int32_t reduce[4];                 /* != 0: the axis is averaged over */
+    int32_t in_zp, out_zp;             /* zero points */
+    int32_t mult, shift;               /* requantization of the sum, the division by the count included */
+    int32_t act_min, act_max;
+} mrt_mean_s8_params;
+
+/* mrt_mean_f32. Packed by ops_elementwise._run_mean_f32. */
+typedef struct {
+    const float *in;
+    float *out;
+    int32_t shape[4];                  /* input shape, outermost first */
+    int32_t reduce[4];                 /* != 0: the axis is averaged over */
+} mrt_mean_f32_params;
+
+/* ---------------------------------------------------------------- convolution, fully connected, pooling */
+
+/* Convolution geometry (NHWC), shared by the float32 and int16 conv blocks. */
+typedef struct {
+    int32_t n, ih, iw, ic;             /* batches, input height, width, channels */
+    int32_t oh, ow, oc;                /* output height, width, channels */
+    int32_t fh, fw, fc;                /* filter height, width, depth (ic / groups; float depthwise:
+                                        * the depth multiplier) */
+    int32_t sh, sw, dh, dw, ph, pw;    /* strides, dilations, paddings (top / left) */
+} mrt_conv_geometry;
+
+/* mrt_conv_f32 / mrt_depthwise_conv_f32. Packed by ops_nn._run_conv_f32. */
+typedef struct {
+    const float *in;                   /* [n, ih, iw, ic] */
+    const float *filter;               /* conv: [oc, fh, fw, fc]; depthwise: [1, fh, fw, oc] */
+    const float *bias;                 /* [oc], NULL: none */
+    float *out;                        /* [n, oh, ow, oc] */
+    mrt_conv_geometry geom;
+    uint32_t act_min, act_max;         /* float bits: the fused activation's clamp */
+} mrt_conv_f32_params;
+
+/* mrt_conv_s16: CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED with int16 activations and int8
+ * weights (16x8). Packed by ops_nn._run_conv_s16 (field order: _CONV_S16_FIELDS). */
+typedef struct {
+    const int16_t *in;                 /* [n, ih, iw, ic] */
+    const int8_t *filter;              /* conv / FC: [oc, fh, fw, fc]; depthwise: [1, fh, fw, oc] */
+    const void *bias;                  /* int32 or int64 [oc] (see bias_size); NULL: none */
+    int16_t *out;                      /* [n, oh, ow, oc] */
+    const int32_t *mult;               /* [oc] when per_channel, else [1] for all */
+    const int32_t *shift;
+    mrt_conv_geometry geom;
+    int32_t depth_multiplier;          /* > 0: depthwise; 0: conv / FC */
+    int32_t in_off, filter_off, out_off;
+    int32_t act_min, act_max;
+    int32_t bias_size;                 /* 8: int64 bias, TFLM's int64 path; 4: int32 accumulator
+                                        * variant (int32 bias, or none); 0: no bias, int64 path */
+    int32_t per_channel;
+} mrt_conv_s16_params;
+
+/* mrt_fully_connected_f32. Packed by ops_nn._run_fc_f32. */
+typedef struct {
+    const float *in;                   /* [batches, accum] */
+    const float *w;                    /* [out_depth, accum] */
+    const float *bias;                 /* [out_depth], NULL: none */
+    float *out;                        /* [batches, out_depth] */
+    int32_t batches, accum, out_depth;
+    uint32_t act_min, act_max;         /* float bits */
+} mrt_fc_f32_params;
+
+/* mrt_avgpool_f32 / mrt_maxpool_f32. Packed by ops_nn._run_pool_f32. */
+typedef struct {
+    const float *in;                   /* [n, ih, iw, c] */
+    float *out;                        /* [n, oh, ow, c] */
+    int32_t n, ih, iw, c, oh, ow;
+    int32_t fh, fw, sh, sw, ph, pw;    /* window, strides, paddings (top / left) */
+    uint32_t act_min, act_max;         /* float bits */
+} mrt_pool_f32_params;
+
+#endif

@@ -1,0 +1,173 @@
+/* micro_rt: the kernels of micro_rt's own API: operators and types CMSIS-NN does not cover
+ * (float32, int16, broadcasting binary ops, activations, MEAN, data movement). The CMSIS-NN
+ * compatible int8 kernels are declared in arm_nnfunctions.h.
+ *
+ * Conventions of every function below:
+ *  - A kernel takes one parameter block (mrt_nn_types.h), or a few scalar arguments; returns 0.
+ *  - Tensors are row-major and densely packed (NHWC for images).
+ *  - Integer kernels are bit-exact with TFLM's reference kernels and micro_rt's numpy twins;
+ *    requantization is TFLM's MultiplyByQuantizedMultiplier (mrt_math.h: mrt_requantize).
+ *  - float32 kernels repeat their numpy twin's float32 operations in the same order (built with
+ *    -ffp-contract=off: no fused multiply-add), so they are bit-exact with it on every core;
+ *    only LOGISTIC, TANH and SOFTMAX call newlib's expf / tanhf (as TFLM does on a device),
+ *    within a few ulp of the host's libm. Floats passed by value travel as their IEEE bit
+ *    patterns in uint32_t (soft-float calling convention, also on the FPU cores: softfp).
+ *  - M0+ is soft-float (libgcc); the M4 / M7 / M33 builds use the FPU. Results are identical.
+ *  - None of these kernels needs scratch memory (no *_get_buffer_size).
+ */
+#ifndef MRT_NNFUNCTIONS_H
+#define MRT_NNFUNCTIONS_H
+#include "mrt_nn_types.h"
+
+/* =================================================================== data movement (mrt_data.c) */
+
+/**
+ * Copies nbytes bytes from src to dst (SHAPE's constant result, any contiguous copy).
+ * The buffers must not overlap.
+ */
+int32_t mrt_copy(const uint8_t *src, uint8_t *dst, int32_t nbytes);
+
+/**
+ * Fills count elements of elem_size bytes (1, 2; anything else: 4) at dst with the low
+ * elem_size bytes of value (PAD / PADV2's padding value). dst must be elem_size-aligned.
+ */
+int32_t mrt_fill(uint8_t *dst, uint32_t value, int32_t count, int32_t elem_size);
+
+/**
+ * 6-D strided copy (TRANSPOSE, STRIDED_SLICE, CONCATENATION / PACK parts, the PAD interior):
+ * for every index (i0..i5) < count, the element at src + sum(i * src_stride) goes to
+ * dst + sum(i * dst_stride). Innermost runs contiguous on both sides are copied as one block.
+ * Elements of 2 or 4 bytes must be aligned to their size.
+ */
+int32_t mrt_strided_copy(const mrt_copy_params *p);
+
+/* ========================== binary: ADD SUB MUL MAXIMUM MINIMUM (mrt_binary.c, mrt_binary_s8.c) */
+
+/**
+ * Broadcasting ADD / SUB / MUL / MAXIMUM / MINIMUM on int8 (TFLM's quantized arithmetic,
+ * mrt_binary_quant). The output is written in order over p->dims. (Same-shape ADD / MUL with
+ * CMSIS-NN's signature: arm_elementwise_add_s8 / arm_elementwise_mul_s8.)
+ */
+int32_t mrt_binary_s8(const mrt_binary_s8_params *p);
+
+/** The same on int16 (TFLM's int16 paths; MUL's product wraps in 32 bits as TFLM's does). */
+int32_t mrt_binary_s16(const mrt_binary_s16_params *p);
+
+/**
+ * Broadcasting ADD / SUB / MUL / MAXIMUM / MINIMUM on float32. ADD / SUB / MUL are clamped to
+ * [act_min, act_max] with numpy's maximum / minimum (NaN propagates); MAXIMUM / MINIMUM return
+ * x > y ? x : y / x < y ? x : y unclamped.
+ */
+int32_t mrt_binary_f32(const mrt_binary_f32_params *p);
+
+/* ============================================= unary: activations, requantization (mrt_unary.c) */
+
+/** int8 RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH and QUANTIZE int8 -> int8 (MRT_UNARY_*). */
+int32_t mrt_unary_s8(const mrt_unary_s8_params *p);
+
+/**
+ * Element-wise integer ops between int8 / int16 / int32 (element sizes 1, 2, 4):
+ * MRT_UNARY_REQUANT (QUANTIZE between integer types, int16 RELU), MRT_UNARY_RELU6,
+ * MRT_UNARY_LEAKY; the result is clamped to [lo, hi]. The input offset of REQUANT is subtracted
+ * wrapping in 32 bits (int32 inputs).
+ */
+int32_t mrt_unary_int(const mrt_unary_int_params *p);
+
+/**
+ * float32 RELU, RELU6, LEAKY_RELU (alpha), LOGISTIC (TFLM's cutoffs, then newlib's expf),
+ * TANH (newlib's tanhf), HARD_SWISH (x * min(6, max(0, x + 3)) / 6).
+ */
+int32_t mrt_unary_f32(const mrt_unary_f32_params *p);
+
+/* =============================================== QUANTIZE / DEQUANTIZE float32 (mrt_quantize.c) */
+
+/**
+ * QUANTIZE float32 -> int8: q = round_half_away(in / scale) converted to int32 as the host
+ * twin's cast does (NaN and out-of-range give INT32_MIN), + zero_point (wrapping), clamped to
+ * [-128, 127].
+ * @param[in]  in          float32 [n]
+ * @param[out] out         int8 [n]
+ * @param[in]  n           elements
+ * @param[in]  scale_bits  the output scale as float32 bits
+ * @param[in]  zero_point  the output zero point
+ */
+int32_t mrt_quantize_f32_s8(const float *in, int8_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
+
+/** QUANTIZE float32 -> int16: as mrt_quantize_f32_s8, clamped to [-32768, 32767]. */
+int32_t mrt_quantize_f32_s16(const float *in, int16_t *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
+
+/**
+ * DEQUANTIZE int8 -> float32: out = (float)(scale * (in - zero_point)), computed in double as
+ * the twin does. Arguments as for mrt_quantize_f32_s8, in and out swapped in type.
+ */
+int32_t mrt_dequantize_s8_f32(const int8_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
+
+/** DEQUANTIZE int16 -> float32: as mrt_dequantize_s8_f32. */
+int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
+
+/* ======================================================================== reduce (mrt_reduce.c) */
+
+/**
+ * MEAN int8 over the axes flagged in p->reduce: per output, the sum of (x - in_zp) over the
+ * reduced positions, requantized by mult / shift (which include the division by the count),
+ * + out_zp, clamped to [act_min, act_max].
+ */
+int32_t mrt_mean_s8(const mrt_mean_s8_params *p);
+
+/** MEAN float32: a sequential float32 sum from the first element (as the twin), divided by the count. */
+int32_t mrt_mean_f32(const mrt_mean_f32_params *p);
+
+/* =================================================================== convolution (mrt_conv_*.c) */
+
+/**
+ * CONV_2D float32, grouped when geom.fc < geom.ic: per output, the taps in TFLM's loop order
+ * summed from 0.0f (padded taps as 0.0f products, as the twin's zero-padded buffer gives), then
+ * + bias, then the activation clamp.
+ */
+int32_t mrt_conv_f32(const mrt_conv_f32_params *p);
+
+/**
+ * DEPTHWISE_CONV_2D float32 (geom.fc = depth multiplier; output channel o reads input channel
+ * o / geom.fc): the sum starts from the first tap's product, as the twin does.
+ */
+int32_t mrt_depthwise_conv_f32(const mrt_conv_f32_params *p);
+
+/**
+ * CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED with int16 activations and int8 weights (16x8):
+ * taps outside the image skipped, int64 accumulator and bias, then TFLM's int64
+ * MultiplyByQuantizedMultiplier (16-bit reduced multiplier, one rounding); with bias_size 4
+ * TFLM's int32-accumulator variant (wrapping int32 sum, double-rounding requantization).
+ * FULLY_CONNECTED is a 1x1 conv over [batches, 1, 1, accum].
+ */
+int32_t mrt_conv_s16(const mrt_conv_s16_params *p);
+
+/* ====================================================== fully connected (mrt_fully_connected.c) */
+
+/** FULLY_CONNECTED float32: per output, sum_d x[d] * w[o][d] from 0.0f, + bias, activation clamp. */
+int32_t mrt_fully_connected_f32(const mrt_fc_f32_params *p);
+
+/* ====================================================================== pooling (mrt_pooling.c) */
+
+/**
+ * AVERAGE_POOL_2D float32: the window's taps summed in order (padded taps as 0.0f, as the
+ * twin's padded buffer), divided by the number of taps inside the image, activation clamp.
+ */
+int32_t mrt_avgpool_f32(const mrt_pool_f32_params *p);
+
+/** MAX_POOL_2D float32: numpy maximum over the window (padded taps as -FLT_MAX), activation clamp. */
+int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
+
+/* ====================================================================== softmax (mrt_softmax.c) */
+
+/**
+ * SOFTMAX float32, TFLM's float softmax: per row, e = expf((x - max) * beta) (newlib), then
+ * e / sum(e) with the sum accumulated in order.
+ * @param[in]  in         float32 [rows, depth]
+ * @param[out] out        float32 [rows, depth]
+ * @param[in]  rows       product of all but the last dimension
+ * @param[in]  depth      last dimension (>= 1)
+ * @param[in]  beta_bits  beta as float32 bits
+ */
+int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth, uint32_t beta_bits);
+
+#endif

@@ -1,0 +1,106 @@
+/* micro_rt: pieces that several kernels share and that are more than scalar arithmetic
+ * (mrt_math.h): the matrix product of the 1x1 convolutions and fully connected layers, gemmlowp's
+ * fixed-point exp and reciprocal, and the loops the int8 / int16 / float32 variants of an
+ * operator have in common, so that each runs one copy of the same logic. Internal: the glue
+ * calls only what arm_nnfunctions.h and mrt_nnfunctions.h declare (mrt_gemm_s8 is exported
+ * too, for tests and experiments). */
+#ifndef MRT_SUPPORT_H
+#define MRT_SUPPORT_H
+#include "mrt_nn_types.h"
+#include "mrt_math.h"
+
+/* ---- int8 matrix product (mrt_gemm_s8.c) ---- */
+
+/* int8 matrix times int8 weights (1x1 convolution, fully connected): for `rows` rows of x
+ * (row r at x + r * x_stride, k_len values, + x_off each) and out_ch weight rows of k_len,
+ * out[r * out_ch + c] = mrt_out_stage(bias[c] + sum_k (x[r][k] + x_off) * w[c][k]).
+ * mult/shift are per channel when per_channel, else mult[0]/shift[0]; bias may be NULL. */
+void mrt_gemm_s8(const int8_t *x, int32_t rows, int32_t x_stride, int32_t k_len, int32_t x_off,
+                 const int8_t *w, const int32_t *bias, int32_t out_ch, const int32_t *mult,
+                 const int32_t *shift, int32_t per_channel, int32_t out_off, int32_t lo, int32_t hi,
+                 int8_t *out);
+
+/* ---- gemmlowp fixed point on raw int32 values (mrt_fixedpoint.c): softmax, logistic, tanh ---- */
+
+/* SaturatingRoundingMultiplyByPOT<exponent>. */
+int32_t mrt_sat_mul_pot(int32_t x, int32_t exponent);
+/* exp(a) for a <= 0 with `integer_bits` integer bits, result in Q0.31. */
+int32_t mrt_exp_on_negative_values(int32_t a, int32_t integer_bits);
+/* 1 / (1 + a) for a in Q0.31 [0, 1), result in Q0.31 (as F0). */
+int32_t mrt_one_over_one_plus_x(int32_t a);
+/* (1 - a) / (1 + a) for a in Q0.31 [0, 1), result in Q0.31. */
+int32_t mrt_one_minus_x_over_one_plus_x(int32_t a);
+
+/* ---- loops shared across element types ---- */
+
+/* The 6-D broadcasting walk of mrt_binary_s8 / _s16 / _f32 over `dims` (a mrt_broadcast_dims *):
+ * out (T *) is written in order; x and y name the in1 and in2 elements (const T *in1, *in2)
+ * inside EXPR, whose value is stored as T. A macro because the element type T varies. */
+#define MRT_BROADCAST_BINARY(dims, T, in1, in2, out, x, y, EXPR)                                \
+    do {                                                                                        \
+        const int32_t *n_ = (dims)->count, *s1_ = (dims)->stride1, *s2_ = (dims)->stride2;     \
+        T *out_ = (out);                                                                        \
+        for (int32_t i0 = 0; i0 < n_[0]; ++i0)                                                  \
+        for (int32_t i1 = 0; i1 < n_[1]; ++i1)                                                  \
+        for (int32_t i2 = 0; i2 < n_[2]; ++i2)                                                  \
+        for (int32_t i3 = 0; i3 < n_[3]; ++i3)                                                  \
+        for (int32_t i4 = 0; i4 < n_[4]; ++i4) {                                                \
+            const T *a_ = (in1) + i0 * s1_[0] + i1 * s1_[1] + i2 * s1_[2] + i3 * s1_[3] +       \
+                          i4 * s1_[4];                                                          \
+            const T *b_ = (in2) + i0 * s2_[0] + i1 * s2_[1] + i2 * s2_[2] + i3 * s2_[3] +       \
+                          i4 * s2_[4];                                                          \
+            for (int32_t i5 = 0; i5 < n_[5]; ++i5) {                                            \
+                const T x = a_[i5 * s1_[5]], y = b_[i5 * s2_[5]];                               \
+                *out_++ = (T)(EXPR);                                                            \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+/* Quantized ADD / SUB / MUL / MAXIMUM / MINIMUM (op: MRT_OP_*) of one element pair, TFLM-exact;
+ * mrt_binary_s8 and mrt_binary_s16 share it. MUL wraps in uint32 as TFLM's int16 path may
+ * overflow; for int8 the product always fits. Plain `static inline`, and its two callers in
+ * different files (mrt_binary_s8.c, mrt_binary.c): with both in one translation unit GCC
+ * outlines part of it (mrt_binary_quant_one.part.0) and both kernels get slower. */
+static inline int32_t mrt_binary_quant_one(int32_t op, const mrt_binary_quant *q, int32_t a, int32_t b)
+{
+    switch (op) {
+    case MRT_OP_ADD:
+    case MRT_OP_SUB: {
+        const int32_t x1 = mrt_requantize(mrt_shl_wrap(a + q->in1_offset, q->left_shift), q->in1_mult,
+                                          q->in1_shift);
+        const int32_t x2 = mrt_requantize(mrt_shl_wrap(b + q->in2_offset, q->left_shift), q->in2_mult,
+                                          q->in2_shift);
+        const int32_t raw = (int32_t)(op == MRT_OP_ADD ? (uint32_t)x1 + (uint32_t)x2 : (uint32_t)x1 - (uint32_t)x2);
+        return mrt_clamp(mrt_requantize(raw, q->out_mult, q->out_shift) + q->out_offset, q->act_min, q->act_max);
+    }
+    case MRT_OP_MUL: {
+        const int32_t prod = (int32_t)((uint32_t)(a + q->in1_offset) * (uint32_t)(b + q->in2_offset));
+        return mrt_clamp(mrt_requantize(prod, q->out_mult, q->out_shift) + q->out_offset, q->act_min, q->act_max);
+    }
+    case MRT_OP_MAX:
+        return a > b ? a : b;
+    default:
+        return a < b ? a : b;
+    }
+}
+
+/* MEAN over a 4-D row-major input (mrt_mean_s8 / mrt_mean_f32): element strides, and per axis
+ * the loop count over kept (ko) and reduced (kr) positions. Returns the number of elements
+ * averaged into each output. */
+MRT_INLINE int32_t mrt_mean_axes(const int32_t shape[4], const int32_t reduce[4], int32_t stride[4],
+                                 int32_t ko[4], int32_t kr[4])
+{
+    stride[3] = 1;
+    for (int32_t d = 2; d >= 0; --d) {
+        stride[d] = stride[d + 1] * shape[d + 1];
+    }
+    int32_t count = 1;
+    for (int32_t d = 0; d < 4; ++d) {
+        ko[d] = reduce[d] ? 1 : shape[d];
+        kr[d] = reduce[d] ? shape[d] : 1;
+        count *= kr[d];
+    }
+    return count;
+}
+
+#endif

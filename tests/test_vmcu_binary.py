@@ -1,0 +1,65 @@
+"""ADD / SUB / MUL / MAXIMUM / MINIMUM on the virtual MCU (cortexm/src/mrt_binary.c, mrt_binary_s8.c)
+vs the numpy twins, bit for bit: int8, int16 and float32 (IEEE denormals included), with
+broadcasting.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, _f32, _q16, _rand_i16, assert_same, binary_case, run_both)
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_binary(core):
+    rng = np.random.default_rng(4)
+    for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
+        for s1, s2, act in [((1, 4, 4, 8), (1, 4, 4, 8), "NONE"), ((2, 3, 5), (1, 1, 5), "RELU6"),
+                            ((1, 4, 1, 3), (1, 1, 6, 1), "NONE"), ((37,), (37,), "RELU")]:
+            h, m, _ = run_both(core, *binary_case(rng, op, s1, s2, act))
+            assert_same(h, m, f"{op} {s1} {s2}")
+
+
+@pytest.mark.parametrize("core", CORES_FLOAT)
+def test_binary_f32(core):
+    rng = np.random.default_rng(25)
+    for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
+        for s1, s2, act in [((1, 4, 4, 8), (1, 4, 4, 8), "NONE"), ((2, 3, 5), (1, 1, 5), "RELU6"),
+                            ((1, 4, 1, 3), (1, 1, 6, 1), "RELU_N1_TO_1"), ((37,), (37,), "RELU"), ((), (7,), "NONE")]:
+            shape = np.broadcast_shapes(s1, s2)
+            a, b, y = T(0, s1, np.float32), T(1, s2, np.float32), T(2, shape, np.float32)
+            h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
+                               {0: _f32(rng, s1, 4.0), 1: _f32(rng, s2, 4.0)})
+            assert_same(h, m, f"{op} f32 {s1} {s2}")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("core", CORES_FLOAT)
+def test_float_denormals_f32(core):
+    """Denormal products, sums and operands come out as numpy's (IEEE, no flush to zero) on the
+    FPU cores as on the soft-float M0+."""
+    tiny = np.array([1e-20, -1e-20, 1e-40, 1e-45, 3e-39, -2e-39, 2.0 ** -126, 1.5e-38, 0.0, 1e-22], np.float32)
+    other = np.array([1e-20, 3e-19, 2.0, 0.5, -1.0, 1e-39, 0.75, 0.5, 1e-40, 1e-22], np.float32)
+    for op in ("MUL", "ADD", "SUB"):
+        a, b, y = T(0, tiny.shape, np.float32), T(1, tiny.shape, np.float32), T(2, tiny.shape, np.float32)
+        h, m, _ = run_both(core, op, dict(fused_activation_function="NONE"), [a, b], [y], {0: tiny, 1: other})
+        assert_same(h, m, f"{op} denormals")
+        if op == "MUL":
+            assert np.count_nonzero((m[0] != 0) & (np.abs(m[0]) < np.finfo(np.float32).tiny)) >= 4   # denormal results
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_binary_int16(core):
+    rng = np.random.default_rng(32)
+    for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
+        for s1, s2, act in [((1, 4, 4, 8), (1, 4, 4, 8), "NONE"), ((2, 3, 5), (1, 1, 5), "RELU6"),
+                            ((1, 4, 1, 3), (1, 1, 6, 1), "RELU"), ((37,), (37,), "NONE")]:
+            a, b = _q16(rng, 0, s1), _q16(rng, 1, s2)
+            if op in ("MAXIMUM", "MINIMUM"):
+                b.scales = a.scales
+            y = _q16(rng, 2, np.broadcast_shapes(s1, s2))
+            if op == "MUL":
+                y.scales = np.asarray([rng.uniform(0.2, 1.0)], np.float32)
+            h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
+                               {0: _rand_i16(rng, s1), 1: _rand_i16(rng, s2)})
+            assert_same(h, m, f"{op} int16 {s1} {s2}")

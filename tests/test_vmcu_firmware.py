@@ -1,0 +1,73 @@
+"""The firmware itself: `make firmware` into a temp dir reproduces the shipped ELFs byte for byte;
+the M0+ has no VFP instruction and the FPU builds use no fused multiply-add, every VFP
+instruction having a cycle rule; every function firmware.ld pins in place exists.
+"""
+from __future__ import annotations
+
+import subprocess
+
+import re
+
+import pytest
+
+from conftest import require_tool
+from vmcu_cases import CORES_ALL, FIRMWARE, SRC, _elf
+
+
+# fused multiply-adds round once: they must not appear in the kernels (newlib's expf / expm1f,
+# compiled with GCC's default -ffp-contract=fast, use VFMA; those are held within MAX_ULP anyway)
+_FUSED = {"vfma", "vfms", "vfnma", "vfnms"}
+_LIBM_FUSED_OK = {"expf", "__ieee754_expf", "expm1f", "tanhf", "__ieee754_tanhf"}
+
+
+@pytest.mark.parametrize("core", CORES_ALL)
+def test_firmware_float_instructions(core):
+    """M0+ has no VFP instruction; the M4 / M7 / M33 kernels use the FPU and no fused multiply-add."""
+    from micro_rt.cortexm import cycles as cyc
+    from micro_rt.cortexm.elf import load_elf
+    elf = load_elf(_elf(core))
+    seg = next(sg for sg in elf.segments if sg.executable)
+    names: dict = {}
+    unpriced = set()
+    for sym in elf.symbols.values():
+        if sym.is_func and sym.size and seg.vaddr <= sym.addr < seg.vaddr + len(seg.data):
+            code = seg.data[sym.addr - seg.vaddr:sym.addr - seg.vaddr + sym.size]
+            insns = cyc.decode(code, sym.addr)
+            names[sym.name] = {i.name for i in insns if i.cls in ("fp", "vld", "vst", "vldm", "vstm")}
+            if sym.name.startswith(("mrt_", "arm_")):
+                # every VFP instruction of the kernels has a cycle rule (not the ALU default)
+                # (Advanced SIMD encodings, first halfword 0xEFxx / 0xFFxx / 0xF9xx, do not exist on
+                # M-profile: those are literal-pool words capstone decodes as NEON)
+                unpriced |= {i.name for i in insns if cyc._is_vfp(i.name) and i.cls == "alu"
+                             and code[i.addr - sym.addr + 1] not in (0xEF, 0xFF, 0xF9)}
+    assert not unpriced, unpriced
+    if core == "cortex-m0plus":
+        assert not any(names.values())
+        return
+    assert {"vmul", "vadd"} <= names["mrt_conv_f32"]
+    fused = {fn for fn, ns in names.items() if ns & _FUSED}
+    assert fused <= _LIBM_FUSED_OK, fused
+
+
+def test_firmware_reproducible(tmp_path):
+    require_tool("arm-none-eabi-gcc")
+    require_tool("make")
+    r = subprocess.run(["make", "-s", "-C", str(SRC), f"OUT={tmp_path}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for core in CORES_ALL:
+        shipped = FIRMWARE / f"{core}.elf"
+        assert shipped.exists(), f"{shipped} missing: run make firmware"
+        assert (tmp_path / f"{core}.elf").read_bytes() == shipped.read_bytes(), f"{core}.elf differs from a rebuild"
+
+
+def test_layout_lines_name_firmware_functions():
+    """Every section firmware.ld pins in place is a function or object of some core's firmware: a
+    renamed function (or a GCC clone renamed by a new compiler) would silently fall out of the
+    pinned order and move code, and with it cycle figures."""
+    from micro_rt.cortexm.elf import load_elf
+    pinned = re.findall(r"^\s*\*\(\.(?:text|rodata)\.([A-Za-z0-9_.]+)\)\s*$", (SRC / "firmware.ld").read_text(), re.M)
+    assert len(pinned) > 60, "firmware.ld's list of pinned sections not found"
+    names = set()
+    for core in CORES_ALL:
+        names |= set(load_elf(_elf(core)).symbols)
+    assert not [p for p in pinned if p not in names], "firmware.ld pins sections no firmware has"
