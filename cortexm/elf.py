@@ -84,12 +84,18 @@ class ElfImage:
         """.data + .bss: what the firmware itself occupies in SRAM."""
         return sum(s.memsz for s in self.segments if s.vaddr >= ram_base)
 
-    @property
-    def image_end(self) -> int:
-        """First address after everything loaded into flash (load addresses)."""
-        return max((s.paddr + len(s.data) for s in self.segments), default=0)
+    def flash_end(self, flash_base: int, flash_limit: int) -> int:
+        """First address after the image in flash [flash_base, flash_limit): code and constants
+        (run address = load address) and the initial values of .data (load address)."""
+        end = flash_base
+        for seg in self.segments:
+            for a in {seg.vaddr, seg.paddr}:
+                if flash_base <= a < flash_limit:
+                    end = max(end, a + (len(seg.data) if a == seg.paddr else seg.memsz))
+        return end
 
     def ram_end(self, ram_base: int) -> int:
+        """First address after .data and .bss (ram_base when the firmware has none)."""
         ends = [s.vaddr + s.memsz for s in self.segments if s.vaddr >= ram_base]
         return max(ends, default=ram_base)
 

@@ -20,7 +20,10 @@ from micro_rt.errors import EmulationError
 from micro_rt.profile import AlignmentReport, OpRecord
 
 from . import ops
-from .machine import RECYCLE_EVERY, BudgetExceeded, VirtualMCU
+from .engine import RECYCLE_EVERY
+from .faults import BudgetExceeded
+from .machine import VirtualMCU
+from .memory_map import SRAM_BASE
 
 
 @dataclass(frozen=True)
@@ -162,9 +165,7 @@ class McuExecutor:
         """A C kernel exists for this op and type, and every non-constant tensor it touches has
         an arena place (a malformed model may leave one unplanned: the host kernel reports it)."""
         first = self.it.tensors[node.inputs[0]] if node.inputs and node.inputs[0] >= 0 else None
-        if first is None or first.dtype is None or node.op_name not in ops._RUNNERS:
-            return False
-        if not ops.supported(node.op_name, first.dtype):
+        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype):
             return False
         touched = [self.it.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
         return all(t.is_constant or t.offset is not None for t in touched)
@@ -210,7 +211,7 @@ class McuExecutor:
         return sum(self.functions_used.values())
 
     def static_ram_bytes(self) -> int:
-        return self.mcu.elf.static_ram_bytes(0x2000_0000)
+        return self.mcu.elf.static_ram_bytes(SRAM_BASE)
 
     def _name_event(self, node: Any, event: Any) -> AlignmentReport:
         return AlignmentReport(node.index, node.op_name, self.owner_of(event.address, node.index + 1),

@@ -145,7 +145,6 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
                                       ctypes.c_uint32, ctypes.c_uint32]
     lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
-    lib.mrt_flush_dcache.argtypes = [vp]
     lib.mrt_edge_count.argtypes = [vp]
     lib.mrt_edge_count.restype = ctypes.c_uint32
     lib.mrt_edges.argtypes = [vp, _u64p, ctypes.c_uint32]
@@ -193,7 +192,7 @@ class HookSet:
     def __init__(self, uc: unicorn.Uc, *, memory_hook: bool, check_alignment: bool,
                  flash_lo: int, flash_hi: int, line_bytes: int = 16, dcache_lines: int = 1,
                  prefer_native: bool = True, static_checks=None):
-        """static_checks: (by_start, by_pc) from alignment.analyze with registers already mapped to
+        """static_checks: (by_start, by_pc) from static_alignment.static_checks, registers mapped to
         Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc."""
         self.static_checks = static_checks
         self.uc = uc
@@ -379,12 +378,6 @@ class HookSet:
             self._fr = self._frm = 0
             self._unal = {}
             self._unal_total = 0
-
-    def flush_dcache(self):
-        if self.native:
-            self._lib.mrt_flush_dcache(self._state)
-        else:
-            self._dc = [None] * self._dc_n
 
     def edges(self) -> dict:
         if not self.native:

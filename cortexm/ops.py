@@ -1,15 +1,16 @@
 """Glue: run one micro_rt operator on the virtual MCU with the firmware's C kernels.
 
-For a node and its tensors this module computes the kernel parameters exactly as TFLM's
+For a node and its tensors, a runner computes the kernel parameters exactly as TFLM's
 CMSIS-NN glue (tensorflow/lite/micro/kernels/cmsis_nn/*.cc) fills them from the model
-(multipliers and shifts from the same micro_rt.kernels helpers the numpy twins use), packs
-the CMSIS-NN argument structs little-endian into the ARGS area (every field is a 32-bit
-word, so the AAPCS layout is consecutive words), places constant tensors in flash once, and
-calls the function.
+(multipliers and shifts from the same micro_rt.kernels helpers the numpy twins use), lays the
+CMSIS-NN argument structs out little-endian in the ARGS area (every field is a 32-bit word, so
+the AAPCS layout is consecutive words), places constant tensors in flash once, and describes
+the kernel calls (`describe`); `perform` makes them and sums what they cost.
 
     supported(op_name, dtype) -> bool
     scratch_bytes(mcu, core, node, tensors) -> int        # the kernel's *_get_buffer_size
     run_op(mcu, node, tensors, arena_offsets, scratch_offset) -> CallResult
+        = perform(mcu, describe(mcu, node, tensors, arena_offsets, scratch_offset))
 
 Types (cortexm/src/README.md says which C file holds which kernel): int8 (CMSIS-NN style kernels
 + micro_rt's own), float32 (soft-float calling convention, the numpy twins' float32 operation
@@ -25,138 +26,155 @@ node's scratch buffer (None when the kernel needs none).
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
 ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement); ops_context
-holds the per-call context and the argument packing they share.
+holds the per-call context, the kernel call record and the argument packing they share.
+KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
+runner and adding its line there.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
-from .ops_context import DSP_CORES, UnsupportedOnMcu, _core_of, _Ctx, _is_f32, _is_i16
-from .ops_data import (_run_concat_like, _run_pad, _run_reshape, _run_shape, _run_strided_slice,
-                       _run_transpose)
-from .ops_elementwise import (_UNARY_F32, _run_binary, _run_binary_f32, _run_binary_s16, _run_dequantize,
-                              _run_mean, _run_mean_f32, _run_quantize, _run_unary, _run_unary_f32,
-                              _run_unary_int)
-from .ops_nn import (_avgpool_buffer_size, _conv_buffer_size, _conv_geom, _dw_buffer_size, _run_conv_f32,
-                     _run_conv_s8, _run_conv_s16, _run_fc, _run_fc_f32, _run_pool, _run_pool_f32, _run_softmax,
-                     _run_softmax_f32)
+from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
+from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
+                              run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
+                     run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
+                     run_softmax_f32, run_softmax_s8)
 
-__all__ = ["DSP_CORES", "TRANSCENDENTAL_F32_OPS", "UnsupportedOnMcu", "run_op", "scratch_bytes", "supported"]
+if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
+    from .machine import CallResult
 
-_INT8_OPS = {
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM",
-    "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "SHAPE",
-    "PACK", "CONCATENATION", "TRANSPOSE", "PAD", "PADV2", "STRIDED_SLICE", "QUANTIZE",
-    "DEQUANTIZE", "RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH", "HARD_SWISH", "MEAN",
+__all__ = ["DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel", "UnsupportedOnMcu",
+           "describe", "kernel_for", "perform", "run_op", "scratch_bytes", "supported"]
+
+Runner = Callable[[CallContext], list[KernelCall]]
+ScratchSize = Callable[..., int]        # (node, tensors, core) -> bytes
+
+
+@dataclass(frozen=True)
+class OpKernel:
+    """How an operator runs on the virtual MCU for one input type: the runner that describes
+    its kernel calls and, when the kernel needs scratch memory, the mirror of its
+    *_get_buffer_size (what the planner reserves in the arena). `libm`: its float32 results
+    come from newlib's expf / tanhf, within a few ulp of the host's glibc, not bit-equal (every
+    other float32 kernel is bit-exact with its twin)."""
+    runner: Runner
+    scratch: Optional[ScratchSize] = None
+    libm: bool = False
+
+
+# Input element types a kernel is registered for; ANY: data movement, any element size.
+INT8, INT16, FLOAT32, ANY = "int8", "int16", "float32", "any"
+_INPUT_TYPES = {np.dtype(np.int8): INT8, np.dtype(np.int16): INT16, np.dtype(np.float32): FLOAT32}
+_ANY_ITEMSIZES = (1, 2, 4, 8)
+
+_BINARY = ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")
+_UNARY = ("RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH", "HARD_SWISH")
+_UNARY_I16 = ("RELU", "RELU6", "LEAKY_RELU")
+
+# (op, input type) -> OpKernel: everything that runs on the virtual MCU.
+KERNELS: dict[tuple[str, str], OpKernel] = {
+    ("CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=False), conv_s8_scratch),
+    ("CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=False)),
+    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="conv")),
+    ("DEPTHWISE_CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=True), depthwise_conv_s8_scratch),
+    ("DEPTHWISE_CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=True)),
+    ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="dw")),
+    ("FULLY_CONNECTED", INT8): OpKernel(run_fully_connected_s8),
+    ("FULLY_CONNECTED", FLOAT32): OpKernel(run_fully_connected_f32),
+    ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16, kind="fc")),
+    ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_s8, avgpool_s8_scratch),
+    ("AVERAGE_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
+    ("MAX_POOL_2D", INT8): OpKernel(run_pool_s8),
+    ("MAX_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
+    ("SOFTMAX", INT8): OpKernel(run_softmax_s8),
+    ("SOFTMAX", FLOAT32): OpKernel(run_softmax_f32, libm=True),
+    **{(op, INT8): OpKernel(run_binary_s8) for op in _BINARY},
+    **{(op, FLOAT32): OpKernel(run_binary_f32) for op in _BINARY},
+    **{(op, INT16): OpKernel(run_binary_s16) for op in _BINARY},
+    **{(op, INT8): OpKernel(run_unary_s8) for op in _UNARY},
+    **{(op, FLOAT32): OpKernel(run_unary_f32, libm=op in ("LOGISTIC", "TANH")) for op in _UNARY},
+    **{(op, INT16): OpKernel(run_unary_int) for op in _UNARY_I16},
+    **{("QUANTIZE", t): OpKernel(run_quantize) for t in (INT8, INT16, FLOAT32)},
+    **{("DEQUANTIZE", t): OpKernel(run_dequantize) for t in (INT8, INT16)},
+    ("MEAN", INT8): OpKernel(run_mean_s8),
+    ("MEAN", FLOAT32): OpKernel(run_mean_f32),
+    **{(op, ANY): OpKernel(run_reshape) for op in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")},
+    ("SHAPE", ANY): OpKernel(run_shape),
+    ("PACK", ANY): OpKernel(run_concatenation),
+    ("CONCATENATION", ANY): OpKernel(run_concatenation),
+    ("TRANSPOSE", ANY): OpKernel(run_transpose),
+    ("PAD", ANY): OpKernel(run_pad),
+    ("PADV2", ANY): OpKernel(run_pad),
+    ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
 }
-# Data movement is type-agnostic (any element size).
-_ANY_TYPE_OPS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "SHAPE", "PACK", "CONCATENATION",
-                 "TRANSPOSE", "PAD", "PADV2", "STRIDED_SLICE"}
+
+# Ops whose float32 results come from newlib's libm (see OpKernel.libm).
+TRANSCENDENTAL_F32_OPS = {op for (op, dtype), kernel in KERNELS.items() if dtype == FLOAT32 and kernel.libm}
 
 
-# float32 compute ops (soft-float C kernels, the numpy twins' operation order).
-_F32_OPS = {
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM",
-    "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX", "RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH",
-    "HARD_SWISH", "MEAN",
-}
-# Ops whose float32 results come from newlib's expf / tanhf: within a few ulp of the host's
-# glibc, not bit-equal (every other float32 kernel is bit-exact with its twin).
-TRANSCENDENTAL_F32_OPS = {"LOGISTIC", "TANH", "SOFTMAX"}
-
-
-# int16 activations (16x8 conv / depthwise / FC, binary ops, requantization, int16 ReLUs).
-_I16_OPS = {
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM",
-    "RELU", "RELU6", "LEAKY_RELU", "QUANTIZE",
-}
+def kernel_for(op_name: str, dtype) -> Optional[OpKernel]:
+    """The kernel of `op_name` for input element type `dtype`, None when there is none."""
+    dt = np.dtype(dtype)
+    found = KERNELS.get((op_name, _INPUT_TYPES.get(dt, "")))
+    if found is None and dt.itemsize in _ANY_ITEMSIZES:
+        found = KERNELS.get((op_name, ANY))
+    return found
 
 
 def supported(op_name: str, dtype) -> bool:
     """True when `op_name` with input element type `dtype` runs on the virtual MCU."""
-    dt = np.dtype(dtype)
-    if op_name in _ANY_TYPE_OPS:
-        return dt.itemsize in (1, 2, 4, 8)
-    if op_name == "QUANTIZE":
-        return dt in (np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.int16))
-    if op_name == "DEQUANTIZE":
-        return dt in (np.dtype(np.int8), np.dtype(np.int16))
-    if dt == np.dtype(np.float32):
-        return op_name in _F32_OPS
-    if dt == np.dtype(np.int16):
-        return op_name in _I16_OPS
-    return op_name in _INT8_OPS and dt == np.dtype(np.int8)
+    return kernel_for(op_name, dtype) is not None
 
-
-# --------------------------------------------------------------------------- scratch sizes
 
 def scratch_bytes(mcu, core: Optional[str], node, tensors) -> int:
     """Bytes the kernel asks for (its *_get_buffer_size), as TFLM's CMSIS-NN glue requests."""
-    core = _core_of(mcu, core)
-    op = node.op_name
-    get = lambda i: tensors[node.inputs[i]]  # noqa: E731
-    out = tensors[node.outputs[0]]
-    if np.dtype(get(0).dtype) != np.int8:
+    kernel = kernel_for(node.op_name, tensors[node.inputs[0]].dtype)
+    if kernel is None or kernel.scratch is None:
         return 0
-    if op == "CONV_2D":
-        return _conv_buffer_size(_conv_geom(node, get(0), get(1), out, False), core)
-    if op == "DEPTHWISE_CONV_2D":
-        return _dw_buffer_size(_conv_geom(node, get(0), get(1), out, True), core)
-    if op == "AVERAGE_POOL_2D":
-        return _avgpool_buffer_size(int(out.shape[3]), core)
-    return 0
+    return kernel.scratch(node, tensors, core_of(mcu, core))
 
 
-# --------------------------------------------------------------------------- dispatch
+# --------------------------------------------------------------------------- describe, perform
 
-def _by_input_type(int8_runner, float32_runner, int16_runner=None):
-    """The runner for the op's input type: float32, int16 (when given), else int8."""
-    def run(c: _Ctx, core: str):
-        first = c.t(0)
-        if _is_f32(first):
-            return float32_runner(c, core)
-        if int16_runner is not None and _is_i16(first):
-            return int16_runner(c, core)
-        return int8_runner(c, core)
-    return run
+def describe(mcu, node, tensors, arena_offsets, scratch_offset: Optional[int] = None) -> list[KernelCall]:
+    """The kernel calls that run `node` on `mcu` (constants placed in flash, nothing called yet)."""
+    first = tensors[node.inputs[0]] if node.inputs and node.inputs[0] >= 0 else None
+    kernel = kernel_for(node.op_name, first.dtype) if first is not None else None
+    if kernel is None:
+        raise UnsupportedOnMcu(f"op {node.index} {node.op_name}: no C kernel for "
+                               f"{np.dtype(first.dtype).name if first is not None else '?'}")
+    return kernel.runner(CallContext(mcu, node, tensors, arena_offsets, scratch_offset, core_of(mcu)))
 
 
-def _layer(runner: Callable[..., Any], *variant) -> Callable[[_Ctx, str], Any]:
-    """`runner` with its variant argument bound (depthwise flag, 16x8 kind)."""
-    return lambda c, core: runner(c, core, *variant)
+def _combine(results: Sequence[CallResult]) -> CallResult:
+    """One CallResult for several kernel calls: summed counts, the deepest stack; the rest is
+    the first call's."""
+    first = results[0]
+    if len(results) == 1:
+        return first
+    return replace(first, instructions=sum(r.instructions for r in results), cycles=sum(r.cycles for r in results),
+                   stack_bytes=max(r.stack_bytes for r in results),
+                   alignment_events=[e for r in results for e in r.alignment_events])
 
 
-_RUNNERS: dict[str, Callable[[_Ctx, str], Any]] = {
-    "CONV_2D": _by_input_type(_layer(_run_conv_s8, False), _layer(_run_conv_f32, False),
-                              _layer(_run_conv_s16, "conv")),
-    "DEPTHWISE_CONV_2D": _by_input_type(_layer(_run_conv_s8, True), _layer(_run_conv_f32, True),
-                                        _layer(_run_conv_s16, "dw")),
-    "FULLY_CONNECTED": _by_input_type(_run_fc, _run_fc_f32, _layer(_run_conv_s16, "fc")),
-    **{op: _by_input_type(_run_binary, _run_binary_f32, _run_binary_s16)
-       for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
-    "AVERAGE_POOL_2D": _by_input_type(_run_pool, _run_pool_f32),
-    "MAX_POOL_2D": _by_input_type(_run_pool, _run_pool_f32),
-    "SOFTMAX": _by_input_type(_run_softmax, _run_softmax_f32),
-    "RESHAPE": _run_reshape, "SQUEEZE": _run_reshape, "EXPAND_DIMS": _run_reshape, "SHAPE": _run_shape,
-    "PACK": _run_concat_like, "CONCATENATION": _run_concat_like, "TRANSPOSE": _run_transpose,
-    "PAD": _run_pad, "PADV2": _run_pad, "STRIDED_SLICE": _run_strided_slice,
-    "QUANTIZE": _run_quantize, "DEQUANTIZE": _run_dequantize,
-    **{op: _by_input_type(_run_unary, _run_unary_f32, _run_unary_int) for op in _UNARY_F32},
-    "MEAN": _by_input_type(_run_mean, _run_mean_f32),
-}
+def perform(mcu, calls: Sequence[KernelCall], budget: Optional[int] = None) -> CallResult:
+    """Make the calls in order (each one's argument structs written first), each within
+    `budget` instructions; one CallResult for all."""
+    results = []
+    for call in calls:
+        for addr, data in call.blocks:
+            mcu.write(addr, data)
+        results.append(mcu.call(call.symbol, *call.args, budget=budget))
+    return _combine(results)
 
 
 def run_op(mcu, node, tensors, arena_offsets, scratch_offset: Optional[int] = None,
-           budget: Optional[int] = None):
+           budget: Optional[int] = None) -> CallResult:
     """Run `node` on `mcu` (its tensors already in the arena); returns the CallResult."""
-    runner = _RUNNERS.get(node.op_name)
-    first = tensors[node.inputs[0]] if node.inputs and node.inputs[0] >= 0 else None
-    if runner is None or (first is not None and not supported(node.op_name, first.dtype)):
-        raise UnsupportedOnMcu(f"op {node.index} {node.op_name}: no C kernel for "
-                               f"{np.dtype(first.dtype).name if first is not None else '?'}")
-    mcu.args_reset()
-    if budget is not None:
-        mcu.call_budget = budget
-    return runner(_Ctx(mcu, node, tensors, arena_offsets, scratch_offset), _core_of(mcu))
+    return perform(mcu, describe(mcu, node, tensors, arena_offsets, scratch_offset), budget)

@@ -1,21 +1,22 @@
 """What every operator runner of micro_rt.cortexm.ops shares: the per-call context (tensor
-addresses in the arena or in flash, the ARGS area), little-endian word packing, per-node
-caches and the small tensor accessors (first scale / zero point, element count, dtype tests).
+addresses in the arena or in flash, argument structs laid out in the ARGS area), the kernel
+calls a runner describes, little-endian word packing, per-node caches and the dtype tests.
+
+A runner does not call the firmware: it returns the `KernelCall`s that run its operator, and
+ops.run_op performs them (ops.perform). The calls of one operator are performed in order, each
+after the previous one returned, so each call's argument structs are laid out from the start
+of the ARGS area again.
 """
 from __future__ import annotations
 
 import struct
 import weakref
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-# The tensor accessors are the host kernels' (kernel_util), under the names the runners use.
-from micro_rt.kernels.kernel_util import activation_of as _act
-from micro_rt.kernels.kernel_util import activation_range_float
-from micro_rt.kernels.kernel_util import element_count as _count  # noqa: F401
-from micro_rt.kernels.kernel_util import scale_of as _scale  # noqa: F401
-from micro_rt.kernels.kernel_util import zero_point_of as _zp  # noqa: F401
+from micro_rt.kernels.kernel_util import activation_of, activation_range_float
 
 DSP_CORES = ("cortex-m4", "cortex-m7", "cortex-m33")
 
@@ -24,49 +25,62 @@ class UnsupportedOnMcu(NotImplementedError):
     """The operator / type combination has no C kernel (the caller runs the numpy twin)."""
 
 
+@dataclass(frozen=True)
+class KernelCall:
+    """One call of a firmware kernel: its symbol, its argument words (AAPCS: r0-r3, then the
+    stack) and the argument structs the words point to, as (address, bytes) to write first."""
+    symbol: str
+    args: tuple[int, ...]
+    blocks: tuple[tuple[int, bytes], ...] = ()
+
+
 # --------------------------------------------------------------------------- packing
 
-def _words(*values: int) -> bytes:
+def words(*values: int) -> bytes:
+    """Signed 32-bit words, little-endian (integers of a parameter struct)."""
     return struct.pack("<%di" % len(values), *(int(v) for v in values))
 
 
-def _uwords(*values: int) -> bytes:
+def uwords(*values: int) -> bytes:
+    """Unsigned 32-bit words, little-endian (pointers, float32 bit patterns)."""
     return struct.pack("<%dI" % len(values), *(int(v) & 0xFFFFFFFF for v in values))
 
 
-def _dims(n: int, h: int, w: int, c: int) -> bytes:
+def dims(n: int, h: int, w: int, c: int) -> bytes:
     """A cmsis_nn_dims struct."""
-    return _words(n, h, w, c)
+    return words(n, h, w, c)
 
 
-def _f32_bits(x: float) -> int:
+def f32_bits(x: float) -> int:
+    """The IEEE bits of x as float32 (how the soft-float ABI passes it)."""
     return struct.unpack("<I", struct.pack("<f", float(np.float32(x))))[0]
 
 
-def _i32_bytes(values) -> bytes:
+def i32_bytes(values) -> bytes:
     """Integers (multipliers, shifts) as a little-endian int32 array."""
     return np.asarray(values, np.int64).astype("<i4").tobytes()
 
 
 # --------------------------------------------------------------------------- tensor accessors
 
-def _is_f32(t) -> bool:
+def is_f32(t) -> bool:
     return t is not None and np.dtype(t.dtype) == np.float32
 
 
-def _is_i16(t) -> bool:
+def is_i16(t) -> bool:
     return t is not None and np.dtype(t.dtype) == np.int16
 
 
-def _f32_act(node) -> tuple[int, int]:
+def f32_activation(node) -> tuple[int, int]:
     """The fused activation's float32 clamp range, as bit patterns."""
-    lo, hi = activation_range_float(_act(node))
-    return _f32_bits(lo), _f32_bits(hi)
+    lo, hi = activation_range_float(activation_of(node))
+    return f32_bits(lo), f32_bits(hi)
 
 
 # --------------------------------------------------------------------------- cores
 
-def _core_of(mcu, core: Optional[str] = None) -> str:
+def core_of(mcu, core: Optional[str] = None) -> str:
+    """`core` when given, else the machine's core name (cortex-m4 when it has none)."""
     if core:
         return core
     for attr in ("core", "core_name", "cpu"):
@@ -76,7 +90,7 @@ def _core_of(mcu, core: Optional[str] = None) -> str:
     return "cortex-m4"
 
 
-def _has_dsp(core: str) -> bool:
+def has_dsp(core: str) -> bool:
     return core in DSP_CORES
 
 
@@ -91,7 +105,7 @@ def _obj_cache(obj, name: str) -> dict:
     return d
 
 
-def _params(node, key: str, fn: Callable[[], Any]):
+def node_params(node, key: str, fn: Callable[[], Any]):
     """fn(), computed once per node and cached on it under `key`."""
     cache = _obj_cache(node, "_mrt_params")
     if key not in cache:
@@ -114,12 +128,17 @@ def _flash(mcu, owner, key, data_fn: Callable[[], bytes], align: int = 16) -> in
     return addr
 
 
-class _Ctx:
-    """Per-call addressing: tensors to SRAM (arena) or flash (constants) addresses."""
+class CallContext:
+    """What a runner describes its kernel calls with: the node and its tensors, their
+    addresses (arena offsets to SRAM addresses, constants placed in flash), the node's scratch
+    buffer, the core, and the argument structs of the call being described."""
 
-    def __init__(self, mcu, node, tensors, arena_offsets, scratch_offset):
+    def __init__(self, mcu, node, tensors, arena_offsets, scratch_offset: Optional[int], core: str):
         self.mcu, self.node, self.tensors = mcu, node, tensors
         self.arena_offsets, self.scratch_offset = arena_offsets, scratch_offset
+        self.core = core
+        self._args_area = mcu.new_args_area()
+        self._blocks: list[tuple[int, bytes]] = []
 
     def t(self, i: int):
         """Input i's tensor (None when the input is absent)."""
@@ -145,14 +164,27 @@ class _Ctx:
         return self.addr_of_index(self.node.outputs[i])
 
     def const(self, name: str, data_fn: Callable[[], bytes]) -> int:
+        """The flash address of the node's constant `name` (data_fn() the first time)."""
         return _flash(self.mcu, self.node, name, data_fn)
 
     def scratch_addr(self) -> int:
         return 0 if self.scratch_offset is None else self.mcu.arena_base + int(self.scratch_offset)
 
     def args(self, data: bytes) -> int:
-        return self.mcu.args_alloc(data, 4)
+        """The address of an argument struct of the call being described (written when the
+        call is performed)."""
+        addr = self._args_area.reserve(len(data), 4)
+        self._blocks.append((addr, bytes(data)))
+        return addr
 
     def nn_context(self, size: int) -> int:
         """A cmsis_nn_context {buf, size}: the node's scratch buffer when the kernel wants one."""
-        return self.args(_uwords(self.scratch_addr() if size else 0, size))
+        return self.args(uwords(self.scratch_addr() if size else 0, size))
+
+    def call(self, symbol: str, *args: int) -> KernelCall:
+        """The call of `symbol` with the argument structs laid out since the previous call; the
+        next call's structs start again at the beginning of the ARGS area."""
+        kernel_call = KernelCall(symbol, tuple(int(a) for a in args), tuple(self._blocks))
+        self._blocks = []
+        self._args_area.reset()
+        return kernel_call

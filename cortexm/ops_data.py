@@ -5,11 +5,11 @@ on mrt_copy, mrt_fill and the 6-D mrt_strided_copy.
 from __future__ import annotations
 
 import struct
-from dataclasses import replace
-
 import numpy as np
 
-from .ops_context import UnsupportedOnMcu, _count, _Ctx, _uwords, _words, _zp
+from micro_rt.kernels.kernel_util import element_count, zero_point_of
+
+from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, uwords, words
 
 
 def _contig_strides(shape, es: int):
@@ -21,43 +21,28 @@ def _contig_strides(shape, es: int):
     return list(reversed(st))
 
 
-def _strided_copy(c: _Ctx, src: int, dst: int, es: int, counts, src_strides, dst_strides):
+def _strided_copy(c: CallContext, src: int, dst: int, es: int, counts, src_strides, dst_strides) -> KernelCall:
     """mrt_strided_copy of a (up to) 6-D block: element counts and byte strides per axis."""
     counts = [1] * (6 - len(counts)) + list(counts)
     src_strides = [0] * (6 - len(src_strides)) + list(src_strides)
     dst_strides = [0] * (6 - len(dst_strides)) + list(dst_strides)
-    blob = _uwords(src, dst) + _words(es, *counts, *src_strides, *dst_strides)
-    return c.mcu.call("mrt_strided_copy", c.args(blob))
+    blob = uwords(src, dst) + words(es, *counts, *src_strides, *dst_strides)
+    return c.call("mrt_strided_copy", c.args(blob))
 
 
-def _combine(results):
-    """One CallResult for several kernel calls: summed counts, the deepest stack."""
-    first = results[0]
-    if len(results) == 1:
-        return first
-    total = dict(instructions=sum(r.instructions for r in results), cycles=sum(r.cycles for r in results),
-                 stack_bytes=max(r.stack_bytes for r in results),
-                 alignment_events=[e for r in results for e in r.alignment_events])
-    try:
-        return replace(first, **total)
-    except Exception:                       # pragma: no cover - non-dataclass result
-        for k, v in total.items():
-            setattr(first, k, v)
-        return first
-
-
-def _run_reshape(c: _Ctx, core: str):
+def run_reshape(c: CallContext) -> list[KernelCall]:
+    """RESHAPE / SQUEEZE / EXPAND_DIMS: the bytes as they are."""
     out = c.out()
-    return c.mcu.call("arm_reshape_s8", c.in_addr(0), c.out_addr(), _count(out) * np.dtype(out.dtype).itemsize)
+    return [c.call("arm_reshape_s8", c.in_addr(0), c.out_addr(), element_count(out) * np.dtype(out.dtype).itemsize)]
 
 
-def _run_shape(c: _Ctx, core: str):
+def run_shape(c: CallContext) -> list[KernelCall]:
     data = np.asarray(c.t(0).shape, np.int32).astype("<i4").tobytes()
     src = c.const("shape", lambda: data)
-    return c.mcu.call("mrt_copy", src, c.out_addr(), len(data))
+    return [c.call("mrt_copy", src, c.out_addr(), len(data))]
 
 
-def _run_concat_like(c: _Ctx, core: str):
+def run_concatenation(c: CallContext) -> list[KernelCall]:
     """CONCATENATION and PACK: one strided copy per input into its slot of the output."""
     node = c.node
     out = c.out()
@@ -75,16 +60,15 @@ def _run_concat_like(c: _Ctx, core: str):
     outer = int(np.prod(in_shapes[0][:axis])) if axis else 1
     inners = [int(np.prod(s[axis:])) for s in in_shapes]
     total_inner = sum(inners)
-    results, off = [], 0
+    calls, off = [], 0
     for k, inner in enumerate(inners):
-        c.mcu.args_reset()
-        results.append(_strided_copy(c, c.in_addr(k), c.out_addr() + off * es, es, [outer, inner],
-                                     [inner * es, es], [total_inner * es, es]))
+        calls.append(_strided_copy(c, c.in_addr(k), c.out_addr() + off * es, es, [outer, inner],
+                                   [inner * es, es], [total_inner * es, es]))
         off += inner
-    return _combine(results)
+    return calls
 
 
-def _run_transpose(c: _Ctx, core: str):
+def run_transpose(c: CallContext) -> list[KernelCall]:
     inp = c.t(0)
     es = np.dtype(inp.dtype).itemsize
     perm = [int(p) for p in np.asarray(c.t(1).data).reshape(-1)]
@@ -92,23 +76,24 @@ def _run_transpose(c: _Ctx, core: str):
     perm = [p + rank if p < 0 else p for p in perm]
     src_st = _contig_strides(inp.shape, es)
     counts = [int(inp.shape[p]) for p in perm]
-    return _strided_copy(c, c.in_addr(0), c.out_addr(), es, counts, [src_st[p] for p in perm],
-                         _contig_strides(counts, es))
+    return [_strided_copy(c, c.in_addr(0), c.out_addr(), es, counts, [src_st[p] for p in perm],
+                          _contig_strides(counts, es))]
 
 
-def _pad_fill_word(c: _Ctx, dt: np.dtype) -> int:
+def _pad_fill_word(c: CallContext, dt: np.dtype) -> int:
     """The padding value (PADV2's third input, else the output zero point / 0) as a 32-bit word."""
     if len(c.node.inputs) == 3 and c.node.inputs[2] >= 0:
         value = np.asarray(c.t(2).data).reshape(-1)[:1].astype(dt)
     elif dt == np.int8:
-        value = np.array([_zp(c.out())], np.int64).astype(np.uint8).view(np.int8)
+        value = np.array([zero_point_of(c.out())], np.int64).astype(np.uint8).view(np.int8)
     else:
         value = np.zeros(1, dt)
     raw = value.tobytes().ljust(4, b"\0")
     return struct.unpack("<I", raw[:4])[0]
 
 
-def _run_pad(c: _Ctx, core: str):
+def run_pad(c: CallContext) -> list[KernelCall]:
+    """PAD / PADV2: fill the output with the padding value, then copy the input inside."""
     inp, out = c.t(0), c.out()
     dt = np.dtype(inp.dtype)
     es = dt.itemsize
@@ -118,14 +103,13 @@ def _run_pad(c: _Ctx, core: str):
         raise UnsupportedOnMcu("PAD of 8-byte elements")
     out_st = _contig_strides(out.shape, es)
     interior = c.out_addr() + sum(int(p0) * s for (p0, _), s in zip(pads, out_st))
-    filled = c.mcu.call("mrt_fill", c.out_addr(), fill_word, int(np.prod(out.shape)), es)
-    c.mcu.args_reset()
+    filled = c.call("mrt_fill", c.out_addr(), fill_word, int(np.prod(out.shape)), es)
     copied = _strided_copy(c, c.in_addr(0), interior, es, [int(d) for d in inp.shape],
                            _contig_strides(inp.shape, es), out_st)
-    return _combine([filled, copied])
+    return [filled, copied]
 
 
-def _run_strided_slice(c: _Ctx, core: str):
+def run_strided_slice(c: CallContext) -> list[KernelCall]:
     from micro_rt.kernels.shape_ops import strided_slice_plan
     o = c.node.options
     inp, out = c.t(0), c.out()
@@ -139,4 +123,4 @@ def _run_strided_slice(c: _Ctx, core: str):
     src_st = _contig_strides(inp.shape, es)
     src = c.in_addr(0) + sum(int(a[0]) * s for a, s in zip(axes, src_st) if len(a))
     sst = [int(a[1] - a[0]) * s if len(a) > 1 else s for a, s in zip(axes, src_st)]
-    return _strided_copy(c, src, c.out_addr(), es, counts, sst, _contig_strides(counts, es))
+    return [_strided_copy(c, src, c.out_addr(), es, counts, sst, _contig_strides(counts, es))]

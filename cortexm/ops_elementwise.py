@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from micro_rt.kernels.kernel_util import activation_of, element_count, scale_of, zero_point_of
 from micro_rt.kernels.quant import quantize_multiplier
 
-from .ops_context import (UnsupportedOnMcu, _Ctx, _act, _count, _f32_act, _f32_bits, _is_f32, _is_i16,
-                          _params, _scale, _uwords, _words, _zp)
+from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, f32_activation, f32_bits, is_f32, is_i16,
+                          node_params, uwords, words)
 
 _INT_RANGE = {1: (-128, 127), 2: (-32768, 32767), 4: (-(1 << 31), (1 << 31) - 1)}
 
@@ -47,7 +48,7 @@ def _binary_params(node, in1, in2, out, value_range=_INT_RANGE[1]):
     """(broadcast shape, output stage, same input shapes); MAXIMUM / MINIMUM clamp to `value_range`."""
     from micro_rt.kernels.elementwise import add_sub_params, mul_params
     op = node.op_name
-    act = _act(node)
+    act = activation_of(node)
     shape = _broadcast_shape(in1, in2)
     q = dict.fromkeys(_BINARY_QUANT_FIELDS, 0)
     q.update(amin=value_range[0], amax=value_range[1])
@@ -63,31 +64,31 @@ def _binary_params(node, in1, in2, out, value_range=_INT_RANGE[1]):
     return shape, q, same
 
 
-def _call_binary_int(c: _Ctx, fn: str, shape, q: dict):
+def _call_binary_int(c: CallContext, fn: str, shape, q: dict) -> list[KernelCall]:
     """mrt_binary_s8 / mrt_binary_s16: broadcasting binary op with a quantized output stage."""
     in1, in2 = c.t(0), c.t(1)
-    blob = _uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + _words(
+    blob = uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + words(
         _OPCODE[c.node.op_name], *_broadcast_words(in1, in2, shape), *(q[k] for k in _BINARY_QUANT_FIELDS))
-    return c.mcu.call(fn, c.args(blob))
+    return [c.call(fn, c.args(blob))]
 
 
-def _run_binary(c: _Ctx, core: str):
+def run_binary_s8(c: CallContext) -> list[KernelCall]:
     node = c.node
     in1, in2, out = c.t(0), c.t(1), c.out()
-    shape, q, same = _params(node, "bin", lambda: _binary_params(node, in1, in2, out))
+    shape, q, same = node_params(node, "bin", lambda: _binary_params(node, in1, in2, out))
     op = node.op_name
     size = int(np.prod(shape)) if len(shape) else 1
     if same and op == "ADD":
-        return c.mcu.call("arm_elementwise_add_s8", c.in_addr(0), c.in_addr(1), q["in1_off"], q["m1"], q["sh1"],
-                          q["in2_off"], q["m2"], q["sh2"], q["left_shift"], c.out_addr(), q["out_off"], q["mo"],
-                          q["sho"], q["amin"], q["amax"], size)
+        return [c.call("arm_elementwise_add_s8", c.in_addr(0), c.in_addr(1), q["in1_off"], q["m1"], q["sh1"],
+                       q["in2_off"], q["m2"], q["sh2"], q["left_shift"], c.out_addr(), q["out_off"], q["mo"],
+                       q["sho"], q["amin"], q["amax"], size)]
     if same and op == "MUL":
-        return c.mcu.call("arm_elementwise_mul_s8", c.in_addr(0), c.in_addr(1), q["in1_off"], q["in2_off"],
-                          c.out_addr(), q["out_off"], q["mo"], q["sho"], q["amin"], q["amax"], size)
+        return [c.call("arm_elementwise_mul_s8", c.in_addr(0), c.in_addr(1), q["in1_off"], q["in2_off"],
+                       c.out_addr(), q["out_off"], q["mo"], q["sho"], q["amin"], q["amax"], size)]
     return _call_binary_int(c, "mrt_binary_s8", shape, q)
 
 
-def _same_type_operands(c: _Ctx, is_type, mixed_message: str):
+def _same_type_operands(c: CallContext, is_type, mixed_message: str):
     """(in1, in2, out) when the second input and the output pass `is_type`, else UnsupportedOnMcu."""
     in1, in2, out = c.t(0), c.t(1), c.out()
     if not (is_type(in2) and is_type(out)):
@@ -95,21 +96,21 @@ def _same_type_operands(c: _Ctx, is_type, mixed_message: str):
     return in1, in2, out
 
 
-def _run_binary_s16(c: _Ctx, core: str):
+def run_binary_s16(c: CallContext) -> list[KernelCall]:
     node = c.node
-    in1, in2, out = _same_type_operands(c, _is_i16, f"{node.op_name} int16 with mixed types")
-    shape, q, _ = _params(node, "bin16", lambda: _binary_params(node, in1, in2, out, _INT_RANGE[2]))
+    in1, in2, out = _same_type_operands(c, is_i16, f"{node.op_name} int16 with mixed types")
+    shape, q, _ = node_params(node, "bin16", lambda: _binary_params(node, in1, in2, out, _INT_RANGE[2]))
     return _call_binary_int(c, "mrt_binary_s16", shape, q)
 
 
-def _run_binary_f32(c: _Ctx, core: str):
+def run_binary_f32(c: CallContext) -> list[KernelCall]:
     node = c.node
-    in1, in2, _ = _same_type_operands(c, _is_f32, f"{node.op_name} with mixed types")
+    in1, in2, _ = _same_type_operands(c, is_f32, f"{node.op_name} with mixed types")
     shape = _broadcast_shape(in1, in2)
-    lo, hi = _f32_act(node) if node.op_name in ("ADD", "SUB", "MUL") else (_f32_bits(-np.inf), _f32_bits(np.inf))
-    blob = _uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + \
-        _words(_OPCODE[node.op_name], *_broadcast_words(in1, in2, shape)) + _uwords(lo, hi)
-    return c.mcu.call("mrt_binary_f32", c.args(blob))
+    lo, hi = f32_activation(node) if node.op_name in ("ADD", "SUB", "MUL") else (f32_bits(-np.inf), f32_bits(np.inf))
+    blob = uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + \
+        words(_OPCODE[node.op_name], *_broadcast_words(in1, in2, shape)) + uwords(lo, hi)
+    return [c.call("mrt_binary_f32", c.args(blob))]
 
 
 # --------------------------------------------------------------------------- unary
@@ -126,15 +127,15 @@ def _requant_params(node, inp, out, qtype):
     from micro_rt.kernels.activations import float_to_quantized_type, leaky_relu_params, relu_params
     op = node.op_name
     if op == "QUANTIZE":
-        m, s = quantize_multiplier(float(_scale(inp)) / float(_scale(out)))
-        return dict(op=_REQUANT, in_off=_zp(inp), out_off=_zp(out), m0=m, s0=s), None
+        m, s = quantize_multiplier(float(scale_of(inp)) / float(scale_of(out)))
+        return dict(op=_REQUANT, in_off=zero_point_of(inp), out_off=zero_point_of(out), m0=m, s0=s), None
     if op == "RELU":
         p = relu_params(inp, out, qtype)
         return dict(op=_REQUANT, in_off=p["in_off"], out_off=p["out_off"], m0=p["m"], s0=p["s"]), \
             (p["qmin"], p["qmax"])
     if op == "RELU6":
-        zero = _zp(inp)
-        return dict(op=_RELU6, a0=zero, a1=float_to_quantized_type(6.0, _scale(inp), zero, qtype)), None
+        zero = zero_point_of(inp)
+        return dict(op=_RELU6, a0=zero, a1=float_to_quantized_type(6.0, scale_of(inp), zero, qtype)), None
     if op == "LEAKY_RELU":
         p = leaky_relu_params(inp, out, float(np.float32(node.options.get("alpha", 0.0))))
         return dict(op=_LEAKY, in_off=p["in_off"], out_off=p["out_off"], m0=p["mi"], s0=p["si"], m1=p["ma"],
@@ -154,24 +155,25 @@ def _unary_params(node, inp, out):
             fields["a0"], fields["a1"] = clamp or _INT_RANGE[1]
         return fields
     if op in ("LOGISTIC", "TANH"):
-        mult, shift = frexp_multiplier(float(_scale(inp)) * float(1 << 27))
+        mult, shift = frexp_multiplier(float(scale_of(inp)) * float(1 << 27))
         radius = radius_fn(4, shift, 31)
-        return dict(op=_LOGISTIC if op == "LOGISTIC" else _TANH, in_off=_zp(inp), m0=mult, s0=shift, a0=radius)
+        return dict(op=_LOGISTIC if op == "LOGISTIC" else _TANH, in_off=zero_point_of(inp), m0=mult, s0=shift,
+                    a0=radius)
     if op == "HARD_SWISH":
-        p = hard_swish_params(_scale(inp), _zp(inp), _scale(out), _zp(out))
+        p = hard_swish_params(scale_of(inp), zero_point_of(inp), scale_of(out), zero_point_of(out))
         return dict(op=_HARD_SWISH, in_off=p["input_zero_point"], out_off=p["output_zero_point"],
                     m0=p["output_multiplier_fixedpoint_int16"], s0=p["output_multiplier_exponent"],
                     m1=p["reluish_multiplier_fixedpoint_int16"], s1=p["reluish_multiplier_exponent"])
     raise UnsupportedOnMcu(op)
 
 
-def _run_unary(c: _Ctx, core: str):
+def run_unary_s8(c: CallContext) -> list[KernelCall]:
     inp, out = c.t(0), c.out()
-    p = _params(c.node, "unary", lambda: _unary_params(c.node, inp, out))
+    p = node_params(c.node, "unary", lambda: _unary_params(c.node, inp, out))
     f = dict(in_off=0, out_off=0, m0=0, s0=0, m1=0, s1=0, a0=0, a1=0)
     f.update({k: int(v) for k, v in p.items() if k != "op"})
-    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(_count(inp), int(p["op"]), *f.values())
-    return c.mcu.call("mrt_unary_s8", c.args(blob))
+    blob = uwords(c.in_addr(0), c.out_addr()) + words(element_count(inp), int(p["op"]), *f.values())
+    return [c.call("mrt_unary_s8", c.args(blob))]
 
 
 _UNARY_INT_FIELDS = ("op", "in_size", "out_size", "in_off", "out_off", "m0", "s0", "m1", "s1", "a0", "a1", "lo", "hi")
@@ -189,49 +191,52 @@ def _unary_int_params(node, inp, out) -> dict:
     return {k: int(v) for k, v in d.items()}
 
 
-def _run_unary_int(c: _Ctx, core: str):
+def run_unary_int(c: CallContext) -> list[KernelCall]:
     inp, out = c.t(0), c.out()
     if np.dtype(out.dtype) not in (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32)):
         raise UnsupportedOnMcu(f"{c.node.op_name} to {np.dtype(out.dtype).name}")
     if c.node.op_name != "QUANTIZE" and np.dtype(out.dtype) != np.dtype(inp.dtype):
         raise UnsupportedOnMcu(f"{c.node.op_name} with mixed types")
-    p = _params(c.node, "unary_int", lambda: _unary_int_params(c.node, inp, out))
-    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(_count(inp), *(p[k] for k in _UNARY_INT_FIELDS))
-    return c.mcu.call("mrt_unary_int", c.args(blob))
+    p = node_params(c.node, "unary_int", lambda: _unary_int_params(c.node, inp, out))
+    blob = uwords(c.in_addr(0), c.out_addr()) + words(element_count(inp), *(p[k] for k in _UNARY_INT_FIELDS))
+    return [c.call("mrt_unary_int", c.args(blob))]
 
 
-def _run_unary_f32(c: _Ctx, core: str):
+def run_unary_f32(c: CallContext) -> list[KernelCall]:
     node = c.node
-    if not _is_f32(c.out()):
+    if not is_f32(c.out()):
         raise UnsupportedOnMcu(f"{node.op_name} float32 to {np.dtype(c.out().dtype).name}")
-    alpha = _f32_bits(node.options.get("alpha", 0.0)) if node.op_name == "LEAKY_RELU" else 0
-    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(_count(c.t(0)), _UNARY_F32[node.op_name]) + _uwords(alpha)
-    return c.mcu.call("mrt_unary_f32", c.args(blob))
+    alpha = f32_bits(node.options.get("alpha", 0.0)) if node.op_name == "LEAKY_RELU" else 0
+    blob = uwords(c.in_addr(0), c.out_addr()) + words(element_count(c.t(0)), _UNARY_F32[node.op_name]) + \
+        uwords(alpha)
+    return [c.call("mrt_unary_f32", c.args(blob))]
 
 
 # --------------------------------------------------------------------------- (de)quantize
 
-def _run_quantize(c: _Ctx, core: str):
+def run_quantize(c: CallContext) -> list[KernelCall]:
     inp, out = c.t(0), c.out()
     if np.dtype(inp.dtype) == np.float32:
         fn = {np.dtype(np.int8): "mrt_quantize_f32_s8", np.dtype(np.int16): "mrt_quantize_f32_s16"}.get(
             np.dtype(out.dtype))
         if fn is None:
             raise UnsupportedOnMcu(f"QUANTIZE float32 to {np.dtype(out.dtype).name}")
-        return c.mcu.call(fn, c.in_addr(0), c.out_addr(), _count(inp), _f32_bits(_scale(out)), _zp(out))
+        return [c.call(fn, c.in_addr(0), c.out_addr(), element_count(inp), f32_bits(scale_of(out)),
+                       zero_point_of(out))]
     if np.dtype(inp.dtype) == np.int8 and np.dtype(out.dtype) == np.int8:
-        return _run_unary(c, core)
-    return _run_unary_int(c, core)
+        return run_unary_s8(c)
+    return run_unary_int(c)
 
 
-def _run_dequantize(c: _Ctx, core: str):
+def run_dequantize(c: CallContext) -> list[KernelCall]:
     inp = c.t(0)
-    if not _is_f32(c.out()):
+    if not is_f32(c.out()):
         raise UnsupportedOnMcu("DEQUANTIZE to a non-float32 output")
     if np.dtype(inp.dtype) == np.uint8:
         raise UnsupportedOnMcu("DEQUANTIZE from uint8 (no C kernel)")
     fn = "mrt_dequantize_s16_f32" if np.dtype(inp.dtype) == np.int16 else "mrt_dequantize_s8_f32"
-    return c.mcu.call(fn, c.in_addr(0), c.out_addr(), _count(inp), _f32_bits(_scale(inp)), _zp(inp))
+    return [c.call(fn, c.in_addr(0), c.out_addr(), element_count(inp), f32_bits(scale_of(inp)),
+                   zero_point_of(inp))]
 
 
 # --------------------------------------------------------------------------- mean
@@ -257,25 +262,25 @@ def _mean_params(node, inp, axis_t, out):
     ax = _mean_axes(inp, axis_t)
     shape, reduce = ax["shape"], ax["reduce"]
     count = int(np.prod([shape[d] for d in range(4) if reduce[d]])) if any(reduce) else 1
-    m, s = quantize_multiplier(float(np.float32(_scale(inp))) / float(np.float32(_scale(out))))
+    m, s = quantize_multiplier(float(np.float32(scale_of(inp))) / float(np.float32(scale_of(out))))
     shift_n = min(int(count).bit_length() - 1, 32, 31 + s)
     mult = (m << shift_n) // count
-    return dict(shape=shape, reduce=reduce, mult=int(mult), shift=int(s - shift_n), in_zp=_zp(inp),
-                out_zp=_zp(out))
+    return dict(shape=shape, reduce=reduce, mult=int(mult), shift=int(s - shift_n), in_zp=zero_point_of(inp),
+                out_zp=zero_point_of(out))
 
 
-def _run_mean(c: _Ctx, core: str):
+def run_mean_s8(c: CallContext) -> list[KernelCall]:
     inp, axis_t, out = c.t(0), c.t(1), c.out()
-    p = _params(c.node, "mean", lambda: _mean_params(c.node, inp, axis_t, out))
-    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(*p["shape"], *p["reduce"], p["in_zp"], p["out_zp"],
-                                                        p["mult"], p["shift"], *_INT_RANGE[1])
-    return c.mcu.call("mrt_mean_s8", c.args(blob))
+    p = node_params(c.node, "mean", lambda: _mean_params(c.node, inp, axis_t, out))
+    blob = uwords(c.in_addr(0), c.out_addr()) + words(*p["shape"], *p["reduce"], p["in_zp"], p["out_zp"],
+                                                      p["mult"], p["shift"], *_INT_RANGE[1])
+    return [c.call("mrt_mean_s8", c.args(blob))]
 
 
-def _run_mean_f32(c: _Ctx, core: str):
+def run_mean_f32(c: CallContext) -> list[KernelCall]:
     inp, axis_t = c.t(0), c.t(1)
     if axis_t is None or axis_t.data is None:
         raise UnsupportedOnMcu("MEAN with a non-constant axis")
-    p = _params(c.node, "mean_f32", lambda: _mean_axes(inp, axis_t))
-    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(*p["shape"], *p["reduce"])
-    return c.mcu.call("mrt_mean_f32", c.args(blob))
+    p = node_params(c.node, "mean_f32", lambda: _mean_axes(inp, axis_t))
+    blob = uwords(c.in_addr(0), c.out_addr()) + words(*p["shape"], *p["reduce"])
+    return [c.call("mrt_mean_f32", c.args(blob))]

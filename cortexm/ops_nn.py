@@ -11,12 +11,13 @@ import numpy as np
 
 from micro_rt.kernels.conv_common import int32_accumulators, populate_per_channel_multipliers
 from micro_rt.kernels.fully_connected import fc_output_multipliers
-from micro_rt.kernels.kernel_util import activation_range_quantized
+from micro_rt.kernels.kernel_util import (activation_of, activation_range_quantized, element_count, scale_of,
+                                          zero_point_of)
 from micro_rt.kernels.padding import PaddingValues, compute_padding_height_width, int16_window
 from micro_rt.kernels.quant import calculate_input_radius, preprocess_softmax_scaling
 
-from .ops_context import (UnsupportedOnMcu, _Ctx, _act, _count, _dims, _f32_act, _f32_bits, _has_dsp, _i32_bytes,
-                          _is_f32, _is_i16, _params, _scale, _uwords, _words, _zp)
+from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, f32_bits, has_dsp,
+                          i32_bytes, is_f32, is_i16, node_params, uwords, words)
 
 # --------------------------------------------------------------------------- geometry
 
@@ -30,7 +31,7 @@ def _window(options, ih: int, iw: int, fh: int, fw: int, dh: int = 1, dw: int = 
 
 
 @dataclass
-class _ConvShape:
+class ConvShape:
     n: int
     ih: int
     iw: int
@@ -50,15 +51,15 @@ class _ConvShape:
 
 
 @dataclass
-class _ConvGeom(_ConvShape):
-    """_ConvShape plus the int8 output stage (activation range, input / output offsets)."""
+class ConvGeometry(ConvShape):
+    """ConvShape plus the int8 output stage (activation range, input / output offsets)."""
     act_min: int
     act_max: int
     in_off: int
     out_off: int
 
 
-def _conv_shape(node, inp, flt, out) -> _ConvShape:
+def _conv_shape(node, inp, flt, out) -> ConvShape:
     """Sizes, strides, dilations and padding of a CONV_2D or DEPTHWISE_CONV_2D (NHWC input and
     output; filter [oc, fh, fw, fc] or, depthwise, [1, fh, fw, oc]: read the same way)."""
     o = node.options
@@ -67,10 +68,10 @@ def _conv_shape(node, inp, flt, out) -> _ConvShape:
     _, fh, fw, fc = (int(d) for d in flt.shape)
     dh, dw = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
     sh, sw, pad = _window(o, ih, iw, fh, fw, dh, dw)
-    return _ConvShape(n, ih, iw, ic, oh, ow, oc, fh, fw, fc, sh, sw, dh, dw, int(pad.height), int(pad.width))
+    return ConvShape(n, ih, iw, ic, oh, ow, oc, fh, fw, fc, sh, sw, dh, dw, int(pad.height), int(pad.width))
 
 
-def _runnable(s: _ConvShape, node) -> _ConvShape:
+def _runnable(s: ConvShape, node) -> ConvShape:
     """The shape a C kernel can run: strides, dilations and padding that fit TFLM's int16_t
     fields (beyond, TFLM runs with wrapped values: the host twin reproduces that)."""
     if int16_window(s.sh, s.sw, s.dh, s.dw, PaddingValues(s.pw, s.ph, 0, 0)) is not None:
@@ -78,11 +79,12 @@ def _runnable(s: _ConvShape, node) -> _ConvShape:
     return s
 
 
-def _conv_geom(node, inp, flt, out, depthwise: bool = False) -> _ConvGeom:
-    """The int8 conv / depthwise geometry (the same for both: `depthwise` is informational)."""
+def conv_geometry(node, inp, flt, out) -> ConvGeometry:
+    """The int8 geometry of a CONV_2D or DEPTHWISE_CONV_2D (the same for both)."""
     s = _conv_shape(node, inp, flt, out)
-    amin, amax = activation_range_quantized(_act(node), _scale(out), _zp(out), np.int8)
-    return _ConvGeom(**vars(s), act_min=int(amin), act_max=int(amax), in_off=-_zp(inp), out_off=_zp(out))
+    amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), np.int8)
+    return ConvGeometry(**vars(s), act_min=int(amin), act_max=int(amax), in_off=-zero_point_of(inp),
+                        out_off=zero_point_of(out))
 
 
 def _pool_geom(node, inp, out):
@@ -97,29 +99,31 @@ def _pool_geom(node, inp, out):
 
 def _per_channel(inp, flt, out, oc: int):
     """Per-output-channel multipliers and shifts, as int32 bytes."""
-    mult, shift = populate_per_channel_multipliers(_scale(inp), np.asarray(flt.scales, np.float32),
-                                                   _scale(out), oc)
-    return _i32_bytes(mult), _i32_bytes(shift)
+    mult, shift = populate_per_channel_multipliers(scale_of(inp), np.asarray(flt.scales, np.float32),
+                                                   scale_of(out), oc)
+    return i32_bytes(mult), i32_bytes(shift)
 
 
 def _fc_params(node, inp, flt, out):
     scales = np.asarray(flt.scales, np.float32)
-    in_scale, out_scale = _scale(inp), _scale(out)
+    in_scale, out_scale = scale_of(inp), scale_of(out)
     per_channel = scales.size > 1
     mult, shift = (np.atleast_1d(v) for v in fc_output_multipliers(in_scale, scales, out_scale))
-    amin, amax = activation_range_quantized(_act(node), out_scale, _zp(out), np.int8)
+    amin, amax = activation_range_quantized(activation_of(node), out_scale, zero_point_of(out), np.int8)
     accum = int(flt.shape[-1])
     out_depth = int(out.shape[-1]) if len(out.shape) else 1
     batches = int(np.prod(inp.shape)) // accum
-    filter_offset = 0 if per_channel else -_zp(flt)
+    filter_offset = 0 if per_channel else -zero_point_of(flt)
     return dict(per_channel=per_channel, mult=mult, shift=shift, amin=int(amin), amax=int(amax),
                 accum=accum, out_depth=out_depth, batches=batches, filter_offset=filter_offset,
-                in_off=-_zp(inp), out_off=_zp(out))
+                in_off=-zero_point_of(inp), out_off=zero_point_of(out))
 
 
 # --------------------------------------------------------------------------- scratch sizes
+# Mirrors of the kernels' *_get_buffer_size (test_scratch_bytes_match_c holds them equal).
 
-def _conv_buffer_size(g: _ConvShape, core: str) -> int:
+def conv_buffer_size(g: ConvShape, core: str) -> int:
+    """arm_convolve_wrapper_s8_get_buffer_size."""
     if g.pw == 0 and g.ph == 0 and g.fh == 1 and g.fw == 1 and g.dh == 1 and g.dw == 1 and g.ic == g.fc:
         return 0                                   # 1x1 (fast or strided): no buffer
     # 1xN and general: two q15 columns of the 4-aligned kernel volume
@@ -128,148 +132,168 @@ def _conv_buffer_size(g: _ConvShape, core: str) -> int:
     return 2 * k * 2
 
 
-def _dw_buffer_size(g: _ConvShape, core: str) -> int:
+def depthwise_conv_buffer_size(g: ConvShape, core: str) -> int:
+    """arm_depthwise_conv_wrapper_s8_get_buffer_size."""
     if g.ic == g.oc and g.n == 1 and g.dh == 1 and g.dw == 1:
         if g.fh == 3 and g.fw == 3 and g.ph <= 1 and g.pw <= 1:
             return 0
-        return g.ic * g.fh * g.fw * 2 if _has_dsp(core) else 0
+        return g.ic * g.fh * g.fw * 2 if has_dsp(core) else 0
     return 0
 
 
-def _avgpool_buffer_size(channels: int, core: str) -> int:
-    return channels * 4 if _has_dsp(core) else 0
+def avgpool_buffer_size(channels: int, core: str) -> int:
+    """arm_avgpool_s8_get_buffer_size."""
+    return channels * 4 if has_dsp(core) else 0
+
+
+def _inputs_and_output(node, tensors):
+    return [tensors[i] for i in node.inputs[:2]], tensors[node.outputs[0]]
+
+
+def conv_s8_scratch(node, tensors, core: str) -> int:
+    (inp, flt), out = _inputs_and_output(node, tensors)
+    return conv_buffer_size(conv_geometry(node, inp, flt, out), core)
+
+
+def depthwise_conv_s8_scratch(node, tensors, core: str) -> int:
+    (inp, flt), out = _inputs_and_output(node, tensors)
+    return depthwise_conv_buffer_size(conv_geometry(node, inp, flt, out), core)
+
+
+def avgpool_s8_scratch(node, tensors, core: str) -> int:
+    return avgpool_buffer_size(int(tensors[node.outputs[0]].shape[3]), core)
 
 
 # --------------------------------------------------------------------------- int8 runners
 
-def _per_channel_quant(c: _Ctx, mult_b: bytes, shift_b: bytes) -> int:
+def _per_channel_quant(c: CallContext, mult_b: bytes, shift_b: bytes) -> int:
     """A cmsis_nn_per_channel_quant_params {multiplier*, shift*} with both arrays in flash."""
-    return c.args(_uwords(c.const("mult", lambda: mult_b), c.const("shift", lambda: shift_b)))
+    return c.args(uwords(c.const("mult", lambda: mult_b), c.const("shift", lambda: shift_b)))
 
 
-def _run_conv_s8(c: _Ctx, core: str, depthwise: bool):
+def run_conv_s8(c: CallContext, depthwise: bool) -> list[KernelCall]:
     """arm_convolve_wrapper_s8 or arm_depthwise_conv_wrapper_s8."""
     node = c.node
     inp, flt, out = c.t(0), c.t(1), c.out()
-    g = _params(node, "geom", lambda: _runnable(_conv_geom(node, inp, flt, out, depthwise), node))
-    mult_b, shift_b = _params(node, "pc", lambda: _per_channel(inp, flt, out, g.oc))
-    ctx = c.nn_context((_dw_buffer_size if depthwise else _conv_buffer_size)(g, core))
+    g = node_params(node, "geom", lambda: _runnable(conv_geometry(node, inp, flt, out), node))
+    mult_b, shift_b = node_params(node, "pc", lambda: _per_channel(inp, flt, out, g.oc))
+    ctx = c.nn_context((depthwise_conv_buffer_size if depthwise else conv_buffer_size)(g, c.core))
     window = (g.sw, g.sh, g.pw, g.ph, g.dw, g.dh, g.act_min, g.act_max)
     if depthwise:
-        layer_params = c.args(_words(g.in_off, g.out_off, g.oc // g.ic, *window))
+        layer_params = c.args(words(g.in_off, g.out_off, g.oc // g.ic, *window))
         filter_dims, fn = (1, g.fh, g.fw, g.oc), "arm_depthwise_conv_wrapper_s8"
     else:
-        layer_params = c.args(_words(g.in_off, g.out_off, *window))
+        layer_params = c.args(words(g.in_off, g.out_off, *window))
         filter_dims, fn = (g.oc, g.fh, g.fw, g.fc), "arm_convolve_wrapper_s8"
     quant = _per_channel_quant(c, mult_b, shift_b)
-    in_dims = c.args(_dims(g.n, g.ih, g.iw, g.ic))
-    f_dims = c.args(_dims(*filter_dims))
-    b_dims = c.args(_dims(1, 1, 1, g.oc))
-    o_dims = c.args(_dims(g.n, g.oh, g.ow, g.oc))
-    return c.mcu.call(fn, ctx, layer_params, quant, in_dims, c.in_addr(0), f_dims,
-                      c.in_addr(1), b_dims, c.in_addr(2), o_dims, c.out_addr())
+    in_dims = c.args(dims(g.n, g.ih, g.iw, g.ic))
+    f_dims = c.args(dims(*filter_dims))
+    b_dims = c.args(dims(1, 1, 1, g.oc))
+    o_dims = c.args(dims(g.n, g.oh, g.ow, g.oc))
+    return [c.call(fn, ctx, layer_params, quant, in_dims, c.in_addr(0), f_dims, c.in_addr(1), b_dims,
+                   c.in_addr(2), o_dims, c.out_addr())]
 
 
-def _run_fc(c: _Ctx, core: str):
+def run_fully_connected_s8(c: CallContext) -> list[KernelCall]:
     node = c.node
     inp, flt, out = c.t(0), c.t(1), c.out()
-    p = _params(node, "fc", lambda: _fc_params(node, inp, flt, out))
+    p = node_params(node, "fc", lambda: _fc_params(node, inp, flt, out))
     ctx = c.nn_context(0)
-    fc_params = c.args(_words(p["in_off"], p["filter_offset"], p["out_off"], p["amin"], p["amax"]))
-    in_dims = c.args(_dims(p["batches"], 1, 1, p["accum"]))
-    f_dims = c.args(_dims(p["accum"], 1, 1, p["out_depth"]))
-    b_dims = c.args(_dims(1, 1, 1, p["out_depth"]))
-    o_dims = c.args(_dims(p["batches"], 1, 1, p["out_depth"]))
+    fc_params = c.args(words(p["in_off"], p["filter_offset"], p["out_off"], p["amin"], p["amax"]))
+    in_dims = c.args(dims(p["batches"], 1, 1, p["accum"]))
+    f_dims = c.args(dims(p["accum"], 1, 1, p["out_depth"]))
+    b_dims = c.args(dims(1, 1, 1, p["out_depth"]))
+    o_dims = c.args(dims(p["batches"], 1, 1, p["out_depth"]))
     bias = c.in_addr(2)
     if p["per_channel"]:
-        quant = _per_channel_quant(c, _i32_bytes(p["mult"]), _i32_bytes(p["shift"]))
+        quant = _per_channel_quant(c, i32_bytes(p["mult"]), i32_bytes(p["shift"]))
         fn = "arm_fully_connected_per_channel_s8"
     else:
-        quant = c.args(_words(int(p["mult"][0]), int(p["shift"][0])))
+        quant = c.args(words(int(p["mult"][0]), int(p["shift"][0])))
         fn = "arm_fully_connected_s8"
-    return c.mcu.call(fn, ctx, fc_params, quant, in_dims, c.in_addr(0), f_dims, c.in_addr(1), b_dims, bias,
-                      o_dims, c.out_addr())
+    return [c.call(fn, ctx, fc_params, quant, in_dims, c.in_addr(0), f_dims, c.in_addr(1), b_dims, bias,
+                   o_dims, c.out_addr())]
 
 
-def _run_pool(c: _Ctx, core: str):
+def run_pool_s8(c: CallContext) -> list[KernelCall]:
     node = c.node
     inp, out = c.t(0), c.out()
     n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad = _pool_geom(node, inp, out)
-    amin, amax = activation_range_quantized(_act(node), _scale(out), _zp(out), np.int8)
+    amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), np.int8)
     is_avg = node.op_name == "AVERAGE_POOL_2D"
-    ctx = c.nn_context(_avgpool_buffer_size(ch, core) if is_avg else 0)
-    pool = c.args(_words(sw, sh, pad.width, pad.height, amin, amax))
-    in_dims = c.args(_dims(n, ih, iw, ch))
-    f_dims = c.args(_dims(1, fh, fw, 1))
-    o_dims = c.args(_dims(n, oh, ow, ch))
+    ctx = c.nn_context(avgpool_buffer_size(ch, c.core) if is_avg else 0)
+    pool = c.args(words(sw, sh, pad.width, pad.height, amin, amax))
+    in_dims = c.args(dims(n, ih, iw, ch))
+    f_dims = c.args(dims(1, fh, fw, 1))
+    o_dims = c.args(dims(n, oh, ow, ch))
     fn = "arm_avgpool_s8" if is_avg else "arm_max_pool_s8"
-    return c.mcu.call(fn, ctx, pool, in_dims, c.in_addr(0), f_dims, o_dims, c.out_addr())
+    return [c.call(fn, ctx, pool, in_dims, c.in_addr(0), f_dims, o_dims, c.out_addr())]
 
 
-def _run_softmax(c: _Ctx, core: str):
+def run_softmax_s8(c: CallContext) -> list[KernelCall]:
     node = c.node
     inp, out = c.t(0), c.out()
     beta = float(np.float32(node.options.get("beta", 1.0)))
-    m, s = preprocess_softmax_scaling(beta, float(np.float32(_scale(inp))), 5)
+    m, s = preprocess_softmax_scaling(beta, float(np.float32(scale_of(inp))), 5)
     diff_min = -calculate_input_radius(5, s)
     depth = int(inp.shape[-1])
     rows = int(np.prod(inp.shape)) // depth
     fn = "arm_softmax_s8" if np.dtype(out.dtype) == np.int8 else "arm_softmax_s8_s16"
-    return c.mcu.call(fn, c.in_addr(0), rows, depth, m, s, diff_min, c.out_addr())
+    return [c.call(fn, c.in_addr(0), rows, depth, m, s, diff_min, c.out_addr())]
 
 
 # --------------------------------------------------------------------------- float32 runners
 
-def _run_conv_f32(c: _Ctx, core: str, depthwise: bool):
+def run_conv_f32(c: CallContext, depthwise: bool) -> list[KernelCall]:
     node = c.node
     inp, flt, out = c.t(0), c.t(1), c.out()
-    if not _is_f32(flt) or not _is_f32(out):
+    if not is_f32(flt) or not is_f32(out):
         raise UnsupportedOnMcu(f"{node.op_name} float32 input with {np.dtype(flt.dtype).name} filter")
 
     def geom():
         s = _runnable(_conv_shape(node, inp, flt, out), node)
         fc = s.oc // s.ic if depthwise else s.fc
         return (s.n, s.ih, s.iw, s.ic, s.oh, s.ow, s.oc, s.fh, s.fw, fc, s.sh, s.sw, s.dh, s.dw, s.ph, s.pw,
-                *_f32_act(node))
-    g = _params(node, "geom_f32", geom)
+                *f32_activation(node))
+    g = node_params(node, "geom_f32", geom)
     bias = c.in_addr(2)
-    blob = _uwords(c.in_addr(0), c.in_addr(1), bias, c.out_addr()) + _words(*g[:-2]) + _uwords(*g[-2:])
-    return c.mcu.call("mrt_depthwise_conv_f32" if depthwise else "mrt_conv_f32", c.args(blob))
+    blob = uwords(c.in_addr(0), c.in_addr(1), bias, c.out_addr()) + words(*g[:-2]) + uwords(*g[-2:])
+    return [c.call("mrt_depthwise_conv_f32" if depthwise else "mrt_conv_f32", c.args(blob))]
 
 
-def _run_fc_f32(c: _Ctx, core: str):
+def run_fully_connected_f32(c: CallContext) -> list[KernelCall]:
     node = c.node
     inp, flt, out = c.t(0), c.t(1), c.out()
-    if not _is_f32(flt) or not _is_f32(out):
+    if not is_f32(flt) or not is_f32(out):
         raise UnsupportedOnMcu("FULLY_CONNECTED float32 input with a non-float32 filter")
     accum = int(flt.shape[-1])
     out_depth = int(flt.shape[0])
-    batches = _count(inp) // accum
+    batches = element_count(inp) // accum
     bias = c.in_addr(2)
-    lo, hi = _params(node, "act_f32", lambda: _f32_act(node))
-    blob = _uwords(c.in_addr(0), c.in_addr(1), bias, c.out_addr()) + _words(batches, accum, out_depth) + \
-        _uwords(lo, hi)
-    return c.mcu.call("mrt_fully_connected_f32", c.args(blob))
+    lo, hi = node_params(node, "act_f32", lambda: f32_activation(node))
+    blob = uwords(c.in_addr(0), c.in_addr(1), bias, c.out_addr()) + words(batches, accum, out_depth) + \
+        uwords(lo, hi)
+    return [c.call("mrt_fully_connected_f32", c.args(blob))]
 
 
-def _run_pool_f32(c: _Ctx, core: str):
+def run_pool_f32(c: CallContext) -> list[KernelCall]:
     node = c.node
     n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad = _pool_geom(node, c.t(0), c.out())
-    lo, hi = _f32_act(node)
-    blob = _uwords(c.in_addr(0), c.out_addr()) + _words(n, ih, iw, ch, oh, ow, fh, fw, sh, sw,
-                                                         pad.height, pad.width) + _uwords(lo, hi)
+    lo, hi = f32_activation(node)
+    blob = uwords(c.in_addr(0), c.out_addr()) + words(n, ih, iw, ch, oh, ow, fh, fw, sh, sw,
+                                                      pad.height, pad.width) + uwords(lo, hi)
     fn = "mrt_avgpool_f32" if node.op_name == "AVERAGE_POOL_2D" else "mrt_maxpool_f32"
-    return c.mcu.call(fn, c.args(blob))
+    return [c.call(fn, c.args(blob))]
 
 
-def _run_softmax_f32(c: _Ctx, core: str):
+def run_softmax_f32(c: CallContext) -> list[KernelCall]:
     inp, out = c.t(0), c.out()
-    if not _is_f32(out):
+    if not is_f32(out):
         raise UnsupportedOnMcu("SOFTMAX float32 to a non-float32 output")
     depth = int(inp.shape[-1])
-    rows = _count(inp) // depth if depth else 0
-    beta = _f32_bits(c.node.options.get("beta", 1.0))
-    return c.mcu.call("mrt_softmax_f32", c.in_addr(0), c.out_addr(), rows, depth, beta)
+    rows = element_count(inp) // depth if depth else 0
+    beta = f32_bits(c.node.options.get("beta", 1.0))
+    return [c.call("mrt_softmax_f32", c.in_addr(0), c.out_addr(), rows, depth, beta)]
 
 
 # --------------------------------------------------------------------------- int16 (16x8) runners
@@ -279,37 +303,49 @@ _CONV_S16_FIELDS = ("n", "ih", "iw", "ic", "oh", "ow", "oc", "fh", "fw", "fc", "
                     "per_channel")
 
 
-def _conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
-    """Geometry and output stage of a 16x8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED."""
-    if np.dtype(flt.dtype) != np.int8 or not _is_i16(out):
-        raise UnsupportedOnMcu(f"{node.op_name} int16 input with {np.dtype(flt.dtype).name} filter")
+def _conv_s16_bias_size(node, inp, bias) -> int:
+    """Bytes per bias element of a 16x8 layer: 0 (none), 4 or 8."""
     bias_size = 0 if bias is None else np.dtype(bias.dtype).itemsize
     if bias is None and int32_accumulators(node, inp.dtype, None):
         bias_size = 4       # TFLM's int32-accumulator variant without a bias
     if bias_size not in (0, 4, 8):
         raise UnsupportedOnMcu(f"{node.op_name} bias of {np.dtype(bias.dtype).name}")
-    amin, amax = activation_range_quantized(_act(node), _scale(out), _zp(out), np.int16)
+    return bias_size
+
+
+def _conv_s16_layer(node, inp, flt, out, kind: str) -> dict:
+    """The geometry fields of a 16x8 layer and its multipliers / shifts as int32 bytes."""
     if kind == "fc":
         p = _fc_params(node, inp, flt, out)
         if p["per_channel"]:
             raise UnsupportedOnMcu("per-channel FULLY_CONNECTED needs an int8 input")
-        d = dict(n=p["batches"], ih=1, iw=1, ic=p["accum"], oh=1, ow=1, oc=p["out_depth"], fh=1, fw=1,
-                 fc=p["accum"], sh=1, sw=1, dh=1, dw=1, ph=0, pw=0, depth_multiplier=0, filter_off=p["filter_offset"],
-                 per_channel=0, mult_b=_i32_bytes(p["mult"]), shift_b=_i32_bytes(p["shift"]))
-    else:
-        s = _runnable(_conv_shape(node, inp, flt, out), node)
-        mult_b, shift_b = _per_channel(inp, flt, out, s.oc)
-        d = dict(vars(s), depth_multiplier=s.oc // s.ic if kind == "dw" else 0, filter_off=0, per_channel=1,
-                 mult_b=mult_b, shift_b=shift_b)
-    d.update(in_off=-_zp(inp), out_off=_zp(out), act_min=int(amin), act_max=int(amax), bias_size=bias_size)
+        return dict(n=p["batches"], ih=1, iw=1, ic=p["accum"], oh=1, ow=1, oc=p["out_depth"], fh=1, fw=1,
+                    fc=p["accum"], sh=1, sw=1, dh=1, dw=1, ph=0, pw=0, depth_multiplier=0,
+                    filter_off=p["filter_offset"], per_channel=0, mult_b=i32_bytes(p["mult"]),
+                    shift_b=i32_bytes(p["shift"]))
+    s = _runnable(_conv_shape(node, inp, flt, out), node)
+    mult_b, shift_b = _per_channel(inp, flt, out, s.oc)
+    return dict(vars(s), depth_multiplier=s.oc // s.ic if kind == "dw" else 0, filter_off=0, per_channel=1,
+                mult_b=mult_b, shift_b=shift_b)
+
+
+def _conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
+    """Geometry and output stage of a 16x8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED."""
+    if np.dtype(flt.dtype) != np.int8 or not is_i16(out):
+        raise UnsupportedOnMcu(f"{node.op_name} int16 input with {np.dtype(flt.dtype).name} filter")
+    bias_size = _conv_s16_bias_size(node, inp, bias)
+    amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), np.int16)
+    d = _conv_s16_layer(node, inp, flt, out, kind)
+    d.update(in_off=-zero_point_of(inp), out_off=zero_point_of(out), act_min=int(amin), act_max=int(amax),
+             bias_size=bias_size)
     return d
 
 
-def _run_conv_s16(c: _Ctx, core: str, kind: str):
+def run_conv_s16(c: CallContext, kind: str) -> list[KernelCall]:
     """mrt_conv_s16; `kind` is "conv", "dw" or "fc"."""
     node = c.node
-    p = _params(node, "conv_s16", lambda: _conv_s16_params(node, c.t(0), c.t(1), c.t(2), c.out(), kind))
-    blob = _uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), c.out_addr(),
-                   c.const("mult16", lambda: p["mult_b"]), c.const("shift16", lambda: p["shift_b"]))
-    blob += _words(*(p[k] for k in _CONV_S16_FIELDS))
-    return c.mcu.call("mrt_conv_s16", c.args(blob))
+    p = node_params(node, "conv_s16", lambda: _conv_s16_params(node, c.t(0), c.t(1), c.t(2), c.out(), kind))
+    blob = uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), c.out_addr(),
+                  c.const("mult16", lambda: p["mult_b"]), c.const("shift16", lambda: p["shift_b"]))
+    blob += words(*(p[k] for k in _CONV_S16_FIELDS))
+    return [c.call("mrt_conv_s16", c.args(blob))]

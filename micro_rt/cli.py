@@ -1,4 +1,4 @@
-"""`micro-rt`: info, plan, fit, run, profile, optimize.
+"""`micro-rt`: info, plan, fit, run, profile, optimize, report, compare.
 
 Exit codes (the same for every command, so CI can gate on them):
   0  the answer is yes: the model fits, the outputs agree, the profile is complete
@@ -29,7 +29,8 @@ from .errors import MicroRtError
 from .files import load_array, read_model_file
 from .interpreter import Interpreter
 from .model import Model, read_model
-from .report import format_bytes, kernels_fields, kernels_label, plan_table, plans_html
+from .report import format_bytes, kernels_fields, kernels_label, plan_table
+from .reports.formats import FORMATS
 from .resolver import builtin_op_resolver
 from .targets import get_target
 
@@ -49,8 +50,16 @@ def _interpreter(args, data: bytes, plan_only: bool = True) -> Interpreter:
                                   planner=getattr(args, "planner", "greedy"), plan_only=plan_only)
 
 
-def _emit(args, payload: dict, text: str) -> None:
-    print(json.dumps(payload, indent=2) if args.json else text)
+def _emit(args, payload: dict, text: str, tables: Optional[Callable[[dict], tuple]] = None) -> None:
+    """Print the answer in --format: json (the payload, as --json always printed it), text,
+    or csv/markdown from `tables(payload)` -> (summary lines, tables) (micro_rt.reports.tables)."""
+    if args.format == "json":
+        print(json.dumps(payload, indent=2))
+    elif args.format in ("csv", "markdown") and tables is not None:
+        from .reports.formats import render
+        print(render(args.format, *tables(payload)))
+    else:
+        print(text)
 
 
 def _warn(args, text: str) -> None:
@@ -63,7 +72,7 @@ def _progress(args, label: str, total: int) -> Iterator[Optional[Callable[[int, 
     """A progress bar on stderr, only when stderr is a terminal (never in logs, --json or
     --quiet); yields the `progress(done, total)` callback, or None. The bar appears on the
     first call, so work that turns out not to run shows none."""
-    if args.json or args.quiet or not sys.stderr.isatty():
+    if args.format != "text" or args.quiet or not sys.stderr.isatty():
         yield None
         return
     from tqdm import tqdm
@@ -136,14 +145,15 @@ def cmd_info(args) -> int:
         lines.append(f"not supported by micro_rt's kernels: {', '.join(unsupported)}")
     if model.metadata:
         lines.append(f"metadata: {', '.join(sorted(model.metadata))}")
-    _emit(args, payload, "\n".join(lines))
+    from .reports.tables import info_tables
+    _emit(args, payload, "\n".join(lines), info_tables)
     return 0
 
 
 # ---- plan --------------------------------------------------------------------------------
 def cmd_plan(args) -> int:
     from .fit import ops_without_kernels
-    _, data = _load(args.model)
+    model, data = _load(args.model)
     it = _interpreter(args, data)
     plan = it.plan
     payload = dict(plan.as_dict(), **kernels_fields(args.kernels))
@@ -154,10 +164,12 @@ def cmd_plan(args) -> int:
         _warn(args, "no kernel for " + ", ".join(missing) + ": their op data and scratch "
               "buffers are not in these totals")
     if args.html:
-        _write_text(args.html, plans_html([(f"{plan.planner} on {plan.target}", plan)],
-                                          Path(args.model).name))
+        from .reports.page import plans_html
+        _write_text(args.html, plans_html([(f"{plan.planner} planner on {plan.target}", plan,
+                                            model.main)], Path(args.model).name))
         text += f"\nlane chart written to {args.html}"
-    _emit(args, payload, text)
+    from .reports.tables import plan_tables
+    _emit(args, payload, text, plan_tables)
     return EXIT_OK
 
 
@@ -170,7 +182,8 @@ def cmd_fit(args) -> int:
                    len(it.nodes)) as progress:
         report = assess(args.model, data, it, args.ram, args.flash,
                         measure=not args.no_emulate, progress=progress)
-    _emit(args, report.as_dict(), report.text())
+    from .reports.tables import fit_tables
+    _emit(args, report.as_dict(), report.text(), fit_tables)
     return report.exit_code
 
 
@@ -288,9 +301,11 @@ def cmd_optimize(args) -> int:
                 lines.append(f"outputs ({who}, {check['seeds']} seeded inputs): "
                              + ("bit-exact with the original" if check[who] else "DIFFER"))
     if args.html:
+        from .reports.page import plans_html
         _write_text(args.html, plans_html(
-            [("original: file order, TFLM greedy", result.original_plan),
-             (f"optimized: {result.summary}", result.optimized_plan)], Path(args.model).name))
+            [("original: file order, TFLM greedy", result.original_plan, read_model(data).main),
+             (f"optimized: {result.summary}", result.optimized_plan, read_model(result.data).main)],
+            Path(args.model).name))
         lines.append(f"lane charts written to {args.html}")
     _emit(args, payload, "\n".join(lines))
     if check is not None and False in (check["micro_rt"], check["oracle"]):
@@ -300,29 +315,82 @@ def cmd_optimize(args) -> int:
 
 # ---- profile ------------------------------------------------------------------------------
 def cmd_profile(args) -> int:
-    from .fit import ops_without_kernels
-    from .inputs import random_inputs
-    from .profile import profile_report, profile_table
+    from .profile import emulated_profile, profile_table
+    from .reports.tables import profile_tables
     if get_target(args.target).is_host:
         raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "
                            "cortex-m0plus, cortex-m4, cortex-m7 or cortex-m33")
-    _, data = _load(args.model)
-    options = {"clock_hz": args.clock, "flash_wait_states": args.flash_wait_states,
-               "strict_alignment": args.strict_alignment, "arena_misalign": args.arena_misalign}
-    it = Interpreter.from_bytes(data, target=args.target, kernels="cmsis-nn", emulate=True,
-                                mcu_options=options, plan_only=True)
-    missing = ops_without_kernels(it)
-    if missing:          # the model cannot run: no total at all
-        report = profile_report(it, [], args.clock, 0.0, without_kernels=missing)
-    else:
-        for i, x in enumerate(random_inputs(it, args.seed)):
-            it.set_input(x, i)
-        with _progress(args, f"emulating {Path(args.model).name} on {args.target}",
-                       len(it.nodes)) as progress:
-            it.invoke(progress=progress)
-        report = profile_report(it, it.last_run, args.clock, it.executor.emulation_seconds)
-    _emit(args, report, profile_table(report))
+    model, data = _load(args.model)
+    with _progress(args, f"emulating {Path(args.model).name} on {args.target}",
+                   len(model.main.operators)) as progress:
+        report, it = emulated_profile(data, args.target, args.clock,
+                                      flash_wait_states=args.flash_wait_states,
+                                      strict_alignment=args.strict_alignment,
+                                      arena_misalign=args.arena_misalign, seed=args.seed,
+                                      progress=progress)
+        it.close()
+    _emit(args, report, profile_table(report), profile_tables)
     return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
+
+
+# ---- report / compare ---------------------------------------------------------------------
+def _report_setup(args, board: Optional[str], target: Optional[str]):
+    from .reports.model_report import make_setup
+    return make_setup(board=board, target=target, kernels=args.kernels, planner=args.planner,
+                      clock_hz=args.clock, flash_wait_states=args.flash_wait_states,
+                      ram_budget=args.ram, flash_budget=args.flash, cycles=not args.no_cycles,
+                      strict_alignment=args.strict_alignment, seed=args.seed,
+                      optimize_seconds=getattr(args, "optimize_seconds", 0.0))
+
+
+def cmd_report(args) -> int:
+    from .reports.model_explorer import write_node_data
+    from .reports.model_report import gather, report_text
+    from .reports.page import report_page
+    from .reports.tables import report_tables
+    _refuse_directory("-o/--output", args.output)
+    model, data = _load(args.model)
+    setup = _report_setup(args, args.board, args.target)
+    with _progress(args, f"emulating {Path(args.model).name} on {setup.target}",
+                   len(model.main.operators)) as progress:
+        report = gather(args.model, data, setup, progress)
+    lines = [report_text(report)]
+    if args.output:
+        page = report_page(report, model.main)
+        _write_text(args.output, page)
+        lines.append(f"report written to {args.output} ({len(page.encode()):,} B)")
+    if args.model_explorer:
+        paths = write_node_data(args.model_explorer, args.model, report.operators,
+                                report.cycles_complete)
+        lines.append(f"Model Explorer node data written to {args.model_explorer}: "
+                     f"model-explorer {args.model} --node_data_paths="
+                     + ",".join(str(p) for p in paths))
+    _emit(args, report.as_dict(), "\n".join(lines), lambda _: report_tables(report))
+    return report.exit_code
+
+
+def cmd_compare(args) -> int:
+    from .reports.compare import Side, compare_dict, compare_page, compare_tables, compare_text
+    from .reports.model_report import gather
+    _refuse_directory("--html", args.html)
+    sides = []
+    for path, board, target in ((args.model, args.board, args.target),
+                                (args.model_b, args.board_b or (None if args.target_b else args.board),
+                                 args.target_b or (None if args.board_b else args.target))):
+        model, data = _load(path)
+        setup = _report_setup(args, board, target)
+        with _progress(args, f"emulating {Path(path).name} on {setup.target}",
+                       len(model.main.operators)) as progress:
+            report = gather(path, data, setup, progress)
+        label = f"{path} on {f'board {setup.board}' if setup.board else setup.target}"
+        sides.append(Side(label, report, model.main))
+    a, b = sides
+    text = compare_text(a, b)
+    if args.html:
+        _write_text(args.html, compare_page(a, b))
+        text += f"\ncomparison written to {args.html}"
+    _emit(args, compare_dict(a, b), text, lambda _: compare_tables(a, b))
+    return EXIT_OK
 
 
 # ---- entry point ------------------------------------------------------------------------
@@ -364,50 +432,44 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show tracebacks on errors (also accepted after the command)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _add_command(sub, "info", "operators, tensors, MACs, unsupported ops", cmd_info, target=None,
-                 kernels=False)
-    p = _add_command(sub, "plan", "arena plan: lifetimes, offsets, head/tail totals", cmd_plan,
-                     planner=True)
+
+    def command(name: str, help: str, func, *, target: Optional[str] = "cortex-m4",
+                kernels: Optional[str] = "reference", planner: bool = False,
+                formats: bool = False):
+        p = sub.add_parser(name, help=help, description=help, epilog=_EXIT_CODES,
+                           formatter_class=_HelpFormatter)
+        p.add_argument("model", help=".tflite file")
+        if target:
+            p.add_argument("--target", default=target,
+                           help=TARGETS_HELP if kernels else TARGETS_HELP.split(", ", 1)[1])
+        if kernels:
+            p.add_argument("--kernels", default=kernels, choices=["reference", "cmsis-nn"],
+                           help=KERNELS_HELP)
+        if planner:
+            p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"],
+                           help="TFLM's greedy or linear planner, or the model's offline plan")
+        if formats:
+            p.add_argument("--format", choices=FORMATS, default="text",
+                           help="text, json, csv (the main table) or markdown")
+        p.add_argument("--json", action="store_true",
+                       help="print JSON instead of text" + (" (same as --format json)" if formats else ""))
+        p.add_argument("--quiet", action="store_true",
+                       help="no progress bar and no warnings on stderr")
+        # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show tracebacks on errors")
+        p.set_defaults(func=func)
+        return p
+
+    command("info", "operators, tensors, MACs, unsupported ops", cmd_info, target=None,
+            kernels=None, formats=True)
+
+    p = command("plan", "arena plan: lifetimes, offsets, head/tail totals", cmd_plan,
+                planner=True, formats=True)
     p.add_argument("--html", metavar="FILE", help="write a lane chart of the plan (default: none)")
-    _add_fit_options(_add_command(
-        sub, "fit", "does the model fit a RAM/flash budget (exit 0 yes, 1 no, 3 cannot tell)",
-        cmd_fit, planner=True))
-    _add_run_options(_add_command(sub, "run", "invoke the model on given or random inputs", cmd_run))
-    _add_profile_options(_add_command(
-        sub, "profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
-        "micro_rt's CMSIS-NN-style C kernels)", cmd_profile, kernels=False))
-    _add_optimize_options(_add_command(
-        sub, "optimize", "reorder operators and write an offline memory plan", cmd_optimize))
-    return parser
 
-
-def _add_command(sub, name: str, help: str, func, *, target: Optional[str] = "cortex-m4",
-                 kernels: bool = True, planner: bool = False) -> argparse.ArgumentParser:
-    """A subcommand with the options every command shares (model, target, kernels, planner,
-    --json, --quiet, --debug)."""
-    p = sub.add_parser(name, help=help, description=help, epilog=_EXIT_CODES,
-                       formatter_class=_HelpFormatter)
-    p.add_argument("model", help=".tflite file")
-    if target:
-        p.add_argument("--target", default=target,
-                       help=TARGETS_HELP if kernels else TARGETS_HELP.split(", ", 1)[1])
-    if kernels:
-        p.add_argument("--kernels", default="reference", choices=["reference", "cmsis-nn"],
-                       help=KERNELS_HELP)
-    if planner:
-        p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"],
-                       help="TFLM's greedy or linear planner, or the model's offline plan")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--quiet", action="store_true",
-                   help="no progress bar and no warnings on stderr")
-    # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                   help="show tracebacks on errors")
-    p.set_defaults(func=func)
-    return p
-
-
-def _add_fit_options(p: argparse.ArgumentParser) -> None:
+    p = command("fit", "does the model fit a RAM/flash budget (exit 0 yes, 1 no, 3 cannot tell)",
+                cmd_fit, planner=True, formats=True)
     p.add_argument("--ram", type=size_type(RAM_LIMIT), required=True,
                    help=f"RAM budget, 1 B to {describe_bytes(RAM_LIMIT)}, e.g. 256K (required)")
     p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
@@ -417,8 +479,7 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                    help="skip the emulated inference that measures kernel stack and code: the "
                         "verdict is then for the arena and the model only")
 
-
-def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p = command("run", "invoke the model on given or random inputs", cmd_run)
     p.add_argument("--input", action="append", metavar="FILE.npy",
                    help="one per model input, in order (default: seeded random inputs)")
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
@@ -428,8 +489,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int_range(1, 1000), default=5, metavar="N",
                    help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
 
-
-def _add_profile_options(p: argparse.ArgumentParser) -> None:
+    p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
+                "micro_rt's CMSIS-NN-style C kernels)", cmd_profile, kernels=None, formats=True)
     p.add_argument("--clock", type=parse_frequency, default="100MHz",
                    help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. 120MHz")
     p.add_argument("--flash-wait-states", type=int_range(0, 15), default=0, metavar="N",
@@ -440,8 +501,7 @@ def _add_profile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs, 0 to 2^32-1")
 
-
-def _add_optimize_options(p: argparse.ArgumentParser) -> None:
+    p = command("optimize", "reorder operators and write an offline memory plan", cmd_optimize)
     p.add_argument("-o", "--output", required=True, metavar="OUT.tflite",
                    help="where to write the optimized model (required)")
     p.add_argument("--time-limit", type=seconds_range(0, 86400), default=10.0, metavar="S",
@@ -454,13 +514,77 @@ def _add_optimize_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--oracle-verify", action="store_true",
                    help="also measure candidates with the tflite-micro oracle (for ops micro_rt lacks)")
 
+    _add_report_options(command("report", "one self-contained HTML page: budget verdict, "
+                                "per-operator table, arena lane chart, live bytes, cycles per "
+                                "operator, warnings and suggestions (exit 0; with a budget 1/3 as "
+                                "fit; 3 when the cycle total is incomplete)", cmd_report,
+                                target=None, kernels="cmsis-nn", planner=True, formats=True))
+    _add_compare_options(command("compare", "two models side by side (original vs optimized, "
+                                 "int8 vs int16, one model on two boards): arena, RAM, flash, "
+                                 "cycles, per operator (exit 0 unless an error)", cmd_compare,
+                                 target=None, kernels="cmsis-nn", planner=True, formats=True))
+    return parser
+
+
+def _add_where_options(p: argparse.ArgumentParser, suffix: str = "", side: str = "") -> None:
+    """--target or --board (one of them), for report and compare."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(f"--target{suffix}", default=None,
+                       help=f"{side}{TARGETS_HELP} (default: cortex-m4, or the board's core)")
+    group.add_argument(f"--board{suffix}", metavar="NAME",
+                       help=f"{side}a board of the catalog (micro_rt.cortexm.boards): its core, "
+                            "clock and flash wait states, and its SRAM and flash as budgets "
+                            "(default: none)")
+
+
+def _add_setup_options(p: argparse.ArgumentParser) -> None:
+    """What report and compare run the model with; each overrides the board's figure."""
+    p.add_argument("--clock", type=parse_frequency, default=None,
+                   help="core clock, e.g. 120MHz (default: the board's, else 100MHz)")
+    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
+                   help="core stall cycles per flash line fill, as in profile (default: the "
+                        "board's figure, else 0)")
+    p.add_argument("--ram", type=size_type(RAM_LIMIT), default=None,
+                   help="RAM budget, e.g. 256K (default: the board's, else none and no verdict)")
+    p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
+                   help="flash budget, e.g. 1M (default: the board's, else none)")
+    p.add_argument("--no-cycles", action="store_true",
+                   help="skip the emulated inference: no cycles, kernel stack or code")
+    p.add_argument("--strict-alignment", action="store_true",
+                   help="report every unaligned access, as if UNALIGN_TRP were set (as profile)")
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    _add_where_options(p)
+    _add_setup_options(p)
+    p.add_argument("-o", "--output", metavar="REPORT.html",
+                   help="where to write the page (default: none, the summary is printed)")
+    p.add_argument("--model-explorer", metavar="DIR",
+                   help="also write per-operator node data for Model Explorer "
+                        "(model-explorer MODEL --node_data_paths=...) into DIR (default: none)")
+    p.add_argument("--optimize-seconds", type=seconds_range(0, 3600), default=2.0, metavar="S",
+                   help="search time for the optimize suggestion, 0 to skip it")
+
+
+def _add_compare_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model_b", metavar="MODEL_B", help="the second .tflite file (may be the same)")
+    _add_where_options(p)
+    _add_where_options(p, "-b", "for MODEL_B (default: as for MODEL): ")
+    _add_setup_options(p)
+    p.add_argument("--html", metavar="FILE", help="also write the comparison as a page (default: none)")
+
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        if args.json and getattr(args, "format", "text") not in ("text", "json"):
+            parser.error(f"--json is --format json; it cannot go with --format {args.format}")
     except SystemExit as e:          # --help, --version, a usage error: already printed
         return e.code if isinstance(e.code, int) else EXIT_ERROR
+    args.format = "json" if args.json else getattr(args, "format", "text")
     try:
         with warnings.catch_warnings():
             if args.quiet:

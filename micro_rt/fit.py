@@ -48,10 +48,15 @@ def measure_kernels(data: bytes, target: str,
         for i, x in enumerate(random_inputs(it, 0)):
             it.set_input(x, i)
         it.invoke(progress=progress)
-        executor = it.executor
-        return KernelMeasurement(max((r.stack_bytes for r in it.last_run), default=0),
-                                 executor.static_ram_bytes(), executor.code_bytes(),
-                                 [f"{r.index} {r.op}" for r in it.last_run if not r.on_mcu])
+        return kernel_measurement(it)
+
+
+def kernel_measurement(it: Interpreter) -> KernelMeasurement:
+    """What the last inference of `it` (emulated, cmsis-nn kernels) measured."""
+    executor = it.executor
+    return KernelMeasurement(max((r.stack_bytes for r in it.last_run), default=0),
+                             executor.static_ram_bytes(), executor.code_bytes(),
+                             [f"{r.index} {r.op}" for r in it.last_run if not r.on_mcu])
 
 
 @dataclass
@@ -60,7 +65,7 @@ class FitReport:
     plan: ArenaPlan
     kernels: str
     model_bytes: int
-    ram_budget: int
+    ram_budget: Optional[int]       # None: RAM is reported, not judged (micro-rt report)
     flash_budget: Optional[int]
     measured: Optional[KernelMeasurement] = None
     # Why kernel stack and code are left out by the user's choice (host target, --no-emulate);
@@ -174,12 +179,14 @@ class FitReport:
         return "\n".join(lines)
 
 
-def assess(model: str, data: bytes, it: Interpreter, ram_budget: int, flash_budget: Optional[int],
-           measure: bool = True,
-           progress: Optional[Callable[[int, int], None]] = None) -> FitReport:
+def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
+           flash_budget: Optional[int], measure: bool = True,
+           progress: Optional[Callable[[int, int], None]] = None,
+           measured: Optional[KernelMeasurement] = None) -> FitReport:
     """The fit of the model planned by `it` (a plan-only interpreter with the user's kernels,
     target and planner). `measure=False` (--no-emulate) keeps kernel stack and code out of the
-    question by the user's choice."""
+    question by the user's choice. `measured`: an inference already emulated by the caller
+    (micro-rt report profiles once and judges the fit from the same run)."""
     report = FitReport(model, it.plan, it.kernels, len(data), ram_budget, flash_budget,
                        unresolved_ops=it.unresolved)
     missing = ops_without_kernels(it)
@@ -199,7 +206,7 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: int, flash_budg
                                     "cannot run without the kernels above")
     else:
         try:
-            report.measured = measure_kernels(data, it.target.name, progress)
+            report.measured = measured or measure_kernels(data, it.target.name, progress)
         except MicroRtError as e:
             report.not_accounted.append("kernel stack, static data and code: not measured, the "
                                         f"emulated inference failed: {' '.join(str(e).split())}")

@@ -192,17 +192,23 @@ def make_planner(name: str) -> MemoryPlanner:
     return planner
 
 
-def lower_bound(buffers: list[BufferRequest]) -> int:
-    """The largest sum of sizes live at one step: no placement can use less."""
+def live_bytes(buffers: list) -> tuple[int, list[int]]:
+    """(first step, bytes live at each step from it): the sum of the sizes of the buffers
+    (anything with size, first_use, last_use) live at each step, both ends inclusive."""
     if not buffers:
-        return 0
+        return 0, []
     base = min(b.first_use for b in buffers)
     change = [0] * (max(b.last_use for b in buffers) - base + 2)
     for b in buffers:
         change[b.first_use - base] += b.size
         change[b.last_use - base + 1] -= b.size
-    live = best = 0
-    for delta in change:
+    live, per_step = 0, []
+    for delta in change[:-1]:
         live += delta
-        best = max(best, live)
-    return best
+        per_step.append(live)
+    return base, per_step
+
+
+def lower_bound(buffers: list[BufferRequest]) -> int:
+    """The largest sum of sizes live at one step: no placement can use less."""
+    return max(live_bytes(buffers)[1], default=0)

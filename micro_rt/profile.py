@@ -6,7 +6,7 @@ An `OpRecord` is what one operator cost on the virtual MCU (or that it ran on th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .report import kernels_fields, kernels_label
 
@@ -82,6 +82,28 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
         "alignment": [str(a) for r in records for a in r.alignment],
         "ops": [r.as_dict() for r in records],
     }
+
+
+def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_states: int = 0,
+                     strict_alignment: bool = False, arena_misalign: int = 0, seed: int = 0,
+                     progress: Optional[Callable[[int, int], None]] = None) -> tuple[dict, Any]:
+    """`micro-rt profile`'s measurement: one inference of micro_rt's C kernels on the virtual
+    MCU, on seeded random inputs. Returns (the profile report, the interpreter, which the
+    caller closes); a model with operators no kernel is registered for is not run."""
+    from .fit import ops_without_kernels
+    from .interpreter import Interpreter
+    from .inputs import random_inputs
+    options = {"clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
+               "strict_alignment": strict_alignment, "arena_misalign": arena_misalign}
+    it = Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True,
+                                mcu_options=options, plan_only=True)
+    missing = ops_without_kernels(it)
+    if missing:          # the model cannot run: no total at all
+        return profile_report(it, [], clock_hz, 0.0, without_kernels=missing), it
+    for i, x in enumerate(random_inputs(it, seed)):
+        it.set_input(x, i)
+    it.invoke(progress=progress)
+    return profile_report(it, it.last_run, clock_hz, it.executor.emulation_seconds), it
 
 
 def _not_counted(report: dict) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, _f32, _q16, _rand_i16, assert_same, binary_case, run_both)
+from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, rand_f32, q16_tensor, rand_i16, assert_same, binary_case, run_both)
 
 
 @pytest.mark.parametrize("core", CORES_FAST)
@@ -29,7 +29,7 @@ def test_binary_f32(core):
             shape = np.broadcast_shapes(s1, s2)
             a, b, y = T(0, s1, np.float32), T(1, s2, np.float32), T(2, shape, np.float32)
             h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
-                               {0: _f32(rng, s1, 4.0), 1: _f32(rng, s2, 4.0)})
+                               {0: rand_f32(rng, s1, 4.0), 1: rand_f32(rng, s2, 4.0)})
             assert_same(h, m, f"{op} f32 {s1} {s2}")
 
 
@@ -54,12 +54,12 @@ def test_binary_int16(core):
     for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
         for s1, s2, act in [((1, 4, 4, 8), (1, 4, 4, 8), "NONE"), ((2, 3, 5), (1, 1, 5), "RELU6"),
                             ((1, 4, 1, 3), (1, 1, 6, 1), "RELU"), ((37,), (37,), "NONE")]:
-            a, b = _q16(rng, 0, s1), _q16(rng, 1, s2)
+            a, b = q16_tensor(rng, 0, s1), q16_tensor(rng, 1, s2)
             if op in ("MAXIMUM", "MINIMUM"):
                 b.scales = a.scales
-            y = _q16(rng, 2, np.broadcast_shapes(s1, s2))
+            y = q16_tensor(rng, 2, np.broadcast_shapes(s1, s2))
             if op == "MUL":
                 y.scales = np.asarray([rng.uniform(0.2, 1.0)], np.float32)
             h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
-                               {0: _rand_i16(rng, s1), 1: _rand_i16(rng, s2)})
+                               {0: rand_i16(rng, s1), 1: rand_i16(rng, s2)})
             assert_same(h, m, f"{op} int16 {s1} {s2}")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import (CONV_SHAPES, CORES_ALL, CORES_FAST, CORES_FLOAT, DW_SHAPES, T, _mcu, _q16, _rand_i16,
-                        _rand_i8, assert_same, conv_case, conv_f32_case, dw_case, dw_f32_case, pool_case,
+from vmcu_cases import (CONV_SHAPES, CORES_ALL, CORES_FAST, CORES_FLOAT, DW_SHAPES, T, shared_mcu, q16_tensor, rand_i16,
+                        rand_i8, assert_same, conv_case, conv_f32_case, dw_case, dw_f32_case, pool_case,
                         run_both)
 
 
@@ -36,16 +36,17 @@ def test_depthwise(core):
 def test_scratch_bytes_match_c(core):
     """ops.scratch_bytes (Python mirror) equals the C *_get_buffer_size functions."""
     from micro_rt.cortexm import ops
+    from micro_rt.cortexm.ops_nn import conv_geometry
     from micro_rt.kernel_api import Node
     import struct
-    mcu = _mcu(core)
+    mcu = shared_mcu(core)
     rng = np.random.default_rng(11)
     for args in CONV_SHAPES:
         n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups = args
         op, opts, ins, outs, _ = conv_case(rng, n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups)
         node = Node(0, op, 1, tuple(t.index for t in ins), (outs[0].index,), options=opts)
         tensors = {t.index: t for t in ins + outs}
-        g = ops._conv_geom(node, ins[0], ins[1], outs[0], False)
+        g = conv_geometry(node, ins[0], ins[1], outs[0])
         mcu.args_reset()
         a = [mcu.args_alloc(struct.pack("<10i", g.in_off, g.out_off, g.sw, g.sh, g.pw, g.ph, g.dw, g.dh, 0, 0)),
              mcu.args_alloc(struct.pack("<4i", g.n, g.ih, g.iw, g.ic)),
@@ -57,7 +58,7 @@ def test_scratch_bytes_match_c(core):
         op, opts, ins, outs, _ = dw_case(rng, *args[:10], n=args[10])
         node = Node(0, op, 1, tuple(t.index for t in ins), (outs[0].index,), options=opts)
         tensors = {t.index: t for t in ins + outs}
-        g = ops._conv_geom(node, ins[0], ins[1], outs[0], True)
+        g = conv_geometry(node, ins[0], ins[1], outs[0])
         mcu.args_reset()
         a = [mcu.args_alloc(struct.pack("<11i", g.in_off, g.out_off, g.oc // g.ic, g.sw, g.sh, g.pw, g.ph, g.dw,
                                         g.dh, 0, 0)),
@@ -98,8 +99,8 @@ def test_conv_depthwise_fc_16x8(core):
     rng = np.random.default_rng(31)
     for i, args in enumerate(CONV_SHAPES):
         n, ih, iw, ic, oc, fh, fw, st, pad, dil, pc, act, groups = args
-        x = _q16(rng, 0, (n, ih, iw, ic))
-        w = _rand_i8(rng, (oc, fh, fw, ic // groups))
+        x = q16_tensor(rng, 0, (n, ih, iw, ic))
+        w = rand_i8(rng, (oc, fh, fw, ic // groups))
         ws = rng.uniform(0.002, 0.02, size=oc if pc else 1)
         wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(ws.size, np.int64))
         bdt = np.int64 if i % 2 == 0 else np.int32
@@ -108,13 +109,13 @@ def test_conv_depthwise_fc_16x8(core):
         y = T(3, (n, oh, ow, oc), np.int16, scales=[rng.uniform(0.01, 0.05)], zero_points=[0])
         opts = dict(padding=pad, stride_w=st, stride_h=st, dilation_w_factor=dil, dilation_h_factor=dil,
                     fused_activation_function=act)
-        h, m, _ = run_both(core, "CONV_2D", opts, [x, wt] + ([b] if i != 2 else []), [y], {0: _rand_i16(rng, x.shape)})
+        h, m, _ = run_both(core, "CONV_2D", opts, [x, wt] + ([b] if i != 2 else []), [y], {0: rand_i16(rng, x.shape)})
         assert_same(h, m, f"conv 16x8 {args}")
     for i, args in enumerate(DW_SHAPES):
         ih, iw, ic, mult, fh, fw, st, pad, dil, act, n = args
-        x = _q16(rng, 0, (n, ih, iw, ic))
+        x = q16_tensor(rng, 0, (n, ih, iw, ic))
         oc = ic * mult
-        w = _rand_i8(rng, (1, fh, fw, oc))
+        w = rand_i8(rng, (1, fh, fw, oc))
         ws = rng.uniform(0.002, 0.02, size=oc)
         wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(oc, np.int64), qdim=3)
         b = T(2, (oc,), np.int64, data=rng.integers(-200000, 200000, size=oc))
@@ -122,23 +123,23 @@ def test_conv_depthwise_fc_16x8(core):
         y = T(3, (n, oh, ow, oc), np.int16, scales=[rng.uniform(0.01, 0.05)], zero_points=[0])
         opts = dict(padding=pad, stride_w=st, stride_h=st, dilation_w_factor=dil, dilation_h_factor=dil,
                     depth_multiplier=mult, fused_activation_function=act)
-        h, m, _ = run_both(core, "DEPTHWISE_CONV_2D", opts, [x, wt, b], [y], {0: _rand_i16(rng, x.shape)})
+        h, m, _ = run_both(core, "DEPTHWISE_CONV_2D", opts, [x, wt, b], [y], {0: rand_i16(rng, x.shape)})
         assert_same(h, m, f"dw 16x8 {args}")
     # One input channel: the twin's im2col shortcut must use the 16x8 int64 output stage too.
-    x = _q16(rng, 0, (1, 6, 6, 1))
-    wt = T(1, (1, 3, 3, 2), np.int8, data=_rand_i8(rng, (1, 3, 3, 2)), scales=[0.01, 0.01], zero_points=[0, 0],
+    x = q16_tensor(rng, 0, (1, 6, 6, 1))
+    wt = T(1, (1, 3, 3, 2), np.int8, data=rand_i8(rng, (1, 3, 3, 2)), scales=[0.01, 0.01], zero_points=[0, 0],
            qdim=3)
     y = T(3, (1, 6, 6, 2), np.int16, scales=[0.02], zero_points=[0])
     h, m, _ = run_both(core, "DEPTHWISE_CONV_2D", dict(padding="SAME", depth_multiplier=2), [x, wt], [y],
-                       {0: _rand_i16(rng, x.shape)})
+                       {0: rand_i16(rng, x.shape)})
     assert_same(h, m, "dw 16x8 one input channel")
     for batches, depth, out_depth, act, bias in [(1, 16, 10, "NONE", True), (3, 37, 9, "RELU", False),
                                                  (4, 250, 12, "RELU6", True)]:
-        x = _q16(rng, 0, (batches, depth))
-        w = _rand_i8(rng, (out_depth, depth))
+        x = q16_tensor(rng, 0, (batches, depth))
+        w = rand_i8(rng, (out_depth, depth))
         wt = T(1, w.shape, np.int8, data=w, scales=[0.01], zero_points=[0])
         b = T(2, (out_depth,), np.int64, data=rng.integers(-200000, 200000, size=out_depth))
         y = T(3, (batches, out_depth), np.int16, scales=[rng.uniform(0.05, 0.2)], zero_points=[0])
         h, m, _ = run_both(core, "FULLY_CONNECTED", dict(fused_activation_function=act),
-                           [x, wt] + ([b] if bias else []), [y], {0: _rand_i16(rng, x.shape)})
+                           [x, wt] + ([b] if bias else []), [y], {0: rand_i16(rng, x.shape)})
         assert_same(h, m, f"fc 16x8 {(batches, depth, out_depth)}")

@@ -49,7 +49,8 @@ def test_constant_larger_than_flash_is_refused_with_the_numbers(monkeypatch):
     # Constants beyond the flash window (384 MiB between flash and SRAM: Unicorn used to refuse
     # the mapping with a raw UcError(UC_ERR_MAP) escaping invoke()). The window is narrowed to
     # 1 MiB here, so a 2 MiB constant shows it without building a 400 MiB file.
-    monkeypatch.setattr(machine_module, "FLASH_LIMIT", 1 << 20)
+    from micro_rt.cortexm import memory_map
+    monkeypatch.setattr(memory_map, "FLASH_LIMIT", 1 << 20)
     it = _mcu_interpreter(_relu_model(big_constant=2 << 20))
     with pytest.raises(EmulationError, match=r"the model's constants need 2,097,152 bytes of flash; "
                                              r"the emulated flash holds at most [\d,]+ bytes of constants"):
@@ -63,8 +64,8 @@ def test_flash_is_sized_from_the_model():
     constants = 16 * 3 * 3 * 8 + 16 * 4
     # The model's constants, then what the glue derives from them (per-channel multipliers
     # and shifts) placed after them: flash ends at the page after the last one.
-    assert mcu._weights_ptr - mcu.weights_base >= constants
-    assert mcu.flash_size == -(-(mcu._weights_ptr - machine_module.FLASH_BASE) // 4096) * 4096
+    assert mcu.constants.end - mcu.weights_base >= constants
+    assert mcu.flash_size == -(-(mcu.constants.end - machine_module.FLASH_BASE) // 4096) * 4096
 
 
 def test_no_raw_unicorn_error_escapes_invoke(monkeypatch):

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from conftest import require_tool
-from vmcu_cases import CORES_ALL, FIRMWARE, SRC, _elf
+from vmcu_cases import CORES_ALL, FIRMWARE, SRC, firmware_elf
 
 
 # fused multiply-adds round once: they must not appear in the kernels (newlib's expf / expm1f,
@@ -23,22 +23,22 @@ _LIBM_FUSED_OK = {"expf", "__ieee754_expf", "expm1f", "tanhf", "__ieee754_tanhf"
 @pytest.mark.parametrize("core", CORES_ALL)
 def test_firmware_float_instructions(core):
     """M0+ has no VFP instruction; the M4 / M7 / M33 kernels use the FPU and no fused multiply-add."""
-    from micro_rt.cortexm import cycles as cyc
+    from micro_rt.cortexm.thumb_decode import decode, is_vfp
     from micro_rt.cortexm.elf import load_elf
-    elf = load_elf(_elf(core))
+    elf = load_elf(firmware_elf(core))
     seg = next(sg for sg in elf.segments if sg.executable)
     names: dict = {}
     unpriced = set()
     for sym in elf.symbols.values():
         if sym.is_func and sym.size and seg.vaddr <= sym.addr < seg.vaddr + len(seg.data):
             code = seg.data[sym.addr - seg.vaddr:sym.addr - seg.vaddr + sym.size]
-            insns = cyc.decode(code, sym.addr)
+            insns = decode(code, sym.addr)
             names[sym.name] = {i.name for i in insns if i.cls in ("fp", "vld", "vst", "vldm", "vstm")}
             if sym.name.startswith(("mrt_", "arm_")):
                 # every VFP instruction of the kernels has a cycle rule (not the ALU default)
                 # (Advanced SIMD encodings, first halfword 0xEFxx / 0xFFxx / 0xF9xx, do not exist on
                 # M-profile: those are literal-pool words capstone decodes as NEON)
-                unpriced |= {i.name for i in insns if cyc._is_vfp(i.name) and i.cls == "alu"
+                unpriced |= {i.name for i in insns if is_vfp(i.name) and i.cls == "alu"
                              and code[i.addr - sym.addr + 1] not in (0xEF, 0xFF, 0xF9)}
     assert not unpriced, unpriced
     if core == "cortex-m0plus":
@@ -69,5 +69,5 @@ def test_layout_lines_name_firmware_functions():
     assert len(pinned) > 60, "firmware.ld's list of pinned sections not found"
     names = set()
     for core in CORES_ALL:
-        names |= set(load_elf(_elf(core)).symbols)
+        names |= set(load_elf(firmware_elf(core)).symbols)
     assert not [p for p in pinned if p not in names], "firmware.ld pins sections no firmware has"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import (CORES_ALL, CORES_FLOAT, T, _f32, assert_same, fc_case, run_both)
+from vmcu_cases import (CORES_ALL, CORES_FLOAT, T, rand_f32, assert_same, fc_case, run_both)
 
 
 @pytest.mark.parametrize("core", CORES_ALL)
@@ -26,10 +26,10 @@ def test_fully_connected_f32(core):
                                                  ((1, 7), 1, "RELU_N1_TO_1", False, False)]:
         depth = in_shape[-1]
         x = T(0, in_shape, np.float32)
-        w = T(1, (out_depth, depth), np.float32, data=_f32(rng, (out_depth, depth), 0.3))
-        b = T(2, (out_depth,), np.float32, data=_f32(rng, out_depth))
+        w = T(1, (out_depth, depth), np.float32, data=rand_f32(rng, (out_depth, depth), 0.3))
+        b = T(2, (out_depth,), np.float32, data=rand_f32(rng, out_depth))
         out_shape = tuple(in_shape[:-1]) + (out_depth,) if keep else (int(np.prod(in_shape)) // depth, out_depth)
         y = T(3, out_shape, np.float32)
         h, m, _ = run_both(core, "FULLY_CONNECTED", dict(fused_activation_function=act, keep_num_dims=keep),
-                           [x, w] + ([b] if bias else []), [y], {0: _f32(rng, in_shape)})
+                           [x, w] + ([b] if bias else []), [y], {0: rand_f32(rng, in_shape)})
         assert_same(h, m, f"fc f32 {in_shape} {out_depth}")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import missing
-from vmcu_cases import (CORES_FLOAT, ROOT, SHARED, SOFTMAX_MAX_ULP, T, _elf, assert_close_ulp,
+from vmcu_cases import (CORES_FLOAT, ROOT, SHARED, SOFTMAX_MAX_ULP, T, firmware_elf, assert_close_ulp,
                         assert_same, run_both)
 
 
@@ -27,7 +27,7 @@ def test_float_model_whole_on_mcu(model, core):
     path = ROOT / "models" / model if model in F32_MODELS else SHARED / model
     if not path.exists():
         missing(f"shared model {model} not available (needs ../shared/models)")
-    _elf(core)
+    firmware_elf(core)
     from micro_rt import Interpreter
     from micro_rt.inputs import random_inputs
     from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, _f32, assert_same, pool_case, run_both)
+from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, rand_f32, assert_same, pool_case, run_both)
 
 
 @pytest.mark.parametrize("core", CORES_FAST + ["cortex-m33"])
@@ -33,7 +33,7 @@ def test_pooling_f32(core):
             y = T(1, (n, oh, ow, c), np.float32)
             opts = dict(padding=pad, stride_w=st, stride_h=st, filter_width=fw, filter_height=fh,
                         fused_activation_function=act)
-            h, m, _ = run_both(core, op, opts, [x], [y], {0: _f32(rng, x.shape, 3.0)})
+            h, m, _ = run_both(core, op, opts, [x], [y], {0: rand_f32(rng, x.shape, 3.0)})
             assert_same(h, m, f"{op} f32 {(n, ih, iw, c, fh, fw, st, pad)}")
 
 
@@ -44,7 +44,7 @@ def test_pooling_f32_windows_clip_to_the_image(core):
     (std::max keeps its first operand), an all-NaN window gives the type's lowest value."""
     rng = np.random.default_rng(26)
     from micro_rt.kernels.padding import compute_padding_height_width
-    x = _f32(rng, (1, 6, 7, 3), 3.0)
+    x = rand_f32(rng, (1, 6, 7, 3), 3.0)
     x[0, 0, :3, 0] = np.nan
     x[0, :2, :2, 1] = np.nan                      # the corner window of a 2x2 stride-2 pool
     for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):

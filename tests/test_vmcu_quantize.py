@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, _rand_i8, assert_same, run_both)
+from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, rand_i8, assert_same, run_both)
 
 
 @pytest.mark.parametrize("core", CORES_FAST)
@@ -20,7 +20,7 @@ def test_quantize_dequantize(core):
     assert_same(h, m, "quantize")
     x = T(0, (4, 33), np.int8, scales=[0.0371], zero_points=[-7])
     y = T(1, (4, 33), np.float32)
-    h, m, _ = run_both(core, "DEQUANTIZE", {}, [x], [y], {0: _rand_i8(rng, (4, 33))})
+    h, m, _ = run_both(core, "DEQUANTIZE", {}, [x], [y], {0: rand_i8(rng, (4, 33))})
     assert_same(h, m, "dequantize")
 
 

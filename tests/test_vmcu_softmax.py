@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import (CORES_FAST, CORES_FLOAT, SOFTMAX_MAX_ULP, T, _f32, assert_close_ulp, assert_same,
+from vmcu_cases import (CORES_FAST, CORES_FLOAT, SOFTMAX_MAX_ULP, T, rand_f32, assert_close_ulp, assert_same,
                         device_libm, run_both, softmax_case)
 
 
@@ -25,7 +25,7 @@ def test_softmax_f32(core):
     for rows, depth, beta, scale in [(1, 10, 1.0, 1.0), (4, 37, 1.0, 5.0), (2, 12, 0.5, 20.0), (3, 300, 1.0, 2.0),
                                      (2, 1, 1.0, 1.0)]:
         x, y = T(0, (rows, depth), np.float32), T(1, (rows, depth), np.float32)
-        xv = _f32(rng, (rows, depth), scale)
+        xv = rand_f32(rng, (rows, depth), scale)
         h, m, _ = run_both(core, "SOFTMAX", dict(beta=beta), [x], [y], {0: xv})
         assert_close_ulp(h, m, f"softmax f32 {(rows, depth, beta)}", SOFTMAX_MAX_ULP)
         if rows * depth <= 100:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, _f32, _q16, _rand_i16, assert_close_ulp, assert_same,
+from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, rand_f32, q16_tensor, rand_i16, assert_close_ulp, assert_same,
                         device_libm, run_both, unary_case)
 
 
@@ -31,7 +31,7 @@ def test_unary_f32(core):
     rng = np.random.default_rng(26)
     special = np.array([0.0, -0.0, 3.0, -3.0, 6.0, -6.0, 1e-40, -1e-40, 16.619047, 16.62, -9.0, -9.0001, 30.0,
                         -30.0, 1e30, -1e30, 88.0, -104.0, 0.5, -0.5], np.float32)
-    x_vals = np.concatenate([special, _f32(rng, 400, 3.0), _f32(rng, 200, 12.0), _f32(rng, 100, 0.01)])
+    x_vals = np.concatenate([special, rand_f32(rng, 400, 3.0), rand_f32(rng, 200, 12.0), rand_f32(rng, 100, 0.01)])
     for op, opts in [("RELU", {}), ("RELU6", {}), ("LEAKY_RELU", {"alpha": 0.2}), ("LEAKY_RELU", {"alpha": -1.5}),
                      ("HARD_SWISH", {}), ("LOGISTIC", {}), ("TANH", {})]:
         x, y = T(0, x_vals.shape, np.float32), T(1, x_vals.shape, np.float32)
@@ -57,9 +57,10 @@ def test_unary_f32(core):
 def test_unary_and_requantize_int16(core):
     rng = np.random.default_rng(33)
     for op, opts in [("RELU", {}), ("RELU6", {}), ("LEAKY_RELU", {"alpha": 0.2}), ("LEAKY_RELU", {"alpha": -0.7})]:
-        x = _q16(rng, 0, (3, 100))
-        y = _q16(rng, 1, (3, 100)) if op != "RELU6" else T(1, (3, 100), np.int16, scales=x.scales, zero_points=[0])
-        h, m, _ = run_both(core, op, opts, [x], [y], {0: _rand_i16(rng, x.shape)})
+        x = q16_tensor(rng, 0, (3, 100))
+        y = (q16_tensor(rng, 1, (3, 100)) if op != "RELU6" else
+             T(1, (3, 100), np.int16, scales=x.scales, zero_points=[0]))
+        h, m, _ = run_both(core, op, opts, [x], [y], {0: rand_i16(rng, x.shape)})
         assert_same(h, m, f"{op} int16")
     for idt, odt, ozp, ratio in [(np.int16, np.int8, 5, 200.0), (np.int8, np.int16, 0, 0.01), (np.int16, np.int16, 0, 0.7),
                                  (np.int16, np.int16, 0, 3.0), (np.int16, np.int32, 0, 0.3), (np.int8, np.int32, 0, 0.05)]:

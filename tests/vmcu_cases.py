@@ -35,7 +35,7 @@ def _machine_cls():
     return VirtualMCU
 
 
-def _elf(core: str) -> Path:
+def firmware_elf(core: str) -> Path:
     p = FIRMWARE / f"{core}.elf"
     if not p.exists():
         missing(f"firmware {p.name} not built (make firmware)")
@@ -45,10 +45,10 @@ def _elf(core: str) -> Path:
 _MCUS: dict = {}
 
 
-def _mcu(core: str, arena_bytes: int = 1 << 20):
+def shared_mcu(core: str, arena_bytes: int = 1 << 20):
     key = (core, arena_bytes)
     if key not in _MCUS:
-        _MCUS[key] = _machine_cls()(core, str(_elf(core)), arena_bytes=arena_bytes)
+        _MCUS[key] = _machine_cls()(core, str(firmware_elf(core)), arena_bytes=arena_bytes)
     return _MCUS[key]
 
 # --------------------------------------------------------------------------- host twin harness
@@ -139,7 +139,7 @@ def run_both(core, op_name, options, inputs, outputs, seed_inputs=None, arena_mi
     reg.invoke(ctx, node)
     host_out = [t._data.copy() for t in outputs]
     # mcu
-    mcu = _mcu(core)
+    mcu = shared_mcu(core)
     offsets, pos = {}, 0
     for t in tensors.values():
         if not t.is_constant:
@@ -169,20 +169,20 @@ def assert_same(host, mcu, what=""):
 
 # --------------------------------------------------------------------------- random case builders
 
-def _q_act(rng, idx, shape, name="x"):
+def q8_tensor(rng, idx, shape, name="x"):
     return T(idx, shape, np.int8, scales=[rng.uniform(0.01, 0.1)], zero_points=[int(rng.integers(-20, 20))],
              name=name)
 
 
-def _rand_i8(rng, shape):
+def rand_i8(rng, shape):
     return rng.integers(-128, 128, size=shape).astype(np.int8)
 
 
 def conv_case(rng, n, ih, iw, ic, oc, fh, fw, stride, pad, dil=1, per_channel=True, act="NONE", groups=1,
               bias=True):
-    x = _q_act(rng, 0, (n, ih, iw, ic))
+    x = q8_tensor(rng, 0, (n, ih, iw, ic))
     fic = ic // groups
-    w = _rand_i8(rng, (oc, fh, fw, fic))
+    w = rand_i8(rng, (oc, fh, fw, fic))
     ws = rng.uniform(0.002, 0.02, size=oc if per_channel else 1)
     wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(ws.size, np.int64))
     b = T(2, (oc,), np.int32, data=rng.integers(-5000, 5000, size=oc), scales=ws * x.scales[0],
@@ -192,13 +192,13 @@ def conv_case(rng, n, ih, iw, ic, oc, fh, fw, stride, pad, dil=1, per_channel=Tr
     y = T(3, (n, oh, ow, oc), np.int8, scales=[rng.uniform(0.05, 0.3)], zero_points=[int(rng.integers(-10, 10))])
     opts = dict(padding=pad, stride_w=stride, stride_h=stride, dilation_w_factor=dil, dilation_h_factor=dil,
                 fused_activation_function=act)
-    return "CONV_2D", opts, [x, wt, b], [y], {0: _rand_i8(rng, x.shape)}
+    return "CONV_2D", opts, [x, wt, b], [y], {0: rand_i8(rng, x.shape)}
 
 
 def dw_case(rng, ih, iw, ic, mult, fh, fw, stride, pad, dil=1, act="NONE", n=1):
-    x = _q_act(rng, 0, (n, ih, iw, ic))
+    x = q8_tensor(rng, 0, (n, ih, iw, ic))
     oc = ic * mult
-    w = _rand_i8(rng, (1, fh, fw, oc))
+    w = rand_i8(rng, (1, fh, fw, oc))
     ws = rng.uniform(0.002, 0.02, size=oc)
     wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(oc, np.int64), qdim=3)
     b = T(2, (oc,), np.int32, data=rng.integers(-5000, 5000, size=oc))
@@ -207,50 +207,50 @@ def dw_case(rng, ih, iw, ic, mult, fh, fw, stride, pad, dil=1, act="NONE", n=1):
     y = T(3, (n, oh, ow, oc), np.int8, scales=[rng.uniform(0.05, 0.3)], zero_points=[int(rng.integers(-10, 10))])
     opts = dict(padding=pad, stride_w=stride, stride_h=stride, dilation_w_factor=dil, dilation_h_factor=dil,
                 depth_multiplier=mult, fused_activation_function=act)
-    return "DEPTHWISE_CONV_2D", opts, [x, wt, b], [y], {0: _rand_i8(rng, x.shape)}
+    return "DEPTHWISE_CONV_2D", opts, [x, wt, b], [y], {0: rand_i8(rng, x.shape)}
 
 
 def fc_case(rng, batches, depth, out_depth, per_channel=False, act="NONE"):
-    x = _q_act(rng, 0, (batches, depth))
-    w = _rand_i8(rng, (out_depth, depth))
+    x = q8_tensor(rng, 0, (batches, depth))
+    w = rand_i8(rng, (out_depth, depth))
     ws = rng.uniform(0.002, 0.02, size=out_depth if per_channel else 1)
     wt = T(1, w.shape, np.int8, data=w, scales=ws, zero_points=np.zeros(ws.size, np.int64))
     b = T(2, (out_depth,), np.int32, data=rng.integers(-5000, 5000, size=out_depth),
           scales=np.float32(ws[0]) * x.scales[:1], zero_points=[0])
     y = T(3, (batches, out_depth), np.int8, scales=[rng.uniform(0.1, 0.5)], zero_points=[int(rng.integers(-10, 10))])
-    return "FULLY_CONNECTED", dict(fused_activation_function=act), [x, wt, b], [y], {0: _rand_i8(rng, x.shape)}
+    return "FULLY_CONNECTED", dict(fused_activation_function=act), [x, wt, b], [y], {0: rand_i8(rng, x.shape)}
 
 
 def binary_case(rng, op, shape1, shape2, act="NONE"):
-    a = _q_act(rng, 0, shape1)
-    b = _q_act(rng, 1, shape2)
+    a = q8_tensor(rng, 0, shape1)
+    b = q8_tensor(rng, 1, shape2)
     if op in ("MAXIMUM", "MINIMUM"):
         b.scales, b.zero_points = a.scales, a.zero_points
     shape = np.broadcast_shapes(shape1, shape2)
     y = T(2, shape, np.int8, scales=a.scales if op in ("MAXIMUM", "MINIMUM") else [rng.uniform(0.02, 0.2)],
           zero_points=a.zero_points if op in ("MAXIMUM", "MINIMUM") else [int(rng.integers(-10, 10))])
-    return op, dict(fused_activation_function=act), [a, b], [y], {0: _rand_i8(rng, shape1), 1: _rand_i8(rng, shape2)}
+    return op, dict(fused_activation_function=act), [a, b], [y], {0: rand_i8(rng, shape1), 1: rand_i8(rng, shape2)}
 
 
 def pool_case(rng, op, n, ih, iw, c, fh, fw, stride, pad, act="NONE"):
-    x = _q_act(rng, 0, (n, ih, iw, c))
+    x = q8_tensor(rng, 0, (n, ih, iw, c))
     from micro_rt.kernels.padding import compute_padding_height_width
     _, oh, ow = compute_padding_height_width(stride, stride, 1, 1, ih, iw, fh, fw, pad)
     y = T(1, (n, oh, ow, c), np.int8, scales=x.scales, zero_points=x.zero_points)
     opts = dict(padding=pad, stride_w=stride, stride_h=stride, filter_width=fw, filter_height=fh,
                 fused_activation_function=act)
-    return op, opts, [x], [y], {0: _rand_i8(rng, x.shape)}
+    return op, opts, [x], [y], {0: rand_i8(rng, x.shape)}
 
 
 def softmax_case(rng, rows, depth, beta=1.0, out16=False):
-    x = _q_act(rng, 0, (rows, depth))
+    x = q8_tensor(rng, 0, (rows, depth))
     y = T(1, (rows, depth), np.int16 if out16 else np.int8, scales=[1 / 65536 if out16 else 1 / 256],
           zero_points=[-32768 if out16 else -128])
-    return "SOFTMAX", dict(beta=beta), [x], [y], {0: _rand_i8(rng, x.shape)}
+    return "SOFTMAX", dict(beta=beta), [x], [y], {0: rand_i8(rng, x.shape)}
 
 
 def unary_case(rng, op, shape, opts=None):
-    x = _q_act(rng, 0, shape)
+    x = q8_tensor(rng, 0, shape)
     zp, sc = int(rng.integers(-20, 20)), rng.uniform(0.01, 0.2)
     if op == "LOGISTIC":
         zp, sc = -128, 1 / 256
@@ -259,7 +259,7 @@ def unary_case(rng, op, shape, opts=None):
     if op == "RELU6":
         zp, sc = int(x.zero_points[0]), float(x.scales[0])
     y = T(1, shape, np.int8, scales=[sc], zero_points=[zp])
-    return op, dict(opts or {}), [x], [y], {0: _rand_i8(rng, shape)}
+    return op, dict(opts or {}), [x], [y], {0: rand_i8(rng, shape)}
 
 
 CONV_SHAPES = [
@@ -315,47 +315,47 @@ def assert_close_ulp(host, mcu, what="", max_ulp=MAX_ULP):
                                               f"than {max_ulp} ulp (max {int(d.max())})")
 
 
-def _f32(rng, shape, scale=1.0):
+def rand_f32(rng, shape, scale=1.0):
     return (rng.normal(0, scale, size=shape)).astype(np.float32)
 
 
 def conv_f32_case(rng, n, ih, iw, ic, oc, fh, fw, stride, pad, dil=1, act="NONE", groups=1, bias=True):
     x = T(0, (n, ih, iw, ic), np.float32)
-    wt = T(1, (oc, fh, fw, ic // groups), np.float32, data=_f32(rng, (oc, fh, fw, ic // groups), 0.5))
-    b = T(2, (oc,), np.float32, data=_f32(rng, oc)) if bias else None
+    wt = T(1, (oc, fh, fw, ic // groups), np.float32, data=rand_f32(rng, (oc, fh, fw, ic // groups), 0.5))
+    b = T(2, (oc,), np.float32, data=rand_f32(rng, oc)) if bias else None
     from micro_rt.kernels.padding import compute_padding_height_width
     _, oh, ow = compute_padding_height_width(stride, stride, dil, dil, ih, iw, fh, fw, pad)
     y = T(3, (n, oh, ow, oc), np.float32)
     opts = dict(padding=pad, stride_w=stride, stride_h=stride, dilation_w_factor=dil, dilation_h_factor=dil,
                 fused_activation_function=act)
-    return "CONV_2D", opts, [x, wt] + ([b] if bias else []), [y], {0: _f32(rng, x.shape)}
+    return "CONV_2D", opts, [x, wt] + ([b] if bias else []), [y], {0: rand_f32(rng, x.shape)}
 
 
 def dw_f32_case(rng, ih, iw, ic, mult, fh, fw, stride, pad, dil=1, act="NONE", n=1, bias=True):
     x = T(0, (n, ih, iw, ic), np.float32)
     oc = ic * mult
-    wt = T(1, (1, fh, fw, oc), np.float32, data=_f32(rng, (1, fh, fw, oc), 0.5))
-    b = T(2, (oc,), np.float32, data=_f32(rng, oc)) if bias else None
+    wt = T(1, (1, fh, fw, oc), np.float32, data=rand_f32(rng, (1, fh, fw, oc), 0.5))
+    b = T(2, (oc,), np.float32, data=rand_f32(rng, oc)) if bias else None
     from micro_rt.kernels.padding import compute_padding_height_width
     _, oh, ow = compute_padding_height_width(stride, stride, dil, dil, ih, iw, fh, fw, pad)
     y = T(3, (n, oh, ow, oc), np.float32)
     opts = dict(padding=pad, stride_w=stride, stride_h=stride, dilation_w_factor=dil, dilation_h_factor=dil,
                 depth_multiplier=mult, fused_activation_function=act)
-    return "DEPTHWISE_CONV_2D", opts, [x, wt] + ([b] if bias else []), [y], {0: _f32(rng, x.shape)}
+    return "DEPTHWISE_CONV_2D", opts, [x, wt] + ([b] if bias else []), [y], {0: rand_f32(rng, x.shape)}
 
 
 def device_libm(core, fn: str, x: np.ndarray) -> np.ndarray:
     """newlib's `fn` (expf / tanhf) as linked in the firmware, called once per element."""
-    mcu = _mcu(core)
+    mcu = shared_mcu(core)
     bits = np.asarray(x, np.float32).reshape(-1).view(np.uint32)
     out = [mcu.call(fn, int(b)).return_value & 0xFFFFFFFF for b in bits]
     return np.array(out, np.uint32).view(np.float32).reshape(np.shape(x))
 
 # --------------------------------------------------------------------------- int16
 
-def _q16(rng, idx, shape, zp=0):
+def q16_tensor(rng, idx, shape, zp=0):
     return T(idx, shape, np.int16, scales=[rng.uniform(0.0005, 0.002)], zero_points=[zp])
 
 
-def _rand_i16(rng, shape):
+def rand_i16(rng, shape):
     return rng.integers(-32768, 32768, size=shape).astype(np.int16)

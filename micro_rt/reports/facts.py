@@ -1,0 +1,174 @@
+"""What a report says about each planned buffer and each operator, in a person's terms.
+
+Steps and operators: TFLM's lifetimes count step 0 as "before the first operator" (the
+model's inputs arrive) and operator i runs at step i + 1. People read operator indices (as
+`info` and `profile` print them), so everything here is keyed by operator index, and a
+buffer's lifetime is given as the operators it is live across (`first_op`/`last_op`, -1 for
+"before operator 0"; None for a tensor no operator touches, which TFLM still plans).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+from ..allocator import ArenaPlan, PlannedBuffer
+from ..analysis import op_macs
+from ..model import Subgraph, TensorInfo
+from ..planner import live_bytes
+
+# A buffer's role decides its colour in the lane chart; the legend lists them in this order.
+ROLES = ("input", "output", "activation", "scratch", "untouched")
+BEFORE_FIRST_OP = -1          # the column of step 0: the model's inputs, before operator 0
+
+
+def op_of_step(step: int) -> Optional[int]:
+    """TFLM step -> operator index (-1: before operator 0; None: never used)."""
+    return None if step < 0 else step - 1
+
+
+def tensor_label(t: TensorInfo) -> str:
+    """'int8[1,96,96,1]'."""
+    return f"{t.type_name.lower()}[{','.join(str(d) for d in t.shape)}]"
+
+
+@dataclass
+class BufferFact:
+    """One planned buffer: where it sits, when it lives, what it is."""
+    index: int                 # position in the plan's buffer list
+    kind: str                  # "tensor" or "scratch", as in `plan`
+    role: str                  # one of ROLES
+    offline: bool              # placed by the model's OfflineMemoryAllocation plan
+    tensor: int                # tensor index, or the operator index for scratch
+    name: str
+    shape: Optional[list[int]]
+    dtype: Optional[str]
+    size: int
+    offset: int
+    first_op: Optional[int]
+    last_op: Optional[int]
+    producer: str
+    consumers: list[str]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class OperatorFact:
+    """One operator: its work, its memory and, when measured, its cycles."""
+    index: int
+    op: str
+    inputs: list[str]          # non-constant inputs, 'int8[1,96,96,1]'
+    outputs: list[str]
+    dtype: str                 # of its first output
+    macs: int
+    weight_bytes: int          # constant inputs (flash)
+    activation_bytes: int      # non-constant inputs and outputs (arena bytes it reads and writes)
+    scratch_bytes: int
+    live_bytes: int            # planned bytes live while it runs (all buffers, not only its own)
+    supported: bool = True     # micro_rt has a kernel for it
+    cycles: Optional[int] = None           # None: not measured, or ran on a host kernel
+    instructions: Optional[int] = None
+    stack_bytes: Optional[int] = None
+    on_mcu: Optional[bool] = None          # None: no emulated run
+    ms: Optional[float] = None
+    macs_per_cycle: Optional[float] = None
+    share: Optional[float] = None          # of the counted cycles
+    alignment: list[str] = field(default_factory=list)
+
+    @property
+    def shapes(self) -> str:
+        return f"{' '.join(self.inputs)} -> {' '.join(self.outputs)}"
+
+    def as_dict(self) -> dict:
+        return dict(asdict(self), shapes=self.shapes)
+
+
+def _op_label(sg: Subgraph, index: int) -> str:
+    return f"op {index} {sg.operators[index].op_name}"
+
+
+def buffer_facts(sg: Subgraph, plan: ArenaPlan) -> list[BufferFact]:
+    producers: dict[int, int] = {}
+    consumers: dict[int, list[int]] = {}
+    for op in sg.operators:
+        for t in op.outputs:
+            producers.setdefault(t, op.index)
+        for t in dict.fromkeys(op.inputs):
+            if t >= 0:
+                consumers.setdefault(t, []).append(op.index)
+    facts = []
+    for i, b in enumerate(plan.buffers):
+        facts.append(_buffer_fact(sg, i, b, producers, consumers))
+    return facts
+
+
+def _buffer_fact(sg: Subgraph, i: int, b: PlannedBuffer, producers: dict, consumers: dict
+                 ) -> BufferFact:
+    first, last = op_of_step(b.first_use), op_of_step(b.last_use)
+    if b.kind == "scratch":
+        return BufferFact(i, b.kind, "scratch", b.offline_offset is not None, b.tensor, b.name,
+                          None, None, b.size, b.offset, first, last,
+                          f"requested by {_op_label(sg, b.tensor)}", [_op_label(sg, b.tensor)])
+    t = sg.tensors[b.tensor]
+    made = ([f"model input {sg.inputs.index(b.tensor)}"] if b.tensor in sg.inputs else []) + (
+        [_op_label(sg, producers[b.tensor])] if b.tensor in producers else [])
+    used = [_op_label(sg, k) for k in consumers.get(b.tensor, [])]
+    if b.tensor in sg.outputs:
+        used.append(f"model output {sg.outputs.index(b.tensor)}")
+    role = ("untouched" if b.first_use < 0 else "input" if b.tensor in sg.inputs
+            else "output" if b.tensor in sg.outputs else "activation")
+    return BufferFact(i, b.kind, role, b.offline_offset is not None, b.tensor, b.name,
+                      list(t.shape), t.type_name.lower(), b.size, b.offset, first, last,
+                      ", ".join(made) or "nothing (no operator writes it)", used)
+
+
+def live_per_op(plan: ArenaPlan) -> dict[int, int]:
+    """Operator index (-1 before the first) -> planned bytes live at its step; tensors no
+    operator touches are left out (they are live at no step)."""
+    used = [b for b in plan.buffers if b.first_use >= 0]
+    base, per_step = live_bytes(used)
+    return {op_of_step(base + k): v for k, v in enumerate(per_step)}
+
+
+def operator_facts(sg: Subgraph, plan: ArenaPlan, profile: Optional[dict] = None,
+                   supported: Optional[set[int]] = None) -> list[OperatorFact]:
+    """One fact per operator of `sg`; `profile` (micro-rt profile's report) adds cycles.
+    `supported`: the operator indices micro_rt has a kernel for (None: all)."""
+    live = live_per_op(plan)
+    scratch: dict[int, int] = {}
+    for b in plan.buffers:
+        if b.kind == "scratch":
+            scratch[b.tensor] = scratch.get(b.tensor, 0) + b.size
+    measured = {o["index"]: o for o in (profile or {}).get("ops", [])}
+    counted = (profile or {}).get("total_cycles") or 0
+    clock = (profile or {}).get("clock_hz")
+    facts = []
+    for op in sg.operators:
+        ins = [sg.tensors[t] for t in dict.fromkeys(op.inputs) if t >= 0]
+        outs = [sg.tensors[t] for t in dict.fromkeys(op.outputs) if t >= 0]
+        moving = [sg.tensors[t] for t in dict.fromkeys((*op.inputs, *op.outputs))
+                  if t >= 0 and not sg.tensors[t].is_constant and not sg.tensors[t].is_variable]
+        fact = OperatorFact(
+            index=op.index, op=op.op_name,
+            inputs=[tensor_label(t) for t in ins if not t.is_constant],
+            outputs=[tensor_label(t) for t in outs],
+            dtype=outs[0].type_name.lower() if outs else "",
+            macs=op_macs(sg, op),
+            weight_bytes=sum(t.nbytes for t in ins if t.is_constant),
+            activation_bytes=sum(t.nbytes for t in moving),
+            scratch_bytes=scratch.get(op.index, 0),
+            live_bytes=live.get(op.index, 0),
+            supported=supported is None or op.index in supported)
+        m = measured.get(op.index)
+        if m is not None:
+            fact.on_mcu = m["on_mcu"]
+            fact.alignment = list(m["alignment"])
+            if m["on_mcu"]:
+                fact.cycles, fact.instructions = m["cycles"], m["instructions"]
+                fact.stack_bytes = m["stack_bytes"]
+                fact.macs_per_cycle = m["macs_per_cycle"]
+                fact.ms = m["cycles"] / clock * 1e3 if clock else None
+                fact.share = m["cycles"] / counted if counted else None
+        facts.append(fact)
+    return facts

@@ -1,0 +1,282 @@
+"""Everything `micro-rt report` says about one model on one target, gathered once.
+
+The figures come from the commands' own code paths: the arena plan from the allocator
+(`plan`), cycles, stack and code from one emulated inference (`profile`'s
+`emulated_profile`), the budget verdict from `fit.assess` judged on that same run, and the
+suggestion from `optimize`. Nothing is estimated here: what was not measured is said so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..allocator import ArenaPlan
+from ..arena import align_up
+from ..errors import MicroRtError
+from ..fit import CANNOT_TELL, FitReport, assess, kernel_measurement, ops_without_kernels
+from ..interpreter import Interpreter
+from ..model import read_model
+from ..profile import emulated_profile
+from ..report import kernels_fields
+from .facts import BufferFact, OperatorFact, buffer_facts, operator_facts
+
+DEFAULT_CLOCK_HZ = 100_000_000          # as `micro-rt profile`
+
+
+@dataclass
+class Setup:
+    """What the report was asked for: where the model runs and what it is judged against."""
+    target: str = "cortex-m4"
+    kernels: str = "cmsis-nn"
+    planner: str = "greedy"
+    clock_hz: int = DEFAULT_CLOCK_HZ
+    flash_wait_states: int = 0         # core stall cycles per flash line fill, as in `profile`
+    strict_alignment: bool = False     # report every unaligned access, as `profile` does
+    ram_budget: Optional[int] = None
+    flash_budget: Optional[int] = None
+    budget_source: str = ""            # where the budgets come from, said on the page
+    board: Optional[str] = None
+    board_notes: list[str] = field(default_factory=list)
+    cycles: bool = True                # run the emulated inference
+    optimize_seconds: float = 2.0      # 0: no optimize suggestion
+    seed: int = 0
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
+               clock_hz: Optional[int] = None, flash_wait_states: Optional[int] = None,
+               ram_budget: Optional[int] = None, flash_budget: Optional[int] = None,
+               **common) -> Setup:
+    """A board's core, clock, flash timing and budgets, each overridden by what is given
+    (the CLI's --clock, --flash-wait-states, --ram, --flash), or a bare target (default
+    cortex-m4). `common`: the other Setup fields (kernels, planner, cycles, ...)."""
+    given = [name for name, value in (("--ram", ram_budget), ("--flash", flash_budget))
+             if value is not None]
+    if not board:
+        return Setup(target=target or "cortex-m4", clock_hz=clock_hz or DEFAULT_CLOCK_HZ,
+                     flash_wait_states=flash_wait_states or 0, ram_budget=ram_budget,
+                     flash_budget=flash_budget,
+                     budget_source=f"given with {' and '.join(given)}" if given else "",
+                     **common)
+    setup = _board_setup(board, clock_hz)
+    for key, value in common.items():
+        setattr(setup, key, value)
+    if flash_wait_states is not None:
+        setup.flash_wait_states = flash_wait_states
+        setup.board_notes.append(f"flash line fill set to {flash_wait_states} cycles by "
+                                 "--flash-wait-states")
+    setup.ram_budget = setup.ram_budget if ram_budget is None else ram_budget
+    setup.flash_budget = setup.flash_budget if flash_budget is None else flash_budget
+    if given:
+        setup.budget_source += f"; {' and '.join(given)} given instead"
+    return setup
+
+
+def _board_setup(name: str, clock_hz: Optional[int]) -> Setup:
+    """A Setup from the board catalog (micro_rt.cortexm.boards): its core, clock, flash timing,
+    and as budgets its code flash and the contiguous SRAM its linker puts the arena in."""
+    from ..cortexm.boards import load_board, simulator_parameters
+    board = load_board(name)
+    sim = simulator_parameters(board, clock_hz)
+    region_names = ", ".join(board.memory.arena_regions)
+    notes = [f"{board.title} ({board.vendor} {board.mcu}), {board.core} at "
+             f"{sim.clock_hz / 1e6:g} MHz",
+             f"flash: {sim.flash_wait_states} wait states at this clock, so a line fill costs "
+             f"{sim.line_fill_cycles} core cycles; cycles use micro_rt's default flash "
+             f"interface for the {board.core} (line size, prefetch, cache) with that cost, "
+             f"not a model of the board's {board.accelerator.kind}"]
+    return Setup(target=board.core, clock_hz=sim.clock_hz,
+                 flash_wait_states=sim.line_fill_cycles, ram_budget=sim.arena_bytes,
+                 flash_budget=sim.flash_bytes, board=board.name, board_notes=notes,
+                 budget_source=f"board {board.name}: RAM = SRAM {region_names} "
+                               f"({sim.arena_bytes:,} B, where its linker puts the arena), "
+                               f"flash = {board.memory.code_region} ({sim.flash_bytes:,} B)")
+
+
+@dataclass
+class ModelReport:
+    model: str
+    model_bytes: int
+    setup: Setup
+    plan: ArenaPlan
+    buffers: list[BufferFact]
+    operators: list[OperatorFact]
+    fit: FitReport
+    profile: Optional[dict]            # `micro-rt profile --json`'s report, when it ran
+    cycles_note: str                   # why there are no cycles, or what they assume
+    optimize: Optional[dict]           # saved bytes etc., when optimize ran
+    warnings: list[str] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return Path(self.model).name
+
+    @property
+    def judged(self) -> bool:
+        """A budget was given: the page shows a verdict."""
+        return self.setup.ram_budget is not None or self.setup.flash_budget is not None
+
+    @property
+    def cycles_complete(self) -> bool:
+        return bool(self.profile and self.profile["complete"])
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "model_bytes": self.model_bytes,
+                "setup": self.setup.as_dict(), **kernels_fields(self.setup.kernels),
+                "fit": self.fit.as_dict() if self.judged else None,
+                "ram_used": self.fit.ram_used, "flash_used": self.fit.flash_used,
+                "not_accounted": self.fit.not_accounted,
+                "plan": self.plan.as_dict(),
+                "profile": self.profile, "cycles_note": self.cycles_note,
+                "optimize": self.optimize,
+                "operators": [o.as_dict() for o in self.operators],
+                "buffers": [b.as_dict() for b in self.buffers],
+                "warnings": self.warnings, "suggestions": self.suggestions}
+
+    @property
+    def exit_code(self) -> int:
+        """0, or the fit's verdict (1 does not fit, 3 cannot tell) when a budget was given;
+        3 when cycles were asked for and the total leaves operators out."""
+        if self.judged and self.fit.exit_code:
+            return self.fit.exit_code
+        if self.setup.cycles and self.profile is not None and not self.profile["complete"]:
+            return 3
+        return 0
+
+
+def gather(path: str, data: bytes, setup: Setup,
+           progress: Optional[Callable[[int, int], None]] = None) -> ModelReport:
+    model = read_model(data)
+    sg = model.main
+    it = Interpreter.from_bytes(data, target=setup.target, kernels=setup.kernels,
+                                planner=setup.planner, plan_only=True)
+    missing = ops_without_kernels(it)
+    profile, measured, note = None, None, ""
+    if not setup.cycles:
+        note = "cycles not measured (--no-cycles)"
+    elif it.target.is_host:
+        note = f"cycles not measured: {it.target.name} is the host, not a Cortex-M core"
+    elif setup.kernels != "cmsis-nn":
+        note = (f"cycles not measured: micro_rt has no C build of its {setup.kernels} kernels "
+                "(--kernels cmsis-nn runs its CMSIS-NN-style C kernels on the virtual MCU)")
+    else:
+        try:
+            profile, run = emulated_profile(data, setup.target, setup.clock_hz,
+                                            flash_wait_states=setup.flash_wait_states,
+                                            strict_alignment=setup.strict_alignment,
+                                            seed=setup.seed, progress=progress)
+            try:
+                if profile["total_cycles"] is not None:
+                    measured = kernel_measurement(run)
+            finally:
+                run.close()
+        except MicroRtError as e:
+            note = f"cycles not measured: the emulated inference failed: {' '.join(str(e).split())}"
+        else:
+            note = (f"one inference of micro_rt's CMSIS-NN-style C kernels on a virtual "
+                    f"{setup.target} at {setup.clock_hz / 1e6:g} MHz with "
+                    f"{setup.flash_wait_states} flash wait states (stall cycles per line fill), "
+                    f"on seeded random inputs (seed {setup.seed})")
+    # A failed emulation is retried by assess, which then lists why stack and code are missing.
+    fit = assess(path, data, it, setup.ram_budget, setup.flash_budget, measure=setup.cycles,
+                 measured=measured)
+    if not setup.cycles and not it.target.is_host:
+        fit.scope = "arena and model only (kernel stack and code not measured: --no-cycles)"
+    supported = {op.index for op in sg.operators} - {int(m.split()[0]) for m in missing}
+    report = ModelReport(path, len(data), setup, it.plan, buffer_facts(sg, it.plan),
+                         operator_facts(sg, it.plan, profile, supported), fit, profile, note,
+                         None)
+    _warn(report, missing)
+    _suggest(report, data)
+    return report
+
+
+def _warn(report: ModelReport, missing: list[str]) -> None:
+    """One line per thing left out: operators without a kernel, operators on host kernels
+    (cycles, stack and code all missing), then the rest fit could not account for."""
+    w = report.warnings
+    w += [f"op {m}: no kernel registered, so its op data, scratch buffers, stack, code and "
+          "cycles are in none of these figures" for m in missing]
+    p = report.profile
+    if p:
+        w += [f"op {o['index']} {o['op']}: ran on a host kernel (micro_rt has no C kernel for "
+              "it), so its cycles, stack and code are not counted: the cycle total is incomplete"
+              for o in p["ops_not_counted"] if "index" in o]
+        w += [f"alignment: {a}" for a in p["alignment"]]
+    # fit's per-operator items say the same as the lines above; keep the others.
+    w += [f"not accounted for: {n}" for n in report.fit.not_accounted if not n.startswith("op ")]
+    plan = report.plan
+    if plan.required_bytes > align_up(plan.total_bytes):
+        w.append(f"the smallest working arena is {plan.required_bytes:,} B, above head + tail "
+                 f"({plan.total_bytes:,} B): TFLM's temporary allocations while preparing "
+                 "peak higher")
+
+
+def _suggest(report: ModelReport, data: bytes) -> None:
+    plan, setup, s = report.plan, report.setup, report.suggestions
+    if setup.optimize_seconds <= 0:
+        if plan.head_bytes > plan.lower_bound:
+            s.append(f"the head is {plan.head_bytes - plan.lower_bound:,} B above its lower "
+                     "bound for this operator order; `micro-rt optimize` searches orders and "
+                     "placements")
+        return
+    from ..optimize import optimize
+    try:
+        result = optimize(data, target=setup.target, kernels=setup.kernels,
+                          time_limit=setup.optimize_seconds)
+    except MicroRtError as e:
+        s.append(f"`micro-rt optimize` cannot work on this model: {' '.join(str(e).split())}")
+        return
+    report.optimize = {"saved_bytes": result.saved_bytes, "original_head": result.original_head,
+                       "predicted_head": result.predicted_head, "summary": result.summary,
+                       "optimal": result.optimal, "reordered": result.reordered,
+                       "order_lower_bound": result.order_bound,
+                       "search_seconds": setup.optimize_seconds, "notes": result.notes}
+    command = (f"micro-rt optimize {report.name} -o optimized.tflite --target {setup.target} "
+               f"--kernels {setup.kernels}")
+    if result.saved_bytes > 0:
+        s.append(f"`micro-rt optimize` would save {result.saved_bytes:,} B of arena head "
+                 f"({result.original_head:,} -> {result.predicted_head:,} B, "
+                 f"{result.saved_bytes / result.original_head:.1%}; "
+                 f"{'operators reordered and ' if result.reordered else ''}an offline plan), "
+                 f"found in a {setup.optimize_seconds:g} s search: `{command}` writes it and "
+                 "checks its outputs")
+    elif result.optimal:
+        s.append("the arena head is already the smallest any operator order and placement "
+                 "can reach under TFLM's lifetime rules: `micro-rt optimize` has nothing to save")
+    else:
+        s.append(f"`micro-rt optimize` found no smaller head in a {setup.optimize_seconds:g} s "
+                 f"search (the head is {plan.head_bytes - result.order_bound:,} B above the "
+                 f"lowest peak any order could reach); a longer --time-limit may")
+
+
+def report_text(r: ModelReport) -> str:
+    """The terminal summary of a report: what it is, the verdict, latency, warnings, hints."""
+    s = r.setup
+    where = f"board {s.board} ({s.target})" if s.board else s.target
+    macs = sum(o.macs for o in r.operators)
+    lines = [f"{r.model} on {where}: {r.model_bytes:,} B, {len(r.operators)} operators, "
+             f"{macs:,} MACs, kernels {s.kernels}"]
+    if r.judged:
+        fit = r.fit.text().splitlines()
+        if "not accounted for:" in fit:          # listed once, with the warnings below
+            fit = fit[:fit.index("not accounted for:")]
+        lines += fit + [f"budgets: {s.budget_source}"]
+    else:
+        lines.append(f"RAM {r.fit.ram_used:,} B, flash {r.fit.flash_used:,} B (no budget "
+                     "given: no verdict; --ram/--flash or --board give one)")
+    p = r.profile
+    if p and p["total_cycles"] is not None:
+        total = f"{p['total_ms']:.3f} ms ({p['total_cycles']:,} cycles at {s.clock_hz / 1e6:g} MHz)"
+        lines.append(f"latency: {total}" if p["complete"] else
+                     f"latency: INCOMPLETE, at least {total}: "
+                     f"{len(p['ops_not_counted'])} operators ran on host kernels, not counted")
+    else:
+        lines.append(f"latency: {r.cycles_note if p is None else 'not measured: the model was not run'}")
+    lines += [f"warning: {w}" for w in r.warnings]
+    lines += [f"suggestion: {h}" for h in r.suggestions]
+    return "\n".join(lines)

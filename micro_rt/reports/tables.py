@@ -1,0 +1,105 @@
+"""The `--format csv|markdown` answers of info, plan, fit and profile.
+
+Each is built from the command's JSON payload (the same dict `--format json` prints), so the
+four formats cannot disagree: (summary lines, tables); CSV prints the first table.
+"""
+from __future__ import annotations
+
+from .formats import Column, Table
+
+
+def _shapes(items: list) -> str:
+    return " ".join(f"{d['type'].lower()}[{','.join(map(str, d['shape']))}]" for d in items)
+
+
+def info_tables(p: dict) -> tuple[list[str], list[Table]]:
+    summary = [f"**{p['model']}**: {p['file_bytes']:,} B, {len(p['ops'])} operators, "
+               f"{len(p['tensors'])} tensors, weights {p['weight_bytes']:,} B, "
+               f"{p['total_macs']:,} MACs",
+               f"inputs: {_shapes(p['inputs'])}; outputs: {_shapes(p['outputs'])}"]
+    if p["unsupported_ops"]:
+        summary.append(f"not supported by micro_rt's kernels: {', '.join(p['unsupported_ops'])}")
+    rows = [{"index": o["index"], "op": o["op"], "version": o["version"], "macs": o["macs"],
+             "inputs": _shapes(o["inputs"]), "outputs": _shapes(o["outputs"]),
+             "supported": o["supported"]} for o in p["ops"]]
+    ops = Table([Column("index", "#", True), Column("op", "op"), Column("version", "v", True),
+                 Column("macs", "MACs", True), Column("inputs", "inputs"),
+                 Column("outputs", "outputs"), Column("supported", "kernel")], rows, "Operators")
+    return summary, [ops]
+
+
+def plan_tables(p: dict) -> tuple[list[str], list[Table]]:
+    summary = [f"target {p['target']}, planner {p['planner']}, kernels {p['kernels']}",
+               f"head (planned activations + scratch): {p['head_bytes']:,} B; lower bound "
+               f"{p['lower_bound']:,} B (efficiency {p['efficiency']:.1%})",
+               f"tail (persistent): {p['tail_bytes']:,} B",
+               f"total (head + tail): {p['total_bytes']:,} B; smallest arena that works: "
+               f"{p['required_bytes']:,} B"]
+    rows = sorted(p["buffers"], key=lambda b: (b["offset"], b["first_use"]))
+    buffers = Table([Column("tensor", "tensor", True), Column("kind", "kind"),
+                     Column("offset", "offset", True), Column("size", "size", True),
+                     Column("first_use", "first step", True), Column("last_use", "last step", True),
+                     Column("name", "name")], rows, "Buffers (steps: operator i runs at step i + 1)")
+    tail = Table([Column("category", "tail category"), Column("bytes", "bytes", True)],
+                 [{"category": k, "bytes": v} for k, v in
+                  sorted(p["tail_breakdown"].items(), key=lambda kv: -kv[1])], "Tail")
+    return summary, [buffers, tail]
+
+
+def fit_tables(p: dict) -> tuple[list[str], list[Table]]:
+    word = {"fits": "FITS", "does not fit": "DOES NOT FIT", "cannot tell": "CANNOT TELL"}
+    summary = [f"**{word[p['verdict']]}** on {p['target']}, kernels {p['kernels']}; "
+               f"scope: {p['scope']}"]
+    verdicts = {True: "fits", False: "does not fit", None: "cannot tell"}
+    rows = []
+    for name in ("ram", "flash"):
+        r = p[name]
+        parts = ", ".join(f"{k.replace('_bytes', '').replace('_', ' ')} {v:,}"
+                          for k, v in r.items() if k.endswith("_bytes") and v is not None)
+        rows.append({"resource": name.upper() if name == "ram" else name, "used": r["used"],
+                     "budget": r["budget"], "margin": r["margin"],
+                     "verdict": verdicts[r["fits"]] if r["budget"] is not None else None,
+                     "complete": r["complete"], "parts": parts})
+    table = Table([Column("resource", "resource"), Column("used", "used B", True),
+                   Column("budget", "budget B", True, missing="none"),
+                   Column("margin", "margin B", True, missing="–"),
+                   Column("verdict", "verdict", missing="not judged"),
+                   Column("complete", "complete"), Column("parts", "made of (B)")], rows,
+                  "Budget", notes=[f"- not accounted for: {n}" for n in p["not_accounted"]])
+    return summary, [table]
+
+
+def profile_tables(p: dict) -> tuple[list[str], list[Table]]:
+    where = f"{p['target']} at {p['clock_hz'] / 1e6:g} MHz, kernels {p['kernels']}"
+    if p["total_cycles"] is None:
+        summary = [f"cannot profile on {where}: the model was not run (no kernel registered "
+                   f"for {', '.join(o['op'] for o in p['ops_not_counted'])})"]
+    else:
+        label = "total" if p["complete"] else "INCOMPLETE total"
+        summary = [f"{label} on {where}: {p['total_cycles']:,} cycles = {p['total_ms']:.3f} ms, "
+                   f"{p['total_macs']:,} MACs, max stack {p['max_stack_bytes']} B"]
+        if not p["complete"]:
+            summary.append("not counted (ran on host kernels): " + ", ".join(
+                f"{o['index']} {o['op']}" for o in p["ops_not_counted"]))
+    summary += [f"alignment: {a}" for a in p["alignment"]]
+    clock = p["clock_hz"]
+    rows = [dict(o, counted=o["on_mcu"],
+                 cycles=o["cycles"] if o["on_mcu"] else None,
+                 instructions=o["instructions"] if o["on_mcu"] else None,
+                 ms=o["cycles"] / clock * 1e3 if o["on_mcu"] else None) for o in p["ops"]]
+    nc = "not counted"
+    ops = Table([Column("index", "#", True), Column("op", "op"),
+                 Column("counted", "counted"),
+                 Column("instructions", "instructions", True, missing=nc),
+                 Column("cycles", "cycles", True, missing=nc), Column("macs", "MACs", True),
+                 Column("macs_per_cycle", "MACs/cycle", True, lambda v: f"{v:.3f}", missing="–"),
+                 Column("stack_bytes", "stack B", True),
+                 Column("ms", "ms", True, lambda v: f"{v:.3f}", missing=nc)], rows, "Operators")
+    return summary, [ops]
+
+
+def report_tables(report) -> tuple[list[str], list[Table]]:
+    """`micro-rt report --format csv|markdown`: the summary, then the per-operator table."""
+    from .model_report import report_text
+    from .page import operator_table
+    return report_text(report).splitlines(), [operator_table(report)]
