@@ -27,7 +27,9 @@ _Q_FIELDS = ("left_shift", "in1_off", "m1", "sh1", "in2_off", "m2", "sh2", "out_
 
 
 def _shape(c: CallContext) -> tuple:
-    return tuple(c.out().shape)
+    """The inputs' broadcast shape (the output holds as many elements, maybe in another shape
+    when both inputs have one shape)."""
+    return tuple(np.broadcast_shapes(tuple(c.t(0).shape), tuple(c.t(1).shape)))
 
 
 def _head(c: CallContext, op: int) -> bytes:

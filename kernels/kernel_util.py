@@ -113,8 +113,8 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def activation_range_float(activation: str) -> tuple[float, float]:
-    """CalculateActivationRange<float>: without an activation (and above RELU) the bounds are
-    the largest finite float32s, not infinity, so an overflowing result comes out as FLT_MAX."""
+    """CalculateActivationRange for float kernels: "no bound" is std::numeric_limits<float>'s
+    lowest() / max(), so an infinite result comes out as -+FLT_MAX."""
     if activation == "RELU":
         return 0.0, FLOAT32_MAX
     if activation == "RELU6":
