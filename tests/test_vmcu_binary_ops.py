@@ -170,3 +170,15 @@ def test_zero_divisors_are_refused_on_the_mcu_too():
         with pytest.raises(KernelError):
             run_both("cortex-m4", op, {}, [T(0, (4,), dtype), T(1, (4,), dtype, data=np.array([1, 0, 2, 3]))],
                      [T(2, (4,), dtype)], {0: np.arange(4)})
+
+
+@pytest.mark.parametrize("core", ["cortex-m4"])
+def test_output_of_another_shape(core):
+    """Inputs of one shape need no broadcast: TFLM writes an output of as many elements in any
+    shape, element by element (the glue walks the inputs' shape, not the output's)."""
+    rng = np.random.default_rng(11)
+    a, b = _f32(rng, (2, 3), edges=False), _f32(rng, (2, 3), edges=False)
+    for op, out_dtype in (("SQUARED_DIFFERENCE", np.float32), ("LESS", np.bool_)):
+        h, m, _ = run_both(core, op, {}, [T(0, (2, 3), np.float32), T(1, (2, 3), np.float32)],
+                           [T(2, (3, 2), out_dtype)], {0: a, 1: b})
+        assert_same_any_nan(h, m, op)
