@@ -25,7 +25,8 @@ zero_points, quantized_dimension, is_constant, data for constants); `arena_offse
 node's scratch buffer (None when the kernel needs none).
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
-ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement); ops_context
+ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_binary (DIV,
+FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
 runner and adding its line there.
