@@ -182,3 +182,28 @@ def test_output_of_another_shape(core):
         h, m, _ = run_both(core, op, {}, [T(0, (2, 3), np.float32), T(1, (2, 3), np.float32)],
                            [T(2, (3, 2), out_dtype)], {0: a, 1: b})
         assert_same_any_nan(h, m, op)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_every_accepted_type_runs_on_the_mcu():
+    """Every type case of the family (tests/type_cases.py) that micro_rt accepts runs whole on
+    the virtual MCU (no host fallback: the profile is complete) with the host's outputs."""
+    from micro_rt.errors import KernelError
+    from micro_rt.inputs import random_inputs
+    from micro_rt import Interpreter
+    from type_cases import binary_ops_and_comparison_cases
+    ran = []
+    for name, _, data in binary_ops_and_comparison_cases():
+        try:
+            host = Interpreter.from_bytes(data, target="cortex-m4")
+        except KernelError:
+            continue
+        mcu = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn")
+        for it in (host, mcu):
+            for i, x in enumerate(random_inputs(host, 3)):
+                it.set_input(x, i)
+            it.invoke()
+        assert all(r.on_mcu for r in mcu.last_run), f"{name}: ran on the host"
+        assert_same_any_nan([host.get_output(0)], [mcu.get_output(0)], name)
+        ran.append(name)
+    assert len(ran) >= 49, ran         # every type TFLM takes for the 15 operators

@@ -194,7 +194,7 @@ def _recurrent_cases():
                                                      **{f"w{k}": "UINT8" for k in range(8)}}))
 
 
-def _binary_ops_and_comparison_cases():
+def binary_ops_and_comparison_cases():
     """DIV .. PRELU (kernels/binary_ops.py), the comparisons, LOGICAL_AND / OR and SELECT_V2
     (kernels/comparisons.py). Divisors are constants without zeros: TFLM's FLOOR_DIV and int32
     DIV refuse a zero divisor when invoked, and the oracle's verdict invokes on zeros."""
@@ -221,7 +221,7 @@ def _binary_ops_and_comparison_cases():
 
 def type_cases() -> list[tuple[str, str, bytes]]:
     return [*_same_type_cases(), *_conversion_cases(), *_layer_cases(), *_recurrent_cases(),
-            *_binary_ops_and_comparison_cases()]
+            *binary_ops_and_comparison_cases()]
 
 
 _PROBE = r"""
