@@ -26,16 +26,20 @@ _LOGICAL = {"LOGICAL_AND": 0, "LOGICAL_OR": 1}
 _Q_FIELDS = ("left_shift", "in1_off", "m1", "sh1", "in2_off", "m2", "sh2", "out_off", "mo", "sho", "amin", "amax")
 
 
-def _shape(c: CallContext) -> tuple:
-    """The inputs' broadcast shape (the output holds as many elements, maybe in another shape
-    when both inputs have one shape)."""
-    return tuple(np.broadcast_shapes(tuple(c.t(0).shape), tuple(c.t(1).shape)))
+def _dims(c: CallContext) -> list[int]:
+    """The mrt_broadcast_dims words: inputs of one shape as one flat run (TFLM's elementwise
+    loop; the output may have another shape of as many elements), else the 6-D broadcast of both
+    inputs to their broadcast shape."""
+    in1, in2 = c.t(0), c.t(1)
+    if tuple(in1.shape) == tuple(in2.shape):
+        flat = [0] * 5 + [1]
+        return [1] * 5 + [element_count(in1)] + flat + flat
+    return broadcast_words(in1, in2, tuple(np.broadcast_shapes(tuple(in1.shape), tuple(in2.shape))))
 
 
 def _head(c: CallContext, op: int) -> bytes:
-    """in1, in2, out, op and the broadcast of both inputs to the output."""
-    return uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + \
-        words(op, *broadcast_words(c.t(0), c.t(1), _shape(c)))
+    """in1, in2, out, op and the broadcast of both inputs."""
+    return uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + words(op, *_dims(c))
 
 
 def _dtype(t) -> np.dtype:
@@ -137,7 +141,7 @@ def run_compare(c: CallContext) -> list[KernelCall]:
     else:
         quant = [0] * 7
     blob = uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + \
-        words(_COMPARE[node.op_name], _COMPARE_TYPE[kind], *broadcast_words(in1, in2, _shape(c)), *quant)
+        words(_COMPARE[node.op_name], _COMPARE_TYPE[kind], *_dims(c), *quant)
     return [c.call("mrt_compare", c.args(blob))]
 
 
