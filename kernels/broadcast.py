@@ -178,7 +178,7 @@ def _pads(pad, data) -> np.ndarray:
 def mirror_pad_index(node, inp, out, pad, data=None) -> np.ndarray:
     """GetFlatIndex of every output element, vectorised; refuses reads outside the input."""
     pads = _pads(pad, pad.data if data is None else data)
-    offset = 1 if int(node.options.get("mode", _REFLECT)) == _REFLECT else 0
+    offset = 1 if mirror_pad_reflects(node) else 0
     in_shape = [int(v) for v in inp.shape]
     out_shape = [int(v) for v in out.shape]
     in_strides = [math.prod(in_shape[k + 1:]) for k in range(len(in_shape))]
@@ -189,10 +189,15 @@ def mirror_pad_index(node, inp, out, pad, data=None) -> np.ndarray:
         p = index // out_strides[k]
         index = index % out_strides[k]
         flat += _input_dimension(p, int(left), in_shape[k], offset) * in_strides[k]
-    if flat.size and (flat.min() < 0 or flat.max() >= max(element_count(inp), 1)):
+    if flat.size and (flat.min() < 0 or flat.max() >= element_count(inp)):
         raise kernel_error(node, f"padding {pads.tolist()} reaches outside input {tensor_desc(inp)} "
                                  "(TFLM would read past it)")
     return flat
+
+
+def mirror_pad_reflects(node) -> bool:
+    """REFLECT (TFLM's offset 1: the edge is not repeated); any other mode is SYMMETRIC's 0."""
+    return int(node.options.get("mode", _REFLECT)) == _REFLECT
 
 
 def _input_dimension(p: np.ndarray, left: int, size: int, offset: int) -> np.ndarray:

@@ -64,6 +64,30 @@ def _gather_prepare(ctx, node):
     if np.dtype(out.dtype) != np.dtype(inp.dtype):
         raise kernel_error(node, f"output {tensor_desc(out)} type differs from input {tensor_desc(inp)} "
                                  "(TFLM writes the input's type)")
+    layout = gather_layout(node, inp, coords)
+    allocate_writable_dims(ctx, out)
+    axis, batch_dims = layout.axis, layout.batch_dims
+    check_computed_shape(node, out, [*inp.shape[:axis], *coords.shape[batch_dims:], *inp.shape[axis + 1:]])
+    d: GatherOpData = node.user_data
+    d.batch, d.outer, d.axis_size, d.inner, d.coords = (layout.batch, layout.outer, layout.axis_size,
+                                                        layout.inner, layout.coords)
+
+
+@dataclass(frozen=True)
+class GatherLayout:
+    """TFLM's Gather loop bounds: [batch, outer, axis_size, inner] in, [batch, outer, coords,
+    inner] out."""
+    axis: int
+    batch_dims: int
+    batch: int
+    outer: int
+    axis_size: int
+    inner: int
+    coords: int
+
+
+def gather_layout(node, inp, coords) -> GatherLayout:
+    """GATHER's axis and batch_dims resolved and checked as TFLM's prepare does."""
     rank, crank = len(inp.shape), len(coords.shape)
     axis = int(node.options.get("axis", 0))
     axis = axis + rank if axis < 0 else axis
@@ -77,15 +101,8 @@ def _gather_prepare(ctx, node):
     if list(inp.shape[:batch_dims]) != list(coords.shape[:batch_dims]):
         raise kernel_error(node, f"input {tensor_desc(inp)} and positions {tensor_desc(coords)} differ in "
                                  f"their first {batch_dims} (batch) dimensions")
-    allocate_writable_dims(ctx, out)
-    shape = [*inp.shape[:axis], *coords.shape[batch_dims:], *inp.shape[axis + 1:]]
-    check_computed_shape(node, out, shape)
-    d: GatherOpData = node.user_data
-    d.batch = math.prod(inp.shape[:batch_dims])
-    d.outer = math.prod(inp.shape[batch_dims:axis])
-    d.axis_size = int(inp.shape[axis])
-    d.inner = math.prod(inp.shape[axis + 1:])
-    d.coords = math.prod(coords.shape[batch_dims:])
+    return GatherLayout(axis, batch_dims, math.prod(inp.shape[:batch_dims]), math.prod(inp.shape[batch_dims:axis]),
+                        int(inp.shape[axis]), math.prod(inp.shape[axis + 1:]), math.prod(coords.shape[batch_dims:]))
 
 
 def _gather_invoke(ctx, node):
@@ -131,13 +148,19 @@ def _gather_nd_prepare(ctx, node):
     check_computed_shape(node, out, [*indices.shape[:-1], *params.shape[nd:]])
 
 
-def gather_nd_starts(params_shape, indices: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each slice's flat start as TFLM sums it (int arithmetic), and the slice size."""
-    nd = int(indices.shape[-1])
+def gather_nd_counts(params_shape, nd: int) -> list[int]:
+    """TFLM's dims_to_count: the elements one step of each of the first nd axes skips."""
     counts, remain = [], math.prod(params_shape)
     for k in range(nd):
         remain //= int(params_shape[k]) if params_shape[k] else 1
         counts.append(remain)
+    return counts
+
+
+def gather_nd_starts(params_shape, indices: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each slice's flat start as TFLM sums it (int arithmetic), and the slice size."""
+    nd = int(indices.shape[-1])
+    counts = gather_nd_counts(params_shape, nd)
     slices = math.prod(indices.shape[:-1])
     idx = indices.reshape(slices, nd).astype(np.int64)
     starts = (idx * np.asarray(counts, np.int64).reshape(1, nd)).sum(axis=1)

@@ -174,7 +174,9 @@ def _reverse_invoke(ctx, node):
 
 # --------------------------------------------------------------------------- SPLIT / SPLIT_V / UNPACK
 
-def _split_axis(node, inp, axis_t) -> int:
+def split_axis(node, inp, axis_t) -> int:
+    """SPLIT / SPLIT_V's axis: a constant (TFLM refuses another in prepare), read as int32
+    (GetTensorData<int32_t>), negatives from the end."""
     if not axis_t.is_constant:
         raise kernel_error(node, f"axis {tensor_desc(axis_t)}: Non-constant >axis< tensor is not supported")
     if axis_t.nbytes < 4:
@@ -188,6 +190,39 @@ def _split_axis(node, inp, axis_t) -> int:
     return axis
 
 
+def split_layout(node, inp, axis_t, outputs) -> tuple[int, int, list[int]]:
+    """(outer, inner, rows per output) of TFLM's SplitImpl / UnpackImpl: for each outer
+    index, output k takes its next rows[k] * inner input elements in turn. SPLIT sizes every
+    output like output 0, SPLIT_V each by its own shape, UNPACK one row each (its axis is an
+    option: axis_t None). Refuses reads
+    past the input and writes past an output (TFLM does not check)."""
+    if node.op_name == "UNPACK":
+        rank = len(inp.shape)
+        axis = int(node.options.get("axis", 0))
+        axis = axis + rank if axis < 0 else axis
+        if not 0 <= axis < rank:
+            raise kernel_error(node, f"axis {node.options.get('axis', 0)} out of range for input "
+                                     f"{tensor_desc(inp)}")
+        rows = [1] * len(outputs)
+    else:
+        axis = split_axis(node, inp, axis_t)
+        for k, o in enumerate(outputs):
+            if len(o.shape) <= axis:
+                raise kernel_error(node, f"output {k} {tensor_desc(o)} has no axis {axis}")
+        rows = ([int(outputs[0].shape[axis])] * len(outputs) if node.op_name == "SPLIT"
+                else [int(o.shape[axis]) for o in outputs])
+    outer, inner = math.prod(inp.shape[:axis]), math.prod(inp.shape[axis + 1:])
+    step = sum(rows) * inner
+    if outer * step > element_count(inp):
+        raise kernel_error(node, f"the outputs take {outer * step} elements, input {tensor_desc(inp)} has "
+                                 f"{element_count(inp)} (TFLM would read past it)")
+    for k, (o, r) in enumerate(zip(outputs, rows)):
+        if element_count(o) < outer * r * inner:
+            raise kernel_error(node, f"output {k} {tensor_desc(o)} holds {element_count(o)} elements, TFLM "
+                                     f"writes {outer * r * inner}")
+    return outer, inner, rows
+
+
 def _check_split_type(node, inp, outputs, message: str) -> None:
     if np.dtype(inp.dtype) not in _SPLIT_TYPES:
         raise kernel_error(node, f"input {tensor_desc(inp)}: {message.format(type_name(inp.dtype))}")
@@ -196,70 +231,30 @@ def _check_split_type(node, inp, outputs, message: str) -> None:
             raise kernel_error(node, f"output {k} {tensor_desc(o)} type differs from input {tensor_desc(inp)}")
 
 
-def _split_parts(node, inp, outputs, rows: list[int], outer: int, inner: int) -> list[np.ndarray]:
-    """TFLM's SplitImpl: for each outer index, each output in turn takes its next `rows[i] *
-    inner` input elements. Returns per output the input flat indices it receives."""
-    sizes = [r * inner for r in rows]
-    step = sum(sizes)
-    if outer * step > element_count(inp):
-        raise kernel_error(node, f"the outputs take {outer * step} elements, input {tensor_desc(inp)} has "
-                                 f"{element_count(inp)} (TFLM would read past it)")
-    parts, first = [], 0
-    for k, (o, n) in enumerate(zip(outputs, sizes)):
-        if element_count(o) < outer * n:
-            raise kernel_error(node, f"output {k} {tensor_desc(o)} holds {element_count(o)} elements, TFLM "
-                                     f"writes {outer * n}")
-        parts.append((np.arange(outer)[:, None] * step + first + np.arange(n)[None, :]).reshape(-1))
-        first += n
-    return parts
-
-
 def _split_prepare(ctx, node):
-    _check_io(node, 2, None)
-    axis_t, inp = require_inputs(ctx, node, 2)
+    if node.op_name == "UNPACK":
+        (inp,) = require_inputs(ctx, node, 1)
+        num = int(node.options.get("num", 0))
+        if num != len(node.outputs):
+            raise kernel_error(node, f"option num is {num} but the operator has {len(node.outputs)} outputs "
+                                     "(TFLM writes `num` outputs)")
+        axis_t, message = None, "Type '{}' is not supported by unpack."
+    else:
+        _check_io(node, 2 if node.op_name == "SPLIT" else 3, None)
+        inputs = require_inputs(ctx, node, len(node.inputs))
+        inp, axis_t = (inputs[1], inputs[0]) if node.op_name == "SPLIT" else (inputs[0], inputs[2])
+        split_axis(node, inp, axis_t)
+        message = "Type {} currently not supported."
     outputs = [ctx.output(node, k) for k in range(len(node.outputs))]
-    axis = _split_axis(node, inp, axis_t)
-    _check_split_type(node, inp, outputs, "Type {} currently not supported.")
-    out0 = outputs[0]
-    if len(out0.shape) != len(inp.shape):
-        raise kernel_error(node, f"output 0 {tensor_desc(out0)} and input {tensor_desc(inp)} differ in rank")
-    outer, inner = math.prod(inp.shape[:axis]), math.prod(inp.shape[axis + 1:])
-    rows = [int(out0.shape[axis])] * len(outputs)      # TFLM sizes every output like output 0
-    _data(node).parts = _split_parts(node, inp, outputs, rows, outer, inner)
-
-
-def _split_v_prepare(ctx, node):
-    _check_io(node, 3, None)
-    inp, _, axis_t = require_inputs(ctx, node, 3)
-    outputs = [ctx.output(node, k) for k in range(len(node.outputs))]
-    axis = _split_axis(node, inp, axis_t)
-    _check_split_type(node, inp, outputs, "Type {} currently not supported.")
-    for k, o in enumerate(outputs):
-        if len(o.shape) <= axis:
-            raise kernel_error(node, f"output {k} {tensor_desc(o)} has no axis {axis}")
-    outer, inner = math.prod(inp.shape[:axis]), math.prod(inp.shape[axis + 1:])
-    rows = [int(o.shape[axis]) for o in outputs]
-    _data(node).parts = _split_parts(node, inp, outputs, rows, outer, inner)
-
-
-def _unpack_prepare(ctx, node):
-    (inp,) = require_inputs(ctx, node, 1)
-    num = int(node.options.get("num", 0))
-    if num != len(node.outputs):
-        raise kernel_error(node, f"option num is {num} but the operator has {len(node.outputs)} outputs "
-                                 "(TFLM writes `num` outputs)")
-    outputs = [ctx.output(node, k) for k in range(num)]
-    if np.dtype(inp.dtype) not in _SPLIT_TYPES:
-        raise kernel_error(node, f"input {tensor_desc(inp)}: Type '{type_name(inp.dtype)}' is not supported "
-                                 "by unpack.")
-    _check_split_type(node, inp, outputs, "Type '{}' is not supported by unpack.")
-    rank = len(inp.shape)
-    axis = int(node.options.get("axis", 0))
-    axis = axis + rank if axis < 0 else axis
-    if not 0 <= axis < rank:
-        raise kernel_error(node, f"axis {node.options.get('axis', 0)} out of range for input {tensor_desc(inp)}")
-    outer, inner = math.prod(inp.shape[:axis]), math.prod(inp.shape[axis + 1:])
-    _data(node).parts = _split_parts(node, inp, outputs, [1] * num, outer, inner)
+    _check_split_type(node, inp, outputs, message)
+    if node.op_name == "SPLIT" and len(outputs[0].shape) != len(inp.shape):
+        raise kernel_error(node, f"output 0 {tensor_desc(outputs[0])} and input {tensor_desc(inp)} differ in rank")
+    outer, inner, rows = split_layout(node, inp, axis_t, outputs)
+    step, first, parts = sum(rows) * inner, 0, []
+    for r in rows:
+        parts.append((np.arange(outer)[:, None] * step + first + np.arange(r * inner)[None, :]).reshape(-1))
+        first += r * inner
+    _data(node).parts = parts
 
 
 def _split_invoke(ctx, node):
@@ -329,7 +324,7 @@ BUILTINS: list[tuple[str, Registration, int]] = [
     ("SLICE", _reg("SLICE", _slice_prepare, _slice_invoke), 6),
     ("REVERSE_V2", _reg("REVERSE_V2", _reverse_prepare, _reverse_invoke), 3),
     ("SPLIT", _reg("SPLIT", _split_prepare, _split_invoke), 4),
-    ("SPLIT_V", _reg("SPLIT_V", _split_v_prepare, _split_invoke), 2),
-    ("UNPACK", _reg("UNPACK", _unpack_prepare, _split_invoke), 4),
+    ("SPLIT_V", _reg("SPLIT_V", _split_prepare, _split_invoke), 2),
+    ("UNPACK", _reg("UNPACK", _split_prepare, _split_invoke), 4),
     ("DYNAMIC_UPDATE_SLICE", _reg("DYNAMIC_UPDATE_SLICE", _dus_prepare, _dus_invoke), 4),
 ]

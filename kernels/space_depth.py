@@ -110,7 +110,7 @@ def _space_to_depth_invoke(ctx, node):
 
 # --------------------------------------------------------------------------- SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND
 
-def _nhwc(shape) -> tuple[int, int, int, int]:
+def nhwc(shape) -> tuple[int, int, int, int]:
     """ExtendShapeSpaceToBatch / ExtendShapeBatchToSpace: a 3-D NHC shape as NH1C."""
     s = [int(v) for v in shape]
     return (s[0], s[1], s[2], s[3]) if len(s) == 4 else (s[0], s[1], 1, s[2])
@@ -135,7 +135,7 @@ def _batch_prepare(ctx, node) -> None:
         raise kernel_error(node, f"input {tensor_desc(inp)}: Type {type_label(inp.dtype)} not supported.")
     if len(inp.shape) != len(out.shape):
         raise kernel_error(node, f"input {tensor_desc(inp)} and output {tensor_desc(out)} differ in rank")
-    if _nhwc(inp.shape)[3] != _nhwc(out.shape)[3]:
+    if nhwc(inp.shape)[3] != nhwc(out.shape)[3]:
         raise kernel_error(node, f"input {tensor_desc(inp)} and output {tensor_desc(out)} differ in depth "
                                  "(TFLM copies the input's depth into each output pixel)")
     for role, t in (("block_shape", block), ("crops / paddings", pads)):
@@ -150,7 +150,7 @@ def _batch_prepare(ctx, node) -> None:
         d.dst, d.src = _batch_plan(node, inp, out, block.data, pads.data)
 
 
-def _block_values(node, inp, block, pads) -> tuple[int, int, int, int]:
+def block_values(node, inp, block, pads) -> tuple[int, int, int, int]:
     """(block height, block width, top, left) as TFLM reads them (3-D: width block 1, left 0)."""
     b = np.asarray(block).reshape(-1).astype(np.int64)
     p = np.asarray(pads).reshape(-1).astype(np.int64)
@@ -165,9 +165,9 @@ def _block_values(node, inp, block, pads) -> tuple[int, int, int, int]:
 def _batch_plan(node, inp, out, block, pads) -> tuple[np.ndarray, np.ndarray]:
     """TFLM's loops as (output flat index, input flat index) pairs of whole pixels' depth, in
     the order TFLM writes them; the padding of SPACE_TO_BATCH_ND is input index -1."""
-    bh, bw, top, left = _block_values(node, inp, block, pads)
-    ib, ih, iw, depth = _nhwc(inp.shape)
-    ob, oh, ow, _ = _nhwc(out.shape)
+    bh, bw, top, left = block_values(node, inp, block, pads)
+    ib, ih, iw, depth = nhwc(inp.shape)
+    ob, oh, ow, _ = nhwc(out.shape)
     if node.op_name == "SPACE_TO_BATCH_ND":
         b = np.arange(ob)[:, None, None]
         shift = b // ib
