@@ -257,15 +257,16 @@ def run_embedding_lookup(c: CallContext) -> list[KernelCall]:
 
 
 def run_mirror_pad(c: CallContext) -> list[KernelCall]:
+    """Any rank: the shapes and the kernel's two stride arrays (TFLM's scratch buffers) are
+    arrays of `rank` words in the ARGS area."""
     inp, pad, out = c.t(0), c.t(1), c.out()
     rank = len(inp.shape)
-    if rank > _MAX_DIMS:
-        raise UnsupportedOnMcu(f"op {c.node.index} MIRROR_PAD: {rank} dimensions")
-    fill = [1] * (_MAX_DIMS - rank)
     pad_size = {np.dtype(np.int32): 4, np.dtype(np.int64): 8}.get(np.dtype(pad.dtype), 0)
+    in_shape, out_shape = c.args(words(*inp.shape)), c.args(words(*out.shape))
+    in_stride, out_stride = c.args(words(*[0] * rank)), c.args(words(*[0] * rank))
     blob = uwords(c.in_addr(0), c.out_addr(), c.in_addr(1)) + words(
-        pad_size, _es(inp), rank, 1 if mirror_pad_reflects(c.node) else 0, *[int(v) for v in inp.shape], *fill,
-        *[int(v) for v in out.shape], *fill, element_count(out), element_count(inp))
+        pad_size, _es(inp), rank, 1 if mirror_pad_reflects(c.node) else 0) + uwords(
+        in_shape, out_shape, in_stride, out_stride) + words(element_count(out), element_count(inp))
     return [c.call("mrt_mirror_pad", c.args(blob), refusal=f"op {c.node.index} MIRROR_PAD: the padding reaches "
                                                            "outside the input (TFLM would read past it)")]
 

@@ -195,7 +195,8 @@ def test_mirror_pad_and_broadcast_args(core):
     for kind in ("f32", "i8"):
         for mode in (0, 1):
             for shape, pads in (((4, 5), [[1, 2], [3, 0]]), ((1, 4, 4, 2), [[0, 0], [1, 2], [2, 1], [0, 0]]),
-                                ((3, 2, 5), [[2, 2], [1, 1], [4, 3]]), ((6,), [[0, 0]])):
+                                ((3, 2, 5), [[2, 2], [1, 1], [4, 3]]), ((6,), [[0, 0]]),
+                                ((2, 1, 2, 3, 1, 2, 2), [[1, 1], [0, 0], [1, 0], [2, 1], [0, 0], [0, 1], [1, 1]])):
                 room = [d - (1 - mode) for d in shape]
                 pads = [[min(p, r), min(q, r)] for (p, q), r in zip(pads, room)]
                 out = tuple(d + p + q for d, (p, q) in zip(shape, pads))

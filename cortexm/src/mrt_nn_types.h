@@ -275,17 +275,19 @@ typedef struct {
     int32_t update_shape[MRT_MAX_DIMS];
 } mrt_dynamic_update_slice_params;
 
-/* mrt_mirror_pad: TFLM's GetFlatIndex per output element. Packed by ops_data_more.run_mirror_pad. */
+/* mrt_mirror_pad: TFLM's GetFlatIndex per output element, any rank. Packed by
+ * ops_data_more.run_mirror_pad. */
 typedef struct {
     const uint8_t *in;
     uint8_t *out;
     const void *padding;               /* [rank, 2] */
     int32_t padding_size;              /* 4: int32, 8: int64, 0: another type (pads read as 0) */
     int32_t elem_size;
-    int32_t rank;                      /* <= MRT_MAX_DIMS */
+    int32_t rank;
     int32_t offset;                    /* 1: REFLECT, 0: SYMMETRIC */
-    int32_t in_shape[MRT_MAX_DIMS];
-    int32_t out_shape[MRT_MAX_DIMS];
+    const int32_t *in_shape;           /* [rank] */
+    const int32_t *out_shape;          /* [rank] */
+    int32_t *in_stride, *out_stride;   /* [rank] each, written by the kernel (TFLM's two scratch buffers) */
     int32_t out_count, in_count;
 } mrt_mirror_pad_params;
 

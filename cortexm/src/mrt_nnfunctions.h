@@ -220,7 +220,8 @@ int32_t mrt_slice(const mrt_slice_params *p);
 int32_t mrt_dynamic_update_slice(const mrt_dynamic_update_slice_params *p);
 
 /**
- * MIRROR_PAD (TFLM's GetFlatIndex / GetInputDimension per output element, row-major).
+ * MIRROR_PAD (TFLM's GetFlatIndex / GetInputDimension per output element, row-major), any
+ * rank; first fills p->in_stride / p->out_stride with each axis' elements per step.
  * @return 0; -1 when an output element maps outside the input.
  */
 int32_t mrt_mirror_pad(const mrt_mirror_pad_params *p);

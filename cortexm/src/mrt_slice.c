@@ -124,19 +124,24 @@ static int32_t input_dimension(int32_t padded, int32_t left, int32_t size, int32
 
 int32_t mrt_mirror_pad(const mrt_mirror_pad_params *p)
 {
-    int32_t in_stride[MRT_MAX_DIMS], out_stride[MRT_MAX_DIMS], left[MRT_MAX_DIMS];
-    strides_of(p->in_shape, p->rank, in_stride);
-    strides_of(p->out_shape, p->rank, out_stride);
+    /* TFLM's Eval: elements per step of each axis, then GetFlatIndex per output element
+     * (the pads read again for every element and axis, as TFLM's GetPadding does) */
     for (int32_t k = 0; k < p->rank; ++k) {
-        left[k] = p->padding_size ? index_at(p->padding, 2 * k, p->padding_size) : 0;
+        p->in_stride[k] = 1;
+        p->out_stride[k] = 1;
+    }
+    for (int32_t k = p->rank - 2; k >= 0; --k) {
+        p->out_stride[k] = p->out_stride[k + 1] * p->out_shape[k + 1];
+        p->in_stride[k] = p->in_stride[k + 1] * p->in_shape[k + 1];
     }
     const int32_t es = p->elem_size;
     for (int32_t i = 0; i < p->out_count; ++i) {
         int32_t index = i, flat = 0;
         for (int32_t k = 0; k < p->rank; ++k) {
-            const int32_t coordinate = index / out_stride[k];
-            index %= out_stride[k];
-            flat += input_dimension(coordinate, left[k], p->in_shape[k], p->offset) * in_stride[k];
+            const int32_t left = p->padding_size ? index_at(p->padding, 2 * k, p->padding_size) : 0;
+            const int32_t coordinate = index / p->out_stride[k];
+            index %= p->out_stride[k];
+            flat += input_dimension(coordinate, left, p->in_shape[k], p->offset) * p->in_stride[k];
         }
         if (flat < 0 || flat >= p->in_count) {
             return -1;
