@@ -1,16 +1,14 @@
 """Runners for issue 12's data-movement family (micro_rt.cortexm.ops; any element type).
 
-Strided copies (ops_data.strided_copy over mrt_strided_copy, mrt_fill) where the operator's
-layout is known from the model: DEPTH_TO_SPACE / SPACE_TO_DEPTH (one 6-D copy), SPACE_TO_BATCH_ND
-(a fill with the raw 0 TFLM pads with, then one copy per block offset), BATCH_TO_SPACE_ND (one
-copy per block offset), SPLIT / SPLIT_V / UNPACK (one copy per output), REVERSE_V2 (negative
-strides), BROADCAST_TO and FILL (zero strides). Own kernels where the layout depends on tensor
-data read at run time: mrt_gather, mrt_gather_nd, mrt_embedding_lookup(_hybrid_f32), mrt_slice,
-mrt_dynamic_update_slice, mrt_mirror_pad, mrt_broadcast_args (their refusals raise micro_rt's
-KernelError, with the words of the numpy twin).
-
-Block shapes, paddings, crops and REVERSE_V2's axes must be constants here (the converter's
-always are); computed at run time, the operator runs on its numpy twin (UnsupportedOnMcu).
+Strided copies (ops_data.strided_copy over mrt_strided_copy) where the layout follows from the
+tensors' shapes alone: DEPTH_TO_SPACE / SPACE_TO_DEPTH (one 6-D copy), SPLIT / SPLIT_V / UNPACK
+(one copy per output), BROADCAST_TO and FILL (zero strides). Own kernels where it depends on
+tensor data read at run time, as TFLM's Eval reads it: mrt_space_to_batch_nd,
+mrt_batch_to_space_nd, mrt_reverse, mrt_gather, mrt_gather_nd,
+mrt_embedding_lookup(_hybrid_f32), mrt_slice, mrt_dynamic_update_slice, mrt_mirror_pad,
+mrt_broadcast_args (a value TFLM refuses, or with which it would read or write outside a
+tensor, makes the kernel return -1 and the glue raise micro_rt's KernelError, as the numpy
+twin does).
 """
 from __future__ import annotations
 
@@ -21,8 +19,8 @@ import numpy as np
 from micro_rt.kernels.broadcast import mirror_pad_reflects
 from micro_rt.kernels.gather import gather_layout, gather_nd_counts
 from micro_rt.kernels.kernel_util import element_count, scale_of
-from micro_rt.kernels.slicing import reverse_axes, split_layout
-from micro_rt.kernels.space_depth import block_values, nhwc
+from micro_rt.kernels.slicing import split_layout
+from micro_rt.kernels.space_depth import nhwc
 
 from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
 from .ops_data import contig_strides, strided_copy
@@ -64,13 +62,6 @@ def _elements(shape) -> list[int]:
     return contig_strides(shape, 1)
 
 
-def _constant(c: CallContext, i: int, what: str) -> np.ndarray:
-    t = c.t(i)
-    if t is None or not t.is_constant:
-        raise UnsupportedOnMcu(f"op {c.node.index} {c.node.op_name}: {what} computed at run time")
-    return np.asarray(t.data)
-
-
 # --------------------------------------------------------------------------- strided copies
 
 def run_depth_to_space(c: CallContext) -> list[KernelCall]:
@@ -92,62 +83,22 @@ def run_space_to_depth(c: CallContext) -> list[KernelCall]:
     return [copy_block(c, c.in_addr(0), c.out_addr(), _es(inp), counts, src, _elements(counts))]
 
 
-def _span(block: int, shift: int, pad: int, size: int, limit: int) -> tuple[int, int]:
-    """The run of k in [0, limit) with 0 <= k*block + shift - pad < size: (first, count)."""
-    first = max(0, -((shift - pad) // block))
-    last = min(limit - 1, (size - 1 + pad - shift) // block)
-    return first, max(0, last - first + 1)
+def _space_batch(c: CallContext, symbol: str, refusal: str) -> list[KernelCall]:
+    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: block shape and paddings / crops read by the
+    kernel from their tensors; padding is the raw byte 0 (TFLM's never-filled output_offset
+    in a fresh arena, as the numpy twin)."""
+    inp, out = c.t(0), c.out()
+    blob = uwords(c.in_addr(0), c.out_addr(), c.in_addr(1), c.in_addr(2)) + words(
+        _es(inp), 1 if len(inp.shape) == 4 else 0, *nhwc(inp.shape), *nhwc(out.shape)) + uwords(0)
+    return [c.call(symbol, c.args(blob), refusal=f"op {c.node.index} {c.node.op_name}: {refusal}")]
 
 
 def run_space_to_batch(c: CallContext) -> list[KernelCall]:
-    """The output filled with 0 (TFLM's never-filled pad value), then per block offset the
-    input pixels it takes."""
-    inp, out = c.t(0), c.out()
-    bh, bw, top, left = block_values(c.node, inp, _constant(c, 1, "block shape"), _constant(c, 2, "paddings"))
-    ib, ih, iw, depth = nhwc(inp.shape)
-    ob, oh, ow, _ = nhwc(out.shape)
-    es = _es(inp)
-    calls = [c.call("mrt_fill", c.out_addr(), 0, element_count(out), es)]     # float32 or int8
-    for shift in range(-(-ob // ib)):
-        batches = min(ib, ob - shift * ib)
-        y0, ny = _span(bh, shift // bw, top, ih, oh)
-        x0, nx = _span(bw, shift % bw, left, iw, ow)
-        if not (batches and ny and nx):
-            continue
-        src = ((y0 * bh + shift // bw - top) * iw + (x0 * bw + shift % bw - left)) * depth
-        dst = ((shift * ib * oh + y0) * ow + x0) * depth
-        calls.append(copy_block(c, c.in_addr(0) + src * es, c.out_addr() + dst * es, es, [batches, ny, nx, depth],
-                                [ih * iw * depth, bh * iw * depth, bw * depth, 1],
-                                [oh * ow * depth, ow * depth, depth, 1]))
-    return calls
+    return _space_batch(c, "mrt_space_to_batch_nd", "block shape must be positive (TFLM divides by it)")
 
 
 def run_batch_to_space(c: CallContext) -> list[KernelCall]:
-    """Per block offset (input batches s*out_batch ...), the input pixels that land inside
-    the output, in TFLM's order."""
-    inp, out = c.t(0), c.out()
-    bh, bw, top, left = block_values(c.node, inp, _constant(c, 1, "block shape"), _constant(c, 2, "crops"))
-    ib, ih, iw, depth = nhwc(inp.shape)
-    ob, oh, ow, _ = nhwc(out.shape)
-    es = _es(inp)
-    calls = []
-    for s in range(-(-ib // ob)):
-        batches = min(ob, ib - s * ob)
-        y0, ny = _span_out(bh, s // bw - top, oh, ih)
-        x0, nx = _span_out(bw, s % bw - left, ow, iw)
-        if not (batches and ny and nx):
-            continue
-        src = ((s * ob * ih + y0) * iw + x0) * depth
-        dst = ((y0 * bh + s // bw - top) * ow + (x0 * bw + s % bw - left)) * depth
-        calls.append(copy_block(c, c.in_addr(0) + src * es, c.out_addr() + dst * es, es, [batches, ny, nx, depth],
-                                [ih * iw * depth, iw * depth, depth, 1],
-                                [oh * ow * depth, bh * ow * depth, bw * depth, 1]))
-    return calls
-
-
-def _span_out(block: int, shift: int, size: int, limit: int) -> tuple[int, int]:
-    """The run of k in [0, limit) with 0 <= k*block + shift < size: (first, count)."""
-    return _span(block, shift, 0, size, limit)
+    return _space_batch(c, "mrt_batch_to_space_nd", "block shape must be positive (TFLM divides by it)")
 
 
 def run_split(c: CallContext) -> list[KernelCall]:
@@ -169,15 +120,13 @@ def run_split(c: CallContext) -> list[KernelCall]:
 
 
 def run_reverse(c: CallContext) -> list[KernelCall]:
-    """REVERSE_V2: the input read backwards along the reversed axes."""
-    inp = c.t(0)
-    axes = reverse_axes(c.node, inp, _constant(c, 1, "axis"))
-    shape = [int(v) for v in inp.shape]
-    strides = _elements(shape)
-    start = sum((shape[a] - 1) * strides[a] for a in axes)
-    src = [-s if k in axes else s for k, s in enumerate(strides)]
-    es = _es(inp)
-    return [copy_block(c, c.in_addr(0) + start * es, c.out_addr(), es, shape, src, _elements(shape))]
+    """REVERSE_V2: the axis tensor read by the kernel."""
+    inp, axis = c.t(0), c.t(1)
+    rank = len(inp.shape)
+    blob = uwords(c.in_addr(0), c.out_addr(), c.in_addr(1)) + words(
+        element_count(axis), _es(inp), rank, *inp.shape, *[1] * (_MAX_DIMS - rank))
+    return [c.call("mrt_reverse", c.args(blob), refusal=f"op {c.node.index} REVERSE_V2: axes empty, out of range "
+                                                        "or Non-contiguous `axes` not supported")]
 
 
 def run_broadcast_to(c: CallContext) -> list[KernelCall]:

@@ -150,7 +150,7 @@ def _batch_prepare(ctx, node) -> None:
         d.dst, d.src = _batch_plan(node, inp, out, block.data, pads.data)
 
 
-def block_values(node, inp, block, pads) -> tuple[int, int, int, int]:
+def _block_values(node, inp, block, pads) -> tuple[int, int, int, int]:
     """(block height, block width, top, left) as TFLM reads them (3-D: width block 1, left 0)."""
     b = np.asarray(block).reshape(-1).astype(np.int64)
     p = np.asarray(pads).reshape(-1).astype(np.int64)
@@ -165,7 +165,7 @@ def block_values(node, inp, block, pads) -> tuple[int, int, int, int]:
 def _batch_plan(node, inp, out, block, pads) -> tuple[np.ndarray, np.ndarray]:
     """TFLM's loops as (output flat index, input flat index) pairs of whole pixels' depth, in
     the order TFLM writes them; the padding of SPACE_TO_BATCH_ND is input index -1."""
-    bh, bw, top, left = block_values(node, inp, block, pads)
+    bh, bw, top, left = _block_values(node, inp, block, pads)
     ib, ih, iw, depth = nhwc(inp.shape)
     ob, oh, ow, _ = nhwc(out.shape)
     if node.op_name == "SPACE_TO_BATCH_ND":

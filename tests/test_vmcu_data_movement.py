@@ -77,6 +77,13 @@ def test_space_batch(core):
                   {0: values(rng, in_shape, kind)}, f"space_to_batch {kind} {in_shape} {block} {pads}")
             check(core, "BATCH_TO_SPACE_ND", {}, [tensor(0, out, kind), i32(1, block), i32(2, pads)],
                   [tensor(3, in_shape, kind)], {0: values(rng, out, kind)}, f"batch_to_space {kind} {out}")
+            # block shape and paddings / crops computed at run time: the kernels read them
+            live = [T(1, (len(block),), np.int32), T(2, (len(block), 2), np.int32)]
+            feed = {1: np.array(block), 2: np.array(pads)}
+            check(core, "SPACE_TO_BATCH_ND", {}, [x, *live], [y], {0: values(rng, in_shape, kind), **feed},
+                  f"space_to_batch {kind} {in_shape} run-time block")
+            check(core, "BATCH_TO_SPACE_ND", {}, [tensor(0, out, kind), *live], [tensor(3, in_shape, kind)],
+                  {0: values(rng, out, kind), **feed}, f"batch_to_space {kind} {out} run-time block")
 
 
 @pytest.mark.parametrize("core", CORES_FAST)
@@ -104,6 +111,9 @@ def test_split_unpack_reverse(core):
                             ((1, 2, 3, 2, 2, 3), [3, 4, 5]), ((3, 4), [1])):
             check(core, "REVERSE_V2", {}, [tensor(0, shape, kind), i32(1, axes)], [tensor(2, shape, kind)],
                   {0: values(rng, shape, kind)}, f"reverse {kind} {shape} {axes}")
+            check(core, "REVERSE_V2", {}, [tensor(0, shape, kind), T(1, (len(axes),), np.int32)],
+                  [tensor(2, shape, kind)], {0: values(rng, shape, kind), 1: np.array(axes)},
+                  f"reverse {kind} {shape} {axes} run-time axes")
 
 
 @pytest.mark.parametrize("core", CORES_FAST)
@@ -241,5 +251,12 @@ def test_run_time_refusals(core):
                  {0: np.array([1, -1])}, "index out of bounds")
     _mcu_refuses(core, "SLICE", {}, [f(0, (3, 4)), T(1, (2,), np.int32), T(2, (2,), np.int32, data=[2, 2])],
                  [f(3, (2, 2))], {1: np.array([2, 0])}, "reach outside")
+    _mcu_refuses(core, "REVERSE_V2", {}, [f(0, (2, 3, 4)), T(1, (2,), np.int32)], [f(2, (2, 3, 4))],
+                 {1: np.array([0, 2])}, "Non-contiguous `axes` not supported")
+    _mcu_refuses(core, "REVERSE_V2", {}, [f(0, (2, 3, 4)), T(1, (1,), np.int32)], [f(2, (2, 3, 4))],
+                 {1: np.array([3])}, "out of range")
+    for op in ("SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"):
+        _mcu_refuses(core, op, {}, [f(0, (4, 2, 2, 1)), T(1, (2,), np.int32), T(2, (2, 2), np.int32)],
+                     [f(3, (4, 2, 2, 1))], {1: np.array([0, 1]), 2: np.zeros((2, 2))}, "block shape must be positive")
     _mcu_refuses(core, "BROADCAST_ARGS", {}, [T(0, (2,), np.int32), T(1, (2,), np.int32)], [T(2, (2,), np.int32)],
                  {0: np.array([2, 3]), 1: np.array([2, 4])}, "do not broadcast")

@@ -299,4 +299,28 @@ typedef struct {
     int32_t elem_size;                 /* 4: int32, 8: int64 */
 } mrt_broadcast_args_params;
 
+/* mrt_space_to_batch_nd / mrt_batch_to_space_nd. Packed by ops_data_more.run_space_to_batch /
+ * run_batch_to_space. */
+typedef struct {
+    const uint8_t *in;
+    uint8_t *out;
+    const int32_t *block;              /* block_shape tensor: [height(, width)] */
+    const int32_t *pads;               /* paddings / crops tensor: [[top, bottom](, [left, right])] */
+    int32_t elem_size;
+    int32_t four_d;                    /* 1: NHWC tensors; 0: NHC, read as NH1C */
+    int32_t in_shape[4], out_shape[4]; /* NHWC (NHC extended to NH1C) */
+    uint32_t pad_value;                /* the byte SPACE_TO_BATCH_ND's padding repeats */
+} mrt_space_batch_params;
+
+/* mrt_reverse: REVERSE_V2 with the axis tensor read at run time. Packed by ops_data_more.run_reverse. */
+typedef struct {
+    const uint8_t *in;
+    uint8_t *out;
+    const int32_t *axes;               /* [num_axes] */
+    int32_t num_axes;
+    int32_t elem_size;
+    int32_t rank;                      /* <= MRT_MAX_DIMS (TFLM's kMaxDimensions) */
+    int32_t shape[MRT_MAX_DIMS];
+} mrt_reverse_params;
+
 #endif

@@ -233,4 +233,27 @@ int32_t mrt_mirror_pad(const mrt_mirror_pad_params *p);
  */
 int32_t mrt_broadcast_args(const mrt_broadcast_args_params *p);
 
+/* ============================= space / batch, reverse (mrt_space_batch.c) */
+
+/**
+ * SPACE_TO_BATCH_ND (TFLM's reference loops): each output pixel's depth copied from its input
+ * pixel, or set to pad_value bytes where it falls in the padding.
+ * @return 0; -1 when a block value is not positive (TFLM would divide by it).
+ */
+int32_t mrt_space_to_batch_nd(const mrt_space_batch_params *p);
+
+/**
+ * BATCH_TO_SPACE_ND (TFLM's reference loops): each input pixel's depth copied to its output
+ * pixel unless cropped away.
+ * @return 0; -1 when a block value is not positive.
+ */
+int32_t mrt_batch_to_space_nd(const mrt_space_batch_params *p);
+
+/**
+ * REVERSE_V2: the axes (negatives from the end) sorted and checked contiguous as
+ * ReverseV2Eval does, then one memcpy per inner block of the reversed span.
+ * @return 0; -1 when the axes are empty, out of range or not contiguous.
+ */
+int32_t mrt_reverse(const mrt_reverse_params *p);
+
 #endif
