@@ -33,6 +33,8 @@ MODELS: dict[str, Ranges] = {
     **{f"gather_{v}.tflite": {1: (0, 3), 2: (0, 4), 3: (0, 1), 4: (0, 7)} for v in ("f32", "int8")},
     **{f"embedding_hybrid{v}_dynamic_int8.tflite": {0: (0, 63)} for v in ("", "_per_row")},
     "fill_zeros_int8.tflite": {},
+    # fill_zeros_f32 / _int32 (with ZEROS_LIKE) and refuse_fill_dynamic_dims_f32 (after
+    # REDUCE_MAX) need those operators' host kernels first
 }
 
 SEEDS = range(20)

@@ -4,39 +4,45 @@
  * loops copy. Any element size. Declared in mrt_nnfunctions.h. */
 #include "mrt_nnfunctions.h"
 
-/* Block height / width and top / left padding (or crops); a 3-D (NHC) tensor has no width:
- * block width 1, left 0. 0 when a block value is not positive (TFLM would divide by it). */
-static int32_t read_block(const mrt_space_batch_params *p, int32_t *bh, int32_t *bw, int32_t *top,
-                          int32_t *left)
+/* TFLM's loop bounds: block height / width, top / left padding (or crops), the NH(W)C shapes
+ * and the bytes of one pixel's depth. A 3-D (NHC) tensor has no width: block width 1, left 0. */
+typedef struct {
+    int32_t bh, bw, top, left;
+    int32_t ib, ih, iw, ob, oh, ow;
+    uint32_t pixel;
+} space_batch_layout;
+
+/* 0 when a block value is not positive (TFLM would divide by it). */
+static int32_t read_layout(const mrt_space_batch_params *p, space_batch_layout *g)
 {
-    *bh = p->block[0];
-    *bw = p->four_d ? p->block[1] : 1;
-    *top = p->pads[0];
-    *left = p->four_d ? p->pads[2] : 0;
-    return *bh > 0 && *bw > 0;
+    g->bh = p->block[0];
+    g->bw = p->four_d ? p->block[1] : 1;
+    g->top = p->pads[0];
+    g->left = p->four_d ? p->pads[2] : 0;
+    g->ib = p->in_shape[0], g->ih = p->in_shape[1], g->iw = p->in_shape[2];
+    g->ob = p->out_shape[0], g->oh = p->out_shape[1], g->ow = p->out_shape[2];
+    g->pixel = (uint32_t)(p->in_shape[3] * p->elem_size);
+    return g->bh > 0 && g->bw > 0;
 }
 
 int32_t mrt_space_to_batch_nd(const mrt_space_batch_params *p)
 {
-    int32_t bh, bw, top, left;
-    if (!read_block(p, &bh, &bw, &top, &left)) {
+    space_batch_layout g;
+    if (!read_layout(p, &g)) {
         return -1;
     }
-    const int32_t ib = p->in_shape[0], ih = p->in_shape[1], iw = p->in_shape[2], depth = p->in_shape[3];
-    const int32_t ob = p->out_shape[0], oh = p->out_shape[1], ow = p->out_shape[2];
-    const uint32_t pixel = (uint32_t)(depth * p->elem_size);
     uint8_t *out = p->out;
-    for (int32_t b = 0; b < ob; ++b) {
-        const int32_t in_b = b % ib, shift = b / ib;
-        const int32_t shift_w = shift % bw, shift_h = shift / bw;
-        for (int32_t y = 0; y < oh; ++y) {
-            const int32_t in_y = y * bh + shift_h - top;
-            for (int32_t x = 0; x < ow; ++x, out += pixel) {
-                const int32_t in_x = x * bw + shift_w - left;
-                if (in_y < 0 || in_y >= ih || in_x < 0 || in_x >= iw) {
-                    __builtin_memset(out, (int)p->pad_value, pixel);
+    for (int32_t b = 0; b < g.ob; ++b) {
+        const int32_t in_b = b % g.ib, shift = b / g.ib;
+        const int32_t shift_w = shift % g.bw, shift_h = shift / g.bw;
+        for (int32_t y = 0; y < g.oh; ++y) {
+            const int32_t in_y = y * g.bh + shift_h - g.top;
+            for (int32_t x = 0; x < g.ow; ++x, out += g.pixel) {
+                const int32_t in_x = x * g.bw + shift_w - g.left;
+                if (in_y < 0 || in_y >= g.ih || in_x < 0 || in_x >= g.iw) {
+                    __builtin_memset(out, (int)p->pad_value, g.pixel);
                 } else {
-                    __builtin_memcpy(out, p->in + ((in_b * ih + in_y) * iw + in_x) * (int32_t)pixel, pixel);
+                    __builtin_memcpy(out, p->in + ((in_b * g.ih + in_y) * g.iw + in_x) * (int32_t)g.pixel, g.pixel);
                 }
             }
         }
@@ -46,27 +52,24 @@ int32_t mrt_space_to_batch_nd(const mrt_space_batch_params *p)
 
 int32_t mrt_batch_to_space_nd(const mrt_space_batch_params *p)
 {
-    int32_t bh, bw, top, left;
-    if (!read_block(p, &bh, &bw, &top, &left)) {
+    space_batch_layout g;
+    if (!read_layout(p, &g)) {
         return -1;
     }
-    const int32_t ib = p->in_shape[0], ih = p->in_shape[1], iw = p->in_shape[2], depth = p->in_shape[3];
-    const int32_t ob = p->out_shape[0], oh = p->out_shape[1], ow = p->out_shape[2];
-    const uint32_t pixel = (uint32_t)(depth * p->elem_size);
-    for (int32_t b = 0; b < ib; ++b) {
-        const int32_t out_b = b % ob, shift = b / ob;
-        for (int32_t y = 0; y < ih; ++y) {
-            const int32_t out_y = y * bh + shift / bw - top;
-            if (out_y < 0 || out_y >= oh) {
+    for (int32_t b = 0; b < g.ib; ++b) {
+        const int32_t out_b = b % g.ob, shift = b / g.ob;
+        for (int32_t y = 0; y < g.ih; ++y) {
+            const int32_t out_y = y * g.bh + shift / g.bw - g.top;
+            if (out_y < 0 || out_y >= g.oh) {
                 continue;
             }
-            for (int32_t x = 0; x < iw; ++x) {
-                const int32_t out_x = x * bw + shift % bw - left;
-                if (out_x < 0 || out_x >= ow) {
+            for (int32_t x = 0; x < g.iw; ++x) {
+                const int32_t out_x = x * g.bw + shift % g.bw - g.left;
+                if (out_x < 0 || out_x >= g.ow) {
                     continue;
                 }
-                __builtin_memcpy(p->out + ((out_b * oh + out_y) * ow + out_x) * (int32_t)pixel,
-                                 p->in + ((b * ih + y) * iw + x) * (int32_t)pixel, pixel);
+                __builtin_memcpy(p->out + ((out_b * g.oh + out_y) * g.ow + out_x) * (int32_t)g.pixel,
+                                 p->in + ((b * g.ih + y) * g.iw + x) * (int32_t)g.pixel, g.pixel);
             }
         }
     }
