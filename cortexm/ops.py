@@ -42,7 +42,7 @@ from micro_rt.errors import KernelError
 
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
-from .ops_data_more import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
+from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
                             run_dynamic_update_slice, run_embedding_lookup, run_fill, run_gather, run_gather_nd,
                             run_mirror_pad, run_reverse, run_slice, run_space_to_batch, run_space_to_depth,
                             run_split)

@@ -221,7 +221,7 @@ typedef struct {
 
 /* ---------------------------------------------------------------- gather, slice, pad (issue 12's data movement) */
 
-/* mrt_gather: TFLM's Gather loops. Packed by ops_data_more.run_gather. */
+/* mrt_gather: TFLM's Gather loops. Packed by ops_data_movement.run_gather. */
 typedef struct {
     const uint8_t *in;                 /* [batch, outer, axis_size, inner] elements */
     const int32_t *coords;             /* [batch, coords] positions along the axis */
@@ -230,7 +230,7 @@ typedef struct {
     int32_t batch, outer, axis_size, inner, coords_count;
 } mrt_gather_params;
 
-/* mrt_gather_nd: TFLM's GatherNd loops. Packed by ops_data_more.run_gather_nd. */
+/* mrt_gather_nd: TFLM's GatherNd loops. Packed by ops_data_movement.run_gather_nd. */
 typedef struct {
     const uint8_t *params;
     const int32_t *indices;            /* [slices, nd] */
@@ -240,7 +240,7 @@ typedef struct {
     int32_t dims_to_count[5];          /* elements per step of each indexed axis */
 } mrt_gather_nd_params;
 
-/* mrt_embedding_lookup / mrt_embedding_lookup_hybrid_f32. Packed by ops_data_more.run_embedding_lookup. */
+/* mrt_embedding_lookup / mrt_embedding_lookup_hybrid_f32. Packed by ops_data_movement.run_embedding_lookup. */
 typedef struct {
     const int32_t *ids;                /* [lookups] */
     const uint8_t *table;              /* [rows, columns] */
@@ -251,7 +251,7 @@ typedef struct {
 } mrt_embedding_params;
 
 /* mrt_slice: SLICE with begin / size read at run time (int32 or int64), over the input's shape
- * extended to 5-D. Packed by ops_data_more.run_slice. */
+ * extended to 5-D. Packed by ops_data_movement.run_slice. */
 typedef struct {
     const uint8_t *in;
     uint8_t *out;
@@ -263,7 +263,7 @@ typedef struct {
     int32_t out_count;                 /* elements the output holds */
 } mrt_slice_params;
 
-/* mrt_dynamic_update_slice. Packed by ops_data_more.run_dynamic_update_slice. */
+/* mrt_dynamic_update_slice. Packed by ops_data_movement.run_dynamic_update_slice. */
 typedef struct {
     const uint8_t *operand, *update;
     uint8_t *out;
@@ -276,7 +276,7 @@ typedef struct {
 } mrt_dynamic_update_slice_params;
 
 /* mrt_mirror_pad: TFLM's GetFlatIndex per output element, any rank. Packed by
- * ops_data_more.run_mirror_pad. */
+ * ops_data_movement.run_mirror_pad. */
 typedef struct {
     const uint8_t *in;
     uint8_t *out;
@@ -291,7 +291,7 @@ typedef struct {
     int32_t out_count, in_count;
 } mrt_mirror_pad_params;
 
-/* mrt_broadcast_args. Packed by ops_data_more.run_broadcast_args. */
+/* mrt_broadcast_args. Packed by ops_data_movement.run_broadcast_args. */
 typedef struct {
     const void *shape1, *shape2;
     void *out;
@@ -299,7 +299,7 @@ typedef struct {
     int32_t elem_size;                 /* 4: int32, 8: int64 */
 } mrt_broadcast_args_params;
 
-/* mrt_space_to_batch_nd / mrt_batch_to_space_nd. Packed by ops_data_more.run_space_to_batch /
+/* mrt_space_to_batch_nd / mrt_batch_to_space_nd. Packed by ops_data_movement.run_space_to_batch /
  * run_batch_to_space. */
 typedef struct {
     const uint8_t *in;
@@ -312,7 +312,7 @@ typedef struct {
     uint32_t pad_value;                /* the byte SPACE_TO_BATCH_ND's padding repeats */
 } mrt_space_batch_params;
 
-/* mrt_reverse: REVERSE_V2 with the axis tensor read at run time. Packed by ops_data_more.run_reverse. */
+/* mrt_reverse: REVERSE_V2 with the axis tensor read at run time. Packed by ops_data_movement.run_reverse. */
 typedef struct {
     const uint8_t *in;
     uint8_t *out;
