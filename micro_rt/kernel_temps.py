@@ -61,6 +61,10 @@ REFERENCE: dict[str, Rule] = {
     "SVDF": "i0 i1 i2 i3 i4 o0",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "i* o0",              # LstmTensors: all 24 inputs
     "MAXIMUM": "", "MINIMUM": "", "PACK": "", "SHAPE": "",
+    # the unary math family: one read of each tensor; FLOOR and NEG have no prepare
+    **{op: "i0 o0" for op in ("ABS", "RSQRT", "SIN", "COS", "LOG", "SQRT", "SQUARE", "LOGICAL_NOT", "CEIL",
+                              "EXP", "ROUND", "ELU", "ZEROS_LIKE")},
+    "FLOOR": "", "NEG": "",
 }
 
 # The CMSIS-NN glue's Prepare where it reads differently from the reference kernel.

@@ -338,6 +338,15 @@ typedef OpDataLogistic OpDataTanh;
 
 typedef struct { ReluParams params; } ReluOpData;
 typedef struct { int32_t six, zero; } Relu6OpData;
+
+typedef struct {                               /* elementwise.cc's OpDataAbsRsqrt (ABS, RSQRT) */
+    int32_t multiplier;
+    int shift, input_offset, output_offset;
+    bool needs_rescale;
+    TfLiteQuantizationType input_quantization_type;
+    TfLiteType input_type;
+} OpDataAbsRsqrt;
+typedef struct { int8_t table[256]; } OpDataElu;   /* elu.cc's OpData */
 typedef struct {
     int32_t output_multiplier_alpha, output_shift_alpha, output_multiplier_identity,
         output_shift_identity, input_zero_point, output_zero_point;
@@ -560,6 +569,7 @@ typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashta
     X(DequantizeOpData) X(OpDataPad) X(OpDataReduce) X(StridedSliceOpData)                    \
     X(OpDataConcatenation) X(OpDataSvdf) X(OpDataLSTM) X(OpDataConvCmsis)                     \
     X(OpDataDepthwiseCmsis) X(OpDataFullyConnectedCmsis) X(OpDataPoolingCmsis)                \
-    X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)
+    X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                \
+    X(OpDataAbsRsqrt) X(OpDataElu)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
