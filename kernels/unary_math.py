@@ -187,16 +187,30 @@ def _prepare_zeros_like(ctx, node):
     data.kind, data.fn = "float", lambda x: np.zeros_like(x)
 
 
-def _quantized_offsets(node, i, o, dt) -> dict:
+def _check_quantized_offsets(node, i, o, dt) -> None:
     """PrepareAbsRsqrt's quantization checks: both tensors quantized, int16 zero points 0."""
     for t, role in ((i, "input"), (o, "output")):
         if not is_quantized(t):
             raise kernel_error(node, f"{role} {tensor_desc(t)} has no quantization parameters "
                                      f"({role}->quantization.type != kTfLiteAffineQuantization)")
-    p = dict(input_offset=zero_point_of(i), output_offset=zero_point_of(o))
-    if dt == I16 and (p["input_offset"] != 0 or p["output_offset"] != 0):
+    zi, zo = zero_point_of(i), zero_point_of(o)
+    if dt == I16 and (zi != 0 or zo != 0):
         raise kernel_error(node, f"int16 input {tensor_desc(i)} and output {tensor_desc(o)} need zero points "
-                                 f"of 0, have {p['input_offset']} and {p['output_offset']}")
+                                 f"of 0, have {zi} and {zo}")
+
+
+def abs_rsqrt_params(op: str, i, o) -> dict:
+    """OpDataAbsRsqrt of quantized ABS / RSQRT: offsets, needs_rescale, multiplier, shift.
+    Both in double, as the oracle build computes them (the float32 quotient, sqrt and product
+    of older TFLM sources are off by one on some inputs): ABS input / output scale (when they
+    differ), RSQRT 1 / (sqrt(input scale) * output scale)."""
+    in_scale, out_scale = scale_of(i), scale_of(o)
+    p = dict(input_offset=zero_point_of(i), output_offset=zero_point_of(o), needs_rescale=in_scale != out_scale,
+             multiplier=0, shift=0)
+    if op == "RSQRT":
+        p["multiplier"], p["shift"] = quantize_multiplier(1.0 / (math.sqrt(in_scale) * out_scale))
+    elif p["needs_rescale"]:
+        p["multiplier"], p["shift"] = quantize_multiplier(in_scale / out_scale)
     return p
 
 
@@ -221,12 +235,9 @@ def _prepare_abs(ctx, node):
         data.params = None
         _set_table(data, dt, lambda v: np.abs(v))
         return
-    p = _quantized_offsets(node, i, o, dt)
+    _check_quantized_offsets(node, i, o, dt)
     check_quantized(node, o, "output")
-    in_scale, out_scale = scale_of(i), scale_of(o)
-    p["needs_rescale"] = in_scale != out_scale
-    # The oracle build divides in double (a float32 quotient is off by one on some inputs).
-    p["multiplier"], p["shift"] = quantize_multiplier(in_scale / out_scale) if p["needs_rescale"] else (0, 0)
+    p = abs_rsqrt_params("ABS", i, o)
     check_left_shift(node, p["shift"], "input / output scale")
     data.params = p
     _set_table(data, dt, lambda v: abs_quantized(v, p, dt))
@@ -244,29 +255,32 @@ def _prepare_rsqrt(ctx, node):
     if dt == I16 and not is_quantized(i):
         raise kernel_error(node, f"input {tensor_desc(i)}: int16 RSQRT needs a quantized input (TFLM's prepare "
                                  "leaves the output rescale unset for a plain int16 input and reads it anyway)")
-    p = _quantized_offsets(node, i, o, dt)
+    _check_quantized_offsets(node, i, o, dt)
     check_quantized(node, i, "input")
     check_quantized(node, o, "output")
-    # SetRsqrtOutputMultiplier, in double throughout as the oracle build computes it (the
-    # float32 sqrt and product of older sources are off by one on some inputs).
-    p["multiplier"], p["shift"] = quantize_multiplier(1.0 / (math.sqrt(scale_of(i)) * scale_of(o)))
+    p = abs_rsqrt_params("RSQRT", i, o)
     check_left_shift(node, p["shift"] - _RSQRT_SHIFT, "input / output scale")
     data.params = p
     _set_table(data, dt, lambda v: rsqrt_quantized(v, p, dt))
 
 
+def check_rsqrt_input(node, x: np.ndarray, input_offset: int) -> None:
+    """TFLM checks every quantized RSQRT input before it computes it: values below the input's
+    zero point stand for negative reals, and TFLM fails the invoke on them (so do the host
+    kernel and the MCU glue)."""
+    flat = np.asarray(x).reshape(-1)
+    bad = np.flatnonzero(flat < input_offset)
+    if bad.size:
+        k = int(bad[0])
+        raise kernel_error(node, f"Rsqrt is only defined for positive values (input element {k} is "
+                                 f"{int(flat[k])}, below the zero point {input_offset})")
+
+
 def _invoke_rsqrt(ctx, node) -> None:
-    """TFLM checks every quantized input before it computes it: values below the input's
-    zero point stand for negative reals, and TFLM fails the invoke on them."""
     data: UnaryData = node.user_data
     if data.kind in ("lut8", "lut16"):
         x = ctx.input(node, 0).data
-        bad = np.flatnonzero(np.asarray(x).reshape(-1) < data.params["input_offset"])
-        if bad.size:
-            k = int(bad[0])
-            raise kernel_error(node, f"Rsqrt is only defined for positive values (input element {k} is "
-                                     f"{int(np.asarray(x).reshape(-1)[k])}, below the zero point "
-                                     f"{data.params['input_offset']})")
+        check_rsqrt_input(node, x, data.params["input_offset"])
         apply_lut(data.lut, x, ctx.output(node, 0).data)
         return
     unary_invoke(ctx, node)

@@ -170,4 +170,44 @@ int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
  */
 int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth, uint32_t beta_bits);
 
+/* ============================================================ unary math (mrt_unary_math.c) */
+
+/**
+ * ABS CEIL COS ELU EXP FLOOR LOG NEG ROUND RSQRT SIN SQRT SQUARE on float32, element by element as
+ * TFLM's reference kernels: fabsf, ceilf, floorf, -x, x * x, sqrtf, 1 / sqrtf (exact), ROUND's
+ * RoundToNearest (floorf, halves to even), and newlib's cosf, sinf, logf, expf, expm1f (ELU: expm1f
+ * below 0) where TFLM calls std::cos, ... (within a few ulp of the host's glibc; the tests state
+ * the bound). M0+: soft float; M4 / M7 / M33: the FPU.
+ * @param[in] p  mrt_unary_math_f32_params: in / out float32 [n] (may be the same), op MRT_MATH_F32_*
+ * @return 0
+ */
+int32_t mrt_unary_math_f32(const mrt_unary_math_f32_params *p);
+
+/**
+ * Quantized ABS (int8, int16; int16 also unquantized) and RSQRT (int8, int16) computed per element
+ * as TFLM's elementwise.cc does (RSQRT: GetInvSqrtQuantizedMultiplierExp's Newton-Raphson, five
+ * iterations in Q3.28). RSQRT inputs below the zero point are refused by the glue before the call
+ * (TFLM fails the invoke); the kernel computes them as the zero point.
+ * @param[in] p  mrt_abs_rsqrt_int_params
+ * @return 0
+ */
+int32_t mrt_abs_rsqrt_int(const mrt_abs_rsqrt_int_params *p);
+
+/**
+ * An int8 lookup: out[i] = table[(uint8_t)in[i]] (ELU int8: elu.cc's EvalUsingLookupTable over the
+ * 256-entry table its prepare fills).
+ * @param[in]  in     int8 [n]
+ * @param[out] out    int8 [n]
+ * @param[in]  n      elements
+ * @param[in]  table  int8 [256], indexed by the input's raw byte
+ * @return 0
+ */
+int32_t mrt_lut_s8(const int8_t *in, int8_t *out, int32_t n, const int8_t *table);
+
+/**
+ * LOGICAL_NOT: out[i] = !in[i] on bool bytes (0 / 1).
+ * @return 0
+ */
+int32_t mrt_logical_not(const uint8_t *in, uint8_t *out, int32_t n);
+
 #endif
