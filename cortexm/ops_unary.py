@@ -70,3 +70,17 @@ def run_zeros_like(c: CallContext) -> list[KernelCall]:
     size = np.dtype(out.dtype).itemsize
     count = element_count(out) * (2 if size == 8 else 1)
     return [c.call("mrt_fill", c.out_addr(), 0, count, min(size, 4))]
+
+
+# --------------------------------------------------------------------------- CAST (mrt_cast.c)
+
+# MRT_TYPE_* of mrt_cast
+_CAST_TYPES = {np.dtype(t): k for k, t in enumerate((np.int8, np.int16, np.int32, np.uint32, np.float32, np.bool_))}
+
+
+def run_cast(c: CallContext) -> list[KernelCall]:
+    inp, out = c.t(0), c.out()
+    codes = [_CAST_TYPES.get(np.dtype(t.dtype)) for t in (inp, out)]
+    if None in codes:
+        raise UnsupportedOnMcu(f"CAST {np.dtype(inp.dtype).name} to {np.dtype(out.dtype).name}")
+    return [c.call("mrt_cast", c.in_addr(0), c.out_addr(), element_count(inp), *codes)]

@@ -257,4 +257,12 @@ typedef struct {
     int32_t mult, shift;               /* OpDataAbsRsqrt's output multiplier */
 } mrt_abs_rsqrt_int_params;
 
+/* ---------------------------------------------------------------- CAST (mrt_cast.c) */
+
+/* Element types of mrt_cast. */
+enum {
+    MRT_TYPE_INT8 = 0, MRT_TYPE_INT16 = 1, MRT_TYPE_INT32 = 2, MRT_TYPE_UINT32 = 3, MRT_TYPE_FLOAT32 = 4,
+    MRT_TYPE_BOOL = 5,
+};
+
 #endif

@@ -210,4 +210,18 @@ int32_t mrt_lut_s8(const int8_t *in, int8_t *out, int32_t n, const int8_t *table
  */
 int32_t mrt_logical_not(const uint8_t *in, uint8_t *out, int32_t n);
 
+/* ========================================================================== CAST (mrt_cast.c) */
+
+/**
+ * CAST between int8, int16, int32, uint32, float32 and bool (MRT_TYPE_*), one loop per type pair:
+ * integers convert as C casts (wrapping), bool is x != 0 (and 0 / 1 in), float32 -> integer
+ * truncates, saturates to the output type, NaN -> 0 (as the oracle does).
+ * @param[in]  in        n elements of in_type
+ * @param[out] out       n elements of out_type
+ * @param[in]  in_type   MRT_TYPE_*
+ * @param[in]  out_type  MRT_TYPE_*
+ * @return 0
+ */
+int32_t mrt_cast(const void *in, void *out, int32_t n, int32_t in_type, int32_t out_type);
+
 #endif
