@@ -84,3 +84,15 @@ def run_cast(c: CallContext) -> list[KernelCall]:
     if None in codes:
         raise UnsupportedOnMcu(f"CAST {np.dtype(inp.dtype).name} to {np.dtype(out.dtype).name}")
     return [c.call("mrt_cast", c.in_addr(0), c.out_addr(), element_count(inp), *codes)]
+
+
+# --------------------------------------------------------------------------- int16 LOGISTIC / TANH (mrt_sigmoid_s16.c)
+
+def run_sigmoid_s16(c: CallContext) -> list[KernelCall]:
+    from micro_rt.kernels.activations import int16_sigmoid_params
+    node, inp, out = c.node, c.t(0), c.out()
+    if np.dtype(out.dtype) != np.int16:
+        raise UnsupportedOnMcu(f"{node.op_name} int16 to {np.dtype(out.dtype).name}")
+    tanh = node.op_name == "TANH"
+    mult, shift = node_params(node, "sigmoid16", lambda: int16_sigmoid_params(node, inp, out, tanh=tanh))
+    return [c.call("mrt_sigmoid_s16", c.in_addr(0), c.out_addr(), element_count(inp), mult, shift, int(tanh))]

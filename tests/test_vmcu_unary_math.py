@@ -114,3 +114,17 @@ def test_elu_int8_logical_not_zeros_like(core):
         host, mcu, _ = run_both(core, "ZEROS_LIKE", {}, [T(0, v.shape, dtype)], [T(1, v.shape, dtype)], {0: v})
         assert_same(host, mcu, f"ZEROS_LIKE {np.dtype(dtype).name}")
         assert not np.any(mcu[0])
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("op", ["LOGISTIC", "TANH"])
+def test_int16_logistic_tanh_every_input(core, op):
+    """mrt_sigmoid_s16 on all 65,536 inputs: power-of-two input scales (the exact path) and
+    general ones (the 1/(3*4096) rescale)."""
+    x = np.arange(-32768, 32768).astype(np.int16)
+    for scale in (2.0 ** -12, 2.0 ** -11, 1 / 3000, 3e-5, 0.001):
+        if op == "LOGISTIC" and scale == 2.0 ** -11:
+            scale = 2.0 ** -13
+        host, mcu, _ = run_both(core, op, {}, [_q(0, np.int16, x.shape, scale, 0)],
+                                [_q(1, np.int16, x.shape, 2.0 ** -15, 0)], {0: x})
+        assert_same(host, mcu, f"{op} int16 scale {scale}")

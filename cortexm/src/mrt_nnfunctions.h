@@ -224,4 +224,19 @@ int32_t mrt_logical_not(const uint8_t *in, uint8_t *out, int32_t n);
  */
 int32_t mrt_cast(const void *in, void *out, int32_t n, int32_t in_type, int32_t out_type);
 
+/* ============================================= int16 LOGISTIC / TANH (mrt_sigmoid_s16.c) */
+
+/**
+ * int16 LOGISTIC (is_tanh 0) or TANH (is_tanh 1) as TFLM's reference integer kernels: x scaled by
+ * input_multiplier >> input_left_shift (multiplier 0: a power-of-two scale, 3 << shift), then the
+ * 256-entry sigmoid table interpolated on 9 (tanh: 8) low bits. Output scale 2^-15, zero points 0.
+ * @param[in]  in                int16 [n]
+ * @param[out] out               int16 [n]
+ * @param[in]  input_multiplier  LogisticPrepare / TanhPrepare's multiplier (<= 32767; 0 = power of two)
+ * @param[in]  input_left_shift  its shift
+ * @return 0
+ */
+int32_t mrt_sigmoid_s16(const int16_t *in, int16_t *out, int32_t n, int32_t input_multiplier,
+                        int32_t input_left_shift, int32_t is_tanh);
+
 #endif
