@@ -43,7 +43,7 @@ from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_st
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
-                        run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
+                        run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
                      run_softmax_f32, run_softmax_s8)
@@ -122,6 +122,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     **{("CAST", t): OpKernel(run_cast) for t in (INT8, INT16, FLOAT32, ANY)},
     ("LOGISTIC", INT16): OpKernel(run_sigmoid_s16),
     ("TANH", INT16): OpKernel(run_sigmoid_s16),
+    ("QUANTIZE", ANY): OpKernel(run_quantize_u8),        # uint8 in (other 1-byte types: int8's entry)
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

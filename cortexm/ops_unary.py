@@ -96,3 +96,25 @@ def run_sigmoid_s16(c: CallContext) -> list[KernelCall]:
     tanh = node.op_name == "TANH"
     mult, shift = node_params(node, "sigmoid16", lambda: int16_sigmoid_params(node, inp, out, tanh=tanh))
     return [c.call("mrt_sigmoid_s16", c.in_addr(0), c.out_addr(), element_count(inp), mult, shift, int(tanh))]
+
+
+# --------------------------------------------------------------------------- QUANTIZE int8 <-> uint8 (mrt_quantize_u8.c)
+
+def _requantize_u8_fields(inp, out) -> tuple:
+    from micro_rt.kernels.quant import quantize_multiplier
+    mult, shift = quantize_multiplier(float(scale_of(inp)) / float(scale_of(out)))
+    in_off, out_off = zero_point_of(inp), zero_point_of(out)
+    in_unsigned = int(np.dtype(inp.dtype) == np.uint8)
+    xor = int(mult == (1 << 30) and shift == 1 and in_off - out_off == (128 if in_unsigned else -128))
+    return in_unsigned, xor, in_off, out_off, mult, shift
+
+
+def run_quantize_u8(c: CallContext) -> list[KernelCall]:
+    """QUANTIZE uint8 -> int8 and int8 -> uint8 (reference_ops::Requantize)."""
+    inp, out = c.t(0), c.out()
+    pair = (np.dtype(inp.dtype), np.dtype(out.dtype))
+    if pair not in ((np.dtype(np.uint8), np.dtype(np.int8)), (np.dtype(np.int8), np.dtype(np.uint8))):
+        raise UnsupportedOnMcu(f"QUANTIZE {pair[0].name} to {pair[1].name}")
+    fields = node_params(c.node, "requant_u8", lambda: _requantize_u8_fields(inp, out))
+    blob = uwords(c.in_addr(0), c.out_addr()) + words(element_count(inp), *fields)
+    return [c.call("mrt_requantize_u8", c.args(blob))]

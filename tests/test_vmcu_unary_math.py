@@ -1,5 +1,6 @@
-"""The unary math family on the virtual MCU (cortexm/src/mrt_unary_math.c) vs the numpy twins
-(kernels/unary_math.py): quantized ABS / RSQRT, ELU int8, LOGICAL_NOT, ZEROS_LIKE and the float32
+"""The unary math family on the virtual MCU (cortexm/src/mrt_unary_math.c; also int16 LOGISTIC /
+TANH, mrt_sigmoid_s16.c, and QUANTIZE int8 <-> uint8, mrt_quantize_u8.c) vs the numpy twins
+(kernels/unary_math.py, fixedpoint.py, quantize.py): quantized ABS / RSQRT, ELU int8, LOGICAL_NOT, ZEROS_LIKE and the float32
 ops without libm bit for bit; COS, SIN, LOG, EXP, ELU float32 call newlib's cosf / sinf / logf /
 expf / expm1f where the host calls glibc's: within LIBM_MAX_ULP of the host and bit-equal to the
 formula evaluated with the firmware's own libm.
@@ -128,3 +129,17 @@ def test_int16_logistic_tanh_every_input(core, op):
         host, mcu, _ = run_both(core, op, {}, [_q(0, np.int16, x.shape, scale, 0)],
                                 [_q(1, np.int16, x.shape, 2.0 ** -15, 0)], {0: x})
         assert_same(host, mcu, f"{op} int16 scale {scale}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_quantize_int8_uint8(core):
+    """QUANTIZE int8 <-> uint8 (mrt_requantize_u8): general rescales and TFLM's XOR fast path,
+    every input value."""
+    cases = [(np.int8, np.uint8, 0.05, -5, 0.05, 123), (np.uint8, np.int8, 0.02, 130, 0.05, -3),
+             (np.int8, np.uint8, 0.1, 0, 0.1, 128), (np.uint8, np.int8, 0.1, 128, 0.1, 0),   # x ^ 0x80
+             (np.int8, np.uint8, 0.01, 3, 0.3, 200), (np.uint8, np.int8, 0.5, 7, 0.004, 100)]
+    for idt, odt, si, zi, so, zo in cases:
+        x = np.arange(256).astype(np.uint8).view(idt) if idt == np.int8 else np.arange(256).astype(np.uint8)
+        host, mcu, _ = run_both(core, "QUANTIZE", {}, [_q(0, idt, x.shape, si, zi)], [_q(1, odt, x.shape, so, zo)],
+                                {0: x})
+        assert_same(host, mcu, f"QUANTIZE {np.dtype(idt).name} -> {np.dtype(odt).name} ({si}, {zi}) -> ({so}, {zo})")

@@ -265,4 +265,15 @@ enum {
     MRT_TYPE_BOOL = 5,
 };
 
+/* mrt_requantize_u8: QUANTIZE int8 <-> uint8. Packed by ops_unary.run_quantize_u8. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t n;                         /* elements */
+    int32_t in_unsigned;               /* 1: uint8 -> int8, 0: int8 -> uint8 */
+    int32_t xor_path;                  /* Requantize's fast path: out = in ^ 0x80 */
+    int32_t in_off, out_off;           /* zero points */
+    int32_t mult, shift;               /* input scale / output scale as MBQM multiplier and shift */
+} mrt_requantize_u8_params;
+
 #endif

@@ -239,4 +239,14 @@ int32_t mrt_cast(const void *in, void *out, int32_t n, int32_t in_type, int32_t 
 int32_t mrt_sigmoid_s16(const int16_t *in, int16_t *out, int32_t n, int32_t input_multiplier,
                         int32_t input_left_shift, int32_t is_tanh);
 
+/* ============================================== QUANTIZE int8 <-> uint8 (mrt_quantize_u8.c) */
+
+/**
+ * QUANTIZE between int8 and uint8 as TFLM's reference Requantize: out_off + MBQM(x - in_off, mult,
+ * shift), clamped to the output type; with xor_path (equal scales, zero points 128 apart) x ^ 0x80.
+ * @param[in] p  mrt_requantize_u8_params
+ * @return 0
+ */
+int32_t mrt_requantize_u8(const mrt_requantize_u8_params *p);
+
 #endif
