@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from micro_rt.kernels.fixedpoint import SIGMOID_TABLE_UINT16
 from micro_rt.kernels.kernel_util import element_count, is_quantized, scale_of, zero_point_of
 from micro_rt.kernels.unary_math import abs_rsqrt_params, check_rsqrt_input, elu_int8_table
 
@@ -95,7 +96,8 @@ def run_sigmoid_s16(c: CallContext) -> list[KernelCall]:
         raise UnsupportedOnMcu(f"{node.op_name} int16 to {np.dtype(out.dtype).name}")
     tanh = node.op_name == "TANH"
     mult, shift = node_params(node, "sigmoid16", lambda: int16_sigmoid_params(node, inp, out, tanh=tanh))
-    return [c.call("mrt_sigmoid_s16", c.in_addr(0), c.out_addr(), element_count(inp), mult, shift, int(tanh))]
+    table = c.const("sigmoid_table", lambda: SIGMOID_TABLE_UINT16.astype("<u2").tobytes())
+    return [c.call("mrt_sigmoid_s16", c.in_addr(0), c.out_addr(), element_count(inp), mult, shift, int(tanh), table)]
 
 
 # --------------------------------------------------------------------------- QUANTIZE int8 <-> uint8 (mrt_quantize_u8.c)

@@ -222,46 +222,37 @@ def _set_table(data: UnaryData, dt, fn) -> None:
         data.kind, data.lut = "lut16", np.ascontiguousarray(np.asarray(fn(int16_domain())).astype(np.int16))
 
 
-def _prepare_abs(ctx, node):
-    data: UnaryData = node.user_data
-    i, o = _in_out(ctx, node)
-    dt = np.dtype(i.dtype)
-    if dt == F32:
-        data.kind, data.fn = "float", FLOAT_FUNCTIONS["ABS"]
-        return
-    if dt not in (I8, I16):
-        raise kernel_error(node, f"input {tensor_desc(i)}: Current data type {type_name(dt)} is not supported.")
-    if dt == I16 and not is_quantized(i):      # TFLM's plain std::abs, wrapping at -32768
-        data.params = None
-        _set_table(data, dt, lambda v: np.abs(v))
-        return
-    _check_quantized_offsets(node, i, o, dt)
-    check_quantized(node, o, "output")
-    p = abs_rsqrt_params("ABS", i, o)
-    check_left_shift(node, p["shift"], "input / output scale")
-    data.params = p
-    _set_table(data, dt, lambda v: abs_quantized(v, p, dt))
+def _prepare_abs_rsqrt(op: str) -> Callable:
+    """PrepareAbsRsqrt: float32 as is; int8 / int16 quantized (int16: zero points 0) with
+    OpDataAbsRsqrt's rescale; ABS also takes a plain int16 input (std::abs, wrapping at -32768)."""
+    quantized_fn = abs_quantized if op == "ABS" else rsqrt_quantized
 
-
-def _prepare_rsqrt(ctx, node):
-    data: UnaryData = node.user_data
-    i, o = _in_out(ctx, node)
-    dt = np.dtype(i.dtype)
-    if dt == F32:
-        data.kind, data.fn = "float", FLOAT_FUNCTIONS["RSQRT"]
-        return
-    if dt not in (I8, I16):
-        raise kernel_error(node, f"input {tensor_desc(i)}: Current data type {type_name(dt)} is not supported.")
-    if dt == I16 and not is_quantized(i):
-        raise kernel_error(node, f"input {tensor_desc(i)}: int16 RSQRT needs a quantized input (TFLM's prepare "
-                                 "leaves the output rescale unset for a plain int16 input and reads it anyway)")
-    _check_quantized_offsets(node, i, o, dt)
-    check_quantized(node, i, "input")
-    check_quantized(node, o, "output")
-    p = abs_rsqrt_params("RSQRT", i, o)
-    check_left_shift(node, p["shift"] - _RSQRT_SHIFT, "input / output scale")
-    data.params = p
-    _set_table(data, dt, lambda v: rsqrt_quantized(v, p, dt))
+    def prepare(ctx, node):
+        data: UnaryData = node.user_data
+        i, o = _in_out(ctx, node)
+        dt = np.dtype(i.dtype)
+        if dt == F32:
+            data.kind, data.fn = "float", FLOAT_FUNCTIONS[op]
+            return
+        if dt not in (I8, I16):
+            raise kernel_error(node, f"input {tensor_desc(i)}: Current data type {type_name(dt)} is not supported.")
+        if dt == I16 and not is_quantized(i):
+            if op == "RSQRT":
+                raise kernel_error(node, f"input {tensor_desc(i)}: int16 RSQRT needs a quantized input (TFLM's "
+                                         "prepare leaves the output rescale unset for a plain int16 input and "
+                                         "reads it anyway)")
+            data.params = None
+            _set_table(data, dt, lambda v: np.abs(v))
+            return
+        _check_quantized_offsets(node, i, o, dt)
+        if op == "RSQRT":
+            check_quantized(node, i, "input")
+        check_quantized(node, o, "output")
+        p = abs_rsqrt_params(op, i, o)
+        check_left_shift(node, p["shift"] - (_RSQRT_SHIFT if op == "RSQRT" else 0), "input / output scale")
+        data.params = p
+        _set_table(data, dt, lambda v: quantized_fn(v, p, dt))
+    return prepare
 
 
 def check_rsqrt_input(node, x: np.ndarray, input_offset: int) -> None:
@@ -305,8 +296,8 @@ def _reg(name: str, prepare, struct_name=None, invoke=unary_invoke) -> Registrat
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("ABS", _reg("ABS", _prepare_abs, "OpDataAbsRsqrt"), 5),
-    ("RSQRT", _reg("RSQRT", _prepare_rsqrt, "OpDataAbsRsqrt", _invoke_rsqrt), 3),
+    ("ABS", _reg("ABS", _prepare_abs_rsqrt("ABS"), "OpDataAbsRsqrt"), 5),
+    ("RSQRT", _reg("RSQRT", _prepare_abs_rsqrt("RSQRT"), "OpDataAbsRsqrt", _invoke_rsqrt), 3),
     ("ELU", _reg("ELU", _prepare_elu, "OpDataElu"), 2),
     ("CEIL", _reg("CEIL", _float_only("CEIL", "ceil.cc", False)), 1),
     ("EXP", _reg("EXP", _float_only("EXP", "exp.cc", False)), 2),

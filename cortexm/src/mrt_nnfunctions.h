@@ -234,10 +234,12 @@ int32_t mrt_cast(const void *in, void *out, int32_t n, int32_t in_type, int32_t 
  * @param[out] out               int16 [n]
  * @param[in]  input_multiplier  LogisticPrepare / TanhPrepare's multiplier (<= 32767; 0 = power of two)
  * @param[in]  input_left_shift  its shift
+ * @param[in]  is_tanh           0: LOGISTIC, 1: TANH
+ * @param[in]  sigmoid_table_uint16  TFLM's 256-entry table (in flash)
  * @return 0
  */
 int32_t mrt_sigmoid_s16(const int16_t *in, int16_t *out, int32_t n, int32_t input_multiplier,
-                        int32_t input_left_shift, int32_t is_tanh);
+                        int32_t input_left_shift, int32_t is_tanh, const uint16_t *sigmoid_table_uint16);
 
 /* ============================================== QUANTIZE int8 <-> uint8 (mrt_quantize_u8.c) */
 
