@@ -24,9 +24,21 @@ from oracle_minimum import minimum_mismatches
 Ranges = dict[int, tuple[int, int]]
 
 MODELS: dict[str, Ranges] = {
-    # unary math (the models' second input feeds RSQRT: int16 values below the zero point 0 are
-    # negative reals, which TFLM refuses; unary_f32 / unary_int8 also hold LOG_SOFTMAX and
-    # L2_NORMALIZATION, another family's: tests/test_kernels_unary_math.py checks their unary ops)
+    # data movement
+    **{f"space_depth_{v}.tflite": {} for v in ("f32", "int8")},
+    **{f"mirror_pad_{v}.tflite": {} for v in ("f32", "int8")},
+    **{f"slicing_{v}.tflite": {} for v in ("f32", "int8", "int16x8", "int32", "int64", "bool")},
+    **{f"broadcast_{v}.tflite": {} for v in ("f32", "int8", "int16x8", "bool")},
+    **{f"broadcast_{v}.tflite": {1: (1, 1), 2: (1, 4)} for v in ("int32", "int64")},
+    **{f"gather_{v}.tflite": {1: (0, 3), 2: (0, 4), 3: (0, 1), 4: (0, 7)} for v in ("f32", "int8")},
+    **{f"embedding_hybrid{v}_dynamic_int8.tflite": {0: (0, 63)} for v in ("", "_per_row")},
+    "fill_zeros_int8.tflite": {},
+    # refuse_fill_dynamic_dims_f32 (after REDUCE_MAX) needs that operator's host kernel first
+    # unary math (ZEROS_LIKE in fill_zeros; the second input of unary_int16x8 feeds RSQRT, and
+    # int16 values below its zero point 0 are negative reals, which TFLM refuses; unary_f32 /
+    # unary_int8 also hold LOG_SOFTMAX and L2_NORMALIZATION, another family's:
+    # tests/test_kernels_unary_math.py checks their unary ops meanwhile)
+    **{f"fill_zeros_{v}.tflite": {} for v in ("f32", "int32", "int64")},
     "unary_int16x8.tflite": {1: (0, 32767)},
 }
 
@@ -108,7 +120,13 @@ def test_arena_equals_oracle(name, oracle):
         (theirs["head"], theirs["tail"], theirs["total"]), f"{name}: ours vs oracle"
 
 
-MINIMUM_ABOVE_TFLMS: set[str] = set()
+# micro_rt's minimum is TFLM's plus 32 bytes: TFLM checks EMBEDDING_LOOKUP's persistent op data
+# (allocated in Prepare after its temporary tensors) against the head only, so it may overlap
+# the unread top of the table's temporary quantization (64 per-row zero points). Checked: with
+# the arena model's list of kernels that allocate after their temps (kernel_temps
+# PERSISTENT_AFTER_TEMPS, on another branch of issue 12) holding EMBEDDING_LOOKUP, the minimum
+# is TFLM's. Strict, so this fails once the minimum is right.
+MINIMUM_ABOVE_TFLMS = {"embedding_hybrid_per_row_dynamic_int8.tflite"}
 
 
 def _minimum_mismatches(names) -> list[str]:
@@ -124,6 +142,12 @@ def _minimum_mismatches(names) -> list[str]:
 
 def test_minimum_is_tflite_micros(oracle):
     assert _minimum_mismatches(sorted(set(MODELS) - MINIMUM_ABOVE_TFLMS)) == []
+
+
+@pytest.mark.xfail(strict=True, reason="persistent op data over the temps: see MINIMUM_ABOVE_TFLMS")
+@pytest.mark.parametrize("name", sorted(MINIMUM_ABOVE_TFLMS))
+def test_minimum_above_tflite_micros(name, oracle):
+    assert _minimum_mismatches([name]) == []
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
