@@ -191,3 +191,17 @@ def test_converter_models_unary_ops_match_tflm(variant, oracle):
     checked = assert_ops_match_oracle(oracle, data, range(20))
     ours = {"f32": set(FLOAT_OPS), "int8": {"ABS", "RSQRT"}}[variant]
     assert ours <= set(checked), sorted(ours - set(checked))
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "normal"])
+def test_random_inputs_respect_rsqrts_domain(distribution):
+    """run / fit / profile feed seeded inputs: one that a quantized RSQRT reads directly is drawn
+    at or above its zero point (below it TFLM fails the invoke), the others over their range."""
+    from micro_rt.inputs import random_inputs
+    it = Interpreter.from_bytes((PROJECT_MODELS / "ops" / "unary_int16x8.tflite").read_bytes())
+    for seed in range(5):
+        x, p = random_inputs(it, seed, distribution)
+        assert p.min() >= 0 and p.max() > 1000 and x.min() < 0
+        it.set_input(x, 0)
+        it.set_input(p, 1)
+        it.invoke()
