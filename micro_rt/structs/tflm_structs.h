@@ -609,7 +609,6 @@ typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashta
     X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                 \
     X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                         \
     X(OpDataDiv) X(OpDataSquaredDifference) X(OpDataAddN) X(PreluParams) X(OpDataComparison)  \
-    X(OpDataSelect)
-    X(OpDataAbsRsqrt) X(OpDataElu)
+    X(OpDataSelect) X(OpDataAbsRsqrt) X(OpDataElu)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
