@@ -27,6 +27,7 @@ def _c_float_function(name: str) -> Optional[Callable[[float], float]]:
 _EXPF = _c_float_function("expf")
 _TANHF = _c_float_function("tanhf")
 _TANHF_UFUNC = None if _TANHF is None else np.frompyfunc(_TANHF, 1, 1)
+_LOGF = _c_float_function("logf")
 
 
 def expf(x: np.ndarray) -> np.ndarray:
@@ -55,3 +56,13 @@ def tanhf(x: np.ndarray) -> np.ndarray:
     if _TANHF_UFUNC is None:  # pragma: no cover - no C math library reachable
         return np.tanh(x.astype(np.float64)).astype(np.float32)
     return np.asarray(_TANHF_UFUNC(x), dtype=np.float32).reshape(x.shape)
+
+
+def logf(x: np.ndarray) -> np.ndarray:
+    """The C library's logf, element-wise (one C call per element: glibc's logf is not
+    correctly rounded, so float64 log rounded to float32 can differ in the last bit)."""
+    x = np.asarray(x, np.float32)
+    if _LOGF is None:  # pragma: no cover - no C math library reachable
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x.astype(np.float64)).astype(np.float32)
+    return np.array([_LOGF(float(v)) for v in x.ravel()], np.float32).reshape(x.shape)

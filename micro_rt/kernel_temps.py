@@ -61,6 +61,9 @@ REFERENCE: dict[str, Rule] = {
     "SVDF": "i0 i1 i2 i3 i4 o0",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "i* o0",              # LstmTensors: all 24 inputs
     "MAXIMUM": "", "MINIMUM": "", "PACK": "", "SHAPE": "",
+    "ARG_MAX": "", "ARG_MIN": "",                         # no prepare
+    "CUMSUM": "i0 i1 o0", "LOG_SOFTMAX": "i0 o0", "L2_NORMALIZATION": "i0 o0",
+    "L2_POOL_2D": "o0 i0",
 }
 
 # The CMSIS-NN glue's Prepare where it reads differently from the reference kernel.

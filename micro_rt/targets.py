@@ -68,6 +68,9 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataConcatenation": (80, 24, 16, 16),
     "OpDataSvdf": (36, 36, 16, 16),
     "OpDataLSTM": (688, 688, 16, 16),
+    "OpDataCumsum": (36, 36, 16, 16),               # int8 only, allocated in prepare
+    "LogSoftmaxOpData": (40, 28, 16, 16),           # int8 only, allocated in prepare
+    "L2NormalizationParams": (4, 4, 16, 16),
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}
