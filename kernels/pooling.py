@@ -25,6 +25,9 @@ from .padding import check_geometry, compute_padding_height_width, int16_window,
 from .requant import clip
 
 
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
 @dataclass
 class OpDataPooling:
     kind: str = ""
@@ -76,6 +79,8 @@ def _prepare(ctx, node, is_max: bool, is_l2: bool = False) -> None:
     data.kind = it.name
     if it == np.float32:
         lo, hi = activation_range_float(act)
+        if is_l2:       # CalculateActivationRange<float>: finite bounds (no activation: +-FLT_MAX)
+            lo, hi = max(lo, -_FLT_MAX), min(hi, _FLT_MAX)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
     else:
         if act != "NONE":       # the fused activation's bounds divide by the output scale

@@ -75,6 +75,17 @@ CMSIS_NN: dict[str, Rule] = {
 }
 
 
+# Kernels whose Prepare allocates its persistent data (op data, tables, copied dims) only after
+# its last temporary tensor: TFLM checks a persistent allocation against the head alone, so
+# those bytes may overlap the temporary tensors and do not add to their peak.
+PERSISTENT_AFTER_TEMPS = frozenset({"CUMSUM", "LOG_SOFTMAX", "L2_POOL_2D", "SOFTMAX"})   # SOFTMAX: int16 LUTs
+
+
+def persistent_after_temps(op: OperatorInfo) -> bool:
+    """Whether op's Prepare allocates persistent memory only after its temporary tensors."""
+    return not op.is_custom and op.op_name in PERSISTENT_AFTER_TEMPS
+
+
 def prepare_accesses(op: OperatorInfo, tensors: Sequence[TensorInfo],
                      kernels: str = "reference") -> Optional[list[int]]:
     """The tensor indices op's Prepare makes temporary TfLiteTensors for, in call order;

@@ -34,6 +34,7 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "NodeAndRegistration": (64, 32, 8, 4),
     "TfLiteTensor": (64, 32, 8, 4),
     "TfLiteAffineQuantization": (24, 12, 8, 4),
+    "TfLiteQuantizationType": (4, 1, 4, 1),     # a C enum: 4 bytes, 1 with -fshort-enums
     "SubgraphAllocations": (24, 8, 8, 4),   # host64: the pip build has compression fields
     "ScratchBufferHandle": (8, 4, 8, 4),
     "ScratchBufferRequest": (16, 12, 8, 4),
