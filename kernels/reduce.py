@@ -275,6 +275,12 @@ def reduce_invoke(ctx, node) -> None:
     x = np.asarray(ctx.input(node, 0).data)
     out = ctx.output(node, 0)
     plan = _plan(ctx, node, data, x)
+    if plan.outer != out.data.size:     # a runtime axis (prepare checks constant ones)
+        raw_axis = data.axis if data.axis is not None else np.asarray(ctx.input(node, 1).data).ravel()
+        raise kernel_error(node, f"axis {[int(a) for a in raw_axis]} reduces input "
+                                 f"{tensor_name(ctx.input(node, 0))} {list(x.shape)} to {plan.outer} values, "
+                                 f"output {tensor_name(out)} {list(out.shape)} holds {out.data.size}: TFLM "
+                                 "would write past the output (undefined)")
     if data.op in ("MEAN", "SUM") and data.kind != "float32":
         res = np.zeros(plan.outer, np.int64) if plan.count == 0 or x.size == 0 else \
             _mean_or_sum_int(data, x, plan)
