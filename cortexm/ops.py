@@ -45,6 +45,9 @@ from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
                      run_softmax_f32, run_softmax_s8)
+from .ops_normalization import run_l2norm, run_log_softmax, run_softmax_s16
+from .ops_pooling_more import avgpool_s16_scratch, run_l2_pool_f32, run_pool_s16
+from .ops_reduce import run_arg_min_max, run_cumsum, run_reduce_f32, run_reduce_int
 
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
     from .machine import CallResult
@@ -112,6 +115,19 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("PAD", ANY): OpKernel(run_pad),
     ("PADV2", ANY): OpKernel(run_pad),
     ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
+    ("MEAN", INT16): OpKernel(run_reduce_int),
+    **{(op, t): OpKernel(run_reduce_int) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN") for t in (INT8, INT16)},
+    **{(op, FLOAT32): OpKernel(run_reduce_f32) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN")},
+    ("REDUCE_ALL", ANY): OpKernel(run_reduce_int),
+    **{(op, t): OpKernel(run_arg_min_max) for op in ("ARG_MAX", "ARG_MIN") for t in (INT8, FLOAT32)},
+    **{("CUMSUM", t): OpKernel(run_cumsum) for t in (INT8, FLOAT32)},
+    ("LOG_SOFTMAX", INT8): OpKernel(run_log_softmax),
+    ("LOG_SOFTMAX", FLOAT32): OpKernel(run_log_softmax, libm=True),
+    **{("L2_NORMALIZATION", t): OpKernel(run_l2norm) for t in (INT8, FLOAT32)},
+    ("SOFTMAX", INT16): OpKernel(run_softmax_s16),
+    ("AVERAGE_POOL_2D", INT16): OpKernel(run_pool_s16, avgpool_s16_scratch),
+    ("MAX_POOL_2D", INT16): OpKernel(run_pool_s16),
+    ("L2_POOL_2D", FLOAT32): OpKernel(run_l2_pool_f32),
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

@@ -97,6 +97,9 @@ def _pool_geom(node, inp, out):
     return n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad
 
 
+pool_geometry = _pool_geom      # public: the int16 / L2 pooling runners (ops_pooling_more)
+
+
 def _per_channel(inp, flt, out, oc: int):
     """Per-output-channel multipliers and shifts, as int32 bytes."""
     mult, shift = populate_per_channel_multipliers(scale_of(inp), np.asarray(flt.scales, np.float32),

@@ -169,18 +169,28 @@ def log_softmax_prepare(ctx, node) -> None:
                                  f"{scale_of(out)!r} and {zero_point_of(out)} (output->params.scale == "
                                  "kOutputScale was not true)")
     in_scale = float(np.float32(scale_of(inp)))
-    try:
-        mult, left_shift = preprocess_softmax_scaling(1.0, in_scale, _SCALED_DIFF_INTEGER_BITS)
-    except ValueError:
-        mult, left_shift = 0, 0
-    if mult == 0 or left_shift < 1:
+    scaling = log_softmax_scaling(in_scale)
+    if scaling is None:
         raise kernel_error(node, f"input {tensor_name(inp)} scale {in_scale!r} is too small for TFLM's "
                                  "PreprocessLogSoftmaxScalingExp (the input multiplier must exceed 2: "
                                  "TFLITE_CHECK_GT(double_multiplier, 1.) and 1 << (31 - left_shift))")
-    data.input_multiplier, data.input_left_shift = mult, left_shift
+    (data.input_multiplier, data.input_left_shift, data.reverse_scaling_divisor,
+     data.reverse_scaling_right_shift, data.diff_min) = scaling
+
+
+def log_softmax_scaling(in_scale: float):
+    """The int8 LogSoftmaxOpData of an input scale (float32 value): (input multiplier, left
+    shift, reverse scaling divisor, its right shift, diff_min), None when TFLM's
+    PreprocessLogSoftmaxScalingExp check fails (the C kernel's glue packs the same)."""
+    try:
+        mult, left_shift = preprocess_softmax_scaling(1.0, in_scale, _SCALED_DIFF_INTEGER_BITS)
+    except ValueError:
+        return None
+    if mult == 0 or left_shift < 1:
+        return None
     divisor, reverse_left_shift = quantize_multiplier_smaller_than_one_exp((1 << (31 - left_shift)) / mult)
-    data.reverse_scaling_divisor, data.reverse_scaling_right_shift = divisor, -reverse_left_shift
-    data.diff_min = -calculate_input_radius(_SCALED_DIFF_INTEGER_BITS, left_shift)
+    return (mult, left_shift, divisor, -reverse_left_shift,
+            -calculate_input_radius(_SCALED_DIFF_INTEGER_BITS, left_shift))
 
 
 def log_softmax_f32(x2: np.ndarray) -> np.ndarray:

@@ -86,7 +86,7 @@ def _prepare_common(ctx, node, data: OpDataReduce):
     data.keep_dims = bool(node.options.get("keep_dims", False))
     if axis.is_constant and axis.data is not None:
         data.axis = np.asarray(axis.data, dtype=np.int64).ravel().copy()
-        _check_output_size(node, inp, out, _resolve(node, data.axis, len(inp.shape)))
+        _check_output_size(node, inp, out, resolve_axes(node, data.axis, len(inp.shape)))
     return inp, axis, out
 
 
@@ -167,7 +167,7 @@ def all_prepare(ctx, node) -> None:
 
 # --------------------------------------------------------------------------- axes and rows
 
-def _resolve(node, axis: np.ndarray, ndim: int) -> list[int]:
+def resolve_axes(node, axis: np.ndarray, ndim: int) -> list[int]:
     """ResolveAxis: normalise negatives, drop duplicates, keep first-seen order; a scalar
     input reduces over nothing."""
     res: list[int] = []
@@ -196,7 +196,7 @@ def _plan(ctx, node, data: OpDataReduce, x: np.ndarray) -> ReducePlan:
     cached = data.plan
     if cached is not None and cached[0] == x.shape and np.array_equal(cached[1], raw):
         return cached[2]
-    plan = reduce_plan(x.shape, _resolve(node, raw, x.ndim))
+    plan = reduce_plan(x.shape, resolve_axes(node, raw, x.ndim))
     data.plan = (x.shape, raw.copy(), plan)
     data.fast = None
     return plan
