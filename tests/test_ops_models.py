@@ -57,10 +57,15 @@ def test_ops_model_arena_is_oracles(name, oracle):
 @pytest.mark.parametrize("name", OPS_MODELS)
 def test_ops_model_whole_on_mcu(name, core):
     firmware_elf(core)
+    _assert_mcu_equals_host(_path(name).read_bytes(), name, core)
+
+
+def _assert_mcu_equals_host(data: bytes, name: str, core: str) -> None:
+    """Every operator runs in a C kernel (CMSIS-NN flavour) and the outputs equal the host's
+    (float32 libm ops within LIBM_ULP), on three seeds."""
     from micro_rt import Interpreter
     from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS
     from micro_rt.inputs import random_inputs
-    data = _path(name).read_bytes()
     host = Interpreter.from_bytes(data, target=core)
     emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
     approx = any(op.op_name in TRANSCENDENTAL_F32_OPS for op in host.model.main.operators)
@@ -78,3 +83,53 @@ def test_ops_model_whole_on_mcu(name, core):
                 assert_close_ulp([h], [m], f"{name} output {k}", LIBM_ULP)
             else:
                 assert_same([h], [m], f"{name} output {k}")
+
+
+# --------------------------------------------------------------------------- builder-made single ops
+# The types the converter models above do not hold (int16 pooling and SOFTMAX, int16 MEAN, int8
+# CUMSUM, LOG_SOFTMAX, L2_NORMALIZATION, L2_POOL_2D), each alone in a builder-made model run whole
+# on the virtual MCU through the Interpreter (plan, CMSIS-NN scratch, arena addresses).
+
+def _single_op_models() -> dict:
+    from kernel_cases import f32, i32, q8, q16, single_op
+    pool = {"padding": "SAME", "stride_h": 2, "stride_w": 2, "filter_height": 3, "filter_width": 2,
+            "fused_activation_function": "RELU"}
+    axes = i32((2,), data=np.array([1, 2], np.int32))
+    return {
+        "avgpool_int16": single_op("AVERAGE_POOL_2D", [q16((1, 9, 8, 5), 0.002)], q16((1, 5, 4, 5), 0.002), pool),
+        "maxpool_int16": single_op("MAX_POOL_2D", [q16((1, 9, 8, 5), 0.002)], q16((1, 5, 4, 5), 0.002), pool),
+        "l2pool_f32": single_op("L2_POOL_2D", [f32((1, 9, 8, 5))], f32((1, 5, 4, 5)), pool),
+        "softmax_int16": single_op("SOFTMAX", [q16((2, 40), 0.001)], q16((2, 40), 1 / 32768), {"beta": 1.0}),
+        "mean_int16": single_op("MEAN", [q16((1, 6, 5, 8), 0.002), axes], q16((1, 8), 0.001), {"keep_dims": False}),
+        "cumsum_int8": single_op("CUMSUM", [q8((2, 6, 4), 0.05, 3), i32((), data=np.array(1, np.int32))],
+                                 q8((2, 6, 4), 0.4, -2), {"exclusive": False, "reverse": True}),
+        "log_softmax_int8": single_op("LOG_SOFTMAX", [q8((3, 30), 0.1, 3)], q8((3, 30), 16 / 256, 127)),
+        "log_softmax_f32": single_op("LOG_SOFTMAX", [f32((3, 30))], f32((3, 30))),
+        "l2norm_int8": single_op("L2_NORMALIZATION", [q8((3, 30), 0.1, 3)], q8((3, 30), 1 / 128, 0),
+                                 {"fused_activation_function": "NONE"}),
+        "l2norm_f32": single_op("L2_NORMALIZATION", [f32((3, 30))], f32((3, 30)),
+                                {"fused_activation_function": "NONE"}),
+    }
+
+
+SINGLE_OPS = ["avgpool_int16", "maxpool_int16", "l2pool_f32", "softmax_int16", "mean_int16", "cumsum_int8",
+              "log_softmax_int8", "log_softmax_f32", "l2norm_int8", "l2norm_f32"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("name", SINGLE_OPS)
+def test_single_op_whole_on_mcu(name, core):
+    firmware_elf(core)
+    _assert_mcu_equals_host(_single_op_models()[name], name, core)
+
+
+def test_int16_avgpool_scratch_in_cmsis_nn_plan():
+    """TFLM's CMSIS-NN AveragePrepare asks for arm_avgpool_s16_get_buffer_size bytes (one int32 per
+    channel on the DSP cores, none on the M0+); the reference kernels ask for none."""
+    from micro_rt import Interpreter
+    data = _single_op_models()["avgpool_int16"]
+    sizes = {(core, kernels): Interpreter.from_bytes(data, target=core, kernels=kernels, plan_only=True).plan.total_bytes
+             for core in ("cortex-m0plus", "cortex-m4") for kernels in ("reference", "cmsis-nn")}
+    assert sizes[("cortex-m4", "cmsis-nn")] - sizes[("cortex-m4", "reference")] >= 5 * 4
+    assert sizes[("cortex-m0plus", "cmsis-nn")] - sizes[("cortex-m0plus", "reference")] < 5 * 4
