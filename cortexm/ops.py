@@ -25,7 +25,9 @@ zero_points, quantized_dimension, is_constant, data for constants); `arena_offse
 node's scratch buffer (None when the kernel needs none).
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
-ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement); ops_context
+ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_reduce (SUM,
+REDUCE_*, int16 MEAN, ARG_*, CUMSUM), ops_normalization (LOG_SOFTMAX, L2_NORMALIZATION, int16
+SOFTMAX), ops_pooling_more (int16 pooling, L2_POOL_2D); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
 runner and adding its line there.
@@ -64,7 +66,7 @@ class OpKernel:
     """How an operator runs on the virtual MCU for one input type: the runner that describes
     its kernel calls and, when the kernel needs scratch memory, the mirror of its
     *_get_buffer_size (what the planner reserves in the arena). `libm`: its float32 results
-    come from newlib's expf / tanhf, within a few ulp of the host's glibc, not bit-equal (every
+    come from newlib's expf / tanhf / logf, within a few ulp of the host's glibc, not bit-equal (every
     other float32 kernel is bit-exact with its twin)."""
     runner: Runner
     scratch: Optional[ScratchSize] = None
