@@ -9,21 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vmcu_cases import CORES_FAST, CORES_FLOAT, T, assert_same, rand_f32, run_both, ulp_diff
+from vmcu_cases import CORES_FAST, CORES_FLOAT, T, assert_close_ulp_or_abs, assert_same, rand_f32, run_both
 
 # LOG_SOFTMAX float32 = (x - max) - logf(sum of expf): the sum is within a few ulp of the host's,
 # so logf(sum) is within a few ulp(1.0) absolutely (sum >= 1), however small log(sum) is.
-# Bound: 4 ulp of the output or 4 ulp of 1.0, whichever is larger (measured: 2 ulp of 1.0).
+# Bound: 4 ulp of the output or 4 ulp of 1.0, whichever is larger (measured over 480 rows of
+# 1-200 elements, scales 0.03-30, M0+ and M4: at most 2).
 LOG_SOFTMAX_ULP = 4
-
-
-def _assert_log_softmax_close(h: np.ndarray, m: np.ndarray, what: str) -> None:
-    h, m = h.reshape(-1), m.reshape(-1)
-    ulps = ulp_diff(h, m)
-    absolute = np.abs(h.astype(np.float64) - m.astype(np.float64))
-    ok = (ulps <= LOG_SOFTMAX_ULP) | (absolute <= LOG_SOFTMAX_ULP * float(np.spacing(np.float32(1.0))))
-    ok |= np.isnan(h) & np.isnan(m)
-    assert ok.all(), f"{what}: {int((~ok).sum())} of {h.size} outside the bound, first host {h[~ok][:3]} mcu {m[~ok][:3]}"
 
 
 SHAPES = [(3, 9), (1, 1), (2, 3, 40), (4, 130)]
@@ -48,7 +40,7 @@ def test_log_softmax_f32(core):
         for scale in (0.5, 3.0, 30.0):
             x, y = T(0, shape, np.float32), T(1, shape, np.float32)
             h, m, _ = run_both(core, "LOG_SOFTMAX", {}, [x], [y], {0: rand_f32(rng, shape, scale)})
-            _assert_log_softmax_close(h[0], m[0], f"log_softmax f32 {shape} {scale}")
+            assert_close_ulp_or_abs(h, m, f"log_softmax f32 {shape} {scale}", LOG_SOFTMAX_ULP)
 
 
 @pytest.mark.parametrize("core", CORES_FAST)

@@ -359,3 +359,16 @@ def q16_tensor(rng, idx, shape, zp=0):
 
 def rand_i16(rng, shape):
     return rng.integers(-32768, 32768, size=shape).astype(np.int16)
+
+
+def assert_close_ulp_or_abs(host, mcu, what="", max_ulp=4):
+    """Each pair within `max_ulp` ulp of the host's value or `max_ulp` ulp of 1.0 absolutely (a
+    libm result such as log(sum) near 0: its absolute error follows the sum's, not its own
+    size); NaN matches NaN."""
+    for h, m in zip(host, mcu):
+        h, m = np.asarray(h, np.float32).reshape(-1), np.asarray(m, np.float32).reshape(-1)
+        absolute = np.abs(h.astype(np.float64) - m.astype(np.float64))
+        ok = (ulp_diff(h, m) <= max_ulp) | (absolute <= max_ulp * float(np.spacing(np.float32(1.0))))
+        ok |= np.isnan(h) & np.isnan(m)
+        assert ok.all(), (f"{what}: {int((~ok).sum())} of {h.size} outside {max_ulp} ulp, first host "
+                          f"{h[~ok][:3]} mcu {m[~ok][:3]}")
