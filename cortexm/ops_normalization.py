@@ -42,7 +42,7 @@ def run_l2norm(c: CallContext) -> list[KernelCall]:
 
 
 def run_softmax_s16(c: CallContext) -> list[KernelCall]:
-    """arm_softmax_s16 with TFLM's two tables in flash (TFLM keeps them in the arena's tail)."""
+    """arm_softmax_s16 with TFLM's two tables."""
     inp, out = c.t(0), c.out()
     if np.dtype(out.dtype) != np.int16:
         raise UnsupportedOnMcu("SOFTMAX int16 to a non-int16 output")
@@ -50,6 +50,7 @@ def run_softmax_s16(c: CallContext) -> list[KernelCall]:
     beta = float(np.float32(c.node.options.get("beta", 1.0)))
     mult, shift = node_params(c.node, "softmax_s16", lambda: int16_softmax_multiplier(scale_of(inp), beta))
     exp_lut, one_lut = node_params(c.node, "softmax_s16_luts", int16_softmax_luts)
-    luts = c.args(uwords(c.const("exp_lut", lambda: exp_lut.astype("<i2").tobytes()),
-                         c.const("one_lut", lambda: one_lut.astype("<i2").tobytes())))
+    # TFLM keeps the tables in the arena's persistent tail (SRAM): here in the SRAM ARGS area
+    # (2 x 1026 bytes), so their loads cost SRAM, not flash, cycles.
+    luts = c.args(uwords(c.args(exp_lut.astype("<i2").tobytes()), c.args(one_lut.astype("<i2").tobytes())))
     return [c.call("arm_softmax_s16", c.in_addr(0), rows, depth, mult, shift, luts, c.out_addr())]
