@@ -107,20 +107,22 @@ arm_cmsis_nn_status arm_avgpool_s16(const cmsis_nn_context *ctx, const cmsis_nn_
     return ARM_CMSIS_NN_SUCCESS;
 }
 
+/* Two int16 halves packed back into a word (CMSIS-NN's union arm_nnword, in registers). */
+static inline int32_t pack_s16x2(int32_t lo, int32_t hi)
+{
+    return (int32_t)(((uint32_t)lo & 0xFFFFu) | ((uint32_t)hi << 16));
+}
+
 /* dst[c] = max(dst[c], src[c]), two channels per 32-bit word, then the odd one. */
 static void max_into_s16(int16_t *dst, const int16_t *src, int32_t length)
 {
     for (int32_t k = 0; k < length >> 1; ++k) {
-        int16_t ref[2], cmp[2];
-        int32_t w = mrt_read_s16x2(dst);
-        __builtin_memcpy(ref, &w, 4);
-        w = mrt_read_s16x2(src);
-        __builtin_memcpy(cmp, &w, 4);
+        const int32_t ref = mrt_read_s16x2(dst);
+        const int32_t cmp = mrt_read_s16x2(src);
         src += 2;
-        ref[0] = cmp[0] > ref[0] ? cmp[0] : ref[0];
-        ref[1] = cmp[1] > ref[1] ? cmp[1] : ref[1];
-        __builtin_memcpy(&w, ref, 4);
-        mrt_write_s16x2(dst, w);
+        const int32_t lo = MRT_MAX((int16_t)cmp, (int16_t)ref);
+        const int32_t hi = MRT_MAX(cmp >> 16, ref >> 16);
+        mrt_write_s16x2(dst, pack_s16x2(lo, hi));
         dst += 2;
     }
     if (length & 1) {
@@ -129,20 +131,15 @@ static void max_into_s16(int16_t *dst, const int16_t *src, int32_t length)
 }
 
 /* Every value clamped to [lo, hi], two per word. */
-static void clamp_s16(int16_t *p, int32_t length, int16_t lo, int16_t hi)
+static void clamp_s16(int16_t *p, int32_t length, int32_t lo, int32_t hi)
 {
     for (int32_t k = 0; k < length >> 1; ++k) {
-        int16_t v[2];
-        int32_t w = mrt_read_s16x2(p);
-        __builtin_memcpy(v, &w, 4);
-        v[0] = MRT_MIN(MRT_MAX(v[0], lo), hi);
-        v[1] = MRT_MIN(MRT_MAX(v[1], lo), hi);
-        __builtin_memcpy(&w, v, 4);
-        mrt_write_s16x2(p, w);
+        const int32_t w = mrt_read_s16x2(p);
+        mrt_write_s16x2(p, pack_s16x2(mrt_clamp((int16_t)w, lo, hi), mrt_clamp(w >> 16, lo, hi)));
         p += 2;
     }
     if (length & 1) {
-        *p = MRT_MIN(MRT_MAX(*p, lo), hi);
+        *p = (int16_t)mrt_clamp(*p, lo, hi);
     }
 }
 
@@ -152,7 +149,7 @@ arm_cmsis_nn_status arm_max_pool_s16(const cmsis_nn_context *ctx, const cmsis_nn
 {
     (void)ctx;
     const int32_t ch = input_dims->c;
-    const int16_t lo = (int16_t)pool_params->activation.min, hi = (int16_t)pool_params->activation.max;
+    const int32_t lo = (int16_t)pool_params->activation.min, hi = (int16_t)pool_params->activation.max;
     for (int32_t b = 0; b < input_dims->n; ++b) {
         const int16_t *in_b = src + b * input_dims->h * input_dims->w * ch;
         int16_t *dst_b = dst;
