@@ -45,10 +45,10 @@ from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_st
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
-                     run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
+                     run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
                      run_softmax_f32, run_softmax_s8)
 from .ops_normalization import run_l2norm, run_log_softmax, run_softmax_s16
-from .ops_pooling_more import avgpool_s16_scratch, run_l2_pool_f32, run_pool_s16
+from .ops_pooling_more import run_l2_pool_f32
 from .ops_reduce import run_arg_min_max, run_cumsum, run_reduce_f32, run_reduce_int
 
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
@@ -93,9 +93,9 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("FULLY_CONNECTED", INT8): OpKernel(run_fully_connected_s8),
     ("FULLY_CONNECTED", FLOAT32): OpKernel(run_fully_connected_f32),
     ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16, kind="fc")),
-    ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_s8, avgpool_s8_scratch),
+    ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_int, avgpool_s8_scratch),
     ("AVERAGE_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
-    ("MAX_POOL_2D", INT8): OpKernel(run_pool_s8),
+    ("MAX_POOL_2D", INT8): OpKernel(run_pool_int),
     ("MAX_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
     ("SOFTMAX", INT8): OpKernel(run_softmax_s8),
     ("SOFTMAX", FLOAT32): OpKernel(run_softmax_f32, libm=True),
@@ -127,8 +127,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("LOG_SOFTMAX", FLOAT32): OpKernel(run_log_softmax, libm=True),
     **{("L2_NORMALIZATION", t): OpKernel(run_l2norm) for t in (INT8, FLOAT32)},
     ("SOFTMAX", INT16): OpKernel(run_softmax_s16),
-    ("AVERAGE_POOL_2D", INT16): OpKernel(run_pool_s16, avgpool_s16_scratch),
-    ("MAX_POOL_2D", INT16): OpKernel(run_pool_s16),
+    ("AVERAGE_POOL_2D", INT16): OpKernel(run_pool_int, avgpool_s8_scratch),     # = arm_avgpool_s16's size
+    ("MAX_POOL_2D", INT16): OpKernel(run_pool_int),
     ("L2_POOL_2D", FLOAT32): OpKernel(run_l2_pool_f32),
 }
 

@@ -56,10 +56,12 @@ def test_l2_pool_f32(core):
 def test_avgpool_s16_scratch_matches_c(core):
     """The planner's scratch for arm_avgpool_s16 is what the firmware's
     arm_avgpool_s16_get_buffer_size returns."""
-    from micro_rt.cortexm.ops_pooling_more import avgpool_s16_scratch
+    from micro_rt.cortexm import ops
+    from micro_rt.kernel_api import Node
     from vmcu_cases import shared_mcu
     mcu = shared_mcu(core)
     for ch in (1, 3, 16):
-        node = type("N", (), {"outputs": (1,)})()
-        tensors = {1: T(1, (1, 4, 4, ch), np.int16)}
-        assert avgpool_s16_scratch(node, tensors, core) == mcu.call("arm_avgpool_s16_get_buffer_size", 4, ch).return_value
+        node = Node(0, "AVERAGE_POOL_2D", 1, (0,), (1,), options={})
+        tensors = {0: T(0, (1, 8, 8, ch), np.int16), 1: T(1, (1, 4, 4, ch), np.int16)}
+        assert ops.scratch_bytes(mcu, core, node, tensors) == \
+            mcu.call("arm_avgpool_s16_get_buffer_size", 4, ch).return_value
