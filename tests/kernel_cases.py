@@ -356,3 +356,24 @@ def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, se
             what = f"seed set {k}" if k < seeds else f"edge set {k - seeds}"
             assert_bits_equal(ours.get_output(out), theirs.get_output(out), f"{what} output {out}")
     return len(sets)
+
+
+# --------------------------------------------------------------------------- arena against the oracle
+
+def assert_arena_matches_oracle(oracle, data: bytes, what: str = "") -> None:
+    """micro_rt's head, tail and total (host64, reference kernels) equal the oracle's printout."""
+    from micro_rt.arena import align_up
+    it = Interpreter.from_bytes(data, target="host64", kernels="reference", plan_only=True)
+    assert not it.unresolved, it.unresolved
+    plan = it.plan
+    theirs = oracle.allocations(data, align_up(max(plan.required_bytes * 2, 64 * 1024)))
+    assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == \
+        (theirs["head"], theirs["tail"], theirs["total"]), f"{what}: ours vs oracle"
+
+
+def assert_minimum_is_tflms(named: Sequence[tuple[str, bytes]]) -> None:
+    """The reported minimum arena of each model is TFLM's true minimum (oracle_minimum)."""
+    from oracle_minimum import minimum_mismatches
+    cases = [(name, data, Interpreter.from_bytes(data, target="host64", plan_only=True).arena_required_bytes())
+             for name, data in named]
+    assert minimum_mismatches(cases) == []

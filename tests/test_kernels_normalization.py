@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_cases import (assert_seeds_and_edges_match_oracle, f32, kernel_persistent, named_case_params, q8, q16,
-                          single_op)
+from kernel_cases import (assert_arena_matches_oracle, assert_minimum_is_tflms, assert_seeds_and_edges_match_oracle,
+                          f32, kernel_persistent, named_case_params, q8, q16, single_op)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError
-from oracle_minimum import minimum_mismatches
 
 LOG_OUT = (16 / 256, 127)
 
@@ -80,17 +79,13 @@ ARENA_CASES = CASES[::3] + [c for c in CASES if c[0].startswith(("LOG_SOFTMAX-in
 
 @pytest.mark.parametrize("name,data", named_case_params(ARENA_CASES))
 def test_head_and_tail_equal_tflm(name, data, oracle):
-    plan = Interpreter.from_bytes(data, target="host64", plan_only=True).plan
-    theirs = oracle.allocations(data, 1 << 16)
-    assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == (theirs["head"], theirs["tail"], theirs["total"])
+    assert_arena_matches_oracle(oracle, data, name)
 
 
 def test_minimum_arena_is_tflms(oracle):
     """LOG_SOFTMAX int8 and L2_POOL_2D allocate persistent data after their temporary tensors
     (which it may partly overwrite), the others before."""
-    cases = [(name, data, Interpreter.from_bytes(data, target="host64", plan_only=True).arena_required_bytes())
-             for name, data in ARENA_CASES]
-    assert minimum_mismatches(cases) == []
+    assert_minimum_is_tflms(ARENA_CASES)
 
 
 @pytest.mark.parametrize("target", ["host64", "cortex-m4"])

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import PROJECT_MODELS
-from oracle_minimum import minimum_mismatches
-from vmcu_cases import CORES_FAST, assert_close_ulp_or_abs, assert_same, firmware_elf
+from kernel_cases import assert_arena_matches_oracle, assert_minimum_is_tflms
+from vmcu_cases import CORES_FAST, assert_close_ulp_or_abs, assert_model_whole_on_mcu, firmware_elf
 
 OPS = PROJECT_MODELS / "ops"
 OPS_MODELS = [
@@ -41,15 +41,9 @@ def test_ops_model_matches_oracle(name, oracle):
 
 @pytest.mark.parametrize("name", OPS_MODELS)
 def test_ops_model_arena_is_oracles(name, oracle):
-    from micro_rt import Interpreter
-    from micro_rt.arena import align_up
     data = _path(name).read_bytes()
-    it = Interpreter.from_bytes(data, target="host64", kernels="reference", plan_only=True)
-    assert not it.unresolved, it.unresolved
-    plan = it.plan
-    theirs = oracle.allocations(data, align_up(max(plan.required_bytes * 2, 64 * 1024)))
-    assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == (theirs["head"], theirs["tail"], theirs["total"])
-    assert minimum_mismatches([(name, data, it.arena_required_bytes())]) == []
+    assert_arena_matches_oracle(oracle, data, name)
+    assert_minimum_is_tflms([(name, data)])
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -61,28 +55,8 @@ def test_ops_model_whole_on_mcu(name, core):
 
 
 def _assert_mcu_equals_host(data: bytes, name: str, core: str) -> None:
-    """Every operator runs in a C kernel (CMSIS-NN flavour) and the outputs equal the host's
-    (float32 libm ops within LIBM_ULP), on three seeds."""
-    from micro_rt import Interpreter
-    from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS
-    from micro_rt.inputs import random_inputs
-    host = Interpreter.from_bytes(data, target=core)
-    emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
-    approx = any(op.op_name in TRANSCENDENTAL_F32_OPS for op in host.model.main.operators)
-    for seed in range(3):
-        for i, x in enumerate(random_inputs(host, seed)):
-            host.set_input(x, i)
-            emu.set_input(x, i)
-        host.invoke()
-        emu.invoke()
-        off = [f"{r.index} {r.op}" for r in emu.last_run if not r.on_mcu]
-        assert not off, f"{name}: ran on the host: {off}"
-        for k in range(host.num_outputs):
-            h, m = host.get_output(k).reshape(-1), emu.get_output(k).reshape(-1)
-            if approx and h.dtype == np.float32:
-                assert_close_ulp_or_abs([h], [m], f"{name} output {k}", LIBM_ULP)
-            else:
-                assert_same([h], [m], f"{name} output {k}")
+    assert_model_whole_on_mcu(data, name, core, range(3),
+                              lambda h, m, what: assert_close_ulp_or_abs(h, m, what, LIBM_ULP))
 
 
 # --------------------------------------------------------------------------- builder-made single ops
