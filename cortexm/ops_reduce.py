@@ -63,7 +63,9 @@ def _int_params(c: CallContext) -> tuple:
     node, inp, out = c.node, c.t(0), c.out()
     walk = _walk(c)
     dt = np.dtype(inp.dtype)
-    if dt == np.bool_:
+    if node.op_name == "REDUCE_ALL":
+        if dt != np.bool_:
+            raise UnsupportedOnMcu(f"REDUCE_ALL of {dt.name} (bool only)")
         return walk, _OPS["REDUCE_ALL"], 1, 0, 0, 0, 0, 0, 1
     info = np.iinfo(dt)
     op = node.op_name
