@@ -40,6 +40,7 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "ScratchBufferRequest": (16, 12, 8, 4),
     "AllocationInfo": (32, 24, 8, 4),
     "GreedyPlannerPerBuffer": (40, 40, 4, 4),
+    "TfLiteIntArray": (4, 4, 4, 4),            # + 4 per dim: a kernel's copy of its output dims
     # allocator objects placed in the arena at start-up, with one SubgraphAllocations:
     # recording allocators (RecordingSingleArenaBufferAllocator + GreedyMemoryPlanner +
     # RecordingMicroAllocator + MicroBuiltinDataAllocator + SubgraphAllocations), which is what
@@ -69,6 +70,9 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataConcatenation": (80, 24, 16, 16),
     "OpDataSvdf": (36, 36, 16, 16),
     "OpDataLSTM": (688, 688, 16, 16),
+    "SpaceToBatchParams": (4, 4, 16, 16),
+    "OpDataMirrorPad": (20, 20, 16, 16),
+    "OpDataEmbeddingLookup": (16, 8, 16, 16),
     "OpDataCumsum": (36, 36, 16, 16),               # int8 only, allocated in prepare
     "LogSoftmaxOpData": (40, 28, 16, 16),           # int8 only, allocated in prepare
     "L2NormalizationParams": (4, 4, 16, 16),
