@@ -180,3 +180,15 @@ def test_refusals_name_the_problem(make, words):
     with pytest.raises(KernelError) as e:
         Interpreter.from_bytes(make())
     assert words in str(e.value)
+
+
+def test_converter_int64_arg_max_refused_as_tflm(oracle):
+    """tf.argmax's default int64 output (models/ops/refuse_arg_max_int64_f32.tflite): TFLM refuses
+    it at invoke, micro_rt when it loads the model, with TFLM's reason."""
+    from conftest import PROJECT_MODELS
+    from kernel_cases import oracle_load_and_run
+    data = (PROJECT_MODELS / "ops" / "refuse_arg_max_int64_f32.tflite").read_bytes()
+    with pytest.raises(KernelError, match=r"op 0 ARG_MAX: .*Only int32_t are supported currently, got INT64\."):
+        Interpreter.from_bytes(data)
+    with pytest.raises(RuntimeError):
+        oracle_load_and_run(oracle, data)
