@@ -48,14 +48,14 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
                             run_dynamic_update_slice, run_embedding_lookup, run_fill, run_gather, run_gather_nd,
                             run_mirror_pad, run_reverse, run_slice, run_space_to_batch, run_space_to_depth,
                             run_split)
-from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
-                              run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_quantize,
+                              run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
                      run_softmax_f32, run_softmax_s8)
 from .ops_normalization import run_l2norm, run_log_softmax, run_softmax_s16
 from .ops_pooling_more import run_l2_pool_f32
-from .ops_reduce import run_arg_min_max, run_cumsum, run_reduce_f32, run_reduce_int
+from .ops_reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, run_reduce_int
 
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
     from .machine import CallResult
@@ -113,8 +113,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     **{(op, INT16): OpKernel(run_unary_int) for op in _UNARY_I16},
     **{("QUANTIZE", t): OpKernel(run_quantize) for t in (INT8, INT16, FLOAT32)},
     **{("DEQUANTIZE", t): OpKernel(run_dequantize) for t in (INT8, INT16)},
-    ("MEAN", INT8): OpKernel(run_mean_s8),
-    ("MEAN", FLOAT32): OpKernel(run_mean_f32),
+    ("MEAN", INT8): OpKernel(run_mean),
+    ("MEAN", FLOAT32): OpKernel(run_mean),
     **{(op, ANY): OpKernel(run_reshape) for op in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")},
     ("SHAPE", ANY): OpKernel(run_shape),
     ("PACK", ANY): OpKernel(run_concatenation),

@@ -14,6 +14,7 @@ from micro_rt.kernels.reduce import folded_multiplier, resolve_axes
 from micro_rt.kernels.reduce_more import CUMSUM_LEFT_SHIFT, axis_split
 
 from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, node_params, uwords, words
+from .ops_elementwise import run_mean_f32, run_mean_s8
 
 _OPS = {"SUM": 0, "REDUCE_MAX": 1, "REDUCE_MIN": 2, "REDUCE_ALL": 3, "MEAN": 4}      # MRT_REDUCE_*
 _WALK_GROUPS = 3
@@ -91,6 +92,14 @@ def run_reduce_f32(c: CallContext) -> list[KernelCall]:
     walk = node_params(c.node, "reduce_f32", lambda: _walk(c))
     blob = uwords(c.in_addr(0), c.out_addr()) + words(*(v for part in walk for v in part), _OPS[c.node.op_name])
     return [c.call("mrt_reduce_f32", c.args(blob))]
+
+
+def run_mean(c: CallContext) -> list[KernelCall]:
+    """MEAN int8 / float32: mrt_mean_s8 / mrt_mean_f32 up to 4-D, the reduce walk above."""
+    is_f32 = np.dtype(c.t(0).dtype) == np.float32
+    if len(c.t(0).shape) <= 4:
+        return (run_mean_f32 if is_f32 else run_mean_s8)(c)
+    return (run_reduce_f32 if is_f32 else run_reduce_int)(c)
 
 
 def _axis_split(c: CallContext) -> tuple[int, int, int]:

@@ -63,6 +63,15 @@ def test_reduce_int(core, op, dtype):
             _reduce(core, op, dtype, rng, shape, axes, keep, same_quant=same, edges=edges)
 
 
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_mean_above_4d(core):
+    """MEAN int8 / float32 beyond mrt_mean_s8 / _f32's four dimensions take the reduce walk."""
+    rng = np.random.default_rng(45)
+    for dtype in (np.int8, np.float32):
+        for shape, axes, keep in [((2, 3, 4, 5, 2), [1, 3], False), ((2, 2, 3, 2, 2, 3), [0, 2, 5], True)]:
+            _reduce(core, "MEAN", dtype, rng, shape, axes, keep)
+
+
 @pytest.mark.parametrize("core", CORES_FLOAT)
 @pytest.mark.parametrize("op", ["SUM", "REDUCE_MAX", "REDUCE_MIN"])
 def test_reduce_f32(core, op):
