@@ -374,7 +374,9 @@ arm_cmsis_nn_status arm_max_pool_s16(const cmsis_nn_context *ctx, const cmsis_nn
  * TFLM's reference: per row, each x - max requantized by mult / shift, + 32767, saturated,
  * looked up in the exp table (513 entries, linear interpolation on the low 7 bits) and cached
  * in the output; the sum's reciprocal from the 1/(1+x) table; each cached exp times it, shifted
- * by 30 - clz(sum), then rounded by one more bit.
+ * by 30 - clz(sum), then rounded by one more bit. Where CMSIS-NN's int16 casts would wrap (a sum
+ * whose top bits leave the recentred mantissa at 32768; an output of 32768) TFLM's reference
+ * saturates, and so does this kernel (two compares; results otherwise identical).
  * @param[in]  input           int16 [num_rows, row_size]
  * @param[in]  num_rows        rows (product of all but the last dimension)
  * @param[in]  row_size        elements per row (last dimension)
