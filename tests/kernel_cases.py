@@ -377,3 +377,22 @@ def assert_minimum_is_tflms(named: Sequence[tuple[str, bytes]]) -> None:
     cases = [(name, data, Interpreter.from_bytes(data, target="host64", plan_only=True).arena_required_bytes())
              for name, data in named]
     assert minimum_mismatches(cases) == []
+
+
+# --------------------------------------------------------------------------- edge inputs
+
+def softmax_s16_wrap_edge_row(scale: float) -> np.ndarray:
+    """An int16 SOFTMAX row (input scale `scale`, beta 1) whose sum of exps is 2^18 - 1: eight
+    elements at the maximum and one whose exp makes up the rest. Its recentred mantissa is 32768,
+    where CMSIS-NN's int16 cast wraps and TFLM's reference saturates."""
+    from micro_rt.kernels.fixedpoint import multiply_by_quantized_multiplier
+    from micro_rt.kernels.softmax import int16_softmax_luts, int16_softmax_multiplier
+    exp_lut = int16_softmax_luts()[0].astype(np.int64)
+    mult, shift = int16_softmax_multiplier(scale, 1.0)
+    diffs = np.arange(-32767, 1, dtype=np.int64)
+    v = np.clip(multiply_by_quantized_multiplier(diffs, mult, shift) + 32767, -32768, 32767)
+    index, offset = 256 + (v >> 7), v & 0x7F
+    exps = exp_lut[index] + (((exp_lut[index + 1] - exp_lut[index]) * offset + 64) >> 7)
+    rest = (1 << 18) - 1 - 8 * int(exps[-1])
+    diff = int(diffs[np.flatnonzero(exps == rest)[0]])
+    return np.array([32767] * 8 + [32767 + diff], np.int16)

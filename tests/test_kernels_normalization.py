@@ -117,3 +117,16 @@ def test_refusals_name_the_problem(make, words):
     with pytest.raises(KernelError) as e:
         Interpreter.from_bytes(make())
     assert words in str(e.value)
+
+
+def test_int16_softmax_saturates_at_the_wrap_edge(oracle):
+    """A row whose sum of exps is 2^18 - 1 (recentred mantissa 32768): TFLM's reference saturates
+    it to 32767, where CMSIS-NN's int16 cast would wrap; micro_rt agrees with TFLM."""
+    from micro_rt.tools.oracle import invoke_both
+    from kernel_cases import softmax_s16_wrap_edge_row
+    row = softmax_s16_wrap_edge_row(0.001)[None]
+    data = softmax_model("int16", "int16", row.shape, 0.001)
+    ours = Interpreter.from_bytes(data)
+    theirs = oracle.interpreter(data, 1 << 16)
+    invoke_both(ours, theirs, [row])
+    assert ours.get_output(0).tobytes() == np.array(theirs.get_output(0)).tobytes()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kernel_cases import softmax_s16_wrap_edge_row
 from vmcu_cases import CORES_FAST, CORES_FLOAT, T, assert_close_ulp_or_abs, assert_same, rand_f32, run_both
 
 # LOG_SOFTMAX float32 = (x - max) - logf(sum of expf): the sum is within a few ulp of the host's,
@@ -76,3 +77,12 @@ def test_softmax_s16(core):
                          rng.integers(-40, 40, size=shape)):
                 h, m, _ = run_both(core, "SOFTMAX", {"beta": beta}, [x], [y], {0: data})
                 assert_same(h, m, f"softmax s16 {shape} {scale} {beta}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_softmax_s16_saturates_as_tflm(core):
+    row = softmax_s16_wrap_edge_row(0.001)
+    x = T(0, (1, row.size), np.int16, scales=[0.001], zero_points=[0])
+    y = T(1, (1, row.size), np.int16, scales=[1 / 32768], zero_points=[0])
+    h, m, _ = run_both(core, "SOFTMAX", {"beta": 1.0}, [x], [y], {0: row[None]})
+    assert_same(h, m, "softmax s16 at the wrap edge")
