@@ -265,15 +265,21 @@ def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, wh
     assert assert_matches_oracle_on(oracle, data, sets, what) >= seeds
 
 
-def assert_arena_matches_oracle(oracle, models: dict) -> None:
-    """For {name: model bytes}: head, tail and total as TFLM prints them, and TFLM's true minimum
-    (it allocates in micro_rt's reported size and fails 16 bytes below)."""
+def assert_arena_matches_oracle(oracle, models: dict, minimum: bool = True) -> None:
+    """For {name: model bytes}: head, tail and total (host64, reference kernels) as TFLM prints
+    them, and with `minimum` TFLM's true minimum (it allocates in micro_rt's reported size and
+    fails 16 bytes below)."""
+    from micro_rt.arena import align_up
     from oracle_minimum import minimum_mismatches
     for name, data in models.items():
-        plan = Interpreter.from_bytes(data, target="host64", plan_only=True).plan
-        theirs = oracle.allocations(data, 1 << 16)
+        it = Interpreter.from_bytes(data, target="host64", kernels="reference", plan_only=True)
+        assert not it.unresolved, it.unresolved
+        plan = it.plan
+        theirs = oracle.allocations(data, align_up(max(plan.required_bytes * 2, 64 * 1024)))
         assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == \
-            (theirs["head"], theirs["tail"], theirs["total"]), name
+            (theirs["head"], theirs["tail"], theirs["total"]), f"{name}: ours vs oracle"
+    if not minimum:
+        return
     assert minimum_mismatches([(name, data, Interpreter.from_bytes(data, target="host64").arena_required_bytes())
                                for name, data in models.items()]) == []
 
@@ -439,3 +445,32 @@ def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, se
             what = f"seed set {k}" if k < seeds else f"edge set {k - seeds}"
             assert_bits_equal(ours.get_output(out), theirs.get_output(out), f"{what} output {out}")
     return len(sets)
+
+
+# --------------------------------------------------------------------------- arena against the oracle
+
+def assert_minimum_is_tflms(named: Sequence[tuple[str, bytes]]) -> None:
+    """The reported minimum arena of each model is TFLM's true minimum (oracle_minimum)."""
+    from oracle_minimum import minimum_mismatches
+    cases = [(name, data, Interpreter.from_bytes(data, target="host64", plan_only=True).arena_required_bytes())
+             for name, data in named]
+    assert minimum_mismatches(cases) == []
+
+
+# --------------------------------------------------------------------------- edge inputs
+
+def softmax_s16_wrap_edge_row(scale: float) -> np.ndarray:
+    """An int16 SOFTMAX row (input scale `scale`, beta 1) whose sum of exps is 2^18 - 1: eight
+    elements at the maximum and one whose exp makes up the rest. Its recentred mantissa is 32768,
+    where CMSIS-NN's int16 cast wraps and TFLM's reference saturates."""
+    from micro_rt.kernels.fixedpoint import multiply_by_quantized_multiplier
+    from micro_rt.kernels.softmax import int16_softmax_luts, int16_softmax_multiplier
+    exp_lut = int16_softmax_luts()[0].astype(np.int64)
+    mult, shift = int16_softmax_multiplier(scale, 1.0)
+    diffs = np.arange(-32767, 1, dtype=np.int64)
+    v = np.clip(multiply_by_quantized_multiplier(diffs, mult, shift) + 32767, -32768, 32767)
+    index, offset = 256 + (v >> 7), v & 0x7F
+    exps = exp_lut[index] + (((exp_lut[index + 1] - exp_lut[index]) * offset + 64) >> 7)
+    rest = (1 << 18) - 1 - 8 * int(exps[-1])
+    diff = int(diffs[np.flatnonzero(exps == rest)[0]])
+    return np.array([32767] * 8 + [32767 + diff], np.int16)
