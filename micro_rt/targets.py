@@ -68,6 +68,15 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataConcatenation": (80, 24, 16, 16),
     "OpDataSvdf": (36, 36, 16, 16),
     "OpDataLSTM": (688, 688, 16, 16),
+    # TFLM's Signal library op data (signal/micro/kernels/*.cc); the kiss_fftr state is sized
+    # in micro_rt.kernels.signal_kissfft (it grows with the FFT length)
+    "TFLMSignalWindowParams": (8, 8, 16, 16),
+    "TFLMSignalEnergyParams": (8, 8, 16, 16),
+    "TfLiteAudioFrontendRfftParams": (48, 32, 16, 16),
+    "TFLMSignalFilterBankParams": (64, 36, 16, 16),
+    "TFLMSignalSpectralSubtractionParams": (56, 44, 16, 16),
+    "TfLitePcanParams": (4, 4, 16, 16),
+    "TFLMSignalLogParams": (8, 8, 16, 16),
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}
