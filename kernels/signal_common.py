@@ -12,7 +12,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ModelError
-from ..flexbuffer import read_options
 from .kernel_util import kernel_error, tensor_desc
 
 

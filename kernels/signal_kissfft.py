@@ -84,16 +84,19 @@ def _sub(a: tuple, b: tuple) -> tuple:
 
 @dataclass
 class KissFftr:
-    """The int16 real-FFT plan (kiss_fftr_alloc with inverse 0)."""
+    """The int16 real-FFT plan (kiss_fftr_alloc): forward (`__call__`, kiss_fftr) or, with
+    inverse=True, inverse (`inverse_real`, kiss_fftri; conjugate twiddles)."""
     nfft: int
+    inverse: bool = False
 
     def __post_init__(self) -> None:
         n = self.nfft // 2
         self.ncfft = n
         self.factors = _factor(n)
-        tw = [_cexp(-2 * math.pi * i / n) for i in range(n)]
+        sign = -1.0 if self.inverse else 1.0
+        tw = [_cexp(sign * (-2 * math.pi * i / n)) for i in range(n)]
         self.twiddles = (np.array([t[0] for t in tw], np.int64), np.array([t[1] for t in tw], np.int64))
-        sup = [_cexp(-math.pi * ((i + 1) / n + 0.5)) for i in range(n // 2)]
+        sup = [_cexp(sign * (-math.pi * ((i + 1) / n + 0.5))) for i in range(n // 2)]
         self.super_twiddles = (np.array([t[0] for t in sup], np.int64).reshape(-1),
                                np.array([t[1] for t in sup], np.int64).reshape(-1))
 
@@ -138,8 +141,12 @@ class KissFftr:
         s3, s4 = _add(s0, s2), _sub(s0, s2)
         f2 = _sub(f0, s3)
         f0 = _add(f0, s3)
-        f1 = (wrap(s5[0] + s4[1], 16), wrap(s5[1] - s4[0], 16))
-        f3 = (wrap(s5[0] - s4[1], 16), wrap(s5[1] + s4[0], 16))
+        if self.inverse:
+            f1 = (wrap(s5[0] - s4[1], 16), wrap(s5[1] + s4[0], 16))
+            f3 = (wrap(s5[0] + s4[1], 16), wrap(s5[1] - s4[0], 16))
+        else:
+            f1 = (wrap(s5[0] + s4[1], 16), wrap(s5[1] - s4[0], 16))
+            f3 = (wrap(s5[0] - s4[1], 16), wrap(s5[1] + s4[0], 16))
         return [f0, f1, f2, f3]
 
     def _bfly3(self, f: list, fstride: int, k: np.ndarray, m: int) -> list:
@@ -181,7 +188,7 @@ class KissFftr:
         return [out0, out1, out2, out3, out4]
 
     def __call__(self, frames: np.ndarray) -> np.ndarray:
-        """kiss_fftr over each row of int16 `frames` (B, nfft): (B, nfft/2 + 1, 2) int16."""
+        """kiss_fftr (a forward plan) over each row of int16 `frames` (B, nfft): (B, nfft/2 + 1, 2) int16."""
         x = np.asarray(frames, np.int64)
         batch, n = x.shape[0], self.ncfft
         tmp = self._work((x[:, 0::2], x[:, 1::2]), 1, 0)
@@ -201,3 +208,24 @@ class KissFftr:
             out_r[:, n - k] = wrap((f1k[0] - tw[0]) >> 1, 16)    # k == n/2 is written twice,
             out_i[:, n - k] = wrap((tw[1] - f1k[1]) >> 1, 16)    # this second write wins
         return np.stack([out_r, out_i], -1).astype(np.int16)
+
+    def inverse_real(self, spectra: np.ndarray) -> np.ndarray:
+        """kiss_fftri over each row of int16 `spectra` (B, nfft/2 + 1, 2): (B, nfft) int16."""
+        z = np.asarray(spectra, np.int64)
+        batch, n = z.shape[0], self.ncfft
+        re, im = z[..., 0], z[..., 1]
+        tmp_r = np.zeros((batch, n), np.int64)
+        tmp_i = np.zeros((batch, n), np.int64)
+        first = _fixdiv((wrap(re[:, 0] + re[:, n], 16), wrap(re[:, 0] - re[:, n], 16)), 2)
+        tmp_r[:, 0], tmp_i[:, 0] = first
+        k = np.arange(1, n // 2 + 1)
+        if k.size:
+            fk = _fixdiv((re[:, k], im[:, k]), 2)
+            fnkc = _fixdiv((re[:, n - k], wrap(-im[:, n - k], 16)), 2)
+            fek, diff = _add(fk, fnkc), _sub(fk, fnkc)
+            fok = _cmul(diff, (self.super_twiddles[0][k - 1], self.super_twiddles[1][k - 1]))
+            tmp_r[:, k], tmp_i[:, k] = _add(fek, fok)
+            low = _sub(fek, fok)                   # k == n/2: this second write wins
+            tmp_r[:, n - k], tmp_i[:, n - k] = low[0], wrap(-low[1], 16)
+        out = self._work((tmp_r, tmp_i), 1, 0)
+        return np.stack(out, -1).reshape(batch, 2 * n).astype(np.int16)

@@ -1,13 +1,13 @@
 """TFLM's Signal front-end operators up to the power spectrum: SignalWindow,
-SignalFftAutoScale, SignalRfft (int16), SignalEnergy. Custom operators, registered under
+SignalFftAutoScale, SignalRfft and SignalIrfft (int16), SignalEnergy. Custom operators, registered under
 these names as TFLM's resolver does; options come from the flexbuffer map.
 
-Read from tensorflow/tflite-micro signal/micro/kernels/{window,fft_auto_scale_*,rfft,energy}.cc
-and signal/src (ApplyWindow, FftAutoScale/MaxAbs16, kiss_fftr, SpectrumToEnergy).
+Read from tensorflow/tflite-micro signal/micro/kernels/{window,fft_auto_scale_*,rfft,irfft,energy}.cc
+and signal/src (ApplyWindow, FftAutoScale/MaxAbs16, kiss_fftr/kiss_fftri, SpectrumToEnergy).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -101,25 +101,29 @@ class RfftParams:
     scratch_index: int = -1
 
 
-def _rfft_init(ctx, buffer) -> RfftParams:
-    options = read_options(buffer, "SignalRfft")
-    tensor_type = option_int(options, "T", "SignalRfft")
+def _fft_init(ctx, buffer, what: str, struct: str, inverse: bool) -> RfftParams:
+    """RfftInitAll / IrfftInitAll for T=int16: the params struct, then the KISS state."""
+    options = read_options(buffer, what)
+    tensor_type = option_int(options, "T", what)
     if tensor_type != TENSOR_TYPE_INT16:
         names = {TENSOR_TYPE_INT32: "INT32", TENSOR_TYPE_FLOAT32: "FLOAT32"}
-        raise KernelError(f"SignalRfft: T={names.get(tensor_type, tensor_type)} is not supported "
+        raise KernelError(f"{what}: T={names.get(tensor_type, tensor_type)} is not supported "
                           "by micro_rt (int16 only)")
-    fft_length = option_int(options, "fft_length", "SignalRfft")
+    fft_length = option_int(options, "fft_length", what)
     if fft_length < 2 or fft_length % 2 or fft_length > 1 << 16:
-        raise ModelError(f"SignalRfft: fft_length {fft_length} must be even, 2..65536 "
+        raise ModelError(f"{what}: fft_length {fft_length} must be even, 2..65536 "
                          "(kiss_fftr needs an even length)")
     radix = unsupported_factor(fft_length)
     if radix:
-        raise ModelError(f"SignalRfft: fft_length {fft_length} needs a radix-{radix} stage, which "
+        raise ModelError(f"{what}: fft_length {fft_length} needs a radix-{radix} stage, which "
                          "TFLM's KISS FFT build cannot run (it crashes): use a length whose half "
                          "has only the factors 2, 3 and 5")
-    allocate_op_data(ctx, "TfLiteAudioFrontendRfftParams",
-                     fftr_state_bytes(fft_length, ctx.target.pointer_size))
-    return RfftParams(fft_length, KissFftr(fft_length))
+    allocate_op_data(ctx, struct, fftr_state_bytes(fft_length, ctx.target.pointer_size))
+    return RfftParams(fft_length, KissFftr(fft_length, inverse))
+
+
+def _rfft_init(ctx, buffer) -> RfftParams:
+    return _fft_init(ctx, buffer, "SignalRfft", "TfLiteAudioFrontendRfftParams", inverse=False)
 
 
 def _rfft_prepare(ctx, node) -> None:
@@ -146,6 +150,32 @@ def _rfft_invoke(ctx, node) -> None:
     work = np.zeros((x.shape[0], params.fft_length), np.int16)
     work[:, :params.input_length] = x
     ctx.output(node, 0).data.reshape(x.shape[0], -1)[...] = params.plan(work).reshape(x.shape[0], -1)
+
+
+# ---- SignalIrfft ------------------------------------------------------------------------------
+def _irfft_init(ctx, buffer) -> RfftParams:
+    return _fft_init(ctx, buffer, "SignalIrfft", "TfLiteAudioFrontendIrfftParams", inverse=True)
+
+
+def _irfft_prepare(ctx, node) -> None:
+    (x,), (y,) = check_io(ctx, node, 1, 1)
+    if len(x.shape) != len(y.shape) or not x.shape:
+        raise kernel_error(node, f"input {tensor_desc(x)} and output {tensor_desc(y)} need the "
+                                 "same rank (at least 1)")
+    check_tensor(node, x, "input", np.int16)
+    check_tensor(node, y, "output", np.int16)
+    n = node.user_data.fft_length
+    frames = int(np.prod(x.shape[:-1]))
+    # kiss_fftri reads fft_length/2 + 1 complex values and writes fft_length samples per frame
+    if int(x.shape[-1]) != n + 2 or int(y.shape[-1]) != n or int(np.prod(y.shape[:-1])) != frames:
+        raise kernel_error(node, f"input {tensor_desc(x)} must hold {n + 2} values (fft_length/2 "
+                                 f"+ 1 complex) per frame and the output {tensor_desc(y)} {n}")
+
+
+def _irfft_invoke(ctx, node) -> None:
+    params = node.user_data
+    x = ctx.input(node, 0).data.reshape(-1, params.fft_length // 2 + 1, 2)
+    ctx.output(node, 0).data.reshape(x.shape[0], -1)[...] = params.plan.inverse_real(x)
 
 
 # ---- SignalEnergy -----------------------------------------------------------------------------
@@ -188,6 +218,8 @@ CUSTOMS = [
                                         name="SignalFftAutoScale"), 1),
     ("SignalRfft", Registration(init=_rfft_init, prepare=_rfft_prepare, invoke=_rfft_invoke,
                                 name="SignalRfft"), 1),
+    ("SignalIrfft", Registration(init=_irfft_init, prepare=_irfft_prepare, invoke=_irfft_invoke,
+                                 name="SignalIrfft"), 1),
     ("SignalEnergy", Registration(init=_energy_init, prepare=_energy_prepare,
                                   invoke=_energy_invoke, name="SignalEnergy"), 1),
 ]

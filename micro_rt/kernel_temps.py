@@ -79,6 +79,8 @@ SIGNAL: dict[str, Rule] = {
     "SignalEnergy": "i0 o0", "SignalFilterBank": "i0 i1 i2 i3 i4 i5 o0",
     "SignalFilterBankSquareRoot": "i0 i1 o0", "SignalFilterBankSpectralSubtraction": "i0 o0 o1",
     "SignalPCAN": "i0 i1 i2 o0", "SignalFilterBankLog": "i0 o0",
+    "SignalIrfft": "i0 o0", "SignalFramer": "i0 o0 o1", "SignalStacker": "i0 o0 o1",
+    "SignalDelay": "i0 o0", "SignalOverlapAdd": "i0 o0",
 }
 
 

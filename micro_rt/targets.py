@@ -77,6 +77,12 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "TFLMSignalSpectralSubtractionParams": (56, 44, 16, 16),
     "TfLitePcanParams": (4, 4, 16, 16),
     "TFLMSignalLogParams": (8, 8, 16, 16),
+    "TfLiteAudioFrontendIrfftParams": (32, 24, 16, 16),
+    "TFLMSignalFramerParams": (40, 28, 16, 16),
+    "TFLMSignalStackerParams": (56, 36, 16, 16),
+    "TFLMSignalFrontendDelayParams": (32, 20, 16, 16),
+    "TFLMSignalOverlapAddParams": (32, 24, 16, 16),
+    "CircularBuffer": (40, 24, 8, 4),          # at the start of each circular buffer's state
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}

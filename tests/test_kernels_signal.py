@@ -19,7 +19,8 @@ from micro_rt.kernels.signal_kissfft import KissFftr
 
 SIGNAL_OPS = ["SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalEnergy",
               "SignalFilterBank", "SignalFilterBankSquareRoot",
-              "SignalFilterBankSpectralSubtraction", "SignalFilterBankLog", "SignalPCAN"]
+              "SignalFilterBankSpectralSubtraction", "SignalFilterBankLog", "SignalPCAN",
+              "SignalIrfft", "SignalFramer", "SignalStacker", "SignalDelay", "SignalOverlapAdd"]
 
 
 # ---- flexbuffer options ---------------------------------------------------------------------
@@ -70,7 +71,10 @@ def stream_agrees(oracle, data: bytes, frames: Sequence[Sequence[np.ndarray]],
     """Feed the same frames to both, state carried (reset both at frame `reset_at`);
     every output equal, or its `compare` slice."""
     ours = Interpreter.from_bytes(data, target="host64")
-    theirs = oracle.interpreter(data, max(2 * ours.plan.required_bytes, 1 << 16))
+    arena = max(2 * ours.plan.required_bytes, 1 << 16)
+    printed = oracle.allocations(data, arena)
+    assert (ours.plan.head_bytes, ours.plan.tail_bytes) == (printed["head"], printed["tail"])
+    theirs = oracle.interpreter(data, arena)
     for n, inputs in enumerate(frames):
         if n == reset_at:
             ours.reset()
@@ -247,6 +251,85 @@ def test_kiss_fft_of_a_cosine_peaks_at_its_bin():
     assert int(np.argmax(power)) == 10
 
 
+@pytest.mark.parametrize("fft_length,shape", [(512, (514,)), (64, (2, 66)), (60, (62,)), (250, (252,))])
+def test_irfft_matches_oracle(oracle, fft_length, shape):
+    rng = np.random.default_rng(fft_length + 1)
+    out = shape[:-1] + (fft_length,)
+    data = single_op("SignalIrfft", [(shape, "INT16")], [(out, "INT16")],
+                     {"T": 7, "fft_length": fft_length})
+    stream_agrees(oracle, data, int16_frames(rng, shape, 8))
+
+
+@pytest.mark.parametrize("shape,size,step,prefill", [
+    ((160,), 400, 160, True), ((2, 64), 48, 16, False), ((32,), 32, 32, True), ((30,), 70, 10, True)])
+def test_framer_carries_samples_like_oracle(oracle, shape, size, step, prefill):
+    rng = np.random.default_rng(size + step)
+    n_frames = shape[-1] // step
+    out = shape[:-1] + (n_frames, size)
+    data = single_op("SignalFramer", [(shape, "INT16")], [(out, "INT16"), ((), "BOOL")],
+                     {"frame_size": size, "frame_step": step, "prefill": prefill})
+    frames = int16_frames(rng, shape, 30)
+    # while not valid, TFLM leaves the frame output as it was: compare it once valid only
+    ours = Interpreter.from_bytes(data, target="host64")
+    theirs = oracle.interpreter(data, 1 << 16)
+    for n, (x,) in enumerate(frames):
+        if n == 20:
+            ours.reset()
+            theirs.reset()
+        ours.set_input(x, 0)
+        ours.invoke()
+        oracle.invoke(theirs, [x])
+        valid = bool(np.array(theirs.get_output(1)))
+        assert bool(ours.get_output(1)) == valid, f"frame {n}"
+        if valid:
+            assert np.array_equal(ours.get_output(0), np.array(theirs.get_output(0))), f"frame {n}"
+
+
+@pytest.mark.parametrize("channels,left,right,step", [(40, 2, 1, 1), (8, 0, 0, 1), (5, 3, 2, 2), (4, 1, 3, 5)])
+def test_stacker_carries_frames_like_oracle(oracle, channels, left, right, step):
+    rng = np.random.default_rng(channels * 7 + step)
+    size = channels * (left + right + 1)
+    data = single_op("SignalStacker", [((channels,), "INT16")], [((size,), "INT16"), ((), "BOOL")],
+                     {"num_channels": channels, "stacker_left_context": left,
+                      "stacker_right_context": right, "stacker_step": step})
+    ours = Interpreter.from_bytes(data, target="host64")
+    printed = oracle.allocations(data, 1 << 16)
+    assert (ours.plan.head_bytes, ours.plan.tail_bytes) == (printed["head"], printed["tail"])
+    theirs = oracle.interpreter(data, 1 << 16)
+    for n, (x,) in enumerate(int16_frames(rng, (channels,), 30)):
+        if n == 17:
+            ours.reset()
+            theirs.reset()
+        ours.set_input(x, 0)
+        ours.invoke()
+        oracle.invoke(theirs, [x])
+        valid = bool(np.array(theirs.get_output(1)))
+        assert bool(ours.get_output(1)) == valid, f"frame {n}"
+        if valid:
+            assert np.array_equal(ours.get_output(0), np.array(theirs.get_output(0))), f"frame {n}"
+
+
+@pytest.mark.parametrize("shape,delay", [((160,), 100), ((3, 16), 40), ((8,), 0), ((2, 10), 7)])
+def test_delay_matches_oracle(oracle, shape, delay):
+    rng = np.random.default_rng(delay)
+    data = single_op("SignalDelay", [(shape, "INT16")], [(shape, "INT16")], {"delay_length": delay})
+    stream_agrees(oracle, data, int16_frames(rng, shape, 20), reset_at=13)
+
+
+@pytest.mark.parametrize("kind,shape,step", [("INT16", (2, 64), 16), ("INT16", (3, 1, 32), 32),
+                                             ("FLOAT32", (4, 48), 12), ("FLOAT32", (2, 3, 20), 5)])
+def test_overlap_add_matches_oracle(oracle, kind, shape, step):
+    rng = np.random.default_rng(step)
+    out = shape[:-2] + (shape[-2] * step,)
+    data = single_op("SignalOverlapAdd", [(shape, kind)], [(out, kind)],
+                     {"T": 7 if kind == "INT16" else 0, "frame_step": step})
+    if kind == "INT16":
+        frames = int16_frames(rng, shape, 16)
+    else:
+        frames = [[rng.normal(0, 10.0 ** (n % 4), shape).astype(np.float32)] for n in range(16)]
+    stream_agrees(oracle, data, frames, reset_at=9)
+
+
 # ---- refusals -------------------------------------------------------------------------------
 def test_signal_ops_are_registered_under_their_custom_names():
     resolver = builtin_op_resolver()
@@ -273,6 +356,15 @@ def test_bad_options_and_shapes_are_refused_with_the_op_named():
     with pytest.raises(KernelError, match="op 0 SignalEnergy.*end_index"):
         Interpreter.from_bytes(single_op("SignalEnergy", [((20,), "INT16")], [((10,), "UINT32")],
                                          {"end_index": 11, "start_index": 0}))
+    with pytest.raises(KernelError, match="circular buffer would overflow"):
+        Interpreter.from_bytes(single_op("SignalStacker", [((4,), "INT16")],
+                                         [((8,), "INT16"), ((), "BOOL")],
+                                         {"num_channels": 4, "stacker_left_context": 1,
+                                          "stacker_right_context": 0, "stacker_step": 3}))
+    with pytest.raises(KernelError, match="op 0 SignalFramer.*multiple of frame_step"):
+        Interpreter.from_bytes(single_op("SignalFramer", [((30,), "INT16")],
+                                         [((3, 40), "INT16"), ((), "BOOL")],
+                                         {"frame_size": 40, "frame_step": 7, "prefill": False}))
     with pytest.raises(KernelError, match="must be uint32"):
         Interpreter.from_bytes(single_op("SignalFilterBankLog", [((8,), "INT32")], [((8,), "INT16")],
                                          {"input_correction_bits": 3, "output_scale": 64}))

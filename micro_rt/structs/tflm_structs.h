@@ -583,6 +583,39 @@ typedef struct {
 } TFLMSignalSpectralSubtractionParams;
 typedef struct { int snr_shift; } TfLitePcanParams;
 typedef struct { int input_correction_bits; int output_scale; } TFLMSignalLogParams;
+typedef struct {
+    int32_t fft_length, input_size, input_length, output_length;
+    TfLiteType fft_type;
+    int8_t *state;
+} TfLiteAudioFrontendIrfftParams;
+typedef struct {                                    /* signal/src/circular_buffer.h */
+    size_t capacity, read, write;
+    int32_t empty, buffer_size;
+    int16_t *buffer;
+} CircularBuffer;
+typedef struct {
+    int32_t frame_size, frame_step, outer_dims, n_frames;
+    bool prefill;
+    int8_t **state_buffers;
+    CircularBuffer **circular_buffers;
+} TFLMSignalFramerParams;
+typedef struct {
+    int32_t num_channels, stacker_left_context, stacker_right_context, stacker_step;
+    size_t buffer_size, step_size;
+    bool stacker_has_first_frame;
+    int8_t *state;
+    CircularBuffer *circular_buffer;
+} TFLMSignalStackerParams;
+typedef struct {
+    int32_t frame_size, delay_length, outer_dims;
+    int8_t **state_buffers;
+    CircularBuffer **circular_buffers;
+} TFLMSignalFrontendDelayParams;
+typedef struct {                                    /* TFLMSignalOverlapAddParams<T> */
+    int32_t frame_size, frame_step, outer_dims, n_frames;
+    TfLiteType type;
+    void **state_buffers;
+} TFLMSignalOverlapAddParams;
 
 /* ---- the structs TFLM allocates 16-aligned (a kernel's AllocatePersistentBuffer) --------- */
 #define MRT_KERNEL_OP_DATA(X)                                                                 \
@@ -594,6 +627,8 @@ typedef struct { int input_correction_bits; int output_scale; } TFLMSignalLogPar
     X(OpDataDepthwiseCmsis) X(OpDataFullyConnectedCmsis) X(OpDataPoolingCmsis)                \
     X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis) X(TFLMSignalWindowParams)       \
     X(TFLMSignalEnergyParams) X(TfLiteAudioFrontendRfftParams) X(TFLMSignalFilterBankParams)  \
-    X(TFLMSignalSpectralSubtractionParams) X(TfLitePcanParams) X(TFLMSignalLogParams)
+    X(TFLMSignalSpectralSubtractionParams) X(TfLitePcanParams) X(TFLMSignalLogParams)         \
+    X(TfLiteAudioFrontendIrfftParams) X(TFLMSignalFramerParams) X(TFLMSignalStackerParams)    \
+    X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
