@@ -18,6 +18,7 @@ from .schema import BUILTIN_CODE
 # Signal library), which its resolver registers by the names the models carry.
 KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softmax", "reduce",
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
+                  "space_depth", "slicing", "gather", "broadcast",
                   "signal_spectrum", "signal_filterbank", "signal_stream")
 
 
