@@ -48,6 +48,8 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
                             run_split)
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_signal import (run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
+                         run_filter_bank_sqrt, run_pcan, run_rfft, run_spectral_subtraction, run_window)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
                      run_softmax_f32, run_softmax_s8)
@@ -133,6 +135,16 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("BROADCAST_TO", ANY): OpKernel(run_broadcast_to),
     ("BROADCAST_ARGS", ANY): OpKernel(run_broadcast_args),
     ("MIRROR_PAD", ANY): OpKernel(run_mirror_pad),
+    # TFLM's Signal custom operators (uint32 / uint64 inputs register as ANY)
+    ("SignalWindow", INT16): OpKernel(run_window),
+    ("SignalFftAutoScale", INT16): OpKernel(run_fft_auto_scale),
+    ("SignalRfft", INT16): OpKernel(run_rfft),
+    ("SignalEnergy", INT16): OpKernel(run_energy),
+    ("SignalFilterBank", ANY): OpKernel(run_filter_bank),
+    ("SignalFilterBankSquareRoot", ANY): OpKernel(run_filter_bank_sqrt),
+    ("SignalFilterBankSpectralSubtraction", ANY): OpKernel(run_spectral_subtraction),
+    ("SignalPCAN", ANY): OpKernel(run_pcan),
+    ("SignalFilterBankLog", ANY): OpKernel(run_filter_bank_log),
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).
@@ -194,6 +206,8 @@ def perform(mcu, calls: Sequence[KernelCall], budget: Optional[int] = None) -> C
         results.append(mcu.call(call.symbol, *call.args, budget=budget))
         if call.refusal and results[-1].return_value != 0:
             raise KernelError(f"{call.refusal} ({call.symbol} returned {results[-1].return_value})")
+        if call.after is not None:
+            call.after(mcu)
     return _combine(results)
 
 

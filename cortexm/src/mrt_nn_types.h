@@ -323,4 +323,55 @@ typedef struct {
     int32_t shape[MRT_MAX_DIMS];
 } mrt_reverse_params;
 
+/* TFLM's Signal operators (mrt_signal.c). Packed by cortexm/ops_signal.py; every field a
+ * 32-bit word. */
+typedef struct {
+    const int16_t *input;
+    const int16_t *weights;
+    int16_t *output;
+    int32_t input_size, weight_size, shift;
+} mrt_signal_window_params;
+
+typedef struct {
+    const int16_t *input;
+    int16_t *output;                   /* complex int16 pairs, output_length per frame */
+    int16_t *work;                     /* fft_length samples: one frame, zero-padded */
+    int16_t *tmp;                      /* fft_length / 2 complex: the half-length FFT */
+    const int16_t *twiddles;           /* fft_length / 2 complex (KISS FFT's, forward) */
+    const int16_t *super_twiddles;     /* fft_length / 4 complex */
+    const int32_t *factors;            /* (radix, remaining length) pairs, radices 2..5 */
+    int32_t fft_length, input_length, output_length, frames;
+} mrt_signal_fft_params;
+
+typedef struct {
+    const uint32_t *input;
+    const int16_t *weights, *unweights;
+    const int16_t *channel_frequency_starts, *channel_weight_starts, *channel_widths;
+    uint64_t *output;
+    uint64_t *work;                    /* num_channels + 1 accumulators */
+    int32_t num_channels, output_count;
+} mrt_signal_filter_bank_params;
+
+typedef struct {
+    const uint32_t *input;
+    uint32_t *output, *noise_output;
+    uint32_t *noise_estimate;          /* the state, num_channels values, updated in place */
+    int32_t num_channels, noise_output_count;
+    uint32_t smoothing, one_minus_smoothing, alternate_smoothing, alternate_one_minus_smoothing;
+    uint32_t min_signal_remaining, smoothing_bits, spectral_subtraction_bits, clamping;
+} mrt_signal_spectral_subtraction_params;
+
+typedef struct {
+    const uint32_t *input, *noise_estimate;
+    const int16_t *gain_lut;
+    uint32_t *output;
+    int32_t num_channels, snr_shift;
+} mrt_signal_pcan_params;
+
+typedef struct {
+    const uint32_t *input;
+    int16_t *output;
+    int32_t num_channels, output_scale, input_correction_bits;
+} mrt_signal_log_params;
+
 #endif

@@ -256,4 +256,69 @@ int32_t mrt_batch_to_space_nd(const mrt_space_batch_params *p);
  */
 int32_t mrt_reverse(const mrt_reverse_params *p);
 
+/* ============================= TFLM's Signal library (mrt_signal.c) */
+
+/**
+ * SignalWindow: each window of weight_size samples times the weights, >> shift, saturated.
+ * @return 0
+ */
+int32_t mrt_signal_window_s16(const mrt_signal_window_params *p);
+
+/**
+ * SignalFftAutoScale: shift the frame left so its largest magnitude fills int16 (MaxAbs16 in
+ * int16, so a -32768 wraps as in TFLM); the shift to *scale_bits.
+ * @return 0
+ */
+int32_t mrt_signal_fft_auto_scale_s16(const int16_t *input, int32_t size, int16_t *output,
+                                      int32_t *scale_bits);
+
+/**
+ * SignalRfft int16: KISS FFT's fixed-point real FFT (kiss_fftr) of each zero-padded frame,
+ * fft_length / 2 + 1 complex outputs; radices 2, 3, 4, 5 (TFLM's build crashes on others).
+ * @return 0
+ */
+int32_t mrt_signal_rfft_s16(const mrt_signal_fft_params *p);
+
+/**
+ * SignalEnergy: re^2 + im^2 of complex bins start..end-1 (the rest of the output untouched).
+ * @return 0
+ */
+int32_t mrt_signal_energy_s16(const int16_t *input, int32_t start, int32_t end, uint32_t *output);
+
+/**
+ * SignalFilterBank: per channel, weighted sum of its bins plus the previous channel's
+ * unweighted sum (uint64); channel 0's sum is dropped, output_count follow.
+ * @return 0
+ */
+int32_t mrt_signal_filter_bank(const mrt_signal_filter_bank_params *p);
+
+/**
+ * SignalFilterBankSquareRoot: TFLM's bitwise integer square root of each uint64, >> the shift
+ * read from *scale_bits (the FFT auto-scale output).
+ * @return 0; -1 when the shift is outside 0..31 (undefined in C).
+ */
+int32_t mrt_signal_filter_bank_sqrt(const uint64_t *input, int32_t count, const int32_t *scale_bits,
+                                    uint32_t *output);
+
+/**
+ * SignalFilterBankSpectralSubtraction: update the noise estimate (the state, in place) and
+ * subtract it, floored at min_signal_remaining; the estimate copied to noise_output.
+ * @return 0
+ */
+int32_t mrt_signal_spectral_subtraction(const mrt_signal_spectral_subtraction_params *p);
+
+/**
+ * SignalPCAN: per-channel automatic gain from the noise estimate (WideDynamicFunction), then
+ * PcanShrink of the SNR.
+ * @return 0
+ */
+int32_t mrt_signal_pcan(const mrt_signal_pcan_params *p);
+
+/**
+ * SignalFilterBankLog: Log32 of each channel << input_correction_bits, scaled, saturated to
+ * int16 (0 for values <= 1).
+ * @return 0
+ */
+int32_t mrt_signal_filter_bank_log(const mrt_signal_log_params *p);
+
 #endif

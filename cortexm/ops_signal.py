@@ -1,0 +1,105 @@
+"""Runners of TFLM's Signal operators (cortexm/src/mrt_signal.c): the audio front end's
+SignalWindow, SignalFftAutoScale, SignalRfft, SignalEnergy, SignalFilterBank,
+SignalFilterBankSquareRoot, SignalFilterBankSpectralSubtraction, SignalPCAN and
+SignalFilterBankLog. Their parameters come from the host kernel's op data (node.user_data,
+filled by init and prepare as TFLM's are).
+
+What TFLM keeps in persistent memory and micro_rt keeps on the host side travels through the
+ARGS area for the call: the KISS FFT's half-length buffer, the filter bank's accumulators and
+the spectral subtraction's noise estimate (written before the call, read back after it, so
+the state carries across invokes on the MCU as on the host). The FFT twiddles are the host
+plan's, placed in flash as the persistent state TFLM's init computes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, uwords, words
+
+# ARGS is 4 KiB: an FFT whose work buffer would not fit runs on the host twin.
+_MAX_ARGS_BUFFER = 3 * 1024
+
+
+def _interleaved(pair) -> bytes:
+    """(re, im) arrays as int16 complex pairs."""
+    return np.stack([np.asarray(pair[0]), np.asarray(pair[1])], -1).astype("<i2").tobytes()
+
+
+def run_window(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+    weights = c.t(1)
+    block = c.args(uwords(c.in_addr(0), c.in_addr(1), c.out_addr(0)) +
+                   words(p.input_size, weights.shape[0], p.shift))
+    return [c.call("mrt_signal_window_s16", block)]
+
+
+def run_fft_auto_scale(c: CallContext) -> list[KernelCall]:
+    size = int(c.out(0).shape[0])
+    return [c.call("mrt_signal_fft_auto_scale_s16", c.in_addr(0), size, c.out_addr(0), c.out_addr(1))]
+
+
+def run_rfft(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+    plan = p.plan
+    tmp_bytes = plan.ncfft * 4
+    if tmp_bytes > _MAX_ARGS_BUFFER or c.scratch_offset is None:
+        raise UnsupportedOnMcu(f"op {c.node.index} SignalRfft: fft_length {p.fft_length} needs "
+                               f"{tmp_bytes} bytes of work memory beyond the ARGS area")
+    twiddles = c.const("twiddles", lambda: _interleaved(plan.twiddles))
+    super_twiddles = c.const("super_twiddles", lambda: _interleaved(plan.super_twiddles) or b"\0" * 4)
+    factors = c.const("factors", lambda: np.asarray(plan.factors, "<i4").tobytes())
+    tmp = c.args(bytes(tmp_bytes))
+    frames = int(np.prod(c.t(0).shape)) // p.input_length
+    output_length = int(c.out(0).shape[-1]) // 2
+    block = c.args(uwords(c.in_addr(0), c.out_addr(0), c.scratch_addr(), tmp, twiddles,
+                          super_twiddles, factors) +
+                   words(p.fft_length, p.input_length, output_length, frames))
+    return [c.call("mrt_signal_rfft_s16", block)]
+
+
+def run_energy(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+    return [c.call("mrt_signal_energy_s16", c.in_addr(0), p.start_index, p.end_index, c.out_addr(0))]
+
+
+def run_filter_bank(c: CallContext) -> list[KernelCall]:
+    n = c.node.user_data.num_channels
+    work = c.args(bytes(8 * (n + 1)))
+    block = c.args(uwords(*(c.in_addr(i) for i in range(6)), c.out_addr(0), work) +
+                   words(n, c.out(0).shape[0]))
+    return [c.call("mrt_signal_filter_bank", block)]
+
+
+def run_filter_bank_sqrt(c: CallContext) -> list[KernelCall]:
+    count = int(c.t(0).shape[0])
+    return [c.call("mrt_signal_filter_bank_sqrt", c.in_addr(0), count, c.in_addr(1), c.out_addr(0),
+                   refusal=f"op {c.node.index} SignalFilterBankSquareRoot: scale bits outside 0..31")]
+
+
+def run_spectral_subtraction(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+    cfg, n = p.config, p.config["num_channels"]
+    state = c.args(p.noise_estimate.astype("<u4").tobytes() or b"\0" * 4)
+    block = c.args(uwords(c.in_addr(0), c.out_addr(0), c.out_addr(1), state) +
+                   words(n, c.out(1).shape[0]) +
+                   uwords(cfg["smoothing"], cfg["one_minus_smoothing"], cfg["alternate_smoothing"],
+                          cfg["alternate_one_minus_smoothing"], cfg["min_signal_remaining"],
+                          cfg["smoothing_bits"], cfg["spectral_subtraction_bits"], int(p.clamping)))
+
+    def read_back(mcu) -> None:
+        p.noise_estimate[...] = np.frombuffer(mcu.read(state, 4 * n), "<u4")
+
+    return [c.call("mrt_signal_spectral_subtraction", block, after=read_back)]
+
+
+def run_pcan(c: CallContext) -> list[KernelCall]:
+    block = c.args(uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), c.out_addr(0)) +
+                   words(c.t(0).shape[0], c.node.user_data.snr_shift))
+    return [c.call("mrt_signal_pcan", block)]
+
+
+def run_filter_bank_log(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+    block = c.args(uwords(c.in_addr(0), c.out_addr(0)) +
+                   words(c.t(0).shape[0], p.output_scale, p.input_correction_bits))
+    return [c.call("mrt_signal_filter_bank_log", block)]
