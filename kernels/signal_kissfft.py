@@ -1,10 +1,12 @@
-"""KISS FFT (v130, as TFLM's Signal library builds it with FIXED_POINT=16), in numpy.
+"""KISS FFT (v130, as TFLM's Signal library builds it: FIXED_POINT=16, FIXED_POINT=32 and
+float), in numpy.
 
-TFLM's SignalRfft runs `kiss_fftr` on int16: a complex FFT of half the length on the samples
-taken in pairs, then a split into the real spectrum. Every stage divides its inputs by the
-radix first (C_FIXDIV), every product rounds (sround: +2^14, >> 15) and every sum is stored
-back into int16; this file follows those steps in the same order, vectorised over the
-independent butterflies, so the result is bit-exact. The FFT is a recursive mixed-radix
+TFLM's SignalRfft / SignalIrfft run `kiss_fftr` / `kiss_fftri`: a complex FFT of half the
+length on the samples taken in pairs, and a split into (or merge from) the real spectrum. In
+fixed point every stage divides its inputs by the radix first (C_FIXDIV), every product
+rounds (sround: + half, >> 15 or 31) and every sum is stored back into the scalar type; in
+float every operation rounds to float32. This file follows those steps in the same order,
+vectorised over the independent butterflies, so the result is bit-exact. The FFT is a recursive mixed-radix
 decimation in time: radix 4 first, then 2, 3, 5 (kf_factor). KISS FFT's generic butterfly
 for larger prime factors needs a temporary buffer, which TFLM's build patches to a null
 pointer: TFLM crashes on such lengths, so `unsupported_factor` lets the kernel refuse them.
@@ -22,17 +24,80 @@ import numpy as np
 
 from .signal_common import wrap
 
-FRACBITS = 15
-SAMP_MAX = 32767
-CPX_BYTES = 4                  # kiss_fft_cpx of two int16
+class FixedPoint:
+    """KISS FFT's FIXED_POINT arithmetic (16 or 32 bits): products round (sround), sums are
+    stored back into the scalar type, HALF_OF is a shift of the int value. Values are int64."""
+
+    def __init__(self, bits: int):
+        self.bits, self.frac = bits, bits - 1
+        self.samp_max = (1 << (bits - 1)) - 1
+        self.dtype = np.int16 if bits == 16 else np.int32
+
+    def load(self, x) -> np.ndarray:
+        return np.asarray(x, np.int64)
+
+    def cexp(self, phase: float) -> tuple:
+        return (int(wrap(math.floor(0.5 + self.samp_max * math.cos(phase)), self.bits)),
+                int(wrap(math.floor(0.5 + self.samp_max * math.sin(phase)), self.bits)))
+
+    def store(self, x):
+        return wrap(x, self.bits)
+
+    def mul(self, a, b):                                   # S_MUL: sround(smul(a, b))
+        return wrap((a * b + (1 << (self.frac - 1))) >> self.frac, self.bits)
+
+    def cmul(self, a: tuple, b: tuple) -> tuple:
+        r = (a[0] * b[0] - a[1] * b[1] + (1 << (self.frac - 1))) >> self.frac
+        i = (a[0] * b[1] + a[1] * b[0] + (1 << (self.frac - 1))) >> self.frac
+        return wrap(r, self.bits), wrap(i, self.bits)
+
+    def fixdiv(self, c: tuple, div: int) -> tuple:
+        k = self.samp_max // div
+        return self.mul(c[0], k), self.mul(c[1], k)
+
+    def half(self, x):
+        """HALF_OF of an int expression (computed in C's int, 32 bits, then shifted)."""
+        return self.store(wrap(x, 32) >> 1)
+
+
+class Float32:
+    """KISS FFT's float arithmetic: every operation rounded to float32 in the C order;
+    C_FIXDIV does nothing, HALF_OF multiplies by 0.5f (TFLM's patch)."""
+    dtype = np.float32
+
+    def load(self, x) -> np.ndarray:
+        return np.asarray(x, np.float32)
+
+    def cexp(self, phase: float) -> tuple:
+        return np.float32(math.cos(phase)), np.float32(math.sin(phase))
+
+    def store(self, x):
+        return x
+
+    def mul(self, a, b):
+        return a * b
+
+    def cmul(self, a: tuple, b: tuple) -> tuple:
+        return a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]
+
+    def fixdiv(self, c: tuple, div: int) -> tuple:
+        return c
+
+    def half(self, x):
+        return x * np.float32(0.5)
+
+
+ARITHMETIC = {np.dtype(np.int16): lambda: FixedPoint(16), np.dtype(np.int32): lambda: FixedPoint(32),
+              np.dtype(np.float32): Float32}
 FFT_STATE_FIXED_BYTES = 264    # kiss_fft_state before its twiddles: 2 ints + 64 factors
 
 
-def fftr_state_bytes(nfft: int, pointer_size: int) -> int:
-    """kiss_fftr_alloc's memneeded for an int16 real FFT of length nfft (even)."""
+def fftr_state_bytes(nfft: int, pointer_size: int, cpx_bytes: int = 4) -> int:
+    """kiss_fftr_alloc's memneeded for a real FFT of length nfft (even); cpx_bytes is
+    sizeof(kiss_fft_cpx): 4 for int16, 8 for int32 and float."""
     half = nfft // 2
-    sub = FFT_STATE_FIXED_BYTES + CPX_BYTES * max(half, 1)     # twiddles[1] is in the struct
-    return 3 * pointer_size + sub + CPX_BYTES * (half * 3 // 2)
+    sub = FFT_STATE_FIXED_BYTES + cpx_bytes * max(half, 1)     # twiddles[1] is in the struct
+    return 3 * pointer_size + sub + cpx_bytes * (half * 3 // 2)
 
 
 def _factor(n: int) -> list[tuple[int, int]]:
@@ -55,53 +120,33 @@ def unsupported_factor(nfft: int) -> int:
     return next((p for p, _ in _factor(nfft // 2) if p > 5), 0)
 
 
-def _cexp(phase: float) -> tuple[int, int]:
-    """kf_cexp in fixed point: floor(.5 + 32767 cos/sin(phase)) (C's double libm)."""
-    return (int(wrap(math.floor(0.5 + SAMP_MAX * math.cos(phase)), 16)),
-            int(wrap(math.floor(0.5 + SAMP_MAX * math.sin(phase)), 16)))
-
-
-def _sround(x: np.ndarray) -> np.ndarray:
-    return wrap((x + (1 << (FRACBITS - 1))) >> FRACBITS, 16)
-
-
-def _fixdiv(c: tuple, div: int) -> tuple:
-    k = SAMP_MAX // div
-    return _sround(c[0] * k), _sround(c[1] * k)
-
-
-def _cmul(a: tuple, b: tuple) -> tuple:
-    return (_sround(a[0] * b[0] - a[1] * b[1]), _sround(a[0] * b[1] + a[1] * b[0]))
-
-
-def _add(a: tuple, b: tuple) -> tuple:
-    return wrap(a[0] + b[0], 16), wrap(a[1] + b[1], 16)
-
-
-def _sub(a: tuple, b: tuple) -> tuple:
-    return wrap(a[0] - b[0], 16), wrap(a[1] - b[1], 16)
-
-
 @dataclass
 class KissFftr:
-    """The int16 real-FFT plan (kiss_fftr_alloc): forward (`__call__`, kiss_fftr) or, with
-    inverse=True, inverse (`inverse_real`, kiss_fftri; conjugate twiddles)."""
+    """A real-FFT plan (kiss_fftr_alloc) for int16, int32 or float32: forward (`__call__`,
+    kiss_fftr) or, with inverse=True, inverse (`inverse_real`, kiss_fftri; conjugate twiddles)."""
     nfft: int
     inverse: bool = False
+    dtype: type = np.int16
 
     def __post_init__(self) -> None:
+        self.a = ARITHMETIC[np.dtype(self.dtype)]()
         n = self.nfft // 2
         self.ncfft = n
         self.factors = _factor(n)
         sign = -1.0 if self.inverse else 1.0
-        tw = [_cexp(sign * (-2 * math.pi * i / n)) for i in range(n)]
-        self.twiddles = (np.array([t[0] for t in tw], np.int64), np.array([t[1] for t in tw], np.int64))
-        sup = [_cexp(sign * (-math.pi * ((i + 1) / n + 0.5))) for i in range(n // 2)]
-        self.super_twiddles = (np.array([t[0] for t in sup], np.int64).reshape(-1),
-                               np.array([t[1] for t in sup], np.int64).reshape(-1))
+        tw = [self.a.cexp(sign * (-2 * math.pi * i / n)) for i in range(n)]
+        sup = [self.a.cexp(sign * (-math.pi * ((i + 1) / n + 0.5))) for i in range(n // 2)]
+        self.twiddles = tuple(self.a.load([t[j] for t in tw]).reshape(-1) for j in (0, 1))
+        self.super_twiddles = tuple(self.a.load([t[j] for t in sup]).reshape(-1) for j in (0, 1))
 
     def _tw(self, index: np.ndarray) -> tuple:
         return self.twiddles[0][index], self.twiddles[1][index]
+
+    def _add(self, x: tuple, y: tuple) -> tuple:
+        return self.a.store(x[0] + y[0]), self.a.store(x[1] + y[1])
+
+    def _sub(self, x: tuple, y: tuple) -> tuple:
+        return self.a.store(x[0] - y[0]), self.a.store(x[1] - y[1])
 
     def _work(self, x: tuple, fstride: int, stage: int) -> tuple:
         """kf_work on a batch: x is (re, im) of shape (B, p*m), each row a decimated input."""
@@ -127,105 +172,111 @@ class KissFftr:
                 np.stack([c[1] for c in fout], 1).reshape(batch, p * m))
 
     def _bfly2(self, f: list, fstride: int, k: np.ndarray) -> list:
-        f0, f1 = _fixdiv(f[0], 2), _fixdiv(f[1], 2)
-        t = _cmul(f1, self._tw(k * fstride))
-        return [_add(f0, t), _sub(f0, t)]
+        a = self.a
+        f0, f1 = a.fixdiv(f[0], 2), a.fixdiv(f[1], 2)
+        t = a.cmul(f1, self._tw(k * fstride))
+        return [self._add(f0, t), self._sub(f0, t)]
 
     def _bfly4(self, f: list, fstride: int, k: np.ndarray) -> list:
-        f0, f1, f2, f3 = (_fixdiv(c, 4) for c in f)
-        s0 = _cmul(f1, self._tw(k * fstride))
-        s1 = _cmul(f2, self._tw(k * fstride * 2))
-        s2 = _cmul(f3, self._tw(k * fstride * 3))
-        s5 = _sub(f0, s1)
-        f0 = _add(f0, s1)
-        s3, s4 = _add(s0, s2), _sub(s0, s2)
-        f2 = _sub(f0, s3)
-        f0 = _add(f0, s3)
+        a, add, sub = self.a, self._add, self._sub
+        f0, f1, f2, f3 = (a.fixdiv(c, 4) for c in f)
+        s0 = a.cmul(f1, self._tw(k * fstride))
+        s1 = a.cmul(f2, self._tw(k * fstride * 2))
+        s2 = a.cmul(f3, self._tw(k * fstride * 3))
+        s5 = sub(f0, s1)
+        f0 = add(f0, s1)
+        s3, s4 = add(s0, s2), sub(s0, s2)
+        f2 = sub(f0, s3)
+        f0 = add(f0, s3)
+        st = a.store
         if self.inverse:
-            f1 = (wrap(s5[0] - s4[1], 16), wrap(s5[1] + s4[0], 16))
-            f3 = (wrap(s5[0] + s4[1], 16), wrap(s5[1] - s4[0], 16))
+            f1 = (st(s5[0] - s4[1]), st(s5[1] + s4[0]))
+            f3 = (st(s5[0] + s4[1]), st(s5[1] - s4[0]))
         else:
-            f1 = (wrap(s5[0] + s4[1], 16), wrap(s5[1] - s4[0], 16))
-            f3 = (wrap(s5[0] - s4[1], 16), wrap(s5[1] + s4[0], 16))
+            f1 = (st(s5[0] + s4[1]), st(s5[1] - s4[0]))
+            f3 = (st(s5[0] - s4[1]), st(s5[1] + s4[0]))
         return [f0, f1, f2, f3]
 
     def _bfly3(self, f: list, fstride: int, k: np.ndarray, m: int) -> list:
-        epi3_i = int(self.twiddles[1][fstride * m])
-        f0, f1, f2 = (_fixdiv(c, 3) for c in f)
-        s1 = _cmul(f1, self._tw(k * fstride))
-        s2 = _cmul(f2, self._tw(k * fstride * 2))
-        s3, s0 = _add(s1, s2), _sub(s1, s2)
-        f1 = (wrap(f0[0] - (s3[0] >> 1), 16), wrap(f0[1] - (s3[1] >> 1), 16))
-        s0 = (_sround(s0[0] * epi3_i), _sround(s0[1] * epi3_i))
-        f0 = _add(f0, s3)
-        f2 = (wrap(f1[0] + s0[1], 16), wrap(f1[1] - s0[0], 16))
-        f1 = (wrap(f1[0] - s0[1], 16), wrap(f1[1] + s0[0], 16))
+        a, st = self.a, self.a.store
+        epi3_i = self.twiddles[1][fstride * m]
+        f0, f1, f2 = (a.fixdiv(c, 3) for c in f)
+        s1 = a.cmul(f1, self._tw(k * fstride))
+        s2 = a.cmul(f2, self._tw(k * fstride * 2))
+        s3, s0 = self._add(s1, s2), self._sub(s1, s2)
+        f1 = (st(f0[0] - a.half(s3[0])), st(f0[1] - a.half(s3[1])))
+        s0 = (a.mul(s0[0], epi3_i), a.mul(s0[1], epi3_i))        # C_MULBYSCALAR
+        f0 = self._add(f0, s3)
+        f2 = (st(f1[0] + s0[1]), st(f1[1] - s0[0]))
+        f1 = (st(f1[0] - s0[1]), st(f1[1] + s0[0]))
         return [f0, f1, f2]
 
     def _bfly5(self, f: list, fstride: int, k: np.ndarray, m: int) -> list:
-        ya = (int(self.twiddles[0][fstride * m]), int(self.twiddles[1][fstride * m]))
-        yb = (int(self.twiddles[0][fstride * 2 * m]), int(self.twiddles[1][fstride * 2 * m]))
-        f0, f1, f2, f3, f4 = (_fixdiv(c, 5) for c in f)
-        s1 = _cmul(f1, self._tw(k * fstride))
-        s2 = _cmul(f2, self._tw(2 * k * fstride))
-        s3 = _cmul(f3, self._tw(3 * k * fstride))
-        s4 = _cmul(f4, self._tw(4 * k * fstride))
-        s7, s10 = _add(s1, s4), _sub(s1, s4)
-        s8, s9 = _add(s2, s3), _sub(s2, s3)
+        a, st, sm = self.a, self.a.store, self.a.mul
+        ya = (self.twiddles[0][fstride * m], self.twiddles[1][fstride * m])
+        yb = (self.twiddles[0][fstride * 2 * m], self.twiddles[1][fstride * 2 * m])
+        f0, f1, f2, f3, f4 = (a.fixdiv(c, 5) for c in f)
+        s1 = a.cmul(f1, self._tw(k * fstride))
+        s2 = a.cmul(f2, self._tw(2 * k * fstride))
+        s3 = a.cmul(f3, self._tw(3 * k * fstride))
+        s4 = a.cmul(f4, self._tw(4 * k * fstride))
+        s7, s10 = self._add(s1, s4), self._sub(s1, s4)
+        s8, s9 = self._add(s2, s3), self._sub(s2, s3)
         s0 = f0
-        out0 = (wrap(f0[0] + s7[0] + s8[0], 16), wrap(f0[1] + s7[1] + s8[1], 16))
-        sm = _sround
-        s5 = (wrap(s0[0] + sm(s7[0] * ya[0]) + sm(s8[0] * yb[0]), 16),
-              wrap(s0[1] + sm(s7[1] * ya[0]) + sm(s8[1] * yb[0]), 16))
-        s6 = (wrap(sm(s10[1] * ya[1]) + sm(s9[1] * yb[1]), 16),
-              wrap(-sm(s10[0] * ya[1]) - sm(s9[0] * yb[1]), 16))
-        out1, out4 = _sub(s5, s6), _add(s5, s6)
-        s11 = (wrap(s0[0] + sm(s7[0] * yb[0]) + sm(s8[0] * ya[0]), 16),
-               wrap(s0[1] + sm(s7[1] * yb[0]) + sm(s8[1] * ya[0]), 16))
-        s12 = (wrap(-sm(s10[1] * yb[1]) + sm(s9[1] * ya[1]), 16),
-               wrap(sm(s10[0] * yb[1]) - sm(s9[0] * ya[1]), 16))
-        out2, out3 = _add(s11, s12), _sub(s11, s12)
+        out0 = (st(f0[0] + (s7[0] + s8[0])), st(f0[1] + (s7[1] + s8[1])))   # Fout0 += s7 + s8
+        s5 = (st(s0[0] + sm(s7[0], ya[0]) + sm(s8[0], yb[0])),
+              st(s0[1] + sm(s7[1], ya[0]) + sm(s8[1], yb[0])))
+        s6 = (st(sm(s10[1], ya[1]) + sm(s9[1], yb[1])),
+              st(-sm(s10[0], ya[1]) - sm(s9[0], yb[1])))
+        out1, out4 = self._sub(s5, s6), self._add(s5, s6)
+        s11 = (st(s0[0] + sm(s7[0], yb[0]) + sm(s8[0], ya[0])),
+               st(s0[1] + sm(s7[1], yb[0]) + sm(s8[1], ya[0])))
+        s12 = (st(-sm(s10[1], yb[1]) + sm(s9[1], ya[1])),
+               st(sm(s10[0], yb[1]) - sm(s9[0], ya[1])))
+        out2, out3 = self._add(s11, s12), self._sub(s11, s12)
         return [out0, out1, out2, out3, out4]
 
     def __call__(self, frames: np.ndarray) -> np.ndarray:
-        """kiss_fftr (a forward plan) over each row of int16 `frames` (B, nfft): (B, nfft/2 + 1, 2) int16."""
-        x = np.asarray(frames, np.int64)
+        """kiss_fftr (a forward plan) over each row of `frames` (B, nfft): (B, nfft/2 + 1, 2)."""
+        a = self.a
+        x = a.load(frames)
         batch, n = x.shape[0], self.ncfft
         tmp = self._work((x[:, 0::2], x[:, 1::2]), 1, 0)
-        out_r = np.zeros((batch, n + 1), np.int64)
-        out_i = np.zeros((batch, n + 1), np.int64)
-        tdc = _fixdiv((tmp[0][:, 0], tmp[1][:, 0]), 2)
-        out_r[:, 0] = wrap(tdc[0] + tdc[1], 16)
-        out_r[:, n] = wrap(tdc[0] - tdc[1], 16)
+        out_r = a.load(np.zeros((batch, n + 1)))
+        out_i = a.load(np.zeros((batch, n + 1)))
+        tdc = a.fixdiv((tmp[0][:, 0], tmp[1][:, 0]), 2)
+        out_r[:, 0] = a.store(tdc[0] + tdc[1])
+        out_r[:, n] = a.store(tdc[0] - tdc[1])
         k = np.arange(1, n // 2 + 1)
         if k.size:
-            fpk = _fixdiv((tmp[0][:, k], tmp[1][:, k]), 2)
-            fpnk = _fixdiv((tmp[0][:, n - k], wrap(-tmp[1][:, n - k], 16)), 2)
-            f1k, f2k = _add(fpk, fpnk), _sub(fpk, fpnk)
-            tw = _cmul(f2k, (self.super_twiddles[0][k - 1], self.super_twiddles[1][k - 1]))
-            out_r[:, k] = wrap((f1k[0] + tw[0]) >> 1, 16)
-            out_i[:, k] = wrap((f1k[1] + tw[1]) >> 1, 16)
-            out_r[:, n - k] = wrap((f1k[0] - tw[0]) >> 1, 16)    # k == n/2 is written twice,
-            out_i[:, n - k] = wrap((tw[1] - f1k[1]) >> 1, 16)    # this second write wins
-        return np.stack([out_r, out_i], -1).astype(np.int16)
+            fpk = a.fixdiv((tmp[0][:, k], tmp[1][:, k]), 2)
+            fpnk = a.fixdiv((tmp[0][:, n - k], a.store(-tmp[1][:, n - k])), 2)
+            f1k, f2k = self._add(fpk, fpnk), self._sub(fpk, fpnk)
+            tw = a.cmul(f2k, (self.super_twiddles[0][k - 1], self.super_twiddles[1][k - 1]))
+            out_r[:, k] = a.half(f1k[0] + tw[0])
+            out_i[:, k] = a.half(f1k[1] + tw[1])
+            out_r[:, n - k] = a.half(f1k[0] - tw[0])      # k == n/2 is written twice,
+            out_i[:, n - k] = a.half(tw[1] - f1k[1])      # this second write wins
+        return np.stack([out_r, out_i], -1).astype(a.dtype)
 
     def inverse_real(self, spectra: np.ndarray) -> np.ndarray:
-        """kiss_fftri over each row of int16 `spectra` (B, nfft/2 + 1, 2): (B, nfft) int16."""
-        z = np.asarray(spectra, np.int64)
+        """kiss_fftri over each row of `spectra` (B, nfft/2 + 1, 2): (B, nfft)."""
+        a = self.a
+        z = a.load(spectra)
         batch, n = z.shape[0], self.ncfft
         re, im = z[..., 0], z[..., 1]
-        tmp_r = np.zeros((batch, n), np.int64)
-        tmp_i = np.zeros((batch, n), np.int64)
-        first = _fixdiv((wrap(re[:, 0] + re[:, n], 16), wrap(re[:, 0] - re[:, n], 16)), 2)
+        tmp_r = a.load(np.zeros((batch, n)))
+        tmp_i = a.load(np.zeros((batch, n)))
+        first = a.fixdiv((a.store(re[:, 0] + re[:, n]), a.store(re[:, 0] - re[:, n])), 2)
         tmp_r[:, 0], tmp_i[:, 0] = first
         k = np.arange(1, n // 2 + 1)
         if k.size:
-            fk = _fixdiv((re[:, k], im[:, k]), 2)
-            fnkc = _fixdiv((re[:, n - k], wrap(-im[:, n - k], 16)), 2)
-            fek, diff = _add(fk, fnkc), _sub(fk, fnkc)
-            fok = _cmul(diff, (self.super_twiddles[0][k - 1], self.super_twiddles[1][k - 1]))
-            tmp_r[:, k], tmp_i[:, k] = _add(fek, fok)
-            low = _sub(fek, fok)                   # k == n/2: this second write wins
-            tmp_r[:, n - k], tmp_i[:, n - k] = low[0], wrap(-low[1], 16)
+            fk = a.fixdiv((re[:, k], im[:, k]), 2)
+            fnkc = a.fixdiv((re[:, n - k], a.store(-im[:, n - k])), 2)
+            fek, diff = self._add(fk, fnkc), self._sub(fk, fnkc)
+            fok = a.cmul(diff, (self.super_twiddles[0][k - 1], self.super_twiddles[1][k - 1]))
+            tmp_r[:, k], tmp_i[:, k] = self._add(fek, fok)
+            low = self._sub(fek, fok)                   # k == n/2: this second write wins
+            tmp_r[:, n - k], tmp_i[:, n - k] = low[0], a.store(-low[1])
         out = self._work((tmp_r, tmp_i), 1, 0)
-        return np.stack(out, -1).reshape(batch, 2 * n).astype(np.int16)
+        return np.stack(out, -1).reshape(batch, 2 * n).astype(a.dtype)

@@ -1,5 +1,5 @@
 """TFLM's Signal front-end operators up to the power spectrum: SignalWindow,
-SignalFftAutoScale, SignalRfft and SignalIrfft (int16), SignalEnergy. Custom operators, registered under
+SignalFftAutoScale, SignalRfft and SignalIrfft (int16, int32, float32), SignalEnergy. Custom operators, registered under
 these names as TFLM's resolver does; options come from the flexbuffer map.
 
 Read from tensorflow/tflite-micro signal/micro/kernels/{window,fft_auto_scale_*,rfft,irfft,energy}.cc
@@ -91,6 +91,7 @@ def _fft_auto_scale_invoke(ctx, node) -> None:
 
 # ---- SignalRfft -------------------------------------------------------------------------------
 TENSOR_TYPE_INT16, TENSOR_TYPE_INT32, TENSOR_TYPE_FLOAT32 = 7, 2, 0
+FFT_TYPES = {TENSOR_TYPE_INT16: np.int16, TENSOR_TYPE_INT32: np.int32, TENSOR_TYPE_FLOAT32: np.float32}
 
 
 @dataclass
@@ -105,10 +106,10 @@ def _fft_init(ctx, buffer, what: str, struct: str, inverse: bool) -> RfftParams:
     """RfftInitAll / IrfftInitAll for T=int16: the params struct, then the KISS state."""
     options = read_options(buffer, what)
     tensor_type = option_int(options, "T", what)
-    if tensor_type != TENSOR_TYPE_INT16:
-        names = {TENSOR_TYPE_INT32: "INT32", TENSOR_TYPE_FLOAT32: "FLOAT32"}
-        raise KernelError(f"{what}: T={names.get(tensor_type, tensor_type)} is not supported "
-                          "by micro_rt (int16 only)")
+    if tensor_type not in FFT_TYPES:
+        # TFLM's init returns no op data for another type, and its prepare then crashes
+        raise KernelError(f"{what}: T={tensor_type} is not int16 (7), int32 (2) or float32 (0)")
+    dtype = FFT_TYPES[tensor_type]
     fft_length = option_int(options, "fft_length", what)
     if fft_length < 2 or fft_length % 2 or fft_length > 1 << 16:
         raise ModelError(f"{what}: fft_length {fft_length} must be even, 2..65536 "
@@ -118,8 +119,12 @@ def _fft_init(ctx, buffer, what: str, struct: str, inverse: bool) -> RfftParams:
         raise ModelError(f"{what}: fft_length {fft_length} needs a radix-{radix} stage, which "
                          "TFLM's KISS FFT build cannot run (it crashes): use a length whose half "
                          "has only the factors 2, 3 and 5")
-    allocate_op_data(ctx, struct, fftr_state_bytes(fft_length, ctx.target.pointer_size))
-    return RfftParams(fft_length, KissFftr(fft_length, inverse))
+    cpx_bytes = 2 * np.dtype(dtype).itemsize
+    state = fftr_state_bytes(fft_length, ctx.target.pointer_size, cpx_bytes)
+    if inverse and dtype == np.float32:
+        state += 2 * ctx.target.pointer_size        # IrfftFloatState {int32 length; cfg pointer}
+    allocate_op_data(ctx, struct, state)
+    return RfftParams(fft_length, KissFftr(fft_length, inverse, dtype))
 
 
 def _rfft_init(ctx, buffer) -> RfftParams:
@@ -131,9 +136,9 @@ def _rfft_prepare(ctx, node) -> None:
     if len(x.shape) != len(y.shape) or not x.shape:
         raise kernel_error(node, f"input {tensor_desc(x)} and output {tensor_desc(y)} need the "
                                  "same rank (at least 1)")
-    check_tensor(node, x, "input", np.int16)
-    check_tensor(node, y, "output", np.int16)
     params = node.user_data
+    check_tensor(node, x, "input", params.plan.dtype)
+    check_tensor(node, y, "output", params.plan.dtype)
     params.input_length = int(x.shape[-1])
     frames = int(np.prod(x.shape)) // max(params.input_length, 1)
     if params.input_length > params.fft_length or int(y.shape[-1]) != params.fft_length + 2 \
@@ -141,13 +146,13 @@ def _rfft_prepare(ctx, node) -> None:
         raise kernel_error(node, f"input {tensor_desc(x)} must be at most fft_length "
                                  f"{params.fft_length} long and the output {tensor_desc(y)} "
                                  f"{params.fft_length + 2} (fft_length/2 + 1 complex) per frame")
-    params.scratch_index = ctx.request_scratch(params.fft_length * 2)
+    params.scratch_index = ctx.request_scratch(params.fft_length * np.dtype(params.plan.dtype).itemsize)
 
 
 def _rfft_invoke(ctx, node) -> None:
     params = node.user_data
     x = ctx.input(node, 0).data.reshape(-1, params.input_length)
-    work = np.zeros((x.shape[0], params.fft_length), np.int16)
+    work = np.zeros((x.shape[0], params.fft_length), params.plan.dtype)
     work[:, :params.input_length] = x
     ctx.output(node, 0).data.reshape(x.shape[0], -1)[...] = params.plan(work).reshape(x.shape[0], -1)
 
@@ -162,8 +167,8 @@ def _irfft_prepare(ctx, node) -> None:
     if len(x.shape) != len(y.shape) or not x.shape:
         raise kernel_error(node, f"input {tensor_desc(x)} and output {tensor_desc(y)} need the "
                                  "same rank (at least 1)")
-    check_tensor(node, x, "input", np.int16)
-    check_tensor(node, y, "output", np.int16)
+    check_tensor(node, x, "input", node.user_data.plan.dtype)
+    check_tensor(node, y, "output", node.user_data.plan.dtype)
     n = node.user_data.fft_length
     frames = int(np.prod(x.shape[:-1]))
     # kiss_fftri reads fft_length/2 + 1 complex values and writes fft_length samples per frame
@@ -175,7 +180,10 @@ def _irfft_prepare(ctx, node) -> None:
 def _irfft_invoke(ctx, node) -> None:
     params = node.user_data
     x = ctx.input(node, 0).data.reshape(-1, params.fft_length // 2 + 1, 2)
-    ctx.output(node, 0).data.reshape(x.shape[0], -1)[...] = params.plan.inverse_real(x)
+    frames = params.plan.inverse_real(x)
+    if frames.dtype == np.float32:        # IrfftFloatApply undoes KISS FFT's scaling
+        frames = frames / np.float32(params.fft_length)
+    ctx.output(node, 0).data.reshape(x.shape[0], -1)[...] = frames
 
 
 # ---- SignalEnergy -----------------------------------------------------------------------------
