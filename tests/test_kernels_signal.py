@@ -353,41 +353,60 @@ def test_overlap_add_matches_oracle(oracle, kind, shape, step):
     stream_agrees(oracle, data, frames, reset_at=9)
 
 
-def one_model_per_op() -> dict:
-    """One single-op model of each Signal operator (the preprocessors' configurations)."""
+def one_op_specs() -> dict:
+    """name -> (inputs, outputs, options) of one single-op model per Signal operator."""
     rng = np.random.default_rng(0)
     w, u, fs, ws, wd = filter_bank_config(rng, 12, 80)
     lut = rng.integers(-32768, 32767, 125).astype(np.int16)
     i16 = lambda *shape: (shape, "INT16")                      # noqa: E731
     u32 = lambda *shape: (shape, "UINT32")                     # noqa: E731
     return {
-        "SignalWindow": single_op("SignalWindow", [i16(1, 480), ((480,), "INT16", w[:1].repeat(480))],
-                                  [i16(1, 480)], {"shift": 12}),
-        "SignalFftAutoScale": single_op("SignalFftAutoScale", [i16(480)], [i16(480), ((), "INT32")], {}),
-        "SignalRfft": single_op("SignalRfft", [i16(480)], [i16(514)], {"T": 7, "fft_length": 512}),
-        "SignalIrfft": single_op("SignalIrfft", [i16(514)], [i16(512)], {"T": 7, "fft_length": 512}),
-        "SignalEnergy": single_op("SignalEnergy", [i16(514)], [u32(257)],
-                                  {"end_index": 241, "start_index": 5}),
-        "SignalFilterBank": single_op("SignalFilterBank", [u32(80)] + [((len(a),), "INT16", a)
-                                      for a in (w, u, fs, ws, wd)], [((12,), "UINT64")],
-                                      {"num_channels": 12}),
-        "SignalFilterBankSquareRoot": single_op("SignalFilterBankSquareRoot",
-                                                [((40,), "UINT64"), ((), "INT32")], [u32(40)], {}),
-        "SignalFilterBankSpectralSubtraction": single_op(
-            "SignalFilterBankSpectralSubtraction", [u32(16)], [u32(16), u32(16)], SPECTRAL),
-        "SignalPCAN": single_op("SignalPCAN", [u32(40), u32(40), ((125,), "INT16", lut)], [u32(40)],
-                                {"snr_shift": 6}),
-        "SignalFilterBankLog": single_op("SignalFilterBankLog", [u32(40)], [i16(40)],
-                                         {"input_correction_bits": 3, "output_scale": 64}),
-        "SignalFramer": single_op("SignalFramer", [i16(2, 160)], [i16(2, 1, 400), ((), "BOOL")],
-                                  {"frame_size": 400, "frame_step": 160, "prefill": True}),
-        "SignalStacker": single_op("SignalStacker", [i16(40)], [i16(160), ((), "BOOL")],
-                                   {"num_channels": 40, "stacker_left_context": 2,
-                                    "stacker_right_context": 1, "stacker_step": 1}),
-        "SignalDelay": single_op("SignalDelay", [i16(3, 160)], [i16(3, 160)], {"delay_length": 100}),
-        "SignalOverlapAdd": single_op("SignalOverlapAdd", [i16(2, 1, 64)], [i16(2, 16)],
-                                      {"T": 7, "frame_step": 16}),
+        "SignalWindow": ([i16(1, 480), ((480,), "INT16", w[:1].repeat(480))], [i16(1, 480)],
+                         {"shift": 12}),
+        "SignalFftAutoScale": ([i16(480)], [i16(480), ((), "INT32")], {}),
+        "SignalRfft": ([i16(480)], [i16(514)], {"T": 7, "fft_length": 512}),
+        "SignalIrfft": ([i16(514)], [i16(512)], {"T": 7, "fft_length": 512}),
+        "SignalEnergy": ([i16(514)], [u32(257)], {"end_index": 241, "start_index": 5}),
+        "SignalFilterBank": ([u32(80)] + [((len(a),), "INT16", a) for a in (w, u, fs, ws, wd)],
+                             [((12,), "UINT64")], {"num_channels": 12}),
+        "SignalFilterBankSquareRoot": ([((40,), "UINT64"), ((), "INT32")], [u32(40)], {}),
+        "SignalFilterBankSpectralSubtraction": ([u32(16)], [u32(16), u32(16)], SPECTRAL),
+        "SignalPCAN": ([u32(40), u32(40), ((125,), "INT16", lut)], [u32(40)],
+            {"snr_shift": 6}),
+        "SignalFilterBankLog": ([u32(40)], [i16(40)],
+            {"input_correction_bits": 3, "output_scale": 64}),
+        "SignalFramer": ([i16(2, 160)], [i16(2, 1, 400), ((), "BOOL")],
+            {"frame_size": 400, "frame_step": 160, "prefill": True}),
+        "SignalStacker": ([i16(40)], [i16(160), ((), "BOOL")],
+            {"num_channels": 40, "stacker_left_context": 2,
+             "stacker_right_context": 1, "stacker_step": 1}),
+        "SignalDelay": ([i16(3, 160)], [i16(3, 160)], {"delay_length": 100}),
+        "SignalOverlapAdd": ([i16(2, 1, 64)], [i16(2, 16)],
+            {"T": 7, "frame_step": 16}),
     }
+
+
+def one_model_per_op() -> dict:
+    """One single-op model of each Signal operator (the preprocessors' configurations)."""
+    return {name: single_op(name, *spec) for name, spec in one_op_specs().items()}
+
+
+def test_odd_option_values_give_our_errors_or_run():
+    """Every option of every Signal op set to extreme values: micro_rt refuses with its own
+    error family (never another exception, a hang or a huge allocation) or runs."""
+    from micro_rt.errors import MicroRtError
+    from micro_rt.inputs import random_inputs
+    for name, (inputs, outputs, options) in one_op_specs().items():
+        for key in options:
+            for value in (-1, 0, 1, 3, (1 << 31) - 1, -(1 << 31), 2.5, "x"):
+                data = single_op(name, inputs, outputs, dict(options, **{key: value}))
+                try:
+                    it = Interpreter.from_bytes(data)
+                    for i, x in enumerate(random_inputs(it, 0)):
+                        it.set_input(x, i)
+                    it.invoke()
+                except MicroRtError:
+                    pass
 
 
 def test_every_signal_op_is_in_the_minimum_check():
