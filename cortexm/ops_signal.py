@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from micro_rt.kernels.signal_filterbank import LOG_LUT
+
 from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, uwords, words
 
 # ARGS is 4 KiB: an FFT whose work buffer would not fit runs on the host twin.
@@ -100,6 +102,7 @@ def run_pcan(c: CallContext) -> list[KernelCall]:
 
 def run_filter_bank_log(c: CallContext) -> list[KernelCall]:
     p = c.node.user_data
-    block = c.args(uwords(c.in_addr(0), c.out_addr(0)) +
+    lut = c.const("log_lut", lambda: LOG_LUT.astype("<u2").tobytes())
+    block = c.args(uwords(c.in_addr(0), c.out_addr(0), lut) +
                    words(c.t(0).shape[0], p.output_scale, p.input_correction_bits))
     return [c.call("mrt_signal_filter_bank_log", block)]

@@ -371,6 +371,7 @@ typedef struct {
 typedef struct {
     const uint32_t *input;
     int16_t *output;
+    const uint16_t *log_lut;           /* TFLM's kLogLut: 130 segment corrections */
     int32_t num_channels, output_scale, input_correction_bits;
 } mrt_signal_log_params;
 

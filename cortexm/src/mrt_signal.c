@@ -370,19 +370,9 @@ int32_t mrt_signal_pcan(const mrt_signal_pcan_params *p)
     return 0;
 }
 
-static const uint16_t log_lut[] = {
-    0,    224,  442,  654,  861,  1063, 1259, 1450, 1636, 1817, 1992, 2163, 2329, 2490, 2646,
-    2797, 2944, 3087, 3224, 3358, 3487, 3611, 3732, 3848, 3960, 4068, 4172, 4272, 4368, 4460,
-    4549, 4633, 4714, 4791, 4864, 4934, 5001, 5063, 5123, 5178, 5231, 5280, 5326, 5368, 5408,
-    5444, 5477, 5507, 5533, 5557, 5578, 5595, 5610, 5622, 5631, 5637, 5640, 5641, 5638, 5633,
-    5626, 5615, 5602, 5586, 5568, 5547, 5524, 5498, 5470, 5439, 5406, 5370, 5332, 5291, 5249,
-    5203, 5156, 5106, 5054, 5000, 4944, 4885, 4825, 4762, 4697, 4630, 4561, 4490, 4416, 4341,
-    4264, 4184, 4103, 4020, 3935, 3848, 3759, 3668, 3575, 3481, 3384, 3286, 3186, 3084, 2981,
-    2875, 2768, 2659, 2549, 2437, 2323, 2207, 2090, 1971, 1851, 1729, 1605, 1480, 1353, 1224,
-    1094, 963,  830,  695,  559,  421,  282,  142,  0,    0};
-
-/* Log32: log2 from the MSB and a table-interpolated fraction (Q16), then ln scaled. */
-static uint32_t log32(uint32_t x, uint32_t out_scale)
+/* Log32: log2 from the MSB and a table-interpolated fraction (Q16; log_lut: TFLM's 129 + 1
+ * segment corrections, placed in flash by the glue), then ln scaled. */
+static uint32_t log32(uint32_t x, uint32_t out_scale, const uint16_t *log_lut)
 {
     const uint32_t integer = (uint32_t)msb32(x) - 1;
     int32_t frac = (int32_t)(x - ((uint64_t)1 << integer));
@@ -404,7 +394,7 @@ int32_t mrt_signal_filter_bank_log(const mrt_signal_log_params *p)
     for (int32_t i = 0; i < p->num_channels; ++i) {
         const uint32_t scaled = p->input[i] << p->input_correction_bits;
         if (scaled > 1) {
-            const uint32_t v = log32(scaled, (uint32_t)p->output_scale);
+            const uint32_t v = log32(scaled, (uint32_t)p->output_scale, p->log_lut);
             p->output[i] = (int16_t)(v < 32767u ? v : 32767u);
         } else {
             p->output[i] = 0;
