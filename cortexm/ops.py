@@ -49,7 +49,8 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_signal import (run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
-                         run_filter_bank_sqrt, run_pcan, run_rfft, run_spectral_subtraction, run_window)
+                         run_filter_bank_sqrt, run_irfft, run_pcan, run_rfft, run_spectral_subtraction,
+                         run_window)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
                      run_softmax_f32, run_softmax_s8)
@@ -139,6 +140,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("SignalWindow", INT16): OpKernel(run_window),
     ("SignalFftAutoScale", INT16): OpKernel(run_fft_auto_scale),
     ("SignalRfft", INT16): OpKernel(run_rfft),
+    ("SignalIrfft", INT16): OpKernel(run_irfft),
     ("SignalEnergy", INT16): OpKernel(run_energy),
     ("SignalFilterBank", ANY): OpKernel(run_filter_bank),
     ("SignalFilterBankSquareRoot", ANY): OpKernel(run_filter_bank_sqrt),

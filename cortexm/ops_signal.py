@@ -1,5 +1,5 @@
 """Runners of TFLM's Signal operators (cortexm/src/mrt_signal.c): the audio front end's
-SignalWindow, SignalFftAutoScale, SignalRfft, SignalEnergy, SignalFilterBank,
+SignalWindow, SignalFftAutoScale, SignalRfft, SignalIrfft (int16), SignalEnergy, SignalFilterBank,
 SignalFilterBankSquareRoot, SignalFilterBankSpectralSubtraction, SignalPCAN and
 SignalFilterBankLog. Their parameters come from the host kernel's op data (node.user_data,
 filled by init and prepare as TFLM's are).
@@ -40,23 +40,34 @@ def run_fft_auto_scale(c: CallContext) -> list[KernelCall]:
     return [c.call("mrt_signal_fft_auto_scale_s16", c.in_addr(0), size, c.out_addr(0), c.out_addr(1))]
 
 
-def run_rfft(c: CallContext) -> list[KernelCall]:
+def _fft_call(c: CallContext, symbol: str, work: int, input_length: int,
+              output_length: int) -> KernelCall:
     p = c.node.user_data
     plan = p.plan
     tmp_bytes = plan.ncfft * 4
-    if tmp_bytes > _MAX_ARGS_BUFFER or c.scratch_offset is None:
-        raise UnsupportedOnMcu(f"op {c.node.index} SignalRfft: fft_length {p.fft_length} needs "
-                               f"{tmp_bytes} bytes of work memory beyond the ARGS area")
+    if tmp_bytes > _MAX_ARGS_BUFFER:
+        raise UnsupportedOnMcu(f"op {c.node.index} {c.node.op_name}: fft_length {p.fft_length} "
+                               f"needs {tmp_bytes} bytes of work memory beyond the ARGS area")
     twiddles = c.const("twiddles", lambda: _interleaved(plan.twiddles))
     super_twiddles = c.const("super_twiddles", lambda: _interleaved(plan.super_twiddles) or b"\0" * 4)
     factors = c.const("factors", lambda: np.asarray(plan.factors, "<i4").tobytes())
     tmp = c.args(bytes(tmp_bytes))
-    frames = int(np.prod(c.t(0).shape)) // p.input_length
-    output_length = int(c.out(0).shape[-1]) // 2
-    block = c.args(uwords(c.in_addr(0), c.out_addr(0), c.scratch_addr(), tmp, twiddles,
-                          super_twiddles, factors) +
-                   words(p.fft_length, p.input_length, output_length, frames))
-    return [c.call("mrt_signal_rfft_s16", block)]
+    frames = int(np.prod(c.out(0).shape[:-1]))
+    block = c.args(uwords(c.in_addr(0), c.out_addr(0), work, tmp, twiddles, super_twiddles, factors) +
+                   words(p.fft_length, input_length, output_length, frames))
+    return c.call(symbol, block)
+
+
+def run_rfft(c: CallContext) -> list[KernelCall]:
+    if c.scratch_offset is None:
+        raise UnsupportedOnMcu(f"op {c.node.index} SignalRfft: no scratch buffer planned")
+    return [_fft_call(c, "mrt_signal_rfft_s16", c.scratch_addr(), c.node.user_data.input_length,
+                      int(c.out(0).shape[-1]) // 2)]
+
+
+def run_irfft(c: CallContext) -> list[KernelCall]:
+    return [_fft_call(c, "mrt_signal_irfft_s16", 0, int(c.t(0).shape[-1]) // 2,
+                      int(c.out(0).shape[-1]))]
 
 
 def run_energy(c: CallContext) -> list[KernelCall]:

@@ -94,6 +94,11 @@ def signal_cases(rng) -> list:
                                                      [((fft_length + 2,), "INT16")],
                                                      {"T": 7, "fft_length": fft_length}),
                       int16_frames(rng, (n,), 4), None))
+        shape = (2, fft_length + 2)
+        cases.append((f"irfft {fft_length}", single_op("SignalIrfft", [(shape, "INT16")],
+                                                       [((2, fft_length), "INT16")],
+                                                       {"T": 7, "fft_length": fft_length}),
+                      int16_frames(rng, shape, 4), None))
     return cases
 
 

@@ -335,12 +335,15 @@ typedef struct {
 typedef struct {
     const int16_t *input;
     int16_t *output;                   /* complex int16 pairs, output_length per frame */
-    int16_t *work;                     /* fft_length samples: one frame, zero-padded */
+    int16_t *work;                     /* rfft: fft_length samples, one frame zero-padded */
     int16_t *tmp;                      /* fft_length / 2 complex: the half-length FFT */
-    const int16_t *twiddles;           /* fft_length / 2 complex (KISS FFT's, forward) */
+    const int16_t *twiddles;           /* fft_length / 2 complex (KISS FFT's, of the plan's direction) */
     const int16_t *super_twiddles;     /* fft_length / 4 complex */
     const int32_t *factors;            /* (radix, remaining length) pairs, radices 2..5 */
-    int32_t fft_length, input_length, output_length, frames;
+    int32_t fft_length;
+    int32_t input_length, output_length;  /* per frame: rfft samples in, complex out; irfft
+                                           * complex in, samples out */
+    int32_t frames;
 } mrt_signal_fft_params;
 
 typedef struct {

@@ -280,6 +280,14 @@ int32_t mrt_signal_fft_auto_scale_s16(const int16_t *input, int32_t size, int16_
 int32_t mrt_signal_rfft_s16(const mrt_signal_fft_params *p);
 
 /**
+ * SignalIrfft int16: KISS FFT's fixed-point inverse real FFT (kiss_fftri) of each frame's
+ * fft_length / 2 + 1 complex values (input_length complex apart) into fft_length samples
+ * (output_length apart); the twiddles are the inverse plan's. `work` is not used.
+ * @return 0
+ */
+int32_t mrt_signal_irfft_s16(const mrt_signal_fft_params *p);
+
+/**
  * SignalEnergy: re^2 + im^2 of complex bins start..end-1 (the rest of the output untouched).
  * @return 0
  */

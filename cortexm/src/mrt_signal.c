@@ -1,5 +1,5 @@
 /* micro_rt: TFLM's Signal library operators of the audio front end (SignalWindow,
- * SignalFftAutoScale, SignalRfft, SignalEnergy, SignalFilterBank, SignalFilterBankSquareRoot,
+ * SignalFftAutoScale, SignalRfft, SignalIrfft, SignalEnergy, SignalFilterBank, SignalFilterBankSquareRoot,
  * SignalFilterBankSpectralSubtraction, SignalPCAN, SignalFilterBankLog), written from TFLM's
  * signal/src algorithms and KISS FFT's fixed-point (int16) real FFT. Numpy twins:
  * kernels/signal_spectrum.py, signal_kissfft.py, signal_filterbank.py. Declared in
@@ -223,6 +223,30 @@ int32_t mrt_signal_rfft_s16(const mrt_signal_fft_params *p)
             y[n - k].r = (int16_t)((f1k.r - t.r) >> 1);
             y[n - k].i = (int16_t)((t.i - f1k.i) >> 1);
         }
+    }
+    return 0;
+}
+
+int32_t mrt_signal_irfft_s16(const mrt_signal_fft_params *p)
+{
+    const int32_t n = p->fft_length / 2;
+    const cpx16 *tw = (const cpx16 *)p->twiddles, *super = (const cpx16 *)p->super_twiddles;
+    cpx16 *tmp = (cpx16 *)p->tmp;
+    for (int32_t frame = 0; frame < p->frames; ++frame) {
+        const cpx16 *z = (const cpx16 *)p->input + frame * p->input_length;
+        cpx16 first = {(int16_t)(z[0].r + z[n].r), (int16_t)(z[0].r - z[n].r)};
+        tmp[0] = fixdiv(first, 2);
+        for (int32_t k = 1; k <= n / 2; ++k) {
+            const cpx16 fk = fixdiv(z[k], 2);
+            cpx16 fnkc = {z[n - k].r, (int16_t)-z[n - k].i};
+            fnkc = fixdiv(fnkc, 2);
+            const cpx16 fek = cadd(fk, fnkc);
+            const cpx16 fok = cmul(csub(fk, fnkc), super[k - 1]);
+            tmp[k] = cadd(fek, fok);
+            tmp[n - k] = csub(fek, fok);
+            tmp[n - k].i = (int16_t)-tmp[n - k].i;
+        }
+        fft_work((cpx16 *)(p->output + frame * p->output_length), tmp, 1, p->factors, tw, 1);
     }
     return 0;
 }
