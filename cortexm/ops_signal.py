@@ -117,3 +117,43 @@ def run_filter_bank_log(c: CallContext) -> list[KernelCall]:
     block = c.args(uwords(c.in_addr(0), c.out_addr(0), lut) +
                    words(c.t(0).shape[0], p.output_scale, p.input_correction_bits))
     return [c.call("mrt_signal_filter_bank_log", block)]
+
+
+def _with_state(c: CallContext, symbol: str, state: np.ndarray, fields: bytes,
+                store) -> list[KernelCall]:
+    """A call whose kernel state (kept on the host between invokes) is written to ARGS before
+    it and read back after it through `store`."""
+    raw = np.ascontiguousarray(state).tobytes()
+    if len(raw) > _MAX_ARGS_BUFFER:
+        raise UnsupportedOnMcu(f"op {c.node.index} {c.node.op_name}: {len(raw)} bytes of state "
+                               "exceed the ARGS area")
+    addr = c.args(raw or b"\0" * 4)
+    block = c.args(uwords(c.in_addr(0), c.out_addr(0), addr) + fields)
+
+    def read_back(mcu) -> None:
+        store(np.frombuffer(mcu.read(addr, len(raw)), state.dtype).reshape(state.shape))
+
+    return [c.call(symbol, block, after=read_back)]
+
+
+def run_delay(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+    lines = np.stack([f.data for f in p.fifos]) if p.fifos else np.zeros((0, 0), np.int16)
+
+    def store(values: np.ndarray) -> None:
+        for fifo, line in zip(p.fifos, values):
+            fifo.data = line.copy()
+
+    fields = words(len(p.fifos), 1, p.frame_size, p.frame_size, p.delay_length)
+    return _with_state(c, "mrt_signal_delay_s16", lines.astype(np.int16), fields, store)
+
+
+def run_overlap_add(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+    symbol = "mrt_signal_overlap_add_s16" if p.dtype == np.int16 else "mrt_signal_overlap_add_f32"
+
+    def store(values: np.ndarray) -> None:
+        p.buffers[...] = values
+
+    fields = words(p.buffers.shape[0], p.n_frames, p.frame_size, p.frame_step, 0)
+    return _with_state(c, symbol, p.buffers, fields, store)

@@ -1,5 +1,6 @@
 """What TFLM's Signal kernels share: options read from the flexbuffer map, the checks their
-Prepare makes (counts, ranks, types, with TFLM's refusal wording), and C integer wrapping.
+Prepare makes (counts, ranks, types; errors name the op and the tensor), and C integer
+wrapping.
 
 The Signal library (tensorflow/tflite-micro signal/micro/kernels) registers custom operators
 (`SignalWindow`, `SignalRfft`, ...) whose options are a flexbuffer map; each kernel's init

@@ -89,6 +89,17 @@ def signal_cases(rng) -> list:
                           {"input_correction_bits": 3, "output_scale": 64}),
          [[u32(64, [4, 1 << 16, 1 << 32][k % 3])] for k in range(6)], None),
     ]
+    for shape, delay in (((160,), 100), ((3, 16), 40), ((8,), 0), ((2, 10), 7)):
+        cases.append((f"delay {shape} {delay}", single_op("SignalDelay", [(shape, "INT16")],
+                                                          [(shape, "INT16")], {"delay_length": delay}),
+                      int16_frames(rng, shape, 6), None))
+    for kind, shape, step in (("INT16", (2, 64), 16), ("FLOAT32", (2, 3, 20), 5)):
+        frames = (int16_frames(rng, shape, 6) if kind == "INT16" else
+                  [[rng.normal(0, 10.0 ** (n % 4), shape).astype(np.float32)] for n in range(6)])
+        cases.append((f"overlap-add {kind}", single_op("SignalOverlapAdd", [(shape, kind)],
+                                                       [(shape[:-2] + (shape[-2] * step,), kind)],
+                                                       {"T": 7 if kind == "INT16" else 0,
+                                                        "frame_step": step}), frames, None))
     for fft_length, n in ((512, 480), (60, 60), (250, 200), (96, 90)):
         cases.append((f"rfft {fft_length}", single_op("SignalRfft", [((n,), "INT16")],
                                                      [((fft_length + 2,), "INT16")],
@@ -102,7 +113,7 @@ def signal_cases(rng) -> list:
     return cases
 
 
-@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])
+@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4", "cortex-m7"])
 def test_single_signal_ops_match_their_twins(core):
     for name, data, frames, defined in signal_cases(np.random.default_rng(21)):
         records = assert_stream_equal(data, core, frames, reset_at=len(frames) // 2, defined=defined)

@@ -378,4 +378,15 @@ typedef struct {
     int32_t num_channels, output_scale, input_correction_bits;
 } mrt_signal_log_params;
 
+/* mrt_signal_delay_s16 / mrt_signal_overlap_add_s16 / _f32: the kernel's state, kept by the
+ * host between invokes, travels in the ARGS area (written before, read back after the call). */
+typedef struct {
+    const void *input;
+    void *output;
+    void *state;                       /* delay: outer_dims x delay samples (the delay line);
+                                        * overlap-add: outer_dims x frame_size partial sums */
+    int32_t outer_dims, n_frames, frame_size, frame_step;
+    int32_t state_size;                /* delay: the delay length */
+} mrt_signal_stream_params;
+
 #endif

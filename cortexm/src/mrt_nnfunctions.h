@@ -329,4 +329,19 @@ int32_t mrt_signal_pcan(const mrt_signal_pcan_params *p);
  */
 int32_t mrt_signal_filter_bank_log(const mrt_signal_log_params *p);
 
+/**
+ * SignalDelay int16: each row's output is its delay line followed by the row, cut to the row's
+ * length; the line keeps the last delay_length samples (TFLM: a circular buffer).
+ * @return 0
+ */
+int32_t mrt_signal_delay_s16(const mrt_signal_stream_params *p);
+
+/**
+ * SignalOverlapAdd: each frame added into the row's partial sums (int16 saturating / float32),
+ * the first frame_step out, the rest shifted down and zero-filled.
+ * @return 0
+ */
+int32_t mrt_signal_overlap_add_s16(const mrt_signal_stream_params *p);
+int32_t mrt_signal_overlap_add_f32(const mrt_signal_stream_params *p);
+
 #endif

@@ -426,3 +426,63 @@ int32_t mrt_signal_filter_bank_log(const mrt_signal_log_params *p)
     }
     return 0;
 }
+
+int32_t mrt_signal_delay_s16(const mrt_signal_stream_params *p)
+{
+    const int32_t frame = p->frame_size, delay = p->state_size;
+    const int16_t *in = (const int16_t *)p->input;
+    int16_t *out = (int16_t *)p->output, *states = (int16_t *)p->state;
+    for (int32_t i = 0; i < p->outer_dims; ++i, in += frame, out += frame) {
+        int16_t *state = states + i * delay;
+        /* out: the first `frame` of state ++ input; state: the last `delay` of them */
+        if (frame <= delay) {
+            __builtin_memcpy(out, state, (uint32_t)frame * 2);
+            __builtin_memmove(state, state + frame, (uint32_t)(delay - frame) * 2);
+            __builtin_memcpy(state + delay - frame, in, (uint32_t)frame * 2);
+        } else {
+            __builtin_memcpy(out, state, (uint32_t)delay * 2);
+            __builtin_memcpy(out + delay, in, (uint32_t)(frame - delay) * 2);
+            __builtin_memcpy(state, in + frame - delay, (uint32_t)delay * 2);
+        }
+    }
+    return 0;
+}
+
+int32_t mrt_signal_overlap_add_s16(const mrt_signal_stream_params *p)
+{
+    const int32_t size = p->frame_size, step = p->frame_step;
+    const int16_t *in = (const int16_t *)p->input;
+    int16_t *out = (int16_t *)p->output;
+    for (int32_t i = 0; i < p->outer_dims; ++i) {
+        int16_t *buffer = (int16_t *)p->state + i * size;
+        for (int32_t f = 0; f < p->n_frames; ++f, in += size, out += step) {
+            for (int32_t j = 0; j < size; ++j) {
+                const int32_t v = in[j] + buffer[j];
+                buffer[j] = (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+            }
+            __builtin_memcpy(out, buffer, (uint32_t)step * 2);
+            __builtin_memmove(buffer, buffer + step, (uint32_t)(size - step) * 2);
+            __builtin_memset(buffer + size - step, 0, (uint32_t)step * 2);
+        }
+    }
+    return 0;
+}
+
+int32_t mrt_signal_overlap_add_f32(const mrt_signal_stream_params *p)
+{
+    const int32_t size = p->frame_size, step = p->frame_step;
+    const float *in = (const float *)p->input;
+    float *out = (float *)p->output;
+    for (int32_t i = 0; i < p->outer_dims; ++i) {
+        float *buffer = (float *)p->state + i * size;
+        for (int32_t f = 0; f < p->n_frames; ++f, in += size, out += step) {
+            for (int32_t j = 0; j < size; ++j) {
+                buffer[j] += in[j];
+            }
+            __builtin_memcpy(out, buffer, (uint32_t)step * 4);
+            __builtin_memmove(buffer, buffer + step, (uint32_t)(size - step) * 4);
+            __builtin_memset(buffer + size - step, 0, (uint32_t)step * 4);
+        }
+    }
+    return 0;
+}
