@@ -48,7 +48,7 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
                             run_split)
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
-from .ops_signal import (run_delay, run_energy, run_overlap_add, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
+from .ops_signal import (run_delay, run_energy, run_framer, run_overlap_add, run_stacker, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
                          run_filter_bank_sqrt, run_irfft, run_pcan, run_rfft, run_spectral_subtraction,
                          run_window)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
@@ -148,6 +148,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("SignalPCAN", ANY): OpKernel(run_pcan),
     ("SignalFilterBankLog", ANY): OpKernel(run_filter_bank_log),
     ("SignalDelay", INT16): OpKernel(run_delay),
+    ("SignalFramer", INT16): OpKernel(run_framer),
+    ("SignalStacker", INT16): OpKernel(run_stacker),
     ("SignalOverlapAdd", INT16): OpKernel(run_overlap_add),
     ("SignalOverlapAdd", FLOAT32): OpKernel(run_overlap_add),
 }

@@ -1,8 +1,9 @@
-"""Runners of TFLM's Signal operators (cortexm/src/mrt_signal.c): the audio front end's
-SignalWindow, SignalFftAutoScale, SignalRfft, SignalIrfft (int16), SignalEnergy, SignalFilterBank,
-SignalFilterBankSquareRoot, SignalFilterBankSpectralSubtraction, SignalPCAN and
-SignalFilterBankLog. Their parameters come from the host kernel's op data (node.user_data,
-filled by init and prepare as TFLM's are).
+"""Runners of TFLM's Signal operators (cortexm/src/mrt_signal.c): SignalWindow,
+SignalFftAutoScale, SignalRfft and SignalIrfft (int16), SignalEnergy, SignalFilterBank,
+SignalFilterBankSquareRoot, SignalFilterBankSpectralSubtraction, SignalPCAN,
+SignalFilterBankLog, SignalFramer, SignalStacker, SignalDelay, SignalOverlapAdd. Their
+parameters come from the host kernel's op data (node.user_data, filled by init and prepare as
+TFLM's are).
 
 What TFLM keeps in persistent memory and micro_rt keeps on the host side travels through the
 ARGS area for the call: the KISS FFT's half-length buffer, the filter bank's accumulators and
@@ -157,3 +158,47 @@ def run_overlap_add(c: CallContext) -> list[KernelCall]:
 
     fields = words(p.buffers.shape[0], p.n_frames, p.frame_size, p.frame_step, 0)
     return _with_state(c, symbol, p.buffers, fields, store)
+
+
+def _fifo_call(c: CallContext, symbol: str, fifos: list, capacity: int, counts: list,
+               fields: bytes, store_counts) -> list[KernelCall]:
+    """A call over FIFOs kept on the host: their samples (capacity each, oldest first) and
+    counts written to ARGS before it, read back after it."""
+    samples = np.zeros((len(fifos), capacity), np.int16)
+    for row, fifo in zip(samples, fifos):
+        row[:fifo.available] = fifo.data
+    if samples.nbytes + 4 * len(counts) > _MAX_ARGS_BUFFER:
+        raise UnsupportedOnMcu(f"op {c.node.index} {c.node.op_name}: {samples.nbytes} bytes of "
+                               "buffered samples exceed the ARGS area")
+    samples_addr = c.args(samples.tobytes() or b"\0" * 4)
+    counts_addr = c.args(words(*counts))
+    block = c.args(uwords(c.in_addr(0), c.out_addr(0), c.out_addr(1), samples_addr, counts_addr) +
+                   fields)
+
+    def read_back(mcu) -> None:
+        got = np.frombuffer(mcu.read(counts_addr, 4 * len(counts)), "<i4")
+        rows = np.frombuffer(mcu.read(samples_addr, samples.nbytes), "<i2").reshape(samples.shape)
+        for fifo, row, n in zip(fifos, rows, got):
+            fifo.data = row[:n].astype(np.int16)
+        store_counts(got)
+
+    return [c.call(symbol, block, after=read_back)]
+
+
+def run_framer(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+    capacity = p.fifos[0].capacity if p.fifos else 0
+    fields = words(len(p.fifos), capacity, p.n_frames, p.frame_size, p.frame_step, 0)
+    return _fifo_call(c, "mrt_signal_framer_s16", p.fifos, capacity,
+                      [f.available for f in p.fifos], fields, lambda counts: None)
+
+
+def run_stacker(c: CallContext) -> list[KernelCall]:
+    p = c.node.user_data
+
+    def store(counts) -> None:
+        p.has_first_frame = bool(counts[1])
+
+    fields = words(1, p.buffer_size, p.num_channels * p.step, p.buffer_size, p.num_channels, p.left)
+    return _fifo_call(c, "mrt_signal_stacker_s16", [p.fifo], p.buffer_size,
+                      [p.fifo.available, int(p.has_first_frame)], fields, store)

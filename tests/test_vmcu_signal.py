@@ -1,7 +1,7 @@
 """TFLM's Signal operators on the virtual MCU (cortexm/src/mrt_signal.c) against their numpy
-twins (kernels/signal_*.py), bit for bit on every core: single-op models with edge data, and the
-audio preprocessor in shared/ over a stream of frames (the noise estimate carried on the MCU,
-cleared by reset())."""
+twins (kernels/signal_*.py), bit for bit on every core: single-op models with edge data (the
+stateful ones over streams with a reset), and the audio preprocessor in shared/ over a stream
+of frames (the noise estimate carried on the MCU, cleared by reset())."""
 from __future__ import annotations
 
 import numpy as np
@@ -93,6 +93,20 @@ def signal_cases(rng) -> list:
         cases.append((f"delay {shape} {delay}", single_op("SignalDelay", [(shape, "INT16")],
                                                           [(shape, "INT16")], {"delay_length": delay}),
                       int16_frames(rng, shape, 6), None))
+    for shape, size, step, prefill in (((160,), 400, 160, True), ((2, 64), 48, 16, False),
+                                       ((30,), 70, 10, True)):
+        out = shape[:-1] + (shape[-1] // step, size)
+        cases.append((f"framer {size}/{step}", single_op(
+            "SignalFramer", [(shape, "INT16")], [(out, "INT16"), ((), "BOOL")],
+            {"frame_size": size, "frame_step": step, "prefill": prefill}),
+            int16_frames(rng, shape, 9), None))
+    for channels, left, right, step in ((40, 2, 1, 1), (5, 3, 2, 2), (4, 1, 3, 5)):
+        size = channels * (left + right + 1)
+        cases.append((f"stacker {channels} {left} {right} {step}", single_op(
+            "SignalStacker", [((channels,), "INT16")], [((size,), "INT16"), ((), "BOOL")],
+            {"num_channels": channels, "stacker_left_context": left,
+             "stacker_right_context": right, "stacker_step": step}),
+            int16_frames(rng, (channels,), 12), None))
     for kind, shape, step in (("INT16", (2, 64), 16), ("FLOAT32", (2, 3, 20), 5)):
         frames = (int16_frames(rng, shape, 6) if kind == "INT16" else
                   [[rng.normal(0, 10.0 ** (n % 4), shape).astype(np.float32)] for n in range(6)])

@@ -389,4 +389,19 @@ typedef struct {
     int32_t state_size;                /* delay: the delay length */
 } mrt_signal_stream_params;
 
+/* mrt_signal_framer_s16 / mrt_signal_stacker_s16: TFLM's circular buffers as FIFOs whose
+ * samples and counts the host keeps between invokes (ARGS, read back after the call). */
+typedef struct {
+    const int16_t *input;
+    int16_t *output;
+    uint8_t *valid;                    /* the bool output */
+    int16_t *samples;                  /* outer_dims x capacity, oldest first */
+    int32_t *counts;                   /* framer: per row; stacker: {count, has first frame} */
+    int32_t outer_dims, capacity;
+    int32_t n_frames;                  /* framer: frames per row; stacker: samples discarded per output */
+    int32_t frame_size;                /* framer: frame; stacker: stacked output size */
+    int32_t frame_step;                /* framer: step; stacker: channels */
+    int32_t extend;                    /* stacker: left context */
+} mrt_signal_fifo_params;
+
 #endif

@@ -344,4 +344,18 @@ int32_t mrt_signal_delay_s16(const mrt_signal_stream_params *p);
 int32_t mrt_signal_overlap_add_s16(const mrt_signal_stream_params *p);
 int32_t mrt_signal_overlap_add_f32(const mrt_signal_stream_params *p);
 
+/**
+ * SignalFramer int16: per row, frame_step samples at a time into its FIFO; a full frame out
+ * (and frame_step discarded) whenever frame_size are there, else *valid = 0.
+ * @return 0
+ */
+int32_t mrt_signal_framer_s16(const mrt_signal_fifo_params *p);
+
+/**
+ * SignalStacker int16: a frame of channels into the FIFO (the first one repeated for the left
+ * context); the stacked window out when complete (*valid = 1), then a step discarded.
+ * @return 0
+ */
+int32_t mrt_signal_stacker_s16(const mrt_signal_fifo_params *p);
+
 #endif

@@ -486,3 +486,54 @@ int32_t mrt_signal_overlap_add_f32(const mrt_signal_stream_params *p)
     }
     return 0;
 }
+
+int32_t mrt_signal_framer_s16(const mrt_signal_fifo_params *p)
+{
+    const int32_t size = p->frame_size, step = p->frame_step;
+    const int16_t *in = p->input;
+    int16_t *out = p->output;
+    uint8_t valid = 1;
+    for (int32_t i = 0; i < p->outer_dims; ++i) {
+        int16_t *buf = p->samples + i * p->capacity;
+        int32_t count = p->counts[i];
+        for (int32_t f = 0; f < p->n_frames; ++f, in += step, out += size) {
+            __builtin_memcpy(buf + count, in, (uint32_t)step * 2);
+            count += step;
+            if (count >= size) {
+                __builtin_memcpy(out, buf, (uint32_t)size * 2);
+                __builtin_memmove(buf, buf + step, (uint32_t)(count - step) * 2);
+                count -= step;
+            } else {
+                valid = 0;           /* this frame's output is left as it was */
+            }
+        }
+        p->counts[i] = count;
+    }
+    *p->valid = valid;
+    return 0;
+}
+
+int32_t mrt_signal_stacker_s16(const mrt_signal_fifo_params *p)
+{
+    const int32_t channels = p->frame_step, size = p->frame_size, step = p->n_frames;
+    int16_t *buf = p->samples;
+    int32_t count = p->counts[0];
+    __builtin_memcpy(buf + count, p->input, (uint32_t)channels * 2);
+    count += channels;
+    if (!p->counts[1]) {             /* the first frame stands in for the left context */
+        for (int32_t k = 0; k < p->extend; ++k, count += channels) {
+            __builtin_memcpy(buf + count, buf + count - channels, (uint32_t)channels * 2);
+        }
+        p->counts[1] = 1;
+    }
+    uint8_t valid = 0;
+    if (count >= size) {
+        __builtin_memcpy(p->output, buf, (uint32_t)size * 2);
+        __builtin_memmove(buf, buf + step, (uint32_t)(count - step) * 2);
+        count -= step;
+        valid = 1;
+    }
+    p->counts[0] = count;
+    *p->valid = valid;
+    return 0;
+}
