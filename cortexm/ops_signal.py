@@ -6,10 +6,12 @@ parameters come from the host kernel's op data (node.user_data, filled by init a
 TFLM's are).
 
 What TFLM keeps in persistent memory and micro_rt keeps on the host side travels through the
-ARGS area for the call: the KISS FFT's half-length buffer, the filter bank's accumulators and
-the spectral subtraction's noise estimate (written before the call, read back after it, so
-the state carries across invokes on the MCU as on the host). The FFT twiddles are the host
-plan's, placed in flash as the persistent state TFLM's init computes.
+ARGS area for the call: the KISS FFT's half-length buffer, the filter bank's accumulators, the
+spectral subtraction's noise estimate and the streaming ops' buffered samples (written before
+the call, read back after it, so the state carries across invokes on the MCU as on the host;
+the streaming kernels keep plain FIFOs, not TFLM's doubled circular buffer: same results,
+somewhat different copy costs). The FFT twiddles are the host plan's, placed in flash as the
+persistent state TFLM's init computes.
 """
 from __future__ import annotations
 
