@@ -448,6 +448,14 @@ int32_t mrt_signal_delay_s16(const mrt_signal_stream_params *p)
     return 0;
 }
 
+/* OverlapAdd's output step: the first `step` sums out, the rest moved down, zeros after. */
+static void overlap_shift(uint8_t *buffer, uint8_t *out, int32_t size, int32_t step, int32_t es)
+{
+    __builtin_memcpy(out, buffer, (uint32_t)(step * es));
+    __builtin_memmove(buffer, buffer + step * es, (uint32_t)((size - step) * es));
+    __builtin_memset(buffer + (size - step) * es, 0, (uint32_t)(step * es));
+}
+
 int32_t mrt_signal_overlap_add_s16(const mrt_signal_stream_params *p)
 {
     const int32_t size = p->frame_size, step = p->frame_step;
@@ -460,9 +468,7 @@ int32_t mrt_signal_overlap_add_s16(const mrt_signal_stream_params *p)
                 const int32_t v = in[j] + buffer[j];
                 buffer[j] = (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
             }
-            __builtin_memcpy(out, buffer, (uint32_t)step * 2);
-            __builtin_memmove(buffer, buffer + step, (uint32_t)(size - step) * 2);
-            __builtin_memset(buffer + size - step, 0, (uint32_t)step * 2);
+            overlap_shift((uint8_t *)buffer, (uint8_t *)out, size, step, 2);
         }
     }
     return 0;
@@ -479,9 +485,7 @@ int32_t mrt_signal_overlap_add_f32(const mrt_signal_stream_params *p)
             for (int32_t j = 0; j < size; ++j) {
                 buffer[j] += in[j];
             }
-            __builtin_memcpy(out, buffer, (uint32_t)step * 4);
-            __builtin_memmove(buffer, buffer + step, (uint32_t)(size - step) * 4);
-            __builtin_memset(buffer + size - step, 0, (uint32_t)step * 4);
+            overlap_shift((uint8_t *)buffer, (uint8_t *)out, size, step, 4);
         }
     }
     return 0;
