@@ -19,6 +19,7 @@ from .schema import BUILTIN_CODE
 KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softmax", "reduce",
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
                   "space_depth", "slicing", "gather", "broadcast",
+                  "binary_ops", "comparisons", "unary_math",
                   "signal_spectrum", "signal_filterbank", "signal_stream")
 
 
