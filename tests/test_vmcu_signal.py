@@ -45,9 +45,10 @@ def assert_stream_equal(data: bytes, core: str, frames, reset_at: int = -1, defi
     return mcu.last_run
 
 
-@pytest.mark.parametrize("core", CORES)
-def test_audio_preprocessor_on_every_core(core):
-    data = shared_model("audio_preprocessor_float.tflite").read_bytes()
+@pytest.mark.parametrize("name,core", [("audio_preprocessor_float.tflite", core) for core in CORES] +
+                         [("audio_preprocessor_int8.tflite", core) for core in ("cortex-m0plus", "cortex-m4")])
+def test_audio_preprocessor_on_every_core(name, core):
+    data = shared_model(name).read_bytes()
     records = assert_stream_equal(data, core, [[x] for x in audio_frames(16)], reset_at=10,
                                   defined={"SignalEnergy": slice(5, 241)})
     signal = [r for r in records if r.op.startswith("Signal")]
