@@ -143,3 +143,47 @@ def test_quantize_int8_uint8(core):
         host, mcu, _ = run_both(core, "QUANTIZE", {}, [_q(0, idt, x.shape, si, zi)], [_q(1, odt, x.shape, so, zo)],
                                 {0: x})
         assert_same(host, mcu, f"QUANTIZE {np.dtype(idt).name} -> {np.dtype(odt).name} ({si}, {zi}) -> ({so}, {zo})")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("variant", ["f32", "int8"])
+def test_converter_models_ops_on_mcu(variant, core):
+    """models/ops/unary_{f32,int8}.tflite (which also hold another family's LOG_SOFTMAX and
+    L2_NORMALIZATION, not yet runnable whole) operator by operator (kernel_cases.op_submodel):
+    each of this family's runs its C kernel with the host's outputs (float32 libm ops within
+    LIBM_MAX_ULP, NaN where the host has NaN)."""
+    from conftest import PROJECT_MODELS
+    from kernel_cases import op_submodel
+    from micro_rt import Interpreter
+    from micro_rt.inputs import random_inputs
+    from micro_rt.model import read_model
+    data = (PROJECT_MODELS / "ops" / f"unary_{variant}.tflite").read_bytes()
+    ran = set()
+    for op in read_model(data).main.operators:
+        if op.op_name not in FLOAT_OPS:
+            continue
+        sub = op_submodel(data, op.index)
+        host = Interpreter.from_bytes(sub, target=core)
+        emu = Interpreter.from_bytes(sub, target=core, kernels="cmsis-nn", emulate=True)
+        try:
+            for seed in range(2):
+                for i, x in enumerate(random_inputs(host, seed)):
+                    host.set_input(x, i)
+                    emu.set_input(x, i)
+                host.invoke()
+                emu.invoke()
+                assert all(r.on_mcu for r in emu.last_run), f"{op.op_name} ran on the host"
+                h, m = host.get_output(0), emu.get_output(0)
+                if h.dtype != np.float32 or op.op_name not in LIBM_OPS:
+                    nan = np.isnan(h) if h.dtype == np.float32 else np.zeros(h.shape, bool)
+                    assert_same([h[~nan]], [m[~nan]], f"unary_{variant} {op.op_name}")
+                    assert np.array_equal(nan, np.isnan(m) if m.dtype == np.float32 else nan)
+                    continue
+                nan = np.isnan(h)
+                assert np.array_equal(nan, np.isnan(m)), f"unary_{variant} {op.op_name}: NaN in different places"
+                assert_close_ulp([h[~nan]], [m[~nan]], f"unary_{variant} {op.op_name}", LIBM_MAX_ULP)
+            ran.add(op.op_name)
+        finally:
+            emu.close()
+    assert ran == (set(FLOAT_OPS) if variant == "f32" else {"ABS", "RSQRT"})
