@@ -48,7 +48,7 @@ CASES = _cases()
 
 @pytest.mark.parametrize("name,data", named_case_params(CASES))
 def test_matches_tflm(name, data, oracle):
-    assert_seeds_and_edges_match_oracle(oracle, data, seed=len(name))
+    assert_seeds_and_edges_match_oracle(oracle, data, what=name)
 
 
 def _rsqrt_cases():
