@@ -73,6 +73,8 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "SpaceToBatchParams": (4, 4, 16, 16),
     "OpDataMirrorPad": (20, 20, 16, 16),
     "OpDataEmbeddingLookup": (16, 8, 16, 16),
+    "OpDataAbsRsqrt": (28, 20, 16, 16),            # elementwise.cc (ABS, RSQRT)
+    "OpDataElu": (256, 256, 16, 16),               # elu.cc's OpData: the int8 table
     "OpDataCumsum": (36, 36, 16, 16),               # int8 only, allocated in prepare
     "LogSoftmaxOpData": (40, 28, 16, 16),           # int8 only, allocated in prepare
     "L2NormalizationParams": (4, 4, 16, 16),

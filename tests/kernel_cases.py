@@ -256,11 +256,13 @@ def assert_matches_oracle_on(oracle, data: bytes, input_sets: Sequence[Sequence[
     return ran
 
 
-def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, what: str = "") -> None:
-    """`seeds` seeded random input sets (the first covers every int8 value) and the edge-value
-    sets, bit-exact with the oracle; a model must run on most of them."""
+def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, what: str = "",
+                                        seed: Optional[int] = None) -> None:
+    """`seeds` seeded random input sets (the first covers every int8 value; the generator seeded
+    with `seed`, else the model's size) and the edge-value sets, bit-exact with the oracle; a
+    model must run on most of them."""
     sg = read_model(data).main
-    rng = np.random.default_rng(len(data))
+    rng = np.random.default_rng(len(data) if seed is None else seed)
     sets = [model_inputs(sg, rng, first=k == 0) for k in range(seeds)] + edge_input_sets(sg)
     assert assert_matches_oracle_on(oracle, data, sets, what) >= seeds
 
