@@ -39,11 +39,12 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 import numpy as np
 
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_conv_s16 import conv_s16_scratch, run_conv_s16_cmsis
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
-                     run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
+                     run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
                      run_softmax_f32, run_softmax_s8)
 
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
@@ -81,13 +82,13 @@ _UNARY_I16 = ("RELU", "RELU6", "LEAKY_RELU")
 KERNELS: dict[tuple[str, str], OpKernel] = {
     ("CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=False), conv_s8_scratch),
     ("CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=False)),
-    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="conv")),
+    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="conv"), conv_s16_scratch),
     ("DEPTHWISE_CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=True), depthwise_conv_s8_scratch),
     ("DEPTHWISE_CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=True)),
-    ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="dw")),
+    ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="dw")),
     ("FULLY_CONNECTED", INT8): OpKernel(run_fully_connected_s8),
     ("FULLY_CONNECTED", FLOAT32): OpKernel(run_fully_connected_f32),
-    ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16, kind="fc")),
+    ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="fc")),
     ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_s8, avgpool_s8_scratch),
     ("AVERAGE_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
     ("MAX_POOL_2D", INT8): OpKernel(run_pool_s8),
