@@ -429,4 +429,37 @@ int16_t *arm_nn_mat_mult_kernel_s16(const int8_t *w, const int16_t *cols, int32_
 arm_cmsis_nn_status arm_nn_vec_mat_mult_t_s16(const int16_t *lhs, const int8_t *rhs, const int64_t *bias,
     int16_t *dst, int32_t reduced, int32_t shift, int32_t cols, int32_t rows, int32_t act_min, int32_t act_max);
 
+/* ============================================ int16 elementwise (mrt_elementwise_s16.c) */
+
+/**
+ * ADD of two int16 vectors of the same shape (TFLM's CMSIS-NN glue without broadcast): each
+ * input shifted left by left_shift (15 for int16) and requantized with its own multiplier /
+ * shift, the sum requantized with out_mult / out_shift and clamped. Two halfwords per load.
+ * The offsets are not read (TFLM requires int16 zero points of 0). No scratch.
+ * @param[in]  input_1_vect, input_2_vect  int16 [block_size]
+ * @param[in]  input_1_offset, input_2_offset, out_offset  not read
+ * @param[in]  input_1_mult, input_1_shift, input_2_mult, input_2_shift  per-input requantization
+ * @param[in]  left_shift  TFLM's input left shift
+ * @param[out] output      int16 [block_size]
+ * @param[in]  out_mult, out_shift  output requantization
+ * @param[in]  out_activation_min, out_activation_max  clamp, in [-32768, 32767]
+ * @param[in]  block_size  number of elements
+ */
+arm_cmsis_nn_status arm_elementwise_add_s16(const int16_t *input_1_vect, const int16_t *input_2_vect,
+    const int32_t input_1_offset, const int32_t input_1_mult, const int32_t input_1_shift,
+    const int32_t input_2_offset, const int32_t input_2_mult, const int32_t input_2_shift,
+    const int32_t left_shift, int16_t *output, const int32_t out_offset, const int32_t out_mult,
+    const int32_t out_shift, const int32_t out_activation_min, const int32_t out_activation_max,
+    const int32_t block_size);
+
+/**
+ * MUL of two int16 vectors of the same shape: a * b (SMULBB / SMULTT on DSP cores) requantized
+ * with out_mult / out_shift, clamped. Offsets not read. Arguments as for
+ * arm_elementwise_add_s16. No scratch.
+ */
+arm_cmsis_nn_status arm_elementwise_mul_s16(const int16_t *input_1_vect, const int16_t *input_2_vect,
+    const int32_t input_1_offset, const int32_t input_2_offset, int16_t *output, const int32_t out_offset,
+    const int32_t out_mult, const int32_t out_shift, const int32_t out_activation_min,
+    const int32_t out_activation_max, const int32_t block_size);
+
 #endif
