@@ -117,6 +117,14 @@ def _quantize(op: str, typ: str) -> bytes:
     return single_op(op, [_t(s, typ, 0.02, 1)], _t(s, to, 0.03, -1))
 
 
+def _svdf(op: str, typ: str) -> bytes:
+    """A keyword-spotting SVDF layer: 64 inputs, 128 filters, memory 16, int16 state (as the
+    converter writes it)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_kernels_svdf import svdf_model
+    return svdf_model(1, 64, 128, 1, 16, "int16" if typ == "INT8" else "float")
+
+
 # Representative shapes: op -> maker(op, type name) -> model bytes.
 SHAPES: dict[str, Callable[[str, str], bytes]] = {
     **{op: _layer for op in WEIGHTED},
@@ -126,7 +134,7 @@ SHAPES: dict[str, Callable[[str, str], bytes]] = {
     "AVERAGE_POOL_2D": _pool, "MAX_POOL_2D": _pool,
     "SOFTMAX": lambda op, t: single_op(op, [_t((4, 256), t, 0.1)], _t((4, 256), t, *FIXED_OUT[op].get(t, (0.1, 0))),
                                        {"beta": 1.0}),
-    "QUANTIZE": _quantize, "DEQUANTIZE": _quantize,
+    "QUANTIZE": _quantize, "DEQUANTIZE": _quantize, "SVDF": _svdf,
     "MEAN": lambda op, t: single_op(op, [_t((1, 16, 16, 32), t), _i32([1, 2])], _t((1, 1, 1, 32), t, 0.04),
                                     {"keep_dims": True}),
 }

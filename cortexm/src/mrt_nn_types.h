@@ -219,4 +219,21 @@ typedef struct {
     uint32_t act_min, act_max;         /* float bits */
 } mrt_pool_f32_params;
 
+/* mrt_svdf_s8 / mrt_svdf_state_s16_s8. Packed by ops_svdf.run_svdf_s8. */
+typedef struct {
+    const int8_t *input;               /* [batch, input_size] */
+    void *state;                       /* int8 / int16 [batch, num_filters, memory_size], updated */
+    const int8_t *weights_feature;     /* [num_filters, input_size] */
+    const void *weights_time;          /* int8 / int16 (the state's type) [num_filters, memory_size] */
+    const int32_t *bias;               /* [num_filters / rank], NULL: none */
+    const int32_t *kernel_sums;        /* [num_filters]: -input_zp * sum(weights_feature row) */
+    const int32_t *time_sums;          /* [num_filters]: -state_zp * sum(weights_time row), NULL: zp 0 */
+    int32_t *buffer;                   /* scratch, int32 [num_filters / rank] */
+    int8_t *output;                    /* [batch, num_filters / rank] */
+    int32_t batch, input_size, num_filters, memory_size, rank;
+    int32_t mult_1, shift_1;           /* feature products -> state */
+    int32_t mult_2, shift_2;           /* unit sums -> output */
+    int32_t state_zp, state_min, state_max, output_zp;
+} mrt_svdf_params;
+
 #endif

@@ -170,4 +170,20 @@ int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
  */
 int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth, uint32_t beta_bits);
 
+/* ========================================================================== SVDF (mrt_svdf.c) */
+
+/**
+ * SVDF, int8 input, int8 state and time weights, one invoke: the state moves one step, each
+ * filter's feature product (+ kernel_sums) is requantized with mult_1 / shift_1, saturated to
+ * [state_min, state_max], + state_zp and stored in the state's last slot; each unit's output is
+ * bias + its rank filters' time sums (state x weights_time + time_sums), requantized with
+ * mult_2 / shift_2, + output_zp, clamped to int8. TFLM's reference arithmetic with CMSIS-NN's
+ * arm_svdf_s8 structure (see mrt_svdf.c). int32 sums wrap.
+ * @param[in,out] p  mrt_svdf_params; p->buffer: num_filters / rank int32 of scratch
+ */
+int32_t mrt_svdf_s8(const mrt_svdf_params *p);
+
+/** The same with an int16 state and int16 time weights (arm_svdf_state_s16_s8's structure). */
+int32_t mrt_svdf_state_s16_s8(const mrt_svdf_params *p);
+
 #endif
