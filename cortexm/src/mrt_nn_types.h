@@ -226,11 +226,11 @@ typedef struct {
     const int8_t *weights_feature;     /* [num_filters, input_size] */
     const void *weights_time;          /* int8 / int16 (the state's type) [num_filters, memory_size] */
     const int32_t *bias;               /* [num_filters / rank], NULL: none */
-    const int32_t *kernel_sums;        /* [num_filters]: -input_zp * sum(weights_feature row) */
     const int32_t *time_sums;          /* [num_filters]: -state_zp * sum(weights_time row), NULL: zp 0 */
     int32_t *buffer;                   /* scratch, int32 [num_filters / rank] */
     int8_t *output;                    /* [batch, num_filters / rank] */
     int32_t batch, input_size, num_filters, memory_size, rank;
+    int32_t input_offset;              /* -input zero point */
     int32_t mult_1, shift_1;           /* feature products -> state */
     int32_t mult_2, shift_2;           /* unit sums -> output */
     int32_t state_zp, state_min, state_max, output_zp;

@@ -174,7 +174,7 @@ int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth
 
 /**
  * SVDF, int8 input, int8 state and time weights, one invoke: the state moves one step, each
- * filter's feature product (+ kernel_sums) is requantized with mult_1 / shift_1, saturated to
+ * filter's feature product (input + input_offset against its weights) is requantized with mult_1 / shift_1, saturated to
  * [state_min, state_max], + state_zp and stored in the state's last slot; each unit's output is
  * bias + its rank filters' time sums (state x weights_time + time_sums), requantized with
  * mult_2 / shift_2, + output_zp, clamped to int8. TFLM's reference arithmetic with CMSIS-NN's

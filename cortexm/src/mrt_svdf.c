@@ -3,14 +3,15 @@
  *
  * The structure and instruction use of CMSIS-NN's arm_svdf_s8 / arm_svdf_state_s16_s8 (what
  * TFLM's CMSIS-NN glue calls): the state moves one element left in one memmove, the feature
- * product takes two weight rows per pass with the input offset folded into per-filter kernel
- * sums (arm_vector_sum_s8, made by the glue once), the time products run four (int8) or two
+ * product takes two weight rows per pass with the input offset added to the input in the loop
+ * (SXTAB16 on the DSP cores: arm_nn_vec_mat_mult_t_s8 without kernel sums, which TFLM's glue
+ * makes only for MVE cores), the time products run four (int8) or two
  * (int16) taps per SMLAD pair on the DSP cores, the unit sums land in the scratch buffer and are
  * requantized in a last pass. The arithmetic is TFLM's reference kernel's, which the oracle
  * runs and the numpy twin (kernels/svdf.py) follows, where CMSIS-NN's differs: the new state
  * value saturates to the state type before the state zero point is added (CMSIS-NN clamps to
  * int16 after adding it), and the time sums subtract the state zero point (CMSIS-NN reads the
- * state as if its zero point were 0), folded here into per-filter sums like the input offset.
+ * state as if its zero point were 0), folded here into per-filter sums made by the glue.
  * All int32 sums wrap as the reference's do; the twin models the wrap. */
 #include <stddef.h>
 
@@ -18,6 +19,15 @@
 #include "mrt_math.h"
 
 #if MRT_DSP
+/* Four int8 values plus an offset as [x0 x2] and [x1 x3] (SXTAB16, SXTAB16 ROR 8). */
+MRT_INLINE const int8_t *read_reordered_offset(const int8_t *src, uint32_t off, uint32_t *even, uint32_t *odd)
+{
+    const uint32_t v = (uint32_t)mrt_read_s8x4(src);
+    *even = __sxtab16(off, v);
+    *odd = mrt_sxtab16_r8(off, v);
+    return src + 4;
+}
+
 /* Four int8 values as [x0 x2] and [x1 x3] (CMSIS-NN's read_and_pad_reordered). */
 MRT_INLINE const int8_t *read_reordered(const int8_t *src, uint32_t *even, uint32_t *odd)
 {
@@ -36,20 +46,22 @@ MRT_INLINE int32_t feature_out(int32_t dot, const mrt_svdf_params *p)
     return r + p->state_zp;
 }
 
-/* Dot products of one input row with every feature weight row: sum(x * w) + kernel_sum (the
- * glue's -input_zp * sum(w)), written through `store(filter, value)`. Two rows per pass. */
+/* Dot products of one input row with every feature weight row: sum((x + input_offset) * w),
+ * written through `store(filter, value)`. Two rows per pass. */
 #define MRT_SVDF_FEATURE(p, x, STORE)                                                           \
     do {                                                                                        \
         const int8_t *w_ = (p)->weights_feature;                                                \
-        const int32_t n_ = (p)->input_size;                                                     \
+        const int32_t n_ = (p)->input_size, off_ = (p)->input_offset;                           \
+        const uint32_t off2_ = ((uint32_t)off_ & 0xFFFFu) | ((uint32_t)off_ << 16);            \
+        (void)off2_;                                                                            \
         int32_t f_ = 0;                                                                         \
         for (; f_ + 2 <= (p)->num_filters; f_ += 2) {                                           \
             const int8_t *w0_ = w_ + f_ * n_, *w1_ = w0_ + n_, *x_ = (x);                      \
-            int32_t s0_ = (p)->kernel_sums[f_], s1_ = (p)->kernel_sums[f_ + 1];                 \
+            int32_t s0_ = 0, s1_ = 0;                                                           \
             int32_t k_ = 0;                                                                     \
-            MRT_SVDF_DOT2(x_, w0_, w1_, s0_, s1_, k_, n_);                                      \
+            MRT_SVDF_DOT2(x_, w0_, w1_, s0_, s1_, k_, n_, off2_);                               \
             for (; k_ < n_; ++k_) {                                                             \
-                const int32_t v_ = *x_++;                                                       \
+                const int32_t v_ = *x_++ + off_;                                                \
                 s0_ += v_ * *w0_++;                                                             \
                 s1_ += v_ * *w1_++;                                                             \
             }                                                                                   \
@@ -58,9 +70,9 @@ MRT_INLINE int32_t feature_out(int32_t dot, const mrt_svdf_params *p)
         }                                                                                       \
         if (f_ < (p)->num_filters) {                                                            \
             const int8_t *w0_ = w_ + f_ * n_, *x_ = (x);                                        \
-            int32_t s0_ = (p)->kernel_sums[f_];                                                 \
+            int32_t s0_ = 0;                                                                    \
             for (int32_t k_ = 0; k_ < n_; ++k_) {                                               \
-                s0_ += *x_++ * *w0_++;                                                          \
+                s0_ += (*x_++ + off_) * *w0_++;                                                 \
             }                                                                                   \
             STORE(f_, s0_);                                                                     \
         }                                                                                       \
@@ -68,10 +80,10 @@ MRT_INLINE int32_t feature_out(int32_t dot, const mrt_svdf_params *p)
 
 #if MRT_DSP
 /* Four taps of two rows: the input's halfword pairs shared, two SMLAD per row. */
-#define MRT_SVDF_DOT2(x, w0, w1, s0, s1, k, n)                                                  \
+#define MRT_SVDF_DOT2(x, w0, w1, s0, s1, k, n, off2)                                            \
     for (; (k) + 4 <= (n); (k) += 4) {                                                          \
         uint32_t xe_, xo_, we_, wo_;                                                            \
-        (x) = read_reordered((x), &xe_, &xo_);                                                  \
+        (x) = read_reordered_offset((x), (off2), &xe_, &xo_);                                   \
         (w0) = read_reordered((w0), &we_, &wo_);                                                \
         (s0) = mrt_smlad_v(xe_, we_, (s0));                                                     \
         (s0) = mrt_smlad_v(xo_, wo_, (s0));                                                     \
@@ -80,7 +92,7 @@ MRT_INLINE int32_t feature_out(int32_t dot, const mrt_svdf_params *p)
         (s1) = mrt_smlad_v(xo_, wo_, (s1));                                                     \
     }
 #else
-#define MRT_SVDF_DOT2(x, w0, w1, s0, s1, k, n) (void)0
+#define MRT_SVDF_DOT2(x, w0, w1, s0, s1, k, n, off2) (void)0
 #endif
 
 /* Unit sums of one batch (+ bias) from the per-filter time sums `t` (int32 [num_filters]),
