@@ -125,6 +125,13 @@ def _svdf(op: str, typ: str) -> bytes:
     return svdf_model(1, 64, 128, 1, 16, "int16" if typ == "INT8" else "float")
 
 
+def _lstm(op: str, typ: str) -> bytes:
+    """A keyword-spotting LSTM layer: 8 steps of 32 inputs, 32 cells."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_kernels_lstm import lstm_model
+    return lstm_model("int8" if typ == "INT8" else "float32", 1, 8, 32, 32)
+
+
 # Representative shapes: op -> maker(op, type name) -> model bytes.
 SHAPES: dict[str, Callable[[str, str], bytes]] = {
     **{op: _layer for op in WEIGHTED},
@@ -135,6 +142,7 @@ SHAPES: dict[str, Callable[[str, str], bytes]] = {
     "SOFTMAX": lambda op, t: single_op(op, [_t((4, 256), t, 0.1)], _t((4, 256), t, *FIXED_OUT[op].get(t, (0.1, 0))),
                                        {"beta": 1.0}),
     "QUANTIZE": _quantize, "DEQUANTIZE": _quantize, "SVDF": _svdf,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
     "MEAN": lambda op, t: single_op(op, [_t((1, 16, 16, 32), t), _i32([1, 2])], _t((1, 1, 1, 32), t, 0.04),
                                     {"keep_dims": True}),
 }

@@ -236,4 +236,26 @@ typedef struct {
     int32_t state_zp, state_min, state_max, output_zp;
 } mrt_svdf_params;
 
+/* mrt_lstm_s8. Packed by ops_lstm.run_lstm_s8. Gates in the order input, forget, cell, output. */
+#define MRT_LSTM_CELL_GATE 2
+typedef struct {
+    const int8_t *input;               /* [steps, batch, n_input] (time major) or [batch, steps, n_input] */
+    int8_t *output;                    /* the same layout with n_state */
+    int8_t *hidden;                    /* [batch, n_state], updated */
+    int16_t *cell;                     /* [batch, n_state], updated */
+    const int8_t *w_in[4];             /* [n_state, n_input] per gate, zero point 0 */
+    const int8_t *w_rec[4];            /* [n_state, n_state] per gate, zero point 0 */
+    const int32_t *bias[4];            /* [n_state] per gate */
+    const uint16_t *sigmoid_table;     /* TFLM's 256-entry sigmoid table */
+    int32_t batch, steps, n_input, n_state, time_major;
+    int32_t input_offset, hidden_offset;   /* -zero points */
+    int32_t in_mult[4], in_shift[4], rec_mult[4], rec_shift[4];
+    int32_t forget_mult, forget_shift; /* forget gate x cell -> cell */
+    int32_t input_mult, input_shift;   /* input gate x cell gate -> cell */
+    int32_t output_mult, output_shift; /* output gate x tanh(cell) -> hidden */
+    int32_t hidden_zp;
+    int32_t cell_lo, cell_hi;          /* int16 saturation and the cell clip */
+    int32_t cell_tanh_mult, cell_tanh_shift;   /* tanh(cell)'s input rescale */
+} mrt_lstm_s8_params;
+
 #endif

@@ -186,4 +186,16 @@ int32_t mrt_svdf_s8(const mrt_svdf_params *p);
 /** The same with an int16 state and int16 time weights (arm_svdf_state_s16_s8's structure). */
 int32_t mrt_svdf_state_s16_s8(const mrt_svdf_params *p);
 
+/* ====================================================== UNIDIRECTIONAL_SEQUENCE_LSTM (mrt_lstm.c) */
+
+/**
+ * UNIDIRECTIONAL_SEQUENCE_LSTM 8x8->16 over all steps: TFLM's integer LSTM (gates from the
+ * input and recurrent FCs requantized to int16 and added with saturation, int16 sigmoid / tanh
+ * from the interpolated sigmoid table, int16 cell, int8 hidden state). No peephole, projection
+ * or layer norm. Updates the hidden and cell states; writes every step's hidden state to the
+ * output. int32 sums wrap.
+ * @param[in,out] p  mrt_lstm_s8_params
+ */
+int32_t mrt_lstm_s8(const mrt_lstm_s8_params *p);
+
 #endif
