@@ -129,7 +129,7 @@ def _lstm(op: str, typ: str) -> bytes:
     """A keyword-spotting LSTM layer: 8 steps of 32 inputs, 32 cells."""
     sys.path.insert(0, str(ROOT / "tests"))
     from test_kernels_lstm import lstm_model
-    return lstm_model("int8" if typ == "INT8" else "float32", 1, 8, 32, 32)
+    return lstm_model({"INT8": "int8", "INT16": "int16"}.get(typ, "float32"), 1, 8, 32, 32)
 
 
 # Representative shapes: op -> maker(op, type name) -> model bytes.

@@ -44,7 +44,7 @@ from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_st
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_svdf import run_svdf_s8
-from .ops_lstm import run_lstm_s8
+from .ops_lstm import run_lstm
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
                      run_softmax_f32, run_softmax_s8)
@@ -116,7 +116,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("PADV2", ANY): OpKernel(run_pad),
     ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
     ("SVDF", INT8): OpKernel(run_svdf_s8),
-    ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT8): OpKernel(run_lstm_s8),
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT8): OpKernel(run_lstm),
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT16): OpKernel(run_lstm),
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

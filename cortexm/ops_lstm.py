@@ -1,6 +1,6 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM runner for micro_rt.cortexm.ops: the 8x8->16 integer LSTM
-(int8 input, weights and hidden state, int16 cell state) on mrt_lstm_s8
-(cortexm/src/mrt_lstm.c), bit-equal with the numpy twin (kernels/lstm_int8.py).
+"""UNIDIRECTIONAL_SEQUENCE_LSTM runner for micro_rt.cortexm.ops: the integer LSTMs with an
+int16 cell state, 8x8->16 on mrt_lstm_s8 and 16x8->16 on mrt_lstm_s16 (cortexm/src/mrt_lstm.c),
+bit-equal with the numpy twins (kernels/lstm_int8.py).
 
 The multipliers, shifts, zero points and the cell state's clamp are the host kernel's (its
 OpDataLSTM, filled by prepare from TFLM's formulas); TFLM's 256-entry sigmoid table is a
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from micro_rt.kernels.fixedpoint import SIGMOID_TABLE_UINT16
-from micro_rt.kernels.lstm_int8 import lstm_tanh_params
+from micro_rt.kernels.lstm_int8 import cell_state_bounds, lstm_tanh_params
 
 from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, uwords, words
 
@@ -28,19 +28,19 @@ def _lstm_words(c: CallContext, data) -> list[int]:
     s = data.n_state
     cell_m, cell_s = lstm_tanh_params(data.cell_power)
     per_gate = lambda v: [int(v[g * s]) for g in range(4)]       # noqa: E731 - one value per gate
-    bufs = data.bufs
     return [data.batch, data.steps, data.n_input, s, int(data.time_major), -data.input_zp, -data.hidden_zp,
             *per_gate(data.in_mult), *per_gate(data.in_shift), *per_gate(data.rec_mult), *per_gate(data.rec_shift),
             *data.forget_cell_mul, *data.input_mul, *data.output_mul, data.hidden_zp,
-            int(bufs["cell_lo"]), int(bufs["cell_hi"]), cell_m, cell_s]
+            *cell_state_bounds(data), cell_m, cell_s]
 
 
-def run_lstm_s8(c: CallContext) -> list[KernelCall]:
-    """mrt_lstm_s8, where the op was prepared for the integer path with symmetric weights."""
+def run_lstm(c: CallContext) -> list[KernelCall]:
+    """mrt_lstm_s8 / mrt_lstm_s16, where the op was prepared for an integer path with symmetric
+    weights."""
     node = c.node
     data = getattr(node, "user_data", None)
-    if data is None or getattr(data, "kind", "") != "int8" or data.bufs is None:
-        raise UnsupportedOnMcu(f"op {node.index} UNIDIRECTIONAL_SEQUENCE_LSTM: not prepared for the int8 path")
+    if data is None or getattr(data, "kind", "") not in ("int8", "int16"):
+        raise UnsupportedOnMcu(f"op {node.index} UNIDIRECTIONAL_SEQUENCE_LSTM: not prepared for an integer path")
     if any(np.any(np.asarray(c.t(i).zero_points) != 0) for i in _W_IN + _W_REC):
         raise UnsupportedOnMcu(f"op {node.index} UNIDIRECTIONAL_SEQUENCE_LSTM: weights with a zero point")
     if data.n_state == 0 or data.batch == 0:
@@ -53,7 +53,7 @@ def run_lstm_s8(c: CallContext) -> list[KernelCall]:
     blob = uwords(c.in_addr(0), c.out_addr(), c.in_addr(_HIDDEN), c.in_addr(_CELL),
                   *(c.in_addr(i) for i in _W_IN), *(c.in_addr(i) for i in _W_REC),
                   *(c.in_addr(i) for i in _BIAS), table) + words(*_lstm_words(c, data))
-    return [c.call("mrt_lstm_s8", c.args(blob))]
+    return [c.call("mrt_lstm_s8" if data.kind == "int8" else "mrt_lstm_s16", c.args(blob))]
 
 
-__all__ = ["run_lstm_s8"]
+__all__ = ["run_lstm"]

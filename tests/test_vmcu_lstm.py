@@ -1,7 +1,7 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM 8x8->16 on the virtual MCU (cortexm/src/mrt_lstm.c:
-mrt_lstm_s8) against its numpy twin (kernels/lstm_int8.py), bit for bit: the output and the
+"""UNIDIRECTIONAL_SEQUENCE_LSTM 8x8->16 and 16x8->16 on the virtual MCU (cortexm/src/mrt_lstm.c:
+mrt_lstm_s8, mrt_lstm_s16) against the numpy twins (kernels/lstm_int8.py), bit for bit: the output and the
 hidden and cell states after every invoke of a sequence (states carry over; reset on both
-sides midway), on the M0+ (plain C) and the M4 (SXTAB16 / SMLAD): batch and time-major layouts,
+sides midway), on the M0+ (plain C) and the M4 (SXTAB16 / SMLAD, SMLALD): batch and time-major layouts,
 input and state sizes off the DSP blocks, cell clips and cell scales (tanh's input rescale both
 ways), saturating weights, edge inputs; the shared LSTM models whole on the MCU.
 """
@@ -12,21 +12,22 @@ import pytest
 
 from conftest import SHARED_MODELS, shared_models
 from micro_rt import Interpreter
-from test_kernels_lstm import CASES, lstm_model
+from test_kernels_lstm import CASES, INT16_CASES, lstm_model
 
 CORES = ["cortex-m0plus", "cortex-m4"]
 INT8_LSTM_MODELS = ["trained_lstm_int8.tflite", "micro_speech_lstm.tflite", "dtln_noise_suppression.tflite"]
-INT8_CASES = [c for c in CASES if c[0] == "int8"] + [
+MCU_CASES = [c for c in CASES if c[0] == "int8"] + [
     ("int8", 2, 4, 13, 9, {"weight_std": 5.0}),
     ("int8", 1, 3, 33, 17, {"cell_clip": 0.0, "cell_scale_power": -10}),
     ("int8", 3, 2, 4, 8, {"time_major": True, "cell_scale_power": -14}),
-]
+] + [c for c in INT16_CASES]
 
 
-def _inputs(rng, shape, n):
-    """Random int8 sequences, then the edges: all -128, all 127, all 0."""
-    edges = [np.full(shape, -128, np.int8), np.full(shape, 127, np.int8), np.zeros(shape, np.int8)]
-    return [rng.integers(-128, 128, shape).astype(np.int8) for _ in range(n)] + edges
+def _inputs(rng, shape, n, dtype=np.int8):
+    """Random sequences, then the edges: all minimum, all maximum, all 0."""
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    edges = [np.full(shape, lo, dtype), np.full(shape, hi, dtype), np.zeros(shape, dtype)]
+    return [rng.integers(lo, hi + 1, shape).astype(dtype) for _ in range(n)] + edges
 
 
 def assert_mcu_matches_host(data: bytes, core: str, inputs, reset_at=()) -> None:
@@ -52,15 +53,16 @@ def assert_mcu_matches_host(data: bytes, core: str, inputs, reset_at=()) -> None
 
 
 @pytest.mark.parametrize("core", CORES)
-@pytest.mark.parametrize("case", INT8_CASES, ids=lambda c: f"b{c[1]}-t{c[2]}-i{c[3]}-s{c[4]}-" +
+@pytest.mark.parametrize("case", MCU_CASES, ids=lambda c: f"{c[0]}-b{c[1]}-t{c[2]}-i{c[3]}-s{c[4]}-" +
                          ("-".join(f"{k}={v}" for k, v in c[5].items()) or "default"))
 def test_lstm_s8_matches_twin(core, case):
-    _, batch, steps, n_input, n_state, options = case
+    kind, batch, steps, n_input, n_state, options = case
     for seed in range(2):
-        data = lstm_model("int8", batch, steps, n_input, n_state, seed=100 * seed + batch * 31 + steps, **options)
+        data = lstm_model(kind, batch, steps, n_input, n_state, seed=100 * seed + batch * 31 + steps, **options)
         shape = (steps, batch, n_input) if options.get("time_major") else (batch, steps, n_input)
         rng = np.random.default_rng(seed)
-        assert_mcu_matches_host(data, core, [[x] for x in _inputs(rng, shape, 4)], reset_at=(3,))
+        inputs = _inputs(rng, shape, 4, np.int16 if kind == "int16" else np.int8)
+        assert_mcu_matches_host(data, core, [[x] for x in inputs], reset_at=(3,))
 
 
 @pytest.mark.parametrize("name", shared_models(INT8_LSTM_MODELS))

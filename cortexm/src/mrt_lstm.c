@@ -1,21 +1,26 @@
-/* micro_rt: UNIDIRECTIONAL_SEQUENCE_LSTM, 8x8->16 (int8 input, weights and hidden state, int16
- * cell state, int32 biases): mrt_lstm_s8 (mrt_nnfunctions.h), TFLM's integer LSTM
- * (lstm_eval.h) as the numpy twin (kernels/lstm_int8.py) computes it, bit for bit:
+/* micro_rt: UNIDIRECTIONAL_SEQUENCE_LSTM with an int16 cell state (mrt_nnfunctions.h), TFLM's
+ * integer LSTM (lstm_eval.h) as the numpy twin (kernels/lstm_int8.py) computes it, bit for bit:
+ *  - mrt_lstm_s8, 8x8->16: int8 input and hidden state, int32 biases, int32 gate sums;
+ *  - mrt_lstm_s16, 16x8->16: int16 input and hidden state, int64 biases and gate sums,
+ *    TFLM's int64 MultiplyByQuantizedMultiplier;
+ * both with int8 weights and:
  *  - every gate: the input FC (+ bias) and the recurrent FC, each requantized to int16 with its
  *    own multiplier and saturated, then added with int16 saturation; sigmoid (input, forget,
  *    output gates) or tanh (cell gate) from TFLM's 256-entry sigmoid table with linear
  *    interpolation (reference_integer_ops::Logistic / Tanh on int16; CMSIS-NN's
  *    arm_nn_activation_s16 reads the same table the same way);
  *  - cell = sat16(forget x cell) + sat16(input x cell gate), saturated and clipped;
- *  - hidden = output gate x tanh(cell), requantized, + hidden zero point, clamped to int8.
+ *  - hidden = output gate x tanh(cell), requantized, + hidden zero point, saturated to the
+ *    hidden state's type.
  * The dot products run one weight row at a time with the activation offset added in the loop
- * (SXTAB16 and SMLAD on the DSP cores, as CMSIS-NN's s8 vector-matrix kernels do without
- * kernel sums). A step reads the previous hidden state for every row, so the new one goes to
- * the step's output row first and into the state when the step is done. int32 sums wrap. */
+ * (SXTAB16 / SMLAD for int8, SMLALD for int16 with a zero offset, on the DSP cores, as
+ * CMSIS-NN's vector-matrix kernels do without kernel sums). A step reads the previous hidden
+ * state for every row, so the new one goes to the step's output row first and into the state
+ * when the step is done. The 8x8 int32 sums wrap as the reference's do. */
 #include "mrt_nnfunctions.h"
 #include "mrt_math.h"
 
-/* sum((x[k] + off) * w[k]) + acc over n values. */
+/* sum((x[k] + off) * w[k]) + acc over n int8 values. */
 MRT_INLINE int32_t dot_s8_offset(const int8_t *x, const int8_t *w, int32_t n, int32_t off, int32_t acc)
 {
     int32_t k = 0;
@@ -29,6 +34,26 @@ MRT_INLINE int32_t dot_s8_offset(const int8_t *x, const int8_t *w, int32_t n, in
 #endif
     for (; k < n; ++k) {
         acc += (x[k] + off) * w[k];
+    }
+    return acc;
+}
+
+/* sum((x[k] + off) * w[k]) + acc over n int16 values, in int64. */
+MRT_INLINE int64_t dot_s16_offset(const int16_t *x, const int8_t *w, int32_t n, int32_t off, int64_t acc)
+{
+    int32_t k = 0;
+#if MRT_DSP
+    if (off == 0) {                   /* int16 pairs as they are: two taps per SMLALD */
+        for (; k + 4 <= n; k += 4) {
+            uint32_t w01, w23;
+            mrt_read_and_pad(w + k, &w01, &w23);
+            acc = (int64_t)__smlald((int16x2_t)mrt_read_s16x2(x + k), (int16x2_t)w01, acc);
+            acc = (int64_t)__smlald((int16x2_t)mrt_read_s16x2(x + k + 2), (int16x2_t)w23, acc);
+        }
+    }
+#endif
+    for (; k < n; ++k) {
+        acc += (int32_t)((x[k] + off) * w[k]);
     }
     return acc;
 }
@@ -72,44 +97,81 @@ MRT_INLINE int32_t tanh_s16(const uint16_t *tab, int32_t x, int32_t mult, int32_
     return (v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1) >> 8;
 }
 
-/* One gate of one cell: the two FCs, the saturated sum, the non-linearity. */
-static int32_t gate_s16(const mrt_lstm_s8_params *p, int32_t g, int32_t j, const int8_t *x, const int8_t *h)
+/* The non-linearity of gate g on its saturated FC sum s. */
+MRT_INLINE int32_t gate_activation(const mrt_lstm_params *p, int32_t g, int32_t s)
 {
-    const int32_t in_acc = dot_s8_offset(x, p->w_in[g] + j * p->n_input, p->n_input, p->input_offset,
-                                         p->bias[g][j]);
-    const int32_t a = sat16(mrt_requantize(in_acc, p->in_mult[g], p->in_shift[g]));
-    const int32_t rec_acc = dot_s8_offset(h, p->w_rec[g] + j * p->n_state, p->n_state, p->hidden_offset, 0);
-    const int32_t r = sat16(mrt_requantize(rec_acc, p->rec_mult[g], p->rec_shift[g]));
-    const int32_t s = sat16(a + r);
     return g == MRT_LSTM_CELL_GATE ? tanh_s16(p->sigmoid_table, s, 0, 0) : logistic_s16(p->sigmoid_table, s);
 }
 
-int32_t mrt_lstm_s8(const mrt_lstm_s8_params *p)
+/* One gate of one cell, 8x8: the two int32 FCs, the saturated sum, the non-linearity. */
+static int32_t gate_s8(const mrt_lstm_params *p, int32_t g, int32_t j, const int8_t *x, const int8_t *h)
 {
-    const int32_t b_count = p->batch, s = p->n_state;
-    for (int32_t t = 0; t < p->steps; ++t) {
-        for (int32_t b = 0; b < b_count; ++b) {
-            const int32_t row = p->time_major ? t * b_count + b : b * p->steps + t;
-            const int8_t *x = p->input + row * p->n_input;
-            const int8_t *h = p->hidden + b * s;
-            int16_t *c = p->cell + b * s;
-            int8_t *out = p->output + row * s;
-            for (int32_t j = 0; j < s; ++j) {
-                const int32_t ig = gate_s16(p, 0, j, x, h), fg = gate_s16(p, 1, j, x, h);
-                const int32_t gg = gate_s16(p, MRT_LSTM_CELL_GATE, j, x, h), og = gate_s16(p, 3, j, x, h);
-                const int32_t kept = sat16(mrt_requantize(fg * c[j], p->forget_mult, p->forget_shift));
-                const int32_t added = sat16(mrt_requantize(ig * gg, p->input_mult, p->input_shift));
-                const int32_t cell = mrt_clamp(kept + added, p->cell_lo, p->cell_hi);
-                c[j] = (int16_t)cell;
-                const int32_t th = tanh_s16(p->sigmoid_table, cell, p->cell_tanh_mult, p->cell_tanh_shift);
-                out[j] = (int8_t)mrt_clamp(mrt_requantize(th * og, p->output_mult, p->output_shift) + p->hidden_zp,
-                                           -128, 127);
-            }
-        }
-        for (int32_t b = 0; b < b_count; ++b) {      /* the new hidden state, for the next step */
-            const int32_t row = p->time_major ? t * b_count + b : b * p->steps + t;
-            __builtin_memcpy(p->hidden + b * s, p->output + row * s, (unsigned)s);
-        }
-    }
+    const int32_t in_acc = dot_s8_offset(x, p->w_in[g] + j * p->n_input, p->n_input, p->input_offset,
+                                         ((const int32_t *)p->bias[g])[j]);
+    const int32_t a = sat16(mrt_requantize(in_acc, p->in_mult[g], p->in_shift[g]));
+    const int32_t rec_acc = dot_s8_offset(h, p->w_rec[g] + j * p->n_state, p->n_state, p->hidden_offset, 0);
+    const int32_t r = sat16(mrt_requantize(rec_acc, p->rec_mult[g], p->rec_shift[g]));
+    return gate_activation(p, g, sat16(a + r));
+}
+
+/* One gate of one cell, 16x8: the two int64 FCs. */
+static int32_t gate_s16(const mrt_lstm_params *p, int32_t g, int32_t j, const int16_t *x, const int16_t *h)
+{
+    const int64_t in_acc = dot_s16_offset(x, p->w_in[g] + j * p->n_input, p->n_input, p->input_offset,
+                                          ((const int64_t *)p->bias[g])[j]);
+    const int32_t a = sat16((int32_t)mrt_requantize_wide(in_acc, p->in_mult[g], p->in_shift[g]));
+    const int64_t rec_acc = dot_s16_offset(h, p->w_rec[g] + j * p->n_state, p->n_state, p->hidden_offset, 0);
+    const int32_t r = sat16((int32_t)mrt_requantize_wide(rec_acc, p->rec_mult[g], p->rec_shift[g]));
+    return gate_activation(p, g, sat16(a + r));
+}
+
+/* The cell update of one cell from its gates (in place) and the new hidden value, unclamped
+ * to the hidden type: the requantized output gate x tanh(cell) + hidden zero point. */
+MRT_INLINE int32_t cell_and_hidden(const mrt_lstm_params *p, int32_t ig, int32_t fg, int32_t gg, int32_t og,
+                                   int16_t *c)
+{
+    const int32_t kept = sat16(mrt_requantize(fg * *c, p->forget_mult, p->forget_shift));
+    const int32_t added = sat16(mrt_requantize(ig * gg, p->input_mult, p->input_shift));
+    const int32_t cell = mrt_clamp(kept + added, p->cell_lo, p->cell_hi);
+    *c = (int16_t)cell;
+    const int32_t th = tanh_s16(p->sigmoid_table, cell, p->cell_tanh_mult, p->cell_tanh_shift);
+    return mrt_requantize(th * og, p->output_mult, p->output_shift) + p->hidden_zp;
+}
+
+/* The whole sequence for activation type T (int8_t / int16_t) with gate function GATE and the
+ * hidden state's range [LO, HI]. */
+#define MRT_LSTM_RUN(p, T, GATE, LO, HI)                                                        \
+    do {                                                                                        \
+        const int32_t bn_ = (p)->batch, s_ = (p)->n_state;                                      \
+        T *hidden_ = (T *)(p)->hidden;                                                          \
+        for (int32_t t_ = 0; t_ < (p)->steps; ++t_) {                                          \
+            for (int32_t b_ = 0; b_ < bn_; ++b_) {                                              \
+                const int32_t row_ = (p)->time_major ? t_ * bn_ + b_ : b_ * (p)->steps + t_;    \
+                const T *x_ = (const T *)(p)->input + row_ * (p)->n_input;                      \
+                const T *h_ = hidden_ + b_ * s_;                                                \
+                int16_t *c_ = (p)->cell + b_ * s_;                                              \
+                T *out_ = (T *)(p)->output + row_ * s_;                                         \
+                for (int32_t j_ = 0; j_ < s_; ++j_) {                                           \
+                    const int32_t ig_ = GATE(p, 0, j_, x_, h_), fg_ = GATE(p, 1, j_, x_, h_);   \
+                    const int32_t gg_ = GATE(p, 2, j_, x_, h_), og_ = GATE(p, 3, j_, x_, h_);   \
+                    out_[j_] = (T)mrt_clamp(cell_and_hidden(p, ig_, fg_, gg_, og_, c_ + j_), LO, HI); \
+                }                                                                               \
+            }                                                                                   \
+            for (int32_t b_ = 0; b_ < bn_; ++b_) {    /* the new hidden state, for the next step */ \
+                const int32_t row_ = (p)->time_major ? t_ * bn_ + b_ : b_ * (p)->steps + t_;    \
+                __builtin_memcpy(hidden_ + b_ * s_, (T *)(p)->output + row_ * s_, (unsigned)s_ * sizeof(T)); \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+int32_t mrt_lstm_s8(const mrt_lstm_params *p)
+{
+    MRT_LSTM_RUN(p, int8_t, gate_s8, -128, 127);
+    return 0;
+}
+
+int32_t mrt_lstm_s16(const mrt_lstm_params *p)
+{
+    MRT_LSTM_RUN(p, int16_t, gate_s16, -32768, 32767);
     return 0;
 }

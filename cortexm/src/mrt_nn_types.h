@@ -236,16 +236,18 @@ typedef struct {
     int32_t state_zp, state_min, state_max, output_zp;
 } mrt_svdf_params;
 
-/* mrt_lstm_s8. Packed by ops_lstm.run_lstm_s8. Gates in the order input, forget, cell, output. */
+/* mrt_lstm_s8 / mrt_lstm_s16. Packed by ops_lstm.run_lstm. Gates in the order input, forget,
+ * cell, output. Activations (input, output, hidden) are int8 for mrt_lstm_s8, int16 for
+ * mrt_lstm_s16; biases int32 / int64. */
 #define MRT_LSTM_CELL_GATE 2
 typedef struct {
-    const int8_t *input;               /* [steps, batch, n_input] (time major) or [batch, steps, n_input] */
-    int8_t *output;                    /* the same layout with n_state */
-    int8_t *hidden;                    /* [batch, n_state], updated */
+    const void *input;                 /* [steps, batch, n_input] (time major) or [batch, steps, n_input] */
+    void *output;                      /* the same layout with n_state */
+    void *hidden;                      /* [batch, n_state], updated */
     int16_t *cell;                     /* [batch, n_state], updated */
     const int8_t *w_in[4];             /* [n_state, n_input] per gate, zero point 0 */
     const int8_t *w_rec[4];            /* [n_state, n_state] per gate, zero point 0 */
-    const int32_t *bias[4];            /* [n_state] per gate */
+    const void *bias[4];               /* [n_state] per gate */
     const uint16_t *sigmoid_table;     /* TFLM's 256-entry sigmoid table */
     int32_t batch, steps, n_input, n_state, time_major;
     int32_t input_offset, hidden_offset;   /* -zero points */
@@ -256,6 +258,6 @@ typedef struct {
     int32_t hidden_zp;
     int32_t cell_lo, cell_hi;          /* int16 saturation and the cell clip */
     int32_t cell_tanh_mult, cell_tanh_shift;   /* tanh(cell)'s input rescale */
-} mrt_lstm_s8_params;
+} mrt_lstm_params;
 
 #endif

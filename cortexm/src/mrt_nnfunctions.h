@@ -194,8 +194,12 @@ int32_t mrt_svdf_state_s16_s8(const mrt_svdf_params *p);
  * from the interpolated sigmoid table, int16 cell, int8 hidden state). No peephole, projection
  * or layer norm. Updates the hidden and cell states; writes every step's hidden state to the
  * output. int32 sums wrap.
- * @param[in,out] p  mrt_lstm_s8_params
+ * @param[in,out] p  mrt_lstm_params (int8 activations, int32 biases)
  */
-int32_t mrt_lstm_s8(const mrt_lstm_s8_params *p);
+int32_t mrt_lstm_s8(const mrt_lstm_params *p);
+
+/** The same, 16x8->16: int16 activations, int64 biases and gate sums, TFLM's int64
+ * requantization, int16 hidden state. */
+int32_t mrt_lstm_s16(const mrt_lstm_params *p);
 
 #endif
