@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from micro_rt.flavours import lstm_gate_buffers
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .kernel_util import HYBRID, kernel_error, tensor_desc, type_label
@@ -57,8 +58,10 @@ def lstm_prepare(ctx, node) -> None:
                                      f"{tensor_desc(x)}, weights {tensor_desc(t[2])}, bias {tensor_desc(t[13])})")
     else:
         raise kernel_error(node, f"cell state {tensor_desc(c)}: type not supported (float32 or int16)")
-    # Four gate buffers of batch x state cells, as TFLM requests them.
-    data.buffer_indices = [ctx.request_scratch(data.batch * data.n_state * ct.itemsize) for _ in range(4)]
+    # Gate buffers of batch x state cells, as TFLM requests them (four; three in its CMSIS-NN
+    # build's integer LSTM).
+    count = lstm_gate_buffers(getattr(ctx, "kernels", "reference"), data.kind in ("int8", "int16"))
+    data.buffer_indices = [ctx.request_scratch(data.batch * data.n_state * ct.itemsize) for _ in range(count)]
 
 
 def lstm_invoke(ctx, node) -> None:

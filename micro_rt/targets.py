@@ -76,6 +76,8 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataSoftmaxCmsis": (88, 64, 16, 16),         # CMSISNNSoftmaxParams {SoftmaxParams; 2 int}
     "OpDataAddCmsis": (60, 60, 16, 16),             # own OpData, same members as OpDataAdd
     "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
+    "CmsisNnOpDataSvdf": (48, 40, 16, 16),          # OpDataSvdf's members; int32_t *kernel_sums
+    "OpDataLSTMCmsis": (1008, 912, 16, 16),         # {OpDataLSTM; cmsis_nn_lstm_params}
     # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof), one per
     # operator with options (micro_rt/builtin_params.py says which): ints, enums and bools only,
     # except FC (quant_spec pointer + count); C enums are 4 bytes on host64 and 1 byte on

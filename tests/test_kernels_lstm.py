@@ -270,3 +270,27 @@ def test_allocations_16x8_match_oracle(oracle):
         theirs = oracle.allocations(data, 1 << 16)
         assert (theirs["head"], theirs["tail"]) == (plan.head_bytes, plan.tail_bytes), options
 
+
+@pytest.mark.parametrize("kind", ["int8", "int16", "float32"])
+def test_cmsis_nn_flavour_allocations(kind):
+    """--kernels cmsis-nn allocates what TFLM's CMSIS-NN LSTM glue does: its own OpData
+    ({OpDataLSTM; cmsis_nn_lstm_params}), eight persistent effective-bias arrays of state-size
+    int32 (8x8) / int64 (16x8), and three gate scratch buffers instead of four; the float LSTM
+    only the larger OpData."""
+    from micro_rt.arena import align_up
+    batch, n_state = 2, 6
+    data = lstm_model(kind, batch, 3, 5, n_state)
+    for target in ("cortex-m4", "host64"):
+        ref = Interpreter.from_bytes(data, target=target, plan_only=True)
+        cmsis = Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=False, plan_only=True)
+        t = ref.target
+        integer = kind != "float32"
+        sums = 8 * align_up(n_state * (4 if kind == "int8" else 8), 16) if integer else 0
+        struct = align_up(t.sizeof("OpDataLSTMCmsis"), 16) - align_up(t.sizeof("OpDataLSTM"), 16)
+        assert len(cmsis.nodes[0].user_data.buffer_indices) == (3 if integer else 4)
+        handles = t.sizeof("ScratchBufferHandle") if integer else 0
+        pr, pc = ref.plan.tail_breakdown, cmsis.plan.tail_breakdown
+        assert pc["Persistent buffer data"] - pr["Persistent buffer data"] == struct + sums, target
+        assert pr["scratch buffer handles"] - pc["scratch buffer handles"] == handles, target
+        assert (ref.plan.head_bytes > cmsis.plan.head_bytes) == integer, target    # one gate buffer less
+
