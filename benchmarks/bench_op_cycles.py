@@ -10,7 +10,7 @@ operator: a representative shape from SHAPES below when the operator has one, ot
 first case of tests/type_cases.py (the table-driven type cases every operator adds) whose input
 has that type and that micro_rt accepts; those cases are tiny, so the call's fixed cost weighs
 in their per-element figure (the `model` column says which). Kernels registered for any element
-type (data movement) run on int8.
+type (data movement) run on int8 data where a type case has it.
 
 Per row: MACs (micro_rt.analysis.op_macs), elements (the larger of the first input and the
 output), instructions and cycles of one invoke with `kernels="cmsis-nn"`, and cycles per MAC,
@@ -166,10 +166,12 @@ def candidate_models(op: str, dtype: str, fallback: list) -> Iterator[tuple[str,
     from micro_rt.cortexm.ops import KERNELS, kernel_for
     if op in SHAPES:
         yield "representative", SHAPES[op](op, TYPE_NAME[dtype])
-    for label, case_op, data in fallback:
-        if case_op == op and kernel_for(op, _first_input_dtype(data)) is KERNELS[(op, dtype)]:
-            if dtype != "any" or _first_input_dtype(data) == np.int8:
-                yield f"type case `{label}`", data
+    cases = [(label, data) for label, case_op, data in fallback
+             if case_op == op and kernel_for(op, _first_input_dtype(data)) is KERNELS[(op, dtype)]]
+    # Kernels for any element type: int8 data first (an index or shape input may come first).
+    cases.sort(key=lambda case: _first_input_dtype(case[1]) != np.int8)
+    for label, data in cases:
+        yield f"type case `{label}`", data
 
 
 @dataclass
