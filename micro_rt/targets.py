@@ -72,6 +72,8 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "SpaceToBatchParams": (4, 4, 16, 16),
     "OpDataMirrorPad": (20, 20, 16, 16),
     "OpDataEmbeddingLookup": (16, 8, 16, 16),
+    "OpDataAbsRsqrt": (28, 20, 16, 16),            # elementwise.cc (ABS, RSQRT)
+    "OpDataElu": (256, 256, 16, 16),               # elu.cc's OpData: the int8 table
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}
@@ -82,6 +84,12 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
     "CmsisNnOpDataSvdf": (48, 40, 16, 16),          # OpDataSvdf's members; int32_t *kernel_sums
     "OpDataLSTMCmsis": (1008, 912, 16, 16),         # {OpDataLSTM; cmsis_nn_lstm_params}
+    "OpDataDiv": (28, 28, 16, 16),
+    "OpDataSquaredDifference": (112, 112, 16, 16),  # {bool; ArithmeticParams} (int64 members: 8-aligned)
+    "OpDataAddN": (40, 40, 16, 16),                 # int8 only, allocated in prepare
+    "PreluParams": (28, 28, 16, 16),
+    "OpDataComparison": (32, 32, 16, 16),           # {ComparisonParams}
+    "OpDataSelect": (1, 1, 16, 16),                 # {bool requires_broadcast}
     # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof), one per
     # operator with options (micro_rt/builtin_params.py says which): ints, enums and bools only,
     # except FC (quant_spec pointer + count); C enums are 4 bytes on host64 and 1 byte on

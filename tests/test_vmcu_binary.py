@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, rand_f32, q16_tensor, rand_i16, assert_same, binary_case, run_both)
+from vmcu_cases import called  # noqa: F401 - the fixture
 
 
 @pytest.mark.parametrize("core", CORES_FAST)
@@ -63,20 +64,6 @@ def test_binary_int16(core):
             h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
                                {0: rand_i16(rng, s1), 1: rand_i16(rng, s2)})
             assert_same(h, m, f"{op} int16 {s1} {s2}")
-
-
-@pytest.fixture
-def called(monkeypatch):
-    """The kernel symbols the runs below call."""
-    from micro_rt.cortexm import ops
-    symbols: list[str] = []
-    perform = ops.perform
-
-    def spy(mcu, calls, budget=None):
-        symbols.extend(c.symbol for c in calls)
-        return perform(mcu, calls, budget)
-    monkeypatch.setattr(ops, "perform", spy)
-    return symbols
 
 
 def _int16_edges(rng, shape):

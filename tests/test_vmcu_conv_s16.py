@@ -12,20 +12,7 @@ import numpy as np
 import pytest
 
 from vmcu_cases import CORES_ALL, CORES_FAST, T, assert_same, q16_tensor, rand_i8, rand_i16, run_both, shared_mcu
-
-
-@pytest.fixture
-def called(monkeypatch):
-    """The kernel symbols the runs below call."""
-    from micro_rt.cortexm import ops
-    symbols: list[str] = []
-    perform = ops.perform
-
-    def spy(mcu, calls, budget=None):
-        symbols.extend(c.symbol for c in calls)
-        return perform(mcu, calls, budget)
-    monkeypatch.setattr(ops, "perform", spy)
-    return symbols
+from vmcu_cases import called  # noqa: F401 - the fixture
 
 
 def _edge_inputs(rng, shape):

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from conftest import SHARED_MODELS, missing
 
@@ -166,6 +167,20 @@ def assert_same(host, mcu, what=""):
             diff = np.argwhere(h.reshape(-1) != m.reshape(-1)).reshape(-1)
             raise AssertionError(f"{what}: {diff.size} of {h.size} differ, first at {diff[:5]}: "
                                  f"host {h.reshape(-1)[diff[:5]]} mcu {m.reshape(-1)[diff[:5]]}")
+
+
+def assert_same_any_nan(host, mcu, what: str = "") -> None:
+    """assert_same, except that NaNs count equal whatever their bits: a NaN made from non-NaN
+    operands has the machine's default NaN sign (x86: negative, Arm: positive)."""
+    for h, m in zip(host, mcu):
+        if h.dtype.kind == "f":
+            both_nan = np.isnan(h) & np.isnan(m)
+            h, m = np.where(both_nan, 0, h), np.where(both_nan, 0, m)
+            h, m = h.view(np.uint32), m.view(np.uint32)
+        bad = np.flatnonzero(h.reshape(-1) != m.reshape(-1))
+        assert bad.size == 0, f"{what}: {bad.size} of {h.size} differ, first at {bad[:5]}: " \
+                              f"host {h.reshape(-1)[bad[:5]]} mcu {m.reshape(-1)[bad[:5]]}"
+
 
 # --------------------------------------------------------------------------- random case builders
 
@@ -359,3 +374,18 @@ def q16_tensor(rng, idx, shape, zp=0):
 
 def rand_i16(rng, shape):
     return rng.integers(-32768, 32768, size=shape).astype(np.int16)
+
+
+@pytest.fixture
+def called(monkeypatch):
+    """The kernel symbols the runs of a test call (ops.perform spied on)."""
+    from micro_rt.cortexm import ops
+    symbols: list[str] = []
+    perform = ops.perform
+
+    def spy(mcu, calls, budget=None):
+        symbols.extend(c.symbol for c in calls)
+        return perform(mcu, calls, budget)
+    monkeypatch.setattr(ops, "perform", spy)
+    return symbols
+

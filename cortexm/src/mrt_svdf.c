@@ -149,38 +149,34 @@ static void svdf_units(const mrt_svdf_params *p, int32_t *units, int8_t *out)
 #define MRT_SVDF_DOT_S16(v1, v2, sum, j, m) (void)0
 #endif
 
+/* One invoke with a state of element type T: the shift, the feature products into the
+ * memories' last slots, then per batch the unit sums and the outputs. */
+#define MRT_SVDF_INVOKE(p, T, DOT)                                                              \
+    do {                                                                                        \
+        const int32_t filters_ = (p)->num_filters, mem_ = (p)->memory_size;                    \
+        T *state_ = (T *)(p)->state;                                                            \
+        __builtin_memmove(state_, state_ + 1, (size_t)((p)->batch * filters_ * mem_ - 1) * sizeof(T)); \
+        for (int32_t b_ = 0; b_ < (p)->batch; ++b_) {                                           \
+            T *last_ = state_ + b_ * filters_ * mem_ + (mem_ - 1);                              \
+            MRT_SVDF_FEATURE(p, (p)->input + b_ * (p)->input_size, MRT_SVDF_STORE);            \
+        }                                                                                       \
+        for (int32_t b_ = 0; b_ < (p)->batch; ++b_) {                                           \
+            MRT_SVDF_TIME(p, T, state_ + b_ * filters_ * mem_, (p)->buffer, DOT);               \
+            svdf_units(p, (p)->buffer, (p)->output + b_ * (filters_ / (p)->rank));              \
+        }                                                                                       \
+    } while (0)
+/* The new state value of filter f, stored in its memory's last slot (last_, mem_ of the
+ * invoke above). */
+#define MRT_SVDF_STORE(f, dot) last_[(f) * mem_] = (__typeof__(*last_))feature_out((dot), p)
+
 int32_t mrt_svdf_s8(const mrt_svdf_params *p)
 {
-    const int32_t filters = p->num_filters, m = p->memory_size;
-    int8_t *state = (int8_t *)p->state;
-    __builtin_memmove(state, state + 1, (size_t)(p->batch * filters * m - 1));
-    for (int32_t b = 0; b < p->batch; ++b) {
-        int8_t *last = state + b * filters * m + (m - 1);
-#define MRT_SVDF_STORE_S8(f, dot) last[(f) * m] = (int8_t)feature_out((dot), p)
-        MRT_SVDF_FEATURE(p, p->input + b * p->input_size, MRT_SVDF_STORE_S8);
-#undef MRT_SVDF_STORE_S8
-    }
-    for (int32_t b = 0; b < p->batch; ++b) {
-        MRT_SVDF_TIME(p, int8_t, state + b * filters * m, p->buffer, MRT_SVDF_DOT_S8);
-        svdf_units(p, p->buffer, p->output + b * (filters / p->rank));
-    }
+    MRT_SVDF_INVOKE(p, int8_t, MRT_SVDF_DOT_S8);
     return 0;
 }
 
 int32_t mrt_svdf_state_s16_s8(const mrt_svdf_params *p)
 {
-    const int32_t filters = p->num_filters, m = p->memory_size;
-    int16_t *state = (int16_t *)p->state;
-    __builtin_memmove(state, state + 1, (size_t)(p->batch * filters * m - 1) * sizeof(int16_t));
-    for (int32_t b = 0; b < p->batch; ++b) {
-        int16_t *last = state + b * filters * m + (m - 1);
-#define MRT_SVDF_STORE_S16(f, dot) last[(f) * m] = (int16_t)feature_out((dot), p)
-        MRT_SVDF_FEATURE(p, p->input + b * p->input_size, MRT_SVDF_STORE_S16);
-#undef MRT_SVDF_STORE_S16
-    }
-    for (int32_t b = 0; b < p->batch; ++b) {
-        MRT_SVDF_TIME(p, int16_t, state + b * filters * m, p->buffer, MRT_SVDF_DOT_S16);
-        svdf_units(p, p->buffer, p->output + b * (filters / p->rank));
-    }
+    MRT_SVDF_INVOKE(p, int16_t, MRT_SVDF_DOT_S16);
     return 0;
 }
