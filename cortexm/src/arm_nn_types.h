@@ -68,4 +68,9 @@ typedef struct {
     const bool is_int32_bias;
 } cmsis_nn_bias_data;
 
+typedef struct {                       /* 8 bytes: the int16 softmax's tables (513 entries each) */
+    const int16_t *exp_lut;
+    const int16_t *one_by_one_lut;
+} cmsis_nn_softmax_lut_s16;
+
 #endif
