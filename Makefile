@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 DEMO_MODEL ?= models/mobilenet_tiny_int8.tflite
 
-.PHONY: demo test venv test-venv bench results fuzz clean firmware calibration
+.PHONY: demo test venv test-venv bench results fuzz clean firmware calibration op-cycles
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,7 @@ bench: test-venv
 	$(BIN)/python benchmarks/bench_host_kernels.py
 	$(BIN)/python benchmarks/bench_profile.py
 	$(BIN)/python benchmarks/bench_optimize.py
+	$(BIN)/python benchmarks/bench_op_cycles.py
 
 # Rewrites every table of benchmarks/RESULTS.md: each script replaces its own marked section.
 results: test-venv
@@ -48,6 +49,12 @@ results: test-venv
 	$(BIN)/python benchmarks/bench_profile.py --baseline-soft-float --write
 	$(BIN)/python benchmarks/bench_blas_threads.py --write
 	$(BIN)/python benchmarks/bench_planner.py --write
+	$(BIN)/python benchmarks/bench_op_cycles.py --write
+
+# Cycles per MAC / per element of every C kernel of the virtual MCU on M0+ and M4 (issue 12):
+# one single-operator model per (op, input type) of micro_rt.cortexm.ops.KERNELS.
+op-cycles: test-venv
+	$(BIN)/python benchmarks/bench_op_cycles.py --write
 
 # Latency against published TFLM + CMSIS-NN measurements on catalog boards; needs MLPerf Tiny's
 # reference models (mlcommons/tiny benchmark/training/*/trained_models/) in MLPERF_MODELS.

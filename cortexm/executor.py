@@ -72,17 +72,20 @@ class McuExecutor:
         self.it = interpreter
         self.budget = budget
         head = max(interpreter.plan.head_bytes, 16)
+        variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
+        arena_bytes = head + sum(-(-t.nbytes // 16) * 16 for t in variables)
         self.mcu = None
         try:
-            self.mcu = VirtualMCU(interpreter.target.name, arena_bytes=head, clock_hz=clock_hz,
+            self.mcu = VirtualMCU(interpreter.target.name, arena_bytes=arena_bytes, clock_hz=clock_hz,
                                   flash_wait_states=flash_wait_states, strict_alignment=strict_alignment,
                                   arena_misalign=arena_misalign, flash_bytes=0,
                                   memory_system=memory_system,
                                   weights_bytes=self._constant_bytes(),
                                   recycle_every=recycle_every)
-            buffer = self.mcu.new_arena_buffer(head)
+            buffer = self.mcu.new_arena_buffer(arena_bytes)
             self.mcu.map_arena(buffer)
             interpreter.rebind_arena(self.mcu.arena)
+            self._map_variables(variables, head)
             self._scratch = self._scratch_offsets()
             self._constants = self._place_constants()
         except unicorn.UcError as e:
@@ -146,6 +149,18 @@ class McuExecutor:
         return EmulationError(
             f"operator {node.index} {node.op_name} exceeded its instruction budget of {e.budget:,} "
             f"({why}): the kernel did not finish ({where})")
+
+    def _map_variables(self, variables: list, start: int) -> None:
+        """Variable tensors (state that carries over between invokes, in TFLM's tail) move
+        into MCU memory after the head, so kernels that update them run on the MCU; their
+        values come along and the host tensors become views of the same bytes."""
+        offset = start
+        for t in variables:
+            region = self.mcu.arena[offset:offset + t.nbytes]
+            region[...] = np.ascontiguousarray(t.data).view(np.uint8).reshape(-1)
+            t.bind(region.view(t.dtype).reshape(t.shape) if t.dtype is not None else region)
+            t.offset = offset
+            offset += -(-t.nbytes // 16) * 16
 
     def _scratch_offsets(self) -> dict[int, int]:
         """The node's last scratch buffer: the kernel library's own request comes last."""

@@ -45,6 +45,7 @@ import numpy as np
 from micro_rt.errors import KernelError
 
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_conv_s16 import conv_s16_scratch, run_conv_s16_cmsis
 from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
                          run_logical, run_select)
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
@@ -57,10 +58,12 @@ from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run
 from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
                          run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
                          run_spectral_subtraction, run_stacker, run_window)
+from .ops_svdf import run_svdf_s8
+from .ops_lstm import run_lstm
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
                         run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
-                     run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
+                     run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
                      run_softmax_f32, run_softmax_s8)
 from .ops_normalization import run_l2norm, run_log_softmax, run_softmax_s16
 from .ops_pooling_more import run_l2_pool_f32
@@ -102,13 +105,13 @@ _UNARY_I16 = ("RELU", "RELU6", "LEAKY_RELU")
 KERNELS: dict[tuple[str, str], OpKernel] = {
     ("CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=False), conv_s8_scratch),
     ("CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=False)),
-    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="conv")),
+    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="conv"), conv_s16_scratch),
     ("DEPTHWISE_CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=True), depthwise_conv_s8_scratch),
     ("DEPTHWISE_CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=True)),
-    ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="dw")),
+    ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="dw")),
     ("FULLY_CONNECTED", INT8): OpKernel(run_fully_connected_s8),
     ("FULLY_CONNECTED", FLOAT32): OpKernel(run_fully_connected_f32),
-    ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16, kind="fc")),
+    ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="fc")),
     ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_int, avgpool_s8_scratch),
     ("AVERAGE_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
     ("MAX_POOL_2D", INT8): OpKernel(run_pool_int),
@@ -133,6 +136,9 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("PAD", ANY): OpKernel(run_pad),
     ("PADV2", ANY): OpKernel(run_pad),
     ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
+    ("SVDF", INT8): OpKernel(run_svdf_s8),
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT8): OpKernel(run_lstm),
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT16): OpKernel(run_lstm),
     ("DEPTH_TO_SPACE", ANY): OpKernel(run_depth_to_space),
     ("SPACE_TO_DEPTH", ANY): OpKernel(run_space_to_depth),
     ("SPACE_TO_BATCH_ND", ANY): OpKernel(run_space_to_batch),

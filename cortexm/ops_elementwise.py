@@ -97,9 +97,20 @@ def _same_type_operands(c: CallContext, is_type, mixed_message: str):
 
 
 def run_binary_s16(c: CallContext) -> list[KernelCall]:
+    """ADD / MUL of two int16 tensors of the same shape: arm_elementwise_add_s16 /
+    arm_elementwise_mul_s16, as TFLM's CMSIS-NN glue (they read no offsets: TFLM requires zero
+    points of 0); everything else (broadcasting, SUB, MAXIMUM, MINIMUM): mrt_binary_s16."""
     node = c.node
     in1, in2, out = _same_type_operands(c, is_i16, f"{node.op_name} int16 with mixed types")
-    shape, q, _ = node_params(node, "bin16", lambda: _binary_params(node, in1, in2, out, _INT_RANGE[2]))
+    shape, q, same = node_params(node, "bin16", lambda: _binary_params(node, in1, in2, out, _INT_RANGE[2]))
+    op = node.op_name
+    if same and op in ("ADD", "MUL") and not (q["in1_off"] or q["in2_off"] or q["out_off"]):
+        size = int(np.prod(shape)) if len(shape) else 1
+        if op == "ADD":
+            return [c.call("arm_elementwise_add_s16", c.in_addr(0), c.in_addr(1), 0, q["m1"], q["sh1"], 0, q["m2"],
+                           q["sh2"], q["left_shift"], c.out_addr(), 0, q["mo"], q["sho"], q["amin"], q["amax"], size)]
+        return [c.call("arm_elementwise_mul_s16", c.in_addr(0), c.in_addr(1), 0, 0, c.out_addr(), 0, q["mo"],
+                       q["sho"], q["amin"], q["amax"], size)]
     return _call_binary_int(c, "mrt_binary_s16", shape, q)
 
 

@@ -346,7 +346,7 @@ def _conv_s16_layer(node, inp, flt, out, kind: str) -> dict:
                 mult_b=mult_b, shift_b=shift_b)
 
 
-def _conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
+def conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
     """Geometry and output stage of a 16x8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED."""
     if np.dtype(flt.dtype) != np.int8 or not is_i16(out):
         raise UnsupportedOnMcu(f"{node.op_name} int16 input with {np.dtype(flt.dtype).name} filter")
@@ -361,7 +361,7 @@ def _conv_s16_params(node, inp, flt, bias, out, kind: str) -> dict:
 def run_conv_s16(c: CallContext, kind: str) -> list[KernelCall]:
     """mrt_conv_s16; `kind` is "conv", "dw" or "fc"."""
     node = c.node
-    p = node_params(node, "conv_s16", lambda: _conv_s16_params(node, c.t(0), c.t(1), c.t(2), c.out(), kind))
+    p = node_params(node, "conv_s16", lambda: conv_s16_params(node, c.t(0), c.t(1), c.t(2), c.out(), kind))
     blob = uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), c.out_addr(),
                   c.const("mult16", lambda: p["mult_b"]), c.const("shift16", lambda: p["shift_b"]))
     blob += words(*(p[k] for k in _CONV_S16_FIELDS))

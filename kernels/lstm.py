@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from micro_rt.flavours import lstm_gate_buffers
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .kernel_util import HYBRID, kernel_error, tensor_desc, type_label
 from .lstm_common import CELL_STATE, INPUT, OUTPUT_STATE, OpDataLSTM, read_sizes, validate_tensors
 from .lstm_float import prepare_float, run_float
-from .lstm_int8 import prepare_int8, run_int8
+from .lstm_int8 import prepare_int16, prepare_int8, run_int16, run_int8
 
 lstm_init = op_data_init("OpDataLSTM", OpDataLSTM)
 
@@ -46,15 +47,21 @@ def lstm_prepare(ctx, node) -> None:
                                      f"weights {tensor_desc(t[2])}: {HYBRID}")
         prepare_float(data, t)
     elif ct == np.int16:
-        if xt != np.int8 or wt != np.int8 or np.dtype(t[13].dtype) != np.int32:
+        bt = np.dtype(t[13].dtype)
+        if xt == np.int8 and wt == np.int8 and bt == np.int32:
+            prepare_int8(node, data, t)
+        elif xt == np.int16 and wt == np.int8 and bt == np.int64:
+            prepare_int16(node, data, t)
+        else:
             raise kernel_error(node, f"int16 cell state is supported with int8 input, int8 weights and int32 "
-                                     f"bias (got input {tensor_desc(x)}, weights {tensor_desc(t[2])}, "
-                                     f"bias {tensor_desc(t[13])})")
-        prepare_int8(node, data, t)
+                                     f"bias, or int16 input, int8 weights and int64 bias (got input "
+                                     f"{tensor_desc(x)}, weights {tensor_desc(t[2])}, bias {tensor_desc(t[13])})")
     else:
         raise kernel_error(node, f"cell state {tensor_desc(c)}: type not supported (float32 or int16)")
-    # Four gate buffers of batch x state cells, as TFLM requests them.
-    data.buffer_indices = [ctx.request_scratch(data.batch * data.n_state * ct.itemsize) for _ in range(4)]
+    # Gate buffers of batch x state cells, as TFLM requests them (four; three in its CMSIS-NN
+    # build's integer LSTM).
+    count = lstm_gate_buffers(getattr(ctx, "kernels", "reference"), data.kind in ("int8", "int16"))
+    data.buffer_indices = [ctx.request_scratch(data.batch * data.n_state * ct.itemsize) for _ in range(count)]
 
 
 def lstm_invoke(ctx, node) -> None:
@@ -71,6 +78,8 @@ def lstm_invoke(ctx, node) -> None:
     c = c_t.data.reshape(b, s)
     if data.kind == "float32":
         run_float(data, xs, os_, h, c)
+    elif data.kind == "int16":
+        run_int16(data, xs, os_, h, c)
     else:
         run_int8(data, xs, os_, h, c)
 

@@ -28,7 +28,7 @@ GATES = ("input", "forget", "cell", "output")   # column blocks of the stacked w
 
 @dataclass
 class OpDataLSTM:
-    kind: str = ""                 # "float32" or "int8"
+    kind: str = ""                 # "float32", "int8" (8x8->16) or "int16" (16x8->16)
     time_major: bool = False
     batch: int = 0
     steps: int = 0

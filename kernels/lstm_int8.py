@@ -1,5 +1,6 @@
-"""The integer path of UNIDIRECTIONAL_SEQUENCE_LSTM (TFLM's lstm_eval.h / lstm_eval_common.cc,
-8x8->16: int8 input, weights and hidden state, int16 cell state, int32 biases).
+"""The integer paths of UNIDIRECTIONAL_SEQUENCE_LSTM (TFLM's lstm_eval.h / lstm_eval_common.cc,
+8x8->16: int8 input, weights and hidden state, int16 cell state, int32 biases; and 16x8->16,
+int16 input and hidden state with int64 biases, at the end of this module).
 
 Each FC is reference_integer_ops::FullyConnected with an int16 output of scale 2^-12
 (multiplier from the scales in double arithmetic); the input and the recurrent FC of a gate
@@ -21,12 +22,12 @@ import math
 import numpy as np
 
 from .exact_matmul import exact_float_type, max_abs_offset
-from .fixedpoint import logistic_int16, tanh_int16, wrap_int32
+from .fixedpoint import logistic_int16, multiply_by_quantized_multiplier, tanh_int16, wrap_int32
 from .kernel_util import kernel_error, scale_of, tensor_desc, zero_point_of
 from .lstm_common import (CELL_STATE, GATE_BIAS, GATES, INPUT, INPUT_TO_GATE, OUTPUT_STATE, RECURRENT_TO_GATE,
                           OpDataLSTM, stack_gates)
-from .quant import check_left_shift, checked_log2, quantize_multiplier
-from .requant import InPlaceRequant, clip, round_and_shift
+from .quant import MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, check_left_shift, checked_log2, quantize_multiplier
+from .requant import InPlaceRequant, clip, requantize_wide, round_and_shift
 
 # TFLM's gate scales (lstm_eval_common.cc): Q3.12 into the non-linearities, Q0.15 out. The
 # current source spells both exactly (earlier releases used 0.00003051757f, 4.5 ulp below 2^-15,
@@ -51,14 +52,10 @@ def lstm_tanh_params(cell_state_scale_power: int) -> tuple[int, int]:
 def prepare_int8(node, data: OpDataLSTM, t: list) -> None:
     """Quantization parameters, gate lookup tables, then the invoke buffers."""
     data.kind = "int8"
-    for i in range(1, 9):
-        if len(t[i].scales) != 1:
-            raise kernel_error(node, f"weights {tensor_desc(t[i])}: per-channel LSTM weights are not supported")
+    _per_tensor_weights(node, t)
     _gate_fc_params(node, data, t)
     _cell_and_product_params(node, data, t)
-    data.sigmoid_lut = logistic_int16(_INT16_VALUES).astype(np.int64)
-    data.gate_tanh_lut = tanh_int16(_INT16_VALUES, *lstm_tanh_params(-12)).astype(np.int64)
-    data.cell_tanh_lut = tanh_int16(_INT16_VALUES, *lstm_tanh_params(data.cell_power)).astype(np.int64)
+    _lookup_tables(data)
     data.bufs = {}
     _input_fc_buffers(data, data.bufs)
     _saturation_bounds(data, data.bufs)
@@ -66,6 +63,19 @@ def prepare_int8(node, data: OpDataLSTM, t: list) -> None:
     _product_requantizers(data, data.bufs)
     _gate_tables(data, data.bufs)
     _step_buffers(data, data.bufs)
+
+
+def _per_tensor_weights(node, t: list) -> None:
+    for i in range(1, 9):
+        if len(t[i].scales) != 1:
+            raise kernel_error(node, f"weights {tensor_desc(t[i])}: per-channel LSTM weights are not supported")
+
+
+def _lookup_tables(data: OpDataLSTM) -> None:
+    """The gates' sigmoid and tanh and the cell's tanh for every int16 value (+ 32768)."""
+    data.sigmoid_lut = logistic_int16(_INT16_VALUES).astype(np.int64)
+    data.gate_tanh_lut = tanh_int16(_INT16_VALUES, *lstm_tanh_params(-12)).astype(np.int64)
+    data.cell_tanh_lut = tanh_int16(_INT16_VALUES, *lstm_tanh_params(data.cell_power)).astype(np.int64)
 
 
 def _fc_multiplier(in_scale: float, w_scale: float) -> tuple[int, int]:
@@ -80,7 +90,7 @@ def _mul_params(s1: float, s2: float, s_out: float) -> tuple[int, int]:
     return quantize_multiplier(float(s1) * float(s2) / float(s_out))
 
 
-def _gate_fc_params(node, data: OpDataLSTM, t: list) -> None:
+def _gate_fc_params(node, data: OpDataLSTM, t: list, limit: int = MAX_LEFT_SHIFT) -> None:
     """Zero points, the stacked weights less their zero point (exact in float64 matmuls), the
     biases, and one multiplier and shift per column of the input and the recurrent FC (refused
     where C++ leaves the requantization's left shift undefined)."""
@@ -93,12 +103,13 @@ def _gate_fc_params(node, data: OpDataLSTM, t: list) -> None:
     in_m, in_s, rec_m, rec_s = [], [], [], []
     for g in GATES:
         m, sh = _fc_multiplier(scale_of(x), scale_of(t[INPUT_TO_GATE[g]]))
-        check_left_shift(node, sh, f"input {tensor_desc(x)} x input weights {tensor_desc(t[INPUT_TO_GATE[g]])}")
+        check_left_shift(node, sh, f"input {tensor_desc(x)} x input weights {tensor_desc(t[INPUT_TO_GATE[g]])}",
+                         limit)
         in_m += [m] * s
         in_s += [sh] * s
         m, sh = _fc_multiplier(scale_of(h), scale_of(t[RECURRENT_TO_GATE[g]]))
         check_left_shift(node, sh, f"output state {tensor_desc(h)} x recurrent weights "
-                                   f"{tensor_desc(t[RECURRENT_TO_GATE[g]])}")
+                                   f"{tensor_desc(t[RECURRENT_TO_GATE[g]])}", limit)
         rec_m += [m] * s
         rec_s += [sh] * s
     data.in_mult, data.in_shift = np.array(in_m, np.int64), np.array(in_s, np.int64)
@@ -167,11 +178,17 @@ def _saturation_bounds(data: OpDataLSTM, bf: dict) -> None:
     bf["m32768"], bf["p32767"] = _const(-32768), _const(32767)
     bf["m128"], bf["p127"] = _const(-128), _const(127)
     bf["hz"] = _const(data.hidden_zp)
+    lo, hi = cell_state_bounds(data)
+    bf["cell_lo"], bf["cell_hi"] = _const(lo), _const(hi)
+
+
+def cell_state_bounds(data: OpDataLSTM) -> tuple[int, int]:
+    """The new cell state's clamp: int16 saturation, then the cell clip (where one is set)."""
     lo, hi = -32768, 32767
     if data.cell_clip > 0:                    # clamp(clamp(x, int16), +-clip): clip <= 32767
         q = data.quantized_cell_clip
         lo, hi = (max(lo, -q), min(hi, q)) if q >= 0 else (-q, -q)   # min(x, q) then max(., -q)
-    bf["cell_lo"], bf["cell_hi"] = _const(lo), _const(hi)
+    return lo, hi
 
 
 def _recurrent_fc_buffers(data: OpDataLSTM, bf: dict) -> None:
@@ -359,3 +376,57 @@ def _generic_step(data: OpDataLSTM, in_fc):
         hq += bf["hz"]
         clip(hq, bf["m128"], bf["p127"], out=hq)
     return step
+
+
+# --------------------------------------------------------------------------- 16x8 (int16 activations)
+
+def prepare_int16(node, data: OpDataLSTM, t: list) -> None:
+    """16x8->16 (EvalLstm<int16_t, int8_t, int16_t, int64_t>): int16 input and hidden state,
+    int8 weights, int64 biases. The gate FCs accumulate in int64 and requantize with TFLM's
+    int64 MultiplyByQuantizedMultiplier; the rest is the 8x8 path's, with the hidden state
+    saturated to int16."""
+    data.kind = "int16"
+    _per_tensor_weights(node, t)
+    _gate_fc_params(node, data, t, MAX_LEFT_SHIFT_WIDE)
+    _cell_and_product_params(node, data, t)
+    _lookup_tables(data)
+    w_in, w_rec = np.rint(data.w_in_t).astype(np.int64), np.rint(data.w_rec_t).astype(np.int64)
+    # int64 sums times the 16-bit reduced multiplier must stay inside int64 (C++: undefined).
+    x_span = max_abs_offset(np.int16, data.input_zp)
+    h_span = max_abs_offset(np.int16, data.hidden_zp)
+    bound = max(int(np.abs(w_in).sum(axis=0).max(initial=0)) * x_span + int(np.abs(data.bias).max(initial=0)),
+                int(np.abs(w_rec).sum(axis=0).max(initial=0)) * h_span)
+    if bound * 0x7FFF >= 2 ** 63:
+        raise kernel_error(node, f"biases up to {int(np.abs(data.bias).max(initial=0))}: the int64 gate sums "
+                                 "times the requantization multiplier overflow int64 (undefined in C++)")
+    lo, hi = cell_state_bounds(data)
+    data.bufs = {"w_in": w_in, "w_rec": w_rec, "cell_lo": _const(lo), "cell_hi": _const(hi)}
+
+
+def _gate_fc_wide(acc: np.ndarray, mult: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """A 16x8 gate FC's output stage: int64 MultiplyByQuantizedMultiplier, the int32 cast,
+    int16 saturation."""
+    return np.clip(wrap_int32(requantize_wide(acc, mult, shift)), -32768, 32767)
+
+
+def run_int16(data: OpDataLSTM, xs, os_, h, c) -> None:
+    """The 16x8 LSTM over all steps: xs (steps, batch, input) in, os_ (steps, batch, state)
+    out, h and c (batch, state) updated in place."""
+    bf, s = data.bufs, data.n_state
+    hh, cs = h.astype(np.int64), c.astype(np.int64)
+    for t in range(data.steps):
+        a = _gate_fc_wide((xs[t].astype(np.int64) - data.input_zp) @ bf["w_in"] + data.bias, data.in_mult,
+                          data.in_shift)
+        r = _gate_fc_wide((hh - data.hidden_zp) @ bf["w_rec"], data.rec_mult, data.rec_shift)
+        g = np.clip(a + r, -32768, 32767) + 32768
+        in_g, forget_g = data.sigmoid_lut[g[:, :s]], data.sigmoid_lut[g[:, s:2 * s]]
+        cell_g, out_g = data.gate_tanh_lut[g[:, 2 * s:3 * s]], data.sigmoid_lut[g[:, 3 * s:]]
+        kept = np.clip(multiply_by_quantized_multiplier(forget_g * cs, *data.forget_cell_mul), -32768, 32767)
+        added = np.clip(multiply_by_quantized_multiplier(in_g * cell_g, *data.input_mul), -32768, 32767)
+        cs = np.clip(kept + added, bf["cell_lo"], bf["cell_hi"])
+        hh = np.clip(multiply_by_quantized_multiplier(data.cell_tanh_lut[cs + 32768] * out_g, *data.output_mul)
+                     + data.hidden_zp, -32768, 32767)
+        os_[t] = hh
+    if data.steps:
+        h[...] = hh
+    c[...] = cs

@@ -227,3 +227,12 @@ class InPlaceRequant:
         if self.offset is not None and not self.offset_folded:
             acc += self.offset
         return acc
+
+
+def requantize_wide(acc: np.ndarray, multiplier: np.ndarray | int, shift: np.ndarray | int) -> np.ndarray:
+    """TFLM's MultiplyByQuantizedMultiplier(int64_t x, ...) of the 16x8 kernels: the 16-bit
+    reduced multiplier and one rounding, as int64 (TFLM then casts to int32)."""
+    m = np.asarray(multiplier, np.int64)
+    total = 15 - np.asarray(shift, np.int64)
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    return (np.asarray(acc, np.int64) * reduced + (np.int64(1) << (total - 1))) >> total

@@ -24,6 +24,8 @@ CMSIS_NN_STRUCTS = {
     ("SOFTMAX", "SoftmaxParams"): "OpDataSoftmaxCmsis",
     ("ADD", "OpDataAdd"): "OpDataAddCmsis",
     ("MUL", "OpDataMul"): "OpDataMulCmsis",
+    ("SVDF", "OpDataSvdf"): "CmsisNnOpDataSvdf",
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", "OpDataLSTM"): "OpDataLSTMCmsis",
 }
 # Ops whose CMSIS-NN glue requests a scratch buffer in prepare.
 CMSIS_NN_SCRATCH_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
@@ -45,8 +47,27 @@ class FlavouredTarget:
         return getattr(self._target, name)
 
 
+def lstm_gate_buffers(kernels: str, integer: bool) -> int:
+    """The scratch buffers of batch x state cells UNIDIRECTIONAL_SEQUENCE_LSTM requests: four
+    (the reference kernel), three where CMSIS-NN's arm_lstm_unidirectional_s8 / _s16 run."""
+    return 3 if kernels == "cmsis-nn" and integer else 4
+
+
+def _lstm_kernel_sums(ctx: Any, node: Any) -> None:
+    """CMSIS-NN's LSTM glue (CMSIS_NN_PortOpData): the effective biases of the eight gate FCs
+    (input and recurrent per gate), state-size int32 (8x8) or int64 (16x8) each, persistent."""
+    data = node.user_data
+    kind = getattr(data, "kind", "")
+    if kind in ("int8", "int16"):
+        for _ in range(8):
+            ctx.allocate_persistent(data.n_state * (4 if kind == "int8" else 8))
+
+
 def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
-    """After a node's reference prepare: the flavour's own scratch request."""
+    """After a node's reference prepare: the flavour's own scratch request (and persistent
+    buffers)."""
+    if kernels == "cmsis-nn" and node.op_name == "UNIDIRECTIONAL_SEQUENCE_LSTM":
+        _lstm_kernel_sums(ctx, node)
     if kernels != "cmsis-nn" or node.op_name not in CMSIS_NN_SCRATCH_OPS:
         return
     first = ctx.input(node, 0)

@@ -101,6 +101,8 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataSoftmaxCmsis": (88, 64, 16, 16),         # CMSISNNSoftmaxParams {SoftmaxParams; 2 int}
     "OpDataAddCmsis": (60, 60, 16, 16),             # own OpData, same members as OpDataAdd
     "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
+    "CmsisNnOpDataSvdf": (48, 40, 16, 16),          # OpDataSvdf's members; int32_t *kernel_sums
+    "OpDataLSTMCmsis": (1008, 912, 16, 16),         # {OpDataLSTM; cmsis_nn_lstm_params}
     "OpDataDiv": (28, 28, 16, 16),
     "OpDataSquaredDifference": (112, 112, 16, 16),  # {bool; ArithmeticParams} (int64 members: 8-aligned)
     "OpDataAddN": (40, 40, 16, 16),                 # int8 only, allocated in prepare

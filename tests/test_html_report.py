@@ -179,7 +179,7 @@ def test_plan_page_of_mobilenet_v2_in_chromium(tmp_path, capsys, open_page):
 
 
 def test_report_page_with_host_kernels_in_chromium(tmp_path, capsys, open_page):
-    model = shared_model("keyword_scrambled_8bit.tflite")
+    model = shared_model("trained_lstm.tflite")      # its float LSTM has no C kernel
     path = tmp_path / "report.html"
     rc = main(["report", str(model), "-o", str(path), "--ram", "64K", "--optimize-seconds", "0.5"])
     capsys.readouterr()
@@ -205,7 +205,7 @@ def test_report_page_with_host_kernels_in_chromium(tmp_path, capsys, open_page):
     # Sort by cycles (descending): the busiest operator comes first.
     p.click("#ops-table th[data-k=cycles]")
     assert p.locator("#ops-table tbody tr").first.get_attribute("id") == f"op-{busiest['index']}"
-    page.shot("report_keyword_scrambled_8bit")
+    page.shot("report_trained_lstm")
 
 
 def test_optimize_page_shows_before_and_after_in_chromium(tmp_path, capsys, open_page):

@@ -71,16 +71,19 @@ def test_state_persists_and_reset_restores_zero_point():
 def lstm_model(kind: str, batch: int, steps: int, n_input: int, n_state: int, *,
                time_major: bool = False, cell_clip: float = 10.0, activation: str = "TANH",
                cell_scale_power: int = -11, seed: int = 0, peephole: bool = False,
-               weight_std: float = 0.4) -> bytes:
-    """One UNIDIRECTIONAL_SEQUENCE_LSTM op, float32 or int8 (8x8->16), random weights."""
+               weight_std: float = 0.4, input_zp: int = 0, hidden_zp: int = 0) -> bytes:
+    """One UNIDIRECTIONAL_SEQUENCE_LSTM op, float32, int8 (8x8->16) or int16 (16x8->16, int64
+    biases; `input_zp` / `hidden_zp` its zero points), random weights."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder("lstm test")
     f = kind == "float32"
     shape_in = (steps, batch, n_input) if time_major else (batch, steps, n_input)
     shape_out = (steps, batch, n_state) if time_major else (batch, steps, n_state)
-    in_scale, in_zp = 0.05, -3
-    h_scale, h_zp = 1.0 / 128, 2
-    x = b.add_tensor("x", shape_in, "FLOAT32" if f else "INT8",
+    q16 = kind == "int16"
+    act = "FLOAT32" if f else ("INT16" if q16 else "INT8")
+    in_scale, in_zp = (0.05 / 256, input_zp) if q16 else (0.05, -3)
+    h_scale, h_zp = (1.0 / 32768, hidden_zp) if q16 else (1.0 / 128, 2)
+    x = b.add_tensor("x", shape_in, act,
                      **({} if f else {"scale": in_scale, "zero_point": in_zp}))
     inputs = [x]
     for k in range(8):
@@ -107,18 +110,20 @@ def lstm_model(kind: str, batch: int, steps: int, n_input: int, n_state: int, *,
             inputs.append(b.add_tensor(f"b{k}", bias.shape, "FLOAT32", data=bias))
         else:
             bs = in_scale * weight_scales[k]
-            bias = rng.integers(-3000, 3000, n_state).astype(np.int32)
-            inputs.append(b.add_tensor(f"b{k}", bias.shape, "INT32", data=bias, scale=bs, zero_point=0))
+            span = 3000 * 256 if q16 else 3000
+            bias = rng.integers(-span, span, n_state).astype(np.int64 if q16 else np.int32)
+            inputs.append(b.add_tensor(f"b{k}", bias.shape, "INT64" if q16 else "INT32", data=bias, scale=bs,
+                                       zero_point=0))
     inputs += [-1, -1]
     if f:
         h = b.add_tensor("h", (batch, n_state), "FLOAT32", is_variable=True)
         c = b.add_tensor("c", (batch, n_state), "FLOAT32", is_variable=True)
         out = b.add_tensor("y", shape_out, "FLOAT32")
     else:
-        h = b.add_tensor("h", (batch, n_state), "INT8", scale=h_scale, zero_point=h_zp, is_variable=True)
+        h = b.add_tensor("h", (batch, n_state), act, scale=h_scale, zero_point=h_zp, is_variable=True)
         c = b.add_tensor("c", (batch, n_state), "INT16", scale=2.0 ** cell_scale_power, zero_point=0,
                          is_variable=True)
-        out = b.add_tensor("y", shape_out, "INT8", scale=h_scale, zero_point=h_zp)
+        out = b.add_tensor("y", shape_out, act, scale=h_scale, zero_point=h_zp)
     inputs += [h, c, -1, -1, -1, -1]
     b.add_operator("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [out],
                    options={"fused_activation_function": activation, "cell_clip": cell_clip,
@@ -221,3 +226,71 @@ def test_cell_state_scale_whose_tanh_rescale_overflows_is_refused(power):
 def test_cell_state_scale_at_the_tanh_rescale_limits_runs(power, oracle):
     data = lstm_model("int8", 1, 3, 4, 5, cell_scale_power=power)
     assert _run_both(data, oracle, range(3)) is None
+
+
+# 16x8->16: int16 input and hidden state, int8 weights, int64 biases (EvalLstm<int16_t, int8_t,
+# int16_t, int64_t>); zero points the converter leaves at 0, and not.
+INT16_CASES = [
+    ("int16", 1, 5, 6, 4, {}),
+    ("int16", 3, 4, 5, 7, {"time_major": True}),
+    ("int16", 2, 6, 3, 4, {"cell_clip": 0.0, "cell_scale_power": -12}),
+    ("int16", 2, 4, 9, 6, {"input_zp": 5, "hidden_zp": -7}),
+    ("int16", 1, 8, 4, 6, {"cell_clip": 0.3, "cell_scale_power": -15}),
+]
+
+
+@pytest.mark.parametrize("kind,batch,steps,n_input,n_state,options", INT16_CASES,
+                         ids=[f"b{c[1]}-t{c[2]}-{'-'.join(f'{k}={v}' for k, v in c[5].items()) or 'default'}"
+                              for c in INT16_CASES])
+def test_single_op_lstm_16x8_bit_exact(kind, batch, steps, n_input, n_state, options, oracle):
+    for seed in range(4):
+        data = lstm_model(kind, batch, steps, n_input, n_state, seed=seed * 7 + batch, **options)
+        assert _run_both(data, oracle, range(5), reset_at=(3,)) is None
+
+
+def test_lstm_16x8_edge_inputs(oracle):
+    """All -32768, all 32767, alternating, zeros: gates and cell saturate; every tensor equal."""
+    data = lstm_model("int16", 2, 4, 6, 5, seed=3, input_zp=0, hidden_zp=0)
+    ours, theirs = oracle.paired(data, preserve_all_tensors=True)
+    node = ours.nodes[0]
+    shape = tuple(ours.get_input_details(0)["shape"])
+    alternating = np.resize(np.array([-32768, 32767], np.int16), int(np.prod(shape))).reshape(shape)
+    for x in (np.full(shape, -32768, np.int16), np.full(shape, 32767, np.int16), alternating,
+              np.zeros(shape, np.int16)):
+        oracle.invoke_both(ours, theirs, [x])
+        for t in (node.outputs[0], node.inputs[18], node.inputs[19]):
+            a = ours.get_tensor(t)
+            assert np.array_equal(a, np.array(theirs.GetTensor(t, 0)["tensor_data"]).reshape(a.shape)), t
+
+
+def test_allocations_16x8_match_oracle(oracle):
+    for kind, batch, steps, n_input, n_state, options in INT16_CASES[:2]:
+        data = lstm_model(kind, batch, steps, n_input, n_state, **options)
+        plan = Interpreter.from_bytes(data, target="host64").plan
+        theirs = oracle.allocations(data, 1 << 16)
+        assert (theirs["head"], theirs["tail"]) == (plan.head_bytes, plan.tail_bytes), options
+
+
+@pytest.mark.parametrize("kind", ["int8", "int16", "float32"])
+def test_cmsis_nn_flavour_allocations(kind):
+    """--kernels cmsis-nn allocates what TFLM's CMSIS-NN LSTM glue does: its own OpData
+    ({OpDataLSTM; cmsis_nn_lstm_params}), eight persistent effective-bias arrays of state-size
+    int32 (8x8) / int64 (16x8), and three gate scratch buffers instead of four; the float LSTM
+    only the larger OpData."""
+    from micro_rt.arena import align_up
+    batch, n_state = 2, 6
+    data = lstm_model(kind, batch, 3, 5, n_state)
+    for target in ("cortex-m4", "host64"):
+        ref = Interpreter.from_bytes(data, target=target, plan_only=True)
+        cmsis = Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=False, plan_only=True)
+        t = ref.target
+        integer = kind != "float32"
+        sums = 8 * align_up(n_state * (4 if kind == "int8" else 8), 16) if integer else 0
+        struct = align_up(t.sizeof("OpDataLSTMCmsis"), 16) - align_up(t.sizeof("OpDataLSTM"), 16)
+        assert len(cmsis.nodes[0].user_data.buffer_indices) == (3 if integer else 4)
+        handles = t.sizeof("ScratchBufferHandle") if integer else 0
+        pr, pc = ref.plan.tail_breakdown, cmsis.plan.tail_breakdown
+        assert pc["Persistent buffer data"] - pr["Persistent buffer data"] == struct + sums, target
+        assert pr["scratch buffer handles"] - pc["scratch buffer handles"] == handles, target
+        assert (ref.plan.head_bytes > cmsis.plan.head_bytes) == integer, target    # one gate buffer less
+

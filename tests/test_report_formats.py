@@ -71,8 +71,8 @@ def test_csv_rows_carry_the_json_figures(capsys):
 
 
 def test_csv_leaves_host_kernel_cycles_empty_not_zero(capsys):
-    """An operator without a C kernel (SVDF here) has unknown cycles: an empty cell, never 0."""
-    model = str(shared_model("keyword_scrambled_8bit.tflite"))
+    """An operator without a C kernel (a float LSTM here) has unknown cycles: an empty cell, never 0."""
+    model = str(shared_model("trained_lstm.tflite"))
     rc, out = _run(capsys, ["profile", model, "--json"])
     profile = json.loads(out)
     rc_csv, text = _run(capsys, ["profile", model, "--format", "csv"])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from vmcu_cases import (CORES_FAST, CORES_FLOAT, T, rand_f32, q16_tensor, rand_i16, assert_same, binary_case, run_both)
+from vmcu_cases import called  # noqa: F401 - the fixture
 
 
 @pytest.mark.parametrize("core", CORES_FAST)
@@ -63,3 +64,38 @@ def test_binary_int16(core):
             h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
                                {0: rand_i16(rng, s1), 1: rand_i16(rng, s2)})
             assert_same(h, m, f"{op} int16 {s1} {s2}")
+
+
+def _int16_edges(rng, shape):
+    """Random int16 values, then all min, all max, and min / max alternating against each other."""
+    n = int(np.prod(shape))
+    alternating = np.resize(np.array([-32768, 32767], np.int16), n).reshape(shape)
+    yield rand_i16(rng, shape), rand_i16(rng, shape)
+    yield np.full(shape, -32768, np.int16), np.full(shape, -32768, np.int16)
+    yield np.full(shape, 32767, np.int16), np.full(shape, 32767, np.int16)
+    yield alternating, alternating[..., ::-1].copy()
+    yield np.zeros(shape, np.int16), rand_i16(rng, shape)
+
+
+@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])
+def test_elementwise_s16_cmsis(core, called):
+    """Same-shape int16 ADD / MUL run CMSIS-NN's arm_elementwise_add_s16 / _mul_s16 (pairs of
+    halfwords, an odd element last; SMULBB / SMULTT on the DSP cores), bit-equal with the numpy
+    twin over 20 seeds of scales and the edge values; broadcasting stays on mrt_binary_s16."""
+    for seed in range(20):
+        rng = np.random.default_rng(100 + seed)
+        for op in ("ADD", "MUL"):
+            shape = [(1, 4, 4, 8), (37,), (1,), (3, 5, 7)][seed % 4]
+            act = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"][seed // 4 % 4]
+            a, b, y = q16_tensor(rng, 0, shape), q16_tensor(rng, 1, shape), q16_tensor(rng, 2, shape)
+            y.scales = np.asarray([rng.uniform(0.0005, 0.004) if op == "ADD" else rng.uniform(0.05, 1.5)], np.float32)
+            for x1, x2 in _int16_edges(rng, shape):
+                called.clear()
+                h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y], {0: x1, 1: x2})
+                assert called == [f"arm_elementwise_{op.lower()}_s16"], called
+                assert_same(h, m, f"{op} int16 {shape} seed {seed}")
+    called.clear()
+    a, b = q16_tensor(rng, 0, (2, 3, 5)), q16_tensor(rng, 1, (1, 1, 5))
+    run_both(core, "ADD", dict(fused_activation_function="NONE"), [a, b], [q16_tensor(rng, 2, (2, 3, 5))],
+             {0: rand_i16(rng, (2, 3, 5)), 1: rand_i16(rng, (1, 1, 5))})
+    assert called == ["mrt_binary_s16"]

@@ -186,6 +186,7 @@ def _recurrent_cases():
                                              {"input": "UINT8", "output": "UINT8", "weights_feature": "UINT8"}))
     yield "UNIDIRECTIONAL_SEQUENCE_LSTM float", "UNIDIRECTIONAL_SEQUENCE_LSTM", lstm_model("float32", 1, 3, 4, 3)
     yield "UNIDIRECTIONAL_SEQUENCE_LSTM int8", "UNIDIRECTIONAL_SEQUENCE_LSTM", lstm_model("int8", 1, 3, 4, 3)
+    yield "UNIDIRECTIONAL_SEQUENCE_LSTM int16", "UNIDIRECTIONAL_SEQUENCE_LSTM", lstm_model("int16", 1, 3, 4, 3)
     weights = {f"w{k}": "INT8" for k in range(8)}
     yield ("UNIDIRECTIONAL_SEQUENCE_LSTM hybrid in=FLOAT32 weights=INT8", "UNIDIRECTIONAL_SEQUENCE_LSTM",
            _retyped(lstm_model("float32", 1, 3, 4, 3), weights))

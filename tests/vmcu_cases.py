@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from conftest import SHARED_MODELS, missing
 
@@ -373,6 +374,20 @@ def q16_tensor(rng, idx, shape, zp=0):
 
 def rand_i16(rng, shape):
     return rng.integers(-32768, 32768, size=shape).astype(np.int16)
+
+
+@pytest.fixture
+def called(monkeypatch):
+    """The kernel symbols the runs of a test call (ops.perform spied on)."""
+    from micro_rt.cortexm import ops
+    symbols: list[str] = []
+    perform = ops.perform
+
+    def spy(mcu, calls, budget=None):
+        symbols.extend(c.symbol for c in calls)
+        return perform(mcu, calls, budget)
+    monkeypatch.setattr(ops, "perform", spy)
+    return symbols
 
 
 def assert_close_ulp_or_abs(host, mcu, what="", max_ulp=4):

@@ -61,6 +61,13 @@ typedef struct {                       /* 20 bytes */
 
 typedef struct { int32_t multiplier; int32_t shift; } cmsis_nn_scaling;
 
+/* A 16x8 convolution's bias: int32 values (TFLM's int32-accumulator variant) when
+ * is_int32_bias, else int64 (8 bytes: the bool is a byte of the second word). */
+typedef struct {
+    const void *data;
+    const bool is_int32_bias;
+} cmsis_nn_bias_data;
+
 typedef struct {                       /* 8 bytes: the int16 softmax's tables (513 entries each) */
     const int16_t *exp_lut;
     const int16_t *one_by_one_lut;

@@ -396,4 +396,125 @@ arm_cmsis_nn_status arm_softmax_s16(const int16_t *input, const int32_t num_rows
  */
 void arm_reshape_s8(const int8_t *input, int8_t *output, const uint32_t total_size);
 
+/* ============================================== 16x8 convolutions (mrt_conv_s16_dsp.c) */
+/* int16 activations, int8 weights (zero point 0), int64 bias (or int32: cmsis_nn_bias_data).
+ * Input and output offsets are not read: int16 zero points are 0 (TFLM's CMSIS-NN glue checks).
+ * activation.min / max are int16 values. Requantization: with an int64 bias the 16-bit reduced
+ * multiplier and one rounding (TFLM's int64 MultiplyByQuantizedMultiplier), with an int32 bias
+ * TFLM's int32 MultiplyByQuantizedMultiplier. Sums of the first 512 taps are int32 (exact while
+ * |sum| < 2^31: any int8 weights but all -128 over 512 taps), the rest int64. */
+
+/**
+ * CONV_2D 16x8: arm_convolve_s16 (the only 16x8 kernel; CMSIS-NN's wrapper picks it always).
+ * Arguments as for arm_convolve_wrapper_s8, with int16 input / output, filter_dims->c == C_IN
+ * (no groups), bias_data {int32 or int64 [C_OUT] or NULL, is_int32_bias}.
+ */
+arm_cmsis_nn_status arm_convolve_wrapper_s16(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int16_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const cmsis_nn_bias_data *bias_data, const cmsis_nn_dims *output_dims,
+    int16_t *output_data);
+
+/** Scratch of arm_convolve_wrapper_s16: arm_convolve_s16_get_buffer_size() (all cores). */
+int32_t arm_convolve_wrapper_s16_get_buffer_size(const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims);
+
+/**
+ * CONV_2D 16x8, any padding, stride, dilation and batch count. Per two output pixels an
+ * im2col fills two int16 columns (0 for a padded tap), then every pair of output channels is
+ * multiplied with both columns: DSP cores 4 taps per step (read_and_pad, 8 SMLAD), M0+ one
+ * tap per step; an odd last channel and an odd last pixel are handled alone.
+ * @param[in,out] ctx  ctx->buf: arm_convolve_s16_get_buffer_size() bytes, 2-byte aligned
+ * @return ARM_CMSIS_NN_ARG_ERROR when ctx->buf is NULL
+ */
+arm_cmsis_nn_status arm_convolve_s16(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int16_t *input_data, const cmsis_nn_dims *filter_dims, const int8_t *filter_data,
+    const cmsis_nn_dims *bias_dims, const cmsis_nn_bias_data *bias_data, const cmsis_nn_dims *output_dims,
+    int16_t *output_data);
+
+/** Two im2col columns: 2 * C_IN * HK * WK * 2 bytes (the non-MVE value; all cores). */
+int32_t arm_convolve_s16_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims);
+
+/**
+ * DEPTHWISE_CONV_2D 16x8, the generic kernel TFLM's CMSIS-NN glue calls: any ch_mult, stride,
+ * dilation, padding and batch count; per output value an int64 sum over the taps inside the
+ * image (one tap per step on every core). No scratch (ctx not read).
+ * @param[in] filter_dims {1, HK, WK, C_OUT}; bias int64 [C_OUT] or NULL; other arguments as for
+ *            arm_depthwise_conv_s8 with int16 input / output
+ */
+arm_cmsis_nn_status arm_depthwise_conv_s16(const cmsis_nn_context *ctx, const cmsis_nn_dw_conv_params *dw_conv_params,
+    const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,
+    const int16_t *input, const cmsis_nn_dims *filter_dims, const int8_t *kernel, const cmsis_nn_dims *bias_dims,
+    const int64_t *bias, const cmsis_nn_dims *output_dims, int16_t *output);
+
+/**
+ * FULLY_CONNECTED 16x8, per-tensor quantization (filter_offset, input / output offsets not read).
+ * DSP cores: two weight rows per step, 4 inputs per SMLAD pair, inputs past 512 in int64;
+ * M0+: one row at a time in int64. No scratch.
+ * @param[in] input_dims {N, 1, 1, ACC}; filter_dims {ACC, 1, 1, C_OUT}; kernel int8 [C_OUT, ACC];
+ *            bias int64 [C_OUT] or NULL; output_dims {N, 1, 1, C_OUT}
+ */
+arm_cmsis_nn_status arm_fully_connected_s16(const cmsis_nn_context *ctx, const cmsis_nn_fc_params *fc_params,
+    const cmsis_nn_per_tensor_quant_params *quant_params, const cmsis_nn_dims *input_dims, const int16_t *input,
+    const cmsis_nn_dims *filter_dims, const int8_t *kernel, const cmsis_nn_dims *bias_dims, const int64_t *bias,
+    const cmsis_nn_dims *output_dims, int16_t *output);
+
+/** 0: arm_fully_connected_s16 needs no scratch. */
+int32_t arm_fully_connected_s16_get_buffer_size(const cmsis_nn_dims *filter_dims);
+
+/* Support functions of the kernels above (CMSIS-NN's names; external, as in CMSIS-NN, which
+ * keeps them out of their callers' register allocation). */
+
+/**
+ * arm_convolve_s16's matrix product: weights int8 [num_ch, k_len] (row c at w + c * k_len)
+ * times two im2col columns int16 [2, k_len] at cols; writes out[0 .. num_ch) (column 0) and
+ * out[num_ch .. 2 num_ch) (column 1) through the output stage (per-channel multiplier / shift,
+ * clamp to [act_min, act_max]). Returns out + 2 * num_ch.
+ */
+int16_t *arm_nn_mat_mult_kernel_s16(const int8_t *w, const int16_t *cols, int32_t num_ch, const int32_t *shift,
+    const int32_t *mult, int32_t act_min, int32_t act_max, int32_t k_len, const cmsis_nn_bias_data *bias_data,
+    int16_t *out);
+
+/**
+ * arm_fully_connected_s16's product of one input vector int16 [cols] with rows weight rows
+ * int8 [rows, cols]: dst[r] = clamp(requantize(sum + bias[r])), reduced = the Q15 multiplier
+ * (REDUCE_MULTIPLIER), per-tensor shift; bias int64 [rows] or NULL.
+ */
+arm_cmsis_nn_status arm_nn_vec_mat_mult_t_s16(const int16_t *lhs, const int8_t *rhs, const int64_t *bias,
+    int16_t *dst, int32_t reduced, int32_t shift, int32_t cols, int32_t rows, int32_t act_min, int32_t act_max);
+
+/* ============================================ int16 elementwise (mrt_elementwise_s16.c) */
+
+/**
+ * ADD of two int16 vectors of the same shape (TFLM's CMSIS-NN glue without broadcast): each
+ * input shifted left by left_shift (15 for int16) and requantized with its own multiplier /
+ * shift, the sum requantized with out_mult / out_shift and clamped. Two halfwords per load.
+ * The offsets are not read (TFLM requires int16 zero points of 0). No scratch.
+ * @param[in]  input_1_vect, input_2_vect  int16 [block_size]
+ * @param[in]  input_1_offset, input_2_offset, out_offset  not read
+ * @param[in]  input_1_mult, input_1_shift, input_2_mult, input_2_shift  per-input requantization
+ * @param[in]  left_shift  TFLM's input left shift
+ * @param[out] output      int16 [block_size]
+ * @param[in]  out_mult, out_shift  output requantization
+ * @param[in]  out_activation_min, out_activation_max  clamp, in [-32768, 32767]
+ * @param[in]  block_size  number of elements
+ */
+arm_cmsis_nn_status arm_elementwise_add_s16(const int16_t *input_1_vect, const int16_t *input_2_vect,
+    const int32_t input_1_offset, const int32_t input_1_mult, const int32_t input_1_shift,
+    const int32_t input_2_offset, const int32_t input_2_mult, const int32_t input_2_shift,
+    const int32_t left_shift, int16_t *output, const int32_t out_offset, const int32_t out_mult,
+    const int32_t out_shift, const int32_t out_activation_min, const int32_t out_activation_max,
+    const int32_t block_size);
+
+/**
+ * MUL of two int16 vectors of the same shape: a * b (SMULBB / SMULTT on DSP cores) requantized
+ * with out_mult / out_shift, clamped. Offsets not read. Arguments as for
+ * arm_elementwise_add_s16. No scratch.
+ */
+arm_cmsis_nn_status arm_elementwise_mul_s16(const int16_t *input_1_vect, const int16_t *input_2_vect,
+    const int32_t input_1_offset, const int32_t input_2_offset, int16_t *output, const int32_t out_offset,
+    const int32_t out_mult, const int32_t out_shift, const int32_t out_activation_min,
+    const int32_t out_activation_max, const int32_t block_size);
+
 #endif

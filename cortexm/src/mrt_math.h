@@ -115,6 +115,56 @@ MRT_INLINE uint32_t mrt_dup16(int32_t v)
 {
     return ((uint32_t)v & 0xFFFFu) | ((uint32_t)v << 16);
 }
+
+/* The DSP instructions as CMSIS-NN writes them for GCC (arm_nn_compiler.h): SMLAD / SMULBB /
+ * SMULTT as volatile asm (GCC's own __smlad schedules worse, CMSIS-NN notes), PKHBT / PKHTB
+ * as asm. The 16x8, LSTM and SVDF kernels use these so their code matches CMSIS-NN's. */
+MRT_INLINE int32_t mrt_smlad_v(uint32_t a, uint32_t b, int32_t acc)
+{
+    int32_t r;
+    __asm__ volatile("smlad %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
+    return r;
+}
+
+MRT_INLINE int32_t mrt_smulbb(uint32_t a, uint32_t b)
+{
+    int32_t r;
+    __asm__ volatile("smulbb %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+MRT_INLINE int32_t mrt_smultt(uint32_t a, uint32_t b)
+{
+    int32_t r;
+    __asm__ volatile("smultt %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+/* [lo(a) | hi(b << 16)] and [hi(a) | lo(b >> 16)]. */
+MRT_INLINE uint32_t mrt_pkhbt16(uint32_t a, uint32_t b)
+{
+    uint32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+MRT_INLINE uint32_t mrt_pkhtb16(uint32_t a, uint32_t b)
+{
+    uint32_t r;
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+/* CMSIS-NN's read_and_pad: four int8 weights w0..w3 as two halfword pairs in order,
+ * lo = [w0 w1], hi = [w2 w3] (SXTB16, SXTB16 ROR 8, PKHBT, PKHTB); returns src + 4. */
+MRT_INLINE const int8_t *mrt_read_and_pad(const int8_t *src, uint32_t *lo, uint32_t *hi)
+{
+    const uint32_t v = (uint32_t)mrt_read_s8x4(src);
+    const uint32_t odd = mrt_sxtb16_r8(v), even = __sxtb16(v);
+    *hi = mrt_pkhtb16(odd, even);
+    *lo = mrt_pkhbt16(even, odd);
+    return src + 4;
+}
 #endif
 
 /* Output stage shared by conv / depthwise / fully connected: TFLM's
@@ -156,6 +206,15 @@ static inline float mrt_np_min(float a, float b)
 static inline float mrt_act_clamp_f32(float x, float lo, float hi)
 {
     return mrt_np_min(mrt_np_max(x, lo), hi);
+}
+
+/* TFLM's MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier, int shift) of the 16x8
+ * kernels: the 16-bit reduced multiplier, one rounding; int64 (TFLM casts it to int32). */
+MRT_INLINE int64_t mrt_requantize_wide(int64_t acc, int32_t multiplier, int32_t shift)
+{
+    const int64_t reduced = multiplier < 0x7FFF0000 ? ((int64_t)multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    const int32_t total_shift = 15 - shift;
+    return (acc * reduced + ((int64_t)1 << (total_shift - 1))) >> total_shift;
 }
 
 #endif

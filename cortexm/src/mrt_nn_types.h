@@ -285,6 +285,47 @@ typedef struct {
     uint32_t act_min, act_max;         /* float bits */
 } mrt_pool_f32_params;
 
+/* mrt_svdf_s8 / mrt_svdf_state_s16_s8. Packed by ops_svdf.run_svdf_s8. */
+typedef struct {
+    const int8_t *input;               /* [batch, input_size] */
+    void *state;                       /* int8 / int16 [batch, num_filters, memory_size], updated */
+    const int8_t *weights_feature;     /* [num_filters, input_size] */
+    const void *weights_time;          /* int8 / int16 (the state's type) [num_filters, memory_size] */
+    const int32_t *bias;               /* [num_filters / rank], NULL: none */
+    const int32_t *time_sums;          /* [num_filters]: -state_zp * sum(weights_time row), NULL: zp 0 */
+    int32_t *buffer;                   /* scratch, int32 [num_filters / rank] */
+    int8_t *output;                    /* [batch, num_filters / rank] */
+    int32_t batch, input_size, num_filters, memory_size, rank;
+    int32_t input_offset;              /* -input zero point */
+    int32_t mult_1, shift_1;           /* feature products -> state */
+    int32_t mult_2, shift_2;           /* unit sums -> output */
+    int32_t state_zp, state_min, state_max, output_zp;
+} mrt_svdf_params;
+
+/* mrt_lstm_s8 / mrt_lstm_s16. Packed by ops_lstm.run_lstm. Gates in the order input, forget,
+ * cell, output. Activations (input, output, hidden) are int8 for mrt_lstm_s8, int16 for
+ * mrt_lstm_s16; biases int32 / int64. */
+#define MRT_LSTM_CELL_GATE 2
+typedef struct {
+    const void *input;                 /* [steps, batch, n_input] (time major) or [batch, steps, n_input] */
+    void *output;                      /* the same layout with n_state */
+    void *hidden;                      /* [batch, n_state], updated */
+    int16_t *cell;                     /* [batch, n_state], updated */
+    const int8_t *w_in[4];             /* [n_state, n_input] per gate, zero point 0 */
+    const int8_t *w_rec[4];            /* [n_state, n_state] per gate, zero point 0 */
+    const void *bias[4];               /* [n_state] per gate */
+    const uint16_t *sigmoid_table;     /* TFLM's 256-entry sigmoid table */
+    int32_t batch, steps, n_input, n_state, time_major;
+    int32_t input_offset, hidden_offset;   /* -zero points */
+    int32_t in_mult[4], in_shift[4], rec_mult[4], rec_shift[4];
+    int32_t forget_mult, forget_shift; /* forget gate x cell -> cell */
+    int32_t input_mult, input_shift;   /* input gate x cell gate -> cell */
+    int32_t output_mult, output_shift; /* output gate x tanh(cell) -> hidden */
+    int32_t hidden_zp;
+    int32_t cell_lo, cell_hi;          /* int16 saturation and the cell clip */
+    int32_t cell_tanh_mult, cell_tanh_shift;   /* tanh(cell)'s input rescale */
+} mrt_lstm_params;
+
 /* ---------------------------------------------------------------- gather, slice, pad (issue 12's data movement) */
 
 /* mrt_gather: TFLM's Gather loops. Packed by ops_data_movement.run_gather. */

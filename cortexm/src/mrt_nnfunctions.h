@@ -241,6 +241,38 @@ int32_t mrt_l2_pool_f32(const mrt_pool_f32_params *p);
  */
 int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth, uint32_t beta_bits);
 
+/* ========================================================================== SVDF (mrt_svdf.c) */
+
+/**
+ * SVDF, int8 input, int8 state and time weights, one invoke: the state moves one step, each
+ * filter's feature product (input + input_offset against its weights) is requantized with mult_1 / shift_1, saturated to
+ * [state_min, state_max], + state_zp and stored in the state's last slot; each unit's output is
+ * bias + its rank filters' time sums (state x weights_time + time_sums), requantized with
+ * mult_2 / shift_2, + output_zp, clamped to int8. TFLM's reference arithmetic with CMSIS-NN's
+ * arm_svdf_s8 structure (see mrt_svdf.c). int32 sums wrap.
+ * @param[in,out] p  mrt_svdf_params; p->buffer: num_filters / rank int32 of scratch
+ */
+int32_t mrt_svdf_s8(const mrt_svdf_params *p);
+
+/** The same with an int16 state and int16 time weights (arm_svdf_state_s16_s8's structure). */
+int32_t mrt_svdf_state_s16_s8(const mrt_svdf_params *p);
+
+/* ====================================================== UNIDIRECTIONAL_SEQUENCE_LSTM (mrt_lstm.c) */
+
+/**
+ * UNIDIRECTIONAL_SEQUENCE_LSTM 8x8->16 over all steps: TFLM's integer LSTM (gates from the
+ * input and recurrent FCs requantized to int16 and added with saturation, int16 sigmoid / tanh
+ * from the interpolated sigmoid table, int16 cell, int8 hidden state). No peephole, projection
+ * or layer norm. Updates the hidden and cell states; writes every step's hidden state to the
+ * output. int32 sums wrap.
+ * @param[in,out] p  mrt_lstm_params (int8 activations, int32 biases)
+ */
+int32_t mrt_lstm_s8(const mrt_lstm_params *p);
+
+/** The same, 16x8->16: int16 activations, int64 biases and gate sums, TFLM's int64
+ * requantization, int16 hidden state. */
+int32_t mrt_lstm_s16(const mrt_lstm_params *p);
+
 /* ============================= gather, slice, pad (mrt_gather.c, mrt_slice.c, mrt_broadcast_args.c) */
 /* The rest of issue 12's data movement (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND,
  * BATCH_TO_SPACE_ND, SPLIT, SPLIT_V, UNPACK, REVERSE_V2, BROADCAST_TO, FILL) is mrt_strided_copy

@@ -483,6 +483,32 @@ typedef struct {
     float output_activation_min_f32, output_activation_max_f32;
 } OpDataAddCmsis;                              /* cmsis_nn/add.cc's own OpData, same members */
 typedef OpDataMul OpDataMulCmsis;              /* cmsis_nn/mul.cc allocates sizeof(OpDataMul) */
+typedef struct {                               /* cmsis_nn/svdf.cc (KERNELS_OPTIMIZED_FOR_SPEED) */
+    int32_t effective_scale_1_a, effective_scale_2_a;
+    int effective_scale_1_b, effective_scale_2_b;
+    int scratch_tensor_index, scratch_output_tensor_index;
+    int input_zero_point, output_zero_point, activation_state_zero_point;
+    int32_t *kernel_sums;
+} CmsisNnOpDataSvdf;
+typedef enum { ARM_SIGMOID = 0, ARM_TANH = 1 } arm_nn_activation_type;
+typedef struct {                               /* CMSIS-NN arm_nn_types.h */
+    int32_t input_multiplier, input_shift;
+    const void *input_weights, *input_effective_bias;
+    int32_t hidden_multiplier, hidden_shift;
+    const void *hidden_weights, *hidden_effective_bias;
+    const void *bias;
+    arm_nn_activation_type activation_type;
+} cmsis_nn_lstm_gate;
+typedef struct {
+    int32_t time_major, batch_size, time_steps, input_size, hidden_size, input_offset;
+    int32_t forget_to_cell_multiplier, forget_to_cell_shift, input_to_cell_multiplier, input_to_cell_shift;
+    int32_t cell_clip, cell_scale_power, output_multiplier, output_shift, output_offset;
+    cmsis_nn_lstm_gate forget_gate, input_gate, cell_gate, output_gate;
+} cmsis_nn_lstm_params;
+typedef struct {                               /* cmsis_nn/unidirectional_sequence_lstm.cc's OpData */
+    OpDataLSTM params_ref;
+    cmsis_nn_lstm_params params_cmsis_nn;
+} OpDataLSTMCmsis;
 
 /* ---- builtin option structs (builtin_op_data.h), allocated with their own alignment ------ */
 typedef struct {
@@ -684,6 +710,7 @@ typedef struct {                                    /* TFLMSignalOverlapAddParam
     X(OpDataConcatenation) X(OpDataSvdf) X(OpDataLSTM) X(OpDataConvCmsis)                     \
     X(OpDataDepthwiseCmsis) X(OpDataFullyConnectedCmsis) X(OpDataPoolingCmsis)                \
     X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                 \
+    X(CmsisNnOpDataSvdf) X(OpDataLSTMCmsis)                                                   \
     X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                         \
     X(OpDataDiv) X(OpDataSquaredDifference) X(OpDataAddN) X(PreluParams) X(OpDataComparison)  \
     X(OpDataSelect) X(OpDataAbsRsqrt) X(OpDataElu)                                            \
