@@ -109,15 +109,20 @@ def check_activation(node, act: str) -> None:
         raise kernel_error(node, f"fused activation {act} is not supported")
 
 
+# std::numeric_limits<float>::max(): TFLM's open ends of a float activation range, so an
+# overflowed (infinite) result is clamped to the largest finite float.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def activation_range_float(activation: str) -> tuple[float, float]:
-    """CalculateActivationRange for float kernels."""
+    """CalculateActivationRange for float kernels (lowest() / max(), not infinities)."""
     if activation == "RELU":
-        return 0.0, float("inf")
+        return 0.0, FLOAT32_MAX
     if activation == "RELU6":
         return 0.0, 6.0
     if activation == "RELU_N1_TO_1":
         return -1.0, 1.0
-    return float("-inf"), float("inf")
+    return -FLOAT32_MAX, FLOAT32_MAX
 
 
 def activation_range_quantized(activation: str, scale: float, zero_point: int,

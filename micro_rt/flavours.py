@@ -24,10 +24,15 @@ CMSIS_NN_STRUCTS = {
     ("SOFTMAX", "SoftmaxParams"): "OpDataSoftmaxCmsis",
     ("ADD", "OpDataAdd"): "OpDataAddCmsis",
     ("MUL", "OpDataMul"): "OpDataMulCmsis",
+    ("TRANSPOSE_CONV", "OpDataTransposeConv"): "OpDataTransposeConvCmsis",
+    ("BATCH_MATMUL", "OpDataBatchMatmul"): "OpDataBatchMatmulCmsis",
 }
 # Ops whose CMSIS-NN glue requests a scratch buffer in prepare.
 CMSIS_NN_SCRATCH_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
-                        "MAX_POOL_2D", "SOFTMAX")
+                        "MAX_POOL_2D", "SOFTMAX", "TRANSPOSE_CONV")
+# (op, input type) whose CMSIS-NN glue requests its own scratch *instead of* the reference
+# kernel's (the reference TRANSPOSE_CONV's int32 accumulators: arm_transpose_conv_s8 needs others).
+CMSIS_NN_REPLACED_SCRATCH = {("TRANSPOSE_CONV", "int8")}
 
 
 class FlavouredTarget:
@@ -35,6 +40,11 @@ class FlavouredTarget:
 
     def __init__(self, target: Any, kernels: str, context: Any):
         self._target, self._kernels, self._context = target, kernels, context
+
+    @property
+    def kernels(self) -> str:
+        """The kernel flavour ("reference" or "cmsis-nn")."""
+        return self._kernels
 
     def sizeof(self, struct: str) -> int:
         if self._kernels == "cmsis-nn" and self._context.node is not None:
@@ -45,16 +55,26 @@ class FlavouredTarget:
         return getattr(self._target, name)
 
 
+def replaces_reference_scratch(ctx: Any, node: Any, input_dtype: Any) -> bool:
+    """Whether the flavour's glue requests other scratch buffers than the reference kernel for
+    this node (prepare_extras then makes its requests; the reference kernel makes none)."""
+    kernels = getattr(ctx.target, "kernels", "reference")
+    return kernels == "cmsis-nn" and (node.op_name, np.dtype(input_dtype).name) in CMSIS_NN_REPLACED_SCRATCH
+
+
 def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
-    """After a node's reference prepare: the flavour's own scratch request."""
+    """After a node's reference prepare: the flavour's own scratch requests."""
     if kernels != "cmsis-nn" or node.op_name not in CMSIS_NN_SCRATCH_OPS:
         return
-    first = ctx.input(node, 0)
+    from micro_rt.cortexm.ops import data_input_index, scratch_requests
+    index = data_input_index(node)
+    first = ctx.tensor(index) if index >= 0 else None
     if first is None or np.dtype(first.dtype) != np.int8:
         return
-    from micro_rt.cortexm.ops import scratch_bytes
     tensors = {i: ctx.tensor(i) for i in (*node.inputs, *node.outputs) if i >= 0}
     core = ctx.target.name if ctx.target.cpu is not None else "host"
-    nbytes = scratch_bytes(None, core, node, tensors)
-    if nbytes > 0:
+    sizes = scratch_requests(None, core, node, tensors)
+    # A glue that requests several buffers requests each (an empty one too); one buffer only
+    # when the kernel needs any.
+    for nbytes in (sizes if len(sizes) > 1 else [n for n in sizes if n > 0]):
         ctx.request_scratch(nbytes)

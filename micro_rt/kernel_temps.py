@@ -38,6 +38,13 @@ def _reduce_all(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
     return "i0 o0 i1 | i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "")
 
 
+def _transpose_conv(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
+    # TransposeConvPrepare, then CalculateOpData reads the tensors again unless float32.
+    inp = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] >= 0 else -1
+    quantized = inp >= 0 and tensors[inp].type_name != "FLOAT32"
+    return "o0 i2 i1" + (" | i2 i1 i3 o0" if quantized else "")
+
+
 def _input_type(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> Optional[str]:
     return tensors[op.inputs[0]].type_name if op.inputs and op.inputs[0] >= 0 else None
 
@@ -61,6 +68,9 @@ REFERENCE: dict[str, Rule] = {
     "SVDF": "i0 i1 i2 i3 i4 o0",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "i* o0",              # LstmTensors: all 24 inputs
     "MAXIMUM": "", "MINIMUM": "", "PACK": "", "SHAPE": "",
+    "TRANSPOSE_CONV": _transpose_conv,
+    "RESIZE_BILINEAR": "i0 i1 o0", "RESIZE_NEAREST_NEIGHBOR": "i0 i1 o0",
+    "BATCH_MATMUL": "i0 i1 o0",
 }
 
 # The CMSIS-NN glue's Prepare where it reads differently from the reference kernel.

@@ -76,6 +76,15 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataSoftmaxCmsis": (88, 64, 16, 16),         # CMSISNNSoftmaxParams {SoftmaxParams; 2 int}
     "OpDataAddCmsis": (60, 60, 16, 16),             # own OpData, same members as OpDataAdd
     "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
+    # TRANSPOSE_CONV and BATCH_MATMUL (reference and CMSIS-NN glue)
+    "OpDataTransposeConv": (88, 72, 16, 16),
+    "OpDataTransposeConvCmsis": (88, 76, 16, 16),
+    "QuantizationOpDataBatchMatmul": (28, 28, 16, 16),
+    "OpDataBatchMatmul": (32, 16, 16, 16),
+    "OpDataBatchMatmulCmsis": (56, 36, 16, 16),     # {OpDataBatchMatmul; cmsis_nn_dims; int}
+    "ConvParams": (56, 56, 4, 4),
+    "PaddingValues": (8, 8, 2, 2),
+    "cmsis_nn_dims": (16, 16, 4, 4),
     # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof), one per
     # operator with options (micro_rt/builtin_params.py says which): ints, enums and bools only,
     # except FC (quant_spec pointer + count); C enums are 4 bytes on host64 and 1 byte on

@@ -318,3 +318,47 @@ def kernel_persistent(it: Interpreter) -> tuple[int, int]:
 
 def scratch_sizes(it: Interpreter) -> list[int]:
     return [nbytes for _, nbytes in it._allocator.scratch_requests]
+
+
+# --------------------------------------------------------------------------- seeds and edge values
+
+def edge_inputs(sg) -> list[list[np.ndarray]]:
+    """Input sets at the edges of each graph input's type: every element the zero point, the
+    type's minimum, its maximum, and min / max alternating (float32: 0, +-3e38, +-inf mixed with
+    finite values; no NaN input: which of two NaNs an x86 addition keeps depends on the operand
+    order the compiler chose, which C leaves open).
+    int32 inputs (shapes, indices) keep small positive values."""
+    sets = []
+    for kind in ("zero_point", "min", "max", "alternate"):
+        xs = []
+        for i in sg.inputs:
+            t = sg.tensors[i]
+            dt, shape = np.dtype(t.dtype), tuple(t.shape)
+            if dt == np.float32:
+                fill = {"zero_point": [0.0], "min": [-3e38], "max": [3e38],
+                        "alternate": [np.inf, -np.inf, 1.0, -2.5]}[kind]
+                xs.append(np.resize(np.asarray(fill, np.float32), int(np.prod(shape))).reshape(shape))
+            elif dt == np.int32 or not np.issubdtype(dt, np.integer):
+                xs.append(np.ones(shape, dt))
+            else:
+                info = np.iinfo(dt)
+                zp = int(t.quantization.zero_points[0]) if t.quantization and len(t.quantization.zero_points) else 0
+                fill = {"zero_point": [zp], "min": [info.min], "max": [info.max],
+                        "alternate": [info.min, info.max]}[kind]
+                xs.append(np.resize(np.asarray(fill, np.int64), int(np.prod(shape))).reshape(shape).astype(dt))
+        sets.append(xs)
+    return sets
+
+
+def assert_matches_oracle_on_seeds_and_edges(oracle, data: bytes, seeds: int = 20, seed: int = 0) -> None:
+    """Bit-exact outputs on `seeds` seeded random inputs and on the edge inputs (edge_inputs)."""
+    ours = Interpreter.from_bytes(data)
+    theirs = oracle.interpreter(data, max(ours.arena_required_bytes() * 2, 1 << 16))
+    sg = ours.model.main
+    rng = np.random.default_rng(seed)
+    trials = [model_inputs(sg, rng, first=k == 0) for k in range(seeds)] + edge_inputs(sg)
+    for k, xs in enumerate(trials):
+        invoke_both(ours, theirs, xs)
+        for j in range(ours.num_outputs):
+            what = f"seed {k}" if k < seeds else f"edge input set {k - seeds}"
+            assert_bits_equal(ours.get_output(j), theirs.get_output(j), f"{what} output {j}")

@@ -136,17 +136,22 @@ def _layer(op: str, it: str, ft: str, bt: str) -> bytes:
     elif op == "DEPTHWISE_CONV_2D":
         x, fshape, y = (1, 5, 5, 2), (1, 3, 3, oc), (1, 3, 3, oc)
         opts = {"padding": "VALID", "stride_h": 1, "stride_w": 1, "depth_multiplier": 2}
+    elif op == "TRANSPOSE_CONV":
+        x, fshape, y = (1, 3, 3, 3), (oc, 3, 3, 3), (1, 5, 5, oc)
+        opts = {"padding": "VALID", "stride_h": 1, "stride_w": 1}
     else:
         x, fshape, y = (2, 6), (oc, 6), (2, oc)
         opts = {}
     w = rng.integers(-100, 100, fshape)
     bias = None if bt == "-" else const((oc,), bt, rng.integers(-500, 500, oc), scale=0.05 * 0.01)
-    return single_op(op, [spec(x, it, 0.05), const(fshape, ft, w, scale=0.01), bias], spec(y, it, 0.2),
-                     opts)
+    inputs = [spec(x, it, 0.05), const(fshape, ft, w, scale=0.01), bias]
+    if op == "TRANSPOSE_CONV":          # inputs: output shape, filter, input, bias
+        inputs = [_i32(list(y)), inputs[1], inputs[0]] + ([bias] if bias else [])
+    return single_op(op, inputs, spec(y, it, 0.2), opts)
 
 
 def _layer_cases():
-    for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+    for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"):
         for it, ft, bt in LAYER_TYPES:
             yield f"{op} in={it} filter={ft} bias={bt}", op, _layer(op, it, ft, bt)
 

@@ -200,6 +200,33 @@ typedef struct {
     int32_t per_channel;
 } mrt_conv_s16_params;
 
+/* mrt_transpose_conv_s16: TRANSPOSE_CONV 16x8, TFLM's reference kernel. geom: fc = ic, dh = dw = 1,
+ * ph / pw the scatter padding (of the forward conv over the output). Packed by
+ * ops_transpose_conv.run_transpose_conv_s16. */
+typedef struct {
+    const int16_t *in;                 /* [n, ih, iw, ic] */
+    const int8_t *filter;              /* [oc, fh, fw, ic] */
+    const void *bias;                  /* int64 [oc] (bias_size 8) or int16 [oc] (2); NULL: none */
+    int16_t *out;                      /* [n, oh, ow, oc] */
+    const int32_t *mult;               /* [oc] */
+    const int32_t *shift;              /* [oc] */
+    int64_t *acc;                      /* scratch: int64 [n * oh * ow * oc], 8-aligned */
+    int64_t *bias_wide;                /* scratch: int64 [oc] when bias_size is 2, else unused */
+    mrt_conv_geometry geom;
+    int32_t act_min, act_max;
+    int32_t bias_size;
+} mrt_transpose_conv_s16_params;
+
+/* mrt_transpose_conv_f32. Packed by ops_transpose_conv.run_transpose_conv_f32. */
+typedef struct {
+    const float *in;                   /* [n, ih, iw, ic] */
+    const float *filter;               /* [oc, fh, fw, ic] */
+    const float *bias;                 /* [oc], NULL: none */
+    float *out;                        /* [n, oh, ow, oc] */
+    mrt_conv_geometry geom;            /* as for mrt_transpose_conv_s16 */
+    uint32_t act_min, act_max;         /* float bits */
+} mrt_transpose_conv_f32_params;
+
 /* mrt_fully_connected_f32. Packed by ops_nn._run_fc_f32. */
 typedef struct {
     const float *in;                   /* [batches, accum] */

@@ -141,6 +141,25 @@ int32_t mrt_depthwise_conv_f32(const mrt_conv_f32_params *p);
  */
 int32_t mrt_conv_s16(const mrt_conv_s16_params *p);
 
+/* ============================================================ transpose conv (mrt_transpose_conv.c) */
+
+/**
+ * TRANSPOSE_CONV 16x8, TFLM's reference kernel (a CMSIS-NN build runs it too): p->acc zeroed,
+ * then every input value times every filter tap added (int32 product, int64 sum) into the
+ * output element it reaches, (iy * sh - ph + fy, ix * sw - pw + fx) when inside the output;
+ * then + bias (int64, or an int16 bias widened into p->bias_wide first, as TFLM does), TFLM's
+ * int64 MultiplyByQuantizedMultiplier per output channel, clamped to [act_min, act_max]. No
+ * zero point is applied (TFLM's 16x8 kernel applies none). Scratch: p->acc, p->bias_wide.
+ */
+int32_t mrt_transpose_conv_s16(const mrt_transpose_conv_s16_params *p);
+
+/**
+ * TRANSPOSE_CONV float32, TFLM's reference kernel: the output zeroed, then each input value times
+ * each filter tap added in the reference's loop order (input y, x, channel, filter y, x, output
+ * channel), then + bias and the activation clamp. No scratch.
+ */
+int32_t mrt_transpose_conv_f32(const mrt_transpose_conv_f32_params *p);
+
 /* ====================================================== fully connected (mrt_fully_connected.c) */
 
 /** FULLY_CONNECTED float32: per output, sum_d x[d] * w[o][d] from 0.0f, + bias, activation clamp. */
