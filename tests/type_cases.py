@@ -87,6 +87,11 @@ def _same_type_cases():
         "SOFTMAX": lambda t: single_op("SOFTMAX", [spec((2, 7), t, 0.1)],
                                        spec((2, 7), t, *FIXED_OUT["SOFTMAX"].get(t, (0.1, 0))), {"beta": 1.0}),
         "LEAKY_RELU": _unary("LEAKY_RELU", {"alpha": 0.2}),
+        "RESIZE_NEAREST_NEIGHBOR": lambda t: single_op("RESIZE_NEAREST_NEIGHBOR", [spec((1, 2, 3, 2), t),
+                                                                                 _i32([4, 5])],
+                                                       spec((1, 4, 5, 2), t)),
+        "RESIZE_BILINEAR": lambda t: single_op("RESIZE_BILINEAR", [spec((1, 2, 3, 2), t), _i32([4, 5])],
+                                               spec((1, 4, 5, 2), t)),
         "AVERAGE_POOL_2D": _pool("AVERAGE_POOL_2D"),
         "MAX_POOL_2D": _pool("MAX_POOL_2D"),
     }
