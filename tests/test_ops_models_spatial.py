@@ -16,7 +16,8 @@ from vmcu_cases import ROOT, firmware_elf
 
 OPS_DIR = ROOT / "models" / "ops"
 # The models of this family (each must exist: make_models_ops.py writes them).
-MODELS = ["transpose_conv_f32", "transpose_conv_int8", "transpose_conv_int16x8"]
+MODELS = ["transpose_conv_f32", "transpose_conv_int8", "transpose_conv_int16x8", "resize_f32", "resize_int8",
+          "resize_int16x8"]
 
 
 def _data(name: str) -> bytes:

@@ -246,4 +246,14 @@ typedef struct {
     uint32_t act_min, act_max;         /* float bits */
 } mrt_pool_f32_params;
 
+/* mrt_resize_nearest_neighbor / mrt_resize_bilinear_f32 / _s8. Packed by ops_resize.run_resize. */
+typedef struct {
+    const void *in;                    /* [batches, in_h, in_w, depth] */
+    void *out;                         /* [batches, size[0], size[1], depth] */
+    const int32_t *size;               /* the size tensor: new height, new width */
+    int32_t batches, in_h, in_w, depth;
+    int32_t elem_size;                 /* bytes per element (nearest neighbor: 1, 2 or 4) */
+    int32_t align_corners, half_pixel_centers;
+} mrt_resize_params;
+
 #endif

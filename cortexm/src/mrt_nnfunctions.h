@@ -189,4 +189,25 @@ int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
  */
 int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth, uint32_t beta_bits);
 
+/* ========================================================================= resize (mrt_resize.c) */
+
+/**
+ * RESIZE_NEAREST_NEIGHBOR, TFLM's reference kernel for any element size: each output pixel copies
+ * the input pixel at (GetNearestNeighbor(y), GetNearestNeighbor(x)), float32 index arithmetic
+ * ((v + 0.5 if half_pixel_centers) * scale, floorf, or roundf with align_corners). No scratch.
+ */
+int32_t mrt_resize_nearest_neighbor(const mrt_resize_params *p);
+
+/**
+ * RESIZE_BILINEAR float32, reference_ops::ResizeBilinear: the four neighbours weighted in float32
+ * in the reference's order, no fused multiply-add. No scratch.
+ */
+int32_t mrt_resize_bilinear_f32(const mrt_resize_params *p);
+
+/**
+ * RESIZE_BILINEAR int8, reference_ops::ResizeBilinearInteger: positions in 1/1024, the four
+ * products summed in int64, rounded half away from zero and divided by 2^20. No scratch.
+ */
+int32_t mrt_resize_bilinear_s8(const mrt_resize_params *p);
+
 #endif
