@@ -18,6 +18,7 @@ KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softm
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm")
 KERNEL_MODULES += ("transpose_conv",)
 KERNEL_MODULES += ("resize",)
+KERNEL_MODULES += ("batch_matmul",)
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,8 @@ def _same_type_cases():
                                                        spec((1, 4, 5, 2), t)),
         "RESIZE_BILINEAR": lambda t: single_op("RESIZE_BILINEAR", [spec((1, 2, 3, 2), t), _i32([4, 5])],
                                                spec((1, 4, 5, 2), t)),
+        "BATCH_MATMUL": lambda t: single_op("BATCH_MATMUL", [spec((2, 3, 4), t), spec((2, 4, 5), t)],
+                                            spec((2, 3, 5), t, 0.5)),
         "AVERAGE_POOL_2D": _pool("AVERAGE_POOL_2D"),
         "MAX_POOL_2D": _pool("MAX_POOL_2D"),
     }
@@ -159,6 +161,10 @@ def _layer_cases():
     for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"):
         for it, ft, bt in LAYER_TYPES:
             yield f"{op} in={it} filter={ft} bias={bt}", op, _layer(op, it, ft, bt)
+    for lt, rt in (("FLOAT32", "INT8"), ("INT8", "INT16"), ("INT16", "INT8")):     # hybrid / mixed
+        yield (f"BATCH_MATMUL lhs={lt} rhs={rt}", "BATCH_MATMUL",
+               single_op("BATCH_MATMUL", [spec((2, 3, 4), lt), const((2, 4, 5), rt, np.ones((2, 4, 5)))],
+                         spec((2, 3, 5), lt)))
 
 
 def _retyped(data: bytes, types: dict) -> bytes:
