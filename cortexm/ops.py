@@ -43,6 +43,7 @@ from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, c
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_batch_matmul import run_batch_matmul
 from .ops_resize import run_resize
 from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
                                  transpose_conv_s8_scratch, transpose_conv_s16_scratch)
@@ -124,6 +125,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("TRANSPOSE_CONV", FLOAT32): OpKernel(run_transpose_conv_f32),
     **{("RESIZE_NEAREST_NEIGHBOR", t): OpKernel(run_resize) for t in (INT8, INT16, FLOAT32)},
     **{("RESIZE_BILINEAR", t): OpKernel(run_resize) for t in (INT8, FLOAT32)},
+    **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul) for t in (INT8, INT16, FLOAT32)},
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

@@ -256,4 +256,20 @@ typedef struct {
     int32_t align_corners, half_pixel_centers;
 } mrt_resize_params;
 
+/* mrt_batch_matmul_s8 / _s16 / _f32. lhs'(a, k) is lhs[a * lhs_row_stride + k * lhs_depth_stride],
+ * rhs'(k, c) is rhs[k * rhs_depth_stride + c * rhs_col_stride] (elements), within a batch whose
+ * start is the sum of index * batch stride (0 where that operand broadcasts). Packed by
+ * ops_batch_matmul.run_batch_matmul. */
+typedef struct {
+    const void *lhs;
+    const void *rhs;
+    void *out;                         /* [batch..., rows, cols] */
+    int32_t batch[3];                  /* the output's batch axes, leading 1s */
+    int32_t lhs_batch_stride[3], rhs_batch_stride[3];
+    int32_t rows, cols, depth;
+    int32_t lhs_row_stride, lhs_depth_stride, rhs_depth_stride, rhs_col_stride;
+    int32_t lhs_offset, rhs_offset, out_offset;    /* -zero points, + output zero point */
+    int32_t multiplier, shift, act_min, act_max;   /* integer types */
+} mrt_batch_matmul_params;
+
 #endif

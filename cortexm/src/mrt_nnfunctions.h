@@ -210,4 +210,19 @@ int32_t mrt_resize_bilinear_f32(const mrt_resize_params *p);
  */
 int32_t mrt_resize_bilinear_s8(const mrt_resize_params *p);
 
+/* ================================================================ batch matmul (mrt_batch_matmul.c) */
+
+/**
+ * BATCH_MATMUL int8, TFLM's reference kernel: per output, sum_k (rhs' + rhs_offset) * (lhs' +
+ * lhs_offset) in int32, MultiplyByQuantizedMultiplier (double rounding), + out_offset, clamped
+ * to [act_min, act_max]. Outputs in row order, the batch axes broadcast. No scratch.
+ */
+int32_t mrt_batch_matmul_s8(const mrt_batch_matmul_params *p);
+
+/** BATCH_MATMUL int16: as the int8 kernel with int64 sums and the int64 MultiplyByQuantizedMultiplier. */
+int32_t mrt_batch_matmul_s16(const mrt_batch_matmul_params *p);
+
+/** BATCH_MATMUL float32: per output, 0.0f then + rhs' * lhs' in k order, no fused multiply-add. */
+int32_t mrt_batch_matmul_f32(const mrt_batch_matmul_params *p);
+
 #endif

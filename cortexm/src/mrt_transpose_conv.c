@@ -442,14 +442,6 @@ arm_cmsis_nn_status arm_transpose_conv_wrapper_s8(const cmsis_nn_context *ctx, c
 
 /* ------------------------------------------------------------------ int16 and float32 */
 
-/* TFLM MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier, int shift). */
-static inline int64_t requantize_wide(int64_t acc, int32_t multiplier, int32_t shift)
-{
-    const int64_t reduced = multiplier < 0x7FFF0000 ? ((int64_t)multiplier + (1 << 15)) >> 16 : 0x7FFF;
-    const int32_t total_shift = 15 - shift;
-    return (acc * reduced + ((int64_t)1 << (total_shift - 1))) >> total_shift;
-}
-
 int32_t mrt_transpose_conv_s16(const mrt_transpose_conv_s16_params *p)
 {
     const mrt_conv_geometry *g = &p->geom;
@@ -496,7 +488,7 @@ int32_t mrt_transpose_conv_s16(const mrt_transpose_conv_s16_params *p)
     for (int32_t i = 0; i < elements; ++i) {
         const int32_t o = i % g->oc;
         const int64_t a = acc[i] + (bias ? bias[o] : 0);
-        *out++ = (int16_t)mrt_clamp64(requantize_wide(a, p->mult[o], p->shift[o]), p->act_min, p->act_max);
+        *out++ = (int16_t)mrt_clamp64(mrt_requantize_wide(a, p->mult[o], p->shift[o]), p->act_min, p->act_max);
     }
     return 0;
 }
