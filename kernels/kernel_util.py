@@ -109,13 +109,12 @@ def check_activation(node, act: str) -> None:
         raise kernel_error(node, f"fused activation {act} is not supported")
 
 
-# std::numeric_limits<float>::max(): TFLM's open ends of a float activation range, so an
-# overflowed (infinite) result is clamped to the largest finite float.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def activation_range_float(activation: str) -> tuple[float, float]:
-    """CalculateActivationRange for float kernels (lowest() / max(), not infinities)."""
+    """CalculateActivationRange for float kernels: "no bound" is std::numeric_limits<float>'s
+    lowest() / max(), so an infinite result comes out as -+FLT_MAX."""
     if activation == "RELU":
         return 0.0, FLOAT32_MAX
     if activation == "RELU6":

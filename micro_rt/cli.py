@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import traceback
 import warnings
@@ -21,21 +20,18 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from . import __version__
 from .analysis import op_macs
-from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, parse_frequency,
-                         parse_size, seconds_range, size_type)
-from .errors import MicroRtError
+from .cli_values import parse_frequency, parse_size
+from .errors import InputError, MicroRtError
 from .files import load_array, read_model_file
 from .interpreter import Interpreter
 from .model import Model, read_model
 from .report import format_bytes, kernels_fields, kernels_label, plan_table
-from .reports.formats import FORMATS
 from .resolver import builtin_op_resolver
 from .targets import get_target
 
-EXIT_OK, EXIT_NO, EXIT_ERROR, EXIT_CANNOT_TELL, EXIT_INTERNAL = 0, 1, 2, 3, 4
-_EXIT_CODES = __doc__[__doc__.index("Exit codes"):].rstrip()
+from . import cli_parser
+from .cli_parser import EXIT_CANNOT_TELL, EXIT_ERROR, EXIT_INTERNAL, EXIT_NO, EXIT_OK
 
 __all__ = ["main", "build_parser", "parse_size", "parse_frequency"]
 
@@ -174,14 +170,30 @@ def cmd_plan(args) -> int:
 
 
 # ---- fit ---------------------------------------------------------------------------------
+def _board_or_target(args, **common):
+    """The run setup of fit and profile: --board's core, clock, flash interface and budgets,
+    each overridden by the option given, or --target (default cortex-m4)."""
+    from .run_setup import make_setup
+    setup = make_setup(board=args.board, target=args.target, clock_hz=getattr(args, "clock", None),
+                       flash_wait_states=getattr(args, "flash_wait_states", None),
+                       ram_budget=getattr(args, "ram", None),
+                       flash_budget=getattr(args, "flash", None), **common)
+    args.target = setup.target
+    return setup
+
+
 def cmd_fit(args) -> int:
     from .fit import assess
+    setup = _board_or_target(args)
+    if setup.ram_budget is None:
+        raise InputError("fit needs a RAM budget: --ram SIZE, or --board NAME for the board's SRAM")
     _, data = _load(args.model)
     it = _interpreter(args, data)
     with _progress(args, f"measuring kernels of {Path(args.model).name} on {args.target}",
                    len(it.nodes)) as progress:
-        report = assess(args.model, data, it, args.ram, args.flash,
+        report = assess(args.model, data, it, setup.ram_budget, setup.flash_budget,
                         measure=not args.no_emulate, progress=progress)
+    report.board, report.budget_source = setup.board, setup.budget_source
     from .reports.tables import fit_tables
     _emit(args, report.as_dict(), report.text(), fit_tables)
     return report.exit_code
@@ -317,25 +329,45 @@ def cmd_optimize(args) -> int:
 def cmd_profile(args) -> int:
     from .profile import emulated_profile, profile_table
     from .reports.tables import profile_tables
+    setup = _board_or_target(args)
     if get_target(args.target).is_host:
         raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "
                            "cortex-m0plus, cortex-m4, cortex-m7 or cortex-m33")
     model, data = _load(args.model)
-    with _progress(args, f"emulating {Path(args.model).name} on {args.target}",
+    with _progress(args, f"emulating {Path(args.model).name} on {setup.where}",
                    len(model.main.operators)) as progress:
-        report, it = emulated_profile(data, args.target, args.clock,
-                                      flash_wait_states=args.flash_wait_states,
+        report, it = emulated_profile(data, args.target, setup.clock_hz,
+                                      flash_wait_states=setup.flash_wait_states,
+                                      memory_system=setup.mcu_memory_system(),
                                       strict_alignment=args.strict_alignment,
                                       arena_misalign=args.arena_misalign, seed=args.seed,
                                       progress=progress)
         it.close()
-    _emit(args, report, profile_table(report), profile_tables)
+    if setup.board:
+        report = {"board": setup.board, "board_notes": setup.board_notes, **report}
+    text = profile_table(report)
+    if setup.board:
+        text = "\n".join([f"board {setup.board}: " + "; ".join(setup.board_notes[1:]), text])
+    _emit(args, report, text, profile_tables)
     return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
+
+
+# ---- boards --------------------------------------------------------------------------------
+def cmd_boards(args) -> int:
+    from .cortexm.boards import list_boards
+    from .reports.boards import boards_exit_code, boards_payload, boards_tables, boards_text, measure_boards
+    _, data = _load(args.model)        # a bad model is one error, not one per board
+    boards = [b.name for b in list_boards(args.board_dir)]
+    rows = measure_boards(args.model, data, boards, planner=args.planner, seed=args.seed,
+                          workers=args.workers, board_dirs=args.board_dir)
+    payload = boards_payload(args.model, rows, "cmsis-nn")
+    _emit(args, payload, boards_text(payload), boards_tables)
+    return boards_exit_code(rows)
 
 
 # ---- report / compare ---------------------------------------------------------------------
 def _report_setup(args, board: Optional[str], target: Optional[str]):
-    from .reports.model_report import make_setup
+    from .run_setup import make_setup
     return make_setup(board=board, target=target, kernels=args.kernels, planner=args.planner,
                       clock_hz=args.clock, flash_wait_states=args.flash_wait_states,
                       ram_budget=args.ram, flash_budget=args.flash, cycles=not args.no_cycles,
@@ -394,186 +426,13 @@ def cmd_compare(args) -> int:
 
 
 # ---- entry point ------------------------------------------------------------------------
-class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line naming the option, the value and what is accepted."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # '-5MHz' or '-1K' is a (refused) value, not an unknown option: no option starts
-        # with a digit, so anything that does is read as a value and gets the range message.
-        self._negative_number_matcher = re.compile(r"^-\d")
-
-    def error(self, message: str):
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {' '.join(message.split())} "
-                              f"(see {self.prog} --help)\n")
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Every option that takes a value shows its default (flags are off unless given)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if (action.option_strings and action.nargs != 0 and not action.required
-                and action.default not in (None, argparse.SUPPRESS) and "default" not in text):
-            text += " (default: %(default)s)"
-        return text
-
-
-KERNELS_HELP = ("reference: micro_rt's host kernels, modelled on TFLM's reference kernels; "
-                "cmsis-nn: micro_rt's own kernels written to CMSIS-NN's API, not Arm's CMSIS-NN "
-                "library (on a Cortex-M target they run as C on the virtual MCU)")
-TARGETS_HELP = "host64, cortex-m0plus, cortex-m4, cortex-m7, cortex-m33"
+COMMANDS = {"info": cmd_info, "plan": cmd_plan, "fit": cmd_fit, "run": cmd_run, "profile": cmd_profile,
+            "optimize": cmd_optimize, "boards": cmd_boards, "report": cmd_report,
+            "compare": cmd_compare}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="micro-rt", description=__doc__.splitlines()[0], epilog=_EXIT_CODES,
-                     formatter_class=_HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"micro-rt {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help="show tracebacks on errors (also accepted after the command)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, help: str, func, *, target: Optional[str] = "cortex-m4",
-                kernels: Optional[str] = "reference", planner: bool = False,
-                formats: bool = False):
-        p = sub.add_parser(name, help=help, description=help, epilog=_EXIT_CODES,
-                           formatter_class=_HelpFormatter)
-        p.add_argument("model", help=".tflite file")
-        if target:
-            p.add_argument("--target", default=target,
-                           help=TARGETS_HELP if kernels else TARGETS_HELP.split(", ", 1)[1])
-        if kernels:
-            p.add_argument("--kernels", default=kernels, choices=["reference", "cmsis-nn"],
-                           help=KERNELS_HELP)
-        if planner:
-            p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"],
-                           help="TFLM's greedy or linear planner, or the model's offline plan")
-        if formats:
-            p.add_argument("--format", choices=FORMATS, default="text",
-                           help="text, json, csv (the main table) or markdown")
-        p.add_argument("--json", action="store_true",
-                       help="print JSON instead of text" + (" (same as --format json)" if formats else ""))
-        p.add_argument("--quiet", action="store_true",
-                       help="no progress bar and no warnings on stderr")
-        # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
-        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                       help="show tracebacks on errors")
-        p.set_defaults(func=func)
-        return p
-
-    command("info", "operators, tensors, MACs, unsupported ops", cmd_info, target=None,
-            kernels=None, formats=True)
-
-    p = command("plan", "arena plan: lifetimes, offsets, head/tail totals", cmd_plan,
-                planner=True, formats=True)
-    p.add_argument("--html", metavar="FILE", help="write a lane chart of the plan (default: none)")
-
-    p = command("fit", "does the model fit a RAM/flash budget (exit 0 yes, 1 no, 3 cannot tell)",
-                cmd_fit, planner=True, formats=True)
-    p.add_argument("--ram", type=size_type(RAM_LIMIT), required=True,
-                   help=f"RAM budget, 1 B to {describe_bytes(RAM_LIMIT)}, e.g. 256K (required)")
-    p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
-                   help=f"flash budget, 1 B to {describe_bytes(FLASH_LIMIT)}, e.g. 1M "
-                        "(default: none, flash is reported but not judged)")
-    p.add_argument("--no-emulate", action="store_true",
-                   help="skip the emulated inference that measures kernel stack and code: the "
-                        "verdict is then for the arena and the model only")
-
-    p = command("run", "invoke the model on given or random inputs", cmd_run)
-    p.add_argument("--input", action="append", metavar="FILE.npy",
-                   help="one per model input, in order (default: seeded random inputs)")
-    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
-                   help="seed of the random inputs, 0 to 2^32-1")
-    p.add_argument("--check", action="store_true",
-                   help="also run the tflite-micro oracle on several input sets and compare")
-    p.add_argument("--seeds", type=int_range(1, 1000), default=5, metavar="N",
-                   help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
-
-    p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
-                "micro_rt's CMSIS-NN-style C kernels)", cmd_profile, kernels=None, formats=True)
-    p.add_argument("--clock", type=parse_frequency, default="100MHz",
-                   help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. 120MHz")
-    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=0, metavar="N",
-                   help="flash wait states, 0 to 15")
-    p.add_argument("--strict-alignment", action="store_true",
-                   help="report every unaligned access, as if UNALIGN_TRP were set")
-    p.add_argument("--arena-misalign", type=int_range(0, 15), default=0, help=argparse.SUPPRESS)
-    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
-                   help="seed of the random inputs, 0 to 2^32-1")
-
-    p = command("optimize", "reorder operators and write an offline memory plan", cmd_optimize)
-    p.add_argument("-o", "--output", required=True, metavar="OUT.tflite",
-                   help="where to write the optimized model (required)")
-    p.add_argument("--time-limit", type=seconds_range(0, 86400), default=10.0, metavar="S",
-                   help="seconds for the order and placement searches, 0 to 86400")
-    p.add_argument("--html", metavar="FILE",
-                   help="lane charts of the original and optimized plans (default: none)")
-    p.add_argument("--seeds", type=int_range(1, 1000), default=3, metavar="N",
-                   help="seeded inputs for the output check, 1 to 1000")
-    p.add_argument("--no-check", action="store_true", help="skip running both models to compare outputs")
-    p.add_argument("--oracle-verify", action="store_true",
-                   help="also measure candidates with the tflite-micro oracle (for ops micro_rt lacks)")
-
-    _add_report_options(command("report", "one self-contained HTML page: budget verdict, "
-                                "per-operator table, arena lane chart, live bytes, cycles per "
-                                "operator, warnings and suggestions (exit 0; with a budget 1/3 as "
-                                "fit; 3 when the cycle total is incomplete)", cmd_report,
-                                target=None, kernels="cmsis-nn", planner=True, formats=True))
-    _add_compare_options(command("compare", "two models side by side (original vs optimized, "
-                                 "int8 vs int16, one model on two boards): arena, RAM, flash, "
-                                 "cycles, per operator (exit 0 unless an error)", cmd_compare,
-                                 target=None, kernels="cmsis-nn", planner=True, formats=True))
-    return parser
-
-
-def _add_where_options(p: argparse.ArgumentParser, suffix: str = "", side: str = "") -> None:
-    """--target or --board (one of them), for report and compare."""
-    group = p.add_mutually_exclusive_group()
-    group.add_argument(f"--target{suffix}", default=None,
-                       help=f"{side}{TARGETS_HELP} (default: cortex-m4, or the board's core)")
-    group.add_argument(f"--board{suffix}", metavar="NAME",
-                       help=f"{side}a board of the catalog (micro_rt.cortexm.boards): its core, "
-                            "clock and flash wait states, and its SRAM and flash as budgets "
-                            "(default: none)")
-
-
-def _add_setup_options(p: argparse.ArgumentParser) -> None:
-    """What report and compare run the model with; each overrides the board's figure."""
-    p.add_argument("--clock", type=parse_frequency, default=None,
-                   help="core clock, e.g. 120MHz (default: the board's, else 100MHz)")
-    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
-                   help="core stall cycles per flash line fill, as in profile (default: the "
-                        "board's figure, else 0)")
-    p.add_argument("--ram", type=size_type(RAM_LIMIT), default=None,
-                   help="RAM budget, e.g. 256K (default: the board's, else none and no verdict)")
-    p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
-                   help="flash budget, e.g. 1M (default: the board's, else none)")
-    p.add_argument("--no-cycles", action="store_true",
-                   help="skip the emulated inference: no cycles, kernel stack or code")
-    p.add_argument("--strict-alignment", action="store_true",
-                   help="report every unaligned access, as if UNALIGN_TRP were set (as profile)")
-    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
-                   help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
-
-
-def _add_report_options(p: argparse.ArgumentParser) -> None:
-    _add_where_options(p)
-    _add_setup_options(p)
-    p.add_argument("-o", "--output", metavar="REPORT.html",
-                   help="where to write the page (default: none, the summary is printed)")
-    p.add_argument("--model-explorer", metavar="DIR",
-                   help="also write per-operator node data for Model Explorer "
-                        "(model-explorer MODEL --node_data_paths=...) into DIR (default: none)")
-    p.add_argument("--optimize-seconds", type=seconds_range(0, 3600), default=2.0, metavar="S",
-                   help="search time for the optimize suggestion, 0 to skip it")
-
-
-def _add_compare_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model_b", metavar="MODEL_B", help="the second .tflite file (may be the same)")
-    _add_where_options(p)
-    _add_where_options(p, "-b", "for MODEL_B (default: as for MODEL): ")
-    _add_setup_options(p)
-    p.add_argument("--html", metavar="FILE", help="also write the comparison as a page (default: none)")
+    return cli_parser.build_parser(COMMANDS)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -20,10 +20,10 @@ from .blas import BlasThreadLimit
 from .compat import InterpreterConfig
 from .context import MicroContext, Tensor, reset_variable
 from .errors import (EmulationError, InputError, InputIndexError, InputTypeError, KernelError,
-                     MicroRtError, TensorNotKeptError, UnsupportedOpError)
+                     MicroRtError, ModelError, TensorNotKeptError, UnsupportedOpError)
 from .files import read_model_file
 from .kernel_api import Node, Registration
-from .model import Model, read_model
+from .model import Model, read_model, undefined_reads
 from .resolver import MutableOpResolver
 from .profile import OpRecord
 from .planner import PLANNERS
@@ -151,6 +151,7 @@ class Interpreter:
                       for op in sg.operators]
         self._context = MicroContext(self.tensors, self.kernels, self.target)
         self.plan: ArenaPlan = self._allocate(arena_size, planner)
+        self._undefined_reads = undefined_reads(sg)       # planned like TFLM, refused at invoke
         self.arena_size = arena_size if arena_size is not None else self.plan.required_bytes
 
     # ---- construction ----------------------------------------------------------------
@@ -262,6 +263,13 @@ class Interpreter:
         if getattr(self, "_closed", False):
             raise InputError("the interpreter was closed (close() or the end of its `with` block): "
                              "create a new one to invoke the model again")
+        if self._undefined_reads:
+            more = len(self._undefined_reads) - 1
+            raise ModelError(f"{self._undefined_reads[0]}, which is neither a subgraph input, a "
+                             "constant, a variable nor written by any operator"
+                             + (f" (and {more} more such reads)" if more else "")
+                             + ": tflite-micro would read whatever its arena holds there, so "
+                             "micro_rt does not run the model (its memory plan stands)")
         executor = self._mcu()
         with self._blas:
             if executor is not None or progress is not None:

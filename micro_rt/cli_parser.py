@@ -1,0 +1,223 @@
+"""The `micro-rt` command line's options: one parser, every option's range and default shown
+in --help, usage errors in one line. The commands themselves live in micro_rt.cli."""
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Callable, Mapping, Optional
+
+from . import __version__
+from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, parse_frequency,
+                         seconds_range, size_type)
+from .reports.formats import FORMATS
+
+EXIT_OK, EXIT_NO, EXIT_ERROR, EXIT_CANNOT_TELL, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_CODES = """Exit codes (the same for every command, so CI can gate on them):
+  0  the answer is yes: the model fits, the outputs agree, the profile is complete
+  1  the answer is no: the model does not fit, the outputs differ from tflite-micro
+  2  error in what was given (model file, option value): one line on stderr
+  3  cannot tell: something the answer depends on is not accounted for (listed in the output)
+  4  internal error, a bug in micro_rt: one line on stderr; --debug shows the traceback"""
+DESCRIPTION = "`micro-rt`: info, plan, fit, run, profile, optimize, boards, report, compare."
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line naming the option, the value and what is accepted."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # '-5MHz' or '-1K' is a (refused) value, not an unknown option: no option starts
+        # with a digit, so anything that does is read as a value and gets the range message.
+        self._negative_number_matcher = re.compile(r"^-\d")
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {' '.join(message.split())} "
+                              f"(see {self.prog} --help)\n")
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option that takes a value shows its default (flags are off unless given)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (action.option_strings and action.nargs != 0 and not action.required
+                and action.default not in (None, argparse.SUPPRESS) and "default" not in text):
+            text += " (default: %(default)s)"
+        return text
+
+
+KERNELS_HELP = ("reference: micro_rt's host kernels, modelled on TFLM's reference kernels; "
+                "cmsis-nn: micro_rt's own kernels written to CMSIS-NN's API, not Arm's CMSIS-NN "
+                "library (on a Cortex-M target they run as C on the virtual MCU)")
+TARGETS_HELP = "host64, cortex-m0plus, cortex-m4, cortex-m7, cortex-m33"
+
+
+def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
+    """The parser; `commands` maps each command name to the function that runs it."""
+    parser = _Parser(prog="micro-rt", description=DESCRIPTION, epilog=EXIT_CODES,
+                     formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"micro-rt {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks on errors (also accepted after the command)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str, func, *, target: Optional[str] = "cortex-m4",
+                kernels: Optional[str] = "reference", planner: bool = False,
+                formats: bool = False):
+        p = sub.add_parser(name, help=help, description=help, epilog=EXIT_CODES,
+                           formatter_class=_HelpFormatter)
+        p.add_argument("model", help=".tflite file")
+        if target:
+            p.add_argument("--target", default=target,
+                           help=TARGETS_HELP if kernels else TARGETS_HELP.split(", ", 1)[1])
+        if kernels:
+            p.add_argument("--kernels", default=kernels, choices=["reference", "cmsis-nn"],
+                           help=KERNELS_HELP)
+        if planner:
+            p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"],
+                           help="TFLM's greedy or linear planner, or the model's offline plan")
+        if formats:
+            p.add_argument("--format", choices=FORMATS, default="text",
+                           help="text, json, csv (the main table) or markdown")
+        p.add_argument("--json", action="store_true",
+                       help="print JSON instead of text" + (" (same as --format json)" if formats else ""))
+        p.add_argument("--quiet", action="store_true",
+                       help="no progress bar and no warnings on stderr")
+        # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show tracebacks on errors")
+        p.set_defaults(func=func)
+        return p
+
+    command("info", "operators, tensors, MACs, unsupported ops", commands["info"], target=None,
+            kernels=None, formats=True)
+
+    p = command("plan", "arena plan: lifetimes, offsets, head/tail totals", commands["plan"],
+                planner=True, formats=True)
+    p.add_argument("--html", metavar="FILE", help="write a lane chart of the plan (default: none)")
+
+    p = command("fit", "does the model fit a RAM/flash budget (exit 0 yes, 1 no, 3 cannot tell)",
+                commands["fit"], target=None, planner=True, formats=True)
+    _add_where_options(p)
+    p.add_argument("--ram", type=size_type(RAM_LIMIT), default=None,
+                   help=f"RAM budget, 1 B to {describe_bytes(RAM_LIMIT)}, e.g. 256K (required "
+                        "unless --board gives it: the board's SRAM)")
+    p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
+                   help=f"flash budget, 1 B to {describe_bytes(FLASH_LIMIT)}, e.g. 1M "
+                        "(default: the board's flash, else none: flash is reported but not judged)")
+    p.add_argument("--no-emulate", action="store_true",
+                   help="skip the emulated inference that measures kernel stack and code: the "
+                        "verdict is then for the arena and the model only")
+
+    p = command("run", "invoke the model on given or random inputs", commands["run"])
+    p.add_argument("--input", action="append", metavar="FILE.npy",
+                   help="one per model input, in order (default: seeded random inputs)")
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs, 0 to 2^32-1")
+    p.add_argument("--check", action="store_true",
+                   help="also run the tflite-micro oracle on several input sets and compare")
+    p.add_argument("--seeds", type=int_range(1, 1000), default=5, metavar="N",
+                   help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
+
+    p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
+                "micro_rt's CMSIS-NN-style C kernels)", commands["profile"], target=None,
+                kernels=None, formats=True)
+    _add_where_options(p)
+    p.add_argument("--clock", type=parse_frequency, default=None,
+                   help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. "
+                        "120MHz (default: the board's clock, else 100MHz)")
+    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
+                   help="core stall cycles per flash line fill, 0 to 15 (default: the board's "
+                        "figure at its clock, else 0)")
+    p.add_argument("--strict-alignment", action="store_true",
+                   help="report every unaligned access, as if UNALIGN_TRP were set")
+    p.add_argument("--arena-misalign", type=int_range(0, 15), default=0, help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs, 0 to 2^32-1")
+
+    p = command("optimize", "reorder operators and write an offline memory plan", commands["optimize"])
+    p.add_argument("-o", "--output", required=True, metavar="OUT.tflite",
+                   help="where to write the optimized model (required)")
+    p.add_argument("--time-limit", type=seconds_range(0, 86400), default=10.0, metavar="S",
+                   help="seconds for the order and placement searches, 0 to 86400")
+    p.add_argument("--html", metavar="FILE",
+                   help="lane charts of the original and optimized plans (default: none)")
+    p.add_argument("--seeds", type=int_range(1, 1000), default=3, metavar="N",
+                   help="seeded inputs for the output check, 1 to 1000")
+    p.add_argument("--no-check", action="store_true", help="skip running both models to compare outputs")
+    p.add_argument("--oracle-verify", action="store_true",
+                   help="also measure candidates with the tflite-micro oracle (for ops micro_rt lacks)")
+
+    p = command("boards", "the model on every board of the catalog: fits or not (RAM and flash "
+                "with margins) and latency at the board's clock, one row per board, fastest "
+                "fitting board first (exit 0 some board fits, 1 none, 3 cannot tell)",
+                commands["boards"], target=None, kernels=None, planner=True, formats=True)
+    p.add_argument("--board-dir", action="append", metavar="DIR",
+                   help="a directory of board files (NAME.json) searched before the shipped "
+                        "catalog; repeatable (default: none, and $MICRO_RT_BOARDS)")
+    p.add_argument("--workers", type=int_range(1, 64), default=None, metavar="N",
+                   help="boards measured at once in worker processes, 1 to 64 (default: the "
+                        "number of CPUs)")
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
+
+    _add_report_options(command("report", "one self-contained HTML page: budget verdict, "
+                                "per-operator table, arena lane chart, live bytes, cycles per "
+                                "operator, warnings and suggestions (exit 0; with a budget 1/3 as "
+                                "fit; 3 when the cycle total is incomplete)", commands["report"],
+                                target=None, kernels="cmsis-nn", planner=True, formats=True))
+    _add_compare_options(command("compare", "two models side by side (original vs optimized, "
+                                 "int8 vs int16, one model on two boards): arena, RAM, flash, "
+                                 "cycles, per operator (exit 0 unless an error)", commands["compare"],
+                                 target=None, kernels="cmsis-nn", planner=True, formats=True))
+    return parser
+
+
+def _add_where_options(p: argparse.ArgumentParser, suffix: str = "", side: str = "") -> None:
+    """--target or --board (one of them), for report and compare."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(f"--target{suffix}", default=None,
+                       help=f"{side}{TARGETS_HELP} (default: cortex-m4, or the board's core)")
+    group.add_argument(f"--board{suffix}", metavar="NAME",
+                       help=f"{side}a board of the catalog (micro_rt.cortexm.boards): its core, "
+                            "clock and flash wait states, and its SRAM and flash as budgets "
+                            "(default: none)")
+
+
+def _add_setup_options(p: argparse.ArgumentParser) -> None:
+    """What report and compare run the model with; each overrides the board's figure."""
+    p.add_argument("--clock", type=parse_frequency, default=None,
+                   help="core clock, e.g. 120MHz (default: the board's, else 100MHz)")
+    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
+                   help="core stall cycles per flash line fill, as in profile (default: the "
+                        "board's figure, else 0)")
+    p.add_argument("--ram", type=size_type(RAM_LIMIT), default=None,
+                   help="RAM budget, e.g. 256K (default: the board's, else none and no verdict)")
+    p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
+                   help="flash budget, e.g. 1M (default: the board's, else none)")
+    p.add_argument("--no-cycles", action="store_true",
+                   help="skip the emulated inference: no cycles, kernel stack or code")
+    p.add_argument("--strict-alignment", action="store_true",
+                   help="report every unaligned access, as if UNALIGN_TRP were set (as profile)")
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    _add_where_options(p)
+    _add_setup_options(p)
+    p.add_argument("-o", "--output", metavar="REPORT.html",
+                   help="where to write the page (default: none, the summary is printed)")
+    p.add_argument("--model-explorer", metavar="DIR",
+                   help="also write per-operator node data for Model Explorer "
+                        "(model-explorer MODEL --node_data_paths=...) into DIR (default: none)")
+    p.add_argument("--optimize-seconds", type=seconds_range(0, 3600), default=2.0, metavar="S",
+                   help="search time for the optimize suggestion, 0 to skip it")
+
+
+def _add_compare_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model_b", metavar="MODEL_B", help="the second .tflite file (may be the same)")
+    _add_where_options(p)
+    _add_where_options(p, "-b", "for MODEL_B (default: as for MODEL): ")
+    _add_setup_options(p)
+    p.add_argument("--html", metavar="FILE", help="also write the comparison as a page (default: none)")
