@@ -1,8 +1,11 @@
-"""BATCH_MATMUL runner for micro_rt.cortexm.ops: one call of mrt_batch_matmul_s8 / _s16 / _f32
-(cortexm/src/mrt_batch_matmul.c) with the operands' strides, so adj_x / adj_y and broadcast batch
-axes need no copy. A constant rhs without adj_y is placed in flash transposed, as TFLM holds it
-after its first invoke (it transposes a constant rhs once, into a persistent buffer); the
-per-invoke transposing copies TFLM makes of a non-constant transposed operand are not run."""
+"""BATCH_MATMUL runner for micro_rt.cortexm.ops. int8 with both operands' rows contiguous (no
+adj_x; adj_y or a constant rhs) and at most two batch axes: CMSIS-NN's arm_batch_matmul_s8, as
+TFLM's CMSIS-NN glue calls it. Otherwise one call of mrt_batch_matmul_s8 / _s16 / _f32
+(cortexm/src/mrt_batch_matmul.c) reading the operands through strides, so adj_x / adj_y and
+broadcast batch axes need no copy. A constant rhs without adj_y is placed in flash transposed,
+as TFLM holds it after its first invoke (it transposes a constant rhs once, into a persistent
+buffer); the per-invoke transposing copies TFLM makes of a non-constant transposed operand
+(adj_x, or a non-constant rhs without adj_y) are not run, so those cycles are missing."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +13,7 @@ import numpy as np
 from micro_rt.kernels.fully_connected import fc_output_multipliers
 from micro_rt.kernels.kernel_util import scale_of, zero_point_of
 
-from .ops_context import CallContext, KernelCall, uwords, words
+from .ops_context import CallContext, KernelCall, dims, uwords, words
 
 SYMBOLS = {"int8": "mrt_batch_matmul_s8", "int16": "mrt_batch_matmul_s16", "float32": "mrt_batch_matmul_f32"}
 
@@ -57,6 +60,15 @@ def run_batch_matmul(c: CallContext) -> list[KernelCall]:
         info = np.iinfo(dtype)
         lo, hi = int(info.min), int(info.max)
         lhs_off, rhs_off, out_off = -zero_point_of(lhs_t), -zero_point_of(rhs_t), zero_point_of(out_t)
+    if dtype == np.int8 and not adj_x and rhs_depth == 1 and rank <= 4:
+        ext_l, ext_r = _extended(lhs, 4), _extended(rhs, 4)
+        bmm = c.args(bytes([int(adj_x), int(adj_y), 0, 0]) + words(lhs_off, rhs_off, out_off, lo, hi))
+        quant = c.args(words(mult, shift))
+        lhs_dims = c.args(dims(ext_l[0], ext_l[1], rows, depth))
+        rhs_dims = c.args(dims(ext_r[0], ext_r[1], cols, depth))
+        out_dims = c.args(dims(*_extended(batch[1:], 2), rows, cols))
+        return [c.call("arm_batch_matmul_s8", c.args(uwords(0, 0)), bmm, quant, lhs_dims, c.in_addr(0), rhs_dims,
+                       rhs_addr, out_dims, c.out_addr())]
     block = (uwords(c.in_addr(0), rhs_addr, c.out_addr())
              + words(*batch, *_batch_strides(lhs, batch), *_batch_strides(rhs, batch), rows, cols, depth,
                      lhs_row, lhs_depth, rhs_depth, rhs_col, lhs_off, rhs_off, out_off, mult, shift, lo, hi))

@@ -399,4 +399,22 @@ void arm_softmax_s8_s16(const int8_t *input, const int32_t num_rows, const int32
  */
 void arm_reshape_s8(const int8_t *input, int8_t *output, const uint32_t total_size);
 
+/* ============================================================ batch matmul (mrt_batch_matmul.c) */
+
+/**
+ * BATCH_MATMUL int8, CMSIS-NN's kernel (rows contiguous; TFLM's glue transposes rhs first):
+ * output[n][h][r][c] = requantized sum_k (lhs[n][h][r][k] + input_offset) *
+ * (rhs[n][h][c][k] + filter_offset), + output_offset, clamped to the activation range; an
+ * operand with n or h of 1 is broadcast. On the DSP cores two rhs rows per pass with SXTAB16 /
+ * SMLAD, four k at a time; on the M0+ three rows per pass in plain C.
+ * @param[in]  input_lhs_dims  n, h batch axes, w = lhs rows, c = K
+ * @param[in]  input_rhs_dims  n, h batch axes, w = rhs rows (output columns), c = K
+ * @param[in]  output_dims     n, h batch axes of the output
+ * No scratch (arm_fully_connected_s8_get_buffer_size: 0 on these cores).
+ */
+arm_cmsis_nn_status arm_batch_matmul_s8(const cmsis_nn_context *ctx, const cmsis_nn_bmm_params *bmm_params,
+    const cmsis_nn_per_tensor_quant_params *quant_params, const cmsis_nn_dims *input_lhs_dims,
+    const int8_t *input_lhs, const cmsis_nn_dims *input_rhs_dims, const int8_t *input_rhs,
+    const cmsis_nn_dims *output_dims, int8_t *output);
+
 #endif
