@@ -26,7 +26,9 @@ node's scratch buffer (None when the kernel needs none), or the offsets of its b
 order when TFLM gives it several.
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
-ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement); ops_context
+ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_binary (DIV,
+FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2), ops_unary
+(the unary math family, CAST, int16 LOGISTIC / TANH, QUANTIZE int8 <-> uint8); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
 runner and adding its line there.
@@ -42,6 +44,8 @@ import numpy as np
 from micro_rt.errors import KernelError
 
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
+                         run_logical, run_select)
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
                             run_dynamic_update_slice, run_embedding_lookup, run_fill, run_gather, run_gather_nd,
@@ -49,6 +53,8 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
                             run_split)
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
+                        run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_batch_matmul import run_batch_matmul
 from .ops_resize import run_resize
 from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
@@ -75,8 +81,9 @@ class OpKernel:
     its kernel calls and, when the kernel needs scratch memory, the mirror of its
     *_get_buffer_size (what the planner reserves in the arena; a tuple when TFLM's glue
     requests several buffers). `libm`: its float32 results
-    come from newlib's expf / tanhf, within a few ulp of the host's glibc, not bit-equal (every
-    other float32 kernel is bit-exact with its twin)."""
+    come from newlib's expf / tanhf (cosf / sinf / logf / expm1f for the unary math family),
+    within a few ulp of the host's glibc, not bit-equal (every other float32 kernel is
+    bit-exact with its twin)."""
     runner: Runner
     scratch: Optional[ScratchSize] = None
     libm: bool = False
@@ -141,6 +148,25 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("BROADCAST_TO", ANY): OpKernel(run_broadcast_to),
     ("BROADCAST_ARGS", ANY): OpKernel(run_broadcast_args),
     ("MIRROR_PAD", ANY): OpKernel(run_mirror_pad),
+    **{(op, FLOAT32): OpKernel(run_binary_ops_f32) for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD", "SQUARED_DIFFERENCE",
+                                                              "PRELU")},
+    **{(op, ANY): OpKernel(run_binary_ops_s32) for op in ("DIV", "SQUARED_DIFFERENCE")},     # int32
+    **{(op, INT8): OpKernel(run_binary_ops_q) for op in ("DIV", "SQUARED_DIFFERENCE", "PRELU")},
+    **{(op, INT16): OpKernel(run_binary_ops_q) for op in ("SQUARED_DIFFERENCE", "PRELU")},
+    **{("ADD_N", t): OpKernel(run_add_n) for t in (FLOAT32, INT8)},
+    **{(op, t): OpKernel(run_compare) for op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
+                                                 "LESS_EQUAL") for t in (FLOAT32, INT8, ANY)},
+    **{(op, t): OpKernel(run_logical) for op in ("LOGICAL_AND", "LOGICAL_OR") for t in (INT8, ANY)},
+    ("SELECT_V2", ANY): OpKernel(run_select),                                   # keyed by the bool condition
+    **{(op, FLOAT32): OpKernel(run_unary_math_f32, libm=op in LIBM_F32_OPS) for op in MATH_F32_OPS},
+    **{(op, t): OpKernel(run_abs_rsqrt_int) for op in ("ABS", "RSQRT") for t in (INT8, INT16)},
+    ("ELU", INT8): OpKernel(run_elu_s8),
+    ("LOGICAL_NOT", ANY): OpKernel(run_logical_not),
+    ("ZEROS_LIKE", ANY): OpKernel(run_zeros_like),
+    **{("CAST", t): OpKernel(run_cast) for t in (INT8, INT16, FLOAT32, ANY)},
+    ("LOGISTIC", INT16): OpKernel(run_sigmoid_s16),
+    ("TANH", INT16): OpKernel(run_sigmoid_s16),
+    ("QUANTIZE", ANY): OpKernel(run_quantize_u8),        # uint8 in (other 1-byte types: int8's entry)
     ("TRANSPOSE_CONV", INT8): OpKernel(run_transpose_conv_s8, transpose_conv_s8_scratch),
     ("TRANSPOSE_CONV", INT16): OpKernel(run_transpose_conv_s16, transpose_conv_s16_scratch),
     ("TRANSPOSE_CONV", FLOAT32): OpKernel(run_transpose_conv_f32),

@@ -38,6 +38,11 @@ def _reduce_all(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
     return "i0 o0 i1 | i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "")
 
 
+def _add_n(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
+    # The first input and the output, then every other input in turn.
+    return "i0 o0 " + " ".join(f"i{k}" for k in range(1, len(op.inputs)))
+
+
 def _transpose_conv(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
     # TransposeConvPrepare, then CalculateOpData reads the tensors again unless float32.
     inp = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] >= 0 else -1
@@ -74,6 +79,14 @@ REFERENCE: dict[str, Rule] = {
     "DYNAMIC_UPDATE_SLICE": "i0 i1 i2 o0",
     "GATHER": "i0 i1 o0", "GATHER_ND": "i0 i1 o0", "EMBEDDING_LOOKUP": "i0 i1 o0",
     "FILL": "i0 i1 o0", "BROADCAST_TO": "i0 i1 o0", "BROADCAST_ARGS": "i0 i1 o0", "MIRROR_PAD": "i0 i1 o0",
+    "DIV": "i0 i1 o0", "FLOOR_DIV": "i0 i1 o0", "FLOOR_MOD": "i0 i1 o0", "SQUARED_DIFFERENCE": "i0 i1 o0",
+    "PRELU": "i0 i1 o0", "ADD_N": _add_n, "SELECT_V2": "i0 i1 i2 o0",
+    "EQUAL": "i0 i1", "NOT_EQUAL": "i0 i1", "GREATER": "i0 i1", "GREATER_EQUAL": "i0 i1",
+    "LESS": "i0 i1", "LESS_EQUAL": "i0 i1", "LOGICAL_AND": "", "LOGICAL_OR": "",
+    # the unary math family: one read of each tensor; FLOOR and NEG have no prepare
+    **{op: "i0 o0" for op in ("ABS", "RSQRT", "SIN", "COS", "LOG", "SQRT", "SQUARE", "LOGICAL_NOT", "CEIL",
+                              "EXP", "ROUND", "ELU", "ZEROS_LIKE")},
+    "FLOOR": "", "NEG": "",
     "TRANSPOSE_CONV": _transpose_conv,
     "RESIZE_BILINEAR": "i0 i1 o0", "RESIZE_NEAREST_NEIGHBOR": "i0 i1 o0",
     "BATCH_MATMUL": "i0 i1 o0",

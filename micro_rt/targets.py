@@ -72,6 +72,8 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "SpaceToBatchParams": (4, 4, 16, 16),
     "OpDataMirrorPad": (20, 20, 16, 16),
     "OpDataEmbeddingLookup": (16, 8, 16, 16),
+    "OpDataAbsRsqrt": (28, 20, 16, 16),            # elementwise.cc (ABS, RSQRT)
+    "OpDataElu": (256, 256, 16, 16),               # elu.cc's OpData: the int8 table
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}
@@ -80,6 +82,12 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataSoftmaxCmsis": (88, 64, 16, 16),         # CMSISNNSoftmaxParams {SoftmaxParams; 2 int}
     "OpDataAddCmsis": (60, 60, 16, 16),             # own OpData, same members as OpDataAdd
     "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
+    "OpDataDiv": (28, 28, 16, 16),
+    "OpDataSquaredDifference": (112, 112, 16, 16),  # {bool; ArithmeticParams} (int64 members: 8-aligned)
+    "OpDataAddN": (40, 40, 16, 16),                 # int8 only, allocated in prepare
+    "PreluParams": (28, 28, 16, 16),
+    "OpDataComparison": (32, 32, 16, 16),           # {ComparisonParams}
+    "OpDataSelect": (1, 1, 16, 16),                 # {bool requires_broadcast}
     # TRANSPOSE_CONV and BATCH_MATMUL (reference and CMSIS-NN glue)
     "OpDataTransposeConv": (88, 72, 16, 16),
     "OpDataTransposeConvCmsis": (88, 76, 16, 16),
