@@ -69,7 +69,10 @@ def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
     from micro_rt.cortexm.ops import data_input_index, scratch_requests
     index = data_input_index(node)
     first = ctx.tensor(index) if index >= 0 else None
-    if first is None or np.dtype(first.dtype) != np.int8:
+    if first is None or np.dtype(first.dtype) not in (np.int8, np.int16):     # int16: arm_avgpool_s16's
+        return
+    if node.op_name == "TRANSPOSE_CONV" and (node.op_name, np.dtype(first.dtype).name) not in CMSIS_NN_REPLACED_SCRATCH:
+        # 16x8: the glue requests the reference kernel's buffers, which its prepare has made
         return
     tensors = {i: ctx.tensor(i) for i in (*node.inputs, *node.outputs) if i >= 0}
     core = ctx.target.name if ctx.target.cpu is not None else "host"

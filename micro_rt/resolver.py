@@ -17,7 +17,8 @@ from .schema import BUILTIN_CODE
 KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softmax", "reduce",
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
                   "space_depth", "slicing", "gather", "broadcast",
-                  "binary_ops", "comparisons", "unary_math")
+                  "binary_ops", "comparisons", "unary_math",
+                  "reduce_more", "normalization")
 KERNEL_MODULES += ("transpose_conv",)
 KERNEL_MODULES += ("resize",)
 KERNEL_MODULES += ("batch_matmul",)

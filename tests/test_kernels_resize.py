@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_cases import (assert_seeds_and_edge_values_match_oracle, f32, i32, kernel_persistent, q8, q16,
+from kernel_cases import (assert_seeds_and_edges_match_oracle, f32, i32, kernel_persistent, q8, q16,
                           scratch_sizes, single_op)
 from micro_rt import Interpreter
 from micro_rt.arena import align_up
@@ -40,7 +40,7 @@ CASES = [(op, dt, ins, size, align, half)
                          ids=[f"{n}-{c[0][7:11]}-{c[1]}-{c[3]}-a{int(c[4])}h{int(c[5])}" for n, c in enumerate(CASES)])
 def test_single_op_matches_tflm(number, case, oracle):
     op, dt, ins, size, align, half = case
-    assert_seeds_and_edge_values_match_oracle(oracle, resize_model(op, dt, ins, size, align, half),
+    assert_seeds_and_edges_match_oracle(oracle, resize_model(op, dt, ins, size, align, half),
                                              seeds=20, seed=number)
 
 

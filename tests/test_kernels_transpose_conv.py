@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_cases import (assert_seeds_and_edge_values_match_oracle, f32, i32, kernel_persistent, q8, q16,
+from kernel_cases import (assert_seeds_and_edges_match_oracle, f32, i32, kernel_persistent, q8, q16,
                           scratch_sizes, single_op)
 from micro_rt import Interpreter
 from micro_rt.arena import align_up
@@ -73,7 +73,7 @@ CASES += [dict(per_channel=False), dict(dtype="int16", per_channel=False), dict(
                          ids=[f"{n}-" + "-".join(f"{a}={v}" for a, v in kw.items()) for n, kw in enumerate(CASES)])
 def test_single_op_matches_tflm(number, kw, oracle):
     model = transpose_conv_model(np.random.default_rng(500 + number), **kw)
-    assert_seeds_and_edge_values_match_oracle(oracle, model, seeds=20, seed=number)
+    assert_seeds_and_edges_match_oracle(oracle, model, seeds=20, seed=number)
 
 
 @pytest.mark.parametrize("number,kw", list(enumerate(CASES))[::5])

@@ -78,4 +78,9 @@ typedef struct {                       /* 24 bytes: two bools, two padding bytes
     cmsis_nn_fc_params fc_params;
 } cmsis_nn_bmm_params;
 
+typedef struct {                       /* 8 bytes: the int16 softmax's tables (513 entries each) */
+    const int16_t *exp_lut;
+    const int16_t *one_by_one_lut;
+} cmsis_nn_softmax_lut_s16;
+
 #endif
