@@ -162,12 +162,12 @@ class McuExecutor:
             t.offset = offset
             offset += -(-t.nbytes // 16) * 16
 
-    def _scratch_offsets(self) -> dict[int, int]:
-        """The node's last scratch buffer: the kernel library's own request comes last."""
-        found: dict[int, int] = {}
+    def _scratch_offsets(self) -> dict[int, tuple[int, ...]]:
+        """Each node's scratch buffers in request order (the kernel library's own come last)."""
+        found: dict[int, tuple[int, ...]] = {}
         for b in self.it.plan.buffers:
             if b.kind == "scratch":
-                found[b.tensor] = b.offset
+                found[b.tensor] = found.get(b.tensor, ()) + (b.offset,)
         return found
 
     def _place_constants(self) -> list[tuple[int, int, str]]:
@@ -181,7 +181,8 @@ class McuExecutor:
     def supports(self, node: Any) -> bool:
         """A C kernel exists for this op and type, and every non-constant tensor it touches has
         an arena place (a malformed model may leave one unplanned: the host kernel reports it)."""
-        first = self.it.tensors[node.inputs[0]] if node.inputs and node.inputs[0] >= 0 else None
+        index = ops.data_input_index(node)
+        first = self.it.tensors[index] if index >= 0 else None
         if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype):
             return False
         touched = [self.it.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]

@@ -22,7 +22,8 @@ QUANTIZE between int8 / int16 / int32), and type-agnostic data movement.
 `tensors` maps a tensor index to a TensorView-like object (dtype, shape, scales,
 zero_points, quantized_dimension, is_constant, data for constants); `arena_offsets` maps
 (or indexes) a tensor index to its arena offset; `scratch_offset` is the arena offset of the
-node's scratch buffer (None when the kernel needs none).
+node's scratch buffer (None when the kernel needs none), or the offsets of its buffers in request
+order when TFLM gives it several.
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
 ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_binary (DIV,
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -62,6 +63,10 @@ from .ops_svdf import run_svdf_s8
 from .ops_lstm import run_lstm
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
                         run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
+from .ops_batch_matmul import run_batch_matmul
+from .ops_resize import run_resize
+from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
+                                 transpose_conv_s8_scratch, transpose_conv_s16_scratch)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
                      run_softmax_f32, run_softmax_s8)
@@ -73,17 +78,20 @@ if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Un
     from .machine import CallResult
 
 __all__ = ["DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel", "UnsupportedOnMcu",
-           "describe", "kernel_for", "perform", "run_op", "scratch_bytes", "supported"]
+           "data_input_index", "describe", "kernel_for", "perform", "run_op", "scratch_bytes", "scratch_requests",
+           "supported"]
 
 Runner = Callable[[CallContext], list[KernelCall]]
-ScratchSize = Callable[..., int]        # (node, tensors, core) -> bytes
+ScratchOffsets = Union[int, Sequence[int], None]       # one buffer's offset, or several in request order
+ScratchSize = Callable[..., Union[int, tuple[int, ...]]]    # (node, tensors, core) -> bytes, or one per buffer
 
 
 @dataclass(frozen=True)
 class OpKernel:
     """How an operator runs on the virtual MCU for one input type: the runner that describes
     its kernel calls and, when the kernel needs scratch memory, the mirror of its
-    *_get_buffer_size (what the planner reserves in the arena). `libm`: its float32 results
+    *_get_buffer_size (what the planner reserves in the arena; a tuple when TFLM's glue
+    requests several buffers). `libm`: its float32 results
     come from newlib's expf / tanhf / logf (cosf / sinf / expm1f for the unary math family),
     within a few ulp of the host's glibc, not bit-equal (every other float32 kernel is
     bit-exact with its twin)."""
@@ -205,10 +213,26 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("SignalStacker", INT16): OpKernel(run_stacker),
     ("SignalOverlapAdd", INT16): OpKernel(run_overlap_add),
     ("SignalOverlapAdd", FLOAT32): OpKernel(run_overlap_add),
+    ("TRANSPOSE_CONV", INT8): OpKernel(run_transpose_conv_s8, transpose_conv_s8_scratch),
+    ("TRANSPOSE_CONV", INT16): OpKernel(run_transpose_conv_s16, transpose_conv_s16_scratch),
+    ("TRANSPOSE_CONV", FLOAT32): OpKernel(run_transpose_conv_f32),
+    **{("RESIZE_NEAREST_NEIGHBOR", t): OpKernel(run_resize) for t in (INT8, INT16, FLOAT32)},
+    **{("RESIZE_BILINEAR", t): OpKernel(run_resize) for t in (INT8, FLOAT32)},
+    **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul) for t in (INT8, INT16, FLOAT32)},
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).
 TRANSCENDENTAL_F32_OPS = {op for (op, dtype), kernel in KERNELS.items() if dtype == FLOAT32 and kernel.libm}
+
+
+# The input whose element type selects an operator's kernel: input 0, except for these.
+DATA_INPUT = {"TRANSPOSE_CONV": 2}          # its input 0 is the output shape (int32)
+
+
+def data_input_index(node) -> int:
+    """The tensor index of the input whose element type selects `node`'s kernel (-1: absent)."""
+    k = DATA_INPUT.get(node.op_name, 0)
+    return node.inputs[k] if k < len(node.inputs) else -1
 
 
 def kernel_for(op_name: str, dtype) -> Optional[OpKernel]:
@@ -225,19 +249,28 @@ def supported(op_name: str, dtype) -> bool:
     return kernel_for(op_name, dtype) is not None
 
 
+def scratch_requests(mcu, core: Optional[str], node, tensors) -> tuple[int, ...]:
+    """The scratch buffers the kernel asks for (its *_get_buffer_size functions), in the order
+    TFLM's CMSIS-NN glue requests them; () when it needs none."""
+    index = data_input_index(node)
+    kernel = kernel_for(node.op_name, tensors[index].dtype) if index >= 0 else None
+    if kernel is None or kernel.scratch is None:
+        return ()
+    sizes = kernel.scratch(node, tensors, core_of(mcu, core))
+    return tuple(sizes) if isinstance(sizes, (tuple, list)) else ((sizes,) if sizes else ())
+
+
 def scratch_bytes(mcu, core: Optional[str], node, tensors) -> int:
     """Bytes the kernel asks for (its *_get_buffer_size), as TFLM's CMSIS-NN glue requests."""
-    kernel = kernel_for(node.op_name, tensors[node.inputs[0]].dtype)
-    if kernel is None or kernel.scratch is None:
-        return 0
-    return kernel.scratch(node, tensors, core_of(mcu, core))
+    return sum(scratch_requests(mcu, core, node, tensors))
 
 
 # --------------------------------------------------------------------------- describe, perform
 
-def describe(mcu, node, tensors, arena_offsets, scratch_offset: Optional[int] = None) -> list[KernelCall]:
+def describe(mcu, node, tensors, arena_offsets, scratch_offset: ScratchOffsets = None) -> list[KernelCall]:
     """The kernel calls that run `node` on `mcu` (constants placed in flash, nothing called yet)."""
-    first = tensors[node.inputs[0]] if node.inputs and node.inputs[0] >= 0 else None
+    index = data_input_index(node)
+    first = tensors[index] if index >= 0 else None
     kernel = kernel_for(node.op_name, first.dtype) if first is not None else None
     if kernel is None:
         raise UnsupportedOnMcu(f"op {node.index} {node.op_name}: no C kernel for "
@@ -271,7 +304,7 @@ def perform(mcu, calls: Sequence[KernelCall], budget: Optional[int] = None) -> C
     return _combine(results)
 
 
-def run_op(mcu, node, tensors, arena_offsets, scratch_offset: Optional[int] = None,
+def run_op(mcu, node, tensors, arena_offsets, scratch_offset: ScratchOffsets = None,
            budget: Optional[int] = None) -> CallResult:
     """Run `node` on `mcu` (its tensors already in the arena); returns the CallResult."""
     return perform(mcu, describe(mcu, node, tensors, arena_offsets, scratch_offset), budget)

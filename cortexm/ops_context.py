@@ -138,7 +138,7 @@ class CallContext:
     addresses (arena offsets to SRAM addresses, constants placed in flash), the node's scratch
     buffer, the core, and the argument structs of the call being described."""
 
-    def __init__(self, mcu, node, tensors, arena_offsets, scratch_offset: Optional[int], core: str):
+    def __init__(self, mcu, node, tensors, arena_offsets, scratch_offset: Any, core: str):
         self.mcu, self.node, self.tensors = mcu, node, tensors
         self.arena_offsets, self.scratch_offset = arena_offsets, scratch_offset
         self.core = core
@@ -172,8 +172,16 @@ class CallContext:
         """The flash address of the node's constant `name` (data_fn() the first time)."""
         return _flash(self.mcu, self.node, name, data_fn)
 
-    def scratch_addr(self) -> int:
-        return 0 if self.scratch_offset is None else self.mcu.arena_base + int(self.scratch_offset)
+    def scratch_addr(self, k: int = -1) -> int:
+        """The address of the node's scratch buffer k, in request order (0 when it has none).
+        `scratch_offset` is one offset or, for a kernel TFLM gives several buffers, a sequence;
+        the default, the last, is the kernel library's own request."""
+        offsets = self.scratch_offset
+        if offsets is None:
+            return 0
+        if not isinstance(offsets, (tuple, list)):
+            offsets = (offsets,)
+        return self.mcu.arena_base + int(offsets[k]) if offsets else 0
 
     def args(self, data: bytes) -> int:
         """The address of an argument struct of the call being described (written when the

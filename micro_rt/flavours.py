@@ -26,10 +26,15 @@ CMSIS_NN_STRUCTS = {
     ("MUL", "OpDataMul"): "OpDataMulCmsis",
     ("SVDF", "OpDataSvdf"): "CmsisNnOpDataSvdf",
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", "OpDataLSTM"): "OpDataLSTMCmsis",
+    ("TRANSPOSE_CONV", "OpDataTransposeConv"): "OpDataTransposeConvCmsis",
+    ("BATCH_MATMUL", "OpDataBatchMatmul"): "OpDataBatchMatmulCmsis",
 }
 # Ops whose CMSIS-NN glue requests a scratch buffer in prepare.
 CMSIS_NN_SCRATCH_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
-                        "MAX_POOL_2D", "SOFTMAX")
+                        "MAX_POOL_2D", "SOFTMAX", "TRANSPOSE_CONV")
+# (op, input type) whose CMSIS-NN glue requests its own scratch *instead of* the reference
+# kernel's (the reference TRANSPOSE_CONV's int32 accumulators: arm_transpose_conv_s8 needs others).
+CMSIS_NN_REPLACED_SCRATCH = {("TRANSPOSE_CONV", "int8")}
 
 
 class FlavouredTarget:
@@ -37,6 +42,11 @@ class FlavouredTarget:
 
     def __init__(self, target: Any, kernels: str, context: Any):
         self._target, self._kernels, self._context = target, kernels, context
+
+    @property
+    def kernels(self) -> str:
+        """The kernel flavour ("reference" or "cmsis-nn")."""
+        return self._kernels
 
     def sizeof(self, struct: str) -> int:
         if self._kernels == "cmsis-nn" and self._context.node is not None:
@@ -63,19 +73,32 @@ def _lstm_kernel_sums(ctx: Any, node: Any) -> None:
             ctx.allocate_persistent(data.n_state * (4 if kind == "int8" else 8))
 
 
+def replaces_reference_scratch(ctx: Any, node: Any, input_dtype: Any) -> bool:
+    """Whether the flavour's glue requests other scratch buffers than the reference kernel for
+    this node (prepare_extras then makes its requests; the reference kernel makes none)."""
+    kernels = getattr(ctx.target, "kernels", "reference")
+    return kernels == "cmsis-nn" and (node.op_name, np.dtype(input_dtype).name) in CMSIS_NN_REPLACED_SCRATCH
+
+
 def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
-    """After a node's reference prepare: the flavour's own scratch request (and persistent
+    """After a node's reference prepare: the flavour's own scratch requests (and persistent
     buffers)."""
     if kernels == "cmsis-nn" and node.op_name == "UNIDIRECTIONAL_SEQUENCE_LSTM":
         _lstm_kernel_sums(ctx, node)
     if kernels != "cmsis-nn" or node.op_name not in CMSIS_NN_SCRATCH_OPS:
         return
-    first = ctx.input(node, 0)
+    from micro_rt.cortexm.ops import data_input_index, scratch_requests
+    index = data_input_index(node)
+    first = ctx.tensor(index) if index >= 0 else None
     if first is None or np.dtype(first.dtype) not in (np.int8, np.int16):     # int16: arm_avgpool_s16's
         return
-    from micro_rt.cortexm.ops import scratch_bytes
+    if node.op_name == "TRANSPOSE_CONV" and (node.op_name, np.dtype(first.dtype).name) not in CMSIS_NN_REPLACED_SCRATCH:
+        # 16x8: the glue requests the reference kernel's buffers, which its prepare has made
+        return
     tensors = {i: ctx.tensor(i) for i in (*node.inputs, *node.outputs) if i >= 0}
     core = ctx.target.name if ctx.target.cpu is not None else "host"
-    nbytes = scratch_bytes(None, core, node, tensors)
-    if nbytes > 0:
+    sizes = scratch_requests(None, core, node, tensors)
+    # A glue that requests several buffers requests each (an empty one too); one buffer only
+    # when the kernel needs any.
+    for nbytes in (sizes if len(sizes) > 1 else [n for n in sizes if n > 0]):
         ctx.request_scratch(nbytes)

@@ -43,6 +43,13 @@ def _add_n(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
     return "i0 o0 " + " ".join(f"i{k}" for k in range(1, len(op.inputs)))
 
 
+def _transpose_conv(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
+    # TransposeConvPrepare, then CalculateOpData reads the tensors again unless float32.
+    inp = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] >= 0 else -1
+    quantized = inp >= 0 and tensors[inp].type_name != "FLOAT32"
+    return "o0 i2 i1" + (" | i2 i1 i3 o0" if quantized else "")
+
+
 def _input_type(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> Optional[str]:
     return tensors[op.inputs[0]].type_name if op.inputs and op.inputs[0] >= 0 else None
 
@@ -83,6 +90,9 @@ REFERENCE: dict[str, Rule] = {
     "ARG_MAX": "", "ARG_MIN": "",                         # no prepare
     "CUMSUM": "i0 i1 o0", "LOG_SOFTMAX": "i0 o0", "L2_NORMALIZATION": "i0 o0",
     "L2_POOL_2D": "o0 i0",
+    "TRANSPOSE_CONV": _transpose_conv,
+    "RESIZE_BILINEAR": "i0 i1 o0", "RESIZE_NEAREST_NEIGHBOR": "i0 i1 o0",
+    "BATCH_MATMUL": "i0 i1 o0",
 }
 
 # The CMSIS-NN glue's Prepare where it reads differently from the reference kernel.

@@ -109,6 +109,15 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "PreluParams": (28, 28, 16, 16),
     "OpDataComparison": (32, 32, 16, 16),           # {ComparisonParams}
     "OpDataSelect": (1, 1, 16, 16),                 # {bool requires_broadcast}
+    # TRANSPOSE_CONV and BATCH_MATMUL (reference and CMSIS-NN glue)
+    "OpDataTransposeConv": (88, 72, 16, 16),
+    "OpDataTransposeConvCmsis": (88, 76, 16, 16),
+    "QuantizationOpDataBatchMatmul": (28, 28, 16, 16),
+    "OpDataBatchMatmul": (32, 16, 16, 16),
+    "OpDataBatchMatmulCmsis": (56, 36, 16, 16),     # {OpDataBatchMatmul; cmsis_nn_dims; int}
+    "ConvParams": (56, 56, 4, 4),
+    "PaddingValues": (8, 8, 2, 2),
+    "cmsis_nn_dims": (16, 16, 4, 4),
     # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof), one per
     # operator with options (micro_rt/builtin_params.py says which): ints, enums and bools only,
     # except FC (quant_spec pointer + count); C enums are 4 bytes on host64 and 1 byte on

@@ -1,8 +1,9 @@
 """Real models through the host kernels, against the tflite-micro oracle: every tensor preserved
 on both sides, each operator's output must equal the oracle's (whole-model outputs against the
 oracle are test_oracle_models.py's); the seanet integration models (int16 ADD / SUB / PAD /
-QUANTIZE / STRIDED_SLICE / LEAKY_RELU / CONV_2D graphs) on their golden inputs, when
-../shared/models is present (simple_add_model's agreement is test_oracle_models.py's)."""
+QUANTIZE / STRIDED_SLICE / LEAKY_RELU / CONV_2D / TRANSPOSE_CONV graphs) on their golden inputs,
+on the host and on the virtual MCU, when ../shared/models is present (simple_add_model's
+agreement is test_oracle_models.py's)."""
 from __future__ import annotations
 
 import numpy as np
@@ -74,10 +75,13 @@ def _seanet_models():
 
 
 def test_seanet_models_match_golden():
-    """int16 ADD/SUB/PAD/QUANTIZE/STRIDED_SLICE/LEAKY_RELU graphs within 1 LSB of the golden
+    """All 127 int16 graphs (ADD/SUB/PAD/QUANTIZE/STRIDED_SLICE/LEAKY_RELU/CONV_2D/TRANSPOSE_CONV)
+    within 1 LSB of the golden
     csv (the csv files come from another TFLM build: a few leaky_relu elements differ by one
     there, for the oracle as well)."""
-    for path, it, xs, golden in _seanet_models():
+    models = _seanet_models()
+    assert len(models) == 127
+    for path, it, xs, golden in models:
         for k, x in enumerate(xs):
             it.set_input(x, k)
         it.invoke()
@@ -104,7 +108,29 @@ def test_seanet_models_match_oracle(oracle):
 
 
 def test_seanet_int16_conv_matches_oracle(oracle):
-    """int16 activations use TFLM's int64 MultiplyByQuantizedMultiplier (single rounding)."""
-    models = [m for m in _seanet_models() if "CONV_2D" in _ops(m[1])]
-    assert models
+    """int16 activations use TFLM's int64 MultiplyByQuantizedMultiplier (single rounding);
+    TRANSPOSE_CONV 16x8 accumulates in int64 and ignores the zero points. Goldens exactly too."""
+    models = [m for m in _seanet_models() if {"CONV_2D", "TRANSPOSE_CONV"} & _ops(m[1])]
+    assert sum("TRANSPOSE_CONV" in _ops(m[1]) for m in models) == 5
     _assert_seanet_matches_oracle(oracle, models)
+    for path, it, _, golden in models:
+        assert np.array_equal(it.get_output(0).reshape(-1).astype(np.int64), golden), path.name
+
+
+@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])
+def test_seanet_models_on_the_mcu(core):
+    """Every seanet graph on the virtual MCU (CMSIS-NN kernels) gives the host's outputs; the
+    TRANSPOSE_CONV ones run wholly in C (mrt_transpose_conv_s16) and equal the goldens."""
+    from vmcu_cases import firmware_elf
+    firmware_elf(core)
+    for path, host, xs, golden in _seanet_models():
+        emu = Interpreter.from_bytes(path.read_bytes(), target=core, kernels="cmsis-nn")
+        for k, x in enumerate(xs):
+            host.set_input(x, k)
+            emu.set_input(x, k)
+        host.invoke()
+        emu.invoke()
+        assert_bits_equal(emu.get_output(0), host.get_output(0), f"{path.name} on {core}")
+        if "TRANSPOSE_CONV" in _ops(host):
+            assert all(r.on_mcu and r.cycles > 0 for r in emu.last_run), path.name
+            assert np.array_equal(emu.get_output(0).reshape(-1).astype(np.int64), golden), path.name

@@ -32,6 +32,11 @@ DELIBERATE = {
        for it, ft, bt in (("INT8", "INT8", "INT64"), ("INT8", "INT8", "INT16"), ("INT8", "INT8", "FLOAT32"),
                           ("FLOAT32", "FLOAT32", "INT32"))},
     "DEPTHWISE_CONV_2D in=INT16 filter=INT8 bias=INT32": _READS_WRONG_WORDS,
+    **{f"TRANSPOSE_CONV in={it} filter={ft} bias={bt}": _READS_WRONG_WORDS
+       for it, ft, bt in (("INT8", "INT8", "INT64"), ("INT8", "INT8", "INT16"), ("INT8", "INT8", "FLOAT32"),
+                          ("FLOAT32", "FLOAT32", "INT32"), ("INT16", "INT8", "INT32"))},
+    "TRANSPOSE_CONV in=INT16 filter=INT16 bias=INT64":
+        "refused: TFLM's 16x8 kernel does not check the filter type and reads int16 weights as int8 bytes",
     "UNIDIRECTIONAL_SEQUENCE_LSTM hybrid in=FLOAT32 weights=INT8":
         "refused: TFLM's float LSTM reads the int8 weights as float32 (hybrid models)",
     "DEPTHWISE_CONV_2D in=INT8 filter=INT8 bias=-": "accepted: TFLM crashes (no bias check), LiteRT runs it",

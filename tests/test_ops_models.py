@@ -54,6 +54,10 @@ MODELS: dict[str, Ranges] = {
     "unary_int8.tflite": {},
     "unary_f32.tflite": {1: (1, 1000)},
     "logical_bool.tflite": {},                # LOGICAL_NOT (unary family) and REDUCE_ALL
+    # transpose conv, resize, batch matmul
+    **{f"transpose_conv_{v}.tflite": {} for v in ("f32", "int8", "int16x8")},
+    **{f"resize_{v}.tflite": {} for v in ("f32", "int8", "int16x8")},
+    **{f"batch_matmul_{v}.tflite": {} for v in ("f32", "int8", "int16x8")},
 }
 
 SEEDS = range(20)

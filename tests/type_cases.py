@@ -87,6 +87,13 @@ def _same_type_cases():
         "SOFTMAX": lambda t: single_op("SOFTMAX", [spec((2, 7), t, 0.1)],
                                        spec((2, 7), t, *FIXED_OUT["SOFTMAX"].get(t, (0.1, 0))), {"beta": 1.0}),
         "LEAKY_RELU": _unary("LEAKY_RELU", {"alpha": 0.2}),
+        "RESIZE_NEAREST_NEIGHBOR": lambda t: single_op("RESIZE_NEAREST_NEIGHBOR", [spec((1, 2, 3, 2), t),
+                                                                                 _i32([4, 5])],
+                                                       spec((1, 4, 5, 2), t)),
+        "RESIZE_BILINEAR": lambda t: single_op("RESIZE_BILINEAR", [spec((1, 2, 3, 2), t), _i32([4, 5])],
+                                               spec((1, 4, 5, 2), t)),
+        "BATCH_MATMUL": lambda t: single_op("BATCH_MATMUL", [spec((2, 3, 4), t), spec((2, 4, 5), t)],
+                                            spec((2, 3, 5), t, 0.5)),
         "AVERAGE_POOL_2D": _pool("AVERAGE_POOL_2D"),
         "MAX_POOL_2D": _pool("MAX_POOL_2D"),
     }
@@ -136,19 +143,28 @@ def _layer(op: str, it: str, ft: str, bt: str) -> bytes:
     elif op == "DEPTHWISE_CONV_2D":
         x, fshape, y = (1, 5, 5, 2), (1, 3, 3, oc), (1, 3, 3, oc)
         opts = {"padding": "VALID", "stride_h": 1, "stride_w": 1, "depth_multiplier": 2}
+    elif op == "TRANSPOSE_CONV":
+        x, fshape, y = (1, 3, 3, 3), (oc, 3, 3, 3), (1, 5, 5, oc)
+        opts = {"padding": "VALID", "stride_h": 1, "stride_w": 1}
     else:
         x, fshape, y = (2, 6), (oc, 6), (2, oc)
         opts = {}
     w = rng.integers(-100, 100, fshape)
     bias = None if bt == "-" else const((oc,), bt, rng.integers(-500, 500, oc), scale=0.05 * 0.01)
-    return single_op(op, [spec(x, it, 0.05), const(fshape, ft, w, scale=0.01), bias], spec(y, it, 0.2),
-                     opts)
+    inputs = [spec(x, it, 0.05), const(fshape, ft, w, scale=0.01), bias]
+    if op == "TRANSPOSE_CONV":          # inputs: output shape, filter, input, bias
+        inputs = [_i32(list(y)), inputs[1], inputs[0]] + ([bias] if bias else [])
+    return single_op(op, inputs, spec(y, it, 0.2), opts)
 
 
 def _layer_cases():
-    for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+    for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"):
         for it, ft, bt in LAYER_TYPES:
             yield f"{op} in={it} filter={ft} bias={bt}", op, _layer(op, it, ft, bt)
+    for lt, rt in (("FLOAT32", "INT8"), ("INT8", "INT16"), ("INT16", "INT8")):     # hybrid / mixed
+        yield (f"BATCH_MATMUL lhs={lt} rhs={rt}", "BATCH_MATMUL",
+               single_op("BATCH_MATMUL", [spec((2, 3, 4), lt), const((2, 4, 5), rt, np.ones((2, 4, 5)))],
+                         spec((2, 3, 5), lt)))
 
 
 def _retyped(data: bytes, types: dict) -> bytes:

@@ -146,9 +146,11 @@ def run_both(core, op_name, options, inputs, outputs, seed_inputs=None, arena_mi
         if not t.is_constant:
             offsets[t.index] = pos
             pos += (t.nbytes + 15) // 16 * 16
-    scratch = ops.scratch_bytes(mcu, core, node, tensors)
-    scratch_off = pos if scratch else None
-    pos += (scratch + 15) // 16 * 16
+    scratch_offs = []
+    for nbytes in ops.scratch_requests(mcu, core, node, tensors):
+        scratch_offs.append(pos)
+        pos += (nbytes + 15) // 16 * 16
+    scratch_off = tuple(scratch_offs) if len(scratch_offs) > 1 else (scratch_offs[0] if scratch_offs else None)
     for t in tensors.values():
         if not t.is_constant:
             fill = host_in.get(t.index)

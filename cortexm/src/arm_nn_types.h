@@ -3,7 +3,8 @@
  * Written for micro_rt from the published CMSIS-NN API description: the struct names,
  * field order and field types are those of CMSIS-NN's arm_nn_types.h so that code written
  * against CMSIS-NN compiles and links against these kernels unchanged. All fields are
- * 32-bit (int32_t or pointers), so the AAPCS layout is simply consecutive 4-byte words.
+ * 32-bit (int32_t or pointers), so the AAPCS layout is simply consecutive 4-byte words, except
+ * cmsis_nn_bmm_params (two bools first: bytes 0 and 1, then the 4-aligned fc_params at 4).
  */
 #ifndef MRT_ARM_NN_TYPES_H
 #define MRT_ARM_NN_TYPES_H
@@ -67,6 +68,21 @@ typedef struct {
     const void *data;
     const bool is_int32_bias;
 } cmsis_nn_bias_data;
+typedef struct {                       /* 48 bytes */
+    int32_t input_offset;
+    int32_t output_offset;
+    cmsis_nn_tile stride;
+    cmsis_nn_tile padding;
+    cmsis_nn_tile padding_offsets;
+    cmsis_nn_tile dilation;
+    cmsis_nn_activation activation;
+} cmsis_nn_transpose_conv_params;
+
+typedef struct {                       /* 24 bytes: two bools, two padding bytes, then words */
+    const bool adj_x;
+    const bool adj_y;
+    cmsis_nn_fc_params fc_params;
+} cmsis_nn_bmm_params;
 
 typedef struct {                       /* 8 bytes: the int16 softmax's tables (513 entries each) */
     const int16_t *exp_lut;

@@ -245,6 +245,64 @@ arm_cmsis_nn_status arm_fully_connected_per_channel_s8(const cmsis_nn_context *c
 /** Scratch bytes of both fully connected kernels: 0. */
 int32_t arm_fully_connected_s8_get_buffer_size(const cmsis_nn_dims *filter_dims);
 
+/* ========================================================= transpose conv (mrt_transpose_conv.c) */
+
+/**
+ * TRANSPOSE_CONV, int8 (TFLM's CMSIS-NN glue calls this): with stride <= 2 on both axes and more
+ * than 16 input channels the "reverse conv" (the filter reversed in y and x into
+ * reverse_conv_ctx, then a stride-1 convolution of the input upscaled by the stride, zeros between
+ * its pixels, with padding filter - 1 - padding: q15 im2col, two columns x two channels by SMLAD
+ * on the DSP cores, one column in plain C on the M0+); otherwise arm_transpose_conv_s8.
+ * @param[in,out] ctx                   arm_transpose_conv_s8_get_buffer_size() bytes
+ * @param[in,out] reverse_conv_ctx      arm_transpose_conv_s8_get_reverse_conv_buffer_size() bytes
+ *                                      (the reversed filter; not read otherwise)
+ * @param[in]     transpose_conv_params input_offset, output_offset, stride (>= 1), padding (>= 0:
+ *                                      of the forward conv over the output, TFLM's), activation;
+ *                                      padding_offsets and dilation are not read
+ * @param[in]     quant_params          multiplier[C_OUT], shift[C_OUT]
+ * @param[in]     input_dims            {N, H, W, C_IN}
+ * @param[in]     input_data            int8 [N, H, W, C_IN]
+ * @param[in]     filter_dims           {C_OUT, HK, WK, C_IN}
+ * @param[in]     filter_data           int8 [C_OUT, HK, WK, C_IN]
+ * @param[in]     bias_dims             not read
+ * @param[in]     bias_data             int32 [C_OUT], or NULL
+ * @param[in]     output_dims           {N, H_OUT, W_OUT, C_OUT}: any size (TFLM takes the output tensor's)
+ * @param[out]    output_data           int8 [N, H_OUT, W_OUT, C_OUT]
+ * @return ARG_ERROR when a buffer the chosen path needs is NULL
+ */
+arm_cmsis_nn_status arm_transpose_conv_wrapper_s8(const cmsis_nn_context *ctx, const cmsis_nn_context *reverse_conv_ctx,
+    const cmsis_nn_transpose_conv_params *transpose_conv_params, const cmsis_nn_per_channel_quant_params *quant_params,
+    const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
+    const int8_t *filter_data, const cmsis_nn_dims *bias_dims, const int32_t *bias_data,
+    const cmsis_nn_dims *output_dims, int8_t *output_data);
+
+/**
+ * TRANSPOSE_CONV, int8, CMSIS-NN's rolling-buffer algorithm: each input row's contributions are
+ * added into max(HK, stride_h) int32 rows of ((W - 1) * stride_w + max(WK, stride_w)) * C_OUT
+ * elements (started from the bias), 4 input pixels at a time (SXTAB16 / SMLAD on the DSP cores,
+ * raw products plus offset * sum(w) on the M0+); an output row is requantized when no later
+ * input row reaches it. Rows / columns the input does not reach get the bias alone. Arguments as
+ * arm_transpose_conv_wrapper_s8 (output_ctx not read). ARG_ERROR when ctx->buf is NULL.
+ */
+arm_cmsis_nn_status arm_transpose_conv_s8(const cmsis_nn_context *ctx, const cmsis_nn_context *output_ctx,
+    const cmsis_nn_transpose_conv_params *transpose_conv_params, const cmsis_nn_per_channel_quant_params *quant_params,
+    const cmsis_nn_dims *input_dims, const int8_t *input_data, const cmsis_nn_dims *filter_dims,
+    const int8_t *filter_data, const cmsis_nn_dims *bias_dims, const int32_t *bias_data,
+    const cmsis_nn_dims *output_dims, int8_t *output_data);
+
+/**
+ * Scratch bytes of ctx for arm_transpose_conv_wrapper_s8: the reverse conv's two q15 im2col
+ * columns (2 * align4(WK * HK * C_IN) * 2), or the rolling buffer
+ * ((W - 1) * stride_w + max(WK, stride_h)) * C_OUT * max(HK, stride_h) * 4 (CMSIS-NN's formula,
+ * stride_h in the width term included).
+ */
+int32_t arm_transpose_conv_s8_get_buffer_size(const cmsis_nn_transpose_conv_params *transpose_conv_params,
+    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *out_dims);
+
+/** Scratch bytes of reverse_conv_ctx: C_IN * WK * HK * C_OUT on the reverse-conv path, else 0. */
+int32_t arm_transpose_conv_s8_get_reverse_conv_buffer_size(const cmsis_nn_transpose_conv_params *transpose_conv_params,
+    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims);
+
 /* =================================================================== elementwise (mrt_binary.c) */
 
 /**
@@ -516,5 +574,22 @@ arm_cmsis_nn_status arm_elementwise_mul_s16(const int16_t *input_1_vect, const i
     const int32_t input_1_offset, const int32_t input_2_offset, int16_t *output, const int32_t out_offset,
     const int32_t out_mult, const int32_t out_shift, const int32_t out_activation_min,
     const int32_t out_activation_max, const int32_t block_size);
+/* ============================================================ batch matmul (mrt_batch_matmul.c) */
+
+/**
+ * BATCH_MATMUL int8, CMSIS-NN's kernel (rows contiguous; TFLM's glue transposes rhs first):
+ * output[n][h][r][c] = requantized sum_k (lhs[n][h][r][k] + input_offset) *
+ * (rhs[n][h][c][k] + filter_offset), + output_offset, clamped to the activation range; an
+ * operand with n or h of 1 is broadcast. On the DSP cores two rhs rows per pass with SXTAB16 /
+ * SMLAD, four k at a time; on the M0+ three rows per pass in plain C.
+ * @param[in]  input_lhs_dims  n, h batch axes, w = lhs rows, c = K
+ * @param[in]  input_rhs_dims  n, h batch axes, w = rhs rows (output columns), c = K
+ * @param[in]  output_dims     n, h batch axes of the output
+ * No scratch (arm_fully_connected_s8_get_buffer_size: 0 on these cores).
+ */
+arm_cmsis_nn_status arm_batch_matmul_s8(const cmsis_nn_context *ctx, const cmsis_nn_bmm_params *bmm_params,
+    const cmsis_nn_per_tensor_quant_params *quant_params, const cmsis_nn_dims *input_lhs_dims,
+    const int8_t *input_lhs, const cmsis_nn_dims *input_rhs_dims, const int8_t *input_rhs,
+    const cmsis_nn_dims *output_dims, int8_t *output);
 
 #endif

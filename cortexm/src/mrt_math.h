@@ -175,6 +175,15 @@ MRT_INLINE int8_t mrt_out_stage(int32_t acc, int32_t mult, int32_t shift, int32_
     return (int8_t)mrt_clamp(acc, lo, hi);
 }
 
+/* TFLM's MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier, int shift): the multiplier
+ * reduced to 16 bits, one rounding (the int16 kernels' int64 accumulators). */
+MRT_INLINE int64_t mrt_requantize_wide(int64_t acc, int32_t multiplier, int32_t shift)
+{
+    const int64_t reduced = multiplier < 0x7FFF0000 ? ((int64_t)multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    const int32_t total_shift = 15 - shift;
+    return (acc * reduced + ((int64_t)1 << (total_shift - 1))) >> total_shift;
+}
+
 /* int64 value clamped to [lo, hi] (the int16 kernels' wide results). */
 static inline int64_t mrt_clamp64(int64_t v, int32_t lo, int32_t hi)
 {
@@ -206,15 +215,6 @@ static inline float mrt_np_min(float a, float b)
 static inline float mrt_act_clamp_f32(float x, float lo, float hi)
 {
     return mrt_np_min(mrt_np_max(x, lo), hi);
-}
-
-/* TFLM's MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier, int shift) of the 16x8
- * kernels: the 16-bit reduced multiplier, one rounding; int64 (TFLM casts it to int32). */
-MRT_INLINE int64_t mrt_requantize_wide(int64_t acc, int32_t multiplier, int32_t shift)
-{
-    const int64_t reduced = multiplier < 0x7FFF0000 ? ((int64_t)multiplier + (1 << 15)) >> 16 : 0x7FFF;
-    const int32_t total_shift = 15 - shift;
-    return (acc * reduced + ((int64_t)1 << (total_shift - 1))) >> total_shift;
 }
 
 #endif

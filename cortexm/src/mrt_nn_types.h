@@ -266,6 +266,33 @@ typedef struct {
     int32_t per_channel;
 } mrt_conv_s16_params;
 
+/* mrt_transpose_conv_s16: TRANSPOSE_CONV 16x8, TFLM's reference kernel. geom: fc = ic, dh = dw = 1,
+ * ph / pw the scatter padding (of the forward conv over the output). Packed by
+ * ops_transpose_conv.run_transpose_conv_s16. */
+typedef struct {
+    const int16_t *in;                 /* [n, ih, iw, ic] */
+    const int8_t *filter;              /* [oc, fh, fw, ic] */
+    const void *bias;                  /* int64 [oc] (bias_size 8) or int16 [oc] (2); NULL: none */
+    int16_t *out;                      /* [n, oh, ow, oc] */
+    const int32_t *mult;               /* [oc] */
+    const int32_t *shift;              /* [oc] */
+    int64_t *acc;                      /* scratch: int64 [n * oh * ow * oc], 8-aligned */
+    int64_t *bias_wide;                /* scratch: int64 [oc] when bias_size is 2, else unused */
+    mrt_conv_geometry geom;
+    int32_t act_min, act_max;
+    int32_t bias_size;
+} mrt_transpose_conv_s16_params;
+
+/* mrt_transpose_conv_f32. Packed by ops_transpose_conv.run_transpose_conv_f32. */
+typedef struct {
+    const float *in;                   /* [n, ih, iw, ic] */
+    const float *filter;               /* [oc, fh, fw, ic] */
+    const float *bias;                 /* [oc], NULL: none */
+    float *out;                        /* [n, oh, ow, oc] */
+    mrt_conv_geometry geom;            /* as for mrt_transpose_conv_s16 */
+    uint32_t act_min, act_max;         /* float bits */
+} mrt_transpose_conv_f32_params;
+
 /* mrt_fully_connected_f32. Packed by ops_nn._run_fc_f32. */
 typedef struct {
     const float *in;                   /* [batches, accum] */
@@ -429,6 +456,31 @@ typedef struct {
     int32_t rank;                      /* <= MRT_MAX_DIMS (TFLM's kMaxDimensions) */
     int32_t shape[MRT_MAX_DIMS];
 } mrt_reverse_params;
+/* mrt_resize_nearest_neighbor / mrt_resize_bilinear_f32 / _s8. Packed by ops_resize.run_resize. */
+typedef struct {
+    const void *in;                    /* [batches, in_h, in_w, depth] */
+    void *out;                         /* [batches, size[0], size[1], depth] */
+    const int32_t *size;               /* the size tensor: new height, new width */
+    int32_t batches, in_h, in_w, depth;
+    int32_t elem_size;                 /* bytes per element (nearest neighbor: 1, 2 or 4) */
+    int32_t align_corners, half_pixel_centers;
+} mrt_resize_params;
+
+/* mrt_batch_matmul_s8 / _s16 / _f32. lhs'(a, k) is lhs[a * lhs_row_stride + k * lhs_depth_stride],
+ * rhs'(k, c) is rhs[k * rhs_depth_stride + c * rhs_col_stride] (elements), within a batch whose
+ * start is the sum of index * batch stride (0 where that operand broadcasts). Packed by
+ * ops_batch_matmul.run_batch_matmul. */
+typedef struct {
+    const void *lhs;
+    const void *rhs;
+    void *out;                         /* [batch..., rows, cols] */
+    int32_t batch[3];                  /* the output's batch axes, leading 1s */
+    int32_t lhs_batch_stride[3], rhs_batch_stride[3];
+    int32_t rows, cols, depth;
+    int32_t lhs_row_stride, lhs_depth_stride, rhs_depth_stride, rhs_col_stride;
+    int32_t lhs_offset, rhs_offset, out_offset;    /* -zero points, + output zero point */
+    int32_t multiplier, shift, act_min, act_max;   /* integer types */
+} mrt_batch_matmul_params;
 
 /* ---------------------------------------------------------------- DIV FLOOR_DIV FLOOR_MOD SQUARED_DIFFERENCE
  * PRELU ADD_N (mrt_binary_ops.c), comparisons, LOGICAL_AND / OR, SELECT_V2 (mrt_compare.c) */

@@ -205,6 +205,25 @@ int32_t mrt_depthwise_conv_f32(const mrt_conv_f32_params *p);
  */
 int32_t mrt_conv_s16(const mrt_conv_s16_params *p);
 
+/* ============================================================ transpose conv (mrt_transpose_conv.c) */
+
+/**
+ * TRANSPOSE_CONV 16x8, TFLM's reference kernel (a CMSIS-NN build runs it too): p->acc zeroed,
+ * then every input value times every filter tap added (int32 product, int64 sum) into the
+ * output element it reaches, (iy * sh - ph + fy, ix * sw - pw + fx) when inside the output;
+ * then + bias (int64, or an int16 bias widened into p->bias_wide first, as TFLM does), TFLM's
+ * int64 MultiplyByQuantizedMultiplier per output channel, clamped to [act_min, act_max]. No
+ * zero point is applied (TFLM's 16x8 kernel applies none). Scratch: p->acc, p->bias_wide.
+ */
+int32_t mrt_transpose_conv_s16(const mrt_transpose_conv_s16_params *p);
+
+/**
+ * TRANSPOSE_CONV float32, TFLM's reference kernel: the output zeroed, then each input value times
+ * each filter tap added in the reference's loop order (input y, x, channel, filter y, x, output
+ * channel), then + bias and the activation clamp. No scratch.
+ */
+int32_t mrt_transpose_conv_f32(const mrt_transpose_conv_f32_params *p);
+
 /* ====================================================== fully connected (mrt_fully_connected.c) */
 
 /** FULLY_CONNECTED float32: per output, sum_d x[d] * w[o][d] from 0.0f, + bias, activation clamp. */
@@ -358,6 +377,41 @@ int32_t mrt_batch_to_space_nd(const mrt_space_batch_params *p);
  * @return 0; -1 when the axes are empty, out of range or not contiguous.
  */
 int32_t mrt_reverse(const mrt_reverse_params *p);
+/* ========================================================================= resize (mrt_resize.c) */
+
+/**
+ * RESIZE_NEAREST_NEIGHBOR, TFLM's reference kernel for any element size: each output pixel copies
+ * the input pixel at (GetNearestNeighbor(y), GetNearestNeighbor(x)), float32 index arithmetic
+ * ((v + 0.5 if half_pixel_centers) * scale, floorf, or roundf with align_corners). No scratch.
+ */
+int32_t mrt_resize_nearest_neighbor(const mrt_resize_params *p);
+
+/**
+ * RESIZE_BILINEAR float32, reference_ops::ResizeBilinear: the four neighbours weighted in float32
+ * in the reference's order, no fused multiply-add. No scratch.
+ */
+int32_t mrt_resize_bilinear_f32(const mrt_resize_params *p);
+
+/**
+ * RESIZE_BILINEAR int8, reference_ops::ResizeBilinearInteger: positions in 1/1024, the four
+ * products summed in int64, rounded half away from zero and divided by 2^20. No scratch.
+ */
+int32_t mrt_resize_bilinear_s8(const mrt_resize_params *p);
+
+/* ================================================================ batch matmul (mrt_batch_matmul.c) */
+
+/**
+ * BATCH_MATMUL int8, TFLM's reference kernel: per output, sum_k (rhs' + rhs_offset) * (lhs' +
+ * lhs_offset) in int32, MultiplyByQuantizedMultiplier (double rounding), + out_offset, clamped
+ * to [act_min, act_max]. Outputs in row order, the batch axes broadcast. No scratch.
+ */
+int32_t mrt_batch_matmul_s8(const mrt_batch_matmul_params *p);
+
+/** BATCH_MATMUL int16: as the int8 kernel with int64 sums and the int64 MultiplyByQuantizedMultiplier. */
+int32_t mrt_batch_matmul_s16(const mrt_batch_matmul_params *p);
+
+/** BATCH_MATMUL float32: per output, 0.0f then + rhs' * lhs' in k order, no fused multiply-add. */
+int32_t mrt_batch_matmul_f32(const mrt_batch_matmul_params *p);
 
 /* ============================================ DIV FLOOR_DIV FLOOR_MOD SQUARED_DIFFERENCE PRELU ADD_N (mrt_binary_ops.c) */
 

@@ -510,6 +510,51 @@ typedef struct {                               /* cmsis_nn/unidirectional_sequen
     cmsis_nn_lstm_params params_cmsis_nn;
 } OpDataLSTMCmsis;
 
+/* TRANSPOSE_CONV (transpose_conv.cc, cmsis_nn/transpose_conv.cc) and BATCH_MATMUL
+ * (batch_matmul.h, cmsis_nn/batch_matmul.cc). ConvParams is types.h's (int16 strides and
+ * padding; PaddingType is an enum class on uint8_t). */
+typedef struct { int16_t width, height, width_offset, height_offset; } PaddingValues;
+typedef struct {
+    uint8_t padding_type;                      /* enum class PaddingType : uint8_t */
+    PaddingValues padding_values;
+    int16_t stride_width, stride_height, dilation_width_factor, dilation_height_factor;
+    int32_t input_offset, weights_offset, output_offset, output_multiplier;
+    int output_shift;
+    int32_t quantized_activation_min, quantized_activation_max;
+    float float_activation_min, float_activation_max;
+} ConvParams;
+typedef struct {
+    ConvParams params;
+    int scratch_buffer_index;
+#ifdef USE_TFLM_COMPRESSION
+    int filter_scratch_index, bias_scratch_index;
+#endif
+    int bias_converted_buffer_index;
+    int32_t *per_channel_output_multiplier, *per_channel_output_shift;
+} OpDataTransposeConv;
+typedef struct {
+    ConvParams params;
+    int scratch_buffer_index, scratch_buffer_output_index, bias_converted_buffer_index;
+    int32_t *per_channel_output_multiplier, *per_channel_output_shift;
+} OpDataTransposeConvCmsis;
+typedef struct {
+    int32_t output_multiplier;
+    int output_shift;
+    int32_t output_activation_min, output_activation_max;
+    int32_t lhs_zero_point, rhs_zero_point, output_zero_point;
+} QuantizationOpDataBatchMatmul;
+typedef struct {
+    QuantizationOpDataBatchMatmul *quantization;
+    TfLiteEvalTensor *lhs_transposed_tensor, *rhs_transposed_tensor;
+    bool rhs_is_transposed, lhs_is_constant_tensor, rhs_is_constant_tensor;
+} OpDataBatchMatmul;
+typedef struct { int32_t n, h, w, c; } cmsis_nn_dims;
+typedef struct {
+    OpDataBatchMatmul reference_op_data;
+    cmsis_nn_dims output_shape;
+    int buffer_idx;
+} OpDataBatchMatmulCmsis;
+
 /* ---- builtin option structs (builtin_op_data.h), allocated with their own alignment ------ */
 typedef struct {
     TfLitePadding padding;
@@ -718,6 +763,8 @@ typedef struct {                                    /* TFLMSignalOverlapAddParam
     X(TFLMSignalEnergyParams) X(TfLiteAudioFrontendRfftParams) X(TFLMSignalFilterBankParams)  \
     X(TFLMSignalSpectralSubtractionParams) X(TfLitePcanParams) X(TFLMSignalLogParams)         \
     X(TfLiteAudioFrontendIrfftParams) X(TFLMSignalFramerParams) X(TFLMSignalStackerParams)    \
-    X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams)
+    X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams)                            \
+    X(OpDataTransposeConv) X(OpDataTransposeConvCmsis) X(QuantizationOpDataBatchMatmul)       \
+    X(OpDataBatchMatmul) X(OpDataBatchMatmulCmsis)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */

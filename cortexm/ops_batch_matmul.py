@@ -1,0 +1,75 @@
+"""BATCH_MATMUL runner for micro_rt.cortexm.ops. int8 with both operands' rows contiguous (no
+adj_x; adj_y or a constant rhs) and at most two batch axes: CMSIS-NN's arm_batch_matmul_s8, as
+TFLM's CMSIS-NN glue calls it. Otherwise one call of mrt_batch_matmul_s8 / _s16 / _f32
+(cortexm/src/mrt_batch_matmul.c) reading the operands through strides, so adj_x / adj_y and
+broadcast batch axes need no copy. A constant rhs without adj_y is placed in flash transposed,
+as TFLM holds it after its first invoke (it transposes a constant rhs once, into a persistent
+buffer); the per-invoke transposing copies TFLM makes of a non-constant transposed operand
+(adj_x, or a non-constant rhs without adj_y) are not run, so those cycles are missing."""
+from __future__ import annotations
+
+import numpy as np
+
+from micro_rt.kernels.fully_connected import fc_output_multipliers
+from micro_rt.kernels.kernel_util import scale_of, zero_point_of
+
+from .ops_context import CallContext, KernelCall, dims, uwords, words
+
+SYMBOLS = {"int8": "mrt_batch_matmul_s8", "int16": "mrt_batch_matmul_s16", "float32": "mrt_batch_matmul_f32"}
+
+
+def _batch_strides(shape: tuple, out_batch: tuple) -> list[int]:
+    """Element strides of the batch axes (0 where this operand broadcasts), 3 axes."""
+    strides, acc = [], int(np.prod(shape[-2:]))
+    for d in reversed(shape[:-2]):
+        strides.append(0 if d == 1 else acc)
+        acc *= d
+    strides = list(reversed(strides))
+    return [0] * (3 - len(strides)) + strides
+
+
+def _extended(shape, rank: int) -> tuple:
+    return (1,) * (rank - len(shape)) + tuple(int(d) for d in shape)
+
+
+def run_batch_matmul(c: CallContext) -> list[KernelCall]:
+    lhs_t, rhs_t, out_t = c.t(0), c.t(1), c.out()
+    opts = c.node.options
+    adj_x, adj_y = bool(opts.get("adj_x", False)), bool(opts.get("adj_y", False))
+    rank = max(len(lhs_t.shape), len(rhs_t.shape))
+    lhs, rhs = _extended(lhs_t.shape, rank), _extended(rhs_t.shape, rank)
+    rows, depth = (lhs[-1], lhs[-2]) if adj_x else (lhs[-2], lhs[-1])
+    cols = rhs[-2] if adj_y else rhs[-1]
+    batch = [rhs[k] if lhs[k] == 1 else lhs[k] for k in range(rank - 2)]
+    batch = [1] * (3 - len(batch)) + batch
+    lhs_row, lhs_depth = (1, rows) if adj_x else (depth, 1)
+    rhs_addr = c.in_addr(1)
+    if adj_y:
+        rhs_depth, rhs_col = 1, depth
+    elif rhs_t.is_constant:
+        data = np.ascontiguousarray(np.swapaxes(np.asarray(rhs_t.data), -1, -2))
+        rhs_addr = c.const("rhs_transposed", lambda: data.tobytes())
+        rhs_depth, rhs_col = 1, depth
+    else:
+        rhs_depth, rhs_col = cols, 1
+    dtype = np.dtype(lhs_t.dtype)
+    mult = shift = lo = hi = lhs_off = rhs_off = out_off = 0
+    if dtype != np.float32:
+        m, s = fc_output_multipliers(scale_of(lhs_t), np.asarray([scale_of(rhs_t)], np.float32), scale_of(out_t))
+        mult, shift = int(m), int(s)
+        info = np.iinfo(dtype)
+        lo, hi = int(info.min), int(info.max)
+        lhs_off, rhs_off, out_off = -zero_point_of(lhs_t), -zero_point_of(rhs_t), zero_point_of(out_t)
+    if dtype == np.int8 and not adj_x and rhs_depth == 1 and rank <= 4:
+        ext_l, ext_r = _extended(lhs, 4), _extended(rhs, 4)
+        bmm = c.args(bytes([int(adj_x), int(adj_y), 0, 0]) + words(lhs_off, rhs_off, out_off, lo, hi))
+        quant = c.args(words(mult, shift))
+        lhs_dims = c.args(dims(ext_l[0], ext_l[1], rows, depth))
+        rhs_dims = c.args(dims(ext_r[0], ext_r[1], cols, depth))
+        out_dims = c.args(dims(*_extended(batch[1:], 2), rows, cols))
+        return [c.call("arm_batch_matmul_s8", c.args(uwords(0, 0)), bmm, quant, lhs_dims, c.in_addr(0), rhs_dims,
+                       rhs_addr, out_dims, c.out_addr())]
+    block = (uwords(c.in_addr(0), rhs_addr, c.out_addr())
+             + words(*batch, *_batch_strides(lhs, batch), *_batch_strides(rhs, batch), rows, cols, depth,
+                     lhs_row, lhs_depth, rhs_depth, rhs_col, lhs_off, rhs_off, out_off, mult, shift, lo, hi))
+    return [c.call(SYMBOLS[dtype.name], c.args(block))]
