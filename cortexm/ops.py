@@ -25,7 +25,8 @@ zero_points, quantized_dimension, is_constant, data for constants); `arena_offse
 node's scratch buffer (None when the kernel needs none).
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
-ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement); ops_context
+ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_control
+(the copies of control flow and resource variables); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
 runner and adding its line there.
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 import numpy as np
 
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_control import run_copies
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
@@ -49,8 +51,9 @@ from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scra
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
     from .machine import CallResult
 
-__all__ = ["DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel", "UnsupportedOnMcu",
-           "describe", "kernel_for", "perform", "run_op", "scratch_bytes", "supported"]
+__all__ = ["CONTROL", "DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel",
+           "UnsupportedOnMcu", "copies_only", "describe", "kernel_for", "perform", "run_op", "scratch_bytes",
+           "supported"]
 
 Runner = Callable[[CallContext], list[KernelCall]]
 ScratchSize = Callable[..., int]        # (node, tensors, core) -> bytes
@@ -68,8 +71,10 @@ class OpKernel:
     libm: bool = False
 
 
-# Input element types a kernel is registered for; ANY: data movement, any element size.
-INT8, INT16, FLOAT32, ANY = "int8", "int16", "float32", "any"
+# Input element types a kernel is registered for; ANY: data movement, any element size;
+# CONTROL: control flow and resource variables, whatever their tensors hold: the host kernel
+# decides what to copy and the runner makes the copies (McuExecutor runs them so).
+INT8, INT16, FLOAT32, ANY, CONTROL = "int8", "int16", "float32", "any", "control"
 _INPUT_TYPES = {np.dtype(np.int8): INT8, np.dtype(np.int16): INT16, np.dtype(np.float32): FLOAT32}
 _ANY_ITEMSIZES = (1, 2, 4, 8)
 
@@ -112,6 +117,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("PAD", ANY): OpKernel(run_pad),
     ("PADV2", ANY): OpKernel(run_pad),
     ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
+    **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
+                                                      "READ_VARIABLE", "ASSIGN_VARIABLE")},
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).
@@ -120,11 +127,22 @@ TRANSCENDENTAL_F32_OPS = {op for (op, dtype), kernel in KERNELS.items() if dtype
 
 def kernel_for(op_name: str, dtype) -> Optional[OpKernel]:
     """The kernel of `op_name` for input element type `dtype`, None when there is none."""
+    control = KERNELS.get((op_name, CONTROL))
+    if control is not None:
+        return control
+    if dtype is None:
+        return None
     dt = np.dtype(dtype)
     found = KERNELS.get((op_name, _INPUT_TYPES.get(dt, "")))
     if found is None and dt.itemsize in _ANY_ITEMSIZES:
         found = KERNELS.get((op_name, ANY))
     return found
+
+
+def copies_only(op_name: str) -> bool:
+    """True for control-flow and resource-variable operators: on the MCU they are the copies
+    their host kernel asks for (see ops_control)."""
+    return (op_name, CONTROL) in KERNELS
 
 
 def supported(op_name: str, dtype) -> bool:

@@ -61,6 +61,8 @@ REFERENCE: dict[str, Rule] = {
     "SVDF": "i0 i1 i2 i3 i4 o0",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "i* o0",              # LstmTensors: all 24 inputs
     "MAXIMUM": "", "MINIMUM": "", "PACK": "", "SHAPE": "",
+    "IF": "i0", "WHILE": "", "CALL_ONCE": "",                 # the condition only
+    "VAR_HANDLE": "", "READ_VARIABLE": "i0", "ASSIGN_VARIABLE": "i1",
 }
 
 # The CMSIS-NN glue's Prepare where it reads differently from the reference kernel.

@@ -42,13 +42,49 @@ class OpRecord:
     macs: int = 0
     stack_bytes: int = 0
     alignment: list[AlignmentReport] = field(default_factory=list)
+    subgraph: int = 0          # operators of other subgraphs run through IF / WHILE / CALL_ONCE
+    runs: int = 1              # times it ran in the invoke (a loop body's: once per iteration)
 
-    def as_dict(self) -> dict:
-        return {"index": self.index, "op": self.op, "on_mcu": self.on_mcu,
+    def as_dict(self, with_subgraph: bool = False) -> dict:
+        where = {"subgraph": self.subgraph} if with_subgraph else {}
+        runs = {"runs": self.runs} if with_subgraph else {}
+        return {**where, "index": self.index, "op": self.op, "on_mcu": self.on_mcu, **runs,
                 "instructions": self.instructions, "cycles": self.cycles, "macs": self.macs,
                 "macs_per_cycle": round(self.macs / self.cycles, 4) if self.cycles else None,
                 "stack_bytes": self.stack_bytes,
                 "alignment": [str(a) for a in self.alignment]}
+
+    def add_run(self, other: "OpRecord") -> None:
+        """Another run of the same operator (a loop): counts add up, the deepest stack stays."""
+        self.runs += other.runs
+        self.on_mcu = self.on_mcu and other.on_mcu
+        self.instructions += other.instructions
+        self.cycles += other.cycles
+        self.macs += other.macs
+        self.stack_bytes = max(self.stack_bytes, other.stack_bytes)
+        self.alignment += other.alignment
+
+
+class RunRecords:
+    """An invoke's records, one per operator that ran (in the order operators first started:
+    a control-flow operator before those of the subgraphs it runs), repeated runs summed."""
+
+    def __init__(self) -> None:
+        self.records: list[Optional[OpRecord]] = []
+        self._slot: dict[tuple[int, int], int] = {}
+
+    def start(self, subgraph: int, index: int) -> None:
+        if (subgraph, index) not in self._slot:
+            self._slot[(subgraph, index)] = len(self.records)
+            self.records.append(None)
+
+    def finish(self, subgraph: int, record: OpRecord) -> None:
+        record.subgraph = subgraph
+        slot = self._slot[(subgraph, record.index)]
+        if self.records[slot] is None:
+            self.records[slot] = record
+        else:
+            self.records[slot].add_run(record)
 
 
 def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
@@ -58,11 +94,12 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
     `complete` is False when the total leaves operators out: those that ran on a host kernel
     (no C kernel, no cycles), or, with `without_kernels` (ops no kernel is registered for), the
     whole model, which then was not run and has no total."""
-    not_counted = [{"index": r.index, "op": r.op, "reason": "ran on a host kernel (no C kernel)"}
-                   for r in records if not r.on_mcu]
+    not_counted = [{**({"subgraph": r.subgraph} if r.subgraph else {}), "index": r.index, "op": r.op,
+                    "reason": "ran on a host kernel (no C kernel)"} for r in records if not r.on_mcu]
     not_counted += [{"op": op, "reason": "no kernel registered, so the model was not run"}
                     for op in without_kernels]
     ran = not without_kernels
+    several = len(interpreter.model.subgraphs) > 1
     total_cycles = sum(r.cycles for r in records) if ran else None
     total_instructions = sum(r.instructions for r in records) if ran else None
     return {
@@ -80,7 +117,7 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
         "instructions_per_second": (total_instructions / emulation_seconds
                                     if ran and emulation_seconds else None),
         "alignment": [str(a) for r in records for a in r.alignment],
-        "ops": [r.as_dict() for r in records],
+        "ops": [r.as_dict(several) for r in records],
     }
 
 
@@ -107,7 +144,17 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
 
 
 def _not_counted(report: dict) -> str:
-    return ", ".join(f"{op.get('index', '')} {op['op']}".strip() for op in report["ops_not_counted"])
+    return ", ".join(f"{_number(op)} {op['op']}".strip() for op in report["ops_not_counted"])
+
+
+def _number(op: dict) -> str:
+    """An operator's number: its index, or subgraph:index for those of subgraphs after the first."""
+    return f"{op['subgraph']}:{op['index']}" if op.get("subgraph") else str(op.get("index", ""))
+
+
+def _name(op: dict) -> str:
+    """The operator's name, with how often it ran when it ran more than once (loops)."""
+    return op["op"] + (f" x{op['runs']}" if op.get("runs", 1) > 1 else "")
 
 
 def profile_table(report: dict) -> str:
@@ -121,10 +168,10 @@ def profile_table(report: dict) -> str:
              f"{'stack':>7}{'ms':>9}"]
     for op in report["ops"]:
         if not op["on_mcu"]:
-            lines.append(f"{op['index']:>4}  {op['op']:<20}{'(host kernel: no C kernel, not counted)':>56}")
+            lines.append(f"{_number(op):>4}  {_name(op):<20}{'(host kernel: no C kernel, not counted)':>56}")
             continue
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
-        lines.append(f"{op['index']:>4}  {op['op']:<20}{op['instructions']:>14,}{op['cycles']:>14,}"
+        lines.append(f"{_number(op):>4}  {_name(op):<20}{op['instructions']:>14,}{op['cycles']:>14,}"
                      f"{op['macs']:>12,}{mpc:>9}{op['stack_bytes']:>7}{op['cycles'] / clock * 1e3:>9.3f}")
     n = len(report["ops_not_counted"])
     label = "total" if report["complete"] else f"INCOMPLETE total ({n} operator{'s' if n != 1 else ''} not counted)"

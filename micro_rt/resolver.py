@@ -15,7 +15,8 @@ from .schema import BUILTIN_CODE
 
 # The host kernel modules, each exporting BUILTINS = [(op name, Registration, max version)].
 KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softmax", "reduce",
-                  "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm")
+                  "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
+                  "control_flow", "resource_variables")
 
 
 @dataclass(frozen=True)

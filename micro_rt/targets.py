@@ -46,6 +46,11 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     # SingleArenaBufferAllocator / MicroAllocator (MicroInterpreter on a device)
     "AllocatorFixed": (488, 236, 8, 4),
     "AllocatorFixedPlain": (256, 132, 8, 4),
+    # ... of which these come last: a model with resource variables gets its
+    # MicroResourceVariables (allocated 16-aligned, before the interpreter) ahead of them
+    "MicroBuiltinDataAllocator": (16, 8, 8, 4),
+    "MicroResourceVariables": (16, 12, 16, 16),
+    "MicroResourceVariable": (40, 20, 16, 16),          # one per variable the model names
     # kernel op data (TFLM reference kernels, init)
     "OpDataConv": (80, 56, 16, 16),
     "OpDataFullyConnected": (72, 48, 16, 16),
@@ -68,6 +73,11 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataConcatenation": (80, 24, 16, 16),
     "OpDataSvdf": (36, 36, 16, 16),
     "OpDataLSTM": (688, 688, 16, 16),
+    "OpDataIf": (8, 8, 16, 16),
+    "OpDataWhile": (8, 8, 16, 16),
+    "OpDataCallOnce": (8, 8, 16, 16),
+    "OpDataVarHandle": (4, 4, 16, 16),
+    "OpDataAssignVariable": (4, 0, 16, 16),         # only a compression build (host64) has it
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}

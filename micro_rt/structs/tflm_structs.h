@@ -552,6 +552,28 @@ typedef struct { int init_subgraph_index; } TfLiteCallOnceParams;
 typedef struct { const char *container, *shared_name; } TfLiteVarHandleParams;
 typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashtableParams;
 
+/* ---- control flow and resource variables (kernels/if.cc, while.cc, call_once.cc,
+ * var_handle.cc, assign_variable.cc; micro_resource_variable.h) ----------------------------- */
+typedef struct { int then_subgraph_index, else_subgraph_index; } OpDataIf;
+typedef struct { int cond_subgraph_index, body_subgraph_index; } OpDataWhile;
+typedef struct { int init_subgraph_index; bool has_run; } OpDataCallOnce;
+typedef struct { int32_t resource_id; } OpDataVarHandle;
+typedef struct {                               /* assign_variable.cc has an Init only with */
+#ifdef USE_TFLM_COMPRESSION                    /* compression: 0 bytes means no allocation */
+    int scratch_index;
+#endif
+} OpDataAssignVariable;
+typedef struct {
+    const char *container, *shared_name;
+    void *resource_buffer;
+    size_t bytes;
+    int8_t default_value;
+} MicroResourceVariable;
+typedef struct {
+    MicroResourceVariable *resource_variables_;
+    int max_variable_count_, num_resource_variables_;
+} MicroResourceVariables;
+
 /* ---- the structs TFLM allocates 16-aligned (a kernel's AllocatePersistentBuffer) --------- */
 #define MRT_KERNEL_OP_DATA(X)                                                                 \
     X(OpDataConv) X(OpDataFullyConnected) X(OpDataAdd) X(OpDataSub) X(OpDataMul)              \
@@ -560,6 +582,8 @@ typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashta
     X(DequantizeOpData) X(OpDataPad) X(OpDataReduce) X(StridedSliceOpData)                    \
     X(OpDataConcatenation) X(OpDataSvdf) X(OpDataLSTM) X(OpDataConvCmsis)                     \
     X(OpDataDepthwiseCmsis) X(OpDataFullyConnectedCmsis) X(OpDataPoolingCmsis)                \
-    X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)
+    X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                 \
+    X(OpDataIf) X(OpDataWhile) X(OpDataCallOnce) X(OpDataVarHandle) X(OpDataAssignVariable)   \
+    X(MicroResourceVariables) X(MicroResourceVariable)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
