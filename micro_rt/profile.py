@@ -44,10 +44,16 @@ class OpRecord:
     alignment: list[AlignmentReport] = field(default_factory=list)
     subgraph: int = 0          # operators of other subgraphs run through IF / WHILE / CALL_ONCE
     runs: int = 1              # times it ran in the invoke (a loop body's: once per iteration)
+    # IF / WHILE / CALL_ONCE: what the operators of the subgraphs it ran cost (IF: the branch
+    # taken; WHILE: cond and body, every iteration), beyond its own copies in `cycles`
+    subgraph_cycles: int = 0
+    subgraph_instructions: int = 0
 
     def as_dict(self, with_subgraph: bool = False) -> dict:
         where = {"subgraph": self.subgraph} if with_subgraph else {}
-        runs = {"runs": self.runs} if with_subgraph else {}
+        runs = {"runs": self.runs, "cycles_with_subgraphs": self.cycles + self.subgraph_cycles,
+                "instructions_with_subgraphs": self.instructions + self.subgraph_instructions} \
+            if with_subgraph else {}
         return {**where, "index": self.index, "op": self.op, "on_mcu": self.on_mcu, **runs,
                 "instructions": self.instructions, "cycles": self.cycles, "macs": self.macs,
                 "macs_per_cycle": round(self.macs / self.cycles, 4) if self.cycles else None,
@@ -61,6 +67,8 @@ class OpRecord:
         self.instructions += other.instructions
         self.cycles += other.cycles
         self.macs += other.macs
+        self.subgraph_cycles += other.subgraph_cycles
+        self.subgraph_instructions += other.subgraph_instructions
         self.stack_bytes = max(self.stack_bytes, other.stack_bytes)
         self.alignment += other.alignment
 
@@ -72,14 +80,24 @@ class RunRecords:
     def __init__(self) -> None:
         self.records: list[Optional[OpRecord]] = []
         self._slot: dict[tuple[int, int], int] = {}
+        self._running: list[list[int]] = []     # per operator running: [cycles, instructions] inside
 
     def start(self, subgraph: int, index: int) -> None:
         if (subgraph, index) not in self._slot:
             self._slot[(subgraph, index)] = len(self.records)
             self.records.append(None)
+        self._running.append([0, 0])
 
     def finish(self, subgraph: int, record: OpRecord) -> None:
+        """The operator that started last has run: what ran inside it (its subgraphs' operators)
+        is its subgraph cost, and it all counts towards the operator that ran it, if any."""
         record.subgraph = subgraph
+        inner_cycles, inner_instructions = self._running.pop()
+        record.subgraph_cycles += inner_cycles
+        record.subgraph_instructions += inner_instructions
+        if self._running:
+            self._running[-1][0] += record.cycles + record.subgraph_cycles
+            self._running[-1][1] += record.instructions + record.subgraph_instructions
         slot = self._slot[(subgraph, record.index)]
         if self.records[slot] is None:
             self.records[slot] = record
@@ -173,6 +191,10 @@ def profile_table(report: dict) -> str:
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
         lines.append(f"{_number(op):>4}  {_name(op):<20}{op['instructions']:>14,}{op['cycles']:>14,}"
                      f"{op['macs']:>12,}{mpc:>9}{op['stack_bytes']:>7}{op['cycles'] / clock * 1e3:>9.3f}")
+        if op.get("cycles_with_subgraphs", op["cycles"]) != op["cycles"]:
+            cycles = op["cycles_with_subgraphs"]
+            lines.append(f"{'':>4}  {'  with its subgraphs':<20}{op['instructions_with_subgraphs']:>14,}"
+                         f"{cycles:>14,}{'':>28}{cycles / clock * 1e3:>9.3f}")
     n = len(report["ops_not_counted"])
     label = "total" if report["complete"] else f"INCOMPLETE total ({n} operator{'s' if n != 1 else ''} not counted)"
     lines.append(f"{label} on {where}: {report['total_cycles']:,} cycles = "

@@ -53,4 +53,8 @@ def test_profile_counts_each_loop_iteration(capsys):
     assert main(["profile", path, "--json"]) in (0, 3)
     report = json.loads(capsys.readouterr().out)
     assert any(op.get("subgraph") for op in report["ops"])
-    assert next(op for op in report["ops"] if op["op"] == "WHILE")["cycles"] > 0
+    loop = next(op for op in report["ops"] if op["op"] == "WHILE")
+    inside = [op for op in report["ops"] if op["subgraph"]]       # every other subgraph runs in it
+    assert loop["cycles"] > 0
+    assert loop["cycles_with_subgraphs"] == loop["cycles"] + sum(op["cycles"] for op in inside)
+    assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"])   # counted once
