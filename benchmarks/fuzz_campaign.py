@@ -162,6 +162,20 @@ def _drain(run: Running) -> None:
         pass
 
 
+def _collect(run: Running, ready) -> bool:
+    """Read what the child has sent; True when it is done with (ended, or exited). Liveness is
+    checked once, before reading: a child seen exited has all its messages in the pipe, so
+    none is lost to an exit between two checks."""
+    if run.conn not in ready and run.proc.sentinel not in ready:
+        return False
+    alive = run.proc.is_alive()
+    _drain(run)
+    if run.ended or not alive:
+        run.proc.join(timeout=5)
+        return True
+    return False
+
+
 def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: bool) -> tuple[Tally, dict]:
     from micro_rt.tools import fuzzing
     seeds = fuzzing.seed_models(ROOT, SHARED)
@@ -188,14 +202,7 @@ def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: b
         ready = wait(list(running) + [r.proc.sentinel for r in running.values()], timeout=0.2)
         now = time.monotonic()
         for conn, run in list(running.items()):
-            finished = False
-            if conn in ready or run.proc.sentinel in ready:
-                _drain(run)
-                if not run.ended and not run.proc.is_alive():
-                    _drain(run)                  # what it wrote just before exiting
-                if run.ended or not run.proc.is_alive():
-                    run.proc.join(timeout=5)
-                    finished = True
+            finished = _collect(run, ready)
             if not finished and now > run.deadline:
                 _drain(run)                      # it may have moved on to the oracle in time
             if not finished and now > run.deadline and not run.ended:

@@ -27,6 +27,7 @@ from .engine import RECYCLE_EVERY
 from .faults import BudgetExceeded
 from .machine import VirtualMCU
 from .memory_map import SRAM_BASE
+from .memory_system import MemorySystem
 from .ops_control import CopyStep
 
 
@@ -73,7 +74,7 @@ class McuExecutor:
 
     def __init__(self, interpreter: Any, *, clock_hz: int = 100_000_000, flash_wait_states: int = 0,
                  strict_alignment: bool = False, arena_misalign: int = 0, budget: Optional[int] = None,
-                 invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY):
+                 memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY):
         self.it = interpreter
         self.budget = budget
         head = interpreter.memory_bytes
@@ -82,6 +83,7 @@ class McuExecutor:
             self.mcu = VirtualMCU(interpreter.target.name, arena_bytes=head, clock_hz=clock_hz,
                                   flash_wait_states=flash_wait_states, strict_alignment=strict_alignment,
                                   arena_misalign=arena_misalign, flash_bytes=0,
+                                  memory_system=memory_system,
                                   weights_bytes=self._constant_bytes(),
                                   recycle_every=recycle_every)
             buffer = self.mcu.new_arena_buffer(head)

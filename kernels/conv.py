@@ -18,7 +18,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv_common import (ConvOpData, check_bias, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
+from .conv_common import (ConvOpData, check_bias, check_finite_float_filter, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
                           prepare_window, quantized_conv_params, store_float_output, store_output, window_invoke)
 from .exact_matmul import accumulator_bound, exact_float_type, max_abs_offset, sequential_matmul_f32
 from .kernel_util import HYBRID, activation_of, check_activation, dtype_name, kernel_error, tensor_name, zero_point_of
@@ -49,6 +49,8 @@ def conv_prepare(ctx, node) -> None:
     check_activation(node, act)
     sh, sw, dh, dw = prepare_window(node, data, inp, out, fh, fw)
     data.kind = np.dtype(inp.dtype).name
+    if data.kind == "float32":
+        check_finite_float_filter(node, data, inp, flt, out, sh, sw, dh, dw)
     # (OC, KH, KW, IC/g) -> per group (K, OC/g) with K ordered (ky, kx, ic) like TFLM's loops.
     w_g = np.asarray(flt.data).reshape(data.groups, oc // data.groups, fh * fw * fic).transpose(0, 2, 1)
     if data.narrow is not None:

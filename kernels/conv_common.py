@@ -12,7 +12,7 @@ import numpy as np
 
 from .kernel_util import (activation_range_float, activation_range_quantized, check_elements, check_quantized,
                           kernel_error, scale_of, tensor_name, type_label, type_name, zero_point_of)
-from .padding import check_geometry, compute_padding_height_width, int16_window
+from .padding import Int16Window, check_geometry, compute_padding_height_width, int16_window
 from .quant import MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, check_left_shift, quantize_multiplier
 
 
@@ -61,6 +61,38 @@ def prepare_window(node, data, inp, out, filter_h: int, filter_w: int) -> tuple[
                                                       filter_h, filter_w, padding)
     data.narrow = int16_window(sh, sw, dh, dw, data.padding)
     return sh, sw, dh, dw
+
+def _window_leaves_image(out_size: int, stride: int, pad: int, filter_size: int, dilation: int,
+                         in_size: int) -> bool:
+    """Whether some output's window has a tap outside the image along one axis (the taps form
+    two arithmetic progressions, so the extremes are at their ends; any signs, as wrapped
+    int16 fields may have)."""
+    ends = [o * stride - pad + k * dilation for o in (0, out_size - 1) for k in (0, filter_size - 1)]
+    return min(ends) < 0 or max(ends) >= in_size
+
+
+def check_finite_float_filter(node, data, inp, flt, out, stride_h: int, stride_w: int, dil_h: int,
+                              dil_w: int) -> None:
+    """A float filter holding NaN or Inf on windows that reach outside the image: TFLM skips
+    those taps, micro_rt's kernels (host and MCU) multiply them by zero padding, and 0 x NaN or
+    0 x Inf is NaN where TFLM adds nothing, so the outputs would differ: refused. Call after
+    prepare_window."""
+    w = np.asarray(flt.data)
+    bad = ~np.isfinite(w)
+    if not bad.any():
+        return
+    # the window as TFLM's kernel runs it (int16 fields, possibly wrapped)
+    win = data.narrow or Int16Window(stride_h, stride_w, dil_h, dil_w, data.padding.height, data.padding.width)
+    fh, fw = int(flt.shape[1]), int(flt.shape[2])
+    if not (_window_leaves_image(int(out.shape[1]), win.stride_h, win.pad_h, fh, win.dil_h, int(inp.shape[1]))
+            or _window_leaves_image(int(out.shape[2]), win.stride_w, win.pad_w, fw, win.dil_w, int(inp.shape[2]))):
+        return
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    raise kernel_error(node, f"filter {tensor_name(flt)} holds non-finite values ({w[first]} at {list(first)}) "
+                             "and some windows reach outside the image: TFLM skips those taps, "
+                             "micro_rt's kernels multiply them by zero padding (0 x NaN or Inf is NaN), "
+                             "so the outputs would differ")
+
 
 # Why a bias of another type than TFLM's kernel expects is refused: TFLM does not check it
 # and reads the buffer as words of the expected type (wrong values, or past its end).

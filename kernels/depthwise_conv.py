@@ -15,7 +15,7 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .conv_common import (ConvOpData, check_bias, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
+from .conv_common import (ConvOpData, check_bias, check_finite_float_filter, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
                           prepare_window, quantized_conv_params, store_output, window_invoke)
 from .exact_matmul import accumulator_bound, exact_float_type, max_abs_offset
 from .kernel_util import (HYBRID, activation_of, check_activation, dtype_name, kernel_error, tensor_name,
@@ -51,6 +51,8 @@ def dw_prepare(ctx, node) -> None:
     check_activation(node, act)
     sh, sw, dh, dw = prepare_window(node, data, inp, out, fh, fw)
     data.kind = np.dtype(inp.dtype).name
+    if data.kind == "float32":
+        check_finite_float_filter(node, data, inp, flt, out, sh, sw, dh, dw)
     if data.narrow is not None:
         _prepare_narrowed(node, data, inp, flt, bias, out, act, wide)
         return

@@ -111,6 +111,18 @@ def _check_broadcast(node, in1, in2, out):
         raise kernel_error(node, f"inputs {tensor_desc(in1)} and {tensor_desc(in2)} do not broadcast")
     if tuple(shape) != tuple(out.shape) and int(np.prod(shape)) != int(np.prod(out.shape)):
         raise kernel_error(node, f"output {tensor_desc(out)} does not match broadcast shape {list(shape)}")
+
+    def without_leading_ones(dims) -> tuple:
+        dims = tuple(int(d) for d in dims)
+        while dims and dims[0] == 1:
+            dims = dims[1:]
+        return dims
+    # Inputs of different shapes: TFLM walks the output's shape with the inputs' strides, so only
+    # the broadcast shape (up to leading 1s) reads them in place.
+    if tuple(in1.shape) != tuple(in2.shape) and without_leading_ones(shape) != without_leading_ones(out.shape):
+        raise kernel_error(node, f"output {tensor_desc(out)} is not the broadcast shape {list(shape)} of "
+                                 f"inputs {tensor_desc(in1)} and {tensor_desc(in2)}: TFLM's broadcast walks "
+                                 "the output's shape and would read the inputs out of place")
     return tuple(shape)
 
 

@@ -111,15 +111,19 @@ def check_activation(node, act: str) -> None:
         raise kernel_error(node, f"fused activation {act} is not supported")
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def activation_range_float(activation: str) -> tuple[float, float]:
-    """CalculateActivationRange for float kernels."""
+    """CalculateActivationRange for float kernels: "no bound" is std::numeric_limits<float>'s
+    lowest() / max(), so an infinite result comes out as -+FLT_MAX."""
     if activation == "RELU":
-        return 0.0, float("inf")
+        return 0.0, FLOAT32_MAX
     if activation == "RELU6":
         return 0.0, 6.0
     if activation == "RELU_N1_TO_1":
         return -1.0, 1.0
-    return float("-inf"), float("inf")
+    return -FLOAT32_MAX, FLOAT32_MAX
 
 
 def activation_range_quantized(activation: str, scale: float, zero_point: int,

@@ -25,7 +25,7 @@ from .fixedpoint import logistic_int16, tanh_int16, wrap_int32
 from .kernel_util import kernel_error, scale_of, tensor_desc, zero_point_of
 from .lstm_common import (CELL_STATE, GATE_BIAS, GATES, INPUT, INPUT_TO_GATE, OUTPUT_STATE, RECURRENT_TO_GATE,
                           OpDataLSTM, stack_gates)
-from .quant import checked_log2, quantize_multiplier
+from .quant import check_left_shift, checked_log2, quantize_multiplier
 from .requant import InPlaceRequant, clip, round_and_shift
 
 # TFLM's gate scales (lstm_eval_common.cc): Q3.12 into the non-linearities, Q0.15 out. The
@@ -54,8 +54,8 @@ def prepare_int8(node, data: OpDataLSTM, t: list) -> None:
     for i in range(1, 9):
         if len(t[i].scales) != 1:
             raise kernel_error(node, f"weights {tensor_desc(t[i])}: per-channel LSTM weights are not supported")
-    _gate_fc_params(data, t)
-    _cell_and_product_params(data, t)
+    _gate_fc_params(node, data, t)
+    _cell_and_product_params(node, data, t)
     data.sigmoid_lut = logistic_int16(_INT16_VALUES).astype(np.int64)
     data.gate_tanh_lut = tanh_int16(_INT16_VALUES, *lstm_tanh_params(-12)).astype(np.int64)
     data.cell_tanh_lut = tanh_int16(_INT16_VALUES, *lstm_tanh_params(data.cell_power)).astype(np.int64)
@@ -80,9 +80,10 @@ def _mul_params(s1: float, s2: float, s_out: float) -> tuple[int, int]:
     return quantize_multiplier(float(s1) * float(s2) / float(s_out))
 
 
-def _gate_fc_params(data: OpDataLSTM, t: list) -> None:
+def _gate_fc_params(node, data: OpDataLSTM, t: list) -> None:
     """Zero points, the stacked weights less their zero point (exact in float64 matmuls), the
-    biases, and one multiplier and shift per column of the input and the recurrent FC."""
+    biases, and one multiplier and shift per column of the input and the recurrent FC (refused
+    where C++ leaves the requantization's left shift undefined)."""
     x, h = t[INPUT], t[OUTPUT_STATE]
     s = data.n_state
     data.input_zp, data.hidden_zp = zero_point_of(x), zero_point_of(h)
@@ -92,25 +93,41 @@ def _gate_fc_params(data: OpDataLSTM, t: list) -> None:
     in_m, in_s, rec_m, rec_s = [], [], [], []
     for g in GATES:
         m, sh = _fc_multiplier(scale_of(x), scale_of(t[INPUT_TO_GATE[g]]))
+        check_left_shift(node, sh, f"input {tensor_desc(x)} x input weights {tensor_desc(t[INPUT_TO_GATE[g]])}")
         in_m += [m] * s
         in_s += [sh] * s
         m, sh = _fc_multiplier(scale_of(h), scale_of(t[RECURRENT_TO_GATE[g]]))
+        check_left_shift(node, sh, f"output state {tensor_desc(h)} x recurrent weights "
+                                   f"{tensor_desc(t[RECURRENT_TO_GATE[g]])}")
         rec_m += [m] * s
         rec_s += [sh] * s
     data.in_mult, data.in_shift = np.array(in_m, np.int64), np.array(in_s, np.int64)
     data.rec_mult, data.rec_shift = np.array(rec_m, np.int64), np.array(rec_s, np.int64)
 
 
-def _cell_and_product_params(data: OpDataLSTM, t: list) -> None:
+def _cell_and_product_params(node, data: OpDataLSTM, t: list) -> None:
     """The cell state's power-of-two scale, the quantized cell clip, and the multipliers of
-    the three element-wise products (forget x cell, input x cell gate, output x tanh(cell))."""
-    cell_scale = scale_of(t[CELL_STATE])
+    the three element-wise products (forget x cell, input x cell gate, output x tanh(cell));
+    refused where C++ leaves the tanh rescale or a requantization undefined."""
+    c, h = t[CELL_STATE], t[OUTPUT_STATE]
+    cell_scale = scale_of(c)
     data.cell_power = checked_log2(cell_scale)
+    multiplier, shift = lstm_tanh_params(data.cell_power)
+    if (multiplier == 0 and shift > 14) or shift > 31:
+        # 3 << shift times an int16 overflows int32 from shift 15; shifts past 31 bits
+        how = (f"multiplies it by 3 << {shift}, which overflows int32 for large values" if multiplier == 0
+               else f"shifts it right by {shift} bits, past the int32 width")
+        raise kernel_error(node, f"cell state {tensor_desc(c)} scale 2^{data.cell_power}: TFLM's tanh of "
+                                 f"the cell state {how} (undefined in C++); a quantization scale is wrong")
     cell_clip = float(np.float32(data.cell_clip)) / float(cell_scale) if cell_scale else 0.0
     data.quantized_cell_clip = int(math.trunc(min(max(cell_clip, -32768.0), 32767.0)))
     data.forget_cell_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, cell_scale, cell_scale)
     data.input_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, cell_scale)
-    data.output_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, scale_of(t[OUTPUT_STATE]))
+    data.output_mul = _mul_params(NONLINEAR_OUTPUT_SCALE, NONLINEAR_OUTPUT_SCALE, scale_of(h))
+    for (_, shift), what in ((data.forget_cell_mul, f"forget gate x cell state {tensor_desc(c)}"),
+                             (data.input_mul, f"input gate x cell gate into cell state {tensor_desc(c)}"),
+                             (data.output_mul, f"output gate x cell into output state {tensor_desc(h)}")):
+        check_left_shift(node, shift, what)
 
 
 def _const(v) -> np.ndarray:

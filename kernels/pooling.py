@@ -4,7 +4,8 @@ reference_ops / reference_integer_ops AveragePool and MaxPool), vectorised per f
 Windows are clamped to the image (taps outside are skipped, not counted). int8 average:
 int32 sum, then (sum ± count/2) / count with C truncation, then the activation clamp.
 float average: float32 sum in (filter_y, filter_x) order divided by the float count.
-Max: start from the type's lowest value, then clamp to the activation range.
+Max: start from the type's lowest value (float: NaN inputs are skipped, as std::max keeps its
+first operand), then clamp to the activation range.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from micro_rt.kernel_api import Registration, op_data_init
 from .kernel_util import (activation_of, activation_range_float, activation_range_quantized, check_activation,
                           check_quantized, dtype_name, kernel_error, scale_of, tensor_name, type_label,
                           zero_point_of)
-from .padding import check_geometry, compute_padding_height_width, int16_window, make_geometry
+from .padding import PaddingValues, check_geometry, compute_padding_height_width, int16_window, make_geometry
 from .requant import clip
 
 
@@ -31,11 +32,20 @@ class OpDataPooling:
     act_max: Any = 0
     counts: Any = None
     pad_buffer: Any = None
+    fill: Any = 0              # max pooling: the padding's value, the type's lowest
     acc: Any = None
     int_avg: Any = None        # integer average: (half, count, int64 buffer, sign buffer, lo, hi)
 
 
 pool_init = op_data_init("OpDataPooling", OpDataPooling)
+
+
+def _reached_taps(pad: int, stride: int, out_size: int, filter_size: int, in_size: int) -> tuple[int, int]:
+    """(first, count) of the filter taps along one axis that fall inside the image for at
+    least one output position; the others only ever read padding."""
+    first = max(0, pad - (out_size - 1) * stride)
+    end = min(filter_size, pad + in_size)
+    return first, max(end - first, 1)
 
 
 def _prepare(ctx, node, is_max: bool) -> None:
@@ -65,7 +75,12 @@ def _prepare(ctx, node, is_max: bool) -> None:
         raise kernel_error(node, f"a {fh}x{fw} window pads input {tensor_name(inp)} by "
                                  f"{data.padding.height}x{data.padding.width}: TFLM's PoolParams keep the "
                                  "padding as int16_t, which wraps (micro_rt does not reproduce that)")
-    g = make_geometry(inp.shape, out.shape, fh, fw, sh, sw, 1, 1, data.padding)
+    # Only the taps that reach the image for some output (TFLM clips each window to the image,
+    # so its cost follows the image, not filter_height x filter_width).
+    top, fh_reached = _reached_taps(data.padding.height, sh, int(out.shape[1]), fh, ih)
+    left, fw_reached = _reached_taps(data.padding.width, sw, int(out.shape[2]), fw, iw)
+    reached = PaddingValues(data.padding.width - left, data.padding.height - top, 0, 0)
+    g = make_geometry(inp.shape, out.shape, fh_reached, fw_reached, sh, sw, 1, 1, reached)
     data.geometry = g
     data.kind = it.name
     if it == np.float32:
@@ -77,8 +92,8 @@ def _prepare(ctx, node, is_max: bool) -> None:
         data.act_min, data.act_max = activation_range_quantized(act, scale_of(out), zero_point_of(out), it)
     data.counts = g.valid_counts()[None, :, :, None]
     if is_max:
-        fill = np.finfo(np.float32).min if it == np.float32 else np.iinfo(it).min
-        data.pad_buffer = np.full(g.padded_shape, fill, dtype=it)
+        data.fill = np.finfo(np.float32).min if it == np.float32 else np.iinfo(it).min
+        data.pad_buffer = np.full(g.padded_shape, data.fill, dtype=it)
     else:
         data.pad_buffer = np.zeros(g.padded_shape, dtype=np.float32 if it == np.float32 else np.int32)
         if np.any(data.counts == 0):
@@ -101,16 +116,18 @@ def max_prepare(ctx, node) -> None:
     _prepare(ctx, node, is_max=True)
 
 
-def _accumulate(data: OpDataPooling, x: np.ndarray, reduce) -> np.ndarray:
+def _accumulate(data: OpDataPooling, x: np.ndarray, reduce, start) -> np.ndarray:
+    """`reduce` over every tap in TFLM's (filter_y, filter_x) order from `start`. Padded taps
+    hold `start` (0 for sums, the lowest value for maxima), so each is a no-op as TFLM's
+    skipped taps are: float 0 + 0.0 stays +0 and a float max never becomes NaN (np.fmax, like
+    std::max(max, x), keeps the non-NaN operand)."""
     g = data.geometry
     buf = data.pad_buffer
     g.fill(buf, x)
     acc = data.acc
-    acc[...] = g.tap(buf, 0, 0)
+    acc[...] = start
     for ky in range(g.filter_h):
         for kx in range(g.filter_w):
-            if ky == 0 and kx == 0:
-                continue
             reduce(acc, g.tap(buf, ky, kx), out=acc)
     return acc
 
@@ -118,7 +135,7 @@ def _accumulate(data: OpDataPooling, x: np.ndarray, reduce) -> np.ndarray:
 def avg_invoke(ctx, node) -> None:
     data: OpDataPooling = node.user_data
     out = ctx.output(node, 0)
-    acc = _accumulate(data, ctx.input(node, 0).data, np.add)
+    acc = _accumulate(data, ctx.input(node, 0).data, np.add, 0)
     if data.kind == "float32":
         res = acc / data.counts.astype(np.float32)
         np.maximum(res, data.act_min, out=res)
@@ -139,7 +156,8 @@ def avg_invoke(ctx, node) -> None:
 def max_invoke(ctx, node) -> None:
     data: OpDataPooling = node.user_data
     out = ctx.output(node, 0)
-    acc = _accumulate(data, ctx.input(node, 0).data, np.maximum)
+    acc = _accumulate(data, ctx.input(node, 0).data, np.fmax if data.kind == "float32" else np.maximum,
+                      data.pad_buffer.dtype.type(data.fill))
     if data.kind == "float32":
         res = np.minimum(np.maximum(acc, data.act_min), data.act_max)
     else:

@@ -157,6 +157,11 @@ def mean_invoke(ctx, node) -> None:
         np.asarray(ctx.input(node, 1).data, dtype=np.int64).ravel()
     axes = _resolve(node, raw_axis, x.ndim)
     rows, count = _rows(x, axes)
+    if rows.shape[0] != out.data.size:      # a runtime axis (prepare checks constant ones)
+        raise kernel_error(node, f"axis {[int(a) for a in raw_axis]} reduces input "
+                                 f"{tensor_name(ctx.input(node, 0))} {list(x.shape)} to {rows.shape[0]} values, "
+                                 f"output {tensor_name(out)} {list(out.shape)} holds {out.data.size}: TFLM "
+                                 "would write past the output (undefined)")
     if data.kind == "float32":
         if rows.shape[1] == 0:
             out.data[...] = 0

@@ -118,6 +118,20 @@ def _pack_prepare(ctx, node):
     expected.insert(axis, n)
     if _nelem(o) != math.prod(expected):
         raise kernel_error(node, f"output {tensor_desc(o)} does not match packed shape {expected}")
+    # TFLM's PACK has no prepare: its loop copies values_count inputs, laid out by the output's
+    # dimensions before and after the axis (counted on the output's rank).
+    values_count = int(node.options.get("values_count", 0))
+    if values_count != n:
+        raise kernel_error(node, f"values_count option {values_count} differs from the {n} inputs: TFLM's "
+                                 "kernel would leave the output partly unwritten or read missing inputs")
+    out_axis = int(node.options.get("axis", 0))
+    out_axis += len(o.shape) if out_axis < 0 else 0
+    if not (0 <= out_axis < len(o.shape)
+            and math.prod(o.shape[:out_axis]) == math.prod(first.shape[:axis])
+            and math.prod(o.shape[out_axis + 1:]) == math.prod(first.shape[axis:])):
+        raise kernel_error(node, f"output {tensor_desc(o)} with axis {node.options.get('axis', 0)} does not "
+                                 f"lay out {n} inputs {tensor_desc(first)} the way TFLM's kernel copies them "
+                                 f"(expected shape {expected})")
     d.params = dict(axis=axis, shape=tuple(expected))
 
 
@@ -146,6 +160,9 @@ def _concat_prepare(ctx, node):
     if n > _CONCAT_MAX_INPUTS:
         raise kernel_error(node, f"{n} inputs, at most {_CONCAT_MAX_INPUTS} are supported")
     axis = int(node.options.get("axis", 0))
+    if not -len(o.shape) <= axis < len(o.shape):
+        raise kernel_error(node, f"axis {axis} is out of range for output {tensor_desc(o)} of "
+                                 f"{len(o.shape)} dimensions")
     if axis < 0:
         axis += len(o.shape)
     require_inputs(ctx, node)

@@ -112,6 +112,10 @@ def offline_offsets(model: Model) -> Optional[list[int]]:
     """The `OfflineMemoryAllocation` metadata: [version, subgraphs, count, offset per tensor]."""
     raw = model.metadata_bytes(OFFLINE_METADATA)
     if raw is None:
+        if "OfflineMemoryAllocation" in model.metadata:
+            raise ModelError(f"OfflineMemoryAllocation metadata points to buffer "
+                             f"{model.metadata['OfflineMemoryAllocation']}, which holds no data: "
+                             "tflite-micro reads it anyway and crashes (a null pointer)")
         return None
     if len(raw) < 12 or len(raw) % 4:
         raise ModelError(f"OfflineMemoryAllocation metadata is {len(raw)} bytes, not an int32 array "
@@ -361,8 +365,10 @@ class TflmAllocator:
         of every subgraph (those a kernel gave data in prepare excepted), then the scratch
         buffers, in TFLM's AddBuffer order."""
         lifetimes = model_lifetimes(self.model)
-        # Like TFLM, the greedy planner honours an offline plan when the model carries one.
-        offline = offline_offsets(self.model) if self.planner_name in ("greedy", "offline") else None
+        # TFLM reads (and checks) an offline plan whatever the planner; the greedy one honours it.
+        offline = offline_offsets(self.model)
+        if self.planner_name not in ("greedy", "offline"):
+            offline = None
         if self.planner_name == "offline" and offline is None:
             raise AllocationError("--planner offline: the model carries no OfflineMemoryAllocation "
                                   "metadata")

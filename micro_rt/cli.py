@@ -22,7 +22,7 @@ import numpy as np
 
 from .analysis import op_macs
 from .cli_values import parse_frequency, parse_size
-from .errors import MicroRtError
+from .errors import InputError, MicroRtError
 from .files import load_array, read_model_file
 from .interpreter import Interpreter
 from .model import Model, read_model
@@ -170,14 +170,30 @@ def cmd_plan(args) -> int:
 
 
 # ---- fit ---------------------------------------------------------------------------------
+def _board_or_target(args, **common):
+    """The run setup of fit and profile: --board's core, clock, flash interface and budgets,
+    each overridden by the option given, or --target (default cortex-m4)."""
+    from .run_setup import make_setup
+    setup = make_setup(board=args.board, target=args.target, clock_hz=getattr(args, "clock", None),
+                       flash_wait_states=getattr(args, "flash_wait_states", None),
+                       ram_budget=getattr(args, "ram", None),
+                       flash_budget=getattr(args, "flash", None), **common)
+    args.target = setup.target
+    return setup
+
+
 def cmd_fit(args) -> int:
     from .fit import assess
+    setup = _board_or_target(args)
+    if setup.ram_budget is None:
+        raise InputError("fit needs a RAM budget: --ram SIZE, or --board NAME for the board's SRAM")
     _, data = _load(args.model)
     it = _interpreter(args, data)
     with _progress(args, f"measuring kernels of {Path(args.model).name} on {args.target}",
                    len(it.nodes)) as progress:
-        report = assess(args.model, data, it, args.ram, args.flash,
+        report = assess(args.model, data, it, setup.ram_budget, setup.flash_budget,
                         measure=not args.no_emulate, progress=progress)
+    report.board, report.budget_source = setup.board, setup.budget_source
     from .reports.tables import fit_tables
     _emit(args, report.as_dict(), report.text(), fit_tables)
     return report.exit_code
@@ -313,25 +329,45 @@ def cmd_optimize(args) -> int:
 def cmd_profile(args) -> int:
     from .profile import emulated_profile, profile_table
     from .reports.tables import profile_tables
+    setup = _board_or_target(args)
     if get_target(args.target).is_host:
         raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "
                            "cortex-m0plus, cortex-m4, cortex-m7 or cortex-m33")
     model, data = _load(args.model)
-    with _progress(args, f"emulating {Path(args.model).name} on {args.target}",
+    with _progress(args, f"emulating {Path(args.model).name} on {setup.where}",
                    len(model.main.operators)) as progress:
-        report, it = emulated_profile(data, args.target, args.clock,
-                                      flash_wait_states=args.flash_wait_states,
+        report, it = emulated_profile(data, args.target, setup.clock_hz,
+                                      flash_wait_states=setup.flash_wait_states,
+                                      memory_system=setup.mcu_memory_system(),
                                       strict_alignment=args.strict_alignment,
                                       arena_misalign=args.arena_misalign, seed=args.seed,
                                       progress=progress)
         it.close()
-    _emit(args, report, profile_table(report), profile_tables)
+    if setup.board:
+        report = {"board": setup.board, "board_notes": setup.board_notes, **report}
+    text = profile_table(report)
+    if setup.board:
+        text = "\n".join([f"board {setup.board}: " + "; ".join(setup.board_notes[1:]), text])
+    _emit(args, report, text, profile_tables)
     return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
+
+
+# ---- boards --------------------------------------------------------------------------------
+def cmd_boards(args) -> int:
+    from .cortexm.boards import list_boards
+    from .reports.boards import boards_exit_code, boards_payload, boards_tables, boards_text, measure_boards
+    _, data = _load(args.model)        # a bad model is one error, not one per board
+    boards = [b.name for b in list_boards(args.board_dir)]
+    rows = measure_boards(args.model, data, boards, planner=args.planner, seed=args.seed,
+                          workers=args.workers, board_dirs=args.board_dir)
+    payload = boards_payload(args.model, rows, "cmsis-nn")
+    _emit(args, payload, boards_text(payload), boards_tables)
+    return boards_exit_code(rows)
 
 
 # ---- report / compare ---------------------------------------------------------------------
 def _report_setup(args, board: Optional[str], target: Optional[str]):
-    from .reports.model_report import make_setup
+    from .run_setup import make_setup
     return make_setup(board=board, target=target, kernels=args.kernels, planner=args.planner,
                       clock_hz=args.clock, flash_wait_states=args.flash_wait_states,
                       ram_budget=args.ram, flash_budget=args.flash, cycles=not args.no_cycles,
@@ -391,7 +427,8 @@ def cmd_compare(args) -> int:
 
 # ---- entry point ------------------------------------------------------------------------
 COMMANDS = {"info": cmd_info, "plan": cmd_plan, "fit": cmd_fit, "run": cmd_run, "profile": cmd_profile,
-            "optimize": cmd_optimize, "report": cmd_report, "compare": cmd_compare}
+            "optimize": cmd_optimize, "boards": cmd_boards, "report": cmd_report,
+            "compare": cmd_compare}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,7 +18,7 @@ EXIT_CODES = """Exit codes (the same for every command, so CI can gate on them):
   2  error in what was given (model file, option value): one line on stderr
   3  cannot tell: something the answer depends on is not accounted for (listed in the output)
   4  internal error, a bug in micro_rt: one line on stderr; --debug shows the traceback"""
-DESCRIPTION = "`micro-rt`: info, plan, fit, run, profile, optimize, report, compare."
+DESCRIPTION = "`micro-rt`: info, plan, fit, run, profile, optimize, boards, report, compare."
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,12 +97,14 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="FILE", help="write a lane chart of the plan (default: none)")
 
     p = command("fit", "does the model fit a RAM/flash budget (exit 0 yes, 1 no, 3 cannot tell)",
-                commands["fit"], planner=True, formats=True)
-    p.add_argument("--ram", type=size_type(RAM_LIMIT), required=True,
-                   help=f"RAM budget, 1 B to {describe_bytes(RAM_LIMIT)}, e.g. 256K (required)")
+                commands["fit"], target=None, planner=True, formats=True)
+    _add_where_options(p)
+    p.add_argument("--ram", type=size_type(RAM_LIMIT), default=None,
+                   help=f"RAM budget, 1 B to {describe_bytes(RAM_LIMIT)}, e.g. 256K (required "
+                        "unless --board gives it: the board's SRAM)")
     p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,
                    help=f"flash budget, 1 B to {describe_bytes(FLASH_LIMIT)}, e.g. 1M "
-                        "(default: none, flash is reported but not judged)")
+                        "(default: the board's flash, else none: flash is reported but not judged)")
     p.add_argument("--no-emulate", action="store_true",
                    help="skip the emulated inference that measures kernel stack and code: the "
                         "verdict is then for the arena and the model only")
@@ -118,11 +120,15 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                    help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
 
     p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
-                "micro_rt's CMSIS-NN-style C kernels)", commands["profile"], kernels=None, formats=True)
-    p.add_argument("--clock", type=parse_frequency, default="100MHz",
-                   help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. 120MHz")
-    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=0, metavar="N",
-                   help="flash wait states, 0 to 15")
+                "micro_rt's CMSIS-NN-style C kernels)", commands["profile"], target=None,
+                kernels=None, formats=True)
+    _add_where_options(p)
+    p.add_argument("--clock", type=parse_frequency, default=None,
+                   help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. "
+                        "120MHz (default: the board's clock, else 100MHz)")
+    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
+                   help="core stall cycles per flash line fill, 0 to 15 (default: the board's "
+                        "figure at its clock, else 0)")
     p.add_argument("--strict-alignment", action="store_true",
                    help="report every unaligned access, as if UNALIGN_TRP were set")
     p.add_argument("--arena-misalign", type=int_range(0, 15), default=0, help=argparse.SUPPRESS)
@@ -141,6 +147,19 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p.add_argument("--no-check", action="store_true", help="skip running both models to compare outputs")
     p.add_argument("--oracle-verify", action="store_true",
                    help="also measure candidates with the tflite-micro oracle (for ops micro_rt lacks)")
+
+    p = command("boards", "the model on every board of the catalog: fits or not (RAM and flash "
+                "with margins) and latency at the board's clock, one row per board, fastest "
+                "fitting board first (exit 0 some board fits, 1 none, 3 cannot tell)",
+                commands["boards"], target=None, kernels=None, planner=True, formats=True)
+    p.add_argument("--board-dir", action="append", metavar="DIR",
+                   help="a directory of board files (NAME.json) searched before the shipped "
+                        "catalog; repeatable (default: none, and $MICRO_RT_BOARDS)")
+    p.add_argument("--workers", type=int_range(1, 64), default=None, metavar="N",
+                   help="boards measured at once in worker processes, 1 to 64 (default: the "
+                        "number of CPUs)")
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
 
     _add_report_options(command("report", "one self-contained HTML page: budget verdict, "
                                 "per-operator table, arena lane chart, live bytes, cycles per "

@@ -78,6 +78,8 @@ class FitReport:
     scope: Optional[str] = None
     not_accounted: list[str] = field(default_factory=list)
     unresolved_ops: list[str] = field(default_factory=list)
+    board: Optional[str] = None       # the budgets and core are this board's (--board)
+    budget_source: str = ""           # where the budgets come from, when not given plainly
 
     @property
     def ram_used(self) -> int:
@@ -119,7 +121,8 @@ class FitReport:
 
         return {
             "fits": as_bool[self.verdict], "verdict": self.verdict,
-            "target": self.plan.target, **kernels_fields(self.kernels),
+            "target": self.plan.target, "board": self.board, "budget_source": self.budget_source,
+            **kernels_fields(self.kernels),
             "scope": self.scope or "arena, kernel stack, static data, model and kernel code",
             "not_accounted": self.not_accounted,
             "ram": resource(self.ram_used, self.ram_budget, arena_bytes=self.plan.required_bytes,
@@ -150,7 +153,8 @@ class FitReport:
         head = {FITS: "FITS", DOES_NOT_FIT: "DOES NOT FIT", CANNOT_TELL: "CANNOT TELL"}[verdict]
         if self.scope and verdict != CANNOT_TELL:
             head += f", {self.scope}"
-        lines = [f"{head}: {self.model} on {plan.target}, kernels {kernels_label(self.kernels)}"]
+        where = f"board {self.board} ({plan.target})" if self.board else plan.target
+        lines = [f"{head}: {self.model} on {where}, kernels {kernels_label(self.kernels)}"]
         n = len(self.not_accounted)
         things = f"{n} part{'s' if n != 1 else ''} not accounted for (listed below)"
         if verdict == CANNOT_TELL:
@@ -178,6 +182,8 @@ class FitReport:
         if m:
             lines.append("      stack and code measured by running one inference of micro_rt's C "
                          "kernels on the virtual MCU")
+        if self.board:
+            lines.append(f"budgets: {self.budget_source}")
         if self.not_accounted:
             lines.append("not accounted for:")
             lines += [f"  - {item}" for item in self.not_accounted]

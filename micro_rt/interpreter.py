@@ -25,10 +25,10 @@ from .blas import BlasThreadLimit
 from .compat import InterpreterConfig
 from .context import MicroContext, Tensor, reset_variable
 from .errors import (EmulationError, InputError, InputIndexError, InputTypeError, KernelError,
-                     MicroRtError, TensorNotKeptError, UnsupportedOpError)
+                     MicroRtError, ModelError, TensorNotKeptError, UnsupportedOpError)
 from .files import read_model_file
 from .kernel_api import Node, Registration
-from .model import Model, Subgraph, read_model
+from .model import Model, Subgraph, read_model, undefined_reads
 from .resolver import MutableOpResolver
 from .profile import OpRecord, RunRecords
 from .planner import PLANNERS
@@ -181,6 +181,9 @@ class Interpreter:
         self._context.resource_variables = self.resource_variables
         self._records: Optional[RunRecords] = None     # while an invoke runs every subgraph
         self.plan: ArenaPlan = self._allocate(arena_size, planner)
+        # planned like TFLM, refused at invoke
+        self._undefined_reads = [f"subgraph {sg.index} {read}" if sg.index else read
+                                 for sg in model.subgraphs for read in undefined_reads(sg)]
         self.arena_size = arena_size if arena_size is not None else self.plan.required_bytes
 
     # ---- construction ----------------------------------------------------------------
@@ -317,6 +320,13 @@ class Interpreter:
         if getattr(self, "_closed", False):
             raise InputError("the interpreter was closed (close() or the end of its `with` block): "
                              "create a new one to invoke the model again")
+        if self._undefined_reads:
+            more = len(self._undefined_reads) - 1
+            raise ModelError(f"{self._undefined_reads[0]}, which is neither a subgraph input, a "
+                             "constant, a variable nor written by any operator"
+                             + (f" (and {more} more such reads)" if more else "")
+                             + ": tflite-micro would read whatever its arena holds there, so "
+                             "micro_rt does not run the model (its memory plan stands)")
         executor = self._mcu()
         with self._blas:
             if executor is None and progress is None and len(self.subgraphs) == 1:

@@ -199,9 +199,13 @@ def _read_buffer(buf: Buffer, t: Table, index: int) -> Optional[memoryview]:
         return data
     offset = t.scalar(1, "ulong", 0, "offset")
     size = t.scalar(2, "ulong", 0, "size")
-    if offset > 1:  # the large-model form: data stored after the flatbuffer
-        buf.check(offset, size, f"buffer {index} (offset {offset}, size {size})")
-        return buf.data[offset:offset + size]
+    if offset > 1 and size:
+        # The large-model form (data stored after the flatbuffer): TFLM reads Buffer.data only,
+        # so for it the buffer is empty and a tensor using it an activation nothing writes.
+        raise ModelError(f"buffer {index} keeps its {size} bytes outside the flatbuffer (offset "
+                         f"{offset}, size {size}), the form the converter uses for models over "
+                         "2 GB: tflite-micro reads buffer data only from inside the flatbuffer, "
+                         "so it would not see this data")
     return None
 
 
@@ -282,7 +286,8 @@ def _read_tensor(t: Table, index: int, sg: int, buffers: list) -> TensorInfo:
                       is_variable=bool(t.scalar(5, "bool", 0, "is_variable")),
                       shape_signature=tuple(int(d) for d in signature) if signature is not None else None)
     raw = buffers[buffer]
-    if raw is not None and len(raw):
+    # TFLM gives a variable tensor its own persistent buffer and resets it, never reading data.
+    if raw is not None and len(raw) and not info.is_variable:
         if type_name == "INT4":
             expected = (info.element_count + 1) // 2
             if len(raw) != expected:
@@ -443,6 +448,26 @@ def _check_dataflow(sg: Subgraph) -> None:
                                  f"{slot} reads {name(tensor)} before any operator produces it "
                                  f"(operator {producer[tensor]} writes it: operators out of "
                                  "order or a cycle)")
+
+
+def undefined_reads(sg: Subgraph) -> list[str]:
+    """Where `sg` reads a tensor nothing defines: neither a subgraph input, a constant, a
+    variable nor an operator's output (an operator input or a subgraph output). TFLM plans
+    such a tensor and reads whatever its arena holds there."""
+    defined = set(sg.inputs) | {t for op in sg.operators for t in op.outputs}
+
+    def undefined(tensor: int) -> bool:
+        info = sg.tensors[tensor]
+        return (tensor not in defined and not info.is_constant and not info.is_variable
+                and info.nbytes > 0)
+
+    def name(tensor: int) -> str:
+        return f"tensor {tensor} ('{sg.tensors[tensor].name}')"
+
+    found = [f"operator {op.index} ({op.op_name}) input {slot} reads {name(t)}"
+             for op in sg.operators for slot, t in enumerate(op.inputs) if t >= 0 and undefined(t)]
+    found += [f"subgraph output {slot} is {name(t)}" for slot, t in enumerate(sg.outputs) if undefined(t)]
+    return found
 
 
 def _read_signature(t: Table, index: int, subgraphs: list[Subgraph]) -> SignatureDef:

@@ -140,16 +140,20 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
 
 
 def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_states: int = 0,
-                     strict_alignment: bool = False, arena_misalign: int = 0, seed: int = 0,
+                     memory_system: Any = None, strict_alignment: bool = False, arena_misalign: int = 0, seed: int = 0,
                      progress: Optional[Callable[[int, int], None]] = None) -> tuple[dict, Any]:
     """`micro-rt profile`'s measurement: one inference of micro_rt's C kernels on the virtual
     MCU, on seeded random inputs. Returns (the profile report, the interpreter, which the
-    caller closes); a model with operators no kernel is registered for is not run."""
+    caller closes); a model with operators no kernel is registered for is not run.
+    `memory_system`: a board's flash interface (cortexm.memory_system.MemorySystem), else the
+    core's default one with `flash_wait_states`."""
     from .fit import ops_without_kernels
     from .interpreter import Interpreter
     from .inputs import random_inputs
     options = {"clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
                "strict_alignment": strict_alignment, "arena_misalign": arena_misalign}
+    if memory_system is not None:
+        options["memory_system"] = memory_system
     it = Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True,
                                 mcu_options=options, plan_only=True)
     missing = ops_without_kernels(it)

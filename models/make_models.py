@@ -11,7 +11,9 @@ It rebuilds every ``models/*.tflite`` listed in MODELS below, checks each float
 model against TensorFlow on one random input (and each int8 model loosely, after
 dequantizing), and rewrites ``models/README.md`` (model table + op coverage).
 
-Everything is deterministic: every model is built after
+It is long (one declarative entry per model, each a few lines of Keras) because the models
+are the data: splitting them over files would hide which seed and converter options made which
+file.  Everything is deterministic: every model is built after
 ``keras.utils.set_random_seed(seed)`` with its own seed, and its representative
 dataset comes from ``numpy.random.default_rng(seed)``.  Running the script twice
 gives byte-identical files (checked with the TensorFlow version in README.md).

@@ -238,6 +238,82 @@ def test_size_limits(monkeypatch):
         Interpreter.from_bytes(data)
 
 
+def _add_with_external_constant(value: float) -> bytes:
+    """ADD(x, c) on float32[1, 4], c's 16 bytes stored after the flatbuffer (the large-model
+    buffer form: Buffer.offset / Buffer.size instead of Buffer.data)."""
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 4], "FLOAT32")
+    b.buffers.append(b"")
+    c = b.add_tensor("c", [1, 4], "FLOAT32")
+    b.tensors[c].buffer = len(b.buffers) - 1
+    y = b.add_tensor("y", [1, 4], "FLOAT32")
+    b.add_operator("ADD", [x, c], [y])
+    b.inputs, b.outputs = [x], [y]
+    b.buffer_locations[len(b.buffers) - 1] = (2, 16)                     # placeholder offset
+    offset = -(-len(b.build()) // 16) * 16
+    b.buffer_locations[len(b.buffers) - 1] = (offset, 16)
+    head = b.build()
+    return head + bytes(offset - len(head)) + np.full(4, value, np.float32).tobytes()
+
+
+def test_buffer_stored_outside_the_flatbuffer_is_refused(oracle):
+    """tflite-micro reads a buffer's data only from inside the flatbuffer (Buffer.data): a
+    tensor whose buffer uses the large-model form has no data there, so TFLM treats it as an
+    activation nothing writes (fuzzing: forged buffer locations made micro_rt read bias bytes
+    TFLM never sees). Refused at load, naming the buffer."""
+    data = _add_with_external_constant(1000.0)
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    theirs = oracle.run(data, [x], 1, arena_size=1 << 16)[0]
+    assert not np.any(theirs == x + 1000.0)                  # TFLM did not read the 1000s
+    with pytest.raises(ModelError, match=r"buffer 1 keeps its 16 bytes outside the flatbuffer "
+                                         r"\(offset \d+, size 16\).*tflite-micro reads buffer data only "
+                                         r"from inside the flatbuffer"):
+        Interpreter.from_bytes(data)
+
+
+def test_variable_tensor_with_data_starts_from_zero_like_tflm(oracle):
+    """A variable tensor that also has buffer data: TFLM allocates it like any variable (in
+    the persistent tail) and resets it to zero (int8: its zero point), never reading the data
+    (fuzzing: constants flagged is_variable ran with their data on micro_rt, zeros on TFLM)."""
+    b = ModelBuilder()
+    x = b.add_tensor("x", [1, 4], "FLOAT32")
+    c = b.add_tensor("c", [1, 4], "FLOAT32", data=np.full((1, 4), 1000.0, np.float32), is_variable=True)
+    y = b.add_tensor("y", [1, 4], "FLOAT32")
+    b.add_operator("ADD", [x, c], [y])
+    b.inputs, b.outputs = [x], [y]
+    data = b.build()
+    x_value = np.arange(4, dtype=np.float32).reshape(1, 4)
+    theirs = oracle.run(data, [x_value], 1, arena_size=1 << 16)[0]
+    it = Interpreter.from_bytes(data)
+    it.set_input(x_value, 0)
+    it.invoke()
+    np.testing.assert_array_equal(it.get_output(0), theirs)
+    np.testing.assert_array_equal(theirs, x_value)
+    plan = Interpreter.from_bytes(data, target="host64").plan
+    mine = oracle.allocations(data, 1 << 16)
+    assert (plan.head_bytes, plan.tail_bytes) == (mine["head"], mine["tail"])
+
+
+def test_reading_a_tensor_nothing_defines_is_refused_at_invoke():
+    """A tensor an operator reads that is neither a subgraph input, a constant, a variable nor
+    any operator's output: TFLM plans it and reads whatever its arena holds there (fuzzing:
+    models whose input list was emptied ran on both sides and disagreed). Memory is planned as
+    TFLM plans it; invoke refuses, naming the operator and the tensor."""
+    b = _chain(2)
+    b.inputs = []
+    it = Interpreter.from_bytes(b.build())
+    assert it.plan.required_bytes > 0
+    with pytest.raises(ModelError, match=r"operator 0 \(RELU\) input 0 reads tensor 0 \('t0'\), which "
+                                         r"is neither a subgraph input, a constant, a variable nor "
+                                         r"written by any operator"):
+        it.invoke()
+    b = _chain(1)                             # a subgraph output nothing writes
+    extra = b.add_tensor("extra", [1, 8], "FLOAT32")
+    b.outputs = [b.outputs[0], extra]
+    with pytest.raises(ModelError, match=r"subgraph output 1 is tensor 2 \('extra'\), which is neither"):
+        Interpreter.from_bytes(b.build()).invoke()
+
+
 # ---- memory bounds ----------------------------------------------------------------------
 def test_forged_dimension_is_refused_before_allocating():
     b = _chain(1)
@@ -372,6 +448,29 @@ def _invoke_failure_model() -> bytes:
     return b.build()
 
 
+@pytest.mark.parametrize("dtype", ["FLOAT32", "INT8"])
+def test_runtime_axis_that_does_not_give_the_output_shape(dtype):
+    """MEAN whose axis is a model input: axis 0 of a [2, 3] input leaves 3 values for an output
+    of 2. TFLM's reference kernel writes its results by the input's layout, past the output
+    tensor (undefined); micro_rt names the mismatch (it used to be a wrapped ValueError)."""
+    b = ModelBuilder()
+    q = {"scale": 0.5, "zero_point": 1} if dtype == "INT8" else {}
+    x = b.add_tensor("x", [2, 3], dtype, **q)
+    axis = b.add_tensor("axis", [1], "INT32")
+    y = b.add_tensor("y", [2], dtype, **q)
+    b.add_operator("MEAN", [x, axis], [y], options={"keep_dims": False})
+    b.inputs, b.outputs = [x, axis], [y]
+    it = Interpreter.from_bytes(b.build())
+    it.set_input(np.ones((2, 3), it.get_input_details(0)["dtype"]), 0)
+    it.set_input(np.array([1], np.int32), 1)
+    it.invoke()                                          # axis 1: 2 values, as the output holds
+    it.set_input(np.array([0], np.int32), 1)
+    with pytest.raises(KernelError, match=r"op 0 MEAN: axis \[0\] reduces input 'x' .* to 3 values, "
+                                          r"output 'y' .* holds 2") as info:
+        it.invoke()
+    assert info.value.__cause__ is None
+
+
 @pytest.mark.parametrize("argv", [["info"], ["plan"], ["fit", "--ram", "64K"], ["run"]])
 def test_cli_broken_model_is_one_line_and_debug_shows_traceback(capsys, tmp_path, argv):
     bad = tmp_path / "bad.tflite"
@@ -406,3 +505,45 @@ def test_cli_unreadable_input_file(capsys, tmp_path):
     code = main(["run", str(path), "--input", str(empty)])
     err = capsys.readouterr().err
     assert code == 2 and "cannot read input 0" in err and err.count("\n") == 1
+
+
+# ---- the campaign harness ---------------------------------------------------------------
+_RACE_PROBE = r'''
+import multiprocessing as mp, sys
+sys.path.insert(0, sys.argv[1])
+import fuzz_campaign as fc
+
+class ExitsWhileChecked:
+    """A child that sends its last messages and exits while the parent looks at it."""
+    def __init__(self, writer):
+        self.writer, self.calls, self.exitcode, self.sentinel = writer, 0, 0, None
+    def is_alive(self):
+        self.calls += 1
+        if self.calls == 1:
+            for message in (("ours", "agree"), ("end", None)):
+                self.writer.send(message)
+            return True
+        return False
+    def join(self, timeout=None):
+        pass
+
+reader, writer = mp.Pipe(duplex=False)
+run = fc.Running(0, "seed", "mutator", ExitsWhileChecked(writer), reader, deadline=1e18, stage="mcu")
+while not fc._collect(run, [reader]):
+    pass
+print(run.ours_done, run.ended)
+'''
+
+
+def test_campaign_reads_what_a_child_sent_before_it_exited():
+    """A child that finished its stages and exited between the parent's two liveness checks
+    was counted a crash "in stage mcu (exit code 0)": the parent stopped reading before the
+    child's last messages (seen once in 10,000 mutants). The parent now checks liveness once,
+    then reads: an exited child's messages are all in the pipe by then."""
+    import subprocess
+    import sys
+    from conftest import ROOT
+    out = subprocess.run([sys.executable, "-c", _RACE_PROBE, str(ROOT / "benchmarks")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "True"]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_cases import (assert_named_case_matches_oracle, f32, i32, kernel_persistent, named_case_params, q8, q16,
-                          random_scale, single_op)
+from kernel_cases import (assert_named_case_matches_oracle, assert_single_op_matches_oracle, f32, i32,
+                          kernel_persistent, named_case_params, q16, q8, random_scale, single_op)
 from micro_rt import Interpreter
+from micro_rt.errors import KernelError
 from micro_rt.kernels import elementwise
 
 
@@ -57,3 +58,20 @@ def test_persistent_allocations_follow_tflm(target):
     it = Interpreter.from_bytes(single_op("ADD", [q8((4,), 0.1, 0), q8((4,), 0.2, 0)], q8((4,), 0.3, 0)),
                                 target=target)
     assert kernel_persistent(it) == (1, it.target.sizeof("OpDataAdd"))
+
+
+@pytest.mark.parametrize("op", ["ADD", "MUL", "SUB", "MINIMUM", "MAXIMUM"])
+def test_broadcast_output_shape_follows_tflm(op, oracle):
+    """TFLM broadcasts by walking the output's shape with the inputs' strides: an output whose
+    shape is the broadcast shape up to leading 1s gets the usual result; one that only holds as
+    many elements (fuzzing: a MINIMUM output reshaped to [1, 6, 6, 4, 1]) reads the inputs out
+    of place, so micro_rt refuses it. Inputs of one shape need no broadcast (any output of
+    their size)."""
+    x, c = f32((1, 6, 6, 4)), f32((), data=np.float32(0.25))
+    for shape in ((1, 1, 6, 6, 4), (6, 6, 4)):
+        assert_single_op_matches_oracle(oracle, single_op(op, [x, c], f32(shape)), trials=2)
+    assert_single_op_matches_oracle(oracle, single_op(op, [f32((2, 3)), f32((2, 3))], f32((3, 2))), trials=2)
+    with pytest.raises(KernelError, match=rf"op 0 {op}: output 'out0' \(float32\[1, 6, 6, 4, 1\]\) is "
+                                          r"not the broadcast shape \[1, 6, 6, 4\]") as info:
+        Interpreter.from_bytes(single_op(op, [x, c], f32((1, 6, 6, 4, 1))))
+    assert info.value.__cause__ is None

@@ -11,7 +11,11 @@ tflite-micro oracle and the virtual MCU (CMSIS-NN build on a Cortex-M4):
   the padding) as int16_t, so its kernels run with the wrapped values; micro_rt does the same
   on the host (the MCU glue leaves such nodes to the host);
 - a depthwise depth_multiplier option that disagrees with the channels is refused (TFLM would
-  index channels out of range).
+  index channels out of range);
+- a float filter holding NaN or Inf on windows that reach outside the image is refused (TFLM
+  skips those taps, micro_rt's kernels multiply them by zero padding);
+- float results beyond the float32 range come out as +-FLT_MAX, TFLM's unbounded activation
+  range (std::numeric_limits<float>::lowest() / max()), on the host and the MCU.
 """
 from __future__ import annotations
 
@@ -156,3 +160,71 @@ def test_depth_multiplier_option_must_match_the_channels():
         Interpreter.from_bytes(data)
     data = layer("DEPTHWISE_CONV_2D", np.random.default_rng(3), depth_multiplier=65538)   # int16: 2
     Interpreter.from_bytes(data)
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_float_filter_on_padded_windows_is_refused(op, bad, oracle):
+    """TFLM skips a window's taps outside the image; micro_rt's host and MCU kernels multiply
+    them by zero padding, and 0 x NaN or 0 x Inf is NaN where TFLM adds nothing (fuzzing: a
+    NaN weight in depthwise_variants_f32). Refused when a window reaches padding; with VALID
+    padding there is no such tap, and the model runs and agrees."""
+    shape = (2, 3, 3, 2) if op == "CONV_2D" else (1, 3, 3, 2)
+    w = np.random.default_rng(4).normal(0, 0.5, shape).astype(np.float32)
+    w[0, 0, 0, 0] = bad                                   # a corner tap: outside for edge outputs
+
+    def model(padding):
+        return single_op(op, [f32((1, 5, 5, 2)), f32(shape, data=w), f32((2,), data=np.ones(2))],
+                         f32((1, 5, 5, 2) if padding == "SAME" else (1, 3, 3, 2)),
+                         dict(padding=padding, stride_h=1, stride_w=1, **({"depth_multiplier": 1}
+                                                                           if op != "CONV_2D" else {})))
+    x = random_input(np.float32, (1, 5, 5, 2), np.random.default_rng(0))
+    theirs = oracle.run(model("SAME"), [x], 1, arena_size=1 << 20)[0]
+    # TFLM skips the tap at the corner output; inside, the sum is NaN or +-Inf (clamped to FLT_MAX)
+    inner = theirs[0, 2, 2, 0]
+    assert np.isfinite(theirs[0, 0, 0, 0]) and (np.isnan(inner) or abs(inner) == np.finfo(np.float32).max)
+    with pytest.raises(KernelError, match=rf"op 0 {op}: filter 'in1' holds non-finite values "
+                                          r"\((nan|inf) at \[0, 0, 0, 0\]\).*outside the image"):
+        Interpreter.from_bytes(model("SAME"))
+    for kernels, target in (("reference", "host64"), ("cmsis-nn", "cortex-m4")):
+        ours = Interpreter.from_bytes(model("VALID"), kernels=kernels, target=target)
+        ours.set_input(x, 0)
+        ours.invoke()
+        np.testing.assert_allclose(ours.get_output(0), oracle.run(model("VALID"), [x], 1)[0],
+                                   rtol=1e-6, equal_nan=True)
+
+
+BIG = float(np.float32(3e38))
+FLOAT_OVERFLOW = [  # op, input specs, output spec, options
+    ("ADD", [f32((2, 4)), f32((2, 4))], f32((2, 4)), {}),
+    ("SUB", [f32((2, 4)), f32((2, 4))], f32((2, 4)), {}),
+    ("MUL", [f32((2, 4)), f32((2, 4))], f32((2, 4)), {}),
+    ("FULLY_CONNECTED", [f32((2, 4)), f32((3, 4), data=np.full((3, 4), 2.0)), None], f32((2, 3)), {}),
+    ("CONV_2D", [f32((1, 2, 4, 1)), f32((2, 1, 2, 1), data=np.full((2, 1, 2, 1), 2.0))], f32((1, 2, 3, 2)),
+     {"padding": "VALID", "stride_h": 1, "stride_w": 1}),
+    ("AVERAGE_POOL_2D", [f32((1, 4, 2, 1))], f32((1, 2, 1, 1)),
+     {"padding": "VALID", "filter_height": 2, "filter_width": 2, "stride_h": 2, "stride_w": 2}),
+]
+
+
+@pytest.mark.parametrize("act", ["NONE", "RELU"])
+@pytest.mark.parametrize("case", range(len(FLOAT_OVERFLOW)), ids=[c[0] for c in FLOAT_OVERFLOW])
+def test_float_overflow_clamps_to_float_max_like_tflm(case, act, oracle):
+    """TFLM's float activation range without a bound is std::numeric_limits<float>::lowest()
+    / max(), so a sum or product that overflows to +-Inf comes out as +-FLT_MAX (RELU: +Inf
+    too); host and MCU must do the same."""
+    op, ins, out, options = FLOAT_OVERFLOW[case]
+    data = single_op(op, ins, out, dict(options, fused_activation_function=act))
+    x = np.resize(np.float32([BIG, BIG, 1.5, BIG, -BIG, -BIG, -2.0, -BIG]), ins[0]["shape"])
+    if op == "MUL":
+        x = np.sign(x) * np.float32(1e20)
+    inputs = [x] + ([-x if op == "SUB" else x] if op in ("ADD", "SUB", "MUL") else [])
+    want = oracle.run(data, inputs, 1, arena_size=1 << 20)[0]
+    assert np.isin(np.abs(want), [np.finfo(np.float32).max]).any()     # the case overflows
+    for kernels, target in (("reference", "host64"), ("cmsis-nn", "cortex-m4")):
+        ours = Interpreter.from_bytes(data, kernels=kernels, target=target)
+        for k, v in enumerate(inputs):
+            ours.set_input(v, k)
+        with np.errstate(over="ignore"):
+            ours.invoke()
+        np.testing.assert_array_equal(ours.get_output(0), want, err_msg=f"{op} {act} on {target}")

@@ -183,3 +183,41 @@ def test_generic_step_matches_folded_step():
                 it.invoke()
                 outputs.append(it.get_output(0).copy())
         assert all(np.array_equal(a, b) for a, b in zip(outputs[:3], outputs[3:])), seed
+
+
+@pytest.mark.parametrize("tensor, scale, what", [
+    ("w5", 1e38, r"recurrent weights 'w5'.*left shift 1\d\d"),      # a gate FC multiplier of ~2^130
+    ("h", 2.0 ** -70, r"into output state 'h'.*left shift \d\d"),    # the output gate x cell mul
+])
+def test_requantization_shift_past_the_integer_width_is_refused(tensor, scale, what):
+    """A forged scale giving a gate multiplier of 2^31 or more: TFLM's MultiplyByQuantizedMultiplier
+    would shift left past 32 bits, undefined in C++ (fuzzing found host and oracle apart on
+    micro_speech_lstm with one weight scale set to 1e38). Refused like FULLY_CONNECTED's."""
+    from micro_rt.errors import KernelError
+    from micro_rt.model import read_model
+    b = ModelBuilder.from_model(read_model(lstm_model("int8", 1, 3, 4, 5)))
+    spec = next(t for t in b.tensors if t.name == tensor)
+    spec.scales = [scale]
+    with pytest.raises(KernelError, match=r"op 0 UNIDIRECTIONAL_SEQUENCE_LSTM: .*" + what +
+                                          r".*undefined in C\+\+") as info:
+        Interpreter.from_bytes(b.build())
+    assert info.value.__cause__ is None
+
+
+@pytest.mark.parametrize("power", [3, 66, -44, -100])
+def test_cell_state_scale_whose_tanh_rescale_overflows_is_refused(power):
+    """TFLM's tanh of the cell state rescales it by 3 << (12 + power) (or, for a negative
+    shift, by 3 >> -(12 + power) with a rounding 1 << (shift - 1)): from power 3 an int16 input
+    times that overflows int32, below power -43 the shifts pass 31 bits; both undefined in C++
+    (fuzzing: a cell state scale of 1e20 overflowed the host's int64 too)."""
+    from micro_rt.errors import KernelError
+    with pytest.raises(KernelError, match=rf"op 0 UNIDIRECTIONAL_SEQUENCE_LSTM: cell state 'c' .* scale "
+                                          rf"2\^{power}: .*undefined in C\+\+") as info:
+        Interpreter.from_bytes(lstm_model("int8", 1, 3, 4, 5, cell_scale_power=power))
+    assert info.value.__cause__ is None
+
+
+@pytest.mark.parametrize("power", [2, -43])
+def test_cell_state_scale_at_the_tanh_rescale_limits_runs(power, oracle):
+    data = lstm_model("int8", 1, 3, 4, 5, cell_scale_power=power)
+    assert _run_both(data, oracle, range(3)) is None

@@ -101,3 +101,34 @@ def test_prepare_errors_name_op_and_tensor():
                      f32((4, 3)))
     with pytest.raises(KernelError, match="STRIDED_SLICE"):
         Interpreter.from_bytes(data)
+
+
+@pytest.mark.parametrize("axis", [2, 5, -3, -1000])
+def test_concatenation_axis_out_of_range_is_refused(axis):
+    """An axis outside the output's rank: TFLM's prepare does not check it and its reference
+    kernel then indexes the shapes out of bounds (only a debug-build DCHECK guards it), so
+    its answer is undefined; prepare refuses, naming the axis (a forged axis once reached
+    the shape lookup: IndexError)."""
+    data = single_op("CONCATENATION", [q8((2, 3), 0.1, 3), q8((2, 3), 0.1, 3)], q8((2, 6), 0.1, 3),
+                     {"axis": axis})
+    with pytest.raises(KernelError, match=rf"op 0 CONCATENATION: axis {axis} is out of range for "
+                                          r"output 'out0'.*2 dimensions") as info:
+        Interpreter.from_bytes(data)
+    assert info.value.__cause__ is None
+
+
+@pytest.mark.parametrize("options, out_shape, message", [
+    ({"values_count": 0, "axis": 1}, (3, 2, 4), r"values_count option 0 differs from the 2 inputs"),
+    ({"values_count": 3, "axis": 1}, (3, 2, 4), r"values_count option 3 differs from the 2 inputs"),
+    ({"values_count": 2, "axis": 1}, (3, 8), r"output 'out0' \(float32\[3, 8\]\) with axis 1"),
+    ({"values_count": 2, "axis": -1}, (3, 2, 4), r"output 'out0' \(float32\[3, 2, 4\]\) with axis -1"),
+])
+def test_pack_options_that_tflm_loops_cannot_follow_are_refused(options, out_shape, message):
+    """TFLM's PACK has no prepare: its loop copies `values_count` inputs (too few leave the
+    output partly unwritten, too many read inputs that are not there) and lays them out by the
+    output's dimensions around `axis` (fuzzing: a PACK whose options table was dropped packed
+    on micro_rt and wrote nothing on TFLM). Refused unless both agree with the inputs."""
+    data = single_op("PACK", [f32((3, 4)), f32((3, 4))], f32(out_shape), options)
+    with pytest.raises(KernelError, match=r"op 0 PACK: " + message) as info:
+        Interpreter.from_bytes(data)
+    assert info.value.__cause__ is None

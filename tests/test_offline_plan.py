@@ -116,3 +116,24 @@ def test_custom_operator_owns_its_offline_layout():
     assert [b.offset for b in plan.buffers] == [0, 0, 0] and plan.head_bytes == 1024
     with pytest.raises(AllocationError, match="both live"):
         Interpreter.from_bytes(model("ADD"), target="host64", plan_only=True)
+
+
+def test_offline_plan_metadata_without_data_is_refused(tmp_path):
+    """OfflineMemoryAllocation metadata whose buffer holds no data: tflite-micro dereferences
+    the missing array and crashes (signal 11, probed in a subprocess; fuzzing found it),
+    so micro_rt refuses the model, whatever the planner, instead of planning without it."""
+    import subprocess
+    import sys
+    from micro_rt.model import read_model
+    b = ModelBuilder.from_model(read_model(chain_model()))
+    b.add_metadata("OfflineMemoryAllocation", b"")
+    data = b.build()
+    path = tmp_path / "empty_plan.tflite"
+    path.write_bytes(data)
+    probe = ("import sys, numpy as np; from micro_rt.tools import oracle; "
+             "oracle.run(open(sys.argv[1], 'rb').read(), [np.zeros((1, 64), np.float32)], 1, arena_size=1 << 16)")
+    assert subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True).returncode == -11
+    for planner in ("greedy", "linear"):
+        with pytest.raises(ModelError, match=r"OfflineMemoryAllocation metadata points to buffer \d+, which "
+                                             r"holds no data: tflite-micro reads it anyway and crashes"):
+            Interpreter.from_bytes(data, planner=planner)

@@ -9,6 +9,8 @@ import pytest
 from conftest import PROJECT_MODELS, shared_model
 from micro_rt.cli import main
 from micro_rt.cortexm import boards
+from micro_rt.cortexm.memory_system import MemorySystem
+from micro_rt.profile import emulated_profile
 
 MODEL = PROJECT_MODELS / "inception_block_int8.tflite"
 
@@ -96,10 +98,13 @@ def test_board_gives_core_clock_wait_states_and_budgets(capsys):
     assert setup["flash_wait_states"] == sim.line_fill_cycles
     assert (setup["ram_budget"], setup["flash_budget"]) == (sim.arena_bytes, sim.flash_bytes)
     assert report["fit"]["verdict"] == "fits"
-    # The same cycles as `profile` with the board's figures.
-    _, profile = _json(capsys, ["profile", str(MODEL), "--target", board.core, "--clock",
-                                f"{sim.clock_hz}Hz", "--flash-wait-states", str(sim.line_fill_cycles)])
+    # The same cycles as `profile --board`, and as the board's flash interface gives them.
+    _, profile = _json(capsys, ["profile", str(MODEL), "--board", "nucleo-f446re"])
     assert report["profile"]["total_cycles"] == profile["total_cycles"]
+    direct, run = emulated_profile(MODEL.read_bytes(), board.core, sim.clock_hz,
+                                   memory_system=MemorySystem(**sim.memory_system))
+    run.close()
+    assert direct["total_cycles"] == profile["total_cycles"]
     # Options override the board's figures, and the page says where budgets come from.
     rc, report = _json(capsys, ["report", str(MODEL), "--board", "nucleo-f446re", "--ram", "4K",
                                 "--clock", "84MHz", "--optimize-seconds", "0"])

@@ -115,37 +115,36 @@ arm_cmsis_nn_status arm_max_pool_s8(const cmsis_nn_context *ctx, const cmsis_nn_
 
 /* ================================================================ float32 */
 
+/* TFLM's reference float pooling: each window clipped to the image (its cost follows the image,
+ * not the filter size), the sum from 0.0f, the maximum from the lowest float with std::max
+ * semantics (a NaN input is skipped: tflm_max keeps its first operand). The twin's padded taps
+ * hold 0.0f / the lowest float, no-ops for both, so the results are bit-equal. */
+static inline float tflm_max(float a, float b)
+{
+    return a < b ? b : a;
+}
+
 static int32_t pool_f32(const mrt_pool_f32_params *p, int32_t is_max)
 {
     const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
-    const float pad_value = is_max ? -3.40282347e+38f : 0.0f;   /* twin's padded buffer fill */
     float *out = p->out;
     for (int32_t b = 0; b < p->n; ++b) {
         const float *in_b = p->in + b * p->ih * p->iw * p->c;
         for (int32_t oy = 0; oy < p->oh; ++oy) {
             const int32_t y0 = oy * p->sh - p->ph;
+            const int32_t ky0 = y0 < 0 ? -y0 : 0;
+            const int32_t ky1 = p->fh < p->ih - y0 ? p->fh : p->ih - y0;
             for (int32_t ox = 0; ox < p->ow; ++ox) {
                 const int32_t x0 = ox * p->sw - p->pw;
-                int32_t count = 0;
-                for (int32_t ky = 0; ky < p->fh; ++ky) {
-                    for (int32_t kx = 0; kx < p->fw; ++kx) {
-                        const int32_t y = y0 + ky, x = x0 + kx;
-                        count += (y >= 0 && y < p->ih && x >= 0 && x < p->iw);
-                    }
-                }
+                const int32_t kx0 = x0 < 0 ? -x0 : 0;
+                const int32_t kx1 = p->fw < p->iw - x0 ? p->fw : p->iw - x0;
+                const int32_t count = (ky1 - ky0) * (kx1 - kx0);
                 for (int32_t ch = 0; ch < p->c; ++ch) {
-                    float acc = 0.0f;
-                    for (int32_t ky = 0; ky < p->fh; ++ky) {
-                        const int32_t y = y0 + ky;
-                        for (int32_t kx = 0; kx < p->fw; ++kx) {
-                            const int32_t x = x0 + kx;
-                            const float v = (y >= 0 && y < p->ih && x >= 0 && x < p->iw)
-                                            ? in_b[(y * p->iw + x) * p->c + ch] : pad_value;
-                            if (ky == 0 && kx == 0) {
-                                acc = v;
-                            } else {
-                                acc = is_max ? mrt_np_max(acc, v) : acc + v;
-                            }
+                    float acc = is_max ? -3.40282347e+38f : 0.0f;
+                    for (int32_t ky = ky0; ky < ky1; ++ky) {
+                        for (int32_t kx = kx0; kx < kx1; ++kx) {
+                            const float v = in_b[((y0 + ky) * p->iw + x0 + kx) * p->c + ch];
+                            acc = is_max ? tflm_max(acc, v) : acc + v;
                         }
                     }
                     if (!is_max) {

@@ -19,82 +19,8 @@ from ..interpreter import Interpreter
 from ..model import read_model
 from ..profile import emulated_profile
 from ..report import kernels_fields
+from ..run_setup import Setup, make_setup  # noqa: F401  (make_setup: the CLI's entry)
 from .facts import BufferFact, OperatorFact, buffer_facts, operator_facts
-
-DEFAULT_CLOCK_HZ = 100_000_000          # as `micro-rt profile`
-
-
-@dataclass
-class Setup:
-    """What the report was asked for: where the model runs and what it is judged against."""
-    target: str = "cortex-m4"
-    kernels: str = "cmsis-nn"
-    planner: str = "greedy"
-    clock_hz: int = DEFAULT_CLOCK_HZ
-    flash_wait_states: int = 0         # core stall cycles per flash line fill, as in `profile`
-    strict_alignment: bool = False     # report every unaligned access, as `profile` does
-    ram_budget: Optional[int] = None
-    flash_budget: Optional[int] = None
-    budget_source: str = ""            # where the budgets come from, said on the page
-    board: Optional[str] = None
-    board_notes: list[str] = field(default_factory=list)
-    cycles: bool = True                # run the emulated inference
-    optimize_seconds: float = 2.0      # 0: no optimize suggestion
-    seed: int = 0
-
-    def as_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
-               clock_hz: Optional[int] = None, flash_wait_states: Optional[int] = None,
-               ram_budget: Optional[int] = None, flash_budget: Optional[int] = None,
-               **common) -> Setup:
-    """A board's core, clock, flash timing and budgets, each overridden by what is given
-    (the CLI's --clock, --flash-wait-states, --ram, --flash), or a bare target (default
-    cortex-m4). `common`: the other Setup fields (kernels, planner, cycles, ...)."""
-    given = [name for name, value in (("--ram", ram_budget), ("--flash", flash_budget))
-             if value is not None]
-    if not board:
-        return Setup(target=target or "cortex-m4", clock_hz=clock_hz or DEFAULT_CLOCK_HZ,
-                     flash_wait_states=flash_wait_states or 0, ram_budget=ram_budget,
-                     flash_budget=flash_budget,
-                     budget_source=f"given with {' and '.join(given)}" if given else "",
-                     **common)
-    setup = _board_setup(board, clock_hz)
-    for key, value in common.items():
-        setattr(setup, key, value)
-    if flash_wait_states is not None:
-        setup.flash_wait_states = flash_wait_states
-        setup.board_notes.append(f"flash line fill set to {flash_wait_states} cycles by "
-                                 "--flash-wait-states")
-    setup.ram_budget = setup.ram_budget if ram_budget is None else ram_budget
-    setup.flash_budget = setup.flash_budget if flash_budget is None else flash_budget
-    if given:
-        setup.budget_source += f"; {' and '.join(given)} given instead"
-    return setup
-
-
-def _board_setup(name: str, clock_hz: Optional[int]) -> Setup:
-    """A Setup from the board catalog (micro_rt.cortexm.boards): its core, clock, flash timing,
-    and as budgets its code flash and the contiguous SRAM its linker puts the arena in."""
-    from ..cortexm.boards import load_board, simulator_parameters
-    board = load_board(name)
-    sim = simulator_parameters(board, clock_hz)
-    region_names = ", ".join(board.memory.arena_regions)
-    notes = [f"{board.title} ({board.vendor} {board.mcu}), {board.core} at "
-             f"{sim.clock_hz / 1e6:g} MHz",
-             f"flash: {sim.flash_wait_states} wait states at this clock, so a line fill costs "
-             f"{sim.line_fill_cycles} core cycles; cycles use micro_rt's default flash "
-             f"interface for the {board.core} (line size, prefetch, cache) with that cost, "
-             f"not a model of the board's {board.accelerator.kind}"]
-    return Setup(target=board.core, clock_hz=sim.clock_hz,
-                 flash_wait_states=sim.line_fill_cycles, ram_budget=sim.arena_bytes,
-                 flash_budget=sim.flash_bytes, board=board.name, board_notes=notes,
-                 budget_source=f"board {board.name}: RAM = SRAM {region_names} "
-                               f"({sim.arena_bytes:,} B, where its linker puts the arena), "
-                               f"flash = {board.memory.code_region} ({sim.flash_bytes:,} B)")
-
 
 @dataclass
 class ModelReport:
@@ -167,6 +93,7 @@ def gather(path: str, data: bytes, setup: Setup,
         try:
             profile, run = emulated_profile(data, setup.target, setup.clock_hz,
                                             flash_wait_states=setup.flash_wait_states,
+                                            memory_system=setup.mcu_memory_system(),
                                             strict_alignment=setup.strict_alignment,
                                             seed=setup.seed, progress=progress)
             try:
@@ -257,7 +184,7 @@ def _suggest(report: ModelReport, data: bytes) -> None:
 def report_text(r: ModelReport) -> str:
     """The terminal summary of a report: what it is, the verdict, latency, warnings, hints."""
     s = r.setup
-    where = f"board {s.board} ({s.target})" if s.board else s.target
+    where = s.where
     macs = sum(o.macs for o in r.operators)
     lines = [f"{r.model} on {where}: {r.model_bytes:,} B, {len(r.operators)} operators, "
              f"{macs:,} MACs, kernels {s.kernels}"]

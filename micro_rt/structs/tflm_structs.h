@@ -3,6 +3,7 @@
  * TFLM's definitions (tensorflow/tflite-micro: tensorflow/lite/core/c/common.h,
  * compiler/mlir/lite/core/c/builtin_op_data.h, kernels/internal/types.h, micro/*.h,
  * micro/kernels/*.h and kernels/cmsis_nn/*.cc; snapshot of 2026-08-20), written in our words.
+ * It is long because it is a table: one declaration per TFLM record, grown with each operator.
  * Only member types and order matter for sizes; names follow TFLM's so they can be checked.
  *
  * tests/test_struct_layouts.py compiles this header twice and compares every number of the

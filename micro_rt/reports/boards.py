@@ -1,0 +1,149 @@
+"""`micro-rt boards MODEL`: the model on every board of the catalog, one row per board.
+
+Each board is measured as `micro-rt report --board B` measures it (reports.model_report.gather:
+the arena planned for the board's core, one emulated inference of micro_rt's CMSIS-NN-style C
+kernels at the board's clock through its flash interface, the fit judged on that run), in
+worker processes, one board each. Rows are sorted by what a user picks a board for: boards the
+model fits first, fastest first; then the ones micro_rt cannot tell about; then the ones it
+does not fit.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from multiprocessing import get_context
+from typing import Optional, Sequence
+
+from ..fit import CANNOT_TELL, DOES_NOT_FIT, FITS
+from .formats import Column, Table
+
+_ORDER = {FITS: 0, CANNOT_TELL: 1, DOES_NOT_FIT: 2}
+
+
+@dataclass
+class BoardRow:
+    board: str
+    core: str
+    clock_hz: int
+    verdict: str                 # fits / does not fit / cannot tell
+    ram_used: Optional[int]
+    ram_budget: Optional[int]
+    flash_used: Optional[int]
+    flash_budget: Optional[int]
+    latency_ms: Optional[float]  # None: not measured (see note)
+    cycles: Optional[int]
+    cycles_complete: bool
+    note: str = ""               # why a figure is missing or incomplete
+
+    @property
+    def ram_margin(self) -> Optional[int]:
+        return None if self.ram_used is None else self.ram_budget - self.ram_used
+
+    @property
+    def flash_margin(self) -> Optional[int]:
+        return None if self.flash_used is None else self.flash_budget - self.flash_used
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "ram_margin": self.ram_margin, "flash_margin": self.flash_margin,
+                "fits": {FITS: True, DOES_NOT_FIT: False}.get(self.verdict)}
+
+
+def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, seed: int,
+             board_dirs: Optional[Sequence[str]]) -> BoardRow:
+    """One board (in a worker process): errors become a 'cannot tell' row naming them."""
+    from ..errors import MicroRtError
+    from ..run_setup import make_setup
+    from .model_report import gather
+    try:
+        setup = make_setup(board=board, board_dirs=board_dirs, kernels=kernels, planner=planner,
+                           seed=seed, optimize_seconds=0.0)
+    except MicroRtError as e:
+        return BoardRow(board, "?", 0, CANNOT_TELL, None, None, None, None, None, None,
+                        False, f"board not usable: {' '.join(str(e).split())}")
+    try:
+        report = gather(path, data, setup)
+    except MicroRtError as e:
+        return BoardRow(setup.board, setup.target, setup.clock_hz, CANNOT_TELL, None,
+                        setup.ram_budget, None, setup.flash_budget, None, None, False,
+                        " ".join(str(e).split()))
+    p, fit = report.profile, report.fit
+    ran = bool(p and p["total_cycles"] is not None)
+    notes = [f"not accounted for: {n}" for n in fit.not_accounted]
+    if not ran:
+        notes.insert(0, report.cycles_note or "the model was not run")
+    return BoardRow(setup.board, setup.target, setup.clock_hz, fit.verdict,
+                    fit.ram_used, setup.ram_budget, fit.flash_used, setup.flash_budget,
+                    p["total_ms"] if ran else None, p["total_cycles"] if ran else None,
+                    bool(ran and p["complete"]), "; ".join(notes))
+
+
+def measure_boards(path: str, data: bytes, boards: Sequence[str], *, kernels: str = "cmsis-nn",
+                   planner: str = "greedy", seed: int = 0, workers: Optional[int] = None,
+                   board_dirs: Optional[Sequence[str]] = None) -> list[BoardRow]:
+    """Every board's row, sorted: fitting boards fastest first, then cannot tell, then the
+    rest. `workers` processes measure boards at once (default: the CPUs)."""
+    workers = max(1, min(workers or os.cpu_count() or 1, len(boards)))
+    args = [(path, data, b, kernels, planner, seed, board_dirs) for b in boards]
+    if workers == 1:
+        rows = [_measure(*a) for a in args]
+    else:
+        # spawn: a fresh interpreter per worker, no Unicorn or BLAS state inherited by fork
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            rows = list(pool.map(_measure, *zip(*args)))
+    inf = float("inf")
+    return sorted(rows, key=lambda r: (_ORDER[r.verdict], not r.cycles_complete,
+                                       inf if r.latency_ms is None else r.latency_ms, r.board))
+
+
+def boards_exit_code(rows: Sequence[BoardRow]) -> int:
+    """0 when some board fits, 1 when none does, 3 when none is known to fit but micro_rt
+    cannot tell for some."""
+    verdicts = {r.verdict for r in rows}
+    if FITS in verdicts:
+        return 0
+    return 3 if CANNOT_TELL in verdicts else 1
+
+
+def boards_payload(model: str, rows: Sequence[BoardRow], kernels: str) -> dict:
+    return {"model": model, "kernels": kernels, "boards": [r.as_dict() for r in rows],
+            "fits_on": [r.board for r in rows if r.verdict == FITS]}
+
+
+def boards_text(p: dict) -> str:
+    rows = p["boards"]
+    head = (f"{'board':<20}{'core':<15}{'MHz':>5}  {'verdict':<13}{'RAM used':>11}{'margin':>11}"
+            f"{'flash used':>12}{'margin':>11}{'latency ms':>12}")
+    lines = [f"{p['model']} on {len(rows)} boards, kernels {p['kernels']}:", head]
+
+    def num(v, width):
+        return f"{'-' if v is None else f'{v:,}':>{width}}"
+    for r in rows:
+        ms = "-" if r["latency_ms"] is None else f"{r['latency_ms']:.3f}"
+        if r["latency_ms"] is not None and not r["cycles_complete"]:
+            ms = f">={ms}"
+        lines.append(f"{r['board']:<20}{r['core']:<15}{r['clock_hz'] / 1e6:>5g}  "
+                     f"{r['verdict']:<13}{num(r['ram_used'], 11)}{num(r['ram_margin'], 11)}"
+                     f"{num(r['flash_used'], 12)}{num(r['flash_margin'], 11)}{ms:>12}")
+    notes = [f"  {r['board']}: {r['note']}" for r in rows if r["note"]]
+    if notes:
+        lines += ["notes (figures missing or incomplete):", *notes]
+    lines.append("RAM = arena + kernel stack + static data against the SRAM the board's linker "
+                 "puts .bss in; flash = model + kernel code; latency = one inference at the "
+                 "board's clock through its flash interface (>= : operators left out)")
+    return "\n".join(lines)
+
+
+def boards_tables(p: dict) -> tuple[list[str], list[Table]]:
+    ms = Column("latency_ms", "latency ms", True, lambda v: f"{v:.3f}", missing="not measured")
+    table = Table([Column("board", "board"), Column("core", "core"),
+                   Column("clock_hz", "clock Hz", True), Column("verdict", "verdict"),
+                   Column("ram_used", "RAM used B", True, missing="-"),
+                   Column("ram_budget", "RAM B", True, missing="-"),
+                   Column("ram_margin", "RAM margin B", True, missing="-"),
+                   Column("flash_used", "flash used B", True, missing="-"),
+                   Column("flash_budget", "flash B", True, missing="-"),
+                   Column("flash_margin", "flash margin B", True, missing="-"), ms,
+                   Column("cycles_complete", "cycles complete"), Column("note", "note")],
+                  p["boards"], "Boards")
+    return [f"**{p['model']}** on {len(p['boards'])} boards, kernels {p['kernels']}"], [table]

@@ -1,0 +1,138 @@
+"""`fit --board`, `profile --board` and `micro-rt boards MODEL`: a board's core, clock, flash
+interface and memory give the target, the cycles and the budgets; every row of `boards` is what
+`fit --board` and `profile --board` say for that board."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_runner import chain_with, run_cli
+from conftest import PROJECT_MODELS
+from micro_rt.cortexm import boards
+from micro_rt.cortexm.memory_system import MemorySystem
+from micro_rt.profile import emulated_profile
+from micro_rt.reports.boards import measure_boards
+
+MODEL = PROJECT_MODELS / "mobilenet_tiny_int8.tflite"
+
+
+@pytest.fixture(autouse=True)
+def _no_user_boards(monkeypatch):
+    monkeypatch.delenv(boards.ENV_VAR, raising=False)
+
+
+def _json(capsys, *argv) -> tuple[int, dict]:
+    code, out, _ = run_cli(capsys, *argv, "--json", "--quiet")
+    return code, json.loads(out)
+
+
+def _tiny_board(directory, name: str = "tiny-m0", sram: int = 4096) -> None:
+    """A user board: the shipped G0B1RE with a 4 KiB SRAM, as a user would write one."""
+    data = json.loads((boards.SHIPPED_DIR / "nucleo-g0b1re.json").read_text())
+    data.update(name=name, title=name.upper(), aliases=[])
+    region = data["memory"]["arena_regions"][0]
+    for r in data["memory"]["regions"]:
+        if r["name"] == region:
+            r["size"] = sram
+    data["memory"]["arena_regions"] = [region]
+    (directory / f"{name}.json").write_text(json.dumps(data))
+
+
+def test_fit_board_takes_core_and_budgets_from_the_board(capsys):
+    board = boards.load_board("nucleo-l4r5zi")
+    sim = boards.simulator_parameters(board)
+    code, fit = _json(capsys, "fit", str(MODEL), "--board", "NUCLEO-L4R5ZI", "--kernels", "cmsis-nn")
+    assert code == 0 and fit["verdict"] == "fits"
+    assert (fit["board"], fit["target"]) == ("nucleo-l4r5zi", board.core)
+    assert (fit["ram"]["budget"], fit["flash"]["budget"]) == (sim.arena_bytes, sim.flash_bytes)
+    assert fit["ram"]["margin"] == sim.arena_bytes - fit["ram"]["used"]
+    assert "SRAM1, SRAM2, SRAM3" in fit["budget_source"]
+    # The same figures as the bare target with the same budgets.
+    _, bare = _json(capsys, "fit", str(MODEL), "--target", board.core, "--kernels", "cmsis-nn",
+                    "--ram", str(sim.arena_bytes), "--flash", str(sim.flash_bytes))
+    assert (bare["ram"], bare["flash"]) == (fit["ram"], fit["flash"])
+    # A budget given overrides the board's, and is said to.
+    code, fit = _json(capsys, "fit", str(MODEL), "--board", "nucleo-l4r5zi", "--ram", "1K",
+                      "--kernels", "cmsis-nn")
+    assert code == 1 and fit["ram"]["budget"] == 1024 and "--ram given instead" in fit["budget_source"]
+    code, out, _ = run_cli(capsys, "fit", str(MODEL), "--board", "nucleo-l4r5zi", "--quiet",
+                           "--kernels", "cmsis-nn")
+    assert out.startswith(f"FITS: {MODEL} on board nucleo-l4r5zi (cortex-m4)")
+
+
+def test_fit_needs_a_ram_budget_or_a_board(capsys):
+    code, _, err = run_cli(capsys, "fit", str(MODEL))
+    assert code == 2 and "--ram SIZE, or --board NAME" in err
+
+
+def test_board_and_target_are_one_or_the_other(capsys):
+    for command in ("fit", "profile"):
+        code, _, err = run_cli(capsys, command, str(MODEL), "--board", "nucleo-l4r5zi",
+                               "--target", "cortex-m7")
+        assert code == 2 and "not allowed with argument --board" in err
+    code, _, err = run_cli(capsys, "profile", str(MODEL), "--board", "no-such-board")
+    assert code == 2 and "unknown board 'no-such-board'" in err
+
+
+def test_profile_board_runs_at_its_clock_through_its_flash_interface(capsys):
+    board = boards.load_board("nucleo-h743zi2")
+    sim = boards.simulator_parameters(board)
+    code, prof = _json(capsys, "profile", str(MODEL), "--board", "nucleo-h743zi2")
+    assert code == 0 and prof["board"] == "nucleo-h743zi2"
+    assert (prof["target"], prof["clock_hz"]) == (board.core, sim.clock_hz)
+    direct, run = emulated_profile(MODEL.read_bytes(), board.core, sim.clock_hz,
+                                   flash_wait_states=sim.line_fill_cycles,
+                                   memory_system=MemorySystem(**sim.memory_system))
+    run.close()
+    assert prof["total_cycles"] == direct["total_cycles"]
+    # The clock is the board's unless given; the cycles do not depend on it here (0 wait
+    # states would change them), the milliseconds do.
+    _, slower = _json(capsys, "profile", str(MODEL), "--board", "nucleo-h743zi2", "--clock", "240MHz")
+    assert slower["clock_hz"] == 240_000_000
+    # The board's flash interface is not the core's default one: a cache-less board with
+    # wait states costs more than the same core with an instruction cache.
+    _, pico = _json(capsys, "profile", str(MODEL), "--board", "nucleo-g0b1re")
+    _, bare = _json(capsys, "profile", str(MODEL), "--target", "cortex-m0plus", "--clock", "64MHz")
+    assert pico["total_cycles"] > bare["total_cycles"]
+
+
+def test_boards_rows_are_what_fit_and_profile_say(capsys, tmp_path):
+    _tiny_board(tmp_path)
+    code, table = _json(capsys, "boards", str(MODEL), "--board-dir", str(tmp_path), "--workers", "2")
+    rows = {r["board"]: r for r in table["boards"]}
+    assert set(rows) == {b.name for b in boards.list_boards([tmp_path])}
+    assert code == 0 and table["fits_on"]
+    tiny = rows["tiny-m0"]
+    assert tiny["verdict"] == "does not fit" and tiny["ram_margin"] < 0 and tiny["fits"] is False
+    assert table["boards"][-1]["board"] == "tiny-m0"          # not fitting: last
+    fitting = [r for r in table["boards"] if r["verdict"] == "fits"]
+    assert [r["latency_ms"] for r in fitting] == sorted(r["latency_ms"] for r in fitting)
+    for name in ("nucleo-f446re", "raspberry-pi-pico"):
+        _, fit = _json(capsys, "fit", str(MODEL), "--board", name, "--kernels", "cmsis-nn")
+        _, prof = _json(capsys, "profile", str(MODEL), "--board", name)
+        row = rows[name]
+        assert (row["ram_used"], row["flash_used"]) == (fit["ram"]["used"], fit["flash"]["used"])
+        assert (row["ram_margin"], row["verdict"]) == (fit["ram"]["margin"], fit["verdict"])
+        assert row["cycles"] == prof["total_cycles"] and row["latency_ms"] == prof["total_ms"]
+    code, text, _ = run_cli(capsys, "boards", str(MODEL), "--board-dir", str(tmp_path),
+                            "--workers", "1", "--quiet")
+    assert code == 0 and "tiny-m0" in text and "does not fit" in text
+
+
+def test_boards_cannot_tell_when_an_operator_has_no_kernel(capsys, tmp_path):
+    path = tmp_path / "custom.tflite"
+    path.write_bytes(chain_with("MY_CUSTOM_OP", custom=True))
+    rows = measure_boards(str(path), path.read_bytes(), ["nucleo-l4r5zi", "nucleo-g0b1re"],
+                          workers=1)
+    assert {r.verdict for r in rows} == {"cannot tell"}
+    assert all(r.latency_ms is None and "MY_CUSTOM_OP" in r.note for r in rows)
+    code, _, _ = run_cli(capsys, "boards", str(path), "--quiet", "--workers", "1")
+    assert code == 3
+
+
+def test_boards_formats(capsys):
+    code, csv, _ = run_cli(capsys, "boards", str(MODEL), "--format", "csv", "--quiet")
+    lines = csv.strip().splitlines()
+    assert code == 0 and lines[0].startswith("board,core,clock_hz,verdict,ram_used")
+    assert len(lines) == 1 + len(boards.list_boards())
