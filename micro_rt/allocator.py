@@ -74,7 +74,12 @@ class ArenaPlan:
     required_bytes: int            # the smallest arena that works (>= head + tail)
     lower_bound: int               # no placement of these buffers can beat this head
     tail_breakdown: dict = field(default_factory=dict)
-    subgraph_count: int = 1        # buffers name their subgraph when the model has several
+    subgraph_names: list[str] = field(default_factory=lambda: ["main"])   # by subgraph index
+
+    @property
+    def subgraph_count(self) -> int:
+        """Buffers name their subgraph when the model has several."""
+        return len(self.subgraph_names)
 
     @property
     def total_bytes(self) -> int:
@@ -92,6 +97,7 @@ class ArenaPlan:
                 "required_bytes": self.required_bytes, "lower_bound": self.lower_bound,
                 "efficiency": self.efficiency,
                 "tail_breakdown": self.tail_breakdown,
+                **({"subgraphs": self.subgraph_names} if self.subgraph_count > 1 else {}),
                 "buffers": [b.as_dict(self.subgraph_count > 1) for b in self.buffers]}
 
 
@@ -340,7 +346,7 @@ class TflmAllocator:
                          required_bytes=max(arena.required_bytes, align_up(arena.head + arena.tail)),
                          lower_bound=lower_bound(planner.buffers),
                          tail_breakdown={k: v.used for k, v in arena.categories.items()},
-                         subgraph_count=len(self.model.subgraphs))
+                         subgraph_names=[sg.name for sg in self.model.subgraphs])
         self._check_arena_size(plan)
         return plan
 

@@ -46,8 +46,9 @@ def plan_table(plan: ArenaPlan, kernels: Optional[str] = None) -> str:
         rows.append(f"{number:>6}  {b.kind:<7} {b.offset:>9} {b.size:>9} {b.first_use:>5} "
                     f"{b.last_use:>5}  {b.name}")
     if several:
-        rows.append(f"({plan.subgraph_count} subgraphs planned together: tensor = subgraph:tensor, "
-                    "steps count across subgraphs as TFLM's planner walks them)")
+        rows.append(f"{plan.subgraph_count} subgraphs planned together (tensor = subgraph:tensor; "
+                    "steps count across subgraphs as TFLM's planner walks them): "
+                    + ", ".join(f"{i} '{name}'" for i, name in enumerate(plan.subgraph_names)))
     efficiency = plan.efficiency
     rows += ["",
              f"target {plan.target}, planner {plan.planner}"

@@ -135,9 +135,11 @@ def test_plan_names_subgraphs(capsys):
     assert main(["plan", path]) == 0
     out = capsys.readouterr().out
     assert "5 subgraphs planned together" in out and "   4:9  tensor" in out
+    assert "3 'while_cond', 4 'while_body'" in out
     assert main(["plan", path, "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert {b["subgraph"] for b in plan["buffers"]} == {0, 1, 2, 3, 4}
+    assert plan["subgraphs"][0] == "main" and len(plan["subgraphs"]) == 5
 
 
 def test_well_formed_while_runs_zero_iterations():
