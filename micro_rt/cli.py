@@ -162,7 +162,7 @@ def cmd_plan(args) -> int:
     if args.html:
         from .reports.page import plans_html
         _write_text(args.html, plans_html([(f"{plan.planner} planner on {plan.target}", plan,
-                                            model.main)], Path(args.model).name))
+                                            model.main)], Path(args.model).name, model.subgraphs))
         text += f"\nlane chart written to {args.html}"
     from .reports.tables import plan_tables
     _emit(args, payload, text, plan_tables)

@@ -148,3 +148,35 @@ def test_well_formed_while_runs_zero_iterations():
     it.set_input(x, 0)
     it.invoke()
     assert np.array_equal(it.get_output(0), x)
+
+
+# ---- reports ----------------------------------------------------------------------------------
+
+def test_report_facts_put_subgraph_buffers_in_the_control_flow_operators_column():
+    """The report's columns are subgraph 0's operators: a buffer of the loop's subgraphs lives
+    within the WHILE's column, named by its own subgraph's tensors and operators."""
+    from micro_rt.reports.facts import buffer_facts, live_per_op
+    model = read_model((CONTROL / "while_flags_f32.tflite").read_bytes())
+    plan = Interpreter.from_file(CONTROL / "while_flags_f32.tflite", target="host64", plan_only=True).plan
+    loop = next(op.index for op in model.main.operators if op.op_name == "WHILE")
+    facts = buffer_facts(model.main, plan, model.subgraphs)
+    inner = [f for f in facts if f.subgraph]
+    assert inner and all(f.first_op == f.last_op == loop for f in inner)
+    assert any(f.number.startswith("3:") for f in inner)
+    assert any("op 3:0 STRIDED_SLICE" in f.consumers for f in inner)
+    live = live_per_op(plan, model.subgraphs)
+    assert set(live) <= {-1, *range(len(model.main.operators))}
+    assert max(live.values()) == plan.lower_bound and live[loop] <= plan.head_bytes
+
+
+@pytest.mark.parametrize("command", [["report", "-o", "{tmp}/r.html"], ["boards"],
+                                     ["compare", str(CONTROL / "while_flags_f32.tflite")]])
+def test_report_commands_take_models_with_subgraphs(command, tmp_path, capsys):
+    path = str(CONTROL / "while_flags_int8.tflite")
+    args = [command[0], path] + [a.replace("{tmp}", str(tmp_path)) for a in command[1:]]
+    assert main(args) in (0, 3)      # 3: the loop counter's int32 ADD has no C kernel
+    out = capsys.readouterr().out
+    assert "internal error" not in out
+    if command[0] == "report":
+        page = (tmp_path / "r.html").read_text()
+        assert "tensor 4:1" in page and "op 3:0 STRIDED_SLICE" in page
