@@ -166,10 +166,10 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
 
 
 def _not_counted(report: dict) -> str:
-    return ", ".join(f"{_number(op)} {op['op']}".strip() for op in report["ops_not_counted"])
+    return ", ".join(f"{op_number(op)} {op['op']}".strip() for op in report["ops_not_counted"])
 
 
-def _number(op: dict) -> str:
+def op_number(op: dict) -> str:
     """An operator's number: its index, or subgraph:index for those of subgraphs after the first."""
     return f"{op['subgraph']}:{op['index']}" if op.get("subgraph") else str(op.get("index", ""))
 
@@ -190,10 +190,10 @@ def profile_table(report: dict) -> str:
              f"{'stack':>7}{'ms':>9}"]
     for op in report["ops"]:
         if not op["on_mcu"]:
-            lines.append(f"{_number(op):>4}  {_name(op):<20}{'(host kernel: no C kernel, not counted)':>56}")
+            lines.append(f"{op_number(op):>4}  {_name(op):<20}{'(host kernel: no C kernel, not counted)':>56}")
             continue
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
-        lines.append(f"{_number(op):>4}  {_name(op):<20}{op['instructions']:>14,}{op['cycles']:>14,}"
+        lines.append(f"{op_number(op):>4}  {_name(op):<20}{op['instructions']:>14,}{op['cycles']:>14,}"
                      f"{op['macs']:>12,}{mpc:>9}{op['stack_bytes']:>7}{op['cycles'] / clock * 1e3:>9.3f}")
         if op.get("cycles_with_subgraphs", op["cycles"]) != op["cycles"]:
             cycles = op["cycles_with_subgraphs"]

@@ -17,7 +17,7 @@ from ..errors import MicroRtError
 from ..fit import CANNOT_TELL, FitReport, assess, kernel_measurement, ops_without_kernels
 from ..interpreter import Interpreter
 from ..model import read_model
-from ..profile import emulated_profile
+from ..profile import emulated_profile, op_number
 from ..report import kernels_fields
 from ..run_setup import Setup, make_setup  # noqa: F401  (make_setup: the CLI's entry)
 from .facts import BufferFact, OperatorFact, buffer_facts, operator_facts
@@ -126,11 +126,6 @@ def gather(path: str, data: bytes, setup: Setup,
     return report
 
 
-def _number(op: dict) -> str:
-    """'3', or '1:3' for operator 3 of subgraph 1 (as profile numbers them)."""
-    return f"{op['subgraph']}:{op['index']}" if op.get("subgraph") else f"{op['index']}"
-
-
 def _warn(report: ModelReport, missing: list[str]) -> None:
     """One line per thing left out: operators without a kernel, operators on host kernels
     (cycles, stack and code all missing), then the rest fit could not account for."""
@@ -139,7 +134,7 @@ def _warn(report: ModelReport, missing: list[str]) -> None:
           "cycles are in none of these figures" for m in missing]
     p = report.profile
     if p:
-        w += [f"op {_number(o)} {o['op']}: ran on a host kernel (micro_rt has no C kernel for "
+        w += [f"op {op_number(o)} {o['op']}: ran on a host kernel (micro_rt has no C kernel for "
               "it), so its cycles, stack and code are not counted: the cycle total is incomplete"
               for o in p["ops_not_counted"] if "index" in o]
         w += [f"alignment: {a}" for a in p["alignment"]]
