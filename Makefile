@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 DEMO_MODEL ?= models/mobilenet_tiny_int8.tflite
 
-.PHONY: demo test venv test-venv bench results fuzz clean firmware
+.PHONY: demo test venv test-venv bench results fuzz clean firmware calibration
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ results: test-venv
 	$(BIN)/python benchmarks/bench_profile.py --baseline-soft-float --write
 	$(BIN)/python benchmarks/bench_blas_threads.py --write
 	$(BIN)/python benchmarks/bench_planner.py --write
+
+# Latency against published TFLM + CMSIS-NN measurements on catalog boards; needs MLPerf Tiny's
+# reference models (mlcommons/tiny benchmark/training/*/trained_models/) in MLPERF_MODELS.
+calibration: test-venv
+	$(BIN)/python benchmarks/bench_calibration.py --models $(MLPERF_MODELS) --write
 
 # Hostile-input campaign (issues 5, 10): FUZZ_N mutants (1-3 stacked schema- or byte-level
 # mutations) of real and builder-made models, each in a forked child through every stage (load,

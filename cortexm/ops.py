@@ -39,9 +39,15 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
+from micro_rt.errors import KernelError
+
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
 from .ops_control import run_copies
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
+from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
+                            run_dynamic_update_slice, run_embedding_lookup, run_fill, run_gather, run_gather_nd,
+                            run_mirror_pad, run_reverse, run_slice, run_space_to_batch, run_space_to_depth,
+                            run_split)
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
@@ -117,6 +123,21 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("PAD", ANY): OpKernel(run_pad),
     ("PADV2", ANY): OpKernel(run_pad),
     ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
+    ("DEPTH_TO_SPACE", ANY): OpKernel(run_depth_to_space),
+    ("SPACE_TO_DEPTH", ANY): OpKernel(run_space_to_depth),
+    ("SPACE_TO_BATCH_ND", ANY): OpKernel(run_space_to_batch),
+    ("BATCH_TO_SPACE_ND", ANY): OpKernel(run_batch_to_space),
+    **{(op, ANY): OpKernel(run_split) for op in ("SPLIT", "SPLIT_V", "UNPACK")},
+    ("SLICE", ANY): OpKernel(run_slice),
+    ("REVERSE_V2", ANY): OpKernel(run_reverse),
+    ("DYNAMIC_UPDATE_SLICE", ANY): OpKernel(run_dynamic_update_slice),
+    ("GATHER", ANY): OpKernel(run_gather),
+    ("GATHER_ND", ANY): OpKernel(run_gather_nd),
+    ("EMBEDDING_LOOKUP", ANY): OpKernel(run_embedding_lookup),
+    ("FILL", ANY): OpKernel(run_fill),
+    ("BROADCAST_TO", ANY): OpKernel(run_broadcast_to),
+    ("BROADCAST_ARGS", ANY): OpKernel(run_broadcast_args),
+    ("MIRROR_PAD", ANY): OpKernel(run_mirror_pad),
     **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
                                                       "READ_VARIABLE", "ASSIGN_VARIABLE")},
 }
@@ -189,6 +210,8 @@ def perform(mcu, calls: Sequence[KernelCall], budget: Optional[int] = None) -> C
         for addr, data in call.blocks:
             mcu.write(addr, data)
         results.append(mcu.call(call.symbol, *call.args, budget=budget))
+        if call.refusal and results[-1].return_value != 0:
+            raise KernelError(f"{call.refusal} ({call.symbol} returned {results[-1].return_value})")
     return _combine(results)
 
 

@@ -32,6 +32,9 @@ class KernelCall:
     symbol: str
     args: tuple[int, ...]
     blocks: tuple[tuple[int, bytes], ...] = ()
+    # For kernels that check run-time data (indices read from tensors): a nonzero return means
+    # TFLM refuses that data at invoke, or would read or write outside a tensor; this says why.
+    refusal: str = ""
 
 
 # --------------------------------------------------------------------------- packing
@@ -181,10 +184,11 @@ class CallContext:
         """A cmsis_nn_context {buf, size}: the node's scratch buffer when the kernel wants one."""
         return self.args(uwords(self.scratch_addr() if size else 0, size))
 
-    def call(self, symbol: str, *args: int) -> KernelCall:
+    def call(self, symbol: str, *args: int, refusal: str = "") -> KernelCall:
         """The call of `symbol` with the argument structs laid out since the previous call; the
-        next call's structs start again at the beginning of the ARGS area."""
-        kernel_call = KernelCall(symbol, tuple(int(a) for a in args), tuple(self._blocks))
+        next call's structs start again at the beginning of the ARGS area. `refusal`: see
+        KernelCall."""
+        kernel_call = KernelCall(symbol, tuple(int(a) for a in args), tuple(self._blocks), refusal)
         self._blocks = []
         self._args_area.reset()
         return kernel_call

@@ -12,7 +12,7 @@ from micro_rt.kernels.kernel_util import element_count, zero_point_of
 from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, uwords, words
 
 
-def _contig_strides(shape, es: int):
+def contig_strides(shape, es: int):
     """Byte strides of a contiguous array of `shape` with `es`-byte elements."""
     st, acc = [], es
     for d in reversed(list(shape)):
@@ -21,7 +21,7 @@ def _contig_strides(shape, es: int):
     return list(reversed(st))
 
 
-def _strided_copy(c: CallContext, src: int, dst: int, es: int, counts, src_strides, dst_strides) -> KernelCall:
+def strided_copy(c: CallContext, src: int, dst: int, es: int, counts, src_strides, dst_strides) -> KernelCall:
     """mrt_strided_copy of a (up to) 6-D block: element counts and byte strides per axis."""
     counts = [1] * (6 - len(counts)) + list(counts)
     src_strides = [0] * (6 - len(src_strides)) + list(src_strides)
@@ -62,7 +62,7 @@ def run_concatenation(c: CallContext) -> list[KernelCall]:
     total_inner = sum(inners)
     calls, off = [], 0
     for k, inner in enumerate(inners):
-        calls.append(_strided_copy(c, c.in_addr(k), c.out_addr() + off * es, es, [outer, inner],
+        calls.append(strided_copy(c, c.in_addr(k), c.out_addr() + off * es, es, [outer, inner],
                                    [inner * es, es], [total_inner * es, es]))
         off += inner
     return calls
@@ -74,10 +74,10 @@ def run_transpose(c: CallContext) -> list[KernelCall]:
     perm = [int(p) for p in np.asarray(c.t(1).data).reshape(-1)]
     rank = len(inp.shape)
     perm = [p + rank if p < 0 else p for p in perm]
-    src_st = _contig_strides(inp.shape, es)
+    src_st = contig_strides(inp.shape, es)
     counts = [int(inp.shape[p]) for p in perm]
-    return [_strided_copy(c, c.in_addr(0), c.out_addr(), es, counts, [src_st[p] for p in perm],
-                          _contig_strides(counts, es))]
+    return [strided_copy(c, c.in_addr(0), c.out_addr(), es, counts, [src_st[p] for p in perm],
+                          contig_strides(counts, es))]
 
 
 def _pad_fill_word(c: CallContext, dt: np.dtype) -> int:
@@ -101,11 +101,11 @@ def run_pad(c: CallContext) -> list[KernelCall]:
     fill_word = _pad_fill_word(c, dt)
     if es == 8:
         raise UnsupportedOnMcu("PAD of 8-byte elements")
-    out_st = _contig_strides(out.shape, es)
+    out_st = contig_strides(out.shape, es)
     interior = c.out_addr() + sum(int(p0) * s for (p0, _), s in zip(pads, out_st))
     filled = c.call("mrt_fill", c.out_addr(), fill_word, int(np.prod(out.shape)), es)
-    copied = _strided_copy(c, c.in_addr(0), interior, es, [int(d) for d in inp.shape],
-                           _contig_strides(inp.shape, es), out_st)
+    copied = strided_copy(c, c.in_addr(0), interior, es, [int(d) for d in inp.shape],
+                           contig_strides(inp.shape, es), out_st)
     return [filled, copied]
 
 
@@ -120,7 +120,7 @@ def run_strided_slice(c: CallContext) -> list[KernelCall]:
     counts = [len(a) for a in axes]
     if int(np.prod(counts)) != int(np.prod(out.shape)):
         raise UnsupportedOnMcu("STRIDED_SLICE writing part of its output")
-    src_st = _contig_strides(inp.shape, es)
+    src_st = contig_strides(inp.shape, es)
     src = c.in_addr(0) + sum(int(a[0]) * s for a, s in zip(axes, src_st) if len(a))
     sst = [int(a[1] - a[0]) * s if len(a) > 1 else s for a, s in zip(axes, src_st)]
-    return [_strided_copy(c, src, c.out_addr(), es, counts, sst, _contig_strides(counts, es))]
+    return [strided_copy(c, src, c.out_addr(), es, counts, sst, contig_strides(counts, es))]

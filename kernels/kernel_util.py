@@ -197,3 +197,20 @@ def check_quantized(node, t, role: str) -> None:
         where = f" (channel {int(bad[0])} of {scales.size})" if scales.size > 1 else ""
         raise kernel_error(node, f"{desc} has quantization scale {float(scales[bad[0]])!r}{where}; "
                                  "a scale must be positive and finite")
+
+
+# --------------------------------------------------------------------------- output shapes
+
+def allocate_writable_dims(ctx, t) -> None:
+    """TFLM's CreateWritableTensorDimsWithCopy: a kernel that sets its output's shape in
+    prepare first copies the tensor's dims (a TfLiteIntArray of the model's rank) to
+    persistent memory; the arena pays for it."""
+    ctx.allocate_persistent(ctx.target.sizeof("TfLiteIntArray") + 4 * len(t.shape))
+
+
+def check_computed_shape(node, out, shape) -> None:
+    """The output shape TFLM's prepare computes must be the model's: TFLM plans the model's
+    bytes and then writes the computed shape's, so a model that differs is refused."""
+    if [int(d) for d in out.shape] != [int(d) for d in shape]:
+        raise kernel_error(node, f"output {tensor_desc(out)} does not match the shape TFLM computes "
+                                 f"from the inputs, {[int(d) for d in shape]}")

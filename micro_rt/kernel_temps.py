@@ -61,6 +61,12 @@ REFERENCE: dict[str, Rule] = {
     "SVDF": "i0 i1 i2 i3 i4 o0",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "i* o0",              # LstmTensors: all 24 inputs
     "MAXIMUM": "", "MINIMUM": "", "PACK": "", "SHAPE": "",
+    "DEPTH_TO_SPACE": "i0 o0", "SPACE_TO_DEPTH": "i0 o0",
+    "SPACE_TO_BATCH_ND": "i0 o0", "BATCH_TO_SPACE_ND": "i0 o0",
+    "SLICE": "i0 i1 i2 o0", "REVERSE_V2": "i0 i1 o0", "SPLIT": "i0", "SPLIT_V": "i2", "UNPACK": "",
+    "DYNAMIC_UPDATE_SLICE": "i0 i1 i2 o0",
+    "GATHER": "i0 i1 o0", "GATHER_ND": "i0 i1 o0", "EMBEDDING_LOOKUP": "i0 i1 o0",
+    "FILL": "i0 i1 o0", "BROADCAST_TO": "i0 i1 o0", "BROADCAST_ARGS": "i0 i1 o0", "MIRROR_PAD": "i0 i1 o0",
     "IF": "i0", "WHILE": "", "CALL_ONCE": "",                 # the condition only
     "VAR_HANDLE": "", "READ_VARIABLE": "i0", "ASSIGN_VARIABLE": "i1",
 }

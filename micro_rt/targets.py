@@ -39,6 +39,7 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "ScratchBufferRequest": (16, 12, 8, 4),
     "AllocationInfo": (32, 24, 8, 4),
     "GreedyPlannerPerBuffer": (40, 40, 4, 4),
+    "TfLiteIntArray": (4, 4, 4, 4),            # + 4 per dim: a kernel's copy of its output dims
     # allocator objects placed in the arena at start-up, with one SubgraphAllocations:
     # recording allocators (RecordingSingleArenaBufferAllocator + GreedyMemoryPlanner +
     # RecordingMicroAllocator + MicroBuiltinDataAllocator + SubgraphAllocations), which is what
@@ -78,6 +79,9 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataCallOnce": (8, 8, 16, 16),
     "OpDataVarHandle": (4, 4, 16, 16),
     "OpDataAssignVariable": (4, 0, 16, 16),         # only a compression build (host64) has it
+    "SpaceToBatchParams": (4, 4, 16, 16),
+    "OpDataMirrorPad": (20, 20, 16, 16),
+    "OpDataEmbeddingLookup": (16, 8, 16, 16),
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}

@@ -53,6 +53,8 @@ def tflm_reason(log: str):
     if not lines or lines[0].startswith("crashed"):
         return None
     line = re.sub(r"^tensorflow/\S+\.cc(:\d+)? ", "", lines[0])
+    # FILL prints a type name's address with %d: the words before it are the reason
+    line = re.sub(r" got -?\d{6,}\.$", " got", line)
     if "was not true" in line or re.search(r"\S (!=|==|<=|>=) \S", line) or line.startswith("Node "):
         return None
     return line

@@ -267,7 +267,7 @@ def _control_cases():
 
 def type_cases() -> list[tuple[str, str, bytes]]:
     return [*_same_type_cases(), *_conversion_cases(), *_layer_cases(), *_recurrent_cases(),
-            *_control_cases()]
+            *_data_movement_cases(), *_control_cases()]
 
 
 _PROBE = r"""
@@ -323,3 +323,68 @@ def oracle_verdicts(models: list[bytes], tmp_path) -> list[tuple[bool, str]]:
             crashed = next(p for p in todo if p not in verdicts)
             verdicts[crashed] = (False, f"crashed (exit {run.returncode})")
     return [verdicts[p] for p in paths]
+
+
+def _data_movement_cases():
+    """Issue 12's data-movement family (kernels/space_depth.py, slicing.py, gather.py,
+    broadcast.py): each op in every type, plus the index / shape tensor types TFLM takes or
+    refuses. Indices are constants, so zeros fed to the graph inputs stay in range."""
+    s3 = (3, 4, 5)
+    makers = {
+        "DEPTH_TO_SPACE": lambda t: single_op("DEPTH_TO_SPACE", [spec((1, 2, 3, 8), t)], spec((1, 4, 6, 2), t),
+                                              {"block_size": 2}),
+        "SPACE_TO_DEPTH": lambda t: single_op("SPACE_TO_DEPTH", [spec((1, 4, 6, 2), t)], spec((1, 2, 3, 8), t),
+                                              {"block_size": 2}),
+        # no padding: TFLM pads with a persistent byte nothing fills (see kernels/space_depth.py)
+        "SPACE_TO_BATCH_ND": lambda t: single_op("SPACE_TO_BATCH_ND", [spec((1, 4, 6, 2), t), _i32([2, 2]),
+                                                                       _i32([[0, 0], [0, 0]])], spec((4, 2, 3, 2), t)),
+        "BATCH_TO_SPACE_ND": lambda t: single_op("BATCH_TO_SPACE_ND", [spec((4, 2, 3, 2), t), _i32([2, 2]),
+                                                                       _i32([[0, 0], [1, 0]])], spec((1, 4, 5, 2), t)),
+        "SLICE": lambda t: single_op("SLICE", [spec(s3, t), _i32([1, 0, 2]), _i32([2, -1, 3])], spec((2, 4, 3), t)),
+        "REVERSE_V2": lambda t: single_op("REVERSE_V2", [spec(s3, t), _i32([1, 2])], spec(s3, t)),
+        "SPLIT": lambda t: single_op("SPLIT", [_i32(1), spec(s3, t)], outputs=[spec((3, 2, 5), t)] * 2,
+                                     options={"num_splits": 2}),
+        "SPLIT_V": lambda t: single_op("SPLIT_V", [spec(s3, t), _i32([1, 3]), _i32(1)],
+                                       outputs=[spec((3, 1, 5), t), spec((3, 3, 5), t)], options={"num_splits": 2}),
+        "UNPACK": lambda t: single_op("UNPACK", [spec((3, 2, 5), t)], outputs=[spec((3, 5), t)] * 2,
+                                      options={"num": 2, "axis": 1}),
+        "DYNAMIC_UPDATE_SLICE": lambda t: single_op("DYNAMIC_UPDATE_SLICE", [spec(s3, t), spec((1, 2, 3), t),
+                                                                             _i32([1, 1, 1])], spec(s3, t)),
+        "GATHER": lambda t: single_op("GATHER", [spec(s3, t), _i32([2, 0])], spec((3, 2, 5), t), {"axis": 1}),
+        "GATHER_ND": lambda t: single_op("GATHER_ND", [spec(s3, t), _i32([[1, 2], [0, 3]])], spec((2, 5), t)),
+        "EMBEDDING_LOOKUP": lambda t: single_op("EMBEDDING_LOOKUP", [_i32([2, 0, 1]), spec((4, 5), t)],
+                                                spec((3, 5), t)),
+        "FILL": lambda t: single_op("FILL", [_i32([2, 3]), spec((), t)], spec((2, 3), t)),
+        "BROADCAST_TO": lambda t: single_op("BROADCAST_TO", [spec((1, 3), t), _i32([2, 4, 3])], spec((2, 4, 3), t)),
+        "BROADCAST_ARGS": lambda t: single_op("BROADCAST_ARGS", [const((3,), t, [2, 1, 3]), const((2,), t, [4, 1])],
+                                              spec((3,), t)),
+        "MIRROR_PAD": lambda t: single_op("MIRROR_PAD", [spec((2, 3, 4), t), _i32([[0, 1], [1, 1], [2, 0]])],
+                                          spec((3, 5, 6), t), {"mode": 0}),
+    }
+    for op, make in makers.items():
+        for t in TYPES:
+            yield f"{op} {t}", op, make(t)
+    i64 = lambda values: const(np.shape(values), "INT64", values)  # noqa: E731
+    for it in ("INT64", "INT16"):
+        yield (f"GATHER positions={it}", "GATHER",
+               single_op("GATHER", [spec(s3, "INT8"), const((2,), it, [2, 0])], spec((3, 2, 5), "INT8"), {"axis": 1}))
+    yield ("GATHER_ND indices=INT64", "GATHER_ND",
+           single_op("GATHER_ND", [spec(s3, "INT8"), i64([[1, 2], [0, 3]])], spec((2, 5), "INT8")))
+    for out in ("FLOAT32", "INT8", "INT16"):
+        yield (f"EMBEDDING_LOOKUP table=INT8 out={out}", "EMBEDDING_LOOKUP",
+               single_op("EMBEDDING_LOOKUP", [_i32([2, 0, 1]), spec((4, 5), "INT8", 0.02)], spec((3, 5), out)))
+    yield ("EMBEDDING_LOOKUP table=INT8 zp=3 out=FLOAT32", "EMBEDDING_LOOKUP",
+           single_op("EMBEDDING_LOOKUP", [_i32([2, 0, 1]), spec((4, 5), "INT8", 0.02, 3)], spec((3, 5), "FLOAT32")))
+    yield ("EMBEDDING_LOOKUP ids=INT64", "EMBEDDING_LOOKUP",
+           single_op("EMBEDDING_LOOKUP", [i64([2, 0, 1]), spec((4, 5), "FLOAT32")], spec((3, 5), "FLOAT32")))
+    for t in ("FLOAT32", "INT8", "INT32"):
+        yield (f"FILL {t} dims=INT64", "FILL", single_op("FILL", [i64([2, 3]), spec((), t)], spec((2, 3), t)))
+        yield (f"DYNAMIC_UPDATE_SLICE {t} start=INT64", "DYNAMIC_UPDATE_SLICE",
+               single_op("DYNAMIC_UPDATE_SLICE", [spec(s3, t), spec((1, 2, 3), t), i64([1, 1, 1])], spec(s3, t)))
+        yield (f"SLICE {t} begin=INT64", "SLICE",
+               single_op("SLICE", [spec(s3, t), i64([1, 0, 2]), i64([2, -1, 3])], spec((2, 4, 3), t)))
+        yield (f"BROADCAST_TO {t} shape=INT64", "BROADCAST_TO",
+               single_op("BROADCAST_TO", [spec((1, 3), t), i64([2, 4, 3])], spec((2, 4, 3), t)))
+        yield (f"MIRROR_PAD {t} padding=INT64", "MIRROR_PAD",
+               single_op("MIRROR_PAD", [spec((2, 3, 4), t), i64([[0, 1], [1, 1], [2, 0]])], spec((3, 5, 6), t),
+                         {"mode": 1}))

@@ -18,7 +18,7 @@
 
 /* mrt_strided_copy: dst[i0..i5] = src[i0..i5] over a 6-D index space with byte strides
  * (transpose, slice, concatenation / pack parts, pad interior). Unused leading axes have
- * count 1. Packed by ops_data._strided_copy. */
+ * count 1. Packed by ops_data.strided_copy. */
 typedef struct {
     const uint8_t *src;
     uint8_t *dst;
@@ -218,5 +218,109 @@ typedef struct {
     int32_t fh, fw, sh, sw, ph, pw;    /* window, strides, paddings (top / left) */
     uint32_t act_min, act_max;         /* float bits */
 } mrt_pool_f32_params;
+
+/* ---------------------------------------------------------------- gather, slice, pad (issue 12's data movement) */
+
+/* mrt_gather: TFLM's Gather loops. Packed by ops_data_movement.run_gather. */
+typedef struct {
+    const uint8_t *in;                 /* [batch, outer, axis_size, inner] elements */
+    const int32_t *coords;             /* [batch, coords] positions along the axis */
+    uint8_t *out;                      /* [batch, outer, coords, inner] */
+    int32_t elem_size;                 /* bytes per element */
+    int32_t batch, outer, axis_size, inner, coords_count;
+} mrt_gather_params;
+
+/* mrt_gather_nd: TFLM's GatherNd loops. Packed by ops_data_movement.run_gather_nd. */
+typedef struct {
+    const uint8_t *params;
+    const int32_t *indices;            /* [slices, nd] */
+    uint8_t *out;                      /* [slices, slice_size] */
+    int32_t elem_size;
+    int32_t slices, nd, slice_size, params_count;
+    int32_t dims_to_count[5];          /* elements per step of each indexed axis */
+} mrt_gather_nd_params;
+
+/* mrt_embedding_lookup / mrt_embedding_lookup_hybrid_f32. Packed by ops_data_movement.run_embedding_lookup. */
+typedef struct {
+    const int32_t *ids;                /* [lookups] */
+    const uint8_t *table;              /* [rows, columns] */
+    uint8_t *out;                      /* [lookups, columns] */
+    int32_t lookups, rows, columns;
+    int32_t elem_size;                 /* the table's bytes per element (copy) */
+    uint32_t scale;                    /* float32 bits (hybrid: the table's first scale) */
+} mrt_embedding_params;
+
+/* mrt_slice: SLICE with begin / size read at run time (int32 or int64), over the input's shape
+ * extended to 5-D. Packed by ops_data_movement.run_slice. */
+typedef struct {
+    const uint8_t *in;
+    uint8_t *out;
+    const void *begin, *size;          /* [rank] each */
+    int32_t index_size;                /* 4: int32 begin / size, 8: int64 */
+    int32_t elem_size;
+    int32_t rank;                      /* <= 5 */
+    int32_t shape[5];                  /* input shape, front-padded with 1s to 5-D */
+    int32_t out_count;                 /* elements the output holds */
+} mrt_slice_params;
+
+/* mrt_dynamic_update_slice. Packed by ops_data_movement.run_dynamic_update_slice. */
+typedef struct {
+    const uint8_t *operand, *update;
+    uint8_t *out;
+    const void *start;                 /* [rank] start indices */
+    int32_t index_size;                /* 4: int32, 8: int64 */
+    int32_t elem_size;
+    int32_t rank;                      /* <= MRT_MAX_DIMS */
+    int32_t operand_shape[MRT_MAX_DIMS];
+    int32_t update_shape[MRT_MAX_DIMS];
+} mrt_dynamic_update_slice_params;
+
+/* mrt_mirror_pad: TFLM's GetFlatIndex per output element, any rank. Packed by
+ * ops_data_movement.run_mirror_pad. */
+typedef struct {
+    const uint8_t *in;
+    uint8_t *out;
+    const void *padding;               /* [rank, 2] */
+    int32_t padding_size;              /* 4: int32, 8: int64, 0: another type (pads read as 0) */
+    int32_t elem_size;
+    int32_t rank;
+    int32_t offset;                    /* 1: REFLECT, 0: SYMMETRIC */
+    const int32_t *in_shape;           /* [rank] */
+    const int32_t *out_shape;          /* [rank] */
+    int32_t *in_stride, *out_stride;   /* [rank] each, written by the kernel (TFLM's two scratch buffers) */
+    int32_t out_count, in_count;
+} mrt_mirror_pad_params;
+
+/* mrt_broadcast_args. Packed by ops_data_movement.run_broadcast_args. */
+typedef struct {
+    const void *shape1, *shape2;
+    void *out;
+    int32_t count1, count2, out_count;
+    int32_t elem_size;                 /* 4: int32, 8: int64 */
+} mrt_broadcast_args_params;
+
+/* mrt_space_to_batch_nd / mrt_batch_to_space_nd. Packed by ops_data_movement.run_space_to_batch /
+ * run_batch_to_space. */
+typedef struct {
+    const uint8_t *in;
+    uint8_t *out;
+    const int32_t *block;              /* block_shape tensor: [height(, width)] */
+    const int32_t *pads;               /* paddings / crops tensor: [[top, bottom](, [left, right])] */
+    int32_t elem_size;
+    int32_t four_d;                    /* 1: NHWC tensors; 0: NHC, read as NH1C */
+    int32_t in_shape[4], out_shape[4]; /* NHWC (NHC extended to NH1C) */
+    uint32_t pad_value;                /* the byte SPACE_TO_BATCH_ND's padding repeats */
+} mrt_space_batch_params;
+
+/* mrt_reverse: REVERSE_V2 with the axis tensor read at run time. Packed by ops_data_movement.run_reverse. */
+typedef struct {
+    const uint8_t *in;
+    uint8_t *out;
+    const int32_t *axes;               /* [num_axes] */
+    int32_t num_axes;
+    int32_t elem_size;
+    int32_t rank;                      /* <= MRT_MAX_DIMS (TFLM's kMaxDimensions) */
+    int32_t shape[MRT_MAX_DIMS];
+} mrt_reverse_params;
 
 #endif

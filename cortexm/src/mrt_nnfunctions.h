@@ -170,4 +170,90 @@ int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
  */
 int32_t mrt_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth, uint32_t beta_bits);
 
+/* ============================= gather, slice, pad (mrt_gather.c, mrt_slice.c, mrt_broadcast_args.c) */
+/* The rest of issue 12's data movement (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND,
+ * BATCH_TO_SPACE_ND, SPLIT, SPLIT_V, UNPACK, REVERSE_V2, BROADCAST_TO, FILL) is mrt_strided_copy
+ * and mrt_fill calls. These kernels read indices, begins or shapes from tensors at run time;
+ * where TFLM refuses such a value at invoke (or would read or write outside a tensor), they
+ * write nothing more and return -1 (the glue raises micro_rt's KernelError); else 0. */
+
+/**
+ * GATHER (TFLM's loops): for each batch, outer index and coordinate, copies the inner block of
+ * the position coords[batch][coord] along the axis.
+ * @return 0; -1 at the first position outside [0, axis_size) (TFLM does not check).
+ */
+int32_t mrt_gather(const mrt_gather_params *p);
+
+/**
+ * GATHER_ND: slice i starts at sum_j indices[i][j] * dims_to_count[j] (int arithmetic) and
+ * copies slice_size elements.
+ * @return 0; -1 at the first slice reaching outside params ("gather_nd index out of bounds").
+ */
+int32_t mrt_gather_nd(const mrt_gather_nd_params *p);
+
+/**
+ * EMBEDDING_LOOKUP: row ids[i] of the table copied to output row i (columns * elem_size bytes).
+ * @return 0; -1 at the first id outside [0, rows).
+ */
+int32_t mrt_embedding_lookup(const mrt_embedding_params *p);
+
+/**
+ * Hybrid EMBEDDING_LOOKUP: int8 table row ids[i] to float32 output row i, each value
+ * (float)v * scale (zero point 0; TFLM's params.scale, the first scale, for every row).
+ * @return 0; -1 at the first id outside [0, rows).
+ */
+int32_t mrt_embedding_lookup_hybrid_f32(const mrt_embedding_params *p);
+
+/**
+ * SLICE: begin / size (size -1: to the end) read as TFLM reads them (int64 narrowed to int32),
+ * then one mrt_strided_copy of the 5-D block.
+ * @return 0; -1 when the block reaches outside the input or holds more than out_count elements.
+ */
+int32_t mrt_slice(const mrt_slice_params *p);
+
+/**
+ * DYNAMIC_UPDATE_SLICE: an update as large as the operand replaces it; else the operand is
+ * copied (unless in place) and the update written at start indices clamped to
+ * [0, operand - update] per axis, with mrt_strided_copy.
+ * @return 0.
+ */
+int32_t mrt_dynamic_update_slice(const mrt_dynamic_update_slice_params *p);
+
+/**
+ * MIRROR_PAD (TFLM's GetFlatIndex / GetInputDimension per output element, row-major), any
+ * rank; first fills p->in_stride / p->out_stride with each axis' elements per step.
+ * @return 0; -1 when an output element maps outside the input.
+ */
+int32_t mrt_mirror_pad(const mrt_mirror_pad_params *p);
+
+/**
+ * BROADCAST_ARGS: the broadcast of two shape vectors, last dimensions aligned, missing ones 1,
+ * values narrowed to int as TFLM does.
+ * @return 0; -1 when two dimensions differ and neither is 1 (TFLM aborts).
+ */
+int32_t mrt_broadcast_args(const mrt_broadcast_args_params *p);
+
+/* ============================= space / batch, reverse (mrt_space_batch.c) */
+
+/**
+ * SPACE_TO_BATCH_ND (TFLM's reference loops): each output pixel's depth copied from its input
+ * pixel, or set to pad_value bytes where it falls in the padding.
+ * @return 0; -1 when a block value is not positive (TFLM would divide by it).
+ */
+int32_t mrt_space_to_batch_nd(const mrt_space_batch_params *p);
+
+/**
+ * BATCH_TO_SPACE_ND (TFLM's reference loops): each input pixel's depth copied to its output
+ * pixel unless cropped away.
+ * @return 0; -1 when a block value is not positive.
+ */
+int32_t mrt_batch_to_space_nd(const mrt_space_batch_params *p);
+
+/**
+ * REVERSE_V2: the axes (negatives from the end) sorted and checked contiguous as
+ * ReverseV2Eval does, then one memcpy per inner block of the reversed span.
+ * @return 0; -1 when the axes are empty, out of range or not contiguous.
+ */
+int32_t mrt_reverse(const mrt_reverse_params *p);
+
 #endif

@@ -408,6 +408,12 @@ typedef struct {
     InterGateParameters inter_gate_parameters;
     int buffer_indices[4];
 } OpDataLSTM;
+typedef struct { int32_t output_offset; } SpaceToBatchParams;  /* types.h; space_to_batch_nd.cc init */
+typedef struct {                               /* mirror_pad.cc's OpDataMirrorPad */
+    int input_dims, output_size, offset;
+    int output_dims_num_elements_buffer_index, input_dims_num_elements_buffer_index;
+} OpDataMirrorPad;
+typedef struct { float scale; size_t num_columns; } OpDataEmbeddingLookup;  /* embedding_lookup.cc's OpData */
 
 /* CMSIS-NN wrappers (kernels/cmsis_nn/*.cc) around the reference op data */
 typedef struct { OpDataConv reference_op_data; int buffer_idx; } OpDataConvCmsis;
@@ -584,6 +590,7 @@ typedef struct {
     X(OpDataConcatenation) X(OpDataSvdf) X(OpDataLSTM) X(OpDataConvCmsis)                     \
     X(OpDataDepthwiseCmsis) X(OpDataFullyConnectedCmsis) X(OpDataPoolingCmsis)                \
     X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                 \
+    X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                   \
     X(OpDataIf) X(OpDataWhile) X(OpDataCallOnce) X(OpDataVarHandle) X(OpDataAssignVariable)   \
     X(MicroResourceVariables) X(MicroResourceVariable)
 

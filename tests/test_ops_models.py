@@ -1,0 +1,171 @@
+"""The converter-made models of issue 12 in models/ops/ (models/make_models_ops.py), each:
+
+* host: micro_rt's kernels bit-exact with the tflite-micro oracle on 20 seeded input sets and
+  three edge sets (every input at its type's minimum, maximum and zero point). The oracle's
+  arena is 64 MiB, freshly mapped zero pages: SPACE_TO_BATCH_ND pads with a persistent byte
+  nothing fills (0 in a fresh arena, anything in a reused heap block);
+* arena: head, tail and total equal to the oracle's print_allocations, and micro_rt's
+  minimum TFLM's true minimum (it allocates there and fails 16 bytes below);
+* MCU: on the M0+ and the M4, every operator runs a C kernel (the profile is complete) and
+  the outputs equal the host's, byte for byte, on seeded and edge inputs.
+
+Inputs that index into other tensors (GATHER positions, lookup ids, shape vectors) are drawn
+from the range make_models_ops.py draws them from (MODELS: input index -> (lo, hi)): outside
+it TFLM refuses the data or reads past a tensor. Each operator family appends its models.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import PROJECT_MODELS, missing
+from oracle_minimum import minimum_mismatches
+
+Ranges = dict[int, tuple[int, int]]
+
+MODELS: dict[str, Ranges] = {
+    # data movement
+    **{f"space_depth_{v}.tflite": {} for v in ("f32", "int8")},
+    **{f"mirror_pad_{v}.tflite": {} for v in ("f32", "int8")},
+    **{f"slicing_{v}.tflite": {} for v in ("f32", "int8", "int16x8", "int32", "int64", "bool")},
+    **{f"broadcast_{v}.tflite": {} for v in ("f32", "int8", "int16x8", "bool")},
+    **{f"broadcast_{v}.tflite": {1: (1, 1), 2: (1, 4)} for v in ("int32", "int64")},
+    **{f"gather_{v}.tflite": {1: (0, 3), 2: (0, 4), 3: (0, 1), 4: (0, 7)} for v in ("f32", "int8")},
+    **{f"embedding_hybrid{v}_dynamic_int8.tflite": {0: (0, 63)} for v in ("", "_per_row")},
+    "fill_zeros_int8.tflite": {},
+    # fill_zeros_f32 / _int32 (with ZEROS_LIKE) and refuse_fill_dynamic_dims_f32 (after
+    # REDUCE_MAX) need those operators' host kernels first
+}
+
+SEEDS = range(20)
+FRESH_ARENA = 64 << 20          # above glibc's largest mmap threshold: always fresh zero pages
+MCU_SEEDS = range(2)
+CORES = ["cortex-m0plus", "cortex-m4"]
+
+
+def _path(name: str):
+    path = PROJECT_MODELS / "ops" / name
+    if not path.exists():
+        missing(f"{path} not built (models/make_models_ops.py)")
+    return path
+
+
+def _seeded(it, ranges: Ranges, seed: int) -> list[np.ndarray]:
+    """random_inputs, with the index inputs drawn from their ranges."""
+    from micro_rt.inputs import random_inputs
+    inputs = random_inputs(it, seed)
+    rng = np.random.default_rng(1000 + seed)
+    for i, (lo, hi) in ranges.items():
+        inputs[i] = rng.integers(lo, hi + 1, size=inputs[i].shape).astype(inputs[i].dtype)
+    return inputs
+
+
+def _edges(it, ranges: Ranges) -> list[list[np.ndarray]]:
+    """Every input at its minimum, at its maximum, at its zero point (index inputs: the ends
+    of their range)."""
+    sets = []
+    for which in ("min", "max", "zero"):
+        inputs = []
+        for i in range(it.num_inputs):
+            d = it.get_input_details(i)
+            dt, shape = np.dtype(d["dtype"]), tuple(int(v) for v in d["shape"])
+            zps = d["quantization_parameters"]["zero_points"]
+            if i in ranges:
+                lo, hi = ranges[i]
+                value = {"min": lo, "max": hi, "zero": lo}[which]
+            elif dt == np.bool_:
+                value = which == "max"
+            else:
+                info = np.finfo(dt) if np.issubdtype(dt, np.floating) else np.iinfo(dt)
+                value = {"min": info.min, "max": info.max, "zero": int(zps[0]) if len(zps) else 0}[which]
+            inputs.append(np.full(shape, value, dtype=dt))
+        sets.append(inputs)
+    return sets
+
+
+def _input_sets(it, ranges: Ranges, seeds) -> list[list[np.ndarray]]:
+    return [_seeded(it, ranges, s) for s in seeds] + _edges(it, ranges)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_host_bit_exact_with_oracle(name, oracle):
+    from micro_rt import Interpreter
+    data = _path(name).read_bytes()
+    ours = Interpreter.from_bytes(data)
+    theirs = oracle.interpreter(data, FRESH_ARENA)
+    for n, inputs in enumerate(_input_sets(ours, MODELS[name], SEEDS)):
+        for i, x in enumerate(inputs):
+            ours.set_input(x, i)
+        ours.invoke()
+        oracle.invoke(theirs, inputs)
+        for k in range(ours.num_outputs):
+            a, b = ours.get_output(k), np.array(theirs.get_output(k))
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), \
+                f"{name} input set {n} output {k}: differs from tflite-micro in {int(np.sum(a != b))} elements"
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_arena_equals_oracle(name, oracle):
+    from micro_rt import Interpreter
+    from micro_rt.arena import align_up
+    data = _path(name).read_bytes()
+    plan = Interpreter.from_bytes(data, target="host64", kernels="reference", plan_only=True).plan
+    theirs = oracle.allocations(data, align_up(max(plan.required_bytes * 2, 64 * 1024)))
+    assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == \
+        (theirs["head"], theirs["tail"], theirs["total"]), f"{name}: ours vs oracle"
+
+
+# micro_rt's minimum is TFLM's plus 32 bytes: TFLM checks EMBEDDING_LOOKUP's persistent op data
+# (allocated in Prepare after its temporary tensors) against the head only, so it may overlap
+# the unread top of the table's temporary quantization (64 per-row zero points). Checked: with
+# the arena model's list of kernels that allocate after their temps (kernel_temps
+# PERSISTENT_AFTER_TEMPS, on another branch of issue 12) holding EMBEDDING_LOOKUP, the minimum
+# is TFLM's. Strict, so this fails once the minimum is right.
+MINIMUM_ABOVE_TFLMS = {"embedding_hybrid_per_row_dynamic_int8.tflite"}
+
+
+def _minimum_mismatches(names) -> list[str]:
+    from micro_rt import Interpreter
+    cases = []
+    for name in names:
+        data = _path(name).read_bytes()
+        it = Interpreter.from_bytes(data, target="host64", plan_only=True)
+        assert not it.unresolved, it.unresolved
+        cases.append((name, data, it.arena_required_bytes()))
+    return minimum_mismatches(cases)
+
+
+def test_minimum_is_tflite_micros(oracle):
+    assert _minimum_mismatches(sorted(set(MODELS) - MINIMUM_ABOVE_TFLMS)) == []
+
+
+@pytest.mark.xfail(strict=True, reason="persistent op data over the temps: see MINIMUM_ABOVE_TFLMS")
+@pytest.mark.parametrize("name", sorted(MINIMUM_ABOVE_TFLMS))
+def test_minimum_above_tflite_micros(name, oracle):
+    assert _minimum_mismatches([name]) == []
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("core", CORES)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_mcu_equals_host_with_complete_profile(name, core):
+    from micro_rt import Interpreter
+    from micro_rt.profile import profile_report
+    data = _path(name).read_bytes()
+    host = Interpreter.from_bytes(data, target=core)
+    emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True)
+    try:
+        for n, inputs in enumerate(_input_sets(host, MODELS[name], MCU_SEEDS)):
+            for i, x in enumerate(inputs):
+                host.set_input(x, i)
+                emu.set_input(x, i)
+            host.invoke()
+            emu.invoke()
+            report = profile_report(emu, emu.last_run, 100_000_000, 0.0)
+            assert report["complete"], f"{name} on {core}: not counted {report['ops_not_counted']}"
+            assert report["total_cycles"] > 0
+            for k in range(host.num_outputs):
+                assert host.get_output(k).tobytes() == emu.get_output(k).tobytes(), \
+                    f"{name} on {core}, input set {n}, output {k}: MCU differs from host"
+    finally:
+        emu.close()
