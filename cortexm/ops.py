@@ -25,7 +25,8 @@ zero_points, quantized_dimension, is_constant, data for constants); `arena_offse
 node's scratch buffer (None when the kernel needs none).
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
-ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_control
+ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_binary (DIV,
+FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2), ops_control
 (the copies of control flow and resource variables); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
@@ -42,6 +43,8 @@ import numpy as np
 from micro_rt.errors import KernelError
 
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
+                         run_logical, run_select)
 from .ops_control import run_copies
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
@@ -138,6 +141,16 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("BROADCAST_TO", ANY): OpKernel(run_broadcast_to),
     ("BROADCAST_ARGS", ANY): OpKernel(run_broadcast_args),
     ("MIRROR_PAD", ANY): OpKernel(run_mirror_pad),
+    **{(op, FLOAT32): OpKernel(run_binary_ops_f32) for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD", "SQUARED_DIFFERENCE",
+                                                              "PRELU")},
+    **{(op, ANY): OpKernel(run_binary_ops_s32) for op in ("DIV", "SQUARED_DIFFERENCE")},     # int32
+    **{(op, INT8): OpKernel(run_binary_ops_q) for op in ("DIV", "SQUARED_DIFFERENCE", "PRELU")},
+    **{(op, INT16): OpKernel(run_binary_ops_q) for op in ("SQUARED_DIFFERENCE", "PRELU")},
+    **{("ADD_N", t): OpKernel(run_add_n) for t in (FLOAT32, INT8)},
+    **{(op, t): OpKernel(run_compare) for op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
+                                                 "LESS_EQUAL") for t in (FLOAT32, INT8, ANY)},
+    **{(op, t): OpKernel(run_logical) for op in ("LOGICAL_AND", "LOGICAL_OR") for t in (INT8, ANY)},
+    ("SELECT_V2", ANY): OpKernel(run_select),                                   # keyed by the bool condition
     **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
                                                       "READ_VARIABLE", "ASSIGN_VARIABLE")},
 }

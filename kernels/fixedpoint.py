@@ -112,6 +112,25 @@ def rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray | int) -> np.ndar
     threshold = (mask >> 1) + (x < 0)
     return (x >> exponent) + (remainder > threshold)
 
+def rounding_divide_by_pot_x86(x: np.ndarray, exponent: np.ndarray | int) -> np.ndarray:
+    """RoundingDivideByPOT for exponents up to 63 as TFLM's x86 build computes them (the oracle):
+    gemmlowp takes the mask from a 64-bit shift cut to 32 bits (all ones from 32 on) and shifts
+    the int32 by `exponent`, which x86 masks to 5 bits (an Arm build shifts the sign in instead).
+    Below 32 it is rounding_divide_by_pot."""
+    x = np.asarray(x, dtype=np.int64)
+    exponent = np.asarray(exponent, dtype=np.int64)
+    mask = wrap_int32((np.int64(1) << exponent) - 1)
+    remainder = wrap_int32(x & mask)
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> (exponent & 31)) + (remainder > threshold)
+
+
+def count_leading_sign_bits(x: np.ndarray) -> np.ndarray:
+    """TFLM's CountLeadingSignBits on int32 values held in int64 (31 for 0 and -1)."""
+    x = np.asarray(x, dtype=np.int64)
+    return count_leading_zeros_u32(np.where(x < 0, ~x, x)) - 1
+
+
 def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray | int,
                                      shift: np.ndarray | int) -> np.ndarray:
     """TFLM's MultiplyByQuantizedMultiplier (double rounding, the default build).

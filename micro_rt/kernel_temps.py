@@ -38,6 +38,11 @@ def _reduce_all(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
     return "i0 o0 i1 | i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "")
 
 
+def _add_n(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
+    # The first input and the output, then every other input in turn.
+    return "i0 o0 " + " ".join(f"i{k}" for k in range(1, len(op.inputs)))
+
+
 def _input_type(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> Optional[str]:
     return tensors[op.inputs[0]].type_name if op.inputs and op.inputs[0] >= 0 else None
 
@@ -67,6 +72,10 @@ REFERENCE: dict[str, Rule] = {
     "DYNAMIC_UPDATE_SLICE": "i0 i1 i2 o0",
     "GATHER": "i0 i1 o0", "GATHER_ND": "i0 i1 o0", "EMBEDDING_LOOKUP": "i0 i1 o0",
     "FILL": "i0 i1 o0", "BROADCAST_TO": "i0 i1 o0", "BROADCAST_ARGS": "i0 i1 o0", "MIRROR_PAD": "i0 i1 o0",
+    "DIV": "i0 i1 o0", "FLOOR_DIV": "i0 i1 o0", "FLOOR_MOD": "i0 i1 o0", "SQUARED_DIFFERENCE": "i0 i1 o0",
+    "PRELU": "i0 i1 o0", "ADD_N": _add_n, "SELECT_V2": "i0 i1 i2 o0",
+    "EQUAL": "i0 i1", "NOT_EQUAL": "i0 i1", "GREATER": "i0 i1", "GREATER_EQUAL": "i0 i1",
+    "LESS": "i0 i1", "LESS_EQUAL": "i0 i1", "LOGICAL_AND": "", "LOGICAL_OR": "",
     "IF": "i0", "WHILE": "", "CALL_ONCE": "",                 # the condition only
     "VAR_HANDLE": "", "READ_VARIABLE": "i0", "ASSIGN_VARIABLE": "i1",
 }

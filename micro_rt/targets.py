@@ -90,6 +90,12 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataSoftmaxCmsis": (88, 64, 16, 16),         # CMSISNNSoftmaxParams {SoftmaxParams; 2 int}
     "OpDataAddCmsis": (60, 60, 16, 16),             # own OpData, same members as OpDataAdd
     "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
+    "OpDataDiv": (28, 28, 16, 16),
+    "OpDataSquaredDifference": (112, 112, 16, 16),  # {bool; ArithmeticParams} (int64 members: 8-aligned)
+    "OpDataAddN": (40, 40, 16, 16),                 # int8 only, allocated in prepare
+    "PreluParams": (28, 28, 16, 16),
+    "OpDataComparison": (32, 32, 16, 16),           # {ComparisonParams}
+    "OpDataSelect": (1, 1, 16, 16),                 # {bool requires_broadcast}
     # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof), one per
     # operator with options (micro_rt/builtin_params.py says which): ints, enums and bools only,
     # except FC (quant_spec pointer + count); C enums are 4 bytes on host64 and 1 byte on

@@ -195,6 +195,89 @@ def model_inputs(sg, rng, first: bool = False) -> list[np.ndarray]:
     return [random_input(sg.tensors[i].dtype, sg.tensors[i].shape, rng, first) for i in sg.inputs]
 
 
+def edge_values(t) -> list:
+    """The values at the edges of a graph input's type: its zero point (a quantized tensor's
+    real 0), minimum and maximum; floats add -0, the smallest normal and subnormal, the
+    infinities and NaN."""
+    dtype = np.dtype(t.dtype)
+    if dtype == np.bool_:
+        return [False, True]
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        return [0.0, -0.0, 1.0, -2.5, float(info.max), float(info.min), float(info.tiny), 1e-45,
+                float("inf"), float("-inf"), float("nan")]
+    info = np.iinfo(dtype)
+    zero_points = t.quantization.zero_points if t.quantization is not None else ()
+    return list(dict.fromkeys([int(zero_points[0]) if len(zero_points) else 0, int(info.min), int(info.max)]))
+
+
+def edge_input_sets(sg) -> list[list[np.ndarray]]:
+    """Input sets of edge values (`edge_values`): every input constant, in every combination of
+    its edge values with the first edge value of the others, plus one set in which each input
+    cycles through its edge values (shifted per input, so the values meet in many pairs)."""
+    tensors = [sg.tensors[i] for i in sg.inputs]
+    values = [edge_values(t) for t in tensors]
+    sets = []
+    for k, t in enumerate(tensors):
+        for v in values[k]:
+            sets.append([np.full(u.shape, v if j == k else values[j][0], u.dtype) for j, u in enumerate(tensors)])
+    sets.append([np.resize(np.roll(np.asarray(values[j], u.dtype), j), int(np.prod(u.shape))).reshape(u.shape)
+                 for j, u in enumerate(tensors)])
+    return sets
+
+
+def assert_matches_oracle_on(oracle, data: bytes, input_sets: Sequence[Sequence[np.ndarray]],
+                             what: str = "") -> int:
+    """Both interpreters on each input set: equal output bits, or both refusing when invoked
+    (TFLM's refusal an OracleError, micro_rt's a KernelError). Returns the sets both ran."""
+    from micro_rt.errors import OracleError
+    ours = Interpreter.from_bytes(data)
+    theirs = oracle.interpreter(data, max(1 << 16, 2 * ours.arena_required_bytes()))
+    ran = 0
+    for k, inputs in enumerate(input_sets):
+        try:
+            oracle.invoke(theirs, inputs)
+            their_error = None
+        except OracleError as e:
+            their_error = e
+        try:
+            for i, x in enumerate(inputs):
+                ours.set_input(x, i)
+            ours.invoke()
+            our_error = None
+        except KernelError as e:
+            our_error = e
+        assert (our_error is None) == (their_error is None), \
+            f"{what} input set {k}: TFLM {their_error or 'ran'}, micro_rt {our_error or 'ran'}"
+        if our_error is None:
+            ran += 1
+            for j in range(ours.num_outputs):
+                assert_bits_equal(ours.get_output(j), theirs.get_output(j), f"{what} input set {k} output {j}")
+    return ran
+
+
+def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, what: str = "") -> None:
+    """`seeds` seeded random input sets (the first covers every int8 value) and the edge-value
+    sets, bit-exact with the oracle; a model must run on most of them."""
+    sg = read_model(data).main
+    rng = np.random.default_rng(len(data))
+    sets = [model_inputs(sg, rng, first=k == 0) for k in range(seeds)] + edge_input_sets(sg)
+    assert assert_matches_oracle_on(oracle, data, sets, what) >= seeds
+
+
+def assert_arena_matches_oracle(oracle, models: dict) -> None:
+    """For {name: model bytes}: head, tail and total as TFLM prints them, and TFLM's true minimum
+    (it allocates in micro_rt's reported size and fails 16 bytes below)."""
+    from oracle_minimum import minimum_mismatches
+    for name, data in models.items():
+        plan = Interpreter.from_bytes(data, target="host64", plan_only=True).plan
+        theirs = oracle.allocations(data, 1 << 16)
+        assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == \
+            (theirs["head"], theirs["tail"], theirs["total"]), name
+    assert minimum_mismatches([(name, data, Interpreter.from_bytes(data, target="host64").arena_required_bytes())
+                               for name, data in models.items()]) == []
+
+
 # --------------------------------------------------------------------------- comparison
 
 def assert_bits_equal(got: np.ndarray, want: np.ndarray, what: str) -> None:

@@ -36,6 +36,10 @@ DELIBERATE = {
         "refused: TFLM's float LSTM reads the int8 weights as float32 (hybrid models)",
     "DEPTHWISE_CONV_2D in=INT8 filter=INT8 bias=-": "accepted: TFLM crashes (no bias check), LiteRT runs it",
     "DEPTHWISE_CONV_2D in=INT16 filter=INT8 bias=-": "accepted: TFLM crashes (no bias check), LiteRT runs it",
+    "GREATER INT16": "refused: TFLM's int16 GREATER reads a rescaling its prepare never sets (int8 only)",
+    **{f"{op} {t}": "refused: TFLM reads and writes the tensors as bool bytes, one per element, and leaves the "
+                    "rest of the output as the arena held it"
+       for op in ("LOGICAL_AND", "LOGICAL_OR") for t in ("FLOAT32", "INT16", "INT32", "INT64")},
 }
 
 

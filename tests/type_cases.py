@@ -194,6 +194,31 @@ def _recurrent_cases():
                                                      **{f"w{k}": "UINT8" for k in range(8)}}))
 
 
+def binary_ops_and_comparison_cases():
+    """DIV .. PRELU (kernels/binary_ops.py), the comparisons, LOGICAL_AND / OR and SELECT_V2
+    (kernels/comparisons.py). Divisors are constants without zeros: TFLM's FLOOR_DIV and int32
+    DIV refuse a zero divisor when invoked, and the oracle's verdict invokes on zeros."""
+    s = (2, 3, 4)
+    divisor = [3, -2, 5, 7]
+    makers = {op: (lambda t, op=op: single_op(op, [spec(s, t, 0.05), const((4,), t, divisor, scale=0.07)],
+                                              spec(s, t, 0.1)))
+              for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD")}
+    makers["SQUARED_DIFFERENCE"] = _binary("SQUARED_DIFFERENCE")
+    makers["ADD_N"] = lambda t: single_op("ADD_N", [spec(s, t, 0.05)] * 3, spec(s, t, 0.1))
+    makers["PRELU"] = lambda t: single_op("PRELU", [spec(s, t, 0.05), const((4,), "INT8" if t == "INT16" else t,
+                                                                            [1, -2, 3, 0], scale=0.02)],
+                                          spec(s, t, 0.06))
+    for op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL"):
+        makers[op] = lambda t, op=op: single_op(op, [spec(s, t, 0.05), spec((4,), t, 0.07)], spec(s, "BOOL"))
+    for op in ("LOGICAL_AND", "LOGICAL_OR"):
+        makers[op] = _binary(op)
+    makers["SELECT_V2"] = lambda t: single_op("SELECT_V2", [spec(s, "BOOL"), spec(s, t, 0.05), spec((4,), t, 0.05)],
+                                              spec(s, t, 0.05))
+    for op, make in makers.items():
+        for t in TYPES:
+            yield f"{op} {t}", op, make(t)
+
+
 def _passing_subgraph(b: ModelBuilder, typ: str, shape, outputs: str = "same") -> int:
     """A subgraph with one input of `typ` and as output that input ("same") or a constant
     False condition ("false"), no operators (TFLM copies straight through)."""
@@ -267,7 +292,8 @@ def _control_cases():
 
 def type_cases() -> list[tuple[str, str, bytes]]:
     return [*_same_type_cases(), *_conversion_cases(), *_layer_cases(), *_recurrent_cases(),
-            *_data_movement_cases(), *_control_cases()]
+            *_data_movement_cases(), *_control_cases(),
+            *binary_ops_and_comparison_cases()]
 
 
 _PROBE = r"""

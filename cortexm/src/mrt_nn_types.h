@@ -323,4 +323,91 @@ typedef struct {
     int32_t shape[MRT_MAX_DIMS];
 } mrt_reverse_params;
 
+/* ---------------------------------------------------------------- DIV FLOOR_DIV FLOOR_MOD SQUARED_DIFFERENCE
+ * PRELU ADD_N (mrt_binary_ops.c), comparisons, LOGICAL_AND / OR, SELECT_V2 (mrt_compare.c) */
+
+enum { MRT_OP_DIV = 0, MRT_OP_FLOOR_DIV = 1, MRT_OP_FLOOR_MOD = 2, MRT_OP_SQUARED_DIFF = 3, MRT_OP_PRELU = 4 };
+
+/* mrt_binary_ops_f32 / mrt_binary_ops_s32 (broadcasting). Packed by ops_binary.run_binary_ops_*. */
+typedef struct {
+    const void *in1;                   /* float32 / int32 (PRELU: the input) */
+    const void *in2;                   /* float32 / int32 (PRELU: alpha) */
+    void *out;
+    int32_t op;                        /* MRT_OP_DIV .. MRT_OP_PRELU */
+    mrt_broadcast_dims dims;
+    uint32_t act_min, act_max;         /* DIV's fused activation: float bits (f32), int32 (s32) */
+} mrt_binary_ops_params;
+
+/* mrt_binary_ops_s8 / mrt_binary_ops_s16 (broadcasting, TFLM's quantized kernels). Fields by op:
+ * DIV (int8):  in1/in2/out_offset, out_mult / out_shift (input1 / (input2 * output) scales),
+ *              act_min / act_max.
+ * SQUARED_DIFF (int8: left_shift 7, int16: 0): each input (x + inN_offset) << left_shift
+ *              requantized by inN_mult / inN_shift, the squared difference by out_mult / out_shift,
+ *              + out_offset, clamped to [act_min, act_max].
+ * PRELU (int8 / int16 input, int8 alpha): v = x + in1_offset; v >= 0: MBQM(v, in1_mult, in1_shift);
+ *              else MBQM(v * (alpha + in2_offset), in2_mult, in2_shift); + out_offset, clamped. */
+typedef struct {
+    const void *in1;
+    const void *in2;                   /* PRELU: int8 alpha */
+    void *out;
+    int32_t op;
+    mrt_broadcast_dims dims;
+    int32_t left_shift;
+    int32_t in1_offset, in1_mult, in1_shift;
+    int32_t in2_offset, in2_mult, in2_shift;
+    int32_t out_offset, out_mult, out_shift;
+    int32_t act_min, act_max;
+} mrt_binary_ops_q_params;
+
+/* mrt_add_n_f32 / mrt_add_n_s8: the sum of n equally shaped tensors. int8: every input
+ * (x + in_offset) << 20 requantized by in_mult / in_shift (the sum starting from the requantized
+ * offset, as TFLM's AddN), the sum by out_mult / out_shift, + out_offset, clamped. */
+typedef struct {
+    const void *const *in;             /* n input addresses */
+    void *out;
+    int32_t n, size;                   /* inputs, elements per tensor */
+    int32_t in_offset, in_mult, in_shift, out_offset, out_mult, out_shift, act_min, act_max;
+} mrt_add_n_params;
+
+enum { MRT_CMP_EQ = 0, MRT_CMP_NE = 1, MRT_CMP_GT = 2, MRT_CMP_GE = 3, MRT_CMP_LT = 4, MRT_CMP_LE = 5 };
+/* Element types of mrt_compare: int8 compares rescaled values (quant), bool / uint8 the bytes. */
+enum { MRT_CMP_F32 = 0, MRT_CMP_S32 = 1, MRT_CMP_S64 = 2, MRT_CMP_S8 = 3, MRT_CMP_BOOL = 4 };
+
+/* mrt_compare (broadcasting, bool out). int8: each input (x + inN_offset) << left_shift (8)
+ * requantized by inN_mult / inN_shift, then compared. Packed by ops_binary.run_compare. */
+typedef struct {
+    const void *in1;
+    const void *in2;
+    uint8_t *out;                      /* bool bytes, 0 / 1 */
+    int32_t op;                        /* MRT_CMP_EQ .. MRT_CMP_LE */
+    int32_t type;                      /* MRT_CMP_F32 .. MRT_CMP_BOOL */
+    mrt_broadcast_dims dims;
+    int32_t left_shift;
+    int32_t in1_offset, in1_mult, in1_shift;
+    int32_t in2_offset, in2_mult, in2_shift;
+} mrt_compare_params;
+
+/* mrt_logical_u8: LOGICAL_AND (op 0) / LOGICAL_OR (op 1) of bytes (broadcasting). */
+typedef struct {
+    const uint8_t *in1;
+    const uint8_t *in2;
+    uint8_t *out;
+    int32_t op;
+    mrt_broadcast_dims dims;
+} mrt_logical_params;
+
+/* mrt_select: SELECT_V2, out = cond ? x : y for elements of elem_size bytes (1, 2 or 4); the
+ * strides are 0 on the axes where an operand is broadcast. */
+typedef struct {
+    const uint8_t *cond;
+    const void *x;
+    const void *y;
+    void *out;
+    int32_t elem_size;
+    int32_t count[MRT_MAX_DIMS];       /* output elements per axis, outermost first */
+    int32_t stride_c[MRT_MAX_DIMS];
+    int32_t stride_x[MRT_MAX_DIMS];
+    int32_t stride_y[MRT_MAX_DIMS];
+} mrt_select_params;
+
 #endif

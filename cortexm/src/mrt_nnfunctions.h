@@ -256,4 +256,44 @@ int32_t mrt_batch_to_space_nd(const mrt_space_batch_params *p);
  */
 int32_t mrt_reverse(const mrt_reverse_params *p);
 
+/* ============================================ DIV FLOOR_DIV FLOOR_MOD SQUARED_DIFFERENCE PRELU ADD_N (mrt_binary_ops.c) */
+
+/**
+ * Broadcasting DIV / FLOOR_DIV / FLOOR_MOD / SQUARED_DIFFERENCE / PRELU on float32, TFLM's reference
+ * kernels: DIV x / y clamped to [act_min, act_max] as std::min(std::max(v, lo), hi); FLOOR_DIV
+ * floor of the double quotient; FLOOR_MOD fmodf moved into the divisor's sign; SQUARED_DIFFERENCE
+ * (x - y)^2; PRELU x >= 0 ? x : x * alpha. FLOOR_DIV calls libm's floor on a double (soft double on
+ * the M0+ / M4 / M33), FLOOR_MOD newlib's fmodf (exact).
+ */
+int32_t mrt_binary_ops_f32(const mrt_binary_ops_params *p);
+
+/** DIV (truncating, clamped to act_min / act_max) and SQUARED_DIFFERENCE (wrapping) on int32. The glue
+ * refuses zero divisors and INT32_MIN / -1 before calling. */
+int32_t mrt_binary_ops_s32(const mrt_binary_ops_params *p);
+
+/** DIV, SQUARED_DIFFERENCE, PRELU on int8 (TFLM-exact; DIV rounds as TFLM's x86 build, see
+ * kernels/binary_ops.py). */
+int32_t mrt_binary_ops_s8(const mrt_binary_ops_q_params *p);
+
+/** SQUARED_DIFFERENCE on int16, PRELU on an int16 input with an int8 alpha. */
+int32_t mrt_binary_ops_s16(const mrt_binary_ops_q_params *p);
+
+/** ADD_N on float32: 0, then each input added in order. */
+int32_t mrt_add_n_f32(const mrt_add_n_params *p);
+
+/** ADD_N on int8 (TFLM's AddN with its int32 accumulator). */
+int32_t mrt_add_n_s8(const mrt_add_n_params *p);
+
+/* =================================================== comparisons, LOGICAL_AND / OR, SELECT_V2 (mrt_compare.c) */
+
+/** EQUAL .. LESS_EQUAL (broadcasting) on float32, int32, int64, int8 (rescaled) and bool; writes bool. */
+int32_t mrt_compare(const mrt_compare_params *p);
+
+/** LOGICAL_AND / LOGICAL_OR on bytes (broadcasting): the bitwise AND / OR, as TFLM's x86 build
+ * combines bool bytes. */
+int32_t mrt_logical_u8(const mrt_logical_params *p);
+
+/** SELECT_V2 (broadcasting condition, x, y) for 1-, 2- and 4-byte elements. */
+int32_t mrt_select(const mrt_select_params *p);
+
 #endif

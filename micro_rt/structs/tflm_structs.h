@@ -415,6 +415,36 @@ typedef struct {                               /* mirror_pad.cc's OpDataMirrorPa
 } OpDataMirrorPad;
 typedef struct { float scale; size_t num_columns; } OpDataEmbeddingLookup;  /* embedding_lookup.cc's OpData */
 
+/* DIV, SQUARED_DIFFERENCE, ADD_N (int8), PRELU, the comparisons, SELECT_V2 (div.cc,
+ * squared_difference.cc, add_n.cc, prelu_common.cc, comparisons.cc, select.cc) */
+typedef struct {
+    int32_t input1_zero_point, input2_zero_point, output_zero_point, output_activation_min,
+        output_activation_max, output_multiplier;
+    int output_shift;
+} OpDataDiv;
+typedef struct { bool requires_broadcast; ArithmeticParams arithmetic_params; } OpDataSquaredDifference;
+typedef struct {
+    int32_t output_activation_min, output_activation_max, input_offset, output_offset,
+        input_multiplier, output_multiplier;
+    int input_shift, output_shift, left_shift, scratch_index;
+} OpDataAddN;
+typedef struct {
+    int32_t input_offset, alpha_offset, output_offset, output_multiplier_1;
+    int output_shift_1;
+    int32_t output_multiplier_2;
+    int output_shift_2;
+} PreluParams;
+typedef struct {
+    int left_shift;
+    int32_t input1_offset, input1_multiplier;
+    int input1_shift;
+    int32_t input2_offset, input2_multiplier;
+    int input2_shift;
+    bool is_broadcast;
+} ComparisonParams;
+typedef struct { ComparisonParams params; } OpDataComparison;
+typedef struct { bool requires_broadcast; } OpDataSelect;
+
 /* CMSIS-NN wrappers (kernels/cmsis_nn/*.cc) around the reference op data */
 typedef struct { OpDataConv reference_op_data; int buffer_idx; } OpDataConvCmsis;
 typedef struct { OpDataConv reference_op_data; int buffer_idx; } OpDataDepthwiseCmsis;
@@ -590,7 +620,9 @@ typedef struct {
     X(OpDataConcatenation) X(OpDataSvdf) X(OpDataLSTM) X(OpDataConvCmsis)                     \
     X(OpDataDepthwiseCmsis) X(OpDataFullyConnectedCmsis) X(OpDataPoolingCmsis)                \
     X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                 \
-    X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                   \
+    X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                         \
+    X(OpDataDiv) X(OpDataSquaredDifference) X(OpDataAddN) X(PreluParams) X(OpDataComparison)  \
+    X(OpDataSelect)  \
     X(OpDataIf) X(OpDataWhile) X(OpDataCallOnce) X(OpDataVarHandle) X(OpDataAssignVariable)   \
     X(MicroResourceVariables) X(MicroResourceVariable)
 
