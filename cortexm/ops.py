@@ -26,7 +26,8 @@ node's scratch buffer (None when the kernel needs none).
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
 ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_binary (DIV,
-FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2), ops_control
+FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2), ops_unary
+(the unary math family, CAST, int16 LOGISTIC / TANH, QUANTIZE int8 <-> uint8), ops_control
 (the copies of control flow and resource variables); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
@@ -53,6 +54,8 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
                             run_split)
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
                               run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
+                        run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
                      run_softmax_f32, run_softmax_s8)
@@ -73,8 +76,9 @@ class OpKernel:
     """How an operator runs on the virtual MCU for one input type: the runner that describes
     its kernel calls and, when the kernel needs scratch memory, the mirror of its
     *_get_buffer_size (what the planner reserves in the arena). `libm`: its float32 results
-    come from newlib's expf / tanhf, within a few ulp of the host's glibc, not bit-equal (every
-    other float32 kernel is bit-exact with its twin)."""
+    come from newlib's expf / tanhf (cosf / sinf / logf / expm1f for the unary math family),
+    within a few ulp of the host's glibc, not bit-equal (every other float32 kernel is
+    bit-exact with its twin)."""
     runner: Runner
     scratch: Optional[ScratchSize] = None
     libm: bool = False
@@ -151,6 +155,15 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
                                                  "LESS_EQUAL") for t in (FLOAT32, INT8, ANY)},
     **{(op, t): OpKernel(run_logical) for op in ("LOGICAL_AND", "LOGICAL_OR") for t in (INT8, ANY)},
     ("SELECT_V2", ANY): OpKernel(run_select),                                   # keyed by the bool condition
+    **{(op, FLOAT32): OpKernel(run_unary_math_f32, libm=op in LIBM_F32_OPS) for op in MATH_F32_OPS},
+    **{(op, t): OpKernel(run_abs_rsqrt_int) for op in ("ABS", "RSQRT") for t in (INT8, INT16)},
+    ("ELU", INT8): OpKernel(run_elu_s8),
+    ("LOGICAL_NOT", ANY): OpKernel(run_logical_not),
+    ("ZEROS_LIKE", ANY): OpKernel(run_zeros_like),
+    **{("CAST", t): OpKernel(run_cast) for t in (INT8, INT16, FLOAT32, ANY)},
+    ("LOGISTIC", INT16): OpKernel(run_sigmoid_s16),
+    ("TANH", INT16): OpKernel(run_sigmoid_s16),
+    ("QUANTIZE", ANY): OpKernel(run_quantize_u8),        # uint8 in (other 1-byte types: int8's entry)
     **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
                                                       "READ_VARIABLE", "ASSIGN_VARIABLE")},
 }

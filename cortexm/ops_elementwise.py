@@ -225,6 +225,9 @@ def run_quantize(c: CallContext) -> list[KernelCall]:
                        zero_point_of(out))]
     if np.dtype(inp.dtype) == np.int8 and np.dtype(out.dtype) == np.int8:
         return run_unary_s8(c)
+    if np.dtype(out.dtype) == np.uint8:
+        from .ops_unary import run_quantize_u8
+        return run_quantize_u8(c)
     return run_unary_int(c)
 
 

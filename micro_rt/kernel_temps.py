@@ -76,6 +76,10 @@ REFERENCE: dict[str, Rule] = {
     "PRELU": "i0 i1 o0", "ADD_N": _add_n, "SELECT_V2": "i0 i1 i2 o0",
     "EQUAL": "i0 i1", "NOT_EQUAL": "i0 i1", "GREATER": "i0 i1", "GREATER_EQUAL": "i0 i1",
     "LESS": "i0 i1", "LESS_EQUAL": "i0 i1", "LOGICAL_AND": "", "LOGICAL_OR": "",
+    # the unary math family: one read of each tensor; FLOOR and NEG have no prepare
+    **{op: "i0 o0" for op in ("ABS", "RSQRT", "SIN", "COS", "LOG", "SQRT", "SQUARE", "LOGICAL_NOT", "CEIL",
+                              "EXP", "ROUND", "ELU", "ZEROS_LIKE")},
+    "FLOOR": "", "NEG": "",
     "IF": "i0", "WHILE": "", "CALL_ONCE": "",                 # the condition only
     "VAR_HANDLE": "", "READ_VARIABLE": "i0", "ASSIGN_VARIABLE": "i1",
 }

@@ -17,7 +17,7 @@ from .schema import BUILTIN_CODE
 KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softmax", "reduce",
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
                   "space_depth", "slicing", "gather", "broadcast",
-                  "binary_ops", "comparisons",
+                  "binary_ops", "comparisons", "unary_math",
                   "control_flow", "resource_variables")
 
 

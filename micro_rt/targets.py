@@ -82,6 +82,8 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "SpaceToBatchParams": (4, 4, 16, 16),
     "OpDataMirrorPad": (20, 20, 16, 16),
     "OpDataEmbeddingLookup": (16, 8, 16, 16),
+    "OpDataAbsRsqrt": (28, 20, 16, 16),            # elementwise.cc (ABS, RSQRT)
+    "OpDataElu": (256, 256, 16, 16),               # elu.cc's OpData: the int8 table
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}

@@ -401,3 +401,41 @@ def kernel_persistent(it: Interpreter) -> tuple[int, int]:
 
 def scratch_sizes(it: Interpreter) -> list[int]:
     return [request.nbytes for request in it._allocator.scratch_requests]
+
+
+# --------------------------------------------------------------------------- seeds and edge values
+
+def edge_inputs(sg) -> list[list[np.ndarray]]:
+    """Input sets of the edge values, every graph input filled alike: its zero point, its
+    type's minimum and maximum; float32 also 0, -0, +-inf, NaN and +-FLT_MAX; bool all
+    true / all false."""
+    def fills(t) -> list:
+        dt = np.dtype(t.dtype)
+        if dt == np.bool_:
+            return [True, False]
+        if dt == np.float32:
+            big = float(np.finfo(np.float32).max)
+            return [0.0, -0.0, np.inf, -np.inf, np.nan, big, -big]
+        info = np.iinfo(dt)
+        zp = int(t.quantization.zero_points[0]) if t.quantization is not None and len(t.quantization.zero_points) else 0
+        return [zp, int(info.min), int(info.max)]
+    tensors = [sg.tensors[i] for i in sg.inputs]
+    per_input = [fills(t) for t in tensors]
+    return [[np.full(t.shape, f[min(k, len(f) - 1)], dtype=t.dtype) for t, f in zip(tensors, per_input)]
+            for k in range(max(len(f) for f in per_input))]
+
+
+def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, seed: int = 0) -> int:
+    """Bit-exact outputs on `seeds` seeded inputs (the first covers every int8 value) and on
+    the edge values of `edge_inputs`; returns how many input sets were compared."""
+    theirs = oracle_load_and_run(oracle, data)
+    ours = Interpreter.from_bytes(data)
+    sg = ours.model.main
+    rng = np.random.default_rng(seed)
+    sets = [model_inputs(sg, rng, first=k == 0) for k in range(seeds)] + edge_inputs(sg)
+    for k, inputs in enumerate(sets):
+        invoke_both(ours, theirs, inputs)
+        for out in range(ours.num_outputs):
+            what = f"seed set {k}" if k < seeds else f"edge set {k - seeds}"
+            assert_bits_equal(ours.get_output(out), theirs.get_output(out), f"{what} output {out}")
+    return len(sets)

@@ -217,6 +217,15 @@ def binary_ops_and_comparison_cases():
     for op, make in makers.items():
         for t in TYPES:
             yield f"{op} {t}", op, make(t)
+def _unary_math_cases():
+    """ABS ... ZEROS_LIKE (the unary math family) in every type; int16 ABS also unquantized."""
+    s = (2, 3, 4)
+    for op in ("ABS", "CEIL", "COS", "ELU", "EXP", "FLOOR", "LOG", "LOGICAL_NOT", "NEG", "ROUND", "RSQRT", "SIN",
+               "SQRT", "SQUARE", "ZEROS_LIKE"):
+        for t in TYPES:
+            zp = -128 if op == "RSQRT" and t == "INT8" else 0       # RSQRT: every input above zero
+            yield f"{op} {t}", op, single_op(op, [spec(s, t, 0.03, zp)], spec(s, t, 0.04, zp))
+    yield "ABS INT16 unquantized", "ABS", single_op("ABS", [dict(shape=s, type="INT16")], dict(shape=s, type="INT16"))
 
 
 def _passing_subgraph(b: ModelBuilder, typ: str, shape, outputs: str = "same") -> int:
@@ -293,7 +302,7 @@ def _control_cases():
 def type_cases() -> list[tuple[str, str, bytes]]:
     return [*_same_type_cases(), *_conversion_cases(), *_layer_cases(), *_recurrent_cases(),
             *_data_movement_cases(), *_control_cases(),
-            *binary_ops_and_comparison_cases()]
+            *binary_ops_and_comparison_cases(), *_unary_math_cases()]
 
 
 _PROBE = r"""

@@ -409,5 +409,61 @@ typedef struct {
     int32_t stride_x[MRT_MAX_DIMS];
     int32_t stride_y[MRT_MAX_DIMS];
 } mrt_select_params;
+/* ---------------------------------------------------------------- unary math (mrt_unary_math.c) */
+
+/* The float32 functions of mrt_unary_math_f32 (TFLM's reference Eval of each op). */
+enum {
+    MRT_MATH_F32_ABS = 0, MRT_MATH_F32_CEIL = 1, MRT_MATH_F32_COS = 2, MRT_MATH_F32_ELU = 3,
+    MRT_MATH_F32_EXP = 4, MRT_MATH_F32_FLOOR = 5, MRT_MATH_F32_LOG = 6, MRT_MATH_F32_NEG = 7,
+    MRT_MATH_F32_ROUND = 8, MRT_MATH_F32_RSQRT = 9, MRT_MATH_F32_SIN = 10, MRT_MATH_F32_SQRT = 11,
+    MRT_MATH_F32_SQUARE = 12,
+};
+
+/* mrt_unary_math_f32. Packed by ops_unary.run_unary_math_f32. */
+typedef struct {
+    const float *in;
+    float *out;
+    int32_t n;                         /* elements */
+    int32_t op;                        /* MRT_MATH_F32_* */
+} mrt_unary_math_f32_params;
+
+/* The quantized ops of mrt_abs_rsqrt_int (elementwise.cc's AbsEvalQuantized, RsqrtEvalQuantized). */
+enum {
+    MRT_MATH_INT_ABS = 0,              /* out_off + |x - in_off|, MBQM(., mult, shift) when rescale */
+    MRT_MATH_INT_ABS_PLAIN = 1,        /* int16 without quantization: (int16)|x| */
+    MRT_MATH_INT_RSQRT = 2,            /* out_off + MBQM(MBQM(1, inv sqrt(x - in_off), s + 20), mult,
+                                        * shift - 20); x == in_off gives the type's maximum */
+};
+
+/* mrt_abs_rsqrt_int: int8 or int16 in and out. Packed by ops_unary.run_abs_rsqrt_int. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t n;                         /* elements */
+    int32_t op;                        /* MRT_MATH_INT_* */
+    int32_t elem_size;                 /* 1 (int8) or 2 (int16) */
+    int32_t in_off, out_off;           /* zero points (0 for int16) */
+    int32_t rescale;                   /* ABS: the scales differ (else mult / shift unused) */
+    int32_t mult, shift;               /* OpDataAbsRsqrt's output multiplier */
+} mrt_abs_rsqrt_int_params;
+
+/* ---------------------------------------------------------------- CAST (mrt_cast.c) */
+
+/* Element types of mrt_cast. */
+enum {
+    MRT_TYPE_INT8 = 0, MRT_TYPE_INT16 = 1, MRT_TYPE_INT32 = 2, MRT_TYPE_UINT32 = 3, MRT_TYPE_FLOAT32 = 4,
+    MRT_TYPE_BOOL = 5,
+};
+
+/* mrt_requantize_u8: QUANTIZE int8 <-> uint8. Packed by ops_unary.run_quantize_u8. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t n;                         /* elements */
+    int32_t in_unsigned;               /* 1: uint8 -> int8, 0: int8 -> uint8 */
+    int32_t xor_path;                  /* Requantize's fast path: out = in ^ 0x80 */
+    int32_t in_off, out_off;           /* zero points */
+    int32_t mult, shift;               /* input scale / output scale as MBQM multiplier and shift */
+} mrt_requantize_u8_params;
 
 #endif

@@ -295,5 +295,85 @@ int32_t mrt_logical_u8(const mrt_logical_params *p);
 
 /** SELECT_V2 (broadcasting condition, x, y) for 1-, 2- and 4-byte elements. */
 int32_t mrt_select(const mrt_select_params *p);
+/* ============================================================ unary math (mrt_unary_math.c) */
+
+/**
+ * ABS CEIL COS ELU EXP FLOOR LOG NEG ROUND RSQRT SIN SQRT SQUARE on float32, element by element as
+ * TFLM's reference kernels: fabsf, ceilf, floorf, -x, x * x, sqrtf, 1 / sqrtf (exact), ROUND's
+ * RoundToNearest (floorf, halves to even), and newlib's cosf, sinf, logf, expf, expm1f (ELU: expm1f
+ * below 0) where TFLM calls std::cos, ... (within a few ulp of the host's glibc; the tests state
+ * the bound). M0+: soft float; M4 / M7 / M33: the FPU.
+ * @param[in] p  mrt_unary_math_f32_params: in / out float32 [n] (may be the same), op MRT_MATH_F32_*
+ * @return 0
+ */
+int32_t mrt_unary_math_f32(const mrt_unary_math_f32_params *p);
+
+/**
+ * Quantized ABS (int8, int16; int16 also unquantized) and RSQRT (int8, int16) computed per element
+ * as TFLM's elementwise.cc does (RSQRT: GetInvSqrtQuantizedMultiplierExp's Newton-Raphson, five
+ * iterations in Q3.28). RSQRT inputs below the zero point are refused by the glue before the call
+ * (TFLM fails the invoke); the kernel computes them as the zero point.
+ * @param[in] p  mrt_abs_rsqrt_int_params
+ * @return 0
+ */
+int32_t mrt_abs_rsqrt_int(const mrt_abs_rsqrt_int_params *p);
+
+/**
+ * An int8 lookup: out[i] = table[(uint8_t)in[i]] (ELU int8: elu.cc's EvalUsingLookupTable over the
+ * 256-entry table its prepare fills).
+ * @param[in]  in     int8 [n]
+ * @param[out] out    int8 [n]
+ * @param[in]  n      elements
+ * @param[in]  table  int8 [256], indexed by the input's raw byte
+ * @return 0
+ */
+int32_t mrt_lut_s8(const int8_t *in, int8_t *out, int32_t n, const int8_t *table);
+
+/**
+ * LOGICAL_NOT: out[i] = !in[i] on bool bytes (0 / 1).
+ * @return 0
+ */
+int32_t mrt_logical_not(const uint8_t *in, uint8_t *out, int32_t n);
+
+/* ========================================================================== CAST (mrt_cast.c) */
+
+/**
+ * CAST between int8, int16, int32, uint32, float32 and bool (MRT_TYPE_*), one loop per type pair:
+ * integers convert as C casts (wrapping), bool is x != 0 (and 0 / 1 in), float32 -> integer
+ * truncates, saturates to the output type, NaN -> 0 (as the oracle does).
+ * @param[in]  in        n elements of in_type
+ * @param[out] out       n elements of out_type
+ * @param[in]  in_type   MRT_TYPE_*
+ * @param[in]  out_type  MRT_TYPE_*
+ * @return 0
+ */
+int32_t mrt_cast(const void *in, void *out, int32_t n, int32_t in_type, int32_t out_type);
+
+/* ============================================= int16 LOGISTIC / TANH (mrt_sigmoid_s16.c) */
+
+/**
+ * int16 LOGISTIC (is_tanh 0) or TANH (is_tanh 1) as TFLM's reference integer kernels: x scaled by
+ * input_multiplier >> input_left_shift (multiplier 0: a power-of-two scale, 3 << shift), then the
+ * 256-entry sigmoid table interpolated on 9 (tanh: 8) low bits. Output scale 2^-15, zero points 0.
+ * @param[in]  in                int16 [n]
+ * @param[out] out               int16 [n]
+ * @param[in]  input_multiplier  LogisticPrepare / TanhPrepare's multiplier (<= 32767; 0 = power of two)
+ * @param[in]  input_left_shift  its shift
+ * @param[in]  is_tanh           0: LOGISTIC, 1: TANH
+ * @param[in]  sigmoid_table_uint16  TFLM's 256-entry table (in flash)
+ * @return 0
+ */
+int32_t mrt_sigmoid_s16(const int16_t *in, int16_t *out, int32_t n, int32_t input_multiplier,
+                        int32_t input_left_shift, int32_t is_tanh, const uint16_t *sigmoid_table_uint16);
+
+/* ============================================== QUANTIZE int8 <-> uint8 (mrt_quantize_u8.c) */
+
+/**
+ * QUANTIZE between int8 and uint8 as TFLM's reference Requantize: out_off + MBQM(x - in_off, mult,
+ * shift), clamped to the output type; with xor_path (equal scales, zero points 128 apart) x ^ 0x80.
+ * @param[in] p  mrt_requantize_u8_params
+ * @return 0
+ */
+int32_t mrt_requantize_u8(const mrt_requantize_u8_params *p);
 
 #endif

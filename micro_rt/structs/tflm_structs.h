@@ -339,6 +339,15 @@ typedef OpDataLogistic OpDataTanh;
 
 typedef struct { ReluParams params; } ReluOpData;
 typedef struct { int32_t six, zero; } Relu6OpData;
+
+typedef struct {                               /* elementwise.cc's OpDataAbsRsqrt (ABS, RSQRT) */
+    int32_t multiplier;
+    int shift, input_offset, output_offset;
+    bool needs_rescale;
+    TfLiteQuantizationType input_quantization_type;
+    TfLiteType input_type;
+} OpDataAbsRsqrt;
+typedef struct { int8_t table[256]; } OpDataElu;   /* elu.cc's OpData */
 typedef struct {
     int32_t output_multiplier_alpha, output_shift_alpha, output_multiplier_identity,
         output_shift_identity, input_zero_point, output_zero_point;
@@ -622,7 +631,7 @@ typedef struct {
     X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                 \
     X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                         \
     X(OpDataDiv) X(OpDataSquaredDifference) X(OpDataAddN) X(PreluParams) X(OpDataComparison)  \
-    X(OpDataSelect)  \
+    X(OpDataSelect) X(OpDataAbsRsqrt) X(OpDataElu)                                 \
     X(OpDataIf) X(OpDataWhile) X(OpDataCallOnce) X(OpDataVarHandle) X(OpDataAssignVariable)   \
     X(MicroResourceVariables) X(MicroResourceVariable)
 
