@@ -425,7 +425,7 @@ def edge_inputs(sg) -> list[list[np.ndarray]]:
             for k in range(max(len(f) for f in per_input))]
 
 
-def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, seed: int = 0) -> int:
+def assert_seeds_and_edge_values_bit_exact(oracle, data: bytes, seeds: int = 20, seed: int = 0) -> int:
     """Bit-exact outputs on `seeds` seeded inputs (the first covers every int8 value) and on
     the edge values of `edge_inputs`; returns how many input sets were compared."""
     theirs = oracle_load_and_run(oracle, data)
