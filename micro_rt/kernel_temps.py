@@ -80,6 +80,9 @@ REFERENCE: dict[str, Rule] = {
     **{op: "i0 o0" for op in ("ABS", "RSQRT", "SIN", "COS", "LOG", "SQRT", "SQUARE", "LOGICAL_NOT", "CEIL",
                               "EXP", "ROUND", "ELU", "ZEROS_LIKE")},
     "FLOOR": "", "NEG": "",
+    "ARG_MAX": "", "ARG_MIN": "",                         # no prepare
+    "CUMSUM": "i0 i1 o0", "LOG_SOFTMAX": "i0 o0", "L2_NORMALIZATION": "i0 o0",
+    "L2_POOL_2D": "o0 i0",
     "IF": "i0", "WHILE": "", "CALL_ONCE": "",                 # the condition only
     "VAR_HANDLE": "", "READ_VARIABLE": "i0", "ASSIGN_VARIABLE": "i1",
 }
@@ -91,6 +94,18 @@ CMSIS_NN: dict[str, Rule] = {
     "DEPTHWISE_CONV_2D": "i0 i1 o0 | i0 i1 i2 o0",
     "AVERAGE_POOL_2D": "i0 o0 | i0 o0",                   # PoolingPrepare, then its own
 }
+
+
+# Kernels whose Prepare allocates its persistent data (op data, tables, copied dims) only after
+# its last temporary tensor: TFLM checks a persistent allocation against the head alone, so
+# those bytes may overlap the temporary tensors and do not add to their peak.
+PERSISTENT_AFTER_TEMPS = frozenset({"CUMSUM", "LOG_SOFTMAX", "L2_POOL_2D", "SOFTMAX",   # SOFTMAX: int16 LUTs
+                                    "EMBEDDING_LOOKUP"})
+
+
+def persistent_after_temps(op: OperatorInfo) -> bool:
+    """Whether op's Prepare allocates persistent memory only after its temporary tensors."""
+    return not op.is_custom and op.op_name in PERSISTENT_AFTER_TEMPS
 
 
 def prepare_accesses(op: OperatorInfo, tensors: Sequence[TensorInfo],

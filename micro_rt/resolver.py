@@ -18,6 +18,7 @@ KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softm
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
                   "space_depth", "slicing", "gather", "broadcast",
                   "binary_ops", "comparisons", "unary_math",
+                  "reduce_more", "normalization",
                   "control_flow", "resource_variables")
 
 

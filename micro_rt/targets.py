@@ -34,6 +34,7 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "NodeAndRegistration": (64, 32, 8, 4),
     "TfLiteTensor": (64, 32, 8, 4),
     "TfLiteAffineQuantization": (24, 12, 8, 4),
+    "TfLiteQuantizationType": (4, 1, 4, 1),     # a C enum: 4 bytes, 1 with -fshort-enums
     "SubgraphAllocations": (24, 8, 8, 4),   # host64: the pip build has compression fields
     "ScratchBufferHandle": (8, 4, 8, 4),
     "ScratchBufferRequest": (16, 12, 8, 4),
@@ -84,6 +85,9 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataEmbeddingLookup": (16, 8, 16, 16),
     "OpDataAbsRsqrt": (28, 20, 16, 16),            # elementwise.cc (ABS, RSQRT)
     "OpDataElu": (256, 256, 16, 16),               # elu.cc's OpData: the int8 table
+    "OpDataCumsum": (36, 36, 16, 16),               # int8 only, allocated in prepare
+    "LogSoftmaxOpData": (40, 28, 16, 16),           # int8 only, allocated in prepare
+    "L2NormalizationParams": (4, 4, 16, 16),
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}

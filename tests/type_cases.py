@@ -228,6 +228,29 @@ def _unary_math_cases():
     yield "ABS INT16 unquantized", "ABS", single_op("ABS", [dict(shape=s, type="INT16")], dict(shape=s, type="INT16"))
 
 
+def _reduce_family_cases():
+    """SUM, REDUCE_MAX / MIN / ALL, ARG_MAX / ARG_MIN (int32 and int64 outputs), CUMSUM,
+    LOG_SOFTMAX, L2_NORMALIZATION and L2_POOL_2D in every type."""
+    s = (2, 3, 4)
+    for t in TYPES:
+        for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL"):
+            same = op in ("REDUCE_MAX", "REDUCE_MIN")
+            yield f"{op} {t}", op, single_op(op, [spec(s, t), _i32([1, -1])], spec((2,), t, 0.05 if same else 0.4),
+                                             {"keep_dims": False})
+        for op in ("ARG_MAX", "ARG_MIN"):
+            for out in ("INT32", "INT64"):
+                yield (f"{op} {t}->{out}", op,
+                       single_op(op, [spec(s, t), _i32([1])], dict(shape=(2, 4), type=out), {"output_type": out}))
+        yield f"CUMSUM {t}", "CUMSUM", single_op("CUMSUM", [spec(s, t), _i32(np.array(-1))], spec(s, t, 0.3),
+                                                 {"exclusive": True, "reverse": False})
+        log_out = (16 / 256, 127) if t == "INT8" else (0.0625, 0)
+        yield f"LOG_SOFTMAX {t}", "LOG_SOFTMAX", single_op("LOG_SOFTMAX", [spec(s, t, 0.1)], spec(s, t, *log_out))
+        yield (f"L2_NORMALIZATION {t}", "L2_NORMALIZATION",
+               single_op("L2_NORMALIZATION", [spec(s, t, 0.1, 1 if t == "INT8" else 0)], spec(s, t, 1 / 128),
+                         {"fused_activation_function": "NONE"}))
+        yield f"L2_POOL_2D {t}", "L2_POOL_2D", _pool("L2_POOL_2D")(t)
+
+
 def _passing_subgraph(b: ModelBuilder, typ: str, shape, outputs: str = "same") -> int:
     """A subgraph with one input of `typ` and as output that input ("same") or a constant
     False condition ("false"), no operators (TFLM copies straight through)."""
@@ -302,7 +325,8 @@ def _control_cases():
 def type_cases() -> list[tuple[str, str, bytes]]:
     return [*_same_type_cases(), *_conversion_cases(), *_layer_cases(), *_recurrent_cases(),
             *_data_movement_cases(), *_control_cases(),
-            *binary_ops_and_comparison_cases(), *_unary_math_cases()]
+            *binary_ops_and_comparison_cases(), *_unary_math_cases(),
+            *_reduce_family_cases()]
 
 
 _PROBE = r"""

@@ -161,6 +161,72 @@ typedef struct {
     int32_t reduce[4];                 /* != 0: the axis is averaged over */
 } mrt_mean_f32_params;
 
+/* ---------------------------------------------------------------- reduce: SUM REDUCE_MAX / MIN / ALL, MEAN (int16, float32) */
+
+enum { MRT_REDUCE_SUM = 0, MRT_REDUCE_MAX = 1, MRT_REDUCE_MIN = 2, MRT_REDUCE_ALL = 3, MRT_REDUCE_MEAN = 4 };
+
+/* How a reduction walks its input: the kept axes (outer, outermost first) and the reduced axes
+ * (inner, outermost first), up to three of each after merging neighbours (the glue refuses more),
+ * each with its element count and element stride in the input; unused entries have count 1.
+ * Outputs are written in kept order; each output's elements are taken in input order. */
+typedef struct {
+    int32_t outer_count[3], outer_stride[3];
+    int32_t inner_count[3], inner_stride[3];
+} mrt_reduce_walk;
+
+/* mrt_reduce_int: int8 / int16 SUM (MEAN with 1/count folded into mult / shift), REDUCE_MAX /
+ * MIN (int8), REDUCE_ALL (bool, elem_size 1). Packed by ops_reduce.run_reduce_int. */
+typedef struct {
+    const void *in;
+    void *out;
+    mrt_reduce_walk walk;
+    int32_t op;                        /* MRT_REDUCE_SUM, _MAX, _MIN or _ALL */
+    int32_t elem_size;                 /* 1 or 2 */
+    int32_t zp_count;                  /* SUM: input zero point * elements per output, wrapped to int32 */
+    int32_t mult, shift, out_zp;       /* SUM: the output stage */
+    int32_t lo, hi;                    /* the element type's range (SUM's clamp, MAX / MIN's start values) */
+} mrt_reduce_int_params;
+
+/* mrt_reduce_f32: SUM, MEAN, REDUCE_MAX, REDUCE_MIN. Packed by ops_reduce.run_reduce_f32. */
+typedef struct {
+    const float *in;
+    float *out;
+    mrt_reduce_walk walk;
+    int32_t op;                        /* MRT_REDUCE_SUM, _MEAN, _MAX or _MIN */
+} mrt_reduce_f32_params;
+
+/* mrt_arg_min_max_s8 / _f32: the input as [outer, axis_size, inner]. Packed by ops_reduce.run_arg_min_max. */
+typedef struct {
+    const void *in;
+    int32_t *out;                      /* [outer, inner] */
+    int32_t outer, axis_size, inner;
+    int32_t is_max;
+} mrt_arg_min_max_params;
+
+/* mrt_cumsum_s8 / _f32: the input as [outer, depth, inner], summed along depth. The int8 fields
+ * are TFLM's quantized CumSum (left shift 20); mrt_cumsum_f32 does not read them. Packed by
+ * ops_reduce.run_cumsum. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t outer, depth, inner;
+    int32_t exclusive, reverse;
+    int32_t in_off, in_mult, in_shift;     /* in_off: -input zero point */
+    int32_t out_mult, out_shift, out_off;
+} mrt_cumsum_params;
+
+/* ---------------------------------------------------------------- LOG_SOFTMAX, L2_NORMALIZATION (last axis) */
+
+/* mrt_log_softmax_s8: TFLM's LogSoftmaxOpData. Packed by ops_normalization.run_log_softmax. */
+typedef struct {
+    const int8_t *in;
+    int8_t *out;
+    int32_t rows, depth;
+    int32_t in_mult, in_left_shift;    /* PreprocessSoftmaxScaling(1, input scale, 5) */
+    int32_t reverse_divisor, reverse_right_shift;
+    int32_t diff_min;
+} mrt_log_softmax_s8_params;
+
 /* ---------------------------------------------------------------- convolution, fully connected, pooling */
 
 /* Convolution geometry (NHWC), shared by the float32 and int16 conv blocks. */

@@ -14,6 +14,8 @@
  *    patterns in uint32_t (soft-float calling convention, also on the FPU cores: softfp).
  *  - M0+ is soft-float (libgcc); the M4 / M7 / M33 builds use the FPU. Results are identical.
  *  - None of these kernels needs scratch memory (no *_get_buffer_size).
+ *  - LOG_SOFTMAX float32 calls newlib's expf / logf too; sqrtf (L2_NORMALIZATION, L2_POOL_2D)
+ *    is correctly rounded everywhere, so those stay bit-exact.
  */
 #ifndef MRT_NNFUNCTIONS_H
 #define MRT_NNFUNCTIONS_H
@@ -117,6 +119,68 @@ int32_t mrt_mean_s8(const mrt_mean_s8_params *p);
 /** MEAN float32: a sequential float32 sum from the first element (as the twin), divided by the count. */
 int32_t mrt_mean_f32(const mrt_mean_f32_params *p);
 
+/* ================================================================ reduce (more) (mrt_reduce_more.c) */
+
+/**
+ * SUM / MEAN (int8, int16), REDUCE_MAX / REDUCE_MIN (int8), REDUCE_ALL (bool) over p->walk:
+ * SUM: the elements summed in uint32 (wrapping as TFLM's int32 sum), less zp_count,
+ * MultiplyByQuantizedMultiplier(mult, shift), + out_zp, clamped to [lo, hi]; no element: 0.
+ * MAX / MIN: from lo / hi, an element replaces the value when strictly greater / smaller.
+ * ALL: 1 unless an element is 0.
+ */
+int32_t mrt_reduce_int(const mrt_reduce_int_params *p);
+
+/**
+ * SUM / MEAN / REDUCE_MAX / REDUCE_MIN float32 over p->walk: SUM from 0.0f adding in input order
+ * (MEAN then / (float)count; no element: 0.0f); MAX / MIN from -FLT_MAX / FLT_MAX, replaced by a
+ * strictly greater / smaller element (NaN never wins). Bit-exact with the twin.
+ */
+int32_t mrt_reduce_f32(const mrt_reduce_f32_params *p);
+
+/** ARG_MAX / ARG_MIN int8: per [outer, inner], the first index of the extreme along the axis. */
+int32_t mrt_arg_min_max_s8(const mrt_arg_min_max_params *p);
+
+/** ARG_MAX / ARG_MIN float32: as mrt_arg_min_max_s8 (strict comparisons: NaN never wins). */
+int32_t mrt_arg_min_max_f32(const mrt_arg_min_max_params *p);
+
+/**
+ * CUMSUM float32 along depth: a running sum from 0.0f (reverse: from the last), exclusive:
+ * written before adding. Bit-exact with the twin.
+ */
+int32_t mrt_cumsum_f32(const mrt_cumsum_params *p);
+
+/**
+ * CUMSUM int8, TFLM's quantized CumSum: each (x + in_off) << 20 scaled by in_mult / in_shift
+ * (MultiplyByQuantizedMultiplierSmallerThanOneExp), summed in uint32 from the scaled in_off,
+ * each running sum scaled by out_mult / out_shift, + out_off, clamped to int8.
+ */
+int32_t mrt_cumsum_s8(const mrt_cumsum_params *p);
+
+/* ================================================ LOG_SOFTMAX, L2_NORMALIZATION (mrt_normalization.c) */
+
+/**
+ * LOG_SOFTMAX int8, TFLM's LogSoftmaxQuantized (output scale 16/256, zero point 127): gemmlowp
+ * exp of the Q5.26 differences summed in Q12.19, log_x_for_x_greater_than_or_equal_to_1 into
+ * Q5.26, (diff - log_sum) / 2^22 + 127; differences at or below the adjusted diff_min: -128.
+ */
+int32_t mrt_log_softmax_s8(const mrt_log_softmax_s8_params *p);
+
+/**
+ * LOG_SOFTMAX float32 per row of depth: max (from -FLT_MAX, NaN never wins), sum of
+ * expf(x - max) from 0.0f, then (x - max) - logf(sum) (newlib's expf / logf).
+ */
+int32_t mrt_log_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth);
+
+/**
+ * L2_NORMALIZATION int8, TFLM's reference_integer_ops::L2Normalization: per row the int32 sum of
+ * (x - in_zp)^2, GetInvSqrtQuantizedMultiplierExp, each x - in_zp requantized with 7 more bits,
+ * clamped to int8 (output scale 1/128, zero point 0).
+ */
+int32_t mrt_l2norm_s8(const int8_t *in, int8_t *out, int32_t rows, int32_t depth, int32_t in_zp);
+
+/** L2_NORMALIZATION float32: x / max(sqrtf(sum of x * x from 0.0f), 1e-6f). Bit-exact with the twin. */
+int32_t mrt_l2norm_f32(const float *in, float *out, int32_t rows, int32_t depth);
+
 /* =================================================================== convolution (mrt_conv_*.c) */
 
 /**
@@ -156,6 +220,13 @@ int32_t mrt_avgpool_f32(const mrt_pool_f32_params *p);
 
 /** MAX_POOL_2D float32: numpy maximum over the window (padded taps as -FLT_MAX), activation clamp. */
 int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
+
+/**
+ * L2_POOL_2D float32 (mrt_pooling_more.c): per output, sqrtf(sum of the squares of the window's
+ * taps inside the image, from 0.0f in (y, x) order, / (float)count), then the activation clamp.
+ * Bit-exact with the twin.
+ */
+int32_t mrt_l2_pool_f32(const mrt_pool_f32_params *p);
 
 /* ====================================================================== softmax (mrt_softmax.c) */
 

@@ -381,6 +381,19 @@ typedef struct {
 
 typedef struct { StridedSliceParams params; } StridedSliceOpData;
 
+typedef struct {                               /* cumsum.cc's OpData (int8 only, from Prepare) */
+    int32_t output_activation_min, output_activation_max, input_offset, output_offset,
+        input_multiplier, output_multiplier;
+    int input_shift, output_shift, left_shift;
+} OpDataCumsum;
+typedef struct {                               /* log_softmax.cc (int8 only, from Prepare) */
+    int32_t input_multiplier, input_left_shift, reverse_scaling_divisor,
+        reverse_scaling_right_shift;
+    int diff_min;
+    size_t outer_size, depth;
+} LogSoftmaxOpData;
+typedef struct { int32_t input_zero_point; } L2NormalizationParams;   /* types.h, l2norm.cc's */
+
 typedef struct {                               /* concatenation.cc's OpData */
     ConcatenationParams params;
 #ifdef USE_TFLM_COMPRESSION
@@ -631,7 +644,8 @@ typedef struct {
     X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                 \
     X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                         \
     X(OpDataDiv) X(OpDataSquaredDifference) X(OpDataAddN) X(PreluParams) X(OpDataComparison)  \
-    X(OpDataSelect) X(OpDataAbsRsqrt) X(OpDataElu)                                 \
+    X(OpDataSelect) X(OpDataAbsRsqrt) X(OpDataElu)                                            \
+    X(OpDataCumsum) X(LogSoftmaxOpData) X(L2NormalizationParams)                             \
     X(OpDataIf) X(OpDataWhile) X(OpDataCallOnce) X(OpDataVarHandle) X(OpDataAssignVariable)   \
     X(MicroResourceVariables) X(MicroResourceVariable)
 
