@@ -18,7 +18,11 @@ from oracle_minimum import minimum_mismatches
 from test_subgraph_checks import while_model
 
 CONTROL = PROJECT_MODELS / "control_flow"
-MODELS = sorted(CONTROL.glob("*.tflite")) + sorted((PROJECT_MODELS / "ops").glob("call_once_var_*.tflite"))
+# and models/ops' (make_models_ops.py): IF on a computed predicate, WHILE counting to an input
+MODELS = sorted(CONTROL.glob("*.tflite")) + [
+    PROJECT_MODELS / "ops" / f"{name}_{v}.tflite" for name in ("call_once_var", "control_if",
+                                                               "control_while", "stream_buffer")
+    for v in ("f32", "int8")]
 STATEFUL = [p for p in MODELS if "stream" in p.name or "call_once" in p.name]
 
 
