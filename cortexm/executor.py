@@ -3,14 +3,16 @@
 The interpreter's arena is mapped into emulated SRAM zero-copy, at the offsets its planner
 chose; constant tensors go to emulated flash. Every operator with a C kernel runs there (the
 others fall back to their numpy twins) and leaves an `OpRecord`: instructions, cycles, stack,
-and any unaligned access named by tensor, PC, symbol and instruction.
+and any unaligned access named by tensor, PC, symbol and instruction. Operators of every
+subgraph run so; a control-flow or resource-variable operator runs its host kernel, whose
+tensor copies (`copy`) run here and are its cycles.
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import unicorn
@@ -18,6 +20,7 @@ import unicorn
 from micro_rt.analysis import op_macs
 from micro_rt.errors import EmulationError
 from micro_rt.profile import AlignmentReport, OpRecord
+from micro_rt.subgraphs import model_lifetimes
 
 from . import ops
 from .engine import RECYCLE_EVERY
@@ -25,6 +28,7 @@ from .faults import BudgetExceeded
 from .machine import VirtualMCU
 from .memory_map import SRAM_BASE
 from .memory_system import MemorySystem
+from .ops_control import CopyStep
 
 
 @dataclass(frozen=True)
@@ -64,14 +68,16 @@ class McuExecutor:
 
     Each operator may run `BUDGET_MARGIN` times the instructions its work is expected to need
     (`op_budget`), and a whole invoke at most `invoke_budget` instructions (default: the sum of
-    its operators' budgets). `budget` fixes every operator's budget instead (tests)."""
+    its operators' budgets; no limit for a model with several subgraphs, whose loops run
+    operators any number of times: WHILE stops a loop that never ends). `budget` fixes every
+    operator's budget instead (tests)."""
 
     def __init__(self, interpreter: Any, *, clock_hz: int = 100_000_000, flash_wait_states: int = 0,
                  strict_alignment: bool = False, arena_misalign: int = 0, budget: Optional[int] = None,
                  memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY):
         self.it = interpreter
         self.budget = budget
-        head = max(interpreter.plan.head_bytes, 16)
+        head = interpreter.memory_bytes
         variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
         arena_bytes = head + sum(-(-t.nbytes // 16) * 16 for t in variables)
         self.mcu = None
@@ -96,36 +102,54 @@ class McuExecutor:
             raise
         self.emulation_seconds = 0.0
         self.functions_used: dict[str, int] = {}     # kernel code executed so far: name -> bytes
-        self._op_budgets = {node.index: self.op_budget(node) for node in interpreter.nodes}
-        self.invoke_budget = (invoke_budget if invoke_budget is not None else
+        self._op_budgets = {(node.subgraph, node.index): self.op_budget(node)
+                            for sub in interpreter.subgraphs for node in sub.nodes}
+        several = len(interpreter.subgraphs) > 1
+        self.invoke_budget = (invoke_budget if invoke_budget is not None else None if several else
                               sum(b.budget for b in self._op_budgets.values()))
         self._invoke_used = 0
+        self._copying: dict[tuple[int, int], OpRecord] = {}   # control-flow ops running
+        self._steps = model_lifetimes(interpreter.model).node_scopes
 
     def close(self) -> None:
         if self.mcu is not None:
             self.mcu.close()
 
+    def _all_tensors(self) -> list:
+        return [t for sub in self.it.subgraphs for t in sub.tensors]
+
     def _constant_bytes(self) -> int:
         """Flash the model's constants take (each buffer once, 16-byte aligned)."""
-        sizes = {t.info.buffer: t.nbytes for t in self.it.tensors if t.is_constant and t.nbytes}
+        sizes = {t.info.buffer: t.nbytes for t in self._all_tensors() if t.is_constant and t.nbytes}
         return sum(-(-n // 16) * 16 for n in sizes.values())
+
+    def _tensors(self, node: Any) -> list:
+        """The tensors of the node's subgraph."""
+        return self.it.subgraphs[node.subgraph].tensors
+
+    def _macs(self, node: Any) -> int:
+        sg = self.it.model.subgraphs[node.subgraph]
+        return op_macs(sg, sg.operators[node.index])
 
     # ------------------------------------------------------------------ instruction budgets
     def op_budget(self, node: Any) -> OpBudget:
         """The operator's budget from its work: MACs and elements touched, at the core's rates."""
-        tensors = [self.it.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
+        all_tensors = self._tensors(node)
+        tensors = [all_tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
         elements = sum(math.prod(t.shape) for t in tensors)
         if node.op_name in _WINDOW_OPS and node.outputs:
-            out = self.it.tensors[node.outputs[0]]
+            out = all_tensors[node.outputs[0]]
             window = max(1, int(node.options.get("filter_width", 1) or 1)) * \
                 max(1, int(node.options.get("filter_height", 1) or 1))
             elements += math.prod(out.shape) * window
-        macs = op_macs(self.it.model.main, self.it.model.main.operators[node.index])
+        macs = self._macs(node)
         first = tensors[0] if tensors else None
-        arithmetic = "float" if first is not None and first.type_name == "FLOAT32" else "int"
+        return self._work_budget(macs, elements, first is not None and first.type_name == "FLOAT32")
+
+    def _work_budget(self, macs: int, elements: int, floating: bool, calls: int = 1) -> OpBudget:
         core = "cortex-m0plus" if self.mcu.armv6m else "dsp"
-        rates = EXPECTED_RATES[(core, arithmetic)]
-        expected = CALL_OVERHEAD + rates.per_mac * macs + rates.per_element * elements
+        rates = EXPECTED_RATES[(core, "float" if floating else "int")]
+        expected = CALL_OVERHEAD * calls + rates.per_mac * macs + rates.per_element * elements
         if self.budget is not None:
             return OpBudget(self.budget, expected, macs, elements, fixed=True)
         return OpBudget(BUDGET_MARGIN * expected, expected, macs, elements)
@@ -162,17 +186,18 @@ class McuExecutor:
             t.offset = offset
             offset += -(-t.nbytes // 16) * 16
 
-    def _scratch_offsets(self) -> dict[int, tuple[int, ...]]:
-        """Each node's scratch buffers in request order (the kernel library's own come last)."""
-        found: dict[int, tuple[int, ...]] = {}
+    def _scratch_offsets(self) -> dict[tuple[int, int], tuple[int, ...]]:
+        """Each node's scratch buffers (by subgraph and node) in request order (the kernel
+        library's own come last)."""
+        found: dict[tuple[int, int], tuple[int, ...]] = {}
         for b in self.it.plan.buffers:
             if b.kind == "scratch":
-                found[b.tensor] = found.get(b.tensor, ()) + (b.offset,)
+                found[(b.subgraph, b.tensor)] = found.get((b.subgraph, b.tensor), ()) + (b.offset,)
         return found
 
     def _place_constants(self) -> list[tuple[int, int, str]]:
         placed = []
-        for t in self.it.tensors:
+        for t in self._all_tensors():
             if t.is_constant and t.nbytes:
                 addr = self.mcu.place_constant(np.ascontiguousarray(t.data))
                 placed.append((addr, addr + t.nbytes, f"constant tensor {t.index} '{t.name}'"))
@@ -181,28 +206,44 @@ class McuExecutor:
     def supports(self, node: Any) -> bool:
         """A C kernel exists for this op and type, and every non-constant tensor it touches has
         an arena place (a malformed model may leave one unplanned: the host kernel reports it)."""
+        all_tensors = self._tensors(node)
         index = ops.data_input_index(node)
-        first = self.it.tensors[index] if index >= 0 else None
+        first = all_tensors[index] if index >= 0 else None
         if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype):
             return False
-        touched = [self.it.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
+        touched = [all_tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
         return all(t.is_constant or t.offset is not None for t in touched)
 
-    def run(self, node: Any) -> Optional[OpRecord]:
-        """Run one node on the MCU; None when it has no C kernel (the caller runs the twin)."""
+    def run(self, node: Any, host_invoke: Optional[Callable[[], None]] = None) -> Optional[OpRecord]:
+        """Run one node on the MCU; None when it has no C kernel (the caller runs the twin). A
+        control-flow or resource-variable node runs `host_invoke` (its host kernel), whose
+        copies come back through `copy` and are the node's cycles."""
+        if ops.copies_only(node.op_name) and host_invoke is not None:
+            return self._run_copying(node, host_invoke)
         if not self.supports(node):
             return None
-        tensors = {i: self.it.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
+        all_tensors = self._tensors(node)
+        tensors = {i: all_tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
         offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
-        limit = self._op_budgets[node.index]
-        left = max(0, self.invoke_budget - self._invoke_used)
-        budget = min(limit.budget, left)
-        start = time.perf_counter()
         try:
-            result = ops.run_op(self.mcu, node, tensors, offsets, self._scratch.get(node.index),
-                                budget=budget)
+            result = self._call(node, node, tensors, offsets,
+                                self._scratch.get((node.subgraph, node.index)),
+                                self._op_budgets[(node.subgraph, node.index)])
         except ops.UnsupportedOnMcu:
             return None
+        record = OpRecord(node.index, node.op_name, True, result.instructions, result.cycles,
+                          self._macs(node), result.stack_bytes, subgraph=node.subgraph)
+        record.alignment = [self._name_event(node, e) for e in result.alignment_events]
+        return record
+
+    def _call(self, node: Any, call: Any, tensors: dict, offsets: dict, scratch: Optional[int],
+              limit: OpBudget) -> Any:
+        """Run `call` (the node, or a step standing for it) within its budget and what is left
+        of the invoke's; errors name `node`."""
+        budget = self._budget_left(limit)
+        start = time.perf_counter()
+        try:
+            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget)
         except BudgetExceeded as e:
             raise self._budget_error(node, e, limit, capped=budget < limit.budget) from e
         except EmulationError as e:
@@ -211,11 +252,39 @@ class McuExecutor:
             self.emulation_seconds += time.perf_counter() - start
         self._invoke_used += result.instructions
         self._note_code(self.mcu.last_edges)
-        record = OpRecord(node.index, node.op_name, True, result.instructions, result.cycles,
-                          op_macs(self.it.model.main, self.it.model.main.operators[node.index]),
-                          result.stack_bytes)
-        record.alignment = [self._name_event(node, e) for e in result.alignment_events]
+        return result
+
+    def _budget_left(self, limit: OpBudget) -> int:
+        if self.invoke_budget is None:
+            return limit.budget
+        return min(limit.budget, max(0, self.invoke_budget - self._invoke_used))
+
+    def _run_copying(self, node: Any, host_invoke: Callable[[], None]) -> OpRecord:
+        key = (node.subgraph, node.index)
+        record = OpRecord(node.index, node.op_name, True, subgraph=node.subgraph)
+        self._copying[key] = record
+        try:
+            host_invoke()
+        finally:
+            del self._copying[key]
         return record
+
+    def copy(self, node: Any, pairs: list) -> None:
+        """Run a control-flow node's tensor copies (source, destination: tensors or resource
+        variables of equal size) as firmware memcpy calls; their cost is the node's."""
+        record = self._copying.get((node.subgraph, node.index))
+        if record is None:
+            raise EmulationError(f"op {node.index} {node.op_name}: copies outside its run on the MCU")
+        step = CopyStep.of(node, len(pairs))
+        objects = [src for src, _ in pairs] + [dst for _, dst in pairs]
+        tensors = dict(enumerate(objects))
+        offsets = {k: t.offset for k, t in tensors.items() if t.offset is not None}
+        limit = self._work_budget(0, sum(dst.nbytes for _, dst in pairs), False, len(pairs))
+        result = self._call(node, step, tensors, offsets, None, limit)
+        record.instructions += result.instructions
+        record.cycles += result.cycles
+        record.stack_bytes = max(record.stack_bytes, result.stack_bytes)
+        record.alignment += [self._name_event(node, e) for e in result.alignment_events]
 
     def _note_code(self, edges) -> None:
         for edge in edges:
@@ -232,7 +301,8 @@ class McuExecutor:
         return self.mcu.elf.static_ram_bytes(SRAM_BASE)
 
     def _name_event(self, node: Any, event: Any) -> AlignmentReport:
-        return AlignmentReport(node.index, node.op_name, self.owner_of(event.address, node.index + 1),
+        step = self._steps[node.subgraph][node.index][0]
+        return AlignmentReport(node.index, node.op_name, self.owner_of(event.address, step),
                                event.pc, event.symbol, event.disassembly, event.address, event.kind,
                                event.count, event.fatal)
 

@@ -30,7 +30,8 @@ ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), o
 FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2), ops_unary
 (the unary math family, CAST, int16 LOGISTIC / TANH, QUANTIZE int8 <-> uint8), ops_reduce
 (SUM, REDUCE_*, int16 MEAN, ARG_*, CUMSUM), ops_normalization (LOG_SOFTMAX, L2_NORMALIZATION,
-int16 SOFTMAX), ops_pooling_more (L2_POOL_2D); ops_context
+int16 SOFTMAX), ops_pooling_more (L2_POOL_2D), ops_control (the copies of
+control flow and resource variables); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
 runner and adding its line there.
@@ -49,6 +50,7 @@ from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, c
 from .ops_conv_s16 import conv_s16_scratch, run_conv_s16_cmsis
 from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
                          run_logical, run_select)
+from .ops_control import run_copies
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
                             run_dynamic_update_slice, run_embedding_lookup, run_fill, run_gather, run_gather_nd,
@@ -77,8 +79,9 @@ from .ops_reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, r
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
     from .machine import CallResult
 
-__all__ = ["DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel", "UnsupportedOnMcu",
-           "data_input_index", "describe", "kernel_for", "perform", "run_op", "scratch_bytes", "scratch_requests",
+__all__ = ["CONTROL", "DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel",
+           "UnsupportedOnMcu", "copies_only", "data_input_index", "describe", "kernel_for", "perform", "run_op",
+           "scratch_bytes", "scratch_requests",
            "supported"]
 
 Runner = Callable[[CallContext], list[KernelCall]]
@@ -100,8 +103,10 @@ class OpKernel:
     libm: bool = False
 
 
-# Input element types a kernel is registered for; ANY: data movement, any element size.
-INT8, INT16, FLOAT32, ANY = "int8", "int16", "float32", "any"
+# Input element types a kernel is registered for; ANY: data movement, any element size;
+# CONTROL: control flow and resource variables, whatever their tensors hold: the host kernel
+# decides what to copy and the runner makes the copies (McuExecutor runs them so).
+INT8, INT16, FLOAT32, ANY, CONTROL = "int8", "int16", "float32", "any", "control"
 _INPUT_TYPES = {np.dtype(np.int8): INT8, np.dtype(np.int16): INT16, np.dtype(np.float32): FLOAT32}
 _ANY_ITEMSIZES = (1, 2, 4, 8)
 
@@ -219,6 +224,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     **{("RESIZE_NEAREST_NEIGHBOR", t): OpKernel(run_resize) for t in (INT8, INT16, FLOAT32)},
     **{("RESIZE_BILINEAR", t): OpKernel(run_resize) for t in (INT8, FLOAT32)},
     **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul) for t in (INT8, INT16, FLOAT32)},
+    **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
+                                                      "READ_VARIABLE", "ASSIGN_VARIABLE")},
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).
@@ -237,11 +244,22 @@ def data_input_index(node) -> int:
 
 def kernel_for(op_name: str, dtype) -> Optional[OpKernel]:
     """The kernel of `op_name` for input element type `dtype`, None when there is none."""
+    control = KERNELS.get((op_name, CONTROL))
+    if control is not None:
+        return control
+    if dtype is None:
+        return None
     dt = np.dtype(dtype)
     found = KERNELS.get((op_name, _INPUT_TYPES.get(dt, "")))
     if found is None and dt.itemsize in _ANY_ITEMSIZES:
         found = KERNELS.get((op_name, ANY))
     return found
+
+
+def copies_only(op_name: str) -> bool:
+    """True for control-flow and resource-variable operators: on the MCU they are the copies
+    their host kernel asks for (see ops_control)."""
+    return (op_name, CONTROL) in KERNELS
 
 
 def supported(op_name: str, dtype) -> bool:

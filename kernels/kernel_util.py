@@ -15,8 +15,10 @@ from .fixedpoint import round_half_away
 
 
 def kernel_error(node, message: str) -> KernelError:
-    """A KernelError naming the op (raise the result): "op 3 CONV_2D: <message>"."""
-    return KernelError(f"op {node.index} {node.op_name}: {message}")
+    """A KernelError naming the op (raise the result): "op 3 CONV_2D: <message>", with its
+    subgraph for operators of subgraphs after the first ("subgraph 2 op 0 MUL: ...")."""
+    where = f"subgraph {node.subgraph} " if getattr(node, "subgraph", 0) else ""
+    return KernelError(f"{where}op {node.index} {node.op_name}: {message}")
 
 
 def tensor_name(t) -> str:

@@ -2,15 +2,16 @@
 
 It owns the arena and makes TFLM's allocations in TFLM's order, so the head, tail and
 temp figures (and the smallest working arena) come out as TFLM's do:
-1. start-up: the allocator objects, subgraph records, eval tensors, node records;
-2. per node: builtin option structs (builtin_params.py), then each kernel's init, then
-   each kernel's prepare (kernels allocate through `KernelContext`, which lands here; the
-   temporary TfLiteTensors TFLM's kernel makes meanwhile are kernel_temps.py's);
+1. start-up: the allocator objects (with the resource variables' records, when the model
+   has VAR_HANDLE operators), subgraph records, eval tensors, node records;
+2. per node of every subgraph: builtin option structs (builtin_params.py), then each kernel's
+   init, then each kernel's prepare (kernels allocate through `KernelContext`, which lands
+   here; the temporary TfLiteTensors TFLM's kernel makes meanwhile are kernel_temps.py's);
 3. commit: scratch handles, variable tensors, the planning scratch in temp, the plan
    itself (head), then the interpreter's input/output tensor records.
-Lifetimes follow TFLM's AllocationInfoBuilder (see `tensor_lifetimes`). A given arena size
-is compared with the peak once everything is allocated, so a too-small arena's error names
-the size that works.
+Every subgraph's tensors and scratch buffers go into one plan, with the lifetimes TFLM's
+AllocationInfoBuilder gives them (micro_rt.subgraphs). A given arena size is compared with the
+peak once everything is allocated, so a too-small arena's error names the size that works.
 """
 from __future__ import annotations
 
@@ -25,7 +26,17 @@ from .errors import AllocationError, ModelError
 from .kernel_temps import persistent_after_temps, prepare_accesses
 from .model import Model, Subgraph, TensorInfo
 from .planner import LiveIndex, lower_bound, make_planner
+from .resource_variables import resource_variable_count
+from .subgraphs import model_lifetimes, walk_lifetimes
 from .targets import Target
+
+@dataclass(frozen=True)
+class ScratchRequest:
+    """A kernel's scratch buffer request: the node (by subgraph and index) and its bytes."""
+    subgraph: int
+    node: int
+    nbytes: int
+
 
 # TFLM keeps room for this many scratch requests per node in temp during prepare.
 MAX_SCRATCH_PER_NODE = 12
@@ -43,9 +54,11 @@ class PlannedBuffer:
     last_use: int
     offline_offset: Optional[int] = None
     offset: int = -1
+    subgraph: int = 0              # the subgraph of the tensor, or of the node for scratch
 
-    def as_dict(self) -> dict:
-        return {"tensor": self.tensor, "name": self.name, "kind": self.kind,
+    def as_dict(self, with_subgraph: bool = False) -> dict:
+        where = {"subgraph": self.subgraph} if with_subgraph else {}
+        return {**where, "tensor": self.tensor, "name": self.name, "kind": self.kind,
                 "offset": self.offset, "size": self.size,
                 "first_use": self.first_use, "last_use": self.last_use}
 
@@ -61,6 +74,12 @@ class ArenaPlan:
     required_bytes: int            # the smallest arena that works (>= head + tail)
     lower_bound: int               # no placement of these buffers can beat this head
     tail_breakdown: dict = field(default_factory=dict)
+    subgraph_names: list[str] = field(default_factory=lambda: ["main"])   # by subgraph index
+
+    @property
+    def subgraph_count(self) -> int:
+        """Buffers name their subgraph when the model has several."""
+        return len(self.subgraph_names)
 
     @property
     def total_bytes(self) -> int:
@@ -78,38 +97,21 @@ class ArenaPlan:
                 "required_bytes": self.required_bytes, "lower_bound": self.lower_bound,
                 "efficiency": self.efficiency,
                 "tail_breakdown": self.tail_breakdown,
-                "buffers": [b.as_dict() for b in self.buffers]}
+                **({"subgraphs": self.subgraph_names} if self.subgraph_count > 1 else {}),
+                "buffers": [b.as_dict(self.subgraph_count > 1) for b in self.buffers]}
 
 
 def tensor_lifetimes(sg: Subgraph) -> tuple[list[int], list[int], int]:
-    """TFLM's lifetimes: step 0 is before the first operator, operator i runs at step i+1.
+    """TFLM's lifetimes of one subgraph on its own: step 0 is before the first operator,
+    operator i runs at step i+1.
 
     Inputs are created at step 0; each output is created by its operator and lives at least
     through it; each input lives to its last reader; subgraph outputs live to the end.
     Returns (first_use, last_use, number of steps) with -1 for tensors never touched.
+    (A whole model, control flow included: micro_rt.subgraphs.model_lifetimes.)
     """
-    n = len(sg.tensors)
-    first, last = [-1] * n, [-1] * n
-
-    def touch(tensor: int, step: int, create: bool) -> None:
-        if create and (first[tensor] == -1 or step < first[tensor]):
-            first[tensor] = step
-        if last[tensor] == -1 or step > last[tensor]:
-            last[tensor] = step
-
-    for t in sg.inputs:
-        touch(t, 0, create=True)
-    step = 0
-    for op in sg.operators:
-        step += 1
-        for t in op.outputs:
-            touch(t, step, create=True)
-        for t in op.inputs:
-            if t >= 0:
-                touch(t, step, create=False)
-    for t in sg.outputs:
-        touch(t, step, create=True)
-    return first, last, step + 1
+    lifetimes = walk_lifetimes([sg], follow_calls=False)
+    return lifetimes.first[0], lifetimes.last[0], lifetimes.steps
 
 
 def offline_offsets(model: Model) -> Optional[list[int]]:
@@ -138,7 +140,7 @@ def offline_offsets(model: Model) -> Optional[list[int]]:
     return offsets
 
 
-def refuse_overlapping_offline_buffers(buffers: list[PlannedBuffer], sg: Subgraph) -> None:
+def refuse_overlapping_offline_buffers(buffers: list[PlannedBuffer], model: Model) -> None:
     """An offline plan may put buffers on the same bytes only when they are never live at
     the same step; TFLM trusts the plan and its kernels then overwrite each other's data, so
     micro_rt refuses it and names both tensors and the step.
@@ -146,9 +148,9 @@ def refuse_overlapping_offline_buffers(buffers: list[PlannedBuffer], sg: Subgrap
     Tensors that only custom operators read or write are exempt: such a kernel owns its
     layout (Vela places an Ethos-U operator's input and output inside the scratch area its
     command stream addresses), and micro_rt cannot judge a custom kernel's aliasing."""
-    custom_only = _custom_only_tensors(sg)
-    fixed = [b for b in buffers
-             if b.offline_offset is not None and b.size and b.tensor not in custom_only]
+    custom_only = {(sg.index, t) for sg in model.subgraphs for t in _custom_only_tensors(sg)}
+    fixed = [b for b in buffers if b.offline_offset is not None and b.size
+             and (b.subgraph, b.tensor) not in custom_only]
     if not fixed:
         return
     index = LiveIndex(min(b.first_use for b in fixed), max(b.last_use for b in fixed))
@@ -160,14 +162,10 @@ def refuse_overlapping_offline_buffers(buffers: list[PlannedBuffer], sg: Subgrap
                 continue
             if (b.offline_offset < other.offline_offset + other.size
                     and other.offline_offset < b.offline_offset + b.size):
-                when = (f"step {step} (operator {step - 1} {sg.operators[step - 1].op_name})"
-                        if step > 0 else "step 0 (the subgraph's inputs, before the first operator)")
                 raise AllocationError(
-                    f"the OfflineMemoryAllocation plan overlaps live buffers: tensor "
-                    f"{other.tensor} ('{other.name}', {other.size} bytes at offset "
-                    f"{other.offline_offset}) and tensor {b.tensor} ('{b.name}', {b.size} bytes at "
-                    f"offset {b.offline_offset}) are both live at {when}; they would overwrite "
-                    "each other's data")
+                    f"the OfflineMemoryAllocation plan overlaps live buffers: {_named(other, model)} "
+                    f"and {_named(b, model)} are both live at {_step_name(step, model)}; they would "
+                    "overwrite each other's data")
         index.add(k, b.first_use, b.last_use)
 
 
@@ -177,6 +175,19 @@ def _custom_only_tensors(sg: Subgraph) -> set[int]:
     for op in sg.operators:
         (custom if op.is_custom else builtin).update(t for t in (*op.inputs, *op.outputs) if t >= 0)
     return custom - builtin
+
+
+def _named(b: PlannedBuffer, model: Model) -> str:
+    where = f"subgraph {b.subgraph} " if len(model.subgraphs) > 1 else ""
+    return f"{where}tensor {b.tensor} ('{b.name}', {b.size} bytes at offset {b.offline_offset})"
+
+
+def _step_name(step: int, model: Model) -> str:
+    if len(model.subgraphs) > 1:
+        return f"step {step} of the plan of all subgraphs"
+    sg = model.main
+    return (f"step {step} (operator {step - 1} {sg.operators[step - 1].op_name})" if step > 0
+            else "step 0 (the subgraph's inputs, before the first operator)")
 
 
 class TflmAllocator:
@@ -189,16 +200,25 @@ class TflmAllocator:
         self.arena_size = arena_size
         self.usable_bytes = None if arena_size is None else usable_arena_bytes(arena_size)
         self.arena = Arena()
-        self.scratch_requests: list[tuple[int, int]] = []   # (node index, bytes)
+        self.scratch_requests: list[ScratchRequest] = []
         self._node_scratch = 0
+        # Nodes are prepared subgraph by subgraph, in order, as TFLM's PrepareSubgraphs does.
+        self._prepare_order = [(sg, op) for sg in model.subgraphs for op in sg.operators]
         self._prepared_nodes = 0
+        # (subgraph, tensor) whose data a kernel set in prepare (VAR_HANDLE's output points at
+        # its op data): TFLM does not plan a tensor that already has data.
+        self.data_set_in_prepare: set[tuple[int, int]] = set()
         self._tail_before_prepare: Optional[int] = None
 
     # ---- 1. start-up -----------------------------------------------------------------
     def start_model(self) -> None:
         t, arena = self.target, self.arena
-        arena.allocate_persistent(t.sizeof(t.allocator_objects), t.alignof(t.allocator_objects),
-                                  "allocator objects")
+        variables = resource_variable_count(self.model)
+        if variables:
+            self._allocator_objects_around_resource_variables(variables)
+        else:
+            arena.allocate_persistent(t.sizeof(t.allocator_objects), t.alignof(t.allocator_objects),
+                                      "allocator objects")
         extra_subgraphs = len(self.model.subgraphs) - 1     # the first is in the fixed part
         if extra_subgraphs:
             arena.allocate_persistent(t.sizeof("SubgraphAllocations") * extra_subgraphs,
@@ -216,32 +236,51 @@ class TflmAllocator:
                 if struct is not None:
                     arena.allocate_persistent(t.sizeof(struct), t.alignof(struct), "builtin data")
 
+    def _allocator_objects_around_resource_variables(self, variables: int) -> None:
+        """The application makes MicroResourceVariables after the allocator and before the
+        interpreter: its object and slot array sit between the allocator's own objects and
+        the builtin-data allocator and subgraph records the interpreter's start-up adds."""
+        t, arena = self.target, self.arena
+        later = ("MicroBuiltinDataAllocator", "SubgraphAllocations")
+        arena.allocate_persistent(t.sizeof(t.allocator_objects) - sum(t.sizeof(s) for s in later),
+                                  t.alignof(t.allocator_objects), "allocator objects")
+        arena.allocate_persistent(t.sizeof("MicroResourceVariables"), ARENA_ALIGNMENT,
+                                  "Persistent buffer data")
+        arena.allocate_persistent(t.sizeof("MicroResourceVariable") * variables, ARENA_ALIGNMENT,
+                                  "Persistent buffer data")
+        for struct in later:
+            arena.allocate_persistent(t.sizeof(struct), t.alignof(struct), "allocator objects")
+
     # ---- 2. kernels (through KernelContext) --------------------------------------------
     def allocate_persistent(self, nbytes: int) -> int:
         return self.arena.allocate_persistent(nbytes, ARENA_ALIGNMENT, "Persistent buffer data")
 
-    def request_scratch(self, node_index: int, nbytes: int) -> int:
+    def request_scratch(self, node_index: int, nbytes: int, subgraph: int = 0) -> int:
         if self._node_scratch >= MAX_SCRATCH_PER_NODE:
-            raise AllocationError(f"node {node_index} requested more than {MAX_SCRATCH_PER_NODE} "
-                                  "scratch buffers (TFLM's limit per node)")
+            where = f"subgraph {subgraph} " if subgraph else ""
+            raise AllocationError(f"{where}node {node_index} requested more than "
+                                  f"{MAX_SCRATCH_PER_NODE} scratch buffers (TFLM's limit per node)")
         self._node_scratch += 1
-        self.scratch_requests.append((node_index, nbytes))
+        self.scratch_requests.append(ScratchRequest(subgraph, node_index, nbytes))
         return len(self.scratch_requests) - 1
+
+    def set_data_in_prepare(self, subgraph: int, tensor: int) -> None:
+        """A kernel pointed this tensor at data of its own in prepare: it is not planned."""
+        self.data_set_in_prepare.add((subgraph, tensor))
 
     def begin_node_prepare(self) -> None:
         """Before node k's prepare: the tail its temporary tensors may have to share."""
         self._tail_before_prepare = self.arena.tail
 
     def end_node_prepare(self) -> None:
-        """After node k's prepare (nodes are prepared in order). While it prepared, the head
-        held the scratch requests made before it plus room for its own, and its temporary
-        TfLiteTensors sat above that (they are freed only now). A kernel that allocates its
-        persistent data only after its last temporary tensor (kernel_temps) has its temps
-        checked against the tail as it was before: TFLM checks a persistent allocation
-        against the head only, so it may overwrite the top of the temps, as far as the bytes
-        the kernel reads again (`_unread_temp_bytes`)."""
-        sg = self.model.main
-        op = sg.operators[self._prepared_nodes]
+        """After node k's prepare (nodes are prepared in order, subgraph by subgraph). While it
+        prepared, the head held the scratch requests made before it plus room for its own, and
+        its temporary TfLiteTensors sat above that (they are freed only now). A kernel that
+        allocates its persistent data only after its last temporary tensor (kernel_temps) has
+        its temps checked against the tail as it was before: TFLM checks a persistent
+        allocation against the head only, so it may overwrite the top of the temps, as far as
+        the bytes the kernel reads again (`_unread_temp_bytes`)."""
+        sg, op = self._prepare_order[self._prepared_nodes]
         self._prepared_nodes += 1
         tail = self.arena.tail
         late = persistent_after_temps(op) and self._tail_before_prepare is not None
@@ -293,18 +332,20 @@ class TflmAllocator:
         if self.scratch_requests:
             arena.allocate_persistent(t.sizeof("ScratchBufferHandle") * len(self.scratch_requests),
                                       t.alignof("ScratchBufferHandle"), "scratch buffer handles")
+        for sg in self.model.subgraphs:
+            for tensor in sg.tensors:
+                if tensor.is_variable and tensor.nbytes:
+                    if tensor.nbytes > MAX_ARENA_BYTES:
+                        where = f"subgraph {sg.index} " if sg.index else ""
+                        raise AllocationError(f"{where}variable tensor {tensor.index} ('{tensor.name}') "
+                                              f"{tensor.type_name}{list(tensor.shape)} needs "
+                                              f"{tensor.nbytes} bytes, over micro_rt's "
+                                              f"{MAX_ARENA_BYTES}-byte arena limit")
+                    arena.allocate_persistent(tensor.nbytes, ARENA_ALIGNMENT, "variable tensors")
         sg = self.model.main
-        for tensor in sg.tensors:
-            if tensor.is_variable and tensor.nbytes:
-                if tensor.nbytes > MAX_ARENA_BYTES:
-                    raise AllocationError(f"variable tensor {tensor.index} ('{tensor.name}') "
-                                          f"{tensor.type_name}{list(tensor.shape)} needs "
-                                          f"{tensor.nbytes} bytes, over micro_rt's "
-                                          f"{MAX_ARENA_BYTES}-byte arena limit")
-                arena.allocate_persistent(tensor.nbytes, ARENA_ALIGNMENT, "variable tensors")
         buffers = self.lifetime_table(preserve_all_tensors)
         if not preserve_all_tensors:
-            refuse_overlapping_offline_buffers(buffers, sg)
+            refuse_overlapping_offline_buffers(buffers, self.model)
         try:
             # TFLM preserves all tensors by planning with its linear planner: nothing shares.
             planner = make_planner("linear" if preserve_all_tensors else self.planner_name)
@@ -335,7 +376,8 @@ class TflmAllocator:
                          head_bytes=arena.head, tail_bytes=arena.tail,
                          required_bytes=max(arena.required_bytes, align_up(arena.head + arena.tail)),
                          lower_bound=lower_bound(planner.buffers),
-                         tail_breakdown={k: v.used for k, v in arena.categories.items()})
+                         tail_breakdown={k: v.used for k, v in arena.categories.items()},
+                         subgraph_names=[sg.name for sg in self.model.subgraphs])
         self._check_arena_size(plan)
         return plan
 
@@ -356,10 +398,10 @@ class TflmAllocator:
             f"{plan.required_bytes} bytes (arena_size=None finds the minimum)")
 
     def lifetime_table(self, preserve_all_tensors: bool = False) -> list[PlannedBuffer]:
-        """Every buffer the planner places: non-constant, non-variable, non-empty tensors,
-        then the scratch buffers, in TFLM's AddBuffer order."""
-        sg = self.model.main
-        first, last, steps = tensor_lifetimes(sg)
+        """Every buffer the planner places: the non-constant, non-variable, non-empty tensors
+        of every subgraph (those a kernel gave data in prepare excepted), then the scratch
+        buffers, in TFLM's AddBuffer order."""
+        lifetimes = model_lifetimes(self.model)
         # TFLM reads (and checks) an offline plan whatever the planner; the greedy one honours it.
         offline = offline_offsets(self.model)
         if self.planner_name not in ("greedy", "offline"):
@@ -367,21 +409,28 @@ class TflmAllocator:
         if self.planner_name == "offline" and offline is None:
             raise AllocationError("--planner offline: the model carries no OfflineMemoryAllocation "
                                   "metadata")
-        buffers = []
-        for tensor in sg.tensors:
-            if tensor.is_constant or tensor.is_variable or tensor.nbytes == 0:
-                continue
-            i = tensor.index
-            # A tensor no operator reads or writes keeps TFLM's uninitialised lifetime -1..-1:
-            # it is planned, sharing memory with nothing but other such tensors.
-            lo, hi = (0, steps - 1) if preserve_all_tensors else (first[i], last[i])
-            fixed = offline[i] if offline is not None and offline[i] != -1 else None
-            buffers.append(PlannedBuffer("tensor", i, tensor.name, align_up(tensor.nbytes),
-                                         lo, hi, fixed))
-        for node, nbytes in self.scratch_requests:
-            step = node + 1
-            buffers.append(PlannedBuffer("scratch", node, f"scratch for op {node}",
-                                         align_up(nbytes), step, step))
+        buffers, first_offline = [], 0
+        for sg in self.model.subgraphs:
+            first, last = lifetimes.first[sg.index], lifetimes.last[sg.index]
+            for tensor in sg.tensors:
+                i = tensor.index
+                if (tensor.is_constant or tensor.is_variable or tensor.nbytes == 0
+                        or (sg.index, i) in self.data_set_in_prepare):
+                    continue
+                # A tensor no operator reads or writes keeps TFLM's uninitialised lifetime
+                # -1..-1: it is planned, sharing memory with nothing but other such tensors.
+                lo, hi = (0, lifetimes.steps - 1) if preserve_all_tensors else (first[i], last[i])
+                at = first_offline + i
+                fixed = offline[at] if offline is not None and offline[at] != -1 else None
+                buffers.append(PlannedBuffer("tensor", i, tensor.name, align_up(tensor.nbytes),
+                                             lo, hi, fixed, subgraph=sg.index))
+            first_offline += len(sg.tensors)
+        for request in self.scratch_requests:
+            lo, hi = lifetimes.node_scopes[request.subgraph][request.node]
+            where = f"subgraph {request.subgraph} " if request.subgraph else ""
+            buffers.append(PlannedBuffer("scratch", request.node,
+                                         f"scratch for {where}op {request.node}",
+                                         align_up(request.nbytes), lo, hi, subgraph=request.subgraph))
         return buffers
 
     # ---- temp accounting ---------------------------------------------------------------

@@ -68,8 +68,19 @@ class OpcodeSpec:
     version: int
 
 
+@dataclass
+class SubgraphSpec:
+    """A subgraph after the first: its own tensors, operators, inputs and outputs."""
+    name: str
+    tensors: list[TensorSpec] = field(default_factory=list)
+    operators: list[OperatorSpec] = field(default_factory=list)
+    inputs: list[int] = field(default_factory=list)
+    outputs: list[int] = field(default_factory=list)
+
+
 class ModelBuilder:
-    """Builds a single-subgraph model (what TFLM runs) tensor by tensor, op by op."""
+    """Builds a model tensor by tensor, op by op: subgraph 0 through the builder's own methods,
+    further subgraphs (run by IF, WHILE, CALL_ONCE) through `add_subgraph`."""
 
     def __init__(self, description: str = "micro_rt builder"):
         self.description = description
@@ -84,6 +95,7 @@ class ModelBuilder:
         self.buffer_locations: dict[int, tuple[int, int]] = {}
         self.subgraph_name = "main"
         self.schema_version = schema.SCHEMA_VERSION
+        self.subgraphs: list[SubgraphSpec] = []     # subgraphs 1, 2, ...
 
     # ---- records -------------------------------------------------------------------
     def add_buffer(self, data: bytes | np.ndarray) -> int:
@@ -95,8 +107,9 @@ class ModelBuilder:
     def add_tensor(self, name: str, shape: Sequence[int], type_name: str = "INT8", *,
                    data: Optional[np.ndarray | bytes] = None, scale: Optional[float | Sequence[float]] = None,
                    zero_point: Optional[int | Sequence[int]] = None, quantized_dimension: int = 0,
-                   is_variable: bool = False) -> int:
-        """Add a tensor; `data` makes it a constant (numpy data is cast to the tensor type)."""
+                   is_variable: bool = False, subgraph: int = 0) -> int:
+        """Add a tensor (to subgraph 0, or another made by add_subgraph); `data` makes it a
+        constant (numpy data is cast to the tensor type)."""
         buffer = 0
         if data is not None:
             if isinstance(data, np.ndarray) and type_name in schema.NUMPY_DTYPE:
@@ -108,9 +121,10 @@ class ModelBuilder:
             zps = list(np.atleast_1d(zero_point if zero_point is not None else 0).astype(np.int64))
             if len(zps) == 1 and len(scales) > 1:
                 zps = zps * len(scales)
-        self.tensors.append(TensorSpec(name, tuple(int(d) for d in shape), type_name, buffer,
-                                       scales, zps, quantized_dimension, is_variable))
-        return len(self.tensors) - 1
+        tensors = self._subgraph(subgraph).tensors
+        tensors.append(TensorSpec(name, tuple(int(d) for d in shape), type_name, buffer,
+                                  scales, zps, quantized_dimension, is_variable))
+        return len(tensors) - 1
 
     def opcode(self, op: str, version: int = 1, custom: bool = False) -> int:
         code = schema.CUSTOM_CODE if custom else schema.BUILTIN_CODE[op]
@@ -122,15 +136,33 @@ class ModelBuilder:
     def add_operator(self, op: str, inputs: Sequence[int], outputs: Sequence[int], *,
                      options: Optional[dict] = None, version: int = 1,
                      custom_options: Optional[bytes] = None,
-                     intermediates: Sequence[int] = (), omit_options_table: bool = False) -> int:
+                     intermediates: Sequence[int] = (), omit_options_table: bool = False,
+                     subgraph: int = 0) -> int:
         """Add a builtin (by schema name) or, with custom_options or an unknown name, a custom op.
         `omit_options_table` writes the options type of the op but leaves the table out."""
         custom = op not in schema.BUILTIN_CODE
         table = None if custom else schema.OP_OPTIONS.get(op)
-        self.operators.append(OperatorSpec(self.opcode(op, version, custom), list(inputs),
-                                           list(outputs), options, table, custom_options,
-                                           list(intermediates), omit_options_table))
-        return len(self.operators) - 1
+        operators = self._subgraph(subgraph).operators
+        operators.append(OperatorSpec(self.opcode(op, version, custom), list(inputs),
+                                      list(outputs), options, table, custom_options,
+                                      list(intermediates), omit_options_table))
+        return len(operators) - 1
+
+    def add_subgraph(self, name: str = "", inputs: Sequence[int] = (),
+                     outputs: Sequence[int] = ()) -> int:
+        """A new empty subgraph; returns its index (1, 2, ...) for add_tensor/add_operator's
+        `subgraph` and the control-flow operators' options. Set its inputs and outputs here or
+        later through `self.subgraphs[index - 1]`."""
+        self.subgraphs.append(SubgraphSpec(name, inputs=list(inputs), outputs=list(outputs)))
+        return len(self.subgraphs)
+
+    def _subgraph(self, index: int):
+        """Subgraph 0 is the builder itself (its tensors, operators, inputs, outputs)."""
+        if index == 0:
+            return self
+        if not 1 <= index <= len(self.subgraphs):
+            raise ValueError(f"no subgraph {index}: add it with add_subgraph first")
+        return self.subgraphs[index - 1]
 
     def add_metadata(self, name: str, data: bytes) -> None:
         self.metadata.append((name, self.add_buffer(data)))
@@ -168,20 +200,9 @@ class ModelBuilder:
         fb = flatbuffers.Builder(1024 + sum(len(x) for x in self.buffers))
         buffers = [buffer_table(fb, data, self.buffer_locations.get(i))
                    for i, data in enumerate(self.buffers)]
-        tensors = [self._tensor(fb, t) for t in self.tensors]
-        operators = [self._operator(fb, op) for op in self.operators]
-        name = fb.CreateString(self.subgraph_name)
-        t_vec = self._offsets(fb, tensors)
-        o_vec = self._offsets(fb, operators)
-        in_vec = self._ints(fb, self.inputs)
-        out_vec = self._ints(fb, self.outputs)
-        fb.StartObject(5)
-        fb.PrependUOffsetTRelativeSlot(0, t_vec, 0)
-        fb.PrependUOffsetTRelativeSlot(1, in_vec, 0)
-        fb.PrependUOffsetTRelativeSlot(2, out_vec, 0)
-        fb.PrependUOffsetTRelativeSlot(3, o_vec, 0)
-        fb.PrependUOffsetTRelativeSlot(4, name, 0)
-        subgraph = fb.EndObject()
+        subgraphs = [self._subgraph_table(fb, SubgraphSpec(self.subgraph_name, self.tensors,
+                                                           self.operators, self.inputs, self.outputs))]
+        subgraphs += [self._subgraph_table(fb, sg) for sg in self.subgraphs]
 
         opcodes = []
         for c in self.opcodes:
@@ -202,7 +223,7 @@ class ModelBuilder:
             metadata.append(fb.EndObject())
         description = fb.CreateString(self.description)
         opcode_vec = self._offsets(fb, opcodes)
-        subgraph_vec = self._offsets(fb, [subgraph])
+        subgraph_vec = self._offsets(fb, subgraphs)
         buffer_vec = self._offsets(fb, buffers)
         meta_vec = self._offsets(fb, metadata) if metadata else None
         fb.StartObject(8)
@@ -215,6 +236,22 @@ class ModelBuilder:
             fb.PrependUOffsetTRelativeSlot(6, meta_vec, 0)
         fb.Finish(fb.EndObject(), file_identifier=schema.FILE_IDENTIFIER)
         return bytes(fb.Output())
+
+    def _subgraph_table(self, fb: flatbuffers.Builder, sg: SubgraphSpec) -> int:
+        tensors = [self._tensor(fb, t) for t in sg.tensors]
+        operators = [self._operator(fb, op) for op in sg.operators]
+        name = fb.CreateString(sg.name)
+        t_vec = self._offsets(fb, tensors)
+        o_vec = self._offsets(fb, operators)
+        in_vec = self._ints(fb, sg.inputs)
+        out_vec = self._ints(fb, sg.outputs)
+        fb.StartObject(5)
+        fb.PrependUOffsetTRelativeSlot(0, t_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(1, in_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(2, out_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(3, o_vec, 0)
+        fb.PrependUOffsetTRelativeSlot(4, name, 0)
+        return fb.EndObject()
 
     @staticmethod
     def _offsets(fb: flatbuffers.Builder, items: list[int]) -> int:
@@ -280,13 +317,15 @@ class ModelBuilder:
             raise ValueError(f"{table} has no field(s) {sorted(unknown)}")
         vectors = {name: fb.CreateNumpyVector(np.asarray(values[name], np.int32))
                    for name, kind, _ in fields if kind == "[int]" and values.get(name) is not None}
+        vectors.update({name: fb.CreateString(values[name]) for name, kind, _ in fields
+                        if kind == "string" and values.get(name) is not None})
         fb.StartObject(len(fields))
         for slot, (name, kind, default) in enumerate(fields):
             if name in vectors:
                 fb.PrependUOffsetTRelativeSlot(slot, vectors[name], 0)
                 continue
             value = values.get(name, default)
-            if value is None or kind == "[int]":
+            if value is None or kind in ("[int]", "string"):
                 continue
             if kind in schema.ENUM_KINDS:
                 value = schema.ENUM_KINDS[kind].index(value)

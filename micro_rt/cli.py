@@ -162,7 +162,7 @@ def cmd_plan(args) -> int:
     if args.html:
         from .reports.page import plans_html
         _write_text(args.html, plans_html([(f"{plan.planner} planner on {plan.target}", plan,
-                                            model.main)], Path(args.model).name))
+                                            model.main)], Path(args.model).name, model.subgraphs))
         text += f"\nlane chart written to {args.html}"
     from .reports.tables import plan_tables
     _emit(args, payload, text, plan_tables)
@@ -221,7 +221,9 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
         sets.append({"seed": args.seed + n, "distribution": kind})
         input_sets.append(random_inputs(it, args.seed + n, kind))
     with _progress(args, "checking against tflite-micro", len(input_sets)) as progress:
-        agreements = check_against_oracle(data, it, input_sets, progress)
+        # a fresh interpreter: the oracle starts fresh, and the run's invoke moved any state
+        fresh = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
+        agreements = check_against_oracle(data, fresh, input_sets, progress)
     equal = all(a.equal for a in agreements)
     payload["check"] = {"equal": equal, "input_sets": sets,
                         "outputs": [a.as_dict() for a in agreements]}

@@ -1,13 +1,16 @@
 """What kernels see at run time: tensors and the context (TFLM's TfLiteTensor and MicroContext).
 
-The interpreter makes one `Tensor` per tensor of the model and one `MicroContext`, and hands
-the context to every kernel callback, bound to the node being run. Kernels reach the arena only
-through it: persistent bytes and scratch requests go to the allocator, so its accounting sees
-every byte, and scratch buffers come back as views of the planned arena.
+The interpreter makes one `Tensor` per tensor of every subgraph and one `MicroContext`, and
+hands the context to every kernel callback, bound to the node being run and its subgraph.
+Kernels reach the arena only through it: persistent bytes and scratch requests go to the
+allocator, so its accounting sees every byte, and scratch buffers come back as views of the
+planned arena. Control-flow and resource-variable kernels also get TFLM's MicroGraph services
+from it (run a subgraph, its input and output tensors, the resource variables) and copy tensor
+bytes through it, so those copies run on the virtual MCU when the model does.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -16,6 +19,7 @@ from .errors import KernelError
 from .flavours import FlavouredTarget
 from .kernel_api import Node
 from .model import TensorInfo
+from .resource_variables import ResourceVariable, ResourceVariables
 from .targets import Target
 
 
@@ -74,16 +78,34 @@ def reset_variable(t: Tensor) -> None:
     t.data.view(np.uint8)[...] = value & 0xFF
 
 
+def raw_bytes(data: np.ndarray) -> np.ndarray:
+    """A tensor's bytes as a flat uint8 view (the memory TFLM's memcpy sees)."""
+    return np.asarray(data).reshape(-1).view(np.uint8)
+
+
+def _label(t: Any) -> str:
+    return t.name if isinstance(t, ResourceVariable) else f"tensor {t.index} ('{t.name}')"
+
+
+def _address(data: np.ndarray) -> int:
+    return np.asarray(data).__array_interface__["data"][0]
+
+
 class MicroContext:
-    """The KernelContext the interpreter hands to kernels, bound to the node being run."""
+    """The KernelContext the interpreter hands to kernels, bound to the node being run and
+    to its subgraph (`tensors` are that subgraph's)."""
 
     def __init__(self, tensors: list[Tensor], kernels: str, target: Target):
         self.tensors = tensors
+        self.subgraph = 0
         self.kernels: str = kernels
         self.node: Optional[Node] = None
         self.target = FlavouredTarget(target, self.kernels, self)
         self.allocator: Optional[TflmAllocator] = None     # set when planning starts
         self.scratch_views: list[np.ndarray] = []           # once the arena is laid out
+        self.graph: Any = None          # the interpreter: runs subgraphs, holds their tensors
+        self.resource_variables: Optional[ResourceVariables] = None
+        self.copier: Any = None         # the virtual MCU while it runs the model
 
     def tensor(self, index: int) -> Optional[Tensor]:
         return None if index < 0 else self.tensors[index]
@@ -105,7 +127,51 @@ class MicroContext:
     def request_scratch(self, nbytes: int) -> int:
         if self.node is None:
             raise KernelError("request_scratch is only allowed in prepare")
-        return self.allocator.request_scratch(self.node.index, int(nbytes))
+        return self.allocator.request_scratch(self.node.index, int(nbytes), self.subgraph)
+
+    def set_data_in_prepare(self, tensor: Tensor, data: np.ndarray) -> None:
+        """Prepare only: point `tensor` at the kernel's own persistent data (TFLM's VAR_HANDLE
+        points its output at its op data); such a tensor is not planned in the head."""
+        tensor.bind(data)
+        self.allocator.set_data_in_prepare(self.subgraph, tensor.index)
+
+    # ---- TFLM's MicroGraph, for control-flow kernels -----------------------------------
+    @property
+    def num_subgraphs(self) -> int:
+        return self.graph.num_subgraphs
+
+    def subgraph_inputs(self, index: int) -> list[Tensor]:
+        return self.graph.subgraph_tensors(index, outputs=False)
+
+    def subgraph_outputs(self, index: int) -> list[Tensor]:
+        return self.graph.subgraph_tensors(index, outputs=True)
+
+    def invoke_subgraph(self, index: int) -> None:
+        """Run every operator of subgraph `index` (TFLM's MicroGraph::InvokeSubgraph); the
+        node and subgraph this context is bound to are restored afterwards."""
+        self.graph.invoke_subgraph(index)
+
+    def copy_tensors(self, pairs: Sequence[tuple[Any, Any]]) -> None:
+        """Copy each source's bytes over its destination's, as TFLM's control-flow kernels do
+        (CopyOpInputsToSubgraphInputs and friends): both must hold the same number of bytes,
+        and tensors sharing memory are not copied. Sources and destinations are tensors or
+        resource variables. On the virtual MCU the copies are its kernel calls."""
+        node = self.node
+        todo = []
+        for src, dst in pairs:
+            if src.nbytes != dst.nbytes:
+                raise KernelError(f"op {node.index} {node.op_name}: cannot copy {_label(src)} "
+                                  f"({src.nbytes} bytes) to {_label(dst)} ({dst.nbytes} bytes): TFLM "
+                                  "requires equal sizes and fails the invoke")
+            if src.nbytes and _address(src.data) != _address(dst.data):
+                todo.append((src, dst))
+        if not todo:
+            return
+        if self.copier is not None:
+            self.copier.copy(node, todo)
+            return
+        for src, dst in todo:
+            raw_bytes(dst.data)[...] = raw_bytes(src.data)
 
     def scratch(self, index: int) -> np.ndarray:
         return self.scratch_views[index]

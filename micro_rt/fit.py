@@ -22,13 +22,17 @@ FITS, DOES_NOT_FIT, CANNOT_TELL = "fits", "does not fit", "cannot tell"
 
 
 def ops_without_kernels(it: Interpreter) -> list[str]:
-    """'0 ethos-u (custom op)' for every operator the interpreter's resolver has no kernel for."""
+    """'0 ethos-u (custom op)' for every operator the interpreter's resolver has no kernel for
+    ('1:0 ...' for operator 0 of subgraph 1)."""
     found = []
-    for op in it.model.main.operators:
-        try:
-            it.resolver.find(op.op_name, op.is_custom, op.version, op.index)
-        except UnsupportedOpError:
-            found.append(f"{op.index} {op.op_name} ({'custom op' if op.is_custom else f'builtin version {op.version}'})")
+    for sg in it.model.subgraphs:
+        for op in sg.operators:
+            try:
+                it.resolver.find(op.op_name, op.is_custom, op.version, op.index)
+            except UnsupportedOpError:
+                number = f"{sg.index}:{op.index}" if sg.index else f"{op.index}"
+                found.append(f"{number} {op.op_name} "
+                             f"({'custom op' if op.is_custom else f'builtin version {op.version}'})")
     return found
 
 
@@ -56,7 +60,8 @@ def kernel_measurement(it: Interpreter) -> KernelMeasurement:
     executor = it.executor
     return KernelMeasurement(max((r.stack_bytes for r in it.last_run), default=0),
                              executor.static_ram_bytes(), executor.code_bytes(),
-                             [f"{r.index} {r.op}" for r in it.last_run if not r.on_mcu])
+                             [f"{r.subgraph}:{r.index} {r.op}" if r.subgraph else f"{r.index} {r.op}"
+                              for r in it.last_run if not r.on_mcu])
 
 
 @dataclass

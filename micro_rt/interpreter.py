@@ -4,11 +4,15 @@
     it.set_input(x, 0); it.invoke(); y = it.get_output(0)
 
 Activations live in one numpy byte array laid out exactly as the planner placed them in
-the arena's head, so an offset reported by `plan` is the offset the kernels really use.
+the arena's head, so an offset reported by `plan` is the offset the kernels really use. A
+model with several subgraphs (IF, WHILE, CALL_ONCE) is loaded, planned and run as TFLM's
+MicroInterpreterGraph does: every subgraph's kernels are initialised and prepared, their
+tensors share one plan, and control-flow kernels run subgraphs through `invoke_subgraph`.
 """
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -16,6 +20,7 @@ import numpy as np
 
 from . import compat
 from .allocator import ArenaPlan, TflmAllocator
+from .arena import align_up
 from .blas import BlasThreadLimit
 from .compat import InterpreterConfig
 from .context import MicroContext, Tensor, reset_variable
@@ -23,10 +28,11 @@ from .errors import (EmulationError, InputError, InputIndexError, InputTypeError
                      MicroRtError, ModelError, TensorNotKeptError, UnsupportedOpError)
 from .files import read_model_file
 from .kernel_api import Node, Registration
-from .model import Model, read_model, undefined_reads
+from .model import Model, Subgraph, read_model, undefined_reads
 from .resolver import MutableOpResolver
-from .profile import OpRecord
+from .profile import OpRecord, RunRecords
 from .planner import PLANNERS
+from .resource_variables import ResourceVariables, resource_variable_count
 from .flavours import KERNEL_FLAVOURS, prepare_extras
 from .targets import TARGETS, Target, get_target
 
@@ -36,10 +42,14 @@ _REQUIRED_INPUTS = {"CONV_2D": (0, 1), "DEPTHWISE_CONV_2D": (0, 1), "FULLY_CONNE
                     "TRANSPOSE_CONV": (0, 1, 2), "SVDF": (0, 1, 2, 4)}
 
 
+# Builtins that may have no inputs at all (they run a subgraph or name a resource).
+_NO_INPUTS = ("CALL_ONCE", "VAR_HANDLE")
+
+
 def _check_required_inputs(node: Node, is_custom: bool) -> None:
     if is_custom:
         return
-    for slot in _REQUIRED_INPUTS.get(node.op_name, (0,)):
+    for slot in _REQUIRED_INPUTS.get(node.op_name, () if node.op_name in _NO_INPUTS else (0,)):
         if slot >= len(node.inputs) or node.inputs[slot] < 0:
             raise KernelError(f"op {node.index} {node.op_name}: input {slot} is absent "
                               f"(inputs {list(node.inputs)}, -1 = absent); this operator needs it")
@@ -59,12 +69,30 @@ def _kernel_failure(node: Node, stage: str, e: Exception) -> KernelError:
     if "NoneType" in str(e):
         hint = (f" (the kernel needs an input the model leaves out: inputs are "
                 f"{list(node.inputs)}, -1 = absent)")
-    return KernelError(f"op {node.index} {node.op_name} failed in {stage}: "
+    where = f"subgraph {node.subgraph} " if node.subgraph else ""
+    return KernelError(f"{where}op {node.index} {node.op_name} failed in {stage}: "
                        f"{type(e).__name__}: {e}{hint}")
 
 
+@dataclass
+class SubgraphRuntime:
+    """One subgraph as the interpreter runs it: its tensors, nodes and their kernels."""
+    info: Subgraph
+    tensors: list[Tensor]
+    nodes: list[Node]
+    registrations: list[Registration]
+
+    @classmethod
+    def of(cls, sg: Subgraph) -> "SubgraphRuntime":
+        nodes = [Node(index=op.index, op_name=op.op_name, version=op.version, inputs=op.inputs,
+                      outputs=op.outputs, intermediates=op.intermediates, options=dict(op.options),
+                      custom_options=op.custom_options, subgraph=sg.index)
+                 for op in sg.operators]
+        return cls(sg, [Tensor(info) for info in sg.tensors], nodes, [])
+
+
 def _host_record(node: Node) -> OpRecord:
-    return OpRecord(node.index, node.op_name, on_mcu=False)
+    return OpRecord(node.index, node.op_name, on_mcu=False, subgraph=node.subgraph)
 
 
 def _unresolved_registration(error: UnsupportedOpError) -> Registration:
@@ -142,16 +170,20 @@ class Interpreter:
         self.target = target_info
         self.preserve_all_tensors = preserve_all_tensors
         self.resolver = compat.resolver_with_registerers(custom_op_registerers, op_resolver)
-        sg = model.main
-        self.tensors = [Tensor(info) for info in sg.tensors]
-        self.registrations = self._resolve()
-        self.nodes = [Node(index=op.index, op_name=op.op_name, version=op.version,
-                           inputs=op.inputs, outputs=op.outputs, intermediates=op.intermediates,
-                           options=dict(op.options), custom_options=op.custom_options)
-                      for op in sg.operators]
+        self.subgraphs = [SubgraphRuntime.of(sg) for sg in model.subgraphs]
+        self._resolve()
+        main = self.subgraphs[0]
+        self.tensors, self.nodes, self.registrations = main.tensors, main.nodes, main.registrations
         self._context = MicroContext(self.tensors, self.kernels, self.target)
+        self._context.graph = self
+        variables = resource_variable_count(model)
+        self.resource_variables = ResourceVariables(variables) if variables else None
+        self._context.resource_variables = self.resource_variables
+        self._records: Optional[RunRecords] = None     # while an invoke runs every subgraph
         self.plan: ArenaPlan = self._allocate(arena_size, planner)
-        self._undefined_reads = undefined_reads(sg)       # planned like TFLM, refused at invoke
+        # planned like TFLM, refused at invoke
+        self._undefined_reads = [f"subgraph {sg.index} {read}" if sg.index else read
+                                 for sg in model.subgraphs for read in undefined_reads(sg)]
         self.arena_size = arena_size if arena_size is not None else self.plan.required_bytes
 
     # ---- construction ----------------------------------------------------------------
@@ -173,62 +205,85 @@ class Interpreter:
         return cls(read_model(model_data), custom_op_registerers, arena_size, intrepreter_config,
                    alt_decompression_memory_size, **kwargs)
 
-    def _resolve(self) -> list[Registration]:
-        missing, registrations = [], []
-        for op in self.model.main.operators:
-            try:
-                registrations.append(self.resolver.find(op.op_name, op.is_custom, op.version, op.index))
-            except UnsupportedOpError as e:
-                missing.append(e)
-                registrations.append(_unresolved_registration(e))
+    def _resolve(self) -> None:
+        """Each subgraph's registrations; every missing operator is named at once."""
+        missing = []
+        for sub in self.subgraphs:
+            for op in sub.info.operators:
+                try:
+                    sub.registrations.append(self.resolver.find(op.op_name, op.is_custom, op.version,
+                                                                op.index))
+                except UnsupportedOpError as e:
+                    if sub.info.index:
+                        e = UnsupportedOpError(f"subgraph {sub.info.index}: {e}")
+                    missing.append(e)
+                    sub.registrations.append(_unresolved_registration(e))
         self.unresolved = [str(e) for e in missing]
         if missing and not self.plan_only:
             raise type(missing[0])(str(missing[0]) if len(missing) == 1 else
                                    f"{missing[0]} (and {len(missing) - 1} more unsupported operators)")
-        return registrations
 
     def _allocate(self, arena_size: Optional[int], planner: str) -> ArenaPlan:
+        """TFLM's AllocateTensors: start-up, init every subgraph's kernels, prepare them (in
+        subgraph order), commit the plan."""
         self._allocator = TflmAllocator(self.model, self.target, arena_size, planner, self.kernels)
         self._context.allocator = self._allocator
         self._allocator.start_model()
         ctx = self._context
-        for node, reg in zip(self.nodes, self.registrations):
-            if reg.init is not None:
+        for sub in self.subgraphs:
+            for node, reg in zip(sub.nodes, sub.registrations):
+                if reg.init is not None:
+                    ctx.node = node
+                    node.user_data = self._guarded(node, "init", reg.init, ctx, node.custom_options)
+        for sub in self.subgraphs:
+            ctx.tensors, ctx.subgraph = sub.tensors, sub.info.index
+            for node, reg in zip(sub.nodes, sub.registrations):
                 ctx.node = node
-                node.user_data = self._guarded(node, "init", reg.init, ctx, node.custom_options)
-        for node, reg in zip(self.nodes, self.registrations):
-            ctx.node = node
-            is_custom = self.model.main.operators[node.index].is_custom
-            _check_required_inputs(node, is_custom)
-            self._allocator.begin_node_prepare()
-            if reg.prepare is not None:
-                self._guarded(node, "prepare", reg.prepare, ctx, node)
-            if not is_custom and reg.name != "unresolved":    # a custom op named CONV_2D is not one
-                self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)
-            self._allocator.end_node_prepare()
-        ctx.node = None
+                is_custom = sub.info.operators[node.index].is_custom
+                _check_required_inputs(node, is_custom)
+                self._allocator.begin_node_prepare()
+                if reg.prepare is not None:
+                    self._guarded(node, "prepare", reg.prepare, ctx, node)
+                if not is_custom and reg.name != "unresolved":    # a custom op named CONV_2D is not one
+                    self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)
+                self._allocator.end_node_prepare()
+        ctx.node, ctx.tensors, ctx.subgraph = None, self.tensors, 0
         plan = self._allocator.commit(self.preserve_all_tensors)
         self.plan_head_bytes, self._allocator_buffers = plan.head_bytes, plan.buffers
         self._bind_memory(plan)
         return plan
 
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes of the interpreter's memory: the planned head, then the resource variables'
+        buffers (each 16-aligned, standing for their tail allocations)."""
+        variables = self.resource_variables.nbytes if self.resource_variables is not None else 0
+        return max(self.plan_head_bytes + variables, 16)
+
     def _bind_memory(self, plan: ArenaPlan) -> None:
         self._variables: list[Tensor] = []
-        self.rebind_arena(np.zeros(max(plan.head_bytes, 16), np.uint8))
-        for t in self.tensors:
-            if t.is_variable and not t.is_constant:
-                t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else
-                       np.zeros(t.nbytes, np.uint8))
-                self._variables.append(t)
-                reset_variable(t)
-            elif not t.is_bound and t.nbytes == 0:
-                t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else np.zeros(0, np.uint8))
+        self.rebind_arena(np.zeros(self.memory_bytes, np.uint8))
+        for sub in self.subgraphs:
+            for t in sub.tensors:
+                if t.is_variable and not t.is_constant:
+                    t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else
+                           np.zeros(t.nbytes, np.uint8))
+                    self._variables.append(t)
+                    reset_variable(t)
+                elif not t.is_bound and t.nbytes == 0:
+                    t.bind(np.zeros(t.shape, t.dtype) if t.dtype is not None else np.zeros(0, np.uint8))
+        if self.resource_variables is not None:
+            self.resource_variables.reset_all()
 
     def rebind_arena(self, memory: np.ndarray) -> None:
         """Lay the planned buffers over `memory` (uint8, at least head bytes): the virtual MCU
         hands in its mapped SRAM so host and emulated kernels share the same bytes."""
-        if memory.size < self.plan_head_bytes:
+        if memory.size < self.memory_bytes:
             raise KernelError(f"arena memory of {memory.size} bytes is below the planned head "
+                              f"{self.plan_head_bytes} and resource variables' "
+                              f"{self.memory_bytes - self.plan_head_bytes}"
+                              if self.resource_variables is not None else
+                              f"arena memory of {memory.size} bytes is below the planned head "
                               f"{self.plan_head_bytes}")
         old = getattr(self, "_memory", None)
         if old is not None:
@@ -240,12 +295,14 @@ class Interpreter:
             if b.kind == "scratch":
                 scratch_views.append(region)
             else:
-                t = self.tensors[b.tensor]
+                t = self.subgraphs[b.subgraph].tensors[b.tensor]
                 t.offset = b.offset
                 if t.dtype is None:     # INT4, BFLOAT16: no numpy type, kept as raw bytes
                     t.bind(region[:t.nbytes])
                 else:
                     t.bind(region[:t.nbytes].view(t.dtype).reshape(t.shape))
+        if self.resource_variables is not None:
+            self.resource_variables.layout(self._memory, align_up(self.plan_head_bytes))
 
     def _guarded(self, node: Node, stage: str, fn, *args):
         """Run a kernel callback; anything but our own errors becomes a KernelError naming the op."""
@@ -273,10 +330,10 @@ class Interpreter:
                              "micro_rt does not run the model (its memory plan stands)")
         executor = self._mcu()
         with self._blas:
-            if executor is not None or progress is not None:
-                self._invoke_each(executor, progress)
-            else:
+            if executor is None and progress is None and len(self.subgraphs) == 1:
                 self._invoke_host()
+            else:
+                self._invoke_each(executor, progress)
 
     def _invoke_host(self) -> None:
         # Host kernels only: one try around the loop instead of one call of _guarded per
@@ -295,22 +352,53 @@ class Interpreter:
         self.last_run = [OpRecord(node.index, node.op_name, False) for node in self.nodes]
 
     def _invoke_each(self, executor, progress) -> None:
-        ctx = self._context
-        records = []
+        """Subgraph 0, operator by operator (control-flow kernels run other subgraphs through
+        invoke_subgraph); `last_run` gets one record per operator that ran."""
         if executor is not None:
             executor.start_invoke()
-        for node, reg in zip(self.nodes, self.registrations):
-            if progress is not None:
-                progress(node.index, len(self.nodes))
-            ctx.node = node
-            record = (self._guarded(node, "invoke on the virtual MCU", executor.run, node)
-                      if executor is not None else None)
-            if record is None:
-                self._guarded(node, "invoke", reg.invoke, ctx, node)
-                record = _host_record(node)
-            records.append(record)
-        ctx.node = None
-        self.last_run = records
+        self._records, self._progress, self._running = RunRecords(), progress, executor
+        self._context.copier = executor
+        try:
+            self.invoke_subgraph(0)
+            self.last_run = self._records.records
+        finally:
+            self._records = self._progress = self._running = None
+            self._context.copier = None
+
+    # ---- TFLM's MicroGraph, for control-flow kernels ------------------------------------
+    @property
+    def num_subgraphs(self) -> int:
+        return len(self.subgraphs)
+
+    def subgraph_tensors(self, index: int, outputs: bool) -> list[Tensor]:
+        """The tensors of subgraph `index`'s inputs (or outputs), in order."""
+        sub = self.subgraphs[index]
+        return [sub.tensors[i] for i in (sub.info.outputs if outputs else sub.info.inputs)]
+
+    def invoke_subgraph(self, index: int) -> None:
+        """Run every operator of subgraph `index` during an invoke (TFLM's InvokeSubgraph); the
+        kernel context's subgraph and node are restored afterwards."""
+        if self._records is None:
+            raise KernelError(f"subgraph {index} can only be run while the model is invoked")
+        sub, ctx, executor = self.subgraphs[index], self._context, self._running
+        saved = ctx.tensors, ctx.subgraph, ctx.node
+        ctx.tensors, ctx.subgraph = sub.tensors, index
+        try:
+            for node, reg in zip(sub.nodes, sub.registrations):
+                if self._progress is not None and index == 0:
+                    self._progress(node.index, len(self.nodes))
+                ctx.node = node
+                self._records.start(index, node.index)
+                record = None
+                if executor is not None:
+                    record = self._guarded(node, "invoke on the virtual MCU", executor.run, node,
+                                           lambda: reg.invoke(ctx, node))
+                if record is None:
+                    self._guarded(node, "invoke", reg.invoke, ctx, node)
+                    record = _host_record(node)
+                self._records.finish(index, record)
+        finally:
+            ctx.tensors, ctx.subgraph, ctx.node = saved
 
     def _mcu(self):
         if not self.emulate:
@@ -338,10 +426,11 @@ class Interpreter:
         if getattr(self, "_closed", False):
             return
         self._closed = True
-        for node, reg in zip(self.nodes, self.registrations):
-            if reg.free is not None:
-                self._context.node = node
-                self._guarded(node, "free", reg.free, self._context, node.user_data)
+        for sub in self.subgraphs:
+            for node, reg in zip(sub.nodes, sub.registrations):
+                if reg.free is not None:
+                    self._context.node = node
+                    self._guarded(node, "free", reg.free, self._context, node.user_data)
         self._context.node = None
         if self._executor is not None:
             self._executor.close()
@@ -355,10 +444,13 @@ class Interpreter:
 
     def reset(self) -> None:
         """Reset the variable tensors (RNN/LSTM/SVDF state) as TFLM's ResetVariableTensors:
-        int8 ones to their zero point, the rest to zero; then each kernel's reset (state a
+        int8 ones to their zero point, the rest to zero; every resource variable to its default
+        byte (as TFLM, a CALL_ONCE that ran does not run again); then each kernel's reset (state a
         kernel keeps itself, such as SignalFilterBankSpectralSubtraction's noise estimate)."""
         for t in self._variables:
             reset_variable(t)
+        if self.resource_variables is not None:
+            self.resource_variables.reset_all()
         for node, reg in zip(self.nodes, self.registrations):    # kernels' own state
             if reg.reset is not None:
                 self._context.node = node
@@ -402,10 +494,11 @@ class Interpreter:
     def get_output(self, index: int = 0) -> np.ndarray:
         return self._io_tensor(index, outputs=True).data.copy()
 
-    def get_tensor(self, index: int) -> np.ndarray:
+    def get_tensor(self, index: int, subgraph: int = 0) -> np.ndarray:
         """A tensor's current data; intermediate tensors only with preserve_all_tensors=True."""
-        t = self.tensors[_check_index(index, len(self.tensors), "tensor")]
-        io = set(self.model.main.inputs) | set(self.model.main.outputs)
+        sub = self.subgraphs[_check_index(subgraph, len(self.subgraphs), "subgraph")]
+        t = sub.tensors[_check_index(index, len(sub.tensors), "tensor")]
+        io = set(self.model.main.inputs) | set(self.model.main.outputs) if subgraph == 0 else set()
         if not (self.preserve_all_tensors or t.is_constant or t.is_variable or t.index in io):
             raise TensorNotKeptError(f"tensor {index} ('{t.name}') shares memory with others; "
                                      "create the interpreter with preserve_all_tensors=True (or "
@@ -413,13 +506,10 @@ class Interpreter:
         return t.data.copy()
 
     def GetTensor(self, tensor_index: int, subgraph_index: int = 0) -> dict:  # noqa: N802 (tflite_micro's name)
-        """tflite_micro's GetTensor: {"dtype", "shape", "tensor_data"}; micro_rt runs the main
-        subgraph only, so subgraph_index must be 0."""
-        if _check_index(subgraph_index, len(self.model.subgraphs), "subgraph") != 0:
-            raise InputIndexError(f"subgraph index {subgraph_index}: micro_rt runs subgraph 0 "
-                                  "only, so only its tensors can be read")
-        data = self.get_tensor(tensor_index)
-        t = self.tensors[int(tensor_index)]
+        """tflite_micro's GetTensor: {"dtype", "shape", "tensor_data"} of a tensor of any
+        subgraph (intermediate ones need preserve_all_tensors, as in tflite_micro)."""
+        data = self.get_tensor(tensor_index, subgraph_index)
+        t = self.subgraphs[int(subgraph_index)].tensors[int(tensor_index)]
         return {"dtype": t.dtype.type if t.dtype is not None else None,
                 "shape": np.array(t.shape, np.int32), "tensor_data": data}
 

@@ -61,10 +61,27 @@ class KernelContext(Protocol):
     def scratch(self, index: int) -> np.ndarray:
         """Invoke only: the uint8 arena view of a scratch buffer requested in prepare."""
 
+    # TFLM's MicroGraph, for control-flow and resource-variable kernels
+    num_subgraphs: int
+    resource_variables: Any    # micro_rt.resource_variables.ResourceVariables, or None
+
+    def subgraph_inputs(self, index: int) -> list[TensorView]: ...
+
+    def subgraph_outputs(self, index: int) -> list[TensorView]: ...
+
+    def invoke_subgraph(self, index: int) -> None:
+        """Run every operator of subgraph `index` (TFLM's MicroGraph::InvokeSubgraph)."""
+
+    def copy_tensors(self, pairs: list) -> None:
+        """Copy each (source, destination)'s bytes, as TFLM's control-flow kernels memcpy."""
+
+    def set_data_in_prepare(self, tensor: TensorView, data: np.ndarray) -> None:
+        """Prepare only: point an output at the kernel's own data; it is then not planned."""
+
 
 @dataclass
 class Node:
-    """One operator of the running subgraph."""
+    """One operator of a subgraph."""
 
     index: int
     op_name: str                       # builtin name ("CONV_2D") or the custom code
@@ -75,6 +92,7 @@ class Node:
     options: dict = field(default_factory=dict)   # builtin options, schema field names
     custom_options: Optional[bytes] = None
     user_data: Any = None              # whatever init (or prepare) stores
+    subgraph: int = 0                  # the subgraph the operator belongs to
 
 
 @dataclass

@@ -93,6 +93,8 @@ REFERENCE: dict[str, Rule] = {
     "TRANSPOSE_CONV": _transpose_conv,
     "RESIZE_BILINEAR": "i0 i1 o0", "RESIZE_NEAREST_NEIGHBOR": "i0 i1 o0",
     "BATCH_MATMUL": "i0 i1 o0",
+    "IF": "i0", "WHILE": "", "CALL_ONCE": "",                 # the condition only
+    "VAR_HANDLE": "", "READ_VARIABLE": "i0", "ASSIGN_VARIABLE": "i1",
 }
 
 # The CMSIS-NN glue's Prepare where it reads differently from the reference kernel.

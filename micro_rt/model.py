@@ -180,9 +180,12 @@ def read_model(data: bytes) -> Model:
         _check_index(index, len(buffers), f"metadata {i} ('{name}') buffer", "buffers")
         metadata[name] = index
     signatures = [_read_signature(t, i, subgraphs) for i, t in enumerate(root.tables(7, "signature_defs"))]
-    return Model(version=version, description=root.string(3, "description") or "",
-                 operator_codes=codes, subgraphs=subgraphs, buffers=buffers, metadata=metadata,
-                 signature_defs=signatures, size_bytes=buf.size)
+    model = Model(version=version, description=root.string(3, "description") or "",
+                  operator_codes=codes, subgraphs=subgraphs, buffers=buffers, metadata=metadata,
+                  signature_defs=signatures, size_bytes=buf.size)
+    from .subgraphs import check_subgraph_calls     # it reads these records
+    check_subgraph_calls(model)
+    return model
 
 
 def _check_index(value: int, count: int, what: str, of: str) -> None:
@@ -360,6 +363,8 @@ def _decode_fields(table: Table, fields) -> dict:
         if kind == "[int]":
             arr = table.array(slot, "int", name)
             options[name] = [int(v) for v in arr] if arr is not None else default
+        elif kind == "string":
+            options[name] = table.string(slot, name)
         elif kind in schema.ENUM_KINDS:
             names = schema.ENUM_KINDS[kind]
             value = table.scalar(slot, "byte", None, name)

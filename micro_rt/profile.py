@@ -42,13 +42,67 @@ class OpRecord:
     macs: int = 0
     stack_bytes: int = 0
     alignment: list[AlignmentReport] = field(default_factory=list)
+    subgraph: int = 0          # operators of other subgraphs run through IF / WHILE / CALL_ONCE
+    runs: int = 1              # times it ran in the invoke (a loop body's: once per iteration)
+    # IF / WHILE / CALL_ONCE: what the operators of the subgraphs it ran cost (IF: the branch
+    # taken; WHILE: cond and body, every iteration), beyond its own copies in `cycles`
+    subgraph_cycles: int = 0
+    subgraph_instructions: int = 0
 
-    def as_dict(self) -> dict:
-        return {"index": self.index, "op": self.op, "on_mcu": self.on_mcu,
+    def as_dict(self, with_subgraph: bool = False) -> dict:
+        where = {"subgraph": self.subgraph} if with_subgraph else {}
+        runs = {"runs": self.runs, "cycles_with_subgraphs": self.cycles + self.subgraph_cycles,
+                "instructions_with_subgraphs": self.instructions + self.subgraph_instructions} \
+            if with_subgraph else {}
+        return {**where, "index": self.index, "op": self.op, "on_mcu": self.on_mcu, **runs,
                 "instructions": self.instructions, "cycles": self.cycles, "macs": self.macs,
                 "macs_per_cycle": round(self.macs / self.cycles, 4) if self.cycles else None,
                 "stack_bytes": self.stack_bytes,
                 "alignment": [str(a) for a in self.alignment]}
+
+    def add_run(self, other: "OpRecord") -> None:
+        """Another run of the same operator (a loop): counts add up, the deepest stack stays."""
+        self.runs += other.runs
+        self.on_mcu = self.on_mcu and other.on_mcu
+        self.instructions += other.instructions
+        self.cycles += other.cycles
+        self.macs += other.macs
+        self.subgraph_cycles += other.subgraph_cycles
+        self.subgraph_instructions += other.subgraph_instructions
+        self.stack_bytes = max(self.stack_bytes, other.stack_bytes)
+        self.alignment += other.alignment
+
+
+class RunRecords:
+    """An invoke's records, one per operator that ran (in the order operators first started:
+    a control-flow operator before those of the subgraphs it runs), repeated runs summed."""
+
+    def __init__(self) -> None:
+        self.records: list[Optional[OpRecord]] = []
+        self._slot: dict[tuple[int, int], int] = {}
+        self._running: list[list[int]] = []     # per operator running: [cycles, instructions] inside
+
+    def start(self, subgraph: int, index: int) -> None:
+        if (subgraph, index) not in self._slot:
+            self._slot[(subgraph, index)] = len(self.records)
+            self.records.append(None)
+        self._running.append([0, 0])
+
+    def finish(self, subgraph: int, record: OpRecord) -> None:
+        """The operator that started last has run: what ran inside it (its subgraphs' operators)
+        is its subgraph cost, and it all counts towards the operator that ran it, if any."""
+        record.subgraph = subgraph
+        inner_cycles, inner_instructions = self._running.pop()
+        record.subgraph_cycles += inner_cycles
+        record.subgraph_instructions += inner_instructions
+        if self._running:
+            self._running[-1][0] += record.cycles + record.subgraph_cycles
+            self._running[-1][1] += record.instructions + record.subgraph_instructions
+        slot = self._slot[(subgraph, record.index)]
+        if self.records[slot] is None:
+            self.records[slot] = record
+        else:
+            self.records[slot].add_run(record)
 
 
 def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
@@ -58,11 +112,12 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
     `complete` is False when the total leaves operators out: those that ran on a host kernel
     (no C kernel, no cycles), or, with `without_kernels` (ops no kernel is registered for), the
     whole model, which then was not run and has no total."""
-    not_counted = [{"index": r.index, "op": r.op, "reason": "ran on a host kernel (no C kernel)"}
-                   for r in records if not r.on_mcu]
+    not_counted = [{**({"subgraph": r.subgraph} if r.subgraph else {}), "index": r.index, "op": r.op,
+                    "reason": "ran on a host kernel (no C kernel)"} for r in records if not r.on_mcu]
     not_counted += [{"op": op, "reason": "no kernel registered, so the model was not run"}
                     for op in without_kernels]
     ran = not without_kernels
+    several = len(interpreter.model.subgraphs) > 1
     total_cycles = sum(r.cycles for r in records) if ran else None
     total_instructions = sum(r.instructions for r in records) if ran else None
     return {
@@ -80,7 +135,7 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
         "instructions_per_second": (total_instructions / emulation_seconds
                                     if ran and emulation_seconds else None),
         "alignment": [str(a) for r in records for a in r.alignment],
-        "ops": [r.as_dict() for r in records],
+        "ops": [r.as_dict(several) for r in records],
     }
 
 
@@ -111,7 +166,17 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
 
 
 def _not_counted(report: dict) -> str:
-    return ", ".join(f"{op.get('index', '')} {op['op']}".strip() for op in report["ops_not_counted"])
+    return ", ".join(f"{op_number(op)} {op['op']}".strip() for op in report["ops_not_counted"])
+
+
+def op_number(op: dict) -> str:
+    """An operator's number: its index, or subgraph:index for those of subgraphs after the first."""
+    return f"{op['subgraph']}:{op['index']}" if op.get("subgraph") else str(op.get("index", ""))
+
+
+def _name(op: dict) -> str:
+    """The operator's name, with how often it ran when it ran more than once (loops)."""
+    return op["op"] + (f" x{op['runs']}" if op.get("runs", 1) > 1 else "")
 
 
 def profile_table(report: dict) -> str:
@@ -125,11 +190,15 @@ def profile_table(report: dict) -> str:
              f"{'stack':>7}{'ms':>9}"]
     for op in report["ops"]:
         if not op["on_mcu"]:
-            lines.append(f"{op['index']:>4}  {op['op']:<20}{'(host kernel: no C kernel, not counted)':>56}")
+            lines.append(f"{op_number(op):>4}  {_name(op):<20}{'(host kernel: no C kernel, not counted)':>56}")
             continue
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
-        lines.append(f"{op['index']:>4}  {op['op']:<20}{op['instructions']:>14,}{op['cycles']:>14,}"
+        lines.append(f"{op_number(op):>4}  {_name(op):<20}{op['instructions']:>14,}{op['cycles']:>14,}"
                      f"{op['macs']:>12,}{mpc:>9}{op['stack_bytes']:>7}{op['cycles'] / clock * 1e3:>9.3f}")
+        if op.get("cycles_with_subgraphs", op["cycles"]) != op["cycles"]:
+            cycles = op["cycles_with_subgraphs"]
+            lines.append(f"{'':>4}  {'  with its subgraphs':<20}{op['instructions_with_subgraphs']:>14,}"
+                         f"{cycles:>14,}{'':>28}{cycles / clock * 1e3:>9.3f}")
     n = len(report["ops_not_counted"])
     label = "total" if report["complete"] else f"INCOMPLETE total ({n} operator{'s' if n != 1 else ''} not counted)"
     lines.append(f"{label} on {where}: {report['total_cycles']:,} cycles = "

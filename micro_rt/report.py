@@ -37,10 +37,18 @@ def format_bytes(n: int) -> str:
 
 
 def plan_table(plan: ArenaPlan, kernels: Optional[str] = None) -> str:
+    """The lifetime table and the totals; a model with several subgraphs numbers each buffer
+    subgraph:tensor (scratch: subgraph:operator), as `profile` numbers operators."""
+    several = plan.subgraph_count > 1
     rows = [f"{'tensor':>6}  {'kind':<7} {'offset':>9} {'size':>9} {'first':>5} {'last':>5}  name"]
     for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first_use)):
-        rows.append(f"{b.tensor:>6}  {b.kind:<7} {b.offset:>9} {b.size:>9} {b.first_use:>5} "
+        number = f"{b.subgraph}:{b.tensor}" if several else f"{b.tensor}"
+        rows.append(f"{number:>6}  {b.kind:<7} {b.offset:>9} {b.size:>9} {b.first_use:>5} "
                     f"{b.last_use:>5}  {b.name}")
+    if several:
+        rows.append(f"{plan.subgraph_count} subgraphs planned together (tensor = subgraph:tensor; "
+                    "steps count across subgraphs as TFLM's planner walks them): "
+                    + ", ".join(f"{i} '{name}'" for i, name in enumerate(plan.subgraph_names)))
     efficiency = plan.efficiency
     rows += ["",
              f"target {plan.target}, planner {plan.planner}"

@@ -22,7 +22,8 @@ KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softm
                   "binary_ops", "comparisons", "unary_math",
                   "reduce_more", "normalization",
                   "signal_spectrum", "signal_filterbank", "signal_stream",
-                  "transpose_conv", "resize", "batch_matmul")
+                  "transpose_conv", "resize", "batch_matmul",
+                  "control_flow", "resource_variables")
 
 
 @dataclass(frozen=True)

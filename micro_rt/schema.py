@@ -53,15 +53,16 @@ NUMPY_DTYPE = {
     "UINT32": np.uint32, "UINT16": np.uint16,
 }
 # Bytes per element as TFLM's TfLiteTypeSizeOf counts them (INT4 is stored one per byte
-# unpacked in the arena, packed two per byte in the file; STRING/RESOURCE/VARIANT have none).
+# unpacked in the arena, packed two per byte in the file; STRING/VARIANT have none).
 ELEMENT_SIZE = {name: np.dtype(dt).itemsize for name, dt in NUMPY_DTYPE.items()}
-ELEMENT_SIZE.update({"INT4": 1, "BFLOAT16": 2})
+ELEMENT_SIZE.update({"INT4": 1, "BFLOAT16": 2, "RESOURCE": 4})   # a resource: its int32 id
 
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 PADDINGS = ("SAME", "VALID")
 FC_WEIGHTS_FORMATS = ("DEFAULT", "SHUFFLED4x16INT8")
 
-# Field kinds: flatbuffer scalar kinds, or enum kinds mapped to names, or vectors ("[int]").
+# Field kinds: flatbuffer scalar kinds, or enum kinds mapped to names, or vectors ("[int]"),
+# or "string" (None when absent).
 ENUM_KINDS = {"padding": PADDINGS, "activation": ACTIVATIONS, "tensor_type": TENSOR_TYPES,
               "fc_weights_format": FC_WEIGHTS_FORMATS}
 _ACT = ("fused_activation_function", "activation", "NONE")
@@ -148,6 +149,9 @@ OPTION_TABLES: dict[int, tuple[str, list[tuple[str, str, object]]]] = {
                                 ("asymmetric_quantize_inputs", "bool", False)]),
     102: ("CumsumOptions", [("exclusive", "bool", False), ("reverse", "bool", False)]),
     103: ("CallOnceOptions", [("init_subgraph_index", "int", 0)]),
+    111: ("VarHandleOptions", [("container", "string", None), ("shared_name", "string", None)]),
+    112: ("ReadVariableOptions", []),
+    113: ("AssignVariableOptions", []),
     116: ("GeluOptions", [("approximate", "bool", False)]),
 }
 OPTION_TABLE_INDEX = {name: index for index, (name, _) in OPTION_TABLES.items()}
@@ -179,6 +183,8 @@ OP_OPTIONS = {
     "IF": "IfOptions", "WHILE": "WhileOptions", "CALL_ONCE": "CallOnceOptions",
     "REDUCE_ALL": "ReducerOptions", "L2_NORMALIZATION": "L2NormOptions",
     "LOG_SOFTMAX": "LogSoftmaxOptions", "CUMSUM": "CumsumOptions",
+    "VAR_HANDLE": "VarHandleOptions", "READ_VARIABLE": "ReadVariableOptions",
+    "ASSIGN_VARIABLE": "AssignVariableOptions",
 }
 
 

@@ -48,6 +48,11 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     # SingleArenaBufferAllocator / MicroAllocator (MicroInterpreter on a device)
     "AllocatorFixed": (488, 236, 8, 4),
     "AllocatorFixedPlain": (256, 132, 8, 4),
+    # ... of which these come last: a model with resource variables gets its
+    # MicroResourceVariables (allocated 16-aligned, before the interpreter) ahead of them
+    "MicroBuiltinDataAllocator": (16, 8, 8, 4),
+    "MicroResourceVariables": (16, 12, 16, 16),
+    "MicroResourceVariable": (40, 20, 16, 16),          # one per variable the model names
     # kernel op data (TFLM reference kernels, init)
     "OpDataConv": (80, 56, 16, 16),
     "OpDataFullyConnected": (72, 48, 16, 16),
@@ -85,6 +90,11 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "TFLMSignalFrontendDelayParams": (32, 20, 16, 16),
     "TFLMSignalOverlapAddParams": (32, 24, 16, 16),
     "CircularBuffer": (40, 24, 8, 4),          # at the start of each circular buffer's state
+    "OpDataIf": (8, 8, 16, 16),
+    "OpDataWhile": (8, 8, 16, 16),
+    "OpDataCallOnce": (8, 8, 16, 16),
+    "OpDataVarHandle": (4, 4, 16, 16),
+    "OpDataAssignVariable": (4, 0, 16, 16),         # only a compression build (host64) has it
     "SpaceToBatchParams": (4, 4, 16, 16),
     "OpDataMirrorPad": (20, 20, 16, 16),
     "OpDataEmbeddingLookup": (16, 8, 16, 16),

@@ -413,7 +413,7 @@ def kernel_persistent(it: Interpreter) -> tuple[int, int]:
 
 
 def scratch_sizes(it: Interpreter) -> list[int]:
-    return [nbytes for _, nbytes in it._allocator.scratch_requests]
+    return [request.nbytes for request in it._allocator.scratch_requests]
 
 
 # --------------------------------------------------------------------------- edge inputs

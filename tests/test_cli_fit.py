@@ -105,7 +105,8 @@ def test_op_that_fell_back_to_the_host_is_not_accounted(capsys, monkeypatch):
     it): its stack and code are not measured, so no FITS."""
     original = McuExecutor.run
     monkeypatch.setattr(McuExecutor, "run",
-                        lambda self, node: None if node.op_name == "SOFTMAX" else original(self, node))
+                        lambda self, node, *rest: None if node.op_name == "SOFTMAX"
+                        else original(self, node, *rest))
     code, verdict = _fit(capsys, MODEL, "--ram", "1M", "--kernels", "cmsis-nn")
     assert code == 3 and verdict["fits"] is None
     assert [item.split(":")[0] for item in verdict["not_accounted"]] == ["op 9 SOFTMAX"]

@@ -58,6 +58,8 @@ MODELS: dict[str, Ranges] = {
     **{f"transpose_conv_{v}.tflite": {} for v in ("f32", "int8", "int16x8")},
     **{f"resize_{v}.tflite": {} for v in ("f32", "int8", "int16x8")},
     **{f"batch_matmul_{v}.tflite": {} for v in ("f32", "int8", "int16x8")},
+    # control flow and resource variables (also models/control_flow, tests/test_control_flow.py)
+    **{f"call_once_var_{v}.tflite": {} for v in ("f32", "int8")},
 }
 
 SEEDS = range(20)

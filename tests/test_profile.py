@@ -144,7 +144,8 @@ def test_profile_total_that_leaves_ops_out_is_incomplete(capsys, monkeypatch):
     path = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")
     original = McuExecutor.run
     monkeypatch.setattr(McuExecutor, "run",
-                        lambda self, node: None if node.op_name == "SOFTMAX" else original(self, node))
+                        lambda self, node, *rest: None if node.op_name == "SOFTMAX"
+                        else original(self, node, *rest))
     code = main(["profile", path, "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 3 and report["complete"] is False

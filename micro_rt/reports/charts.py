@@ -23,8 +23,7 @@ from typing import Optional, Sequence
 
 from ..allocator import ArenaPlan
 from ..arena import align_up
-from ..planner import live_bytes
-from .facts import ROLES, BufferFact, OperatorFact
+from .facts import ROLES, BufferFact, OperatorFact, live_in_main_steps
 
 ROLE_COLOURS = {"input": "#4e79a7", "output": "#59a14f", "activation": "#f28e2b",
                 "scratch": "#b07aa1", "untouched": "#bab0ac"}
@@ -224,8 +223,8 @@ def _op_range(b: BufferFact) -> str:
 
 
 def buffer_tip(b: BufferFact) -> list[str]:
-    what = (f"scratch of op {b.tensor}" if b.kind == "scratch"
-            else f"tensor {b.tensor} '{b.name}'")
+    what = (f"scratch of op {b.number}" if b.kind == "scratch"
+            else f"tensor {b.number} '{b.name}'")
     lines = [what]
     if b.shape is not None:
         lines.append(f"{b.dtype}[{','.join(map(str, b.shape))}]")
@@ -272,11 +271,12 @@ def lane_chart(chart_id: str, title: str, plan: ArenaPlan, buffers: Sequence[Buf
                  band=band)
 
 
-def live_chart(chart_id: str, plan: ArenaPlan, n_ops: int) -> Chart:
+def live_chart(chart_id: str, plan: ArenaPlan, n_ops: int, subgraphs: Sequence = ()) -> Chart:
     """Bytes live at each operator: the peak is the lower bound no placement can beat; the
-    gap up to the head is what the placement loses to fragmentation."""
+    gap up to the head is what the placement loses to fragmentation. `subgraphs`: the
+    model's, when it has several (a control-flow operator shows its subgraphs' peak)."""
     first, columns = step_columns(plan, n_ops)
-    base, per_step = live_bytes(plan.buffers)
+    base, per_step = live_in_main_steps(plan.buffers, subgraphs)
     items = []
     for k, value in enumerate(per_step):
         c = base + k - first

@@ -163,7 +163,8 @@ def compare_page(a: Side, b: Side) -> str:
     for k, side in enumerate((a, b)):
         body.append(f"<h2>Arena {'AB'[k]}: {html.escape(side.label)}</h2>"
                     + lane_section(f"lanes{k}", f"Arena lanes {'AB'[k]}", side.report.plan,
-                                   side.sg, top, table_open=False))
+                                   side.sg, top, table_open=False,
+                                   subgraphs=side.report.subgraphs))
     return page(f"micro_rt compare: {a.report.name} vs {b.report.name}",
                 f"{a.report.name} vs {b.report.name}",
                 "the same byte scale for both lane charts; B - A: positive means B needs more",

@@ -8,13 +8,14 @@ buffer's lifetime is given as the operators it is live across (`first_op`/`last_
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Optional
+from dataclasses import asdict, dataclass, field, replace
+from typing import Optional, Sequence
 
 from ..allocator import ArenaPlan, PlannedBuffer
 from ..analysis import op_macs
 from ..model import Subgraph, TensorInfo
 from ..planner import live_bytes
+from ..subgraphs import walk_lifetimes
 
 # A buffer's role decides its colour in the lane chart; the legend lists them in this order.
 ROLES = ("input", "output", "activation", "scratch", "untouched")
@@ -24,6 +25,42 @@ BEFORE_FIRST_OP = -1          # the column of step 0: the model's inputs, before
 def op_of_step(step: int) -> Optional[int]:
     """TFLM step -> operator index (-1: before operator 0; None: never used)."""
     return None if step < 0 else step - 1
+
+
+def main_view(plan: ArenaPlan, subgraphs: Sequence[Subgraph] = ()) -> ArenaPlan:
+    """The plan as subgraph 0's operators see it. With several subgraphs, TFLM's steps run on
+    through the subgraphs a control-flow operator calls (micro_rt.subgraphs); here every such
+    step is that operator's, so a report's operator columns hold whatever lives while it runs
+    (an IF's branch, a WHILE's cond and body). One subgraph: the plan itself."""
+    if len(subgraphs) < 2:
+        return plan
+    main_step = _main_steps(subgraphs)
+    return replace(plan, buffers=[replace(b, first_use=main_step(b.first_use),
+                                          last_use=main_step(b.last_use)) for b in plan.buffers])
+
+
+def _main_steps(subgraphs: Sequence[Subgraph]):
+    """TFLM step of the whole walk -> the step of the subgraph 0 operator it belongs to."""
+    step_of = {0: 0}
+    for position, (start, end) in enumerate(walk_lifetimes(subgraphs).node_scopes[0]):
+        step_of.update({s: position + 1 for s in range(start, end + 1)})
+    return lambda step: step_of.get(step, -1) if step >= 0 else step
+
+
+def live_in_main_steps(buffers: Sequence[PlannedBuffer], subgraphs: Sequence[Subgraph] = ()
+                       ) -> tuple[int, list[int]]:
+    """live_bytes (first step, bytes live per step); with several subgraphs per subgraph 0
+    step, a control-flow operator's being the peak over the steps of the subgraphs it ran
+    (buffers live at different steps inside it may share bytes, so no sum)."""
+    base, per_step = live_bytes(list(buffers))
+    if len(subgraphs) < 2 or not per_step:
+        return base, per_step
+    main_step = _main_steps(subgraphs)
+    peaks: dict[int, int] = {}
+    for k, value in enumerate(per_step):
+        step = main_step(base + k)
+        peaks[step] = max(peaks.get(step, 0), value)
+    return min(peaks), [peaks.get(s, 0) for s in range(min(peaks), max(peaks) + 1)]
 
 
 def tensor_label(t: TensorInfo) -> str:
@@ -48,9 +85,18 @@ class BufferFact:
     last_op: Optional[int]
     producer: str
     consumers: list[str]
+    subgraph: int = 0          # the tensor's (or scratch's operator's) subgraph
+
+    @property
+    def number(self) -> str:
+        """'7', or '2:7' for tensor (or operator) 7 of subgraph 2."""
+        return f"{self.subgraph}:{self.tensor}" if self.subgraph else f"{self.tensor}"
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        fields = asdict(self)
+        if not self.subgraph:
+            del fields["subgraph"]
+        return fields
 
 
 @dataclass
@@ -85,22 +131,27 @@ class OperatorFact:
 
 
 def _op_label(sg: Subgraph, index: int) -> str:
-    return f"op {index} {sg.operators[index].op_name}"
+    number = f"{sg.index}:{index}" if sg.index else f"{index}"
+    return f"op {number} {sg.operators[index].op_name}"
 
 
-def buffer_facts(sg: Subgraph, plan: ArenaPlan) -> list[BufferFact]:
-    producers: dict[int, int] = {}
-    consumers: dict[int, list[int]] = {}
-    for op in sg.operators:
-        for t in op.outputs:
-            producers.setdefault(t, op.index)
-        for t in dict.fromkeys(op.inputs):
-            if t >= 0:
-                consumers.setdefault(t, []).append(op.index)
-    facts = []
-    for i, b in enumerate(plan.buffers):
-        facts.append(_buffer_fact(sg, i, b, producers, consumers))
-    return facts
+def buffer_facts(sg: Subgraph, plan: ArenaPlan, subgraphs: Sequence[Subgraph] = ()) -> list[BufferFact]:
+    """One fact per planned buffer; with a model's `subgraphs` (several), buffers of other
+    subgraphs are named by their own tensors and operators ('op 2:1 MUL') and live across
+    the subgraph 0 operator that runs them (main_view)."""
+    graphs = list(subgraphs) or [sg]
+    producers: dict[tuple[int, int], int] = {}
+    consumers: dict[tuple[int, int], list[int]] = {}
+    for g in graphs:
+        for op in g.operators:
+            for t in op.outputs:
+                producers.setdefault((g.index, t), op.index)
+            for t in dict.fromkeys(op.inputs):
+                if t >= 0:
+                    consumers.setdefault((g.index, t), []).append(op.index)
+    view = main_view(plan, graphs)
+    return [_buffer_fact(graphs[b.subgraph] if b.subgraph < len(graphs) else sg, i, b,
+                         producers, consumers) for i, b in enumerate(view.buffers)]
 
 
 def _buffer_fact(sg: Subgraph, i: int, b: PlannedBuffer, producers: dict, consumers: dict
@@ -109,38 +160,53 @@ def _buffer_fact(sg: Subgraph, i: int, b: PlannedBuffer, producers: dict, consum
     if b.kind == "scratch":
         return BufferFact(i, b.kind, "scratch", b.offline_offset is not None, b.tensor, b.name,
                           None, None, b.size, b.offset, first, last,
-                          f"requested by {_op_label(sg, b.tensor)}", [_op_label(sg, b.tensor)])
+                          f"requested by {_op_label(sg, b.tensor)}", [_op_label(sg, b.tensor)],
+                          sg.index)
     t = sg.tensors[b.tensor]
-    made = ([f"model input {sg.inputs.index(b.tensor)}"] if b.tensor in sg.inputs else []) + (
-        [_op_label(sg, producers[b.tensor])] if b.tensor in producers else [])
-    used = [_op_label(sg, k) for k in consumers.get(b.tensor, [])]
+    key, main = (sg.index, b.tensor), sg.index == 0
+    side = "model" if main else f"subgraph {sg.index}"
+    made = ([f"{side} input {sg.inputs.index(b.tensor)}"] if b.tensor in sg.inputs else []) + (
+        [_op_label(sg, producers[key])] if key in producers else [])
+    used = [_op_label(sg, k) for k in consumers.get(key, [])]
     if b.tensor in sg.outputs:
-        used.append(f"model output {sg.outputs.index(b.tensor)}")
-    role = ("untouched" if b.first_use < 0 else "input" if b.tensor in sg.inputs
-            else "output" if b.tensor in sg.outputs else "activation")
+        used.append(f"{side} output {sg.outputs.index(b.tensor)}")
+    role = ("untouched" if b.first_use < 0 else "input" if main and b.tensor in sg.inputs
+            else "output" if main and b.tensor in sg.outputs else "activation")
     return BufferFact(i, b.kind, role, b.offline_offset is not None, b.tensor, b.name,
                       list(t.shape), t.type_name.lower(), b.size, b.offset, first, last,
-                      ", ".join(made) or "nothing (no operator writes it)", used)
+                      ", ".join(made) or "nothing (no operator writes it)", used, sg.index)
 
 
-def live_per_op(plan: ArenaPlan) -> dict[int, int]:
-    """Operator index (-1 before the first) -> planned bytes live at its step; tensors no
-    operator touches are left out (they are live at no step)."""
+def _with_subgraphs(op: dict) -> dict:
+    """A profile record with what the subgraphs it ran cost counted in (control flow)."""
+    if "cycles_with_subgraphs" not in op:
+        return op
+    return dict(op, cycles=op["cycles_with_subgraphs"], instructions=op["instructions_with_subgraphs"])
+
+
+def live_per_op(plan: ArenaPlan, subgraphs: Sequence[Subgraph] = ()) -> dict[int, int]:
+    """Operator index (-1 before the first) -> planned bytes live at its step (a control-flow
+    operator: the peak while its subgraphs run); tensors no operator touches are left out
+    (they are live at no step)."""
     used = [b for b in plan.buffers if b.first_use >= 0]
-    base, per_step = live_bytes(used)
+    base, per_step = live_in_main_steps(used, subgraphs)
     return {op_of_step(base + k): v for k, v in enumerate(per_step)}
 
 
 def operator_facts(sg: Subgraph, plan: ArenaPlan, profile: Optional[dict] = None,
-                   supported: Optional[set[int]] = None) -> list[OperatorFact]:
+                   supported: Optional[set[int]] = None,
+                   subgraphs: Sequence[Subgraph] = ()) -> list[OperatorFact]:
     """One fact per operator of `sg`; `profile` (micro-rt profile's report) adds cycles.
-    `supported`: the operator indices micro_rt has a kernel for (None: all)."""
-    live = live_per_op(plan)
+    `supported`: the operator indices micro_rt has a kernel for (None: all). With a model's
+    `subgraphs`, a control-flow operator's live bytes and cycles include the subgraphs it
+    ran (main_view, the profile's cycles_with_subgraphs)."""
+    live = live_per_op(plan, subgraphs)
     scratch: dict[int, int] = {}
     for b in plan.buffers:
-        if b.kind == "scratch":
+        if b.kind == "scratch" and b.subgraph == 0:
             scratch[b.tensor] = scratch.get(b.tensor, 0) + b.size
-    measured = {o["index"]: o for o in (profile or {}).get("ops", [])}
+    measured = {o["index"]: _with_subgraphs(o) for o in (profile or {}).get("ops", [])
+                if not o.get("subgraph")}
     counted = (profile or {}).get("total_cycles") or 0
     clock = (profile or {}).get("clock_hz")
     facts = []

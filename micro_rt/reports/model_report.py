@@ -17,7 +17,7 @@ from ..errors import MicroRtError
 from ..fit import CANNOT_TELL, FitReport, assess, kernel_measurement, ops_without_kernels
 from ..interpreter import Interpreter
 from ..model import read_model
-from ..profile import emulated_profile
+from ..profile import emulated_profile, op_number
 from ..report import kernels_fields
 from ..run_setup import Setup, make_setup  # noqa: F401  (make_setup: the CLI's entry)
 from .facts import BufferFact, OperatorFact, buffer_facts, operator_facts
@@ -36,6 +36,7 @@ class ModelReport:
     optimize: Optional[dict]           # saved bytes etc., when optimize ran
     warnings: list[str] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
+    subgraphs: list = field(default_factory=list)     # the model's, when it has several
 
     @property
     def name(self) -> str:
@@ -113,10 +114,13 @@ def gather(path: str, data: bytes, setup: Setup,
                  measured=measured)
     if not setup.cycles and not it.target.is_host:
         fit.scope = "arena and model only (kernel stack and code not measured: --no-cycles)"
-    supported = {op.index for op in sg.operators} - {int(m.split()[0]) for m in missing}
-    report = ModelReport(path, len(data), setup, it.plan, buffer_facts(sg, it.plan),
-                         operator_facts(sg, it.plan, profile, supported), fit, profile, note,
-                         None)
+    # '3 FOO (...)' names an operator of subgraph 0, '1:3 FOO' one of subgraph 1
+    supported = {op.index for op in sg.operators} - {int(m.split()[0]) for m in missing
+                                                     if ":" not in m.split()[0]}
+    subgraphs = model.subgraphs if len(model.subgraphs) > 1 else []
+    report = ModelReport(path, len(data), setup, it.plan, buffer_facts(sg, it.plan, subgraphs),
+                         operator_facts(sg, it.plan, profile, supported, subgraphs), fit, profile,
+                         note, None, subgraphs=subgraphs)
     _warn(report, missing)
     _suggest(report, data)
     return report
@@ -130,7 +134,7 @@ def _warn(report: ModelReport, missing: list[str]) -> None:
           "cycles are in none of these figures" for m in missing]
     p = report.profile
     if p:
-        w += [f"op {o['index']} {o['op']}: ran on a host kernel (micro_rt has no C kernel for "
+        w += [f"op {op_number(o)} {o['op']}: ran on a host kernel (micro_rt has no C kernel for "
               "it), so its cycles, stack and code are not counted: the cycle total is incomplete"
               for o in p["ops_not_counted"] if "index" in o]
         w += [f"alignment: {a}" for a in p["alignment"]]

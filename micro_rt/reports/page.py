@@ -13,7 +13,7 @@ from ..fit import CANNOT_TELL, DOES_NOT_FIT, FITS
 from ..model import Subgraph
 from ..report import kernels_label
 from .charts import ROLE_COLOURS, TAIL_COLOUR, byte_label, cycles_chart, lane_chart, live_chart
-from .facts import BufferFact, buffer_facts
+from .facts import BufferFact, buffer_facts, main_view
 from .formats import Column, Table
 from .model_report import ModelReport
 
@@ -181,7 +181,7 @@ def _ops_live(first: Optional[int], last: Optional[int]) -> str:
 
 def buffer_table(chart_id: str, buffers: Sequence[BufferFact]) -> Table:
     rows = [{"index": b.index, "role": b.role + (" (offline)" if b.offline else ""),
-             "what": f"scratch of op {b.tensor}" if b.kind == "scratch" else f"tensor {b.tensor}",
+             "what": f"scratch of op {b.number}" if b.kind == "scratch" else f"tensor {b.number}",
              "name": b.name, "type": "" if b.shape is None else
              f"{b.dtype}[{','.join(map(str, b.shape))}]",
              "size": b.size, "offset": b.offset, "end": b.offset + b.size,
@@ -326,9 +326,11 @@ def _notes(title: str, css: str, items: Sequence[str]) -> str:
 
 
 def lane_section(chart_id: str, title: str, plan: ArenaPlan, sg: Subgraph,
-                 top: Optional[int] = None, table_open: bool = True) -> str:
-    buffers = buffer_facts(sg, plan)
-    chart = lane_chart(chart_id, title, plan, buffers, len(sg.operators), top)
+                 top: Optional[int] = None, table_open: bool = True,
+                 subgraphs: Sequence[Subgraph] = ()) -> str:
+    """`subgraphs`: the model's, when it has several (the columns stay subgraph 0's operators)."""
+    buffers = buffer_facts(sg, plan, subgraphs)
+    chart = lane_chart(chart_id, title, main_view(plan, subgraphs), buffers, len(sg.operators), top)
     table = _table_html(buffer_table(chart_id, buffers), f"{chart_id}-table")
     summary = (f"head {plan.head_bytes:,} B · tail {plan.tail_bytes:,} B · total "
                f"{plan.total_bytes:,} B · lower bound {plan.lower_bound:,} B (efficiency "
@@ -352,12 +354,14 @@ def report_page(r: ModelReport, sg: Subgraph) -> str:
     body.append("<h2>Operators</h2>" + _table_html(operator_table(r), "ops-table"))
     if r.profile is not None and r.profile["total_cycles"] is not None:
         body.append("<h2>Cycles</h2>" + cycles_chart("cycles", r.operators, s.clock_hz).html())
-    body.append("<h2>Arena</h2>" + lane_section("lanes", "Arena lanes", r.plan, sg))
-    body.append(live_chart("live", r.plan, len(sg.operators)).html())
+    body.append("<h2>Arena</h2>" + lane_section("lanes", "Arena lanes", r.plan, sg,
+                                                 subgraphs=r.subgraphs))
+    body.append(live_chart("live", r.plan, len(sg.operators), r.subgraphs).html())
     return page(f"micro_rt report: {r.name}", f"{r.name} on {where}", subtitle, "".join(body))
 
 
-def plans_html(plans: Sequence[tuple[str, ArenaPlan, Subgraph]], model_name: str) -> str:
+def plans_html(plans: Sequence[tuple[str, ArenaPlan, Subgraph]], model_name: str,
+               subgraphs: Sequence[Subgraph] = ()) -> str:
     """`plan --html` (one plan) and `optimize --html` (before and after; the optimized model's
     operators may be reordered, so each plan comes with its subgraph): each plan's lane chart
     on the same byte scale and its buffer table; for one plan also its live bytes."""
@@ -365,10 +369,11 @@ def plans_html(plans: Sequence[tuple[str, ArenaPlan, Subgraph]], model_name: str
     body = []
     for k, (title, plan, sg) in enumerate(plans):
         body.append(f"<h2>{html.escape(title)}</h2>"
-                    + lane_section(f"lanes{k}", title, plan, sg, top, table_open=len(plans) == 1))
+                    + lane_section(f"lanes{k}", title, plan, sg, top, table_open=len(plans) == 1,
+                                   subgraphs=subgraphs))
     if len(plans) == 1:
         _, plan, sg = plans[0]
-        body.append(live_chart("live", plan, len(sg.operators)).html())
+        body.append(live_chart("live", plan, len(sg.operators), subgraphs).html())
     _, first, sg = plans[0]
     subtitle = html.escape(f"{len(sg.operators)} operators · target {first.target} · planner "
                            f"{first.planner}")

@@ -745,6 +745,27 @@ typedef struct {                                    /* TFLMSignalOverlapAddParam
     TfLiteType type;
     void **state_buffers;
 } TFLMSignalOverlapAddParams;
+/* ---- control flow and resource variables (kernels/if.cc, while.cc, call_once.cc,
+ * var_handle.cc, assign_variable.cc; micro_resource_variable.h) ----------------------------- */
+typedef struct { int then_subgraph_index, else_subgraph_index; } OpDataIf;
+typedef struct { int cond_subgraph_index, body_subgraph_index; } OpDataWhile;
+typedef struct { int init_subgraph_index; bool has_run; } OpDataCallOnce;
+typedef struct { int32_t resource_id; } OpDataVarHandle;
+typedef struct {                               /* assign_variable.cc has an Init only with */
+#ifdef USE_TFLM_COMPRESSION                    /* compression: 0 bytes means no allocation */
+    int scratch_index;
+#endif
+} OpDataAssignVariable;
+typedef struct {
+    const char *container, *shared_name;
+    void *resource_buffer;
+    size_t bytes;
+    int8_t default_value;
+} MicroResourceVariable;
+typedef struct {
+    MicroResourceVariable *resource_variables_;
+    int max_variable_count_, num_resource_variables_;
+} MicroResourceVariables;
 
 /* ---- the structs TFLM allocates 16-aligned (a kernel's AllocatePersistentBuffer) --------- */
 #define MRT_KERNEL_OP_DATA(X)                                                                 \
@@ -765,6 +786,8 @@ typedef struct {                                    /* TFLMSignalOverlapAddParam
     X(TfLiteAudioFrontendIrfftParams) X(TFLMSignalFramerParams) X(TFLMSignalStackerParams)    \
     X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams)                            \
     X(OpDataTransposeConv) X(OpDataTransposeConvCmsis) X(QuantizationOpDataBatchMatmul)       \
-    X(OpDataBatchMatmul) X(OpDataBatchMatmulCmsis)
+    X(OpDataBatchMatmul) X(OpDataBatchMatmulCmsis)                                      \
+    X(OpDataIf) X(OpDataWhile) X(OpDataCallOnce) X(OpDataVarHandle) X(OpDataAssignVariable)   \
+    X(MicroResourceVariables) X(MicroResourceVariable)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
