@@ -41,7 +41,7 @@ CASES = [(op, dt, ins, size, align, half)
 def test_single_op_matches_tflm(number, case, oracle):
     op, dt, ins, size, align, half = case
     assert_seeds_and_edges_match_oracle(oracle, resize_model(op, dt, ins, size, align, half),
-                                             seeds=20, seed=number)
+                                        seeds=20, seed=number, any_nan=True)
 
 
 @pytest.mark.parametrize("op,dtype", [(OPS[0], "float32"), (OPS[0], "int16"), (OPS[1], "int8"), (OPS[1], "float32")])

@@ -73,7 +73,7 @@ CASES += [dict(per_channel=False), dict(dtype="int16", per_channel=False), dict(
                          ids=[f"{n}-" + "-".join(f"{a}={v}" for a, v in kw.items()) for n, kw in enumerate(CASES)])
 def test_single_op_matches_tflm(number, kw, oracle):
     model = transpose_conv_model(np.random.default_rng(500 + number), **kw)
-    assert_seeds_and_edges_match_oracle(oracle, model, seeds=20, seed=number)
+    assert_seeds_and_edges_match_oracle(oracle, model, seeds=20, seed=number, any_nan=True)
 
 
 @pytest.mark.parametrize("number,kw", list(enumerate(CASES))[::5])
