@@ -68,6 +68,7 @@ class Engine:
             self.hooks = self._new_hooks(uc)
         else:
             self.hooks.attach(uc)
+        self.hooks.add_flash_segments(self.memory.flash_segments())
         self._own_hooks = [uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem),
                            uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)]
         # FPU cores (the firmware uses VFP through -mfloat-abi=softfp): IEEE 754 defaults in FPSCR,
@@ -130,6 +131,7 @@ class Engine:
         """Map flash up to `end` and let the hooks count data loads from all of it."""
         self.memory.grow_flash(self.uc, end)
         self.hooks.set_flash_range(FLASH_BASE, self.memory.flash_end)
+        self.hooks.add_flash_segments(self.memory.flash_segments())
 
     # ------------------------------------------------------------------ hooks (rare paths)
     def _on_invalid_mem(self, uc, access, address, size, value, _):

@@ -68,7 +68,8 @@ class McuExecutor:
 
     def __init__(self, interpreter: Any, *, clock_hz: int = 100_000_000, flash_wait_states: int = 0,
                  strict_alignment: bool = False, arena_misalign: int = 0, budget: Optional[int] = None,
-                 memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY):
+                 memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY,
+                 flash_port: bool = True):
         self.it = interpreter
         self.budget = budget
         head = max(interpreter.plan.head_bytes, 16)
@@ -79,7 +80,7 @@ class McuExecutor:
                                   arena_misalign=arena_misalign, flash_bytes=0,
                                   memory_system=memory_system,
                                   weights_bytes=self._constant_bytes(),
-                                  recycle_every=recycle_every)
+                                  recycle_every=recycle_every, flash_port=flash_port)
             buffer = self.mcu.new_arena_buffer(head)
             self.mcu.map_arena(buffer)
             interpreter.rebind_arena(self.mcu.arena)

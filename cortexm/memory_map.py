@@ -112,6 +112,12 @@ class MemoryMap:
     def flash_end(self) -> int:
         return FLASH_BASE + self.flash_size
 
+    def flash_segments(self) -> list[tuple[int, int, int]]:
+        """The host memory behind the flash: [(lo, hi, host address)]."""
+        return [(addr, addr + buffer.nbytes, buffer.ctypes.data)
+                for addr, (buffer, _) in sorted(self.regions.items())
+                if FLASH_BASE <= addr < self.flash_end]
+
     # ------------------------------------------------------------------ mapping
     def map_into(self, uc: unicorn.Uc) -> None:
         """Map every region on a (fresh) engine."""

@@ -8,6 +8,13 @@
 The hook functions are registered with Unicorn's C `uc_hook_add` on the engine handle
 (`uc._uch`). When neither is possible (or MICRO_RT_NO_NATIVE=1), `HookSet` falls back to Python
 hooks with the same results but about 20x slower, and says so once on stderr.
+
+Data loads from flash (for the flash wait-state model) are seen through the *flash data port*
+when the library is loaded: a virtual TLB maps loads from flash pages onto an MMIO alias of the
+flash at FLASH_ALIAS_OFFSET above it (native_hook.c: mrt_tlb_fill, mrt_flash_read), so only
+those loads leave QEMU's fast path. Without it (`flash_port=False`, or the Python fallback) a
+memory hook on every access counts them, with the same counts: the reference the tests hold the
+port to.
 """
 from __future__ import annotations
 
@@ -37,6 +44,9 @@ _lib_error: Optional[str] = None
 _lib_path: Optional[Path] = None
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
+# where the MMIO alias of the flash starts, above the flash's own address (0x0800_0000 ->
+# 0xA000_0000: the Cortex-M "external device" range, where the virtual MCU maps nothing else)
+FLASH_ALIAS_OFFSET = 0x9800_0000
 
 
 def cache_dir() -> Path:
@@ -155,6 +165,9 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_set_checks.argtypes = [vp, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
                                    ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
     lib.mrt_set_checks.restype = ctypes.c_int
+    lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint32]
+    lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
+    lib.mrt_add_segment.restype = vp
 
 
 def _uclib():
@@ -191,9 +204,11 @@ class HookSet:
 
     def __init__(self, uc: unicorn.Uc, *, memory_hook: bool, check_alignment: bool,
                  flash_lo: int, flash_hi: int, line_bytes: int = 16, dcache_lines: int = 1,
-                 prefer_native: bool = True, static_checks=None):
+                 prefer_native: bool = True, static_checks=None, flash_port: bool = False):
         """static_checks: (by_start, by_pc) from static_alignment.static_checks, registers mapped to
-        Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc."""
+        Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc.
+        flash_port: count data loads from flash through the flash data port (native only; the
+        caller then hands the flash's host memory to `add_flash_segments`)."""
         self.static_checks = static_checks
         self.uc = uc
         self.memory_hook = memory_hook
@@ -204,6 +219,8 @@ class HookSet:
         self._lib = load_native() if prefer_native else None
         self.native = self._lib is not None
         self._handles: list[int] = []
+        self.flash_port = bool(flash_port) and self.native
+        self._segments: dict[int, tuple[int, int, int]] = {}    # lo -> (hi, host address, user data)
         if self.native:
             self._install_native()
         else:
@@ -222,6 +239,7 @@ class HookSet:
         lib.mrt_set_funcs(self._state, stop, rr, UC_ARM_REG_PC)
         lib.mrt_configure_mem(self._state, int(self.check_alignment), self.flash_lo, self.flash_hi,
                               self.line_shift, self.dcache_lines)
+        lib.mrt_set_alias(self._state, FLASH_ALIAS_OFFSET if self.flash_port else 0)
         if self.static_checks is not None:
             for which, table in enumerate(self.static_checks):
                 starts, flat = [], []
@@ -249,6 +267,34 @@ class HookSet:
         if self.memory_hook:
             self._add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE,
                       ctypes.cast(lib.mrt_mem_hook, ctypes.c_void_p).value, 1, 0)
+        if self.flash_port:
+            self.uc.ctl_set_tlb_mode(UC.UC_TLB_VIRTUAL)
+            self._add(UC.UC_HOOK_TLB_FILL, ctypes.cast(lib.mrt_tlb_fill, ctypes.c_void_p).value, 1, 0)
+            for lo, (hi, _, user) in sorted(self._segments.items()):
+                self._map_alias(lo, hi, user)
+
+    def add_flash_segments(self, segments) -> None:
+        """The flash's host memory, [(lo, hi, host address)]: the flash data port reads the bytes
+        of data loads from there. Segments already known are skipped (flash only grows)."""
+        if not self.flash_port:
+            return
+        for lo, hi, host in segments:
+            if lo in self._segments:
+                continue
+            user = self._lib.mrt_add_segment(self._state, lo, hi, ctypes.c_void_p(host))
+            if not user:
+                raise MemoryError("the flash data port holds at most 16 flash segments")
+            self._segments[lo] = (hi, host, user)
+            if self.uc is not None:
+                self._map_alias(lo, hi, user)
+
+    def _map_alias(self, lo: int, hi: int, user: int) -> None:
+        read = ctypes.cast(self._lib.mrt_flash_read, ctypes.c_void_p)
+        status = self._uclib.uc_mmio_map(self.uc._uch, ctypes.c_uint64(lo + FLASH_ALIAS_OFFSET),
+                                         ctypes.c_uint64(hi - lo), read, ctypes.c_void_p(user),
+                                         None, None)
+        if status != UC.UC_ERR_OK:
+            raise unicorn.UcError(status)
 
     def attach(self, uc: unicorn.Uc) -> None:
         """Install the same hooks, with their state (counts, data-cache lines), on a fresh engine
@@ -343,12 +389,15 @@ class HookSet:
                 if self.check_alignment and address & (3 if size >= 4 else size - 1):
                     self._record(uc.reg_read(UC_ARM_REG_PC), address, size, access)
                 if access == UC.UC_MEM_READ and self.flash_lo <= address < self.flash_hi:
-                    line = address >> self.line_shift
-                    idx = line & (self._dc_n - 1)
-                    self._fr += 1
-                    if self._dc[idx] != line:
-                        self._dc[idx] = line
-                        self._frm += 1
+                    # an unaligned load is two naturally aligned ones (native_hook.c)
+                    first = address & ~(size - 1)
+                    for a in ((first, first + size) if address != first else (first,)):
+                        line = a >> self.line_shift
+                        idx = line & (self._dc_n - 1)
+                        self._fr += 1
+                        if self._dc[idx] != line:
+                            self._dc[idx] = line
+                            self._frm += 1
             self._python_hooks.append((UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem, 1, 0))
         self._add_python_hooks()
 

@@ -13,6 +13,13 @@
  * Memory hook (optional, read+write): records accesses that are not naturally aligned (word
  * accesses not 4-aligned, halfword not 2-aligned) per PC, and models a small direct-mapped
  * data cache / line buffer in front of the flash for data loads from flash (weights).
+ *
+ * Flash data port (the fast way to see data loads from flash): any Unicorn memory hook sends
+ * every load and store of the guest through QEMU's slow path (~4x slower emulation). Instead,
+ * the engine runs with a virtual TLB (UC_TLB_VIRTUAL) filled by mrt_tlb_fill: instruction fetches
+ * and writes see flash where it is, but data *loads* from a flash page are mapped onto an MMIO
+ * alias of the flash (mrt_flash_read), which feeds the same data-cache model and returns the
+ * bytes from the flash's host memory. SRAM accesses keep QEMU's fast path.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,7 +67,19 @@ typedef struct {
     uint64_t count;
 } unal_t;
 
-typedef struct {
+#define MRT_MAX_SEGMENTS 16
+
+struct mrt_state;
+
+typedef struct {                 /* one host buffer behind a part of the flash */
+    struct mrt_state *s;
+    uint32_t lo, hi;
+    const uint8_t *host;
+} segment_t;
+
+typedef struct { uint64_t paddr; int32_t perms; } tlb_entry_t;   /* Unicorn's uc_tlb_entry */
+
+typedef struct mrt_state {
     /* edges */
     edge_t *tab;
     uint32_t cap, n;
@@ -84,6 +103,10 @@ typedef struct {
     uint64_t unal_total, unal_dropped;
     ctable_t blk, code;          /* static checks by block start / by instruction (code hook) */
     uint64_t checks_run;
+    /* flash data port: loads from flash go to flash_lo + alias_offset (0: no port) */
+    uint32_t alias_offset;
+    uint32_t nseg;
+    segment_t seg[MRT_MAX_SEGMENTS];
 } mrt_state;
 
 static inline uint32_t hash1(uint32_t a) { uint32_t h = a * 0x9E3779B1u; return h ^ (h >> 15); }
@@ -190,6 +213,22 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
 }
 
 #define UC_MEM_READ 16
+#define UC_MEM_WRITE 17
+#define UC_PROT_READ 1
+#define UC_PROT_WRITE 2
+#define UC_PROT_EXEC 4
+#define UC_PROT_ALL 7
+
+/* One data load from flash at a, through the direct-mapped data cache / line buffer. */
+static inline void flash_data_read(mrt_state *s, uint32_t a) {
+    uint32_t line = a >> s->line_shift;
+    uint32_t idx = line & s->dc_mask;
+    s->flash_reads++;
+    if (s->dc_tags[idx] != line + 1) {   /* +1 so that tag 0 means empty */
+        s->dc_tags[idx] = line + 1;
+        s->flash_read_misses++;
+    }
+}
 
 void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value, void *user) {
     (void)value;
@@ -204,14 +243,44 @@ void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value,
         }
     }
     if (type == UC_MEM_READ && a >= s->flash_lo && a < s->flash_hi) {
-        uint32_t line = a >> s->line_shift;
-        uint32_t idx = line & s->dc_mask;
-        s->flash_reads++;
-        if (s->dc_tags[idx] != line + 1) {   /* +1 so that tag 0 means empty */
-            s->dc_tags[idx] = line + 1;
-            s->flash_read_misses++;
-        }
+        /* an unaligned load is two naturally aligned ones, as the flash data port sees it */
+        uint32_t m = (uint32_t)size - 1;
+        flash_data_read(s, a & ~m);
+        if (a & m) flash_data_read(s, (a & ~m) + (uint32_t)size);
     }
+}
+
+/* Virtual TLB fill (UC_HOOK_TLB_FILL): identity everywhere with every permission, except that a
+ * flash page is mapped for data loads onto the MMIO alias, and for fetches / writes onto itself
+ * without read permission (so that a load after a fetch refills the entry with the alias). */
+int mrt_tlb_fill(void *uc, uint64_t vaddr, int type, tlb_entry_t *e, void *user) {
+    (void)uc;
+    mrt_state *s = (mrt_state *)user;
+    uint32_t a = (uint32_t)vaddr;
+    if (s->alias_offset && a >= s->flash_lo && a < s->flash_hi) {
+        if (type == UC_MEM_READ) {
+            e->paddr = vaddr + s->alias_offset;
+            e->perms = UC_PROT_READ;
+        } else {
+            e->paddr = vaddr;
+            e->perms = type == UC_MEM_WRITE ? UC_PROT_WRITE : UC_PROT_EXEC;
+        }
+    } else {
+        e->paddr = vaddr;
+        e->perms = UC_PROT_ALL;
+    }
+    return 1;
+}
+
+/* MMIO read of the flash alias (user: the segment the MMIO region mirrors). The access is
+ * naturally aligned (QEMU splits unaligned MMIO loads into two aligned ones of the same size). */
+uint64_t mrt_flash_read(void *uc, uint64_t offset, unsigned size, void *user) {
+    (void)uc;
+    segment_t *g = (segment_t *)user;
+    flash_data_read(g->s, g->lo + (uint32_t)offset);
+    uint64_t v = 0;
+    memcpy(&v, g->host + offset, size);     /* guest and host are little-endian */
+    return v;
 }
 
 /* code hook registered on single instructions whose address is checked at the instruction */
@@ -299,6 +368,18 @@ void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
     s->flash_reads = 0; s->flash_read_misses = 0;
     s->unal_n = 0; s->unal_total = 0; s->unal_dropped = 0;
     s->checks_run = 0;
+}
+
+/* The flash data port: loads from flash are seen at flash address + alias_offset (0: off). */
+void mrt_set_alias(mrt_state *s, uint32_t alias_offset) { s->alias_offset = alias_offset; }
+
+/* Host memory of flash [lo, hi); the MMIO region mirroring it takes the returned pointer as its
+ * user data (NULL when the table is full). */
+void *mrt_add_segment(mrt_state *s, uint32_t lo, uint32_t hi, const uint8_t *host) {
+    if (s->nseg >= MRT_MAX_SEGMENTS) return NULL;
+    segment_t *g = &s->seg[s->nseg++];
+    g->s = s; g->lo = lo; g->hi = hi; g->host = host;
+    return g;
 }
 
 void mrt_flush_dcache(mrt_state *s) { memset(s->dc_tags, 0, (s->dc_mask + 1) * sizeof(uint32_t)); }
