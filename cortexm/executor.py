@@ -94,6 +94,7 @@ class McuExecutor:
             raise
         self.emulation_seconds = 0.0
         self.functions_used: dict[str, int] = {}     # kernel code executed so far: name -> bytes
+        self._blocks_noted: set[int] = set()          # block starts already looked up for it
         self._op_budgets = {node.index: self.op_budget(node) for node in interpreter.nodes}
         self.invoke_budget = (invoke_budget if invoke_budget is not None else
                               sum(b.budget for b in self._op_budgets.values()))
@@ -204,7 +205,11 @@ class McuExecutor:
 
     def _note_code(self, edges) -> None:
         for edge in edges:
-            function = self.mcu.elf.function_at(edge[2])
+            start = edge[2]
+            if start in self._blocks_noted:      # each block's function is looked up once
+                continue
+            self._blocks_noted.add(start)
+            function = self.mcu.elf.function_at(start)
             if function is not None:
                 self.functions_used[function.name] = function.size
 

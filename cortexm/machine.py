@@ -323,7 +323,7 @@ class VirtualMCU:
         edges = self.hooks.edges()
         self.last_edges = edges
         insns, bd, blocks = self._cycles.count(edges, stats.last_block, (FLASH_BASE, self.memory.flash_end),
-                                               stats.flash_read_misses)
+                                               stats.flash_read_misses, self.hooks)
         if insns > budget:
             raise self._faults.budget(name, budget, insns, pc)
         stack_used = self._stack.high_water(self.uc, paint_lo, sp)

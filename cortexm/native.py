@@ -165,6 +165,12 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_set_checks.argtypes = [vp, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
                                    ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
     lib.mrt_set_checks.restype = ctypes.c_int
+    lib.mrt_set_cost.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64,
+                                 ctypes.c_int64]
+    lib.mrt_set_cost.restype = ctypes.c_int
+    lib.mrt_account.argtypes = [vp, ctypes.c_int64, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32,
+                                ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64)]
+    lib.mrt_account.restype = ctypes.c_int
     lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint32]
     lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
     lib.mrt_add_segment.restype = vp
@@ -220,6 +226,7 @@ class HookSet:
         self.native = self._lib is not None
         self._handles: list[int] = []
         self.flash_port = bool(flash_port) and self.native
+        self._priced: set[tuple[int, int]] = set()      # blocks whose cost the library holds
         self._segments: dict[int, tuple[int, int, int]] = {}    # lo -> (hi, host address, user data)
         if self.native:
             self._install_native()
@@ -446,6 +453,29 @@ class HookSet:
         self._lib.mrt_stats(self._state, buf)
         last = (buf[7], buf[8]) if buf[8] else None
         return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6], last)
+
+    def account(self, memory_system, flash: tuple[int, int], edges: dict, costs: dict
+                ) -> Optional[tuple[int, int, int, int, int, int]]:
+        """(instructions, blocks, core, branches, fetch, data_flash) of the call just run, priced
+        natively from the edge table (native_hook.c mrt_account: the twin of cycles.account, with
+        its own warm I-cache lines); None with the Python hooks. costs: {(addr, size): BlockCost}
+        holding every block of `edges`."""
+        if not self.native:
+            return None
+        lib, priced = self._lib, self._priced
+        for (_, _, c, cs) in edges:
+            if (c, cs) not in priced:
+                bc = costs[(c, cs)]
+                if lib.mrt_set_cost(self._state, c, cs, bc.n_insns, bc.cycles, bc.taken_extra):
+                    raise MemoryError("mrt_set_cost failed")
+                priced.add((c, cs))
+        ms = memory_system
+        out = (ctypes.c_int64 * 6)()
+        status = lib.mrt_account(self._state, ms.wait_states, ms.line_bytes, int(ms.prefetch),
+                                 ms.icache_bytes, flash[0], flash[1], out)
+        if status:
+            raise MemoryError(f"mrt_account failed ({status})")
+        return tuple(out)
 
     def unaligned(self) -> list[tuple[int, int, int, int, int]]:
         """[(pc, first address, size, access type, count)]"""

@@ -1,11 +1,14 @@
-"""The flash data port (native.py, native_hook.c) against the memory-hook reference.
+"""The memory-system model run natively, against its reference twins.
 
-With flash wait states the cycle model needs every data load from flash, in order. The port sees
-them through an MMIO alias that a virtual TLB maps flash pages' loads onto; the reference is a
-memory hook on every access. Both feed the same data-cache model, so every count must be equal:
-instructions, cycles and their breakdown, flash data loads, and the values read, on every core
-and memory system (the cores' defaults and every board's), across calls (warm caches carried),
-flash growth and engine recycling.
+1. The flash data port (native.py, native_hook.c) against the memory hook. With flash wait
+   states the cycle model needs every data load from flash, in order. The port sees them through
+   an MMIO alias that a virtual TLB maps flash pages' loads onto; the reference is a memory hook
+   on every access. Both feed the same data-cache model.
+2. The native pricing of a call's edges (native_hook.c mrt_account) against cycles.account.
+
+Every count must be equal: instructions, cycles and their breakdown, flash data loads, and the
+values read, on every core and memory system (the cores' defaults and every board's), across
+calls (warm caches carried), flash growth and engine recycling.
 """
 from __future__ import annotations
 
@@ -14,14 +17,19 @@ import pytest
 
 from conftest import requires_arm_gcc, shared_models
 from micro_rt.cortexm.boards import list_boards, simulator_parameters
+from micro_rt.cortexm.cycles import CycleModel
+from micro_rt.cortexm.machine import FLASH_BASE
 from micro_rt.cortexm.memory_system import MemorySystem, default_memory_system
+from micro_rt.cortexm.native import HookSet
 from vmcu_test_firmware import CORES, elfs, mcu  # noqa: F401 (fixture)
 
 
 def memory_systems(core: str) -> list[MemorySystem]:
-    """The core's default interface at 0 and 5 wait states, no-cache variants, every board's."""
+    """The core's default interface at 0 and 5 wait states, no-cache variants, I-caches too
+    small for the code (capacity misses), every board's."""
     out = [default_memory_system(core, 0), default_memory_system(core, 5),
-           MemorySystem(3, 16, False, 0, 1), MemorySystem(2, 8, True, 0, 1)]
+           MemorySystem(3, 16, False, 0, 1), MemorySystem(2, 8, True, 0, 1),
+           MemorySystem(2, 16, True, 64, 2), MemorySystem(7, 32, False, 128, 4)]
     for board in list_boards():
         sp = simulator_parameters(board)
         if sp.target == core:
@@ -29,18 +37,42 @@ def memory_systems(core: str) -> list[MemorySystem]:
     return out
 
 
+class Twin:
+    """Prices every call of a machine once more with the Python reference (cycles.account, its
+    own warm I-cache lines) and checks the native pricing against it."""
+
+    def __init__(self, m):
+        self.m = m
+        self.model = CycleModel(m.core, m.elf.sha256, m.memory_system, m.read_code)
+        self.checked = 0
+
+    def call(self, *args):
+        r = self.m.call(*args)
+        stats = self.m.hooks.stats()
+        insns, bd, blocks = self.model.count(self.m.last_edges, stats.last_block,
+                                             (FLASH_BASE, self.m.memory.flash_end),
+                                             stats.flash_read_misses)
+        assert (r.instructions, r.breakdown, r.blocks) == (insns, bd, blocks), args
+        self.checked += 1
+        return r
+
+
 def _calls(m, weights: np.ndarray, words: np.ndarray) -> list:
     """A mix of flash data loads: bytes (dot), words (sum_words), unaligned words straddling
-    flash lines (ldr_at, Armv7-M/8-M only), repeated so warm cache lines matter."""
+    flash lines (ldr_at, Armv7-M/8-M only), repeated so warm cache lines matter; each call's
+    native pricing checked against the Python twin."""
     w = m.place_constant(weights)
     p = m.place_constant(words)
+    twin = Twin(m)
     out = []
     for _ in range(2):
-        out.append(m.call("dot", w, m.arena_base, len(weights)))
-        out.append(m.call("sum_words", p, len(words)))
+        out.append(twin.call("dot", w, m.arena_base, len(weights)))
+        out.append(twin.call("sum_words", p, len(words)))
+        out.append(twin.call("count_loop", 50))
         if not m.armv6m:
             for off in (1, 2, 3, 6, 13, 14, 15, 29, 31):
-                out.append(m.call("ldr_at", p + off))
+                out.append(twin.call("ldr_at", p + off))
+    assert twin.checked == len(out)
     return out
 
 
@@ -66,7 +98,7 @@ def test_port_counts_equal_the_memory_hook(elfs, core):
         got, want = _calls(port, weights, words), _calls(ref, weights, words)
         assert [_facts(r) for r in got] == [_facts(r) for r in want], ms
         if ms.wait_states:
-            assert all(r.flash_data_reads for r in got)
+            assert got[0].flash_data_reads >= len(weights) and got[1].flash_data_reads >= len(words)
         port.close()
         ref.close()
 
@@ -95,9 +127,10 @@ def test_port_reads_the_right_bytes_after_flash_grows_and_the_engine_is_recycled
 
 @pytest.mark.parametrize("name", shared_models(["person_detect.tflite"]))
 @pytest.mark.parametrize("core", CORES)
-def test_port_on_a_model_equals_the_memory_hook(name, core):
+def test_port_on_a_model_equals_the_memory_hook(name, core, monkeypatch):
     """Two invokes of a real model (kernels, literal pools, lookup tables in flash), per operator,
-    at 5 wait states and on one board of the core: the same numbers either way."""
+    at 5 wait states and on one board of the core: the flash data port priced natively gives the
+    numbers of the memory hook priced by cycles.account."""
     from conftest import SHARED_MODELS
     from micro_rt import Interpreter
     from micro_rt.inputs import random_inputs
@@ -108,6 +141,8 @@ def test_port_on_a_model_equals_the_memory_hook(name, core):
     for options in configs:
         runs = {}
         for port in (True, False):
+            if not port:          # the reference: memory hook, Python pricing
+                monkeypatch.setattr(HookSet, "account", lambda *args, **kw: None)
             it = Interpreter.from_file(str(SHARED_MODELS / name), target=core, kernels="cmsis-nn",
                                        emulate=True, mcu_options={**options, "flash_port": port})
             per_op = []
@@ -120,4 +155,5 @@ def test_port_on_a_model_equals_the_memory_hook(name, core):
             assert it.executor.mcu.hooks.flash_port == port
             runs[port] = per_op
             it.close()
+            monkeypatch.undo()
         assert runs[True] == runs[False], options
