@@ -3,7 +3,7 @@
 cycles(call) = Σ_blocks count × static cost of the block            (core_timing.py)
              + Σ_taken-edges count × refill cost of the branch        (from the block-edge counts)
              + instruction-fetch stalls from flash                    (memory_system.py, wait states)
-             + data-load stalls from flash (weights, literal pools)   (native memory hook counts)
+             + data-load stalls from flash (weights, literal pools)   (flash data port / memory hook counts)
 
 Where a cycle is counted: the native block hook (native_hook.c, through native.HookSet) counts
 *edges* (previous block -> block) while the call runs, so a conditional branch is charged as

@@ -52,7 +52,7 @@ class CallResult:
     alignment_events: list = field(default_factory=list)   # list[AlignmentEvent]
     breakdown: Optional[CycleBreakdown] = None             # core / branches / fetch / data_flash
     blocks: int = 0                      # executed translation blocks
-    flash_data_reads: int = 0            # data loads from flash (when the memory hook is on)
+    flash_data_reads: int = 0            # data loads from flash (with flash wait states)
     seconds: float = 0.0                 # cycles / clock_hz
 
 
@@ -224,6 +224,7 @@ class VirtualMCU:
         """Map a host buffer (page aligned, length multiple of 4 KiB) as the arena, zero-copy:
         the emulated kernels read and write the very bytes numpy sees. Keeps a reference."""
         self.memory.map_arena(self.uc, buffer)
+        self.engine.refresh_fault_hooks()
 
     @property
     def arena(self) -> np.ndarray:

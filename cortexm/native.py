@@ -11,10 +11,11 @@ hooks with the same results but about 20x slower, and says so once on stderr.
 
 Data loads from flash (for the flash wait-state model) are seen through the *flash data port*
 when the library is loaded: a virtual TLB maps loads from flash pages onto an MMIO alias of the
-flash at FLASH_ALIAS_OFFSET above it (native_hook.c: mrt_tlb_fill, mrt_flash_read), so only
-those loads leave QEMU's fast path. Without it (`flash_port=False`, or the Python fallback) a
-memory hook on every access counts them, with the same counts: the reference the tests hold the
-port to.
+flash FLASH_ALIAS_OFFSET above it, beyond the 32-bit address space (native_hook.c:
+mrt_tlb_fill, mrt_flash_read), so only those loads leave QEMU's fast path. Without it
+(`flash_port=False`, or the Python fallback) a memory hook on every access counts them, with the
+same counts: the reference the tests hold the port to. The virtual TLB is on with every native
+HookSet: it also lets stores to data pages take the fast path (see mrt_tlb_fill).
 """
 from __future__ import annotations
 
@@ -44,9 +45,9 @@ _lib_error: Optional[str] = None
 _lib_path: Optional[Path] = None
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
-# where the MMIO alias of the flash starts, above the flash's own address (0x0800_0000 ->
-# 0xA000_0000: the Cortex-M "external device" range, where the virtual MCU maps nothing else)
-FLASH_ALIAS_OFFSET = 0x9800_0000
+# where the MMIO alias of the flash lies: 4 GiB above the flash, a physical address no 32-bit
+# guest address reaches (only the TLB fill maps flash loads there)
+FLASH_ALIAS_OFFSET = 1 << 32
 
 
 def cache_dir() -> Path:
@@ -171,7 +172,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_account.argtypes = [vp, ctypes.c_int64, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32,
                                 ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64)]
     lib.mrt_account.restype = ctypes.c_int
-    lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint32]
+    lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint64]
     lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
     lib.mrt_add_segment.restype = vp
 
@@ -274,11 +275,12 @@ class HookSet:
         if self.memory_hook:
             self._add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE,
                       ctypes.cast(lib.mrt_mem_hook, ctypes.c_void_p).value, 1, 0)
-        if self.flash_port:
-            self.uc.ctl_set_tlb_mode(UC.UC_TLB_VIRTUAL)
-            self._add(UC.UC_HOOK_TLB_FILL, ctypes.cast(lib.mrt_tlb_fill, ctypes.c_void_p).value, 1, 0)
-            for lo, (hi, _, user) in sorted(self._segments.items()):
-                self._map_alias(lo, hi, user)
+        # the virtual TLB (mrt_tlb_fill) also keeps stores on QEMU's fast path, with or without
+        # the flash data port
+        self.uc.ctl_set_tlb_mode(UC.UC_TLB_VIRTUAL)
+        self._add(UC.UC_HOOK_TLB_FILL, ctypes.cast(lib.mrt_tlb_fill, ctypes.c_void_p).value, 1, 0)
+        for lo, (hi, _, user) in sorted(self._segments.items()):
+            self._map_alias(lo, hi, user)
 
     def add_flash_segments(self, segments) -> None:
         """The flash's host memory, [(lo, hi, host address)]: the flash data port reads the bytes

@@ -112,8 +112,8 @@ typedef struct mrt_state {
     uint64_t unal_total, unal_dropped;
     ctable_t blk, code;          /* static checks by block start / by instruction (code hook) */
     uint64_t checks_run;
-    /* flash data port: loads from flash go to flash_lo + alias_offset (0: no port) */
-    uint32_t alias_offset;
+    /* flash data port: loads from flash go to their address + alias_offset (0: no port) */
+    uint64_t alias_offset;
     uint32_t nseg;
     segment_t seg[MRT_MAX_SEGMENTS];
     /* cycle accounting (mrt_account): block costs, the I-cache lines one call leaves warm */
@@ -229,6 +229,7 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
 
 #define UC_MEM_READ 16
 #define UC_MEM_WRITE 17
+#define UC_MEM_FETCH 18
 #define UC_PROT_READ 1
 #define UC_PROT_WRITE 2
 #define UC_PROT_EXEC 4
@@ -265,24 +266,26 @@ void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value,
     }
 }
 
-/* Virtual TLB fill (UC_HOOK_TLB_FILL): identity everywhere with every permission, except that a
- * flash page is mapped for data loads onto the MMIO alias, and for fetches / writes onto itself
- * without read permission (so that a load after a fetch refills the entry with the alias). */
+/* Virtual TLB fill (UC_HOOK_TLB_FILL). Identity everywhere, except that with the flash data port
+ * a flash page is mapped for data loads onto the MMIO alias, and for fetches / writes onto itself
+ * without read permission (so that a load after a fetch refills the entry with the alias).
+ * A page entered by a data access gets no execute permission: QEMU then marks its stores clean
+ * after the first one (tlb_set_dirty) and later stores take the fast path; with execute
+ * permission (as in Unicorn's default TLB) every store to it goes through notdirty_write. */
 int mrt_tlb_fill(void *uc, uint64_t vaddr, int type, tlb_entry_t *e, void *user) {
     (void)uc;
     mrt_state *s = (mrt_state *)user;
     uint32_t a = (uint32_t)vaddr;
+    e->paddr = vaddr;
     if (s->alias_offset && a >= s->flash_lo && a < s->flash_hi) {
         if (type == UC_MEM_READ) {
             e->paddr = vaddr + s->alias_offset;
             e->perms = UC_PROT_READ;
         } else {
-            e->paddr = vaddr;
             e->perms = type == UC_MEM_WRITE ? UC_PROT_WRITE : UC_PROT_EXEC;
         }
     } else {
-        e->paddr = vaddr;
-        e->perms = UC_PROT_ALL;
+        e->perms = type == UC_MEM_FETCH ? UC_PROT_ALL : UC_PROT_READ | UC_PROT_WRITE;
     }
     return 1;
 }
@@ -568,7 +571,7 @@ void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
 }
 
 /* The flash data port: loads from flash are seen at flash address + alias_offset (0: off). */
-void mrt_set_alias(mrt_state *s, uint32_t alias_offset) { s->alias_offset = alias_offset; }
+void mrt_set_alias(mrt_state *s, uint64_t alias_offset) { s->alias_offset = alias_offset; }
 
 /* Host memory of flash [lo, hi); the MMIO region mirroring it takes the returned pointer as its
  * user data (NULL when the table is full). */

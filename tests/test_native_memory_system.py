@@ -157,3 +157,23 @@ def test_port_on_a_model_equals_the_memory_hook(name, core, monkeypatch):
             it.close()
             monkeypatch.undo()
         assert runs[True] == runs[False], options
+
+
+@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])
+@pytest.mark.parametrize("wait_states", [0, 3])
+def test_faults_are_explained_with_the_virtual_tlb(elfs, core, wait_states):
+    """Fault hooks cover only the unmapped ranges now (so stores to mapped pages stay fast), and
+    the flash alias lies beyond 32-bit addresses: every fault still names its address and kind."""
+    from micro_rt.errors import EmulationError
+    m = mcu(elfs, core, flash_wait_states=wait_states)
+    cases = [(("jump_to", (m.stack_top - 64) | 1), "instruction fetch from non-executable memory at address "
+              f"0x{m.stack_top - 64:08x} (2 B, SRAM (stack))"),
+             (("bad_read",), "read of unmapped memory at address 0x40000000 (4 B, unmapped)"),
+             (("bad_write", 5), "write to unmapped memory at address 0x50000010 (4 B, unmapped)"),
+             (("ldr_at", 0xA000_0000), "read of unmapped memory at address 0xa0000000 (4 B, unmapped)"),
+             (("ldr_at", m.arena_base + 8192 + 16), "(4 B, guard page between arena end and stack")]
+    for args, message in cases:
+        with pytest.raises(EmulationError) as ei:
+            m.call(*args)
+        assert message in str(ei.value), args
+        assert m.call("count_loop", 3).return_value == 3        # the machine still works
