@@ -292,7 +292,7 @@ class HookSet:
                 continue
             user = self._lib.mrt_add_segment(self._state, lo, hi, ctypes.c_void_p(host))
             if not user:
-                raise MemoryError("the flash data port holds at most 16 flash segments")
+                raise MemoryError("mrt_add_segment failed")
             self._segments[lo] = (hi, host, user)
             if self.uc is not None:
                 self._map_alias(lo, hi, user)

@@ -67,8 +67,6 @@ typedef struct {
     uint64_t count;
 } unal_t;
 
-#define MRT_MAX_SEGMENTS 16
-
 struct mrt_state;
 
 typedef struct {                 /* one host buffer behind a part of the flash */
@@ -114,8 +112,8 @@ typedef struct mrt_state {
     uint64_t checks_run;
     /* flash data port: loads from flash go to their address + alias_offset (0: no port) */
     uint64_t alias_offset;
-    uint32_t nseg;
-    segment_t seg[MRT_MAX_SEGMENTS];
+    segment_t **seg;                 /* each allocated alone: MMIO regions keep pointers to them */
+    uint32_t nseg, seg_cap;
     /* cycle accounting (mrt_account): block costs, the I-cache lines one call leaves warm */
     cost_t *costs;
     uint32_t costs_cap, costs_n, gen;
@@ -540,6 +538,8 @@ void mrt_free(mrt_state *s) {
     free(s->tab); free(s->unal); free(s->dc_tags);
     free(s->blk.tab); free(s->blk.checks); free(s->code.tab); free(s->code.checks);
     free(s->costs); free(s->order); free(s->foot); free(s->warm);
+    for (uint32_t i = 0; i < s->nseg; i++) free(s->seg[i]);
+    free(s->seg);
     free(s);
 }
 
@@ -574,11 +574,19 @@ void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
 void mrt_set_alias(mrt_state *s, uint64_t alias_offset) { s->alias_offset = alias_offset; }
 
 /* Host memory of flash [lo, hi); the MMIO region mirroring it takes the returned pointer as its
- * user data (NULL when the table is full). */
+ * user data (NULL when out of memory). */
 void *mrt_add_segment(mrt_state *s, uint32_t lo, uint32_t hi, const uint8_t *host) {
-    if (s->nseg >= MRT_MAX_SEGMENTS) return NULL;
-    segment_t *g = &s->seg[s->nseg++];
+    if (s->nseg == s->seg_cap) {
+        uint32_t ncap = s->seg_cap ? 2 * s->seg_cap : 16;
+        segment_t **ns = (segment_t **)realloc(s->seg, ncap * sizeof(segment_t *));
+        if (!ns) return NULL;
+        s->seg = ns;
+        s->seg_cap = ncap;
+    }
+    segment_t *g = (segment_t *)malloc(sizeof(segment_t));
+    if (!g) return NULL;
     g->s = s; g->lo = lo; g->hi = hi; g->host = host;
+    s->seg[s->nseg++] = g;
     return g;
 }
 

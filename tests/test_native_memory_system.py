@@ -113,13 +113,14 @@ def test_port_reads_the_right_bytes_after_flash_grows_and_the_engine_is_recycled
         m = mcu(elfs, core, memory_system=ms, flash_port=port, flash_bytes=0, recycle_every=3)
         first_end = m.memory.flash_end
         facts = []
-        for k in range(6):
-            words = np.arange(k * 1000, k * 1000 + 64 * 1024, dtype=np.int32)
+        for k in range(24):      # more flash segments than a fixed table would hold
+            words = np.arange(k * 1000, k * 1000 + 16 * 1024, dtype=np.int32)
             addr = m.place_constant(words)
             r = m.call("sum_words", addr, len(words))
             assert r.return_value == int(np.int32(words.sum(dtype=np.int64) & 0xFFFFFFFF)), (port, k)
             facts.append(_facts(r))
         assert m.memory.flash_end > first_end and m.engines_started >= 2
+        assert len(m.memory.flash_segments()) > 20
         results[port] = facts
         m.close()
     assert results[True] == results[False]
