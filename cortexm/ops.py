@@ -25,7 +25,11 @@ zero_points, quantized_dimension, is_constant, data for constants); `arena_offse
 node's scratch buffer (None when the kernel needs none).
 
 The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
-ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement); ops_context
+ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_binary (DIV,
+FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2), ops_unary
+(the unary math family, CAST, int16 LOGISTIC / TANH, QUANTIZE int8 <-> uint8), ops_reduce
+(SUM, REDUCE_*, int16 MEAN, ARG_*, CUMSUM), ops_normalization (LOG_SOFTMAX, L2_NORMALIZATION,
+int16 SOFTMAX), ops_pooling_more (L2_POOL_2D); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
 runner and adding its line there.
@@ -41,16 +45,23 @@ import numpy as np
 from micro_rt.errors import KernelError
 
 from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
+                         run_logical, run_select)
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
                             run_dynamic_update_slice, run_embedding_lookup, run_fill, run_gather, run_gather_nd,
                             run_mirror_pad, run_reverse, run_slice, run_space_to_batch, run_space_to_depth,
                             run_split)
-from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_mean_f32,
-                              run_mean_s8, run_quantize, run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_quantize,
+                              run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
+                        run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
-                     run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_s8,
+                     run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
                      run_softmax_f32, run_softmax_s8)
+from .ops_normalization import run_l2norm, run_log_softmax, run_softmax_s16
+from .ops_pooling_more import run_l2_pool_f32
+from .ops_reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, run_reduce_int
 
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
     from .machine import CallResult
@@ -67,8 +78,9 @@ class OpKernel:
     """How an operator runs on the virtual MCU for one input type: the runner that describes
     its kernel calls and, when the kernel needs scratch memory, the mirror of its
     *_get_buffer_size (what the planner reserves in the arena). `libm`: its float32 results
-    come from newlib's expf / tanhf, within a few ulp of the host's glibc, not bit-equal (every
-    other float32 kernel is bit-exact with its twin)."""
+    come from newlib's expf / tanhf / logf (cosf / sinf / expm1f for the unary math family),
+    within a few ulp of the host's glibc, not bit-equal (every other float32 kernel is
+    bit-exact with its twin)."""
     runner: Runner
     scratch: Optional[ScratchSize] = None
     libm: bool = False
@@ -94,9 +106,9 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("FULLY_CONNECTED", INT8): OpKernel(run_fully_connected_s8),
     ("FULLY_CONNECTED", FLOAT32): OpKernel(run_fully_connected_f32),
     ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16, kind="fc")),
-    ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_s8, avgpool_s8_scratch),
+    ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_int, avgpool_s8_scratch),
     ("AVERAGE_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
-    ("MAX_POOL_2D", INT8): OpKernel(run_pool_s8),
+    ("MAX_POOL_2D", INT8): OpKernel(run_pool_int),
     ("MAX_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
     ("SOFTMAX", INT8): OpKernel(run_softmax_s8),
     ("SOFTMAX", FLOAT32): OpKernel(run_softmax_f32, libm=True),
@@ -108,8 +120,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     **{(op, INT16): OpKernel(run_unary_int) for op in _UNARY_I16},
     **{("QUANTIZE", t): OpKernel(run_quantize) for t in (INT8, INT16, FLOAT32)},
     **{("DEQUANTIZE", t): OpKernel(run_dequantize) for t in (INT8, INT16)},
-    ("MEAN", INT8): OpKernel(run_mean_s8),
-    ("MEAN", FLOAT32): OpKernel(run_mean_f32),
+    ("MEAN", INT8): OpKernel(run_mean),
+    ("MEAN", FLOAT32): OpKernel(run_mean),
     **{(op, ANY): OpKernel(run_reshape) for op in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")},
     ("SHAPE", ANY): OpKernel(run_shape),
     ("PACK", ANY): OpKernel(run_concatenation),
@@ -133,6 +145,41 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("BROADCAST_TO", ANY): OpKernel(run_broadcast_to),
     ("BROADCAST_ARGS", ANY): OpKernel(run_broadcast_args),
     ("MIRROR_PAD", ANY): OpKernel(run_mirror_pad),
+    **{(op, FLOAT32): OpKernel(run_binary_ops_f32) for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD", "SQUARED_DIFFERENCE",
+                                                              "PRELU")},
+    **{(op, ANY): OpKernel(run_binary_ops_s32) for op in ("DIV", "SQUARED_DIFFERENCE")},     # int32
+    **{(op, INT8): OpKernel(run_binary_ops_q) for op in ("DIV", "SQUARED_DIFFERENCE", "PRELU")},
+    **{(op, INT16): OpKernel(run_binary_ops_q) for op in ("SQUARED_DIFFERENCE", "PRELU")},
+    **{("ADD_N", t): OpKernel(run_add_n) for t in (FLOAT32, INT8)},
+    **{(op, t): OpKernel(run_compare) for op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
+                                                 "LESS_EQUAL") for t in (FLOAT32, INT8, ANY)},
+    **{(op, t): OpKernel(run_logical) for op in ("LOGICAL_AND", "LOGICAL_OR") for t in (INT8, ANY)},
+    ("SELECT_V2", ANY): OpKernel(run_select),                                   # keyed by the bool condition
+    **{(op, FLOAT32): OpKernel(run_unary_math_f32, libm=op in LIBM_F32_OPS) for op in MATH_F32_OPS},
+    **{(op, t): OpKernel(run_abs_rsqrt_int) for op in ("ABS", "RSQRT") for t in (INT8, INT16)},
+    ("ELU", INT8): OpKernel(run_elu_s8),
+    ("LOGICAL_NOT", ANY): OpKernel(run_logical_not),
+    ("ZEROS_LIKE", ANY): OpKernel(run_zeros_like),
+    **{("CAST", t): OpKernel(run_cast) for t in (INT8, INT16, FLOAT32, ANY)},
+    ("LOGISTIC", INT16): OpKernel(run_sigmoid_s16),
+    ("TANH", INT16): OpKernel(run_sigmoid_s16),
+    ("QUANTIZE", ANY): OpKernel(run_quantize_u8),        # uint8 in (other 1-byte types: int8's entry)
+    ("MEAN", INT16): OpKernel(run_reduce_int),
+    ("SUM", INT8): OpKernel(run_reduce_int),
+    ("SUM", INT16): OpKernel(run_reduce_int),
+    ("REDUCE_MAX", INT8): OpKernel(run_reduce_int),
+    ("REDUCE_MIN", INT8): OpKernel(run_reduce_int),
+    **{(op, FLOAT32): OpKernel(run_reduce_f32) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN")},
+    ("REDUCE_ALL", ANY): OpKernel(run_reduce_int),
+    **{(op, t): OpKernel(run_arg_min_max) for op in ("ARG_MAX", "ARG_MIN") for t in (INT8, FLOAT32)},
+    **{("CUMSUM", t): OpKernel(run_cumsum) for t in (INT8, FLOAT32)},
+    ("LOG_SOFTMAX", INT8): OpKernel(run_log_softmax),
+    ("LOG_SOFTMAX", FLOAT32): OpKernel(run_log_softmax, libm=True),
+    **{("L2_NORMALIZATION", t): OpKernel(run_l2norm) for t in (INT8, FLOAT32)},
+    ("SOFTMAX", INT16): OpKernel(run_softmax_s16),
+    ("AVERAGE_POOL_2D", INT16): OpKernel(run_pool_int, avgpool_s8_scratch),     # = arm_avgpool_s16's size
+    ("MAX_POOL_2D", INT16): OpKernel(run_pool_int),
+    ("L2_POOL_2D", FLOAT32): OpKernel(run_l2_pool_f32),
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

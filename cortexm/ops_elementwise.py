@@ -22,7 +22,7 @@ _BINARY_QUANT_FIELDS = ("left_shift", "in1_off", "m1", "sh1", "in2_off", "m2", "
                         "amin", "amax")
 
 
-def _bcast(shape_in, shape_out):
+def broadcast_strides(shape_in, shape_out):
     """Element strides of `shape_in` broadcast to 6-D `shape_out` (0 on broadcast axes)."""
     so = [1] * (6 - len(shape_out)) + [int(d) for d in shape_out]
     si = [1] * (6 - len(shape_in)) + [int(d) for d in shape_in]
@@ -37,10 +37,10 @@ def _broadcast_shape(in1, in2) -> tuple:
     return tuple(np.broadcast_shapes(tuple(in1.shape), tuple(in2.shape)))
 
 
-def _broadcast_words(in1, in2, shape) -> list:
+def broadcast_words(in1, in2, shape) -> list:
     """The 6-D output shape and both inputs' element strides, as the binary kernels read them."""
-    so, s1 = _bcast(in1.shape, shape)
-    _, s2 = _bcast(in2.shape, shape)
+    so, s1 = broadcast_strides(in1.shape, shape)
+    _, s2 = broadcast_strides(in2.shape, shape)
     return [*so, *s1, *s2]
 
 
@@ -68,7 +68,7 @@ def _call_binary_int(c: CallContext, fn: str, shape, q: dict) -> list[KernelCall
     """mrt_binary_s8 / mrt_binary_s16: broadcasting binary op with a quantized output stage."""
     in1, in2 = c.t(0), c.t(1)
     blob = uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + words(
-        _OPCODE[c.node.op_name], *_broadcast_words(in1, in2, shape), *(q[k] for k in _BINARY_QUANT_FIELDS))
+        _OPCODE[c.node.op_name], *broadcast_words(in1, in2, shape), *(q[k] for k in _BINARY_QUANT_FIELDS))
     return [c.call(fn, c.args(blob))]
 
 
@@ -109,7 +109,7 @@ def run_binary_f32(c: CallContext) -> list[KernelCall]:
     shape = _broadcast_shape(in1, in2)
     lo, hi = f32_activation(node) if node.op_name in ("ADD", "SUB", "MUL") else (f32_bits(-np.inf), f32_bits(np.inf))
     blob = uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + \
-        words(_OPCODE[node.op_name], *_broadcast_words(in1, in2, shape)) + uwords(lo, hi)
+        words(_OPCODE[node.op_name], *broadcast_words(in1, in2, shape)) + uwords(lo, hi)
     return [c.call("mrt_binary_f32", c.args(blob))]
 
 
@@ -225,6 +225,9 @@ def run_quantize(c: CallContext) -> list[KernelCall]:
                        zero_point_of(out))]
     if np.dtype(inp.dtype) == np.int8 and np.dtype(out.dtype) == np.int8:
         return run_unary_s8(c)
+    if np.dtype(out.dtype) == np.uint8:
+        from .ops_unary import run_quantize_u8
+        return run_quantize_u8(c)
     return run_unary_int(c)
 
 

@@ -97,6 +97,9 @@ def _pool_geom(node, inp, out):
     return n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad
 
 
+pool_geometry = _pool_geom      # public: the L2 pooling runner (ops_pooling_more)
+
+
 def _per_channel(inp, flt, out, oc: int):
     """Per-output-channel multipliers and shifts, as int32 bytes."""
     mult, shift = populate_per_channel_multipliers(scale_of(inp), np.asarray(flt.scales, np.float32),
@@ -215,18 +218,32 @@ def run_fully_connected_s8(c: CallContext) -> list[KernelCall]:
                    o_dims, c.out_addr())]
 
 
-def run_pool_s8(c: CallContext) -> list[KernelCall]:
+def _every_window_reaches(oh: int, ow: int, ih: int, iw: int, fh: int, fw: int, sh: int, sw: int, pad) -> bool:
+    """True when every pooling window holds a tap inside the image."""
+    rows = all(max(0, oy * sh - pad.height) < min(ih, oy * sh - pad.height + fh) for oy in range(oh))
+    cols = all(max(0, ox * sw - pad.width) < min(iw, ox * sw - pad.width + fw) for ox in range(ow))
+    return rows and cols
+
+
+def run_pool_int(c: CallContext) -> list[KernelCall]:
+    """arm_avgpool_s8 / arm_max_pool_s8, or for int16 arm_avgpool_s16 / arm_max_pool_s16 (the
+    average's scratch: one int32 per channel on the DSP cores, the same size for both types)."""
     node = c.node
     inp, out = c.t(0), c.out()
     n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad = _pool_geom(node, inp, out)
-    amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), np.int8)
+    dt = np.dtype(inp.dtype)
+    if dt == np.int16 and not _every_window_reaches(oh, ow, ih, iw, fh, fw, sh, sw, pad):
+        # arm_max_pool_s16 leaves such an output unwritten (the twin gives the activation's minimum)
+        raise UnsupportedOnMcu(f"{node.op_name} int16 with a window outside the image")
+    amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), dt)
     is_avg = node.op_name == "AVERAGE_POOL_2D"
     ctx = c.nn_context(avgpool_buffer_size(ch, c.core) if is_avg else 0)
     pool = c.args(words(sw, sh, pad.width, pad.height, amin, amax))
     in_dims = c.args(dims(n, ih, iw, ch))
     f_dims = c.args(dims(1, fh, fw, 1))
     o_dims = c.args(dims(n, oh, ow, ch))
-    fn = "arm_avgpool_s8" if is_avg else "arm_max_pool_s8"
+    suffix = "s16" if dt == np.int16 else "s8"
+    fn = f"arm_avgpool_{suffix}" if is_avg else f"arm_max_pool_{suffix}"
     return [c.call(fn, ctx, pool, in_dims, c.in_addr(0), f_dims, o_dims, c.out_addr())]
 
 

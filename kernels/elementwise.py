@@ -88,15 +88,17 @@ def mul_quantized(a: np.ndarray, b: np.ndarray, p: dict) -> np.ndarray:
     return np.clip(out, p["amin"], p["amax"])
 
 
-def _pair_table(fn) -> np.ndarray:
-    """All 256 x 256 int8 pairs through fn, as an int8 table indexed by (a_u8 << 8) | b_u8."""
+def pair_table(fn, dtype=np.int8) -> np.ndarray:
+    """All 256 x 256 int8 pairs through fn, as a table of `dtype` indexed by (a_u8 << 8) | b_u8
+    (pair_index)."""
     d = int8_domain()
     a = np.repeat(d, 256)
     b = np.tile(d, 256)
-    return fn(a, b).astype(np.int8)
+    return fn(a, b).astype(dtype)
 
 
-def _pair_index(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def pair_index(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The pair_table index of each (a, b) element pair (int8 arrays, broadcasting)."""
     au = np.ascontiguousarray(a).view(np.uint8).astype(np.uint16)
     bu = np.ascontiguousarray(b).view(np.uint8)
     return (au << 8) | bu
@@ -104,7 +106,16 @@ def _pair_index(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- kernels
 
-def _check_broadcast(node, in1, in2, out):
+def check_broadcast(node, in1, in2, out, max_rank: Optional[int] = None) -> tuple:
+    """The shape the two inputs broadcast to (numpy's rules), refusing inputs that do not
+    broadcast and an output of another size; `max_rank`: the most dimensions TFLM's kernel
+    handles (its RuntimeShape holds 6, some kernels fewer)."""
+    if max_rank is not None:
+        for role, t in (("input 1", in1), ("input 2", in2), ("output", out)):
+            if len(t.shape) > max_rank:
+                raise kernel_error(node, f"{role} {tensor_desc(t)} has {len(t.shape)} dimensions; TFLM's "
+                                         f"kernel handles at most {max_rank} (beyond that it overruns its "
+                                         "shape arrays: undefined behaviour)")
     try:
         shape = np.broadcast_shapes(tuple(in1.shape), tuple(in2.shape))
     except ValueError:
@@ -137,7 +148,7 @@ def _binary_prepare(op: str):
             raise kernel_error(node, f"input {tensor_desc(in1)} and input {tensor_desc(in2)} differ in type")
         if op in ("ADD", "SUB", "MUL") and in1.dtype != out.dtype:
             raise kernel_error(node, f"output {tensor_desc(out)} type differs from input {tensor_desc(in1)}")
-        data.out_shape = _check_broadcast(node, in1, in2, out)
+        data.out_shape = check_broadcast(node, in1, in2, out)
         act = node.options.get("fused_activation_function", "NONE")
         dt = np.dtype(out.dtype)
         if op in ("MAXIMUM", "MINIMUM"):
@@ -172,7 +183,7 @@ def _prepare_min_max(node, data: BinaryData, op: str, out) -> None:
     if dt == np.int8:
         fn = (lambda a, b: np.where(a > b, a, b)) if op == "MAXIMUM" else \
              (lambda a, b: np.where(a < b, a, b))
-        data.lut = _pair_table(fn)
+        data.lut = pair_table(fn)
         data.kind = "int8"
 
 
@@ -204,7 +215,7 @@ def _prepare_quantized(node, data: BinaryData, op: str, in1, in2, out, act: str)
     data.params["fn"] = fn
     if dt == np.int8:
         data.kind = "int8"
-        data.lut = _pair_table(fn)
+        data.lut = pair_table(fn)
     else:
         data.kind = "int16"
 
@@ -219,7 +230,7 @@ def _binary_invoke(op: str):
             dst = dst.reshape(data.out_shape)
         kind = data.kind
         if kind == "int8":
-            np.take(data.lut, _pair_index(a, b), out=dst)
+            np.take(data.lut, pair_index(a, b), out=dst)
         elif kind == "float":
             if op == "ADD":
                 r = np.add(a, b)

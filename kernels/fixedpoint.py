@@ -112,6 +112,25 @@ def rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray | int) -> np.ndar
     threshold = (mask >> 1) + (x < 0)
     return (x >> exponent) + (remainder > threshold)
 
+def rounding_divide_by_pot_x86(x: np.ndarray, exponent: np.ndarray | int) -> np.ndarray:
+    """RoundingDivideByPOT for exponents up to 63 as TFLM's x86 build computes them (the oracle):
+    gemmlowp takes the mask from a 64-bit shift cut to 32 bits (all ones from 32 on) and shifts
+    the int32 by `exponent`, which x86 masks to 5 bits (an Arm build shifts the sign in instead).
+    Below 32 it is rounding_divide_by_pot."""
+    x = np.asarray(x, dtype=np.int64)
+    exponent = np.asarray(exponent, dtype=np.int64)
+    mask = wrap_int32((np.int64(1) << exponent) - 1)
+    remainder = wrap_int32(x & mask)
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> (exponent & 31)) + (remainder > threshold)
+
+
+def count_leading_sign_bits(x: np.ndarray) -> np.ndarray:
+    """TFLM's CountLeadingSignBits on int32 values held in int64 (31 for 0 and -1)."""
+    x = np.asarray(x, dtype=np.int64)
+    return count_leading_zeros_u32(np.where(x < 0, ~x, x)) - 1
+
+
 def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray | int,
                                      shift: np.ndarray | int) -> np.ndarray:
     """TFLM's MultiplyByQuantizedMultiplier (double rounding, the default build).
@@ -289,3 +308,31 @@ def tanh_int16(x: np.ndarray, input_multiplier: int = 0, input_left_shift: int =
     r = _sigmoid_lut(np.abs(v), 8, 0xFFFF << 8)
     r = np.where(v >= 0, r - (1 << 23) + (1 << 7), -r + (1 << 23) + (1 << 7) - 1)
     return r >> 8
+
+
+# --------------------------------------------------------------------------- inverse square root (common.h)
+
+def inv_sqrt_quantized_multiplier_exp(x: np.ndarray, reverse_shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """TFLM's GetInvSqrtQuantizedMultiplierExp element-wise on non-negative int32 values:
+    (multiplier, shift) with 1/sqrt(x) = multiplier * 2^(shift - 31) for reverse_shift -1
+    (gemmlowp Newton-Raphson in Q3.28, five iterations). 0 and 1 give (INT32_MAX, 0)."""
+    x = np.asarray(x, dtype=np.int64)
+    small = x <= 1
+    v = np.where(small, 2, x)
+    big = v >= (1 << 29)                         # at most once for an int32
+    v = np.where(big, v // 4, v)
+    shift = 11 + big.astype(np.int64)
+    pairs = (count_leading_zeros_u32(v) - 1) // 2 - 1
+    shift = shift - pairs
+    v = v << (2 * pairs)
+    srdhm, pot = saturating_rounding_doubling_high_mul, saturating_rounding_multiply_by_pot
+    half_input = pot(v >> 1, -1)                 # F3
+    half_three = (1 << 28) + (1 << 27)           # 1.5 in F3
+    r = np.full(v.shape, 1 << 28, dtype=np.int64)   # F3 one
+    for _ in range(5):
+        r3 = pot(srdhm(srdhm(r, r), r), 6)       # F9 -> F3
+        r = pot(wrap_int32(srdhm(half_three, r) - srdhm(half_input, r3)), 3)   # F6 -> F3
+    r = srdhm(r, 1518500250)                     # * sqrt(2) / 2
+    r = np.where(shift < 0, wrap_int32(r << np.maximum(-shift, 0)), r)
+    shift = np.maximum(shift, 0)
+    return np.where(small, INT32_MAX, r), np.where(small, 0, shift * reverse_shift)

@@ -124,6 +124,13 @@ def activation_range_float(activation: str) -> tuple[float, float]:
     return -FLOAT32_MAX, FLOAT32_MAX
 
 
+def activation_with_min_max(x: np.ndarray, lo, hi) -> np.ndarray:
+    """TFLM's ActivationFunctionWithMinMax, std::min(std::max(x, lo), hi): NaN passes through and
+    a tie keeps x (RELU leaves -0.0 as -0.0, where numpy's maximum would give 0.0)."""
+    x = np.where(x < lo, lo, x)
+    return np.where(hi < x, hi, x)
+
+
 def activation_range_quantized(activation: str, scale: float, zero_point: int,
                                dtype: np.dtype) -> tuple[int, int]:
     """CalculateActivationRangeQuantized: the clamp bounds of a fused activation."""

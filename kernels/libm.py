@@ -27,6 +27,7 @@ def _c_float_function(name: str) -> Optional[Callable[[float], float]]:
 _EXPF = _c_float_function("expf")
 _TANHF = _c_float_function("tanhf")
 _TANHF_UFUNC = None if _TANHF is None else np.frompyfunc(_TANHF, 1, 1)
+_LOGF = _c_float_function("logf")
 
 
 def expf(x: np.ndarray) -> np.ndarray:
@@ -55,3 +56,39 @@ def tanhf(x: np.ndarray) -> np.ndarray:
     if _TANHF_UFUNC is None:  # pragma: no cover - no C math library reachable
         return np.tanh(x.astype(np.float64)).astype(np.float32)
     return np.asarray(_TANHF_UFUNC(x), dtype=np.float32).reshape(x.shape)
+
+
+def logf(x: np.ndarray) -> np.ndarray:
+    """The C library's logf, element-wise (one C call per element: glibc's logf is not
+    correctly rounded, so float64 log rounded to float32 can differ in the last bit)."""
+    x = np.asarray(x, np.float32)
+    if _LOGF is None:  # pragma: no cover - no C math library reachable
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x.astype(np.float64)).astype(np.float32)
+    return np.array([_LOGF(float(v)) for v in x.ravel()], np.float32).reshape(x.shape)
+
+
+def _c_elementwise(name: str, fallback: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """The C library's `float name(float)` element-wise (one C call per element: glibc's
+    sinf / cosf / expm1f are not correctly rounded); numpy's float64 `fallback` rounded to
+    float32 where no C math library can be loaded."""
+    fn = _c_float_function(name)
+    ufunc = None if fn is None else np.frompyfunc(fn, 1, 1)
+
+    def apply(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.float32)
+        if ufunc is None:  # pragma: no cover - no C math library reachable
+            with np.errstate(all="ignore"):
+                return fallback(x.astype(np.float64)).astype(np.float32)
+        if x.size == 0:
+            return x.copy()
+        with np.errstate(all="ignore"):       # NaN results are values here, not errors
+            return np.asarray(ufunc(x), dtype=np.float32).reshape(x.shape)
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"The C library's {name}, element-wise."
+    return apply
+
+
+sinf = _c_elementwise("sinf", np.sin)
+cosf = _c_elementwise("cosf", np.cos)
+expm1f = _c_elementwise("expm1f", np.expm1)

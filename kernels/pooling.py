@@ -1,11 +1,14 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D: TFLM's reference kernels (pooling.cc / pooling_common.cc,
-reference_ops / reference_integer_ops AveragePool and MaxPool), vectorised per filter tap.
+"""AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D: TFLM's reference kernels (pooling.cc /
+pooling_common.cc, l2_pool_2d.cc; reference_ops / reference_integer_ops AveragePool, MaxPool,
+L2Pool), vectorised per filter tap.
 
 Windows are clamped to the image (taps outside are skipped, not counted). int8 average:
 int32 sum, then (sum ± count/2) / count with C truncation, then the activation clamp.
 float average: float32 sum in (filter_y, filter_x) order divided by the float count.
 Max: start from the type's lowest value (float: NaN inputs are skipped, as std::max keeps its
 first operand), then clamp to the activation range.
+L2 (float32 only): sqrtf(float32 sum of squares in (filter_y, filter_x) order / the float
+count), clamped; its prepare copies the output's dims into the tail (TFLM rewrites them there).
 """
 from __future__ import annotations
 
@@ -18,9 +21,12 @@ from micro_rt.kernel_api import Registration, op_data_init
 
 from .kernel_util import (activation_of, activation_range_float, activation_range_quantized, check_activation,
                           check_quantized, dtype_name, kernel_error, scale_of, tensor_name, type_label,
-                          zero_point_of)
+                          type_name, zero_point_of)
 from .padding import PaddingValues, check_geometry, compute_padding_height_width, int16_window, make_geometry
 from .requant import clip
+
+
+_FLT_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass
@@ -48,7 +54,7 @@ def _reached_taps(pad: int, stride: int, out_size: int, filter_size: int, in_siz
     return first, max(end - first, 1)
 
 
-def _prepare(ctx, node, is_max: bool) -> None:
+def _prepare(ctx, node, is_max: bool, is_l2: bool = False) -> None:
     data: OpDataPooling = node.user_data
     opts = node.options
     if len(node.inputs) != 1 or len(node.outputs) != 1:
@@ -58,10 +64,13 @@ def _prepare(ctx, node, is_max: bool) -> None:
     it = np.dtype(inp.dtype)
     if inp.dtype != out.dtype:
         raise kernel_error(node, f"input {tensor_name(inp)} is {it.name} but output {tensor_name(out)} is {dtype_name(out)}")
-    if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tensor_name(inp)}: Type {type_label(it)} not supported.")
     if len(inp.shape) != 4 or len(out.shape) != 4:
         raise kernel_error(node, f"input {tensor_name(inp)} and output must be 4-D")
+    if is_l2 and it != np.float32:
+        raise kernel_error(node, f"input {tensor_name(inp)}: L2_POOL_2D only supports float32 (input->type != "
+                                 f"kTfLiteFloat32 ({type_name(it)} != FLOAT32))")
+    if it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input {tensor_name(inp)}: Type {type_label(it)} not supported.")
     act = activation_of(node)
     check_activation(node, act)
     n, ih, iw, c = (int(d) for d in inp.shape)
@@ -85,12 +94,16 @@ def _prepare(ctx, node, is_max: bool) -> None:
     data.kind = it.name
     if it == np.float32:
         lo, hi = activation_range_float(act)
+        if is_l2:       # CalculateActivationRange<float>: finite bounds (no activation: +-FLT_MAX)
+            lo, hi = max(lo, -_FLT_MAX), min(hi, _FLT_MAX)
         data.act_min, data.act_max = np.float32(lo), np.float32(hi)
     else:
         if act != "NONE":       # the fused activation's bounds divide by the output scale
             check_quantized(node, out, "output")
         data.act_min, data.act_max = activation_range_quantized(act, scale_of(out), zero_point_of(out), it)
     data.counts = g.valid_counts()[None, :, :, None]
+    if is_l2:       # CreateWritableTensorDimsWithCopy: a TfLiteIntArray of the output's dims
+        ctx.allocate_persistent(4 + 4 * len(out.shape))
     if is_max:
         data.fill = np.finfo(np.float32).min if it == np.float32 else np.iinfo(it).min
         data.pad_buffer = np.full(g.padded_shape, data.fill, dtype=it)
@@ -114,6 +127,10 @@ def avg_prepare(ctx, node) -> None:
 
 def max_prepare(ctx, node) -> None:
     _prepare(ctx, node, is_max=True)
+
+
+def l2_prepare(ctx, node) -> None:
+    _prepare(ctx, node, is_max=False, is_l2=True)
 
 
 def _accumulate(data: OpDataPooling, x: np.ndarray, reduce, start) -> np.ndarray:
@@ -165,9 +182,20 @@ def max_invoke(ctx, node) -> None:
     out.data[...] = res
 
 
+def l2_invoke(ctx, node) -> None:
+    data: OpDataPooling = node.user_data
+    x = ctx.input(node, 0).data
+    acc = _accumulate(data, x * x, np.add, 0)
+    res = np.sqrt(acc / data.counts.astype(np.float32))
+    ctx.output(node, 0).data[...] = np.minimum(np.maximum(res, data.act_min), data.act_max)
+
+
 AVERAGE_POOL_2D = Registration(invoke=avg_invoke, prepare=avg_prepare, init=pool_init,
                                name="AVERAGE_POOL_2D")
 MAX_POOL_2D = Registration(invoke=max_invoke, prepare=max_prepare, init=pool_init,
                            name="MAX_POOL_2D")
 
-BUILTINS = [("AVERAGE_POOL_2D", AVERAGE_POOL_2D, 3), ("MAX_POOL_2D", MAX_POOL_2D, 3)]
+L2_POOL_2D = Registration(invoke=l2_invoke, prepare=l2_prepare, init=op_data_init(None, OpDataPooling),
+                          name="L2_POOL_2D")
+
+BUILTINS = [("AVERAGE_POOL_2D", AVERAGE_POOL_2D, 3), ("MAX_POOL_2D", MAX_POOL_2D, 3), ("L2_POOL_2D", L2_POOL_2D, 1)]

@@ -36,6 +36,15 @@ def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> tuple[in
     return q, shift
 
 
+def checked_smaller_than_one_multiplier(node, real_multiplier: float, what: str) -> tuple[int, int]:
+    """QuantizeMultiplierSmallerThanOneExp as a kernel's prepare calls it: its TFLITE_CHECKs
+    (0 < multiplier < 1) abort TFLM, so anything else is refused, naming `what` it is."""
+    if not 0.0 < real_multiplier < 1.0:
+        raise kernel_error(node, f"{what} = {real_multiplier:g} is not in (0, 1): TFLM's "
+                                 "QuantizeMultiplierSmallerThanOneExp aborts (TFLITE_CHECK)")
+    return quantize_multiplier(real_multiplier)
+
+
 # MultiplyByQuantizedMultiplier computes x * (1 << shift) for a positive shift: from 32 bits
 # on that is undefined in C++ (x86 masks the count to 5 bits, Arm's LSL gives 0), so TFLM's
 # answer depends on the machine it was built for. The int64 (16x8) variant shifts right by

@@ -1,15 +1,22 @@
-"""MEAN: TFLM's reference kernel (reduce.cc / reduce_common.cc EvalMeanHelper).
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_ALL: TFLM's reduce kernels (reduce.cc,
+reduce_common.cc; reference_ops' QuantizedMeanOrSum, ReduceGeneric and Mean).
 
-int8/int16: measured against the tflite-micro runtime (0.dev20261023), every int8 MEAN —
-the 4-D keep_dims {1, 2} special case, same input/output quantization, any other axes —
-matches one integer formula: acc = int32 sum of (x - input_zp) over the reduced elements;
-the input_scale/output_scale multiplier (QuantizeMultiplier, double) gets 1/count folded in:
-shift_n = min(floor(log2(count)), 32, 31 + shift), multiplier = (multiplier << shift_n) / count,
-shift -= shift_n; then MultiplyByQuantizedMultiplier, + output_zp, clamp. The older TFLite
-paths (rounding division after requantizing, which differs on 36 of 1280 mobilenet_v2
-outputs; truncating integer mean; float32 QuantizedMeanOrSum) each disagree with it on some
-inputs.
-float32: the float32 sum in input order, then divided by the count.
+Every output is its reduced elements taken in input row-major order (ResolveAxis: negative
+axes wrap, duplicates are dropped; a scalar input reduces over nothing).
+
+int8 / int16 MEAN and SUM: an int32 sum of the raw values (wrapping), less input_zp * count
+(wrapping to int32), MultiplyByQuantizedMultiplier by input_scale / output_scale, + output_zp,
+clamp. MEAN folds 1/count into that multiplier as TFLM does: shift_n = min(floor(log2(count)),
+32, 31 + shift), multiplier = (multiplier << shift_n) / count, shift -= shift_n. Measured
+against the tflite-micro runtime (0.dev20261023): the older TFLite MEAN paths (rounding
+division after requantizing, which differs on 36 of 1280 mobilenet_v2 outputs; truncating
+integer mean; float32 QuantizedMeanOrSum) each disagree with it on some inputs.
+float32 MEAN / SUM: the float32 sum from 0.0f in input order (0.0f + -0.0f is +0.0f), MEAN then
+divided by the count. An empty reduction (a zero-sized input axis) gives raw 0.
+REDUCE_MAX / REDUCE_MIN (float32, int8 with the output's quantization equal to the input's):
+starting from the type's lowest / highest value, an element replaces the running value only
+when strictly greater / smaller, so NaN never wins, -inf gives -FLT_MAX, and of +0.0 / -0.0
+the first met stays. REDUCE_ALL (bool): logical and, starting from true.
 """
 from __future__ import annotations
 
@@ -20,16 +27,23 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .fixedpoint import multiply_by_quantized_multiplier
 from .exact_matmul import max_abs_offset
-from .kernel_util import check_quantized, kernel_error, require_inputs, scale_of, tensor_name, zero_point_of
+from .fixedpoint import INT32_MAX, multiply_by_quantized_multiplier, wrap_int32
+from .kernel_util import (check_quantized, element_count, kernel_error, require_inputs, scale_of, tensor_name,
+                          type_name, zero_point_of)
 from .quant import check_left_shift, quantize_multiplier
 from .requant import InPlaceRequant, clip
+
+_MEAN_TYPES = "Currently, only float32, int8 or int16 input type is supported."
+_SUM_TYPES = "Only float32, int8, and int16 types are supported."
+_MIN_MAX_TYPES = "Only float32 and int8 types are supported."
+_F32_MAX = np.float32(np.finfo(np.float32).max)
 
 
 @dataclass
 class OpDataReduce:
-    kind: str = ""
+    op: str = ""                # MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ALL
+    kind: str = ""              # the input's dtype name
     multiplier: int = 0
     shift: int = 0
     input_zp: int = 0
@@ -39,54 +53,126 @@ class OpDataReduce:
     keep_dims: bool = False
     axis: Any = None            # raw axis values (None: read at invoke)
     temp_buffer_idx: int = -1
-    fast: Any = None            # integer "fold" MEAN over constant axes: made at first invoke
+    plan: Any = None            # (input shape, axis values, ReducePlan), made at first invoke
+    fast: Any = None            # integer MEAN / SUM constants for the constant plan
 
 
-mean_init = op_data_init("OpDataReduce", OpDataReduce)
+@dataclass(frozen=True)
+class ReducePlan:
+    """How an input of one shape reduces: transpose by `perm` (kept axes, then the reduced
+    ones in order) and view as (outer, count) rows in input order."""
+    perm: tuple
+    outer: int
+    count: int
 
 
-def mean_prepare(ctx, node) -> None:
-    data: OpDataReduce = node.user_data
+reduce_init = op_data_init("OpDataReduce", OpDataReduce)
+
+
+# --------------------------------------------------------------------------- prepare
+
+def _prepare_common(ctx, node, data: OpDataReduce):
+    """PrepareSimple's checks (two inputs, one output, an int32 axis) and what every reduce
+    keeps: the kind, keep_dims, a constant axis and the output's size against it."""
     if len(node.inputs) != 2 or len(node.outputs) != 1:
         raise kernel_error(node, "expects 2 inputs (input, axis) and 1 output")
     inp, axis = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
-    it = np.dtype(inp.dtype)
     if np.dtype(axis.dtype) != np.int32:
-        raise kernel_error(node, f"axis {tensor_name(axis)} must be int32, got {np.dtype(axis.dtype).name}")
-    if it not in (np.float32, np.int8, np.int16):
-        raise kernel_error(node, f"input {tensor_name(inp)} has type {it.name}: Currently, only float32, "
-                                 "int8 or int16 input type is supported.")
-    if np.dtype(out.dtype) != it:
-        raise kernel_error(node, f"output {tensor_name(out)} type differs from input {tensor_name(inp)}")
-    data.kind = it.name
+        raise kernel_error(node, f"axis {tensor_name(axis)} must be int32, got {np.dtype(axis.dtype).name} "
+                                 f"(axis->type != kTfLiteInt32 ({type_name(axis.dtype)} != INT32))")
+    data.op = node.op_name
+    data.kind = np.dtype(inp.dtype).name
     data.keep_dims = bool(node.options.get("keep_dims", False))
-    # TFLM's PrepareSimple asks for two index buffers (input rank, axis count) in every type.
-    ctx.request_scratch(4 * len(inp.shape))
-    ctx.request_scratch(4 * (int(np.prod(axis.shape)) if len(axis.shape) else 1))
     if axis.is_constant and axis.data is not None:
         data.axis = np.asarray(axis.data, dtype=np.int64).ravel().copy()
-        axes = _resolve(node, data.axis, len(inp.shape))
-        kept = int(np.prod([d for k, d in enumerate(inp.shape) if k not in axes]))
-        got = int(np.prod(out.shape)) if len(out.shape) else 1
-        if got != kept:
-            raise kernel_error(node, f"output {tensor_name(out)} {list(out.shape)} holds {got} elements, "
-                                     f"reducing {tensor_name(inp)} {list(inp.shape)} over axes {axes} "
-                                     f"gives {kept}")
+        _check_output_size(node, inp, out, resolve_axes(node, data.axis, len(inp.shape)))
+    return inp, axis, out
+
+
+def _check_output_size(node, inp, out, axes: list[int]) -> None:
+    kept = int(np.prod([d for k, d in enumerate(inp.shape) if k not in axes]))
+    if element_count(out) != kept:
+        raise kernel_error(node, f"output {tensor_name(out)} {list(out.shape)} holds {element_count(out)} "
+                                 f"elements, reducing {tensor_name(inp)} {list(inp.shape)} over axes {axes} "
+                                 f"gives {kept}")
+
+
+def _check_same_type(node, inp, out) -> None:
+    if np.dtype(out.dtype) != np.dtype(inp.dtype):
+        raise kernel_error(node, f"output {tensor_name(out)} type {type_name(out.dtype)} differs from input "
+                                 f"{tensor_name(inp)} type {type_name(inp.dtype)}")
+
+
+def _request_index_scratch(ctx, inp, axis) -> None:
+    """The two index buffers every reduce asks for: the input iterator (one int per input
+    dimension) and the resolved axes (one int per axis value)."""
+    ctx.request_scratch(4 * len(inp.shape))
+    ctx.request_scratch(4 * element_count(axis))
+
+
+def _quantized_multiplier(node, data: OpDataReduce, inp, out) -> None:
+    check_quantized(node, out, "output")
+    data.multiplier, data.shift = quantize_multiplier(
+        float(np.float32(scale_of(inp))) / float(np.float32(scale_of(out))))
+    check_left_shift(node, data.shift, "input / output scale")
+    data.input_zp, data.output_zp = zero_point_of(inp), zero_point_of(out)
+    data.input_scale, data.output_scale = scale_of(inp), scale_of(out)
+
+
+def mean_or_sum_prepare(ctx, node) -> None:
+    """PrepareMeanOrSumHelper (then PrepareSimple): int8 / int16 ask for the int32 sum buffer
+    (one per output) before the two index buffers."""
+    data: OpDataReduce = node.user_data
+    inp, axis, out = _prepare_common(ctx, node, data)
+    it = np.dtype(inp.dtype)
+    if it not in (np.float32, np.int8, np.int16):
+        raise kernel_error(node, f"input {tensor_name(inp)} has type {type_name(it)}: "
+                                 + (_MEAN_TYPES if node.op_name == "MEAN" else _SUM_TYPES))
+    _check_same_type(node, inp, out)
     if it != np.float32:
-        check_quantized(node, out, "output")
-        data.multiplier, data.shift = quantize_multiplier(
-            float(np.float32(scale_of(inp))) / float(np.float32(scale_of(out))))
-        check_left_shift(node, data.shift, "input / output scale")
-        out_size = int(np.prod(out.shape)) if len(out.shape) else 1
-        data.temp_buffer_idx = ctx.request_scratch(out_size * 4)
-        data.input_zp, data.output_zp = zero_point_of(inp), zero_point_of(out)
-        data.input_scale, data.output_scale = scale_of(inp), scale_of(out)
+        _quantized_multiplier(node, data, inp, out)
+        data.temp_buffer_idx = ctx.request_scratch(4 * element_count(out))
+    _request_index_scratch(ctx, inp, axis)
 
 
-def _resolve(node, axis: np.ndarray, ndim: int) -> list[int]:
-    """ResolveAxis: normalise negatives, drop duplicates, keep first-seen order."""
+def min_max_prepare(ctx, node) -> None:
+    """PrepareSimple, then PrepareMinMaxHelper; int8 needs the output's quantization equal to
+    the input's (TFLM checks it at invoke)."""
+    data: OpDataReduce = node.user_data
+    inp, axis, out = _prepare_common(ctx, node, data)
+    it = np.dtype(inp.dtype)
+    if it not in (np.float32, np.int8):
+        raise kernel_error(node, f"input {tensor_name(inp)} has type {type_name(it)}: {_MIN_MAX_TYPES}")
+    _check_same_type(node, inp, out)
+    if it == np.int8:
+        _quantized_multiplier(node, data, inp, out)
+        if (np.float64(data.input_scale), data.input_zp) != (np.float64(data.output_scale), data.output_zp):
+            raise kernel_error(node, f"output {tensor_name(out)} must have the input's scale and zero point "
+                                     f"(input {data.input_scale!r}, {data.input_zp}; output "
+                                     f"{data.output_scale!r}, {data.output_zp})")
+    _request_index_scratch(ctx, inp, axis)
+
+
+def all_prepare(ctx, node) -> None:
+    """PrepareAllHelper: bool input only."""
+    data: OpDataReduce = node.user_data
+    inp, axis, out = _prepare_common(ctx, node, data)
+    if np.dtype(inp.dtype) != np.bool_:
+        raise kernel_error(node, f"input {tensor_name(inp)} must be bool (input->type != kTfLiteBool "
+                                 f"({type_name(inp.dtype)} != BOOL))")
+    _check_same_type(node, inp, out)
+    _request_index_scratch(ctx, inp, axis)
+
+
+# --------------------------------------------------------------------------- axes and rows
+
+def resolve_axes(node, axis: np.ndarray, ndim: int) -> list[int]:
+    """ResolveAxis: normalise negatives, drop duplicates, keep first-seen order; a scalar
+    input reduces over nothing."""
     res: list[int] = []
+    if ndim == 0:
+        return res
     for a in axis:
         cur = int(a) + ndim if a < 0 else int(a)
         if cur < 0 or cur >= ndim:
@@ -96,90 +182,129 @@ def _resolve(node, axis: np.ndarray, ndim: int) -> list[int]:
     return res
 
 
-def _rows(x: np.ndarray, axes: list[int]) -> tuple[np.ndarray, int]:
-    """(outer, reduced) view with reduced elements in input row-major order."""
+def reduce_plan(shape: tuple, axes: list[int]) -> ReducePlan:
+    """The ReducePlan of reducing `shape` over the resolved `axes`."""
     axes_sorted = sorted(axes)
-    keep = [d for d in range(x.ndim) if d not in axes_sorted]
-    xt = np.transpose(x, keep + axes_sorted)
-    count = int(np.prod([x.shape[a] for a in axes_sorted])) if axes_sorted else 1
-    return xt.reshape(-1, count), count
+    keep = [d for d in range(len(shape)) if d not in axes_sorted]
+    count = int(np.prod([shape[a] for a in axes_sorted])) if axes_sorted else 1
+    outer = int(np.prod([shape[d] for d in keep])) if keep else 1
+    return ReducePlan(tuple(keep + axes_sorted), outer, count)
 
 
-def _folded_multiplier(data: OpDataReduce, count: int) -> tuple[int, int]:
-    """The input / output multiplier and shift with 1/count folded in (see the module
-    docstring): shift_n = min(floor(log2(count)), 32, 31 + shift)."""
-    shift_n = min(int(count).bit_length() - 1, 32, 31 + data.shift)
-    return (data.multiplier << shift_n) // count, data.shift - shift_n
+def _plan(ctx, node, data: OpDataReduce, x: np.ndarray) -> ReducePlan:
+    raw = data.axis if data.axis is not None else np.asarray(ctx.input(node, 1).data, np.int64).ravel()
+    cached = data.plan
+    if cached is not None and cached[0] == x.shape and np.array_equal(cached[1], raw):
+        return cached[2]
+    plan = reduce_plan(x.shape, resolve_axes(node, raw, x.ndim))
+    data.plan = (x.shape, raw.copy(), plan)
+    data.fast = None
+    return plan
 
 
-def _fold_constants(node, data: OpDataReduce, x: np.ndarray):
-    """Everything of the integer "fold" MEAN that depends only on the constant axes and the
-    input shape: the transposition, the count, the requantization (zero points included)."""
-    axes = _resolve(node, data.axis, x.ndim)
-    axes_sorted = sorted(axes)
-    keep = [d for d in range(x.ndim) if d not in axes_sorted]
-    count = int(np.prod([x.shape[a] for a in axes_sorted])) if axes_sorted else 1
-    if count == 0:
-        return None
-    outer = int(np.prod([x.shape[d] for d in keep])) if keep else 1
-    mult, shift = _folded_multiplier(data, count)
-    info = np.iinfo(np.dtype(data.kind))
-    span = max_abs_offset(np.dtype(data.kind), data.input_zp)
-    rq = InPlaceRequant(mult, shift, (outer,), bound=span * count, offset=data.output_zp)
-    return (x.shape, keep + axes_sorted, count, np.asarray(data.input_zp * count, np.int64),
-            np.empty(outer, np.int64), rq, np.asarray(info.min, np.int64), np.asarray(info.max, np.int64))
+def _rows(x: np.ndarray, plan: ReducePlan) -> np.ndarray:
+    return x.transpose(plan.perm).reshape(plan.outer, plan.count)
 
 
-def _mean_fold_fast(node, data: OpDataReduce, x: np.ndarray, out) -> bool:
-    """The default integer MEAN (see the module docstring) with its constants cached:
-    sum(x - zp) = sum(x) - zp * count, exact; MultiplyByQuantizedMultiplier + output zp."""
-    fast = data.fast
-    if fast is None or fast[0] != x.shape:
-        fast = data.fast = _fold_constants(node, data, x)
-        if fast is None:
-            return False
-    _, perm, count, zp_count, acc, rq, lo, hi = fast
-    np.add.reduce(x.transpose(perm).reshape(-1, count), axis=1, dtype=np.int64, out=acc)
-    acc -= zp_count
+# --------------------------------------------------------------------------- integer MEAN / SUM
+
+def folded_multiplier(multiplier: int, shift: int, count: int) -> tuple[int, int]:
+    """MEAN's multiplier and shift with 1/count folded in (see the module docstring)."""
+    shift_n = min(int(count).bit_length() - 1, 32, 31 + shift)
+    return (multiplier << shift_n) // count, shift - shift_n
+
+
+def _int_constants(data: OpDataReduce, plan: ReducePlan):
+    """The requantization of an integer MEAN / SUM for one plan: (multiplier, shift, whether
+    the int32 sum can wrap, InPlaceRequant)."""
+    mult, shift = data.multiplier, data.shift
+    if data.op == "MEAN":
+        mult, shift = folded_multiplier(mult, shift, plan.count)
+    bound = max_abs_offset(np.dtype(data.kind), data.input_zp) * plan.count
+    wraps = bound > INT32_MAX
+    rq = InPlaceRequant(mult, shift, (plan.outer,), bound=min(bound, INT32_MAX), offset=data.output_zp)
+    return mult, shift, wraps, rq
+
+
+def _mean_or_sum_int(data: OpDataReduce, x: np.ndarray, plan: ReducePlan) -> np.ndarray:
+    """sum(x) - zp * count (int32, wrapping), requantized, + output zero point, clamped."""
+    if data.fast is None:
+        data.fast = _int_constants(data, plan)
+    _, _, wraps, rq = data.fast
+    acc = np.add.reduce(_rows(x, plan), axis=1, dtype=np.int64)
+    acc -= data.input_zp * plan.count
+    if wraps:
+        acc = wrap_int32(acc)
     rq(acc)
-    clip(acc, lo, hi, out=acc)
-    out.data[...] = acc.reshape(out.data.shape)
-    return True
+    info = np.iinfo(np.dtype(data.kind))
+    return clip(acc, np.int64(info.min), np.int64(info.max), out=acc)
 
 
-def mean_invoke(ctx, node) -> None:
+# --------------------------------------------------------------------------- invoke
+
+def first_zero_sign(rows: np.ndarray, res: np.ndarray) -> np.ndarray:
+    """Where a max / min is zero, the sign of the first zero of its row (the first met stays)."""
+    zero = np.flatnonzero(res == 0)
+    if zero.size:
+        first = np.argmax(rows[zero] == 0, axis=1)
+        res[zero] = rows[zero, first]
+    return res
+
+
+def _reduce_rows(data: OpDataReduce, rows: np.ndarray) -> np.ndarray:
+    """REDUCE_MAX / MIN / ALL and the float32 MEAN / SUM of (outer, count) rows."""
+    op, count = data.op, rows.shape[1]
+    if op == "REDUCE_ALL":
+        return np.logical_and.reduce(rows, axis=1, initial=True)
+    if data.kind == "float32" and op in ("MEAN", "SUM"):
+        if count == 0:
+            return np.zeros(rows.shape[0], np.float32)
+        total = np.add.accumulate(rows, axis=1, dtype=np.float32)[:, -1] + np.float32(0.0)
+        return total / np.float32(count) if op == "MEAN" else total
+    if data.kind == "float32":
+        fn, init = (np.fmax, -_F32_MAX) if op == "REDUCE_MAX" else (np.fmin, _F32_MAX)
+        return first_zero_sign(rows, fn.reduce(rows, axis=1, initial=init))
+    info = np.iinfo(np.dtype(data.kind))
+    if op == "REDUCE_MAX":
+        return np.max(rows, axis=1, initial=info.min)
+    return np.min(rows, axis=1, initial=info.max)
+
+
+def reduce_invoke(ctx, node) -> None:
     data: OpDataReduce = node.user_data
     x = np.asarray(ctx.input(node, 0).data)
     out = ctx.output(node, 0)
-    if data.kind != "float32" and data.axis is not None and _mean_fold_fast(node, data, x, out):
-        return
-    raw_axis = data.axis if data.axis is not None else \
-        np.asarray(ctx.input(node, 1).data, dtype=np.int64).ravel()
-    axes = _resolve(node, raw_axis, x.ndim)
-    rows, count = _rows(x, axes)
-    if rows.shape[0] != out.data.size:      # a runtime axis (prepare checks constant ones)
+    plan = _plan(ctx, node, data, x)
+    if plan.outer != out.data.size:     # a runtime axis (prepare checks constant ones)
+        raw_axis = data.axis if data.axis is not None else np.asarray(ctx.input(node, 1).data).ravel()
         raise kernel_error(node, f"axis {[int(a) for a in raw_axis]} reduces input "
-                                 f"{tensor_name(ctx.input(node, 0))} {list(x.shape)} to {rows.shape[0]} values, "
+                                 f"{tensor_name(ctx.input(node, 0))} {list(x.shape)} to {plan.outer} values, "
                                  f"output {tensor_name(out)} {list(out.shape)} holds {out.data.size}: TFLM "
                                  "would write past the output (undefined)")
-    if data.kind == "float32":
-        if rows.shape[1] == 0:
-            out.data[...] = 0
-            return
-        total = np.add.accumulate(rows.astype(np.float32), axis=1, dtype=np.float32)[:, -1]
-        res = total / np.float32(count)
-        out.data[...] = res.reshape(out.data.shape)
-        return
-    info = np.iinfo(np.dtype(data.kind))
-    if count == 0:
-        out.data[...] = 0
-        return
-    acc = (rows.astype(np.int64) - data.input_zp).sum(axis=1)
-    acc = multiply_by_quantized_multiplier(acc, *_folded_multiplier(data, count))
-    res = np.clip(acc + data.output_zp, info.min, info.max)
+    if data.op in ("MEAN", "SUM") and data.kind != "float32":
+        res = np.zeros(plan.outer, np.int64) if plan.count == 0 or x.size == 0 else \
+            _mean_or_sum_int(data, x, plan)
+    else:
+        res = _reduce_rows(data, _rows(x, plan))
     out.data[...] = np.asarray(res).reshape(out.data.shape)
 
 
-MEAN = Registration(invoke=mean_invoke, prepare=mean_prepare, init=mean_init, name="MEAN")
+def reference_mean_or_sum_int(data: OpDataReduce, x: np.ndarray, plan: ReducePlan) -> np.ndarray:
+    """The integer MEAN / SUM written plainly (the tests hold the fast path to it)."""
+    mult, shift = data.multiplier, data.shift
+    if data.op == "MEAN":
+        mult, shift = folded_multiplier(mult, shift, plan.count)
+    acc = wrap_int32(wrap_int32(_rows(x, plan).astype(np.int64).sum(axis=1)) - data.input_zp * plan.count)
+    res = multiply_by_quantized_multiplier(acc, mult, shift) + data.output_zp
+    info = np.iinfo(np.dtype(data.kind))
+    return np.clip(res, info.min, info.max)
 
-BUILTINS = [("MEAN", MEAN, 3)]
+
+MEAN = Registration(invoke=reduce_invoke, prepare=mean_or_sum_prepare, init=reduce_init, name="MEAN")
+SUM = Registration(invoke=reduce_invoke, prepare=mean_or_sum_prepare, init=reduce_init, name="SUM")
+REDUCE_MAX = Registration(invoke=reduce_invoke, prepare=min_max_prepare, init=reduce_init, name="REDUCE_MAX")
+REDUCE_MIN = Registration(invoke=reduce_invoke, prepare=min_max_prepare, init=reduce_init, name="REDUCE_MIN")
+REDUCE_ALL = Registration(invoke=reduce_invoke, prepare=all_prepare, init=reduce_init, name="REDUCE_ALL")
+
+BUILTINS = [("MEAN", MEAN, 3), ("SUM", SUM, 2), ("REDUCE_MAX", REDUCE_MAX, 3), ("REDUCE_MIN", REDUCE_MIN, 3),
+            ("REDUCE_ALL", REDUCE_ALL, 1)]

@@ -13,7 +13,6 @@ import numpy as np
 
 from micro_rt.kernel_api import Registration, op_data_init
 
-from .fixedpoint import f32_to_int32_cast
 from .kernel_util import (kernel_error, require_inputs, scale_of, tensor_desc, type_code, type_label,
                           type_name, zero_point_of)
 
@@ -452,15 +451,19 @@ _CAST_OUTPUT_TYPES = _CAST_INPUT_TYPES
 
 
 def cast_values(x: np.ndarray, out_dtype) -> np.ndarray:
-    """static_cast semantics: float -> int truncates (x86 conversion), ints wrap, bool is x != 0."""
+    """CAST as the oracle computes it: integers wrap (static_cast), bool is x != 0, and float ->
+    integer truncates and saturates to the output type, NaN giving 0 (measured on the oracle:
+    3e9 -> uint32 3000000000, -200.0 -> int8 -128, 1e20 -> int32 2147483647, NaN -> 0)."""
     out_dtype = np.dtype(out_dtype)
     x = np.asarray(x)
     if out_dtype == np.bool_:
         return x != 0
     if x.dtype.kind == "f" and out_dtype.kind in "iu":
-        if out_dtype.itemsize <= 4:
-            return f32_to_int32_cast(x).astype(out_dtype)
-        return np.trunc(x).astype(out_dtype)
+        info = np.iinfo(out_dtype)
+        with np.errstate(invalid="ignore"):
+            t = np.clip(np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)),
+                        float(info.min), float(info.max))
+        return t.astype(out_dtype)
     return x.astype(out_dtype)
 
 

@@ -92,15 +92,24 @@ def _prepare_int16(node, data: SoftmaxParams, inp, out, beta: float) -> None:
     """SoftmaxPrepare for int16: the exp and 1/(1+x) tables, the input multiplier."""
     if zero_point_of(out) != 0:
         raise kernel_error(node, f"int16 output {tensor_name(out)} needs zero point 0")
-    data.exp_lut = _gen_lut(lambda v: np.float32(math.exp(float(np.float32(v)))), -10.0, 0.0)
-    data.one_over_one_plus_x_lut = _gen_lut(
-        lambda v: np.float32(1.0) / (np.float32(1.0) + v), 0.0, 1.0)
+    data.exp_lut, data.one_over_one_plus_x_lut = int16_softmax_luts()
     data.zero_point, data.scale = zero_point_of(out), scale_of(out)
     _check_quantized_output(node, out, beta)
     if abs(scale_of(out) - 1.0 / 32768) > 0.001 / 32768:
         raise kernel_error(node, f"int16 output {tensor_name(out)} scale must be 1/32768")
-    m, s = quantize_multiplier(float(np.float32(scale_of(inp))) * beta / (10.0 / 65535.0))
-    data.input_multiplier, data.input_left_shift = m, s
+    data.input_multiplier, data.input_left_shift = int16_softmax_multiplier(scale_of(inp), beta)
+
+
+def int16_softmax_luts() -> tuple[np.ndarray, np.ndarray]:
+    """The int16 softmax's two 513-entry tables (TFLM's gen_lut): exp on [-10, 0] and
+    1 / (1 + x) on [0, 1]; the C kernel's glue places the same bytes."""
+    return (_gen_lut(lambda v: np.float32(math.exp(float(np.float32(v)))), -10.0, 0.0),
+            _gen_lut(lambda v: np.float32(1.0) / (np.float32(1.0) + v), 0.0, 1.0))
+
+
+def int16_softmax_multiplier(input_scale: float, beta: float) -> tuple[int, int]:
+    """QuantizeMultiplier(input scale * beta / (10 / 65535)): the int16 softmax's input scaling."""
+    return quantize_multiplier(float(np.float32(input_scale)) * beta / (10.0 / 65535.0))
 
 
 def _prepare_int8(node, data: SoftmaxParams, inp, out, beta: float) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up, usable_arena_bytes
 from .builtin_params import builtin_params_struct
 from .errors import AllocationError, ModelError
-from .kernel_temps import prepare_accesses
+from .kernel_temps import persistent_after_temps, prepare_accesses
 from .model import Model, Subgraph, TensorInfo
 from .planner import LiveIndex, lower_bound, make_planner
 from .targets import Target
@@ -192,6 +192,7 @@ class TflmAllocator:
         self.scratch_requests: list[tuple[int, int]] = []   # (node index, bytes)
         self._node_scratch = 0
         self._prepared_nodes = 0
+        self._tail_before_prepare: Optional[int] = None
 
     # ---- 1. start-up -----------------------------------------------------------------
     def start_model(self) -> None:
@@ -227,20 +228,39 @@ class TflmAllocator:
         self.scratch_requests.append((node_index, nbytes))
         return len(self.scratch_requests) - 1
 
+    def begin_node_prepare(self) -> None:
+        """Before node k's prepare: the tail its temporary tensors may have to share."""
+        self._tail_before_prepare = self.arena.tail
+
     def end_node_prepare(self) -> None:
         """After node k's prepare (nodes are prepared in order). While it prepared, the head
         held the scratch requests made before it plus room for its own, and its temporary
-        TfLiteTensors sat above that (they are freed only now)."""
+        TfLiteTensors sat above that (they are freed only now). A kernel that allocates its
+        persistent data only after its last temporary tensor (kernel_temps) has its temps
+        checked against the tail as it was before: TFLM checks a persistent allocation
+        against the head only, so it may overwrite the top of the temps, as far as the bytes
+        the kernel reads again (`_unread_temp_bytes`)."""
         sg = self.model.main
         op = sg.operators[self._prepared_nodes]
         self._prepared_nodes += 1
+        tail = self.arena.tail
+        late = persistent_after_temps(op) and self._tail_before_prepare is not None
+        if late:
+            self.arena.tail = self._tail_before_prepare
         before = len(self.scratch_requests) - self._node_scratch
         self.arena.allocate_temp(self._scratch_request_bytes(before), ARENA_ALIGNMENT,
                                  "scratch buffer requests")
-        for index in prepare_accesses(op, sg.tensors, self.kernels) or ():
+        accesses = prepare_accesses(op, sg.tensors, self.kernels) or []
+        for index in accesses:
             what = f"op {op.index} {op.op_name}'s temporary TfLiteTensor for tensor {index}"
             self._tensor_record(sg.tensors[index], self.arena.allocate_temp, what, what)
+        if late:
+            self.arena.tail = tail
+            unread = self._unread_temp_bytes(sg.tensors[accesses[-1]]) if accesses else 0
+            self.arena.check_temp_top(self.arena.temp - unread, f"op {op.index} {op.op_name}'s persistent data "
+                                      "allocated over its temporary tensors")
         self.arena.reset_temp()
+        self.arena.tail = tail
         self._node_scratch = 0
         self._temp_check(self._scratch_request_bytes())
 
@@ -255,6 +275,17 @@ class TflmAllocator:
             allocate(t.sizeof("TfLiteAffineQuantization"), t.alignof("TfLiteAffineQuantization"),
                      quantization_what)
             allocate(4 + 4 * q.scales.size, 4, quantization_what)       # zero points: TfLiteIntArray
+
+    def _unread_temp_bytes(self, tensor: TensorInfo) -> int:
+        """The top bytes of a temporary TfLiteTensor record that DeallocateTempTfLiteTensor
+        does not read (a persistent allocation may overwrite them): of a quantized tensor the
+        zero-point array and the TfLiteAffineQuantization after its two pointers, else the
+        TfLiteTensor after its quantization type."""
+        t = self.target
+        q = tensor.quantization
+        if q is not None:
+            return 4 + 4 * q.scales.size + t.sizeof("TfLiteAffineQuantization") - 2 * t.pointer_size
+        return t.sizeof("TfLiteTensor") - t.sizeof("TfLiteQuantizationType")
 
     # ---- 3. commit -------------------------------------------------------------------
     def commit(self, preserve_all_tensors: bool = False) -> ArenaPlan:

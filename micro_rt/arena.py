@@ -91,6 +91,12 @@ class Arena:
     def reset_temp(self) -> None:
         self.temp = self.head
 
+    def check_temp_top(self, top: int, what: str) -> None:
+        """The tail must stay above `top` (temporary bytes still to be read) as it is now."""
+        saved, self.temp = self.temp, max(top, self.head)
+        self._check(what)
+        self.temp = saved
+
     # ---- head ------------------------------------------------------------------------
     def set_head(self, nbytes: int, what: str = "planned buffers") -> None:
         """Reserve the planned (non-persistent) area; temp must be empty, as in TFLM."""

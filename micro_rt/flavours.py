@@ -50,7 +50,7 @@ def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
     if kernels != "cmsis-nn" or node.op_name not in CMSIS_NN_SCRATCH_OPS:
         return
     first = ctx.input(node, 0)
-    if first is None or np.dtype(first.dtype) != np.int8:
+    if first is None or np.dtype(first.dtype) not in (np.int8, np.int16):     # int16: arm_avgpool_s16's
         return
     from micro_rt.cortexm.ops import scratch_bytes
     tensors = {i: ctx.tensor(i) for i in (*node.inputs, *node.outputs) if i >= 0}

@@ -200,6 +200,7 @@ class Interpreter:
             ctx.node = node
             is_custom = self.model.main.operators[node.index].is_custom
             _check_required_inputs(node, is_custom)
+            self._allocator.begin_node_prepare()
             if reg.prepare is not None:
                 self._guarded(node, "prepare", reg.prepare, ctx, node)
             if not is_custom and reg.name != "unresolved":    # a custom op named CONV_2D is not one

@@ -38,6 +38,11 @@ def _reduce_all(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
     return "i0 o0 i1 | i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "")
 
 
+def _add_n(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> str:
+    # The first input and the output, then every other input in turn.
+    return "i0 o0 " + " ".join(f"i{k}" for k in range(1, len(op.inputs)))
+
+
 def _input_type(op: OperatorInfo, tensors: Sequence[TensorInfo]) -> Optional[str]:
     return tensors[op.inputs[0]].type_name if op.inputs and op.inputs[0] >= 0 else None
 
@@ -67,6 +72,17 @@ REFERENCE: dict[str, Rule] = {
     "DYNAMIC_UPDATE_SLICE": "i0 i1 i2 o0",
     "GATHER": "i0 i1 o0", "GATHER_ND": "i0 i1 o0", "EMBEDDING_LOOKUP": "i0 i1 o0",
     "FILL": "i0 i1 o0", "BROADCAST_TO": "i0 i1 o0", "BROADCAST_ARGS": "i0 i1 o0", "MIRROR_PAD": "i0 i1 o0",
+    "DIV": "i0 i1 o0", "FLOOR_DIV": "i0 i1 o0", "FLOOR_MOD": "i0 i1 o0", "SQUARED_DIFFERENCE": "i0 i1 o0",
+    "PRELU": "i0 i1 o0", "ADD_N": _add_n, "SELECT_V2": "i0 i1 i2 o0",
+    "EQUAL": "i0 i1", "NOT_EQUAL": "i0 i1", "GREATER": "i0 i1", "GREATER_EQUAL": "i0 i1",
+    "LESS": "i0 i1", "LESS_EQUAL": "i0 i1", "LOGICAL_AND": "", "LOGICAL_OR": "",
+    # the unary math family: one read of each tensor; FLOOR and NEG have no prepare
+    **{op: "i0 o0" for op in ("ABS", "RSQRT", "SIN", "COS", "LOG", "SQRT", "SQUARE", "LOGICAL_NOT", "CEIL",
+                              "EXP", "ROUND", "ELU", "ZEROS_LIKE")},
+    "FLOOR": "", "NEG": "",
+    "ARG_MAX": "", "ARG_MIN": "",                         # no prepare
+    "CUMSUM": "i0 i1 o0", "LOG_SOFTMAX": "i0 o0", "L2_NORMALIZATION": "i0 o0",
+    "L2_POOL_2D": "o0 i0",
 }
 
 # The CMSIS-NN glue's Prepare where it reads differently from the reference kernel.
@@ -76,6 +92,18 @@ CMSIS_NN: dict[str, Rule] = {
     "DEPTHWISE_CONV_2D": "i0 i1 o0 | i0 i1 i2 o0",
     "AVERAGE_POOL_2D": "i0 o0 | i0 o0",                   # PoolingPrepare, then its own
 }
+
+
+# Kernels whose Prepare allocates its persistent data (op data, tables, copied dims) only after
+# its last temporary tensor: TFLM checks a persistent allocation against the head alone, so
+# those bytes may overlap the temporary tensors and do not add to their peak.
+PERSISTENT_AFTER_TEMPS = frozenset({"CUMSUM", "LOG_SOFTMAX", "L2_POOL_2D", "SOFTMAX",   # SOFTMAX: int16 LUTs
+                                    "EMBEDDING_LOOKUP"})
+
+
+def persistent_after_temps(op: OperatorInfo) -> bool:
+    """Whether op's Prepare allocates persistent memory only after its temporary tensors."""
+    return not op.is_custom and op.op_name in PERSISTENT_AFTER_TEMPS
 
 
 def prepare_accesses(op: OperatorInfo, tensors: Sequence[TensorInfo],

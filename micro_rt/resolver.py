@@ -16,7 +16,9 @@ from .schema import BUILTIN_CODE
 # The host kernel modules, each exporting BUILTINS = [(op name, Registration, max version)].
 KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softmax", "reduce",
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
-                  "space_depth", "slicing", "gather", "broadcast")
+                  "space_depth", "slicing", "gather", "broadcast",
+                  "binary_ops", "comparisons", "unary_math",
+                  "reduce_more", "normalization")
 
 
 @dataclass(frozen=True)

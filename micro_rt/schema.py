@@ -146,6 +146,7 @@ OPTION_TABLES: dict[int, tuple[str, list[tuple[str, str, object]]]] = {
     94: ("DepthToSpaceOptions", [("block_size", "int", 0)]),
     101: ("BatchMatMulOptions", [("adj_x", "bool", False), ("adj_y", "bool", False),
                                 ("asymmetric_quantize_inputs", "bool", False)]),
+    102: ("CumsumOptions", [("exclusive", "bool", False), ("reverse", "bool", False)]),
     103: ("CallOnceOptions", [("init_subgraph_index", "int", 0)]),
     116: ("GeluOptions", [("approximate", "bool", False)]),
 }
@@ -176,6 +177,8 @@ OP_OPTIONS = {
     "SPACE_TO_DEPTH": "SpaceToDepthOptions", "BATCH_MATMUL": "BatchMatMulOptions",
     "GELU": "GeluOptions", "MIRROR_PAD": "MirrorPadOptions", "EXP": "ExpOptions",
     "IF": "IfOptions", "WHILE": "WhileOptions", "CALL_ONCE": "CallOnceOptions",
+    "REDUCE_ALL": "ReducerOptions", "L2_NORMALIZATION": "L2NormOptions",
+    "LOG_SOFTMAX": "LogSoftmaxOptions", "CUMSUM": "CumsumOptions",
 }
 
 

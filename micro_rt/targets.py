@@ -34,6 +34,7 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "NodeAndRegistration": (64, 32, 8, 4),
     "TfLiteTensor": (64, 32, 8, 4),
     "TfLiteAffineQuantization": (24, 12, 8, 4),
+    "TfLiteQuantizationType": (4, 1, 4, 1),     # a C enum: 4 bytes, 1 with -fshort-enums
     "SubgraphAllocations": (24, 8, 8, 4),   # host64: the pip build has compression fields
     "ScratchBufferHandle": (8, 4, 8, 4),
     "ScratchBufferRequest": (16, 12, 8, 4),
@@ -72,6 +73,11 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "SpaceToBatchParams": (4, 4, 16, 16),
     "OpDataMirrorPad": (20, 20, 16, 16),
     "OpDataEmbeddingLookup": (16, 8, 16, 16),
+    "OpDataAbsRsqrt": (28, 20, 16, 16),            # elementwise.cc (ABS, RSQRT)
+    "OpDataElu": (256, 256, 16, 16),               # elu.cc's OpData: the int8 table
+    "OpDataCumsum": (36, 36, 16, 16),               # int8 only, allocated in prepare
+    "LogSoftmaxOpData": (40, 28, 16, 16),           # int8 only, allocated in prepare
+    "L2NormalizationParams": (4, 4, 16, 16),
     # CMSIS-NN kernel op data (kernels/cmsis_nn/*.cc wrappers around the reference OpData)
     "OpDataConvCmsis": (88, 60, 16, 16),            # {OpDataConv; int buffer_idx}
     "OpDataDepthwiseCmsis": (88, 60, 16, 16),       # {OpDataConv; int buffer_idx}
@@ -80,6 +86,12 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataSoftmaxCmsis": (88, 64, 16, 16),         # CMSISNNSoftmaxParams {SoftmaxParams; 2 int}
     "OpDataAddCmsis": (60, 60, 16, 16),             # own OpData, same members as OpDataAdd
     "OpDataMulCmsis": (36, 36, 16, 16),             # MulInit: sizeof(OpDataMul)
+    "OpDataDiv": (28, 28, 16, 16),
+    "OpDataSquaredDifference": (112, 112, 16, 16),  # {bool; ArithmeticParams} (int64 members: 8-aligned)
+    "OpDataAddN": (40, 40, 16, 16),                 # int8 only, allocated in prepare
+    "PreluParams": (28, 28, 16, 16),
+    "OpDataComparison": (32, 32, 16, 16),           # {ComparisonParams}
+    "OpDataSelect": (1, 1, 16, 16),                 # {bool requires_broadcast}
     # builtin option structs (MicroBuiltinDataAllocator, allocated with their alignof), one per
     # operator with options (micro_rt/builtin_params.py says which): ints, enums and bools only,
     # except FC (quant_spec pointer + count); C enums are 4 bytes on host64 and 1 byte on

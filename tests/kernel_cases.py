@@ -195,6 +195,102 @@ def model_inputs(sg, rng, first: bool = False) -> list[np.ndarray]:
     return [random_input(sg.tensors[i].dtype, sg.tensors[i].shape, rng, first) for i in sg.inputs]
 
 
+def edge_values(t) -> list:
+    """The values at the edges of a graph input's type: its zero point (a quantized tensor's
+    real 0), minimum and maximum; floats add -0, the smallest normal and subnormal, the
+    infinities and NaN."""
+    dtype = np.dtype(t.dtype)
+    if dtype == np.bool_:
+        return [False, True]
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        return [0.0, -0.0, 1.0, -2.5, float(info.max), float(info.min), float(info.tiny), 1e-45,
+                float("inf"), float("-inf"), float("nan")]
+    info = np.iinfo(dtype)
+    zero_points = t.quantization.zero_points if t.quantization is not None else ()
+    return list(dict.fromkeys([int(zero_points[0]) if len(zero_points) else 0, int(info.min), int(info.max)]))
+
+
+def edge_input_sets(sg) -> list[list[np.ndarray]]:
+    """Input sets of edge values (`edge_values`): every input filled alike with its k-th edge
+    value (its last once it has no more); every input constant, in every combination of its
+    edge values with the first edge value of the others; and one set in which each input cycles
+    through its edge values (shifted per input, so the values meet in many pairs)."""
+    tensors = [sg.tensors[i] for i in sg.inputs]
+    values = [edge_values(t) for t in tensors]
+    sets = [[np.full(t.shape, v[min(k, len(v) - 1)], t.dtype) for t, v in zip(tensors, values)]
+            for k in range(max((len(v) for v in values), default=0))]
+    for k, t in enumerate(tensors):
+        for v in values[k]:
+            sets.append([np.full(u.shape, v if j == k else values[j][0], u.dtype) for j, u in enumerate(tensors)])
+    sets.append([np.resize(np.roll(np.asarray(values[j], u.dtype), j), int(np.prod(u.shape))).reshape(u.shape)
+                 for j, u in enumerate(tensors)])
+    return sets
+
+
+def assert_matches_oracle_on(oracle, data: bytes, input_sets: Sequence[Sequence[np.ndarray]],
+                             what: str = "") -> int:
+    """Both interpreters on each input set: equal output bits, or both refusing when invoked
+    (TFLM's refusal an OracleError, micro_rt's a KernelError). Returns the sets both ran."""
+    from micro_rt.errors import OracleError
+    ours = Interpreter.from_bytes(data)
+    theirs = oracle.interpreter(data, max(1 << 16, 2 * ours.arena_required_bytes()))
+    ran = 0
+    for k, inputs in enumerate(input_sets):
+        try:
+            oracle.invoke(theirs, inputs)
+            their_error = None
+        except OracleError as e:
+            their_error = e
+        try:
+            for i, x in enumerate(inputs):
+                ours.set_input(x, i)
+            ours.invoke()
+            our_error = None
+        except KernelError as e:
+            our_error = e
+        assert (our_error is None) == (their_error is None), \
+            f"{what} input set {k}: TFLM {their_error or 'ran'}, micro_rt {our_error or 'ran'}"
+        if our_error is None:
+            ran += 1
+            for j in range(ours.num_outputs):
+                assert_bits_equal(ours.get_output(j), theirs.get_output(j), f"{what} input set {k} output {j}")
+    return ran
+
+
+def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, seed: Optional[int] = None,
+                                        what: str = "") -> int:
+    """`seeds` seeded random input sets (the first covers every int8 value; generator seed
+    `seed`, else the model's length) and the edge-value sets (`edge_input_sets`), bit-exact
+    with the oracle or refused by both when invoked; at least `seeds` sets must run. Returns
+    how many ran."""
+    sg = read_model(data).main
+    rng = np.random.default_rng(len(data) if seed is None else seed)
+    sets = [model_inputs(sg, rng, first=k == 0) for k in range(seeds)] + edge_input_sets(sg)
+    ran = assert_matches_oracle_on(oracle, data, sets, what)
+    assert ran >= seeds, f"{what}: only {ran} input sets ran"
+    return ran
+
+
+def assert_arena_matches_oracle(oracle, models: dict, minimum: bool = True) -> None:
+    """For {name: model bytes}: head, tail and total (host64, reference kernels) as TFLM prints
+    them, and with `minimum` TFLM's true minimum (it allocates in micro_rt's reported size and
+    fails 16 bytes below)."""
+    from micro_rt.arena import align_up
+    from oracle_minimum import minimum_mismatches
+    for name, data in models.items():
+        it = Interpreter.from_bytes(data, target="host64", kernels="reference", plan_only=True)
+        assert not it.unresolved, it.unresolved
+        plan = it.plan
+        theirs = oracle.allocations(data, align_up(max(plan.required_bytes * 2, 64 * 1024)))
+        assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == \
+            (theirs["head"], theirs["tail"], theirs["total"]), f"{name}: ours vs oracle"
+    if not minimum:
+        return
+    assert minimum_mismatches([(name, data, Interpreter.from_bytes(data, target="host64").arena_required_bytes())
+                               for name, data in models.items()]) == []
+
+
 # --------------------------------------------------------------------------- comparison
 
 def assert_bits_equal(got: np.ndarray, want: np.ndarray, what: str) -> None:
@@ -318,3 +414,32 @@ def kernel_persistent(it: Interpreter) -> tuple[int, int]:
 
 def scratch_sizes(it: Interpreter) -> list[int]:
     return [nbytes for _, nbytes in it._allocator.scratch_requests]
+
+
+# --------------------------------------------------------------------------- arena against the oracle
+
+def assert_minimum_is_tflms(named: Sequence[tuple[str, bytes]]) -> None:
+    """The reported minimum arena of each model is TFLM's true minimum (oracle_minimum)."""
+    from oracle_minimum import minimum_mismatches
+    cases = [(name, data, Interpreter.from_bytes(data, target="host64", plan_only=True).arena_required_bytes())
+             for name, data in named]
+    assert minimum_mismatches(cases) == []
+
+
+# --------------------------------------------------------------------------- edge inputs
+
+def softmax_s16_wrap_edge_row(scale: float) -> np.ndarray:
+    """An int16 SOFTMAX row (input scale `scale`, beta 1) whose sum of exps is 2^18 - 1: eight
+    elements at the maximum and one whose exp makes up the rest. Its recentred mantissa is 32768,
+    where CMSIS-NN's int16 cast wraps and TFLM's reference saturates."""
+    from micro_rt.kernels.fixedpoint import multiply_by_quantized_multiplier
+    from micro_rt.kernels.softmax import int16_softmax_luts, int16_softmax_multiplier
+    exp_lut = int16_softmax_luts()[0].astype(np.int64)
+    mult, shift = int16_softmax_multiplier(scale, 1.0)
+    diffs = np.arange(-32767, 1, dtype=np.int64)
+    v = np.clip(multiply_by_quantized_multiplier(diffs, mult, shift) + 32767, -32768, 32767)
+    index, offset = 256 + (v >> 7), v & 0x7F
+    exps = exp_lut[index] + (((exp_lut[index + 1] - exp_lut[index]) * offset + 64) >> 7)
+    rest = (1 << 18) - 1 - 8 * int(exps[-1])
+    diff = int(diffs[np.flatnonzero(exps == rest)[0]])
+    return np.array([32767] * 8 + [32767 + diff], np.int16)

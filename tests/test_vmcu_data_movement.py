@@ -28,8 +28,11 @@ def tensor(idx, shape, kind, data=None):
 
 def values(rng, shape, kind):
     dt = np.dtype(DTYPES[kind])
-    if dt == np.float32:
-        return rng.normal(0, 3, size=shape).astype(np.float32)
+    if dt == np.float32:      # with the special values whose bits a copy must keep
+        x = rng.normal(0, 3, size=shape).astype(np.float32).reshape(-1)
+        special = np.array([np.nan, -np.inf, np.inf, -0.0, 1e-45, -1e-45], np.float32)
+        x[:min(x.size, special.size)] = special[:x.size]
+        return x.reshape(shape)
     if dt == np.bool_:
         return rng.integers(0, 2, size=shape).astype(bool)
     info = np.iinfo(dt)

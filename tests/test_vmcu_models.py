@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import missing
-from vmcu_cases import (CORES_FLOAT, ROOT, SHARED, SOFTMAX_MAX_ULP, T, firmware_elf, assert_close_ulp,
-                        assert_same, run_both)
+from vmcu_cases import CORES_FLOAT, ROOT, SHARED, T, assert_model_whole_on_mcu, assert_same, firmware_elf, run_both
 
 
 F32_MODELS = sorted(p.name for p in (ROOT / "models").glob("*_f32.tflite"))
@@ -28,27 +27,7 @@ def test_float_model_whole_on_mcu(model, core):
     if not path.exists():
         missing(f"shared model {model} not available (needs ../shared/models)")
     firmware_elf(core)
-    from micro_rt import Interpreter
-    from micro_rt.inputs import random_inputs
-    from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS
-    data = path.read_bytes()
-    host = Interpreter.from_bytes(data, target=core)
-    emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
-    approx = any(op.op_name in TRANSCENDENTAL_F32_OPS for op in host.model.main.operators)
-    for seed in range(2):
-        for i, x in enumerate(random_inputs(host, seed)):
-            host.set_input(x, i)
-            emu.set_input(x, i)
-        host.invoke()
-        emu.invoke()
-        off = [f"{r.index} {r.op}" for r in emu.last_run if not r.on_mcu]
-        assert not off, f"ran on the host: {off}"
-        for k in range(host.num_outputs):
-            h, m = host.get_output(k), emu.get_output(k)
-            if approx and h.dtype == np.float32:
-                assert_close_ulp([h], [m], f"{model} output {k}", SOFTMAX_MAX_ULP)
-            else:
-                assert_same([h], [m], f"{model} output {k}")
+    assert_model_whole_on_mcu(path.read_bytes(), model, core)
 
 
 MODELS = ["person_detect.tflite", "micro_speech_quantized.tflite", "network_tester_model.tflite",

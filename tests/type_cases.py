@@ -194,9 +194,68 @@ def _recurrent_cases():
                                                      **{f"w{k}": "UINT8" for k in range(8)}}))
 
 
+def binary_ops_and_comparison_cases():
+    """DIV .. PRELU (kernels/binary_ops.py), the comparisons, LOGICAL_AND / OR and SELECT_V2
+    (kernels/comparisons.py). Divisors are constants without zeros: TFLM's FLOOR_DIV and int32
+    DIV refuse a zero divisor when invoked, and the oracle's verdict invokes on zeros."""
+    s = (2, 3, 4)
+    divisor = [3, -2, 5, 7]
+    makers = {op: (lambda t, op=op: single_op(op, [spec(s, t, 0.05), const((4,), t, divisor, scale=0.07)],
+                                              spec(s, t, 0.1)))
+              for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD")}
+    makers["SQUARED_DIFFERENCE"] = _binary("SQUARED_DIFFERENCE")
+    makers["ADD_N"] = lambda t: single_op("ADD_N", [spec(s, t, 0.05)] * 3, spec(s, t, 0.1))
+    makers["PRELU"] = lambda t: single_op("PRELU", [spec(s, t, 0.05), const((4,), "INT8" if t == "INT16" else t,
+                                                                            [1, -2, 3, 0], scale=0.02)],
+                                          spec(s, t, 0.06))
+    for op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL"):
+        makers[op] = lambda t, op=op: single_op(op, [spec(s, t, 0.05), spec((4,), t, 0.07)], spec(s, "BOOL"))
+    for op in ("LOGICAL_AND", "LOGICAL_OR"):
+        makers[op] = _binary(op)
+    makers["SELECT_V2"] = lambda t: single_op("SELECT_V2", [spec(s, "BOOL"), spec(s, t, 0.05), spec((4,), t, 0.05)],
+                                              spec(s, t, 0.05))
+    for op, make in makers.items():
+        for t in TYPES:
+            yield f"{op} {t}", op, make(t)
+def _unary_math_cases():
+    """ABS ... ZEROS_LIKE (the unary math family) in every type; int16 ABS also unquantized."""
+    s = (2, 3, 4)
+    for op in ("ABS", "CEIL", "COS", "ELU", "EXP", "FLOOR", "LOG", "LOGICAL_NOT", "NEG", "ROUND", "RSQRT", "SIN",
+               "SQRT", "SQUARE", "ZEROS_LIKE"):
+        for t in TYPES:
+            zp = -128 if op == "RSQRT" and t == "INT8" else 0       # RSQRT: every input above zero
+            yield f"{op} {t}", op, single_op(op, [spec(s, t, 0.03, zp)], spec(s, t, 0.04, zp))
+    yield "ABS INT16 unquantized", "ABS", single_op("ABS", [dict(shape=s, type="INT16")], dict(shape=s, type="INT16"))
+
+
+def _reduce_family_cases():
+    """SUM, REDUCE_MAX / MIN / ALL, ARG_MAX / ARG_MIN (int32 and int64 outputs), CUMSUM,
+    LOG_SOFTMAX, L2_NORMALIZATION and L2_POOL_2D in every type."""
+    s = (2, 3, 4)
+    for t in TYPES:
+        for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL"):
+            same = op in ("REDUCE_MAX", "REDUCE_MIN")
+            yield f"{op} {t}", op, single_op(op, [spec(s, t), _i32([1, -1])], spec((2,), t, 0.05 if same else 0.4),
+                                             {"keep_dims": False})
+        for op in ("ARG_MAX", "ARG_MIN"):
+            for out in ("INT32", "INT64"):
+                yield (f"{op} {t}->{out}", op,
+                       single_op(op, [spec(s, t), _i32([1])], dict(shape=(2, 4), type=out), {"output_type": out}))
+        yield f"CUMSUM {t}", "CUMSUM", single_op("CUMSUM", [spec(s, t), _i32(np.array(-1))], spec(s, t, 0.3),
+                                                 {"exclusive": True, "reverse": False})
+        log_out = (16 / 256, 127) if t == "INT8" else (0.0625, 0)
+        yield f"LOG_SOFTMAX {t}", "LOG_SOFTMAX", single_op("LOG_SOFTMAX", [spec(s, t, 0.1)], spec(s, t, *log_out))
+        yield (f"L2_NORMALIZATION {t}", "L2_NORMALIZATION",
+               single_op("L2_NORMALIZATION", [spec(s, t, 0.1, 1 if t == "INT8" else 0)], spec(s, t, 1 / 128),
+                         {"fused_activation_function": "NONE"}))
+        yield f"L2_POOL_2D {t}", "L2_POOL_2D", _pool("L2_POOL_2D")(t)
+
+
 def type_cases() -> list[tuple[str, str, bytes]]:
     return [*_same_type_cases(), *_conversion_cases(), *_layer_cases(), *_recurrent_cases(),
-            *_data_movement_cases()]
+            *_data_movement_cases(),
+            *binary_ops_and_comparison_cases(), *_unary_math_cases(),
+            *_reduce_family_cases()]
 
 
 _PROBE = r"""

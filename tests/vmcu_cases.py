@@ -167,6 +167,20 @@ def assert_same(host, mcu, what=""):
             raise AssertionError(f"{what}: {diff.size} of {h.size} differ, first at {diff[:5]}: "
                                  f"host {h.reshape(-1)[diff[:5]]} mcu {m.reshape(-1)[diff[:5]]}")
 
+
+def assert_same_any_nan(host, mcu, what: str = "") -> None:
+    """assert_same, except that NaNs count equal whatever their bits: a NaN made from non-NaN
+    operands has the machine's default NaN sign (x86: negative, Arm: positive)."""
+    for h, m in zip(host, mcu):
+        if h.dtype.kind == "f":
+            both_nan = np.isnan(h) & np.isnan(m)
+            h, m = np.where(both_nan, 0, h), np.where(both_nan, 0, m)
+            h, m = h.view(np.uint32), m.view(np.uint32)
+        bad = np.flatnonzero(h.reshape(-1) != m.reshape(-1))
+        assert bad.size == 0, f"{what}: {bad.size} of {h.size} differ, first at {bad[:5]}: " \
+                              f"host {h.reshape(-1)[bad[:5]]} mcu {m.reshape(-1)[bad[:5]]}"
+
+
 # --------------------------------------------------------------------------- random case builders
 
 def q8_tensor(rng, idx, shape, name="x"):
@@ -359,3 +373,44 @@ def q16_tensor(rng, idx, shape, zp=0):
 
 def rand_i16(rng, shape):
     return rng.integers(-32768, 32768, size=shape).astype(np.int16)
+
+
+def assert_close_ulp_or_abs(host, mcu, what="", max_ulp=4):
+    """Each pair within `max_ulp` ulp of the host's value or `max_ulp` ulp of 1.0 absolutely (a
+    libm result such as log(sum) near 0: its absolute error follows the sum's, not its own
+    size); NaN matches NaN."""
+    for h, m in zip(host, mcu):
+        h, m = np.asarray(h, np.float32).reshape(-1), np.asarray(m, np.float32).reshape(-1)
+        absolute = np.abs(h.astype(np.float64) - m.astype(np.float64))
+        ok = (ulp_diff(h, m) <= max_ulp) | (absolute <= max_ulp * float(np.spacing(np.float32(1.0))))
+        ok |= np.isnan(h) & np.isnan(m)
+        assert ok.all(), (f"{what}: {int((~ok).sum())} of {h.size} outside {max_ulp} ulp, first host "
+                          f"{h[~ok][:3]} mcu {m[~ok][:3]}")
+
+
+def assert_model_whole_on_mcu(data: bytes, name: str, core: str, seeds=range(2), close=None) -> None:
+    """Every operator of the model runs in a C kernel on `core` (CMSIS-NN flavour: a complete
+    profile) and the outputs equal the host Interpreter's on `seeds`; float32 outputs of a model
+    with a libm op (cortexm.ops.TRANSCENDENTAL_F32_OPS) are compared by `close(host, mcu, what)`
+    instead (default: assert_close_ulp within SOFTMAX_MAX_ULP)."""
+    from micro_rt import Interpreter
+    from micro_rt.cortexm.ops import TRANSCENDENTAL_F32_OPS
+    from micro_rt.inputs import random_inputs
+    close = close or (lambda h, m, what: assert_close_ulp(h, m, what, SOFTMAX_MAX_ULP))
+    host = Interpreter.from_bytes(data, target=core)
+    emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+    approx = any(op.op_name in TRANSCENDENTAL_F32_OPS for op in host.model.main.operators)
+    for seed in seeds:
+        for i, x in enumerate(random_inputs(host, seed)):
+            host.set_input(x, i)
+            emu.set_input(x, i)
+        host.invoke()
+        emu.invoke()
+        off = [f"{r.index} {r.op}" for r in emu.last_run if not r.on_mcu]
+        assert not off, f"{name}: ran on the host: {off}"
+        for k in range(host.num_outputs):
+            h, m = host.get_output(k).reshape(-1), emu.get_output(k).reshape(-1)
+            if approx and h.dtype == np.float32:
+                close([h], [m], f"{name} output {k}")
+            else:
+                assert_same([h], [m], f"{name} output {k}")

@@ -61,4 +61,9 @@ typedef struct {                       /* 20 bytes */
 
 typedef struct { int32_t multiplier; int32_t shift; } cmsis_nn_scaling;
 
+typedef struct {                       /* 8 bytes: the int16 softmax's tables (513 entries each) */
+    const int16_t *exp_lut;
+    const int16_t *one_by_one_lut;
+} cmsis_nn_softmax_lut_s16;
+
 #endif

@@ -333,6 +333,61 @@ void arm_softmax_s8(const int8_t *input, const int32_t num_rows, const int32_t r
 void arm_softmax_s8_s16(const int8_t *input, const int32_t num_rows, const int32_t row_size,
     const int32_t mult, const int32_t shift, const int32_t diff_min, int16_t *output);
 
+/* =================================================== int16 pooling and softmax (mrt_pooling_more.c, mrt_softmax_s16.c) */
+
+/**
+ * AVERAGE_POOL_2D, int16: per output pixel and channel the mean of the window's taps inside the
+ * image, (sum +- count / 2) / count, clamped to the activation (TFLM's reference, bit-exact).
+ * DSP cores (CMSIS-NN's DSP path): per window the first tap copied and the others added with
+ * QADD into the scratch (one int32 per channel), then scaled and clamped; M0+: the reference
+ * loop per channel.
+ * @param[in,out] ctx          DSP cores: ctx->buf of arm_avgpool_s16_get_buffer_size() bytes,
+ *                             4-byte aligned; M0+: not read
+ * @param[in]     pool_params  stride (>= 1), padding (>= 0), activation (int16 range)
+ * @param[in]     input_dims   {N, H, W, C}, N >= 1
+ * @param[in]     src          int16 [N, H, W, C]
+ * @param[in]     filter_dims  {-, HK, WK, -}: the window
+ * @param[in]     output_dims  {-, H_OUT, W_OUT, -} (channels: input_dims->c)
+ * @param[out]    dst          int16 [N, H_OUT, W_OUT, C]
+ * @return ARM_CMSIS_NN_ARG_ERROR when N < 1, a window has no tap inside the image, or (DSP
+ *         cores) ctx->buf is NULL
+ */
+arm_cmsis_nn_status arm_avgpool_s16(const cmsis_nn_context *ctx, const cmsis_nn_pool_params *pool_params,
+    const cmsis_nn_dims *input_dims, const int16_t *src, const cmsis_nn_dims *filter_dims,
+    const cmsis_nn_dims *output_dims, int16_t *dst);
+
+/** Scratch bytes of arm_avgpool_s16: DSP cores ch_src * 4, M0+ 0 (output_x is not read). */
+int32_t arm_avgpool_s16_get_buffer_size(const int output_x, const int ch_src);
+
+/**
+ * MAX_POOL_2D, int16 (CMSIS-NN's algorithm): per output pixel the window's first tap inside the
+ * image copied for all channels, each further tap compared two channels per word, then the
+ * whole batch clamped to the activation. No scratch (ctx not read). Arguments as for
+ * arm_avgpool_s16; every window must hold a tap inside the image.
+ */
+arm_cmsis_nn_status arm_max_pool_s16(const cmsis_nn_context *ctx, const cmsis_nn_pool_params *pool_params,
+    const cmsis_nn_dims *input_dims, const int16_t *src, const cmsis_nn_dims *filter_dims,
+    const cmsis_nn_dims *output_dims, int16_t *dst);
+
+/**
+ * SOFTMAX, int16 in and out (output scale 1/32768, zero point 0), CMSIS-NN's algorithm, equal to
+ * TFLM's reference: per row, each x - max requantized by mult / shift, + 32767, saturated,
+ * looked up in the exp table (513 entries, linear interpolation on the low 7 bits) and cached
+ * in the output; the sum's reciprocal from the 1/(1+x) table; each cached exp times it, shifted
+ * by 30 - clz(sum), then rounded by one more bit. Where CMSIS-NN's int16 casts would wrap (a sum
+ * whose top bits leave the recentred mantissa at 32768; an output of 32768) TFLM's reference
+ * saturates, and so does this kernel (two compares; results otherwise identical).
+ * @param[in]  input           int16 [num_rows, row_size]
+ * @param[in]  num_rows        rows (product of all but the last dimension)
+ * @param[in]  row_size        elements per row (last dimension)
+ * @param[in]  mult, shift     QuantizeMultiplier(input scale * beta / (10 / 65535))
+ * @param[in]  softmax_params  the exp and 1/(1+x) tables (TFLM's gen_lut, 513 int16 each)
+ * @param[out] output          int16 [num_rows, row_size]
+ * @return ARM_CMSIS_NN_ARG_ERROR when a table pointer is NULL
+ */
+arm_cmsis_nn_status arm_softmax_s16(const int16_t *input, const int32_t num_rows, const int32_t row_size,
+    const int32_t mult, const int32_t shift, const cmsis_nn_softmax_lut_s16 *softmax_params, int16_t *output);
+
 /* ========================================================================= reshape (mrt_data.c) */
 
 /**

@@ -161,6 +161,72 @@ typedef struct {
     int32_t reduce[4];                 /* != 0: the axis is averaged over */
 } mrt_mean_f32_params;
 
+/* ---------------------------------------------------------------- reduce: SUM REDUCE_MAX / MIN / ALL, MEAN (int16, float32) */
+
+enum { MRT_REDUCE_SUM = 0, MRT_REDUCE_MAX = 1, MRT_REDUCE_MIN = 2, MRT_REDUCE_ALL = 3, MRT_REDUCE_MEAN = 4 };
+
+/* How a reduction walks its input: the kept axes (outer, outermost first) and the reduced axes
+ * (inner, outermost first), up to three of each after merging neighbours (the glue refuses more),
+ * each with its element count and element stride in the input; unused entries have count 1.
+ * Outputs are written in kept order; each output's elements are taken in input order. */
+typedef struct {
+    int32_t outer_count[3], outer_stride[3];
+    int32_t inner_count[3], inner_stride[3];
+} mrt_reduce_walk;
+
+/* mrt_reduce_int: int8 / int16 SUM (MEAN with 1/count folded into mult / shift), REDUCE_MAX /
+ * MIN (int8), REDUCE_ALL (bool, elem_size 1). Packed by ops_reduce.run_reduce_int. */
+typedef struct {
+    const void *in;
+    void *out;
+    mrt_reduce_walk walk;
+    int32_t op;                        /* MRT_REDUCE_SUM, _MAX, _MIN or _ALL */
+    int32_t elem_size;                 /* 1 or 2 */
+    int32_t zp_count;                  /* SUM: input zero point * elements per output, wrapped to int32 */
+    int32_t mult, shift, out_zp;       /* SUM: the output stage */
+    int32_t lo, hi;                    /* the element type's range (SUM's clamp, MAX / MIN's start values) */
+} mrt_reduce_int_params;
+
+/* mrt_reduce_f32: SUM, MEAN, REDUCE_MAX, REDUCE_MIN. Packed by ops_reduce.run_reduce_f32. */
+typedef struct {
+    const float *in;
+    float *out;
+    mrt_reduce_walk walk;
+    int32_t op;                        /* MRT_REDUCE_SUM, _MEAN, _MAX or _MIN */
+} mrt_reduce_f32_params;
+
+/* mrt_arg_min_max_s8 / _f32: the input as [outer, axis_size, inner]. Packed by ops_reduce.run_arg_min_max. */
+typedef struct {
+    const void *in;
+    int32_t *out;                      /* [outer, inner] */
+    int32_t outer, axis_size, inner;
+    int32_t is_max;
+} mrt_arg_min_max_params;
+
+/* mrt_cumsum_s8 / _f32: the input as [outer, depth, inner], summed along depth. The int8 fields
+ * are TFLM's quantized CumSum (left shift 20); mrt_cumsum_f32 does not read them. Packed by
+ * ops_reduce.run_cumsum. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t outer, depth, inner;
+    int32_t exclusive, reverse;
+    int32_t in_off, in_mult, in_shift;     /* in_off: -input zero point */
+    int32_t out_mult, out_shift, out_off;
+} mrt_cumsum_params;
+
+/* ---------------------------------------------------------------- LOG_SOFTMAX, L2_NORMALIZATION (last axis) */
+
+/* mrt_log_softmax_s8: TFLM's LogSoftmaxOpData. Packed by ops_normalization.run_log_softmax. */
+typedef struct {
+    const int8_t *in;
+    int8_t *out;
+    int32_t rows, depth;
+    int32_t in_mult, in_left_shift;    /* PreprocessSoftmaxScaling(1, input scale, 5) */
+    int32_t reverse_divisor, reverse_right_shift;
+    int32_t diff_min;
+} mrt_log_softmax_s8_params;
+
 /* ---------------------------------------------------------------- convolution, fully connected, pooling */
 
 /* Convolution geometry (NHWC), shared by the float32 and int16 conv blocks. */
@@ -322,5 +388,148 @@ typedef struct {
     int32_t rank;                      /* <= MRT_MAX_DIMS (TFLM's kMaxDimensions) */
     int32_t shape[MRT_MAX_DIMS];
 } mrt_reverse_params;
+
+/* ---------------------------------------------------------------- DIV FLOOR_DIV FLOOR_MOD SQUARED_DIFFERENCE
+ * PRELU ADD_N (mrt_binary_ops.c), comparisons, LOGICAL_AND / OR, SELECT_V2 (mrt_compare.c) */
+
+enum { MRT_OP_DIV = 0, MRT_OP_FLOOR_DIV = 1, MRT_OP_FLOOR_MOD = 2, MRT_OP_SQUARED_DIFF = 3, MRT_OP_PRELU = 4 };
+
+/* mrt_binary_ops_f32 / mrt_binary_ops_s32 (broadcasting). Packed by ops_binary.run_binary_ops_*. */
+typedef struct {
+    const void *in1;                   /* float32 / int32 (PRELU: the input) */
+    const void *in2;                   /* float32 / int32 (PRELU: alpha) */
+    void *out;
+    int32_t op;                        /* MRT_OP_DIV .. MRT_OP_PRELU */
+    mrt_broadcast_dims dims;
+    uint32_t act_min, act_max;         /* DIV's fused activation: float bits (f32), int32 (s32) */
+} mrt_binary_ops_params;
+
+/* mrt_binary_ops_s8 / mrt_binary_ops_s16 (broadcasting, TFLM's quantized kernels). Fields by op:
+ * DIV (int8):  in1/in2/out_offset, out_mult / out_shift (input1 / (input2 * output) scales),
+ *              act_min / act_max.
+ * SQUARED_DIFF (int8: left_shift 7, int16: 0): each input (x + inN_offset) << left_shift
+ *              requantized by inN_mult / inN_shift, the squared difference by out_mult / out_shift,
+ *              + out_offset, clamped to [act_min, act_max].
+ * PRELU (int8 / int16 input, int8 alpha): v = x + in1_offset; v >= 0: MBQM(v, in1_mult, in1_shift);
+ *              else MBQM(v * (alpha + in2_offset), in2_mult, in2_shift); + out_offset, clamped. */
+typedef struct {
+    const void *in1;
+    const void *in2;                   /* PRELU: int8 alpha */
+    void *out;
+    int32_t op;
+    mrt_broadcast_dims dims;
+    int32_t left_shift;
+    int32_t in1_offset, in1_mult, in1_shift;
+    int32_t in2_offset, in2_mult, in2_shift;
+    int32_t out_offset, out_mult, out_shift;
+    int32_t act_min, act_max;
+} mrt_binary_ops_q_params;
+
+/* mrt_add_n_f32 / mrt_add_n_s8: the sum of n equally shaped tensors. int8: every input
+ * (x + in_offset) << 20 requantized by in_mult / in_shift (the sum starting from the requantized
+ * offset, as TFLM's AddN), the sum by out_mult / out_shift, + out_offset, clamped. */
+typedef struct {
+    const void *const *in;             /* n input addresses */
+    void *out;
+    int32_t n, size;                   /* inputs, elements per tensor */
+    int32_t in_offset, in_mult, in_shift, out_offset, out_mult, out_shift, act_min, act_max;
+} mrt_add_n_params;
+
+enum { MRT_CMP_EQ = 0, MRT_CMP_NE = 1, MRT_CMP_GT = 2, MRT_CMP_GE = 3, MRT_CMP_LT = 4, MRT_CMP_LE = 5 };
+/* Element types of mrt_compare: int8 compares rescaled values (quant), bool / uint8 the bytes. */
+enum { MRT_CMP_F32 = 0, MRT_CMP_S32 = 1, MRT_CMP_S64 = 2, MRT_CMP_S8 = 3, MRT_CMP_BOOL = 4 };
+
+/* mrt_compare (broadcasting, bool out). int8: each input (x + inN_offset) << left_shift (8)
+ * requantized by inN_mult / inN_shift, then compared. Packed by ops_binary.run_compare. */
+typedef struct {
+    const void *in1;
+    const void *in2;
+    uint8_t *out;                      /* bool bytes, 0 / 1 */
+    int32_t op;                        /* MRT_CMP_EQ .. MRT_CMP_LE */
+    int32_t type;                      /* MRT_CMP_F32 .. MRT_CMP_BOOL */
+    mrt_broadcast_dims dims;
+    int32_t left_shift;
+    int32_t in1_offset, in1_mult, in1_shift;
+    int32_t in2_offset, in2_mult, in2_shift;
+} mrt_compare_params;
+
+/* mrt_logical_u8: LOGICAL_AND (op 0) / LOGICAL_OR (op 1) of bytes (broadcasting). */
+typedef struct {
+    const uint8_t *in1;
+    const uint8_t *in2;
+    uint8_t *out;
+    int32_t op;
+    mrt_broadcast_dims dims;
+} mrt_logical_params;
+
+/* mrt_select: SELECT_V2, out = cond ? x : y for elements of elem_size bytes (1, 2 or 4); the
+ * strides are 0 on the axes where an operand is broadcast. */
+typedef struct {
+    const uint8_t *cond;
+    const void *x;
+    const void *y;
+    void *out;
+    int32_t elem_size;
+    int32_t count[MRT_MAX_DIMS];       /* output elements per axis, outermost first */
+    int32_t stride_c[MRT_MAX_DIMS];
+    int32_t stride_x[MRT_MAX_DIMS];
+    int32_t stride_y[MRT_MAX_DIMS];
+} mrt_select_params;
+/* ---------------------------------------------------------------- unary math (mrt_unary_math.c) */
+
+/* The float32 functions of mrt_unary_math_f32 (TFLM's reference Eval of each op). */
+enum {
+    MRT_MATH_F32_ABS = 0, MRT_MATH_F32_CEIL = 1, MRT_MATH_F32_COS = 2, MRT_MATH_F32_ELU = 3,
+    MRT_MATH_F32_EXP = 4, MRT_MATH_F32_FLOOR = 5, MRT_MATH_F32_LOG = 6, MRT_MATH_F32_NEG = 7,
+    MRT_MATH_F32_ROUND = 8, MRT_MATH_F32_RSQRT = 9, MRT_MATH_F32_SIN = 10, MRT_MATH_F32_SQRT = 11,
+    MRT_MATH_F32_SQUARE = 12,
+};
+
+/* mrt_unary_math_f32. Packed by ops_unary.run_unary_math_f32. */
+typedef struct {
+    const float *in;
+    float *out;
+    int32_t n;                         /* elements */
+    int32_t op;                        /* MRT_MATH_F32_* */
+} mrt_unary_math_f32_params;
+
+/* The quantized ops of mrt_abs_rsqrt_int (elementwise.cc's AbsEvalQuantized, RsqrtEvalQuantized). */
+enum {
+    MRT_MATH_INT_ABS = 0,              /* out_off + |x - in_off|, MBQM(., mult, shift) when rescale */
+    MRT_MATH_INT_ABS_PLAIN = 1,        /* int16 without quantization: (int16)|x| */
+    MRT_MATH_INT_RSQRT = 2,            /* out_off + MBQM(MBQM(1, inv sqrt(x - in_off), s + 20), mult,
+                                        * shift - 20); x == in_off gives the type's maximum */
+};
+
+/* mrt_abs_rsqrt_int: int8 or int16 in and out. Packed by ops_unary.run_abs_rsqrt_int. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t n;                         /* elements */
+    int32_t op;                        /* MRT_MATH_INT_* */
+    int32_t elem_size;                 /* 1 (int8) or 2 (int16) */
+    int32_t in_off, out_off;           /* zero points (0 for int16) */
+    int32_t rescale;                   /* ABS: the scales differ (else mult / shift unused) */
+    int32_t mult, shift;               /* OpDataAbsRsqrt's output multiplier */
+} mrt_abs_rsqrt_int_params;
+
+/* ---------------------------------------------------------------- CAST (mrt_cast.c) */
+
+/* Element types of mrt_cast. */
+enum {
+    MRT_TYPE_INT8 = 0, MRT_TYPE_INT16 = 1, MRT_TYPE_INT32 = 2, MRT_TYPE_UINT32 = 3, MRT_TYPE_FLOAT32 = 4,
+    MRT_TYPE_BOOL = 5,
+};
+
+/* mrt_requantize_u8: QUANTIZE int8 <-> uint8. Packed by ops_unary.run_quantize_u8. */
+typedef struct {
+    const void *in;
+    void *out;
+    int32_t n;                         /* elements */
+    int32_t in_unsigned;               /* 1: uint8 -> int8, 0: int8 -> uint8 */
+    int32_t xor_path;                  /* Requantize's fast path: out = in ^ 0x80 */
+    int32_t in_off, out_off;           /* zero points */
+    int32_t mult, shift;               /* input scale / output scale as MBQM multiplier and shift */
+} mrt_requantize_u8_params;
 
 #endif

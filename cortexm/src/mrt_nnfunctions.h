@@ -14,6 +14,8 @@
  *    patterns in uint32_t (soft-float calling convention, also on the FPU cores: softfp).
  *  - M0+ is soft-float (libgcc); the M4 / M7 / M33 builds use the FPU. Results are identical.
  *  - None of these kernels needs scratch memory (no *_get_buffer_size).
+ *  - LOG_SOFTMAX float32 calls newlib's expf / logf too; sqrtf (L2_NORMALIZATION, L2_POOL_2D)
+ *    is correctly rounded everywhere, so those stay bit-exact.
  */
 #ifndef MRT_NNFUNCTIONS_H
 #define MRT_NNFUNCTIONS_H
@@ -117,6 +119,68 @@ int32_t mrt_mean_s8(const mrt_mean_s8_params *p);
 /** MEAN float32: a sequential float32 sum from the first element (as the twin), divided by the count. */
 int32_t mrt_mean_f32(const mrt_mean_f32_params *p);
 
+/* ================================================================ reduce (more) (mrt_reduce_more.c) */
+
+/**
+ * SUM / MEAN (int8, int16), REDUCE_MAX / REDUCE_MIN (int8), REDUCE_ALL (bool) over p->walk:
+ * SUM: the elements summed in uint32 (wrapping as TFLM's int32 sum), less zp_count,
+ * MultiplyByQuantizedMultiplier(mult, shift), + out_zp, clamped to [lo, hi]; no element: 0.
+ * MAX / MIN: from lo / hi, an element replaces the value when strictly greater / smaller.
+ * ALL: 1 unless an element is 0.
+ */
+int32_t mrt_reduce_int(const mrt_reduce_int_params *p);
+
+/**
+ * SUM / MEAN / REDUCE_MAX / REDUCE_MIN float32 over p->walk: SUM from 0.0f adding in input order
+ * (MEAN then / (float)count; no element: 0.0f); MAX / MIN from -FLT_MAX / FLT_MAX, replaced by a
+ * strictly greater / smaller element (NaN never wins). Bit-exact with the twin.
+ */
+int32_t mrt_reduce_f32(const mrt_reduce_f32_params *p);
+
+/** ARG_MAX / ARG_MIN int8: per [outer, inner], the first index of the extreme along the axis. */
+int32_t mrt_arg_min_max_s8(const mrt_arg_min_max_params *p);
+
+/** ARG_MAX / ARG_MIN float32: as mrt_arg_min_max_s8 (strict comparisons: NaN never wins). */
+int32_t mrt_arg_min_max_f32(const mrt_arg_min_max_params *p);
+
+/**
+ * CUMSUM float32 along depth: a running sum from 0.0f (reverse: from the last), exclusive:
+ * written before adding. Bit-exact with the twin.
+ */
+int32_t mrt_cumsum_f32(const mrt_cumsum_params *p);
+
+/**
+ * CUMSUM int8, TFLM's quantized CumSum: each (x + in_off) << 20 scaled by in_mult / in_shift
+ * (MultiplyByQuantizedMultiplierSmallerThanOneExp), summed in uint32 from the scaled in_off,
+ * each running sum scaled by out_mult / out_shift, + out_off, clamped to int8.
+ */
+int32_t mrt_cumsum_s8(const mrt_cumsum_params *p);
+
+/* ================================================ LOG_SOFTMAX, L2_NORMALIZATION (mrt_normalization.c) */
+
+/**
+ * LOG_SOFTMAX int8, TFLM's LogSoftmaxQuantized (output scale 16/256, zero point 127): gemmlowp
+ * exp of the Q5.26 differences summed in Q12.19, log_x_for_x_greater_than_or_equal_to_1 into
+ * Q5.26, (diff - log_sum) / 2^22 + 127; differences at or below the adjusted diff_min: -128.
+ */
+int32_t mrt_log_softmax_s8(const mrt_log_softmax_s8_params *p);
+
+/**
+ * LOG_SOFTMAX float32 per row of depth: max (from -FLT_MAX, NaN never wins), sum of
+ * expf(x - max) from 0.0f, then (x - max) - logf(sum) (newlib's expf / logf).
+ */
+int32_t mrt_log_softmax_f32(const float *in, float *out, int32_t rows, int32_t depth);
+
+/**
+ * L2_NORMALIZATION int8, TFLM's reference_integer_ops::L2Normalization: per row the int32 sum of
+ * (x - in_zp)^2, GetInvSqrtQuantizedMultiplierExp, each x - in_zp requantized with 7 more bits,
+ * clamped to int8 (output scale 1/128, zero point 0).
+ */
+int32_t mrt_l2norm_s8(const int8_t *in, int8_t *out, int32_t rows, int32_t depth, int32_t in_zp);
+
+/** L2_NORMALIZATION float32: x / max(sqrtf(sum of x * x from 0.0f), 1e-6f). Bit-exact with the twin. */
+int32_t mrt_l2norm_f32(const float *in, float *out, int32_t rows, int32_t depth);
+
 /* =================================================================== convolution (mrt_conv_*.c) */
 
 /**
@@ -156,6 +220,13 @@ int32_t mrt_avgpool_f32(const mrt_pool_f32_params *p);
 
 /** MAX_POOL_2D float32: numpy maximum over the window (padded taps as -FLT_MAX), activation clamp. */
 int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
+
+/**
+ * L2_POOL_2D float32 (mrt_pooling_more.c): per output, sqrtf(sum of the squares of the window's
+ * taps inside the image, from 0.0f in (y, x) order, / (float)count), then the activation clamp.
+ * Bit-exact with the twin.
+ */
+int32_t mrt_l2_pool_f32(const mrt_pool_f32_params *p);
 
 /* ====================================================================== softmax (mrt_softmax.c) */
 
@@ -255,5 +326,125 @@ int32_t mrt_batch_to_space_nd(const mrt_space_batch_params *p);
  * @return 0; -1 when the axes are empty, out of range or not contiguous.
  */
 int32_t mrt_reverse(const mrt_reverse_params *p);
+
+/* ============================================ DIV FLOOR_DIV FLOOR_MOD SQUARED_DIFFERENCE PRELU ADD_N (mrt_binary_ops.c) */
+
+/**
+ * Broadcasting DIV / FLOOR_DIV / FLOOR_MOD / SQUARED_DIFFERENCE / PRELU on float32, TFLM's reference
+ * kernels: DIV x / y clamped to [act_min, act_max] as std::min(std::max(v, lo), hi); FLOOR_DIV
+ * floor of the double quotient; FLOOR_MOD fmodf moved into the divisor's sign; SQUARED_DIFFERENCE
+ * (x - y)^2; PRELU x >= 0 ? x : x * alpha. FLOOR_DIV calls libm's floor on a double (soft double on
+ * the M0+ / M4 / M33), FLOOR_MOD newlib's fmodf (exact).
+ */
+int32_t mrt_binary_ops_f32(const mrt_binary_ops_params *p);
+
+/** DIV (truncating, clamped to act_min / act_max) and SQUARED_DIFFERENCE (wrapping) on int32. The glue
+ * refuses zero divisors and INT32_MIN / -1 before calling. */
+int32_t mrt_binary_ops_s32(const mrt_binary_ops_params *p);
+
+/** DIV, SQUARED_DIFFERENCE, PRELU on int8 (TFLM-exact; DIV rounds as TFLM's x86 build, see
+ * kernels/binary_ops.py). */
+int32_t mrt_binary_ops_s8(const mrt_binary_ops_q_params *p);
+
+/** SQUARED_DIFFERENCE on int16, PRELU on an int16 input with an int8 alpha. */
+int32_t mrt_binary_ops_s16(const mrt_binary_ops_q_params *p);
+
+/** ADD_N on float32: 0, then each input added in order. */
+int32_t mrt_add_n_f32(const mrt_add_n_params *p);
+
+/** ADD_N on int8 (TFLM's AddN with its int32 accumulator). */
+int32_t mrt_add_n_s8(const mrt_add_n_params *p);
+
+/* =================================================== comparisons, LOGICAL_AND / OR, SELECT_V2 (mrt_compare.c) */
+
+/** EQUAL .. LESS_EQUAL (broadcasting) on float32, int32, int64, int8 (rescaled) and bool; writes bool. */
+int32_t mrt_compare(const mrt_compare_params *p);
+
+/** LOGICAL_AND / LOGICAL_OR on bytes (broadcasting): the bitwise AND / OR, as TFLM's x86 build
+ * combines bool bytes. */
+int32_t mrt_logical_u8(const mrt_logical_params *p);
+
+/** SELECT_V2 (broadcasting condition, x, y) for 1-, 2- and 4-byte elements. */
+int32_t mrt_select(const mrt_select_params *p);
+/* ============================================================ unary math (mrt_unary_math.c) */
+
+/**
+ * ABS CEIL COS ELU EXP FLOOR LOG NEG ROUND RSQRT SIN SQRT SQUARE on float32, element by element as
+ * TFLM's reference kernels: fabsf, ceilf, floorf, -x, x * x, sqrtf, 1 / sqrtf (exact), ROUND's
+ * RoundToNearest (floorf, halves to even), and newlib's cosf, sinf, logf, expf, expm1f (ELU: expm1f
+ * below 0) where TFLM calls std::cos, ... (within a few ulp of the host's glibc; the tests state
+ * the bound). M0+: soft float; M4 / M7 / M33: the FPU.
+ * @param[in] p  mrt_unary_math_f32_params: in / out float32 [n] (may be the same), op MRT_MATH_F32_*
+ * @return 0
+ */
+int32_t mrt_unary_math_f32(const mrt_unary_math_f32_params *p);
+
+/**
+ * Quantized ABS (int8, int16; int16 also unquantized) and RSQRT (int8, int16) computed per element
+ * as TFLM's elementwise.cc does (RSQRT: GetInvSqrtQuantizedMultiplierExp's Newton-Raphson, five
+ * iterations in Q3.28). RSQRT inputs below the zero point are refused by the glue before the call
+ * (TFLM fails the invoke); the kernel computes them as the zero point.
+ * @param[in] p  mrt_abs_rsqrt_int_params
+ * @return 0
+ */
+int32_t mrt_abs_rsqrt_int(const mrt_abs_rsqrt_int_params *p);
+
+/**
+ * An int8 lookup: out[i] = table[(uint8_t)in[i]] (ELU int8: elu.cc's EvalUsingLookupTable over the
+ * 256-entry table its prepare fills).
+ * @param[in]  in     int8 [n]
+ * @param[out] out    int8 [n]
+ * @param[in]  n      elements
+ * @param[in]  table  int8 [256], indexed by the input's raw byte
+ * @return 0
+ */
+int32_t mrt_lut_s8(const int8_t *in, int8_t *out, int32_t n, const int8_t *table);
+
+/**
+ * LOGICAL_NOT: out[i] = !in[i] on bool bytes (0 / 1).
+ * @return 0
+ */
+int32_t mrt_logical_not(const uint8_t *in, uint8_t *out, int32_t n);
+
+/* ========================================================================== CAST (mrt_cast.c) */
+
+/**
+ * CAST between int8, int16, int32, uint32, float32 and bool (MRT_TYPE_*), one loop per type pair:
+ * integers convert as C casts (wrapping), bool is x != 0 (and 0 / 1 in), float32 -> integer
+ * truncates, saturates to the output type, NaN -> 0 (as the oracle does).
+ * @param[in]  in        n elements of in_type
+ * @param[out] out       n elements of out_type
+ * @param[in]  in_type   MRT_TYPE_*
+ * @param[in]  out_type  MRT_TYPE_*
+ * @return 0
+ */
+int32_t mrt_cast(const void *in, void *out, int32_t n, int32_t in_type, int32_t out_type);
+
+/* ============================================= int16 LOGISTIC / TANH (mrt_sigmoid_s16.c) */
+
+/**
+ * int16 LOGISTIC (is_tanh 0) or TANH (is_tanh 1) as TFLM's reference integer kernels: x scaled by
+ * input_multiplier >> input_left_shift (multiplier 0: a power-of-two scale, 3 << shift), then the
+ * 256-entry sigmoid table interpolated on 9 (tanh: 8) low bits. Output scale 2^-15, zero points 0.
+ * @param[in]  in                int16 [n]
+ * @param[out] out               int16 [n]
+ * @param[in]  input_multiplier  LogisticPrepare / TanhPrepare's multiplier (<= 32767; 0 = power of two)
+ * @param[in]  input_left_shift  its shift
+ * @param[in]  is_tanh           0: LOGISTIC, 1: TANH
+ * @param[in]  sigmoid_table_uint16  TFLM's 256-entry table (in flash)
+ * @return 0
+ */
+int32_t mrt_sigmoid_s16(const int16_t *in, int16_t *out, int32_t n, int32_t input_multiplier,
+                        int32_t input_left_shift, int32_t is_tanh, const uint16_t *sigmoid_table_uint16);
+
+/* ============================================== QUANTIZE int8 <-> uint8 (mrt_quantize_u8.c) */
+
+/**
+ * QUANTIZE between int8 and uint8 as TFLM's reference Requantize: out_off + MBQM(x - in_off, mult,
+ * shift), clamped to the output type; with xor_path (equal scales, zero points 128 apart) x ^ 0x80.
+ * @param[in] p  mrt_requantize_u8_params
+ * @return 0
+ */
+int32_t mrt_requantize_u8(const mrt_requantize_u8_params *p);
 
 #endif

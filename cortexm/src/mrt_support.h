@@ -37,21 +37,27 @@ int32_t mrt_one_minus_x_over_one_plus_x(int32_t a);
  * out (T *) is written in order; x and y name the in1 and in2 elements (const T *in1, *in2)
  * inside EXPR, whose value is stored as T. A macro because the element type T varies. */
 #define MRT_BROADCAST_BINARY(dims, T, in1, in2, out, x, y, EXPR)                                \
+    MRT_BROADCAST_MIXED(dims, T, T, T, in1, in2, out, x, y, EXPR)
+
+/* The same walk with an element type per operand: in1 (const T1 *), in2 (const T2 *) and out
+ * (TO *), e.g. the comparisons (bool out) and PRELU (int16 input, int8 alpha). */
+#define MRT_BROADCAST_MIXED(dims, T1, T2, TO, in1, in2, out, x, y, EXPR)                         \
     do {                                                                                        \
         const int32_t *n_ = (dims)->count, *s1_ = (dims)->stride1, *s2_ = (dims)->stride2;     \
-        T *out_ = (out);                                                                        \
+        TO *out_ = (out);                                                                       \
         for (int32_t i0 = 0; i0 < n_[0]; ++i0)                                                  \
         for (int32_t i1 = 0; i1 < n_[1]; ++i1)                                                  \
         for (int32_t i2 = 0; i2 < n_[2]; ++i2)                                                  \
         for (int32_t i3 = 0; i3 < n_[3]; ++i3)                                                  \
         for (int32_t i4 = 0; i4 < n_[4]; ++i4) {                                                \
-            const T *a_ = (in1) + i0 * s1_[0] + i1 * s1_[1] + i2 * s1_[2] + i3 * s1_[3] +       \
-                          i4 * s1_[4];                                                          \
-            const T *b_ = (in2) + i0 * s2_[0] + i1 * s2_[1] + i2 * s2_[2] + i3 * s2_[3] +       \
-                          i4 * s2_[4];                                                          \
+            const T1 *a_ = (in1) + i0 * s1_[0] + i1 * s1_[1] + i2 * s1_[2] + i3 * s1_[3] +      \
+                           i4 * s1_[4];                                                         \
+            const T2 *b_ = (in2) + i0 * s2_[0] + i1 * s2_[1] + i2 * s2_[2] + i3 * s2_[3] +      \
+                           i4 * s2_[4];                                                         \
             for (int32_t i5 = 0; i5 < n_[5]; ++i5) {                                            \
-                const T x = a_[i5 * s1_[5]], y = b_[i5 * s2_[5]];                               \
-                *out_++ = (T)(EXPR);                                                            \
+                const T1 x = a_[i5 * s1_[5]];                                                   \
+                const T2 y = b_[i5 * s2_[5]];                                                   \
+                *out_++ = (TO)(EXPR);                                                           \
             }                                                                                   \
         }                                                                                       \
     } while (0)

@@ -339,6 +339,15 @@ typedef OpDataLogistic OpDataTanh;
 
 typedef struct { ReluParams params; } ReluOpData;
 typedef struct { int32_t six, zero; } Relu6OpData;
+
+typedef struct {                               /* elementwise.cc's OpDataAbsRsqrt (ABS, RSQRT) */
+    int32_t multiplier;
+    int shift, input_offset, output_offset;
+    bool needs_rescale;
+    TfLiteQuantizationType input_quantization_type;
+    TfLiteType input_type;
+} OpDataAbsRsqrt;
+typedef struct { int8_t table[256]; } OpDataElu;   /* elu.cc's OpData */
 typedef struct {
     int32_t output_multiplier_alpha, output_shift_alpha, output_multiplier_identity,
         output_shift_identity, input_zero_point, output_zero_point;
@@ -371,6 +380,19 @@ typedef struct {
 } OpDataReduce;
 
 typedef struct { StridedSliceParams params; } StridedSliceOpData;
+
+typedef struct {                               /* cumsum.cc's OpData (int8 only, from Prepare) */
+    int32_t output_activation_min, output_activation_max, input_offset, output_offset,
+        input_multiplier, output_multiplier;
+    int input_shift, output_shift, left_shift;
+} OpDataCumsum;
+typedef struct {                               /* log_softmax.cc (int8 only, from Prepare) */
+    int32_t input_multiplier, input_left_shift, reverse_scaling_divisor,
+        reverse_scaling_right_shift;
+    int diff_min;
+    size_t outer_size, depth;
+} LogSoftmaxOpData;
+typedef struct { int32_t input_zero_point; } L2NormalizationParams;   /* types.h, l2norm.cc's */
 
 typedef struct {                               /* concatenation.cc's OpData */
     ConcatenationParams params;
@@ -414,6 +436,36 @@ typedef struct {                               /* mirror_pad.cc's OpDataMirrorPa
     int output_dims_num_elements_buffer_index, input_dims_num_elements_buffer_index;
 } OpDataMirrorPad;
 typedef struct { float scale; size_t num_columns; } OpDataEmbeddingLookup;  /* embedding_lookup.cc's OpData */
+
+/* DIV, SQUARED_DIFFERENCE, ADD_N (int8), PRELU, the comparisons, SELECT_V2 (div.cc,
+ * squared_difference.cc, add_n.cc, prelu_common.cc, comparisons.cc, select.cc) */
+typedef struct {
+    int32_t input1_zero_point, input2_zero_point, output_zero_point, output_activation_min,
+        output_activation_max, output_multiplier;
+    int output_shift;
+} OpDataDiv;
+typedef struct { bool requires_broadcast; ArithmeticParams arithmetic_params; } OpDataSquaredDifference;
+typedef struct {
+    int32_t output_activation_min, output_activation_max, input_offset, output_offset,
+        input_multiplier, output_multiplier;
+    int input_shift, output_shift, left_shift, scratch_index;
+} OpDataAddN;
+typedef struct {
+    int32_t input_offset, alpha_offset, output_offset, output_multiplier_1;
+    int output_shift_1;
+    int32_t output_multiplier_2;
+    int output_shift_2;
+} PreluParams;
+typedef struct {
+    int left_shift;
+    int32_t input1_offset, input1_multiplier;
+    int input1_shift;
+    int32_t input2_offset, input2_multiplier;
+    int input2_shift;
+    bool is_broadcast;
+} ComparisonParams;
+typedef struct { ComparisonParams params; } OpDataComparison;
+typedef struct { bool requires_broadcast; } OpDataSelect;
 
 /* CMSIS-NN wrappers (kernels/cmsis_nn/*.cc) around the reference op data */
 typedef struct { OpDataConv reference_op_data; int buffer_idx; } OpDataConvCmsis;
@@ -568,6 +620,9 @@ typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashta
     X(OpDataConcatenation) X(OpDataSvdf) X(OpDataLSTM) X(OpDataConvCmsis)                     \
     X(OpDataDepthwiseCmsis) X(OpDataFullyConnectedCmsis) X(OpDataPoolingCmsis)                \
     X(OpDataSoftmaxCmsis) X(OpDataAddCmsis) X(OpDataMulCmsis)                                 \
-    X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)
+    X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                         \
+    X(OpDataDiv) X(OpDataSquaredDifference) X(OpDataAddN) X(PreluParams) X(OpDataComparison)  \
+    X(OpDataSelect) X(OpDataAbsRsqrt) X(OpDataElu)                                            \
+    X(OpDataCumsum) X(LogSoftmaxOpData) X(L2NormalizationParams)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
