@@ -53,7 +53,7 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
                             run_mirror_pad, run_reverse, run_slice, run_space_to_batch, run_space_to_depth,
                             run_split)
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_quantize,
-                              run_unary_f32, run_unary_int, run_unary_s8)
+                              run_binary_wide, run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
                          run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
                          run_spectral_subtraction, run_stacker, run_window)
@@ -199,6 +199,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("SignalStacker", INT16): OpKernel(run_stacker),
     ("SignalOverlapAdd", INT16): OpKernel(run_overlap_add),
     ("SignalOverlapAdd", FLOAT32): OpKernel(run_overlap_add),
+    **{(op, ANY): OpKernel(run_binary_wide) for op in _BINARY},                 # int32; int64 MAXIMUM / MINIMUM
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from micro_rt.kernels.kernel_util import activation_of, element_count, scale_of, zero_point_of
+from micro_rt.kernels.kernel_util import activation_of, activation_range_int, element_count, scale_of, zero_point_of
 from micro_rt.kernels.quant import quantize_multiplier
 
 from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, f32_activation, f32_bits, is_f32, is_i16,
@@ -111,6 +111,28 @@ def run_binary_f32(c: CallContext) -> list[KernelCall]:
     blob = uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + \
         words(_OPCODE[node.op_name], *broadcast_words(in1, in2, shape)) + uwords(lo, hi)
     return [c.call("mrt_binary_f32", c.args(blob))]
+
+
+def run_binary_wide(c: CallContext) -> list[KernelCall]:
+    """int32 ADD / SUB / MUL / MAXIMUM / MINIMUM (mrt_binary_s32) and int64 MAXIMUM / MINIMUM
+    (mrt_binary_s64); the clamp is the twin's: none for ADD (TFLM's int32 ADD ignores the
+    activation), the fused activation's int32 range for SUB / MUL."""
+    node = c.node
+    in1, in2, out = c.t(0), c.t(1), c.out()
+    kind = np.dtype(in1.dtype)
+    if np.dtype(in2.dtype) != kind or np.dtype(out.dtype) != kind:
+        raise UnsupportedOnMcu(f"{node.op_name} {kind.name} with mixed types")
+    op = node.op_name
+    if kind == np.int32:
+        lo, hi = activation_range_int(activation_of(node), np.int32) if op in ("SUB", "MUL") else _INT_RANGE[4]
+        symbol = "mrt_binary_s32"
+    elif kind == np.int64 and op in ("MAXIMUM", "MINIMUM"):
+        lo, hi, symbol = 0, 0, "mrt_binary_s64"
+    else:
+        raise UnsupportedOnMcu(f"{op} {kind.name}")
+    blob = uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + \
+        words(_OPCODE[op], *broadcast_words(in1, in2, _broadcast_shape(in1, in2)), int(lo), int(hi))
+    return [c.call(symbol, c.args(blob))]
 
 
 # --------------------------------------------------------------------------- unary
