@@ -58,7 +58,7 @@ from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_b
                          run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
                          run_spectral_subtraction, run_stacker, run_window)
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
-                        run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
+                        run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16, run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
                      run_softmax_f32, run_softmax_s8)
@@ -166,7 +166,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     **{("CAST", t): OpKernel(run_cast) for t in (INT8, INT16, FLOAT32, ANY)},
     ("LOGISTIC", INT16): OpKernel(run_sigmoid_s16),
     ("TANH", INT16): OpKernel(run_sigmoid_s16),
-    ("QUANTIZE", ANY): OpKernel(run_quantize_u8),        # uint8 in (other 1-byte types: int8's entry)
+    ("QUANTIZE", ANY): OpKernel(run_quantize),           # uint8 / int32 in (other 1-byte types: int8's entry)
     ("MEAN", INT16): OpKernel(run_reduce_int),
     ("SUM", INT8): OpKernel(run_reduce_int),
     ("SUM", INT16): OpKernel(run_reduce_int),
@@ -199,6 +199,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("SignalStacker", INT16): OpKernel(run_stacker),
     ("SignalOverlapAdd", INT16): OpKernel(run_overlap_add),
     ("SignalOverlapAdd", FLOAT32): OpKernel(run_overlap_add),
+    ("DEQUANTIZE", ANY): OpKernel(run_dequantize),                              # uint8 in
     **{(op, ANY): OpKernel(run_binary_wide) for op in _BINARY},                 # int32; int64 MAXIMUM / MINIMUM
 }
 

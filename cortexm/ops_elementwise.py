@@ -247,19 +247,20 @@ def run_quantize(c: CallContext) -> list[KernelCall]:
                        zero_point_of(out))]
     if np.dtype(inp.dtype) == np.int8 and np.dtype(out.dtype) == np.int8:
         return run_unary_s8(c)
-    if np.dtype(out.dtype) == np.uint8:
+    if np.dtype(out.dtype) == np.uint8 or np.dtype(inp.dtype) == np.uint8:
         from .ops_unary import run_quantize_u8
         return run_quantize_u8(c)
-    return run_unary_int(c)
+    return run_unary_int(c)             # int8 / int16 / int32 in (TFLM's Requantize), int8 / int16 / int32 out
 
 
 def run_dequantize(c: CallContext) -> list[KernelCall]:
     inp = c.t(0)
     if not is_f32(c.out()):
         raise UnsupportedOnMcu("DEQUANTIZE to a non-float32 output")
-    if np.dtype(inp.dtype) == np.uint8:
-        raise UnsupportedOnMcu("DEQUANTIZE from uint8 (no C kernel)")
-    fn = "mrt_dequantize_s16_f32" if np.dtype(inp.dtype) == np.int16 else "mrt_dequantize_s8_f32"
+    fn = {np.dtype(np.int8): "mrt_dequantize_s8_f32", np.dtype(np.int16): "mrt_dequantize_s16_f32",
+          np.dtype(np.uint8): "mrt_dequantize_u8_f32"}.get(np.dtype(inp.dtype))
+    if fn is None:
+        raise UnsupportedOnMcu(f"DEQUANTIZE from {np.dtype(inp.dtype).name}")
     return [c.call(fn, c.in_addr(0), c.out_addr(), element_count(inp), f32_bits(scale_of(inp)),
                    zero_point_of(inp))]
 

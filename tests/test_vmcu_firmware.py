@@ -36,13 +36,13 @@ def test_firmware_float_instructions(core):
         if sym.is_func and sym.size and seg.vaddr <= sym.addr < seg.vaddr + len(seg.data):
             code = seg.data[sym.addr - seg.vaddr:sym.addr - seg.vaddr + sym.size]
             insns = decode(code, sym.addr)
-            names[sym.name] = {i.name for i in insns if i.cls in ("fp", "vld", "vst", "vldm", "vstm")}
+            # (Advanced SIMD encodings, first halfword 0xEFxx / 0xFFxx / 0xF9xx, do not exist on
+            # M-profile: those are literal-pool words capstone decodes as NEON)
+            neon = lambda i: code[i.addr - sym.addr + 1] in (0xEF, 0xFF, 0xF9)  # noqa: E731
+            names[sym.name] = {i.name for i in insns if i.cls in ("fp", "vld", "vst", "vldm", "vstm") and not neon(i)}
             if sym.name.startswith(("mrt_", "arm_")):
                 # every VFP instruction of the kernels has a cycle rule (not the ALU default)
-                # (Advanced SIMD encodings, first halfword 0xEFxx / 0xFFxx / 0xF9xx, do not exist on
-                # M-profile: those are literal-pool words capstone decodes as NEON)
-                unpriced |= {i.name for i in insns if is_vfp(i.name) and i.cls == "alu"
-                             and code[i.addr - sym.addr + 1] not in (0xEF, 0xFF, 0xF9)}
+                unpriced |= {i.name for i in insns if is_vfp(i.name) and i.cls == "alu" and not neon(i)}
     assert not unpriced, unpriced
     if core == "cortex-m0plus":
         assert not any(names.values())

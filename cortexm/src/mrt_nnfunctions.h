@@ -107,6 +107,10 @@ int32_t mrt_dequantize_s8_f32(const int8_t *in, float *out, int32_t n, uint32_t 
 /** DEQUANTIZE int16 -> float32: as mrt_dequantize_s8_f32. */
 int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
 
+/** DEQUANTIZE uint8 -> float32 (TFLM's old uint8 quantization at a model's edge): as
+ * mrt_dequantize_s8_f32 on the unsigned byte value. */
+int32_t mrt_dequantize_u8_f32(const uint8_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
+
 /* ======================================================================== reduce (mrt_reduce.c) */
 
 /**
