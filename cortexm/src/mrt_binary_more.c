@@ -8,25 +8,32 @@
 
 /* int32 ADD / SUB / MUL wrap (TFLM's x86 build computes in int32 without a saturation), then
  * clamp to the fused activation's range: [INT32_MIN, INT32_MAX] for ADD, whose int32 path
- * ignores the activation. */
-MRT_INLINE int32_t binary_one_s32(int32_t op, int32_t x, int32_t y, int32_t lo, int32_t hi)
-{
-    switch (op) {
-    case MRT_OP_ADD: return mrt_clamp((int32_t)((uint32_t)x + (uint32_t)y), lo, hi);
-    case MRT_OP_SUB: return mrt_clamp((int32_t)((uint32_t)x - (uint32_t)y), lo, hi);
-    case MRT_OP_MUL: return mrt_clamp((int32_t)((uint32_t)x * (uint32_t)y), lo, hi);
-    case MRT_OP_MAX: return x > y ? x : y;
-    default: return x < y ? x : y;
-    }
-}
+ * ignores the activation. One loop per op, as TFLM's kernels are one per op (no switch per
+ * element). */
+#define WRAP32(a, OP, b) ((int32_t)((uint32_t)(a) OP (uint32_t)(b)))
 
 int32_t mrt_binary_s32(const mrt_binary_ops_params *p)
 {
     const int32_t *in1 = (const int32_t *)p->in1, *in2 = (const int32_t *)p->in2;
     int32_t *out = (int32_t *)p->out;
     const int32_t lo = (int32_t)p->act_min, hi = (int32_t)p->act_max;
-    const int32_t op = p->op;
-    MRT_BROADCAST_BINARY(&p->dims, int32_t, in1, in2, out, x, y, binary_one_s32(op, x, y, lo, hi));
+    switch (p->op) {
+    case MRT_OP_ADD:
+        MRT_BROADCAST_BINARY(&p->dims, int32_t, in1, in2, out, x, y, mrt_clamp(WRAP32(x, +, y), lo, hi));
+        break;
+    case MRT_OP_SUB:
+        MRT_BROADCAST_BINARY(&p->dims, int32_t, in1, in2, out, x, y, mrt_clamp(WRAP32(x, -, y), lo, hi));
+        break;
+    case MRT_OP_MUL:
+        MRT_BROADCAST_BINARY(&p->dims, int32_t, in1, in2, out, x, y, mrt_clamp(WRAP32(x, *, y), lo, hi));
+        break;
+    case MRT_OP_MAX:
+        MRT_BROADCAST_BINARY(&p->dims, int32_t, in1, in2, out, x, y, x > y ? x : y);
+        break;
+    default:
+        MRT_BROADCAST_BINARY(&p->dims, int32_t, in1, in2, out, x, y, x < y ? x : y);
+        break;
+    }
     return 0;
 }
 
