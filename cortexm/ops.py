@@ -57,14 +57,14 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
                             run_mirror_pad, run_reverse, run_slice, run_space_to_batch, run_space_to_depth,
                             run_split)
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_quantize,
-                              run_unary_f32, run_unary_int, run_unary_s8)
+                              run_binary_wide, run_unary_f32, run_unary_int, run_unary_s8)
 from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
                          run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
                          run_spectral_subtraction, run_stacker, run_window)
 from .ops_svdf import run_svdf_s8
 from .ops_lstm import run_lstm
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
-                        run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
+                        run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_batch_matmul import run_batch_matmul
 from .ops_resize import run_resize
 from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
@@ -185,7 +185,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     **{("CAST", t): OpKernel(run_cast) for t in (INT8, INT16, FLOAT32, ANY)},
     ("LOGISTIC", INT16): OpKernel(run_sigmoid_s16),
     ("TANH", INT16): OpKernel(run_sigmoid_s16),
-    ("QUANTIZE", ANY): OpKernel(run_quantize_u8),        # uint8 in (other 1-byte types: int8's entry)
+    ("QUANTIZE", ANY): OpKernel(run_quantize),           # uint8 / int32 in (other 1-byte types: int8's entry)
     ("MEAN", INT16): OpKernel(run_reduce_int),
     ("SUM", INT8): OpKernel(run_reduce_int),
     ("SUM", INT16): OpKernel(run_reduce_int),
@@ -226,6 +226,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul) for t in (INT8, INT16, FLOAT32)},
     **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
                                                       "READ_VARIABLE", "ASSIGN_VARIABLE")},
+    ("DEQUANTIZE", ANY): OpKernel(run_dequantize),                              # uint8 in
+    **{(op, ANY): OpKernel(run_binary_wide) for op in _BINARY},                 # int32; int64 MAXIMUM / MINIMUM
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

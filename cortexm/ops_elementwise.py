@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from micro_rt.kernels.kernel_util import activation_of, element_count, scale_of, zero_point_of
+from micro_rt.kernels.kernel_util import activation_of, activation_range_int, element_count, scale_of, zero_point_of
 from micro_rt.kernels.quant import quantize_multiplier
 
 from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, f32_activation, f32_bits, is_f32, is_i16,
@@ -124,6 +124,28 @@ def run_binary_f32(c: CallContext) -> list[KernelCall]:
     return [c.call("mrt_binary_f32", c.args(blob))]
 
 
+def run_binary_wide(c: CallContext) -> list[KernelCall]:
+    """int32 ADD / SUB / MUL / MAXIMUM / MINIMUM (mrt_binary_s32) and int64 MAXIMUM / MINIMUM
+    (mrt_binary_s64); the clamp is the twin's: none for ADD (TFLM's int32 ADD ignores the
+    activation), the fused activation's int32 range for SUB / MUL."""
+    node = c.node
+    in1, in2, out = c.t(0), c.t(1), c.out()
+    kind = np.dtype(in1.dtype)
+    if np.dtype(in2.dtype) != kind or np.dtype(out.dtype) != kind:
+        raise UnsupportedOnMcu(f"{node.op_name} {kind.name} with mixed types")
+    op = node.op_name
+    if kind == np.int32:
+        lo, hi = activation_range_int(activation_of(node), np.int32) if op in ("SUB", "MUL") else _INT_RANGE[4]
+        symbol = "mrt_binary_s32"
+    elif kind == np.int64 and op in ("MAXIMUM", "MINIMUM"):
+        lo, hi, symbol = 0, 0, "mrt_binary_s64"
+    else:
+        raise UnsupportedOnMcu(f"{op} {kind.name}")
+    blob = uwords(c.in_addr(0), c.in_addr(1), c.out_addr()) + \
+        words(_OPCODE[op], *broadcast_words(in1, in2, _broadcast_shape(in1, in2)), int(lo), int(hi))
+    return [c.call(symbol, c.args(blob))]
+
+
 # --------------------------------------------------------------------------- unary
 
 # MRT_UNARY_* of mrt_unary_s8 / mrt_unary_int (cortexm/src/mrt_nn_types.h)
@@ -236,19 +258,20 @@ def run_quantize(c: CallContext) -> list[KernelCall]:
                        zero_point_of(out))]
     if np.dtype(inp.dtype) == np.int8 and np.dtype(out.dtype) == np.int8:
         return run_unary_s8(c)
-    if np.dtype(out.dtype) == np.uint8:
+    if np.dtype(out.dtype) == np.uint8 or np.dtype(inp.dtype) == np.uint8:
         from .ops_unary import run_quantize_u8
         return run_quantize_u8(c)
-    return run_unary_int(c)
+    return run_unary_int(c)             # int8 / int16 / int32 in (TFLM's Requantize), int8 / int16 / int32 out
 
 
 def run_dequantize(c: CallContext) -> list[KernelCall]:
     inp = c.t(0)
     if not is_f32(c.out()):
         raise UnsupportedOnMcu("DEQUANTIZE to a non-float32 output")
-    if np.dtype(inp.dtype) == np.uint8:
-        raise UnsupportedOnMcu("DEQUANTIZE from uint8 (no C kernel)")
-    fn = "mrt_dequantize_s16_f32" if np.dtype(inp.dtype) == np.int16 else "mrt_dequantize_s8_f32"
+    fn = {np.dtype(np.int8): "mrt_dequantize_s8_f32", np.dtype(np.int16): "mrt_dequantize_s16_f32",
+          np.dtype(np.uint8): "mrt_dequantize_u8_f32"}.get(np.dtype(inp.dtype))
+    if fn is None:
+        raise UnsupportedOnMcu(f"DEQUANTIZE from {np.dtype(inp.dtype).name}")
     return [c.call(fn, c.in_addr(0), c.out_addr(), element_count(inp), f32_bits(scale_of(inp)),
                    zero_point_of(inp))]
 

@@ -99,3 +99,61 @@ def test_elementwise_s16_cmsis(core, called):
     run_both(core, "ADD", dict(fused_activation_function="NONE"), [a, b], [q16_tensor(rng, 2, (2, 3, 5))],
              {0: rand_i16(rng, (2, 3, 5)), 1: rand_i16(rng, (1, 1, 5))})
     assert called == ["mrt_binary_s16"]
+def _wide(rng, shape, dtype) -> np.ndarray:
+    """Random values over the whole range with the edges (min, max, 0, -1, 1) mixed in."""
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    flat = x.reshape(-1)
+    small = rng.random(flat.size) < 0.3                     # products that do not overflow too
+    flat[small] = rng.integers(-3000, 3000, size=int(small.sum()))
+    edges = np.array([info.min, info.max, 0, -1, 1], dtype)[:flat.size]
+    flat[:edges.size] = edges
+    rng.shuffle(flat)
+    return x
+
+
+_WIDE_SHAPES = [((1, 4, 4, 8), (1, 4, 4, 8), "NONE"), ((2, 3, 5), (1, 1, 5), "RELU6"),
+                ((1, 4, 1, 3), (1, 1, 6, 1), "RELU"), ((37,), (37,), "RELU_N1_TO_1"), ((), (7,), "NONE"),
+                ((2, 1, 2, 1, 3, 2), (2, 1, 1, 2), "RELU")]
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_binary_int32(core):
+    """int32 ADD / SUB / MUL wrap and clamp as the twin (ADD unclamped), MAXIMUM / MINIMUM; edge values
+    and broadcasting, 20 seeds for the plain shapes."""
+    for seed in range(20):
+        rng = np.random.default_rng(100 + seed)
+        for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"):
+            for s1, s2, act in (_WIDE_SHAPES if seed < 2 else _WIDE_SHAPES[:1]):
+                shape = np.broadcast_shapes(s1, s2)
+                a, b, y = T(0, s1, np.int32), T(1, s2, np.int32), T(2, shape, np.int32)
+                h, m, _ = run_both(core, op, dict(fused_activation_function=act), [a, b], [y],
+                                   {0: _wide(rng, s1, np.int32), 1: _wide(rng, s2, np.int32)})
+                assert_same(h, m, f"{op} int32 {s1} {s2} {act} seed {seed}")
+
+
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_min_max_int64(core):
+    for seed in range(20):
+        rng = np.random.default_rng(200 + seed)
+        for op in ("MAXIMUM", "MINIMUM"):
+            for s1, s2, _ in (_WIDE_SHAPES if seed < 2 else _WIDE_SHAPES[:1]):
+                shape = np.broadcast_shapes(s1, s2)
+                a, b, y = T(0, s1, np.int64), T(1, s2, np.int64), T(2, shape, np.int64)
+                h, m, _ = run_both(core, op, {}, [a, b], [y],
+                                   {0: _wide(rng, s1, np.int64), 1: _wide(rng, s2, np.int64)})
+                assert_same(h, m, f"{op} int64 {s1} {s2} seed {seed}")
+
+
+def test_int8_audio_preprocessor_profiles_complete():
+    """TFLM's int8 audio preprocessor ends in int32 MUL / ADD / MINIMUM / MAXIMUM: every operator
+    now runs as a C kernel on the M4 (none falls back to the host) and the MCU's outputs equal the
+    host's frame after frame."""
+    from conftest import shared_model
+    from test_kernels_signal import audio_frames
+    from test_vmcu_signal import assert_stream_equal
+    data = shared_model("audio_preprocessor_int8.tflite").read_bytes()
+    records = assert_stream_equal(data, "cortex-m4", [[x] for x in audio_frames(6)])
+    assert {"MUL", "ADD", "MINIMUM", "MAXIMUM"} <= {r.op for r in records}
+    missing = [f"{r.index} {r.op}" for r in records if not (r.on_mcu and r.cycles > 0)]
+    assert not missing, f"on the host: {missing}"

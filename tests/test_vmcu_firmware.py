@@ -42,10 +42,7 @@ def test_firmware_float_instructions(core):
                                and code[i.addr - sym.addr + 1] not in (0xEF, 0xFF, 0xF9)}
             if sym.name.startswith(("mrt_", "arm_")):
                 # every VFP instruction of the kernels has a cycle rule (not the ALU default)
-                # (Advanced SIMD encodings, first halfword 0xEFxx / 0xFFxx / 0xF9xx, do not exist on
-                # M-profile: those are literal-pool words capstone decodes as NEON)
-                unpriced |= {i.name for i in insns if is_vfp(i.name) and i.cls == "alu"
-                             and code[i.addr - sym.addr + 1] not in (0xEF, 0xFF, 0xF9)}
+                unpriced |= {i.name for i in insns if is_vfp(i.name) and i.cls == "alu" and not neon(i)}
     assert not unpriced, unpriced
     if core == "cortex-m0plus":
         assert not any(names.values())

@@ -107,6 +107,10 @@ int32_t mrt_dequantize_s8_f32(const int8_t *in, float *out, int32_t n, uint32_t 
 /** DEQUANTIZE int16 -> float32: as mrt_dequantize_s8_f32. */
 int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
 
+/** DEQUANTIZE uint8 -> float32 (TFLM's old uint8 quantization at a model's edge): as
+ * mrt_dequantize_s8_f32 on the unsigned byte value. */
+int32_t mrt_dequantize_u8_f32(const uint8_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point);
+
 /* ======================================================================== reduce (mrt_reduce.c) */
 
 /**
@@ -634,5 +638,22 @@ int32_t mrt_signal_framer_s16(const mrt_signal_fifo_params *p);
  * @return 0
  */
 int32_t mrt_signal_stacker_s16(const mrt_signal_fifo_params *p);
+
+/* ============================== binary on int32 / int64: ADD SUB MUL MAXIMUM MINIMUM (mrt_binary_more.c) */
+
+/**
+ * Broadcasting ADD / SUB / MUL / MAXIMUM / MINIMUM on int32 (p->op: MRT_OP_ADD .. MRT_OP_MIN; in1,
+ * in2, out int32), TFLM's reference int32 paths: the sum, difference or product wraps in 32 bits,
+ * then is clamped to [act_min, act_max] (the glue passes the full int32 range for ADD);
+ * MAXIMUM / MINIMUM unclamped.
+ * @return 0
+ */
+int32_t mrt_binary_s32(const mrt_binary_ops_params *p);
+
+/**
+ * Broadcasting MAXIMUM / MINIMUM on int64 (p->op: MRT_OP_MAX / MRT_OP_MIN; act_min / act_max unread).
+ * @return 0; -1 for another op
+ */
+int32_t mrt_binary_s64(const mrt_binary_ops_params *p);
 
 #endif

@@ -1,4 +1,4 @@
-/* micro_rt: QUANTIZE float32 -> int8 / int16 and DEQUANTIZE int8 / int16 -> float32
+/* micro_rt: QUANTIZE float32 -> int8 / int16 and DEQUANTIZE int8 / int16 / uint8 -> float32
  * (mrt_nnfunctions.h), bit-exact with the numpy twins (soft-float calling convention). */
 #include "mrt_nnfunctions.h"
 #include "mrt_math.h"
@@ -68,6 +68,15 @@ int32_t mrt_quantize_f32_s16(const float *in, int16_t *out, int32_t n, uint32_t 
 }
 
 int32_t mrt_dequantize_s16_f32(const int16_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
+{
+    const double scale = (double)mrt_fbits(scale_bits);
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = dequantize_f32_one(in[i], scale, zero_point);
+    }
+    return 0;
+}
+
+int32_t mrt_dequantize_u8_f32(const uint8_t *in, float *out, int32_t n, uint32_t scale_bits, int32_t zero_point)
 {
     const double scale = (double)mrt_fbits(scale_bits);
     for (int32_t i = 0; i < n; ++i) {
