@@ -264,6 +264,10 @@ class Interpreter:
         if getattr(self, "_closed", False):
             raise InputError("the interpreter was closed (close() or the end of its `with` block): "
                              "create a new one to invoke the model again")
+        for node, reg in zip(self.nodes, self.registrations):
+            if reg.not_simulated:     # before the read check: an NPU's scratch inputs are its own
+                raise KernelError(f"op {node.index} {node.op_name} cannot run: it {reg.not_simulated} "
+                                  "(plan and fit count its arena)")
         if self._undefined_reads:
             more = len(self._undefined_reads) - 1
             raise ModelError(f"{self._undefined_reads[0]}, which is neither a subgraph input, a "

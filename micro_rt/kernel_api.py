@@ -88,6 +88,9 @@ class Registration:
     name: str = ""
     # TFLM's TFLMRegistration::reset: clear state kept across invokes (interpreter.reset()).
     reset: Optional[Callable[[KernelContext, Any], None]] = None
+    # Non-empty for a kernel whose computation micro_rt does not simulate (an NPU's operator):
+    # why. Its init/prepare account the arena exactly; its invoke refuses to run.
+    not_simulated: str = ""
 
 
 def op_data_init(struct: Optional[str], make: Callable[[], Any]) -> Callable[[KernelContext, Optional[bytes]], Any]:

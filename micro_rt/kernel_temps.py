@@ -113,6 +113,7 @@ SIGNAL: dict[str, Rule] = {
     "SignalPCAN": "i0 i1 i2 o0", "SignalFilterBankLog": "i0 o0",
     "SignalIrfft": "i0 o0", "SignalFramer": "i0 o0 o1", "SignalStacker": "i0 o0 o1",
     "SignalDelay": "i0 o0", "SignalOverlapAdd": "i0 o0",
+    "ethos-u": "i0",          # Vela's NPU operator reads its command stream for its size
 }
 
 

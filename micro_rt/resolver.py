@@ -21,7 +21,8 @@ KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softm
                   "space_depth", "slicing", "gather", "broadcast",
                   "binary_ops", "comparisons", "unary_math",
                   "reduce_more", "normalization",
-                  "signal_spectrum", "signal_filterbank", "signal_stream")
+                  "signal_spectrum", "signal_filterbank", "signal_stream",
+                  "ethos_u")
 
 
 @dataclass(frozen=True)

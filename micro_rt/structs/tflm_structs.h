@@ -611,6 +611,9 @@ typedef struct { int init_subgraph_index; } TfLiteCallOnceParams;
 typedef struct { const char *container, *shared_name; } TfLiteVarHandleParams;
 typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashtableParams;
 
+/* ---- Vela's ethos-u custom operator (kernels/ethos_u/ethosu.cc) ----------------------------- */
+typedef struct { int cms_data_size, base_addr_idx, base_addr_size_idx; } OpDataEthosU;
+
 /* ---- Signal library op data (signal/micro/kernels/*.cc, signal/src/*.h) ------------------- */
 typedef struct { int32_t shift; int32_t input_size; } TFLMSignalWindowParams;
 typedef struct { int32_t end_index; int32_t start_index; } TFLMSignalEnergyParams;
@@ -691,6 +694,6 @@ typedef struct {                                    /* TFLMSignalOverlapAddParam
     X(TFLMSignalEnergyParams) X(TfLiteAudioFrontendRfftParams) X(TFLMSignalFilterBankParams)  \
     X(TFLMSignalSpectralSubtractionParams) X(TfLitePcanParams) X(TFLMSignalLogParams)         \
     X(TfLiteAudioFrontendIrfftParams) X(TFLMSignalFramerParams) X(TFLMSignalStackerParams)    \
-    X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams)
+    X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams) X(OpDataEthosU)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
