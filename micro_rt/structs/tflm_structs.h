@@ -614,6 +614,17 @@ typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashta
 /* ---- Vela's ethos-u custom operator (kernels/ethos_u/ethosu.cc) ----------------------------- */
 typedef struct { int cms_data_size, base_addr_idx, base_addr_size_idx; } OpDataEthosU;
 
+/* ---- TFLite_Detection_PostProcess (kernels/detection_postprocess.cc's OpData) ------------- */
+typedef struct {
+    int max_detections, max_classes_per_detection, detections_per_class;
+    float non_max_suppression_score_threshold, intersection_over_union_threshold;
+    int num_classes;
+    bool use_regular_non_max_suppression;
+    struct { float y, x, h, w; } scale_values;          /* CenterSizeEncoding */
+    int scratch_index[11];
+    TfLiteQuantizationParams input_box_encodings, input_class_predictions, input_anchors;
+} OpDataDetectionPostProcess;
+
 /* ---- Signal library op data (signal/micro/kernels/*.cc, signal/src/*.h) ------------------- */
 typedef struct { int32_t shift; int32_t input_size; } TFLMSignalWindowParams;
 typedef struct { int32_t end_index; int32_t start_index; } TFLMSignalEnergyParams;
@@ -694,6 +705,7 @@ typedef struct {                                    /* TFLMSignalOverlapAddParam
     X(TFLMSignalEnergyParams) X(TfLiteAudioFrontendRfftParams) X(TFLMSignalFilterBankParams)  \
     X(TFLMSignalSpectralSubtractionParams) X(TfLitePcanParams) X(TFLMSignalLogParams)         \
     X(TfLiteAudioFrontendIrfftParams) X(TFLMSignalFramerParams) X(TFLMSignalStackerParams)    \
-    X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams) X(OpDataEthosU)
+    X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams) X(OpDataEthosU)      \
+    X(OpDataDetectionPostProcess)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
