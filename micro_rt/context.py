@@ -84,6 +84,9 @@ class MicroContext:
         self.target = FlavouredTarget(target, self.kernels, self)
         self.allocator: Optional[TflmAllocator] = None     # set when planning starts
         self.scratch_views: list[np.ndarray] = []           # once the arena is laid out
+        # What TFLM kernels keep in C statics across nodes (CIRCULAR_BUFFER's prepare count):
+        # per interpreter here, by the kernel's name.
+        self.kernel_statics: dict = {}
 
     def tensor(self, index: int) -> Optional[Tensor]:
         return None if index < 0 else self.tensors[index]

@@ -22,7 +22,7 @@ from .context import MicroContext, Tensor, reset_variable
 from .errors import (EmulationError, InputError, InputIndexError, InputTypeError, KernelError,
                      MicroRtError, ModelError, TensorNotKeptError, UnsupportedOpError)
 from .files import read_model_file
-from .kernel_api import Node, Registration
+from .kernel_api import ABORT, Node, Registration
 from .model import Model, read_model, undefined_reads
 from .resolver import MutableOpResolver
 from .profile import OpRecord
@@ -290,13 +290,15 @@ class Interpreter:
         try:
             for node, reg in zip(self.nodes, self.registrations):
                 ctx.node = node
-                reg.invoke(ctx, node)
+                if reg.invoke(ctx, node) is ABORT:     # TFLM ends the run at this node
+                    break
         except MicroRtError:
             raise
         except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
             raise _kernel_failure(node, "invoke", e) from e
         ctx.node = None
-        self.last_run = [OpRecord(node.index, node.op_name, False) for node in self.nodes]
+        ran = self.nodes[:node.index + 1] if node is not None else []
+        self.last_run = [OpRecord(n.index, n.op_name, False) for n in ran]
 
     def _invoke_each(self, executor, progress) -> None:
         ctx = self._context
@@ -310,8 +312,11 @@ class Interpreter:
             record = (self._guarded(node, "invoke on the virtual MCU", executor.run, node)
                       if executor is not None else None)
             if record is None:
-                self._guarded(node, "invoke", reg.invoke, ctx, node)
-                record = _host_record(node)
+                status = self._guarded(node, "invoke", reg.invoke, ctx, node)
+                records.append(_host_record(node))
+                if status is ABORT:     # TFLM ends the run at this node
+                    break
+                continue
             records.append(record)
         ctx.node = None
         self.last_run = records

@@ -62,6 +62,12 @@ class KernelContext(Protocol):
         """Invoke only: the uint8 arena view of a scratch buffer requested in prepare."""
 
 
+# What an invoke returns to end the run at its node, as TFLM's graph stops when a kernel
+# returns kTfLiteAbort (CIRCULAR_BUFFER until its period comes round); any other return
+# value means "go on".
+ABORT = "kTfLiteAbort"
+
+
 @dataclass
 class Node:
     """One operator of the running subgraph."""

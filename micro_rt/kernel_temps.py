@@ -114,7 +114,7 @@ SIGNAL: dict[str, Rule] = {
     "SignalIrfft": "i0 o0", "SignalFramer": "i0 o0 o1", "SignalStacker": "i0 o0 o1",
     "SignalDelay": "i0 o0", "SignalOverlapAdd": "i0 o0",
     "ethos-u": "i0",          # Vela's NPU operator reads its command stream for its size
-    "TFLite_Detection_PostProcess": "i0 i1 i2",
+    "TFLite_Detection_PostProcess": "i0 i1 i2", "CIRCULAR_BUFFER": "i0 o0",
 }
 
 

@@ -22,7 +22,7 @@ KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softm
                   "binary_ops", "comparisons", "unary_math",
                   "reduce_more", "normalization",
                   "signal_spectrum", "signal_filterbank", "signal_stream",
-                  "ethos_u", "detection_postprocess")
+                  "ethos_u", "detection_postprocess", "circular_buffer")
 
 
 @dataclass(frozen=True)

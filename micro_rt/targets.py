@@ -86,6 +86,7 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "TFLMSignalOverlapAddParams": (32, 24, 16, 16),
     "OpDataEthosU": (12, 12, 16, 16),          # Vela's ethos-u custom operator
     "OpDataDetectionPostProcess": (112, 112, 16, 16),
+    "OpDataCircularBuffer": (8, 8, 16, 16),
     "CircularBuffer": (40, 24, 8, 4),          # at the start of each circular buffer's state
     "SpaceToBatchParams": (4, 4, 16, 16),
     "OpDataMirrorPad": (20, 20, 16, 16),

@@ -614,6 +614,9 @@ typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashta
 /* ---- Vela's ethos-u custom operator (kernels/ethos_u/ethosu.cc) ----------------------------- */
 typedef struct { int cms_data_size, base_addr_idx, base_addr_size_idx; } OpDataEthosU;
 
+/* ---- CIRCULAR_BUFFER (kernels/circular_buffer.h) ---------------------------------------------- */
+typedef struct { int cycles_until_run, cycles_max; } OpDataCircularBuffer;
+
 /* ---- TFLite_Detection_PostProcess (kernels/detection_postprocess.cc's OpData) ------------- */
 typedef struct {
     int max_detections, max_classes_per_detection, detections_per_class;
@@ -706,6 +709,6 @@ typedef struct {                                    /* TFLMSignalOverlapAddParam
     X(TFLMSignalSpectralSubtractionParams) X(TfLitePcanParams) X(TFLMSignalLogParams)         \
     X(TfLiteAudioFrontendIrfftParams) X(TFLMSignalFramerParams) X(TFLMSignalStackerParams)    \
     X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams) X(OpDataEthosU)      \
-    X(OpDataDetectionPostProcess)
+    X(OpDataDetectionPostProcess) X(OpDataCircularBuffer)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */
