@@ -123,5 +123,5 @@ def read_options(data: Optional[bytes], what: str = "custom options") -> dict:
         return {}
     root = read_root(data, what)
     if not isinstance(root, dict):
-        raise reader.fail(f"the root is a {type(root).__name__}, not a map")
+        raise _Reader(data, what).fail(f"the root is a {type(root).__name__}, not a map")
     return root
