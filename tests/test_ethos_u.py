@@ -117,3 +117,13 @@ def test_fit_counts_ram_and_lists_the_npu(capsys, tmp_path):
     assert any("ethos-u" in item and "NPU" in item for item in verdict["not_accounted"])
     code, _, _ = run_cli(capsys, "fit", str(path), "--ram", "64", "--kernels", "cmsis-nn")
     assert code == 1
+
+
+def test_info_says_the_npu_is_not_simulated(capsys, tmp_path):
+    path = tmp_path / "npu.tflite"
+    path.write_bytes(npu_model())
+    code, out, _ = run_cli(capsys, "info", str(path))
+    assert code == 0 and "computation not simulated (NPU): ethos-u" in out
+    code, out, _ = run_cli(capsys, "info", str(path), "--json")
+    info = json.loads(out)
+    assert info["not_simulated_ops"] == ["ethos-u"] and info["unsupported_ops"] == []
