@@ -139,6 +139,11 @@ def cmd_info(args) -> int:
                      f"{fmt(o['inputs'])} -> {fmt(o['outputs'])}{flag}")
     if unsupported:
         lines.append(f"not supported by micro_rt's kernels: {', '.join(unsupported)}")
+    not_simulated = sorted({op.op_name for op in sg.operators if resolver.supports(op.op_name, op.is_custom)
+                            and resolver.find(op.op_name, op.is_custom, 1).not_simulated})
+    payload["not_simulated_ops"] = not_simulated
+    if not_simulated:
+        lines.append(f"arena counted, computation not simulated (NPU): {', '.join(not_simulated)}")
     if model.metadata:
         lines.append(f"metadata: {', '.join(sorted(model.metadata))}")
     from .reports.tables import info_tables

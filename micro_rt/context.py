@@ -106,6 +106,9 @@ class MicroContext:
         self.graph: Any = None          # the interpreter: runs subgraphs, holds their tensors
         self.resource_variables: Optional[ResourceVariables] = None
         self.copier: Any = None         # the virtual MCU while it runs the model
+        # What TFLM kernels keep in C statics across nodes (CIRCULAR_BUFFER's prepare count):
+        # per interpreter here, by the kernel's name.
+        self.kernel_statics: dict = {}
 
     def tensor(self, index: int) -> Optional[Tensor]:
         return None if index < 0 else self.tensors[index]

@@ -36,6 +36,20 @@ def ops_without_kernels(it: Interpreter) -> list[str]:
     return found
 
 
+def ops_not_simulated(it: Interpreter) -> list[tuple[int, str, str]]:
+    """(index, op, why) for every operator whose kernel accounts its arena but whose
+    computation micro_rt does not simulate (Vela's ethos-u: the NPU)."""
+    found = []
+    for op in it.model.main.operators:
+        try:
+            registration = it.resolver.find(op.op_name, op.is_custom, op.version, op.index)
+        except UnsupportedOpError:
+            continue
+        if registration.not_simulated:
+            found.append((op.index, op.op_name, registration.not_simulated))
+    return found
+
+
 @dataclass
 class KernelMeasurement:
     """What one emulated inference of micro_rt's C kernels measured."""
@@ -203,6 +217,7 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
     missing = ops_without_kernels(it)
     report.not_accounted += [f"op {op}: no kernel registered, so its op data, scratch buffers, "
                              "stack and code are not counted" for op in missing]
+    not_simulated = ops_not_simulated(it)
     if it.target.is_host:
         report.scope = "arena and model only (host target: kernel stack and code are not modelled)"
     elif not measure:
@@ -215,6 +230,9 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
     elif missing:
         report.not_accounted.append("kernel stack, static data and code: not measured, the model "
                                     "cannot run without the kernels above")
+    elif not_simulated:
+        report.not_accounted.append("kernel stack, static data and code: not measured, the model "
+                                    "cannot run on the virtual MCU, where NPU operators are not simulated (listed below)")
     else:
         try:
             report.measured = measured or measure_kernels(data, it.target.name, progress)
@@ -224,4 +242,7 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
         else:
             report.not_accounted += [f"op {op}: no C kernel (ran on a host kernel), so its stack "
                                      "and code are not measured" for op in report.measured.ops_on_host]
+    if not report.scope:      # RAM is exact; the NPU's compute and driver are another matter
+        report.not_accounted += [f"op {index} {op}: {why} (its op data, scratch buffers and "
+                                 "tensors are counted in the arena)" for index, op, why in not_simulated]
     return report

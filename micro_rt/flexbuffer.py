@@ -106,16 +106,22 @@ class _Reader:
         return dict(zip(keys, values))
 
 
+def read_root(data: bytes, what: str = "custom options") -> Any:
+    """The root value of the flexbuffer in `data` (a map, a vector or a scalar), as
+    `flexbuffers::GetRoot` reads it. `what` names the operator in errors (ModelError)."""
+    reader = _Reader(data, what)
+    if len(reader.data) < 3:
+        raise reader.fail(f"only {len(reader.data)} bytes")
+    width, packed = reader.data[-1], reader.data[-2]
+    return reader.value(len(reader.data) - 2 - width, width, packed)
+
+
 def read_options(data: Optional[bytes], what: str = "custom options") -> dict:
     """The flexbuffer map in `data` as {key: value}; an empty dict for no options.
     `what` names the operator in errors (ModelError)."""
     if not data:
         return {}
-    reader = _Reader(data, what)
-    if len(reader.data) < 3:
-        raise reader.fail(f"only {len(reader.data)} bytes")
-    width, packed = reader.data[-1], reader.data[-2]
-    root = reader.value(len(reader.data) - 2 - width, width, packed)
+    root = read_root(data, what)
     if not isinstance(root, dict):
-        raise reader.fail(f"the root is a {type(root).__name__}, not a map")
+        raise _Reader(data, what).fail(f"the root is a {type(root).__name__}, not a map")
     return root

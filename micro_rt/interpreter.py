@@ -27,7 +27,7 @@ from .context import MicroContext, Tensor, reset_variable
 from .errors import (EmulationError, InputError, InputIndexError, InputTypeError, KernelError,
                      MicroRtError, ModelError, TensorNotKeptError, UnsupportedOpError)
 from .files import read_model_file
-from .kernel_api import Node, Registration
+from .kernel_api import ABORT, Node, Registration
 from .model import Model, Subgraph, read_model, undefined_reads
 from .resolver import MutableOpResolver
 from .profile import OpRecord, RunRecords
@@ -321,6 +321,10 @@ class Interpreter:
         if getattr(self, "_closed", False):
             raise InputError("the interpreter was closed (close() or the end of its `with` block): "
                              "create a new one to invoke the model again")
+        for node, reg in zip(self.nodes, self.registrations):
+            if reg.not_simulated:     # before the read check: an NPU's scratch inputs are its own
+                raise KernelError(f"op {node.index} {node.op_name} cannot run: it {reg.not_simulated} "
+                                  "(plan and fit count its arena)")
         if self._undefined_reads:
             more = len(self._undefined_reads) - 1
             raise ModelError(f"{self._undefined_reads[0]}, which is neither a subgraph input, a "
@@ -343,13 +347,15 @@ class Interpreter:
         try:
             for node, reg in zip(self.nodes, self.registrations):
                 ctx.node = node
-                reg.invoke(ctx, node)
+                if reg.invoke(ctx, node) is ABORT:     # TFLM ends the run at this node
+                    break
         except MicroRtError:
             raise
         except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
             raise _kernel_failure(node, "invoke", e) from e
         ctx.node = None
-        self.last_run = [OpRecord(node.index, node.op_name, False) for node in self.nodes]
+        ran = self.nodes[:node.index + 1] if node is not None else []
+        self.last_run = [OpRecord(n.index, n.op_name, False) for n in ran]
 
     def _invoke_each(self, executor, progress) -> None:
         """Subgraph 0, operator by operator (control-flow kernels run other subgraphs through
@@ -394,8 +400,11 @@ class Interpreter:
                     record = self._guarded(node, "invoke on the virtual MCU", executor.run, node,
                                            lambda: reg.invoke(ctx, node))
                 if record is None:
-                    self._guarded(node, "invoke", reg.invoke, ctx, node)
-                    record = _host_record(node)
+                    status = self._guarded(node, "invoke", reg.invoke, ctx, node)
+                    self._records.finish(index, _host_record(node))
+                    if status is ABORT:     # TFLM ends the run at this node
+                        return ABORT
+                    continue
                 self._records.finish(index, record)
         finally:
             ctx.tensors, ctx.subgraph, ctx.node = saved

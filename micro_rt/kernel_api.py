@@ -79,6 +79,12 @@ class KernelContext(Protocol):
         """Prepare only: point an output at the kernel's own data; it is then not planned."""
 
 
+# What an invoke returns to end the run at its node, as TFLM's graph stops when a kernel
+# returns kTfLiteAbort (CIRCULAR_BUFFER until its period comes round); any other return
+# value means "go on".
+ABORT = "kTfLiteAbort"
+
+
 @dataclass
 class Node:
     """One operator of a subgraph."""
@@ -106,6 +112,9 @@ class Registration:
     name: str = ""
     # TFLM's TFLMRegistration::reset: clear state kept across invokes (interpreter.reset()).
     reset: Optional[Callable[[KernelContext, Any], None]] = None
+    # Non-empty for a kernel whose computation micro_rt does not simulate (an NPU's operator):
+    # why. Its init/prepare account the arena exactly; its invoke refuses to run.
+    not_simulated: str = ""
 
 
 def op_data_init(struct: Optional[str], make: Callable[[], Any]) -> Callable[[KernelContext, Optional[bytes]], Any]:

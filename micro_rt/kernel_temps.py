@@ -116,7 +116,7 @@ PERSISTENT_AFTER_TEMPS = frozenset({"CUMSUM", "LOG_SOFTMAX", "L2_POOL_2D", "SOFT
 def persistent_after_temps(op: OperatorInfo) -> bool:
     """Whether op's Prepare allocates persistent memory only after its temporary tensors."""
     return not op.is_custom and op.op_name in PERSISTENT_AFTER_TEMPS
-# TFLM's own custom operators (signal/micro/kernels), by the custom name they register under.
+# TFLM's own custom operators (signal/micro/kernels, kernels/), by the custom name they register under.
 # SignalFilterBank reads its six inputs without freeing them in between (temp only grows).
 SIGNAL: dict[str, Rule] = {
     "SignalWindow": "i0 i1 o0", "SignalFftAutoScale": "i0 o0 o1", "SignalRfft": "i0 o0",
@@ -125,6 +125,8 @@ SIGNAL: dict[str, Rule] = {
     "SignalPCAN": "i0 i1 i2 o0", "SignalFilterBankLog": "i0 o0",
     "SignalIrfft": "i0 o0", "SignalFramer": "i0 o0 o1", "SignalStacker": "i0 o0 o1",
     "SignalDelay": "i0 o0", "SignalOverlapAdd": "i0 o0",
+    "ethos-u": "i0",          # Vela's NPU operator reads its command stream for its size
+    "TFLite_Detection_PostProcess": "i0 i1 i2", "CIRCULAR_BUFFER": "i0 o0",
 }
 
 

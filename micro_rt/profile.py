@@ -106,17 +106,21 @@ class RunRecords:
 
 
 def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
-                   emulation_seconds: float, without_kernels: Sequence[str] = ()) -> dict:
+                   emulation_seconds: float, without_kernels: Sequence[str] = (),
+                   not_simulated: Sequence[tuple[int, str, str]] = ()) -> dict:
     """The `micro-rt profile` JSON: per-operator costs and totals at the given clock.
 
     `complete` is False when the total leaves operators out: those that ran on a host kernel
     (no C kernel, no cycles), or, with `without_kernels` (ops no kernel is registered for), the
-    whole model, which then was not run and has no total."""
+    whole model, which then was not run and has no total; so with `not_simulated`
+    ((index, op, why) of operators whose computation micro_rt does not simulate, an NPU's)."""
     not_counted = [{**({"subgraph": r.subgraph} if r.subgraph else {}), "index": r.index, "op": r.op,
                     "reason": "ran on a host kernel (no C kernel)"} for r in records if not r.on_mcu]
     not_counted += [{"op": op, "reason": "no kernel registered, so the model was not run"}
                     for op in without_kernels]
-    ran = not without_kernels
+    not_counted += [{"index": index, "op": op, "reason": f"{why}, so the model was not run"}
+                    for index, op, why in not_simulated]
+    ran = not without_kernels and not not_simulated
     several = len(interpreter.model.subgraphs) > 1
     total_cycles = sum(r.cycles for r in records) if ran else None
     total_instructions = sum(r.instructions for r in records) if ran else None
@@ -147,7 +151,7 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
     caller closes); a model with operators no kernel is registered for is not run.
     `memory_system`: a board's flash interface (cortexm.memory_system.MemorySystem), else the
     core's default one with `flash_wait_states`."""
-    from .fit import ops_without_kernels
+    from .fit import ops_not_simulated, ops_without_kernels
     from .interpreter import Interpreter
     from .inputs import random_inputs
     options = {"clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
@@ -156,9 +160,10 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
         options["memory_system"] = memory_system
     it = Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True,
                                 mcu_options=options, plan_only=True)
-    missing = ops_without_kernels(it)
-    if missing:          # the model cannot run: no total at all
-        return profile_report(it, [], clock_hz, 0.0, without_kernels=missing), it
+    missing, not_simulated = ops_without_kernels(it), ops_not_simulated(it)
+    if missing or not_simulated:          # the model cannot run: no total at all
+        return profile_report(it, [], clock_hz, 0.0, without_kernels=missing,
+                              not_simulated=not_simulated), it
     for i, x in enumerate(random_inputs(it, seed)):
         it.set_input(x, i)
     it.invoke(progress=progress)
@@ -184,8 +189,10 @@ def profile_table(report: dict) -> str:
     clock = report["clock_hz"]
     where = f"{report['target']} at {clock / 1e6:g} MHz, kernels: {kernels}"
     if report["total_cycles"] is None:
-        return (f"cannot profile on {where}: no kernel registered for {_not_counted(report)}; "
-                "the model was not run, so there is no total")
+        why = "; ".join(f"{op.get('index', '')} {op['op']}".strip()
+                        + (f" {op['reason']}" if "index" in op else ": no kernel registered")
+                        for op in report["ops_not_counted"])
+        return f"cannot profile on {where}: {why}; there is no total"
     lines = [f"{'#':>4}  {'op':<20}{'instructions':>14}{'cycles':>14}{'MACs':>12}{'MAC/cyc':>9}"
              f"{'stack':>7}{'ms':>9}"]
     for op in report["ops"]:

@@ -23,7 +23,8 @@ KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softm
                   "reduce_more", "normalization",
                   "signal_spectrum", "signal_filterbank", "signal_stream",
                   "transpose_conv", "resize", "batch_matmul",
-                  "control_flow", "resource_variables")
+                  "control_flow", "resource_variables",
+                  "ethos_u", "detection_postprocess", "circular_buffer")
 
 
 @dataclass(frozen=True)

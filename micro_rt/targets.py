@@ -89,6 +89,9 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "TFLMSignalStackerParams": (56, 36, 16, 16),
     "TFLMSignalFrontendDelayParams": (32, 20, 16, 16),
     "TFLMSignalOverlapAddParams": (32, 24, 16, 16),
+    "OpDataEthosU": (12, 12, 16, 16),          # Vela's ethos-u custom operator
+    "OpDataDetectionPostProcess": (112, 112, 16, 16),
+    "OpDataCircularBuffer": (8, 8, 16, 16),
     "CircularBuffer": (40, 24, 8, 4),          # at the start of each circular buffer's state
     "OpDataIf": (8, 8, 16, 16),
     "OpDataWhile": (8, 8, 16, 16),

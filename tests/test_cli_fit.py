@@ -22,15 +22,14 @@ def _fit(capsys, *argv) -> tuple[int, dict]:
 
 @pytest.fixture
 def unresolved_models(tmp_path) -> dict[str, str]:
-    """Models with an operator micro_rt has no kernel for: a custom op of a real file, Vela's
-    ethos-u, a builder-made custom op and a builtin micro_rt does not implement."""
+    """Models with an operator micro_rt has no kernel for: a custom op of a real file, a
+    builder-made custom op and a builtin micro_rt does not implement."""
     made = {}
     for name, data in (("custom", chain_with("MY_OP", custom=True)),
                        ("builtin", chain_with("HASHTABLE_LOOKUP"))):
         made[name] = str(tmp_path / f"{name}.tflite")
         (tmp_path / f"{name}.tflite").write_bytes(data)
-    return {"ATAN": ATAN, "ethos-u": str(shared_model("person_detect_vela.tflite")),
-            "MY_OP": made["custom"], "HASHTABLE_LOOKUP": made["builtin"]}
+    return {"ATAN": ATAN, "MY_OP": made["custom"], "HASHTABLE_LOOKUP": made["builtin"]}
 
 
 @pytest.mark.parametrize("options", [["--kernels", "cmsis-nn"], ["--no-emulate"], ["--target", "host64"]])

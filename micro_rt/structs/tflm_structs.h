@@ -682,6 +682,23 @@ typedef struct { int init_subgraph_index; } TfLiteCallOnceParams;
 typedef struct { const char *container, *shared_name; } TfLiteVarHandleParams;
 typedef struct { int table_id; TfLiteType key_dtype, value_dtype; } TfLiteHashtableParams;
 
+/* ---- Vela's ethos-u custom operator (kernels/ethos_u/ethosu.cc) ----------------------------- */
+typedef struct { int cms_data_size, base_addr_idx, base_addr_size_idx; } OpDataEthosU;
+
+/* ---- CIRCULAR_BUFFER (kernels/circular_buffer.h) ---------------------------------------------- */
+typedef struct { int cycles_until_run, cycles_max; } OpDataCircularBuffer;
+
+/* ---- TFLite_Detection_PostProcess (kernels/detection_postprocess.cc's OpData) ------------- */
+typedef struct {
+    int max_detections, max_classes_per_detection, detections_per_class;
+    float non_max_suppression_score_threshold, intersection_over_union_threshold;
+    int num_classes;
+    bool use_regular_non_max_suppression;
+    struct { float y, x, h, w; } scale_values;          /* CenterSizeEncoding */
+    int scratch_index[11];
+    TfLiteQuantizationParams input_box_encodings, input_class_predictions, input_anchors;
+} OpDataDetectionPostProcess;
+
 /* ---- Signal library op data (signal/micro/kernels/*.cc, signal/src/*.h) ------------------- */
 typedef struct { int32_t shift; int32_t input_size; } TFLMSignalWindowParams;
 typedef struct { int32_t end_index; int32_t start_index; } TFLMSignalEnergyParams;
@@ -788,6 +805,7 @@ typedef struct {
     X(OpDataTransposeConv) X(OpDataTransposeConvCmsis) X(QuantizationOpDataBatchMatmul)       \
     X(OpDataBatchMatmul) X(OpDataBatchMatmulCmsis)                                      \
     X(OpDataIf) X(OpDataWhile) X(OpDataCallOnce) X(OpDataVarHandle) X(OpDataAssignVariable)   \
-    X(MicroResourceVariables) X(MicroResourceVariable)
+    X(MicroResourceVariables) X(MicroResourceVariable)    \
+    X(OpDataEthosU) X(OpDataDetectionPostProcess) X(OpDataCircularBuffer)
 
 #endif /* MICRO_RT_TFLM_STRUCTS_H */

@@ -1,0 +1,83 @@
+"""CIRCULAR_BUFFER against the tflite-micro oracle: the buffer carried across invokes, the
+period (from the options or TFLM's shape rule) that ends a run early so later operators keep
+their last outputs, reset() restarting the period, and the arena equal to the oracle's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from flatbuffers import flexbuffers
+
+from micro_rt import Interpreter
+from micro_rt.builder import ModelBuilder
+from micro_rt.errors import MicroRtError
+
+
+def streaming_model(slots: int, depth: int, cycles_max: int | None, width: int = 1,
+                    dtype: str = "INT8") -> bytes:
+    b = ModelBuilder()
+    q = {"scale": 0.1, "zero_point": 0}
+    x = b.add_tensor("x", [1, 1, width, depth], dtype, **q)
+    buf = b.add_tensor("buffer", [1, slots, width, depth], dtype, **q)
+    flat = b.add_tensor("flat", [1, slots * width * depth], dtype, **q)
+    shape = b.add_tensor("shape", [2], "INT32", data=np.array([1, slots * width * depth], np.int32))
+    options = flexbuffers.Dumps({"cycles_max": cycles_max}) if cycles_max is not None else b""
+    b.add_operator("CIRCULAR_BUFFER", [x], [buf], custom_options=options)
+    b.add_operator("RESHAPE", [buf, shape], [flat])
+    b.inputs, b.outputs = [x], [flat, buf]
+    return b.build()
+
+
+CASES = [(4, 8, 2, 1), (3, 5, 3, 1), (5, 4, None, 1), (4, 6, None, 1), (13, 3, None, 2),
+         (6, 4, 1, 2)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
+def test_stream_equals_oracle(oracle, case):
+    slots, depth, cycles_max, width = case
+    data = streaming_model(slots, depth, cycles_max, width)
+    ours = Interpreter.from_bytes(data, target="host64")
+    theirs = oracle.interpreter(data, 1 << 16)
+    rng = np.random.default_rng(slots * 100 + depth)
+    full_runs = 0
+    for n in range(30):
+        if n == 17:
+            ours.reset()
+            theirs.reset()
+        x = rng.integers(-128, 128, (1, 1, width, depth), dtype=np.int8)
+        ours.set_input(x, 0)
+        ours.invoke()
+        oracle.invoke(theirs, [x])
+        # the buffer starts as whatever TFLM's arena held: compare the slots written so far,
+        # and the reshaped copy once a full run copied a fully written buffer
+        written = min(n + 1, slots)
+        mine, tflm = ours.get_output(1), np.array(theirs.get_output(1))
+        assert np.array_equal(mine[:, slots - written:], tflm[:, slots - written:]), n
+        full_runs += n >= slots - 1 and len(ours.last_run) == 2
+        if full_runs:
+            assert np.array_equal(ours.get_output(0), np.array(theirs.get_output(0))), n
+    assert full_runs
+
+
+@pytest.mark.parametrize("case", CASES[:4], ids=lambda c: "-".join(map(str, c)))
+def test_arena_equals_oracle(oracle, case):
+    data = streaming_model(*case)
+    plan = Interpreter.from_bytes(data, target="host64", plan_only=True).plan
+    theirs = oracle.allocations(data, 1 << 16)
+    assert (plan.head_bytes, plan.tail_bytes) == (theirs["head"], theirs["tail"])
+
+
+def test_aborted_run_leaves_later_operators_unrun():
+    it = Interpreter.from_bytes(streaming_model(4, 2, 3))
+    for n in range(3):
+        it.set_input(np.full((1, 1, 1, 2), n + 1, np.int8), 0)
+        it.invoke()
+        assert [r.index for r in it.last_run] == ([0, 1] if n == 2 else [0])
+    assert it.get_output(1)[0, :, 0].tolist() == [[0, 0], [1, 1], [2, 2], [3, 3]]
+
+
+@pytest.mark.parametrize("model, message", [
+    (lambda: streaming_model(4, 8, 2, dtype="INT16"), "int8 only"),
+])
+def test_bad_nodes_are_refused(model, message):
+    with pytest.raises(MicroRtError, match=message):
+        Interpreter.from_bytes(model())
