@@ -355,9 +355,15 @@ class Interpreter:
 
     def reset(self) -> None:
         """Reset the variable tensors (RNN/LSTM/SVDF state) as TFLM's ResetVariableTensors:
-        int8 ones to their zero point, the rest to zero."""
+        int8 ones to their zero point, the rest to zero; then each kernel's reset (state a
+        kernel keeps itself, such as SignalFilterBankSpectralSubtraction's noise estimate)."""
         for t in self._variables:
             reset_variable(t)
+        for node, reg in zip(self.nodes, self.registrations):    # kernels' own state
+            if reg.reset is not None:
+                self._context.node = node
+                self._guarded(node, "reset", reg.reset, self._context, node.user_data)
+        self._context.node = None
 
     # ---- inputs and outputs ----------------------------------------------------------
     @property

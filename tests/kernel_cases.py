@@ -212,12 +212,14 @@ def edge_values(t) -> list:
 
 
 def edge_input_sets(sg) -> list[list[np.ndarray]]:
-    """Input sets of edge values (`edge_values`): every input constant, in every combination of
-    its edge values with the first edge value of the others, plus one set in which each input
-    cycles through its edge values (shifted per input, so the values meet in many pairs)."""
+    """Input sets of edge values (`edge_values`): every input filled alike with its k-th edge
+    value (its last once it has no more); every input constant, in every combination of its
+    edge values with the first edge value of the others; and one set in which each input cycles
+    through its edge values (shifted per input, so the values meet in many pairs)."""
     tensors = [sg.tensors[i] for i in sg.inputs]
     values = [edge_values(t) for t in tensors]
-    sets = []
+    sets = [[np.full(t.shape, v[min(k, len(v) - 1)], t.dtype) for t, v in zip(tensors, values)]
+            for k in range(max((len(v) for v in values), default=0))]
     for k, t in enumerate(tensors):
         for v in values[k]:
             sets.append([np.full(u.shape, v if j == k else values[j][0], u.dtype) for j, u in enumerate(tensors)])
@@ -256,26 +258,35 @@ def assert_matches_oracle_on(oracle, data: bytes, input_sets: Sequence[Sequence[
     return ran
 
 
-def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, what: str = "",
-                                        seed: Optional[int] = None) -> None:
-    """`seeds` seeded random input sets (the first covers every int8 value; the generator seeded
-    with `seed`, else the model's size) and the edge-value sets, bit-exact with the oracle; a
-    model must run on most of them."""
+def assert_seeds_and_edges_match_oracle(oracle, data: bytes, seeds: int = 20, seed: Optional[int] = None,
+                                        what: str = "") -> int:
+    """`seeds` seeded random input sets (the first covers every int8 value; generator seed
+    `seed`, else the model's length) and the edge-value sets (`edge_input_sets`), bit-exact
+    with the oracle or refused by both when invoked; at least `seeds` sets must run. Returns
+    how many ran."""
     sg = read_model(data).main
     rng = np.random.default_rng(len(data) if seed is None else seed)
     sets = [model_inputs(sg, rng, first=k == 0) for k in range(seeds)] + edge_input_sets(sg)
-    assert assert_matches_oracle_on(oracle, data, sets, what) >= seeds
+    ran = assert_matches_oracle_on(oracle, data, sets, what)
+    assert ran >= seeds, f"{what}: only {ran} input sets ran"
+    return ran
 
 
-def assert_arena_matches_oracle(oracle, models: dict) -> None:
-    """For {name: model bytes}: head, tail and total as TFLM prints them, and TFLM's true minimum
-    (it allocates in micro_rt's reported size and fails 16 bytes below)."""
+def assert_arena_matches_oracle(oracle, models: dict, minimum: bool = True) -> None:
+    """For {name: model bytes}: head, tail and total (host64, reference kernels) as TFLM prints
+    them, and with `minimum` TFLM's true minimum (it allocates in micro_rt's reported size and
+    fails 16 bytes below)."""
+    from micro_rt.arena import align_up
     from oracle_minimum import minimum_mismatches
     for name, data in models.items():
-        plan = Interpreter.from_bytes(data, target="host64", plan_only=True).plan
-        theirs = oracle.allocations(data, 1 << 16)
+        it = Interpreter.from_bytes(data, target="host64", kernels="reference", plan_only=True)
+        assert not it.unresolved, it.unresolved
+        plan = it.plan
+        theirs = oracle.allocations(data, align_up(max(plan.required_bytes * 2, 64 * 1024)))
         assert (plan.head_bytes, plan.tail_bytes, plan.total_bytes) == \
-            (theirs["head"], theirs["tail"], theirs["total"]), name
+            (theirs["head"], theirs["tail"], theirs["total"]), f"{name}: ours vs oracle"
+    if not minimum:
+        return
     assert minimum_mismatches([(name, data, Interpreter.from_bytes(data, target="host64").arena_required_bytes())
                                for name, data in models.items()]) == []
 
@@ -403,6 +414,16 @@ def kernel_persistent(it: Interpreter) -> tuple[int, int]:
 
 def scratch_sizes(it: Interpreter) -> list[int]:
     return [nbytes for _, nbytes in it._allocator.scratch_requests]
+
+
+# --------------------------------------------------------------------------- arena against the oracle
+
+def assert_minimum_is_tflms(named: Sequence[tuple[str, bytes]]) -> None:
+    """The reported minimum arena of each model is TFLM's true minimum (oracle_minimum)."""
+    from oracle_minimum import minimum_mismatches
+    cases = [(name, data, Interpreter.from_bytes(data, target="host64", plan_only=True).arena_required_bytes())
+             for name, data in named]
+    assert minimum_mismatches(cases) == []
 
 
 # --------------------------------------------------------------------------- edge inputs

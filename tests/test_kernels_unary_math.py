@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from conftest import PROJECT_MODELS
-from kernel_cases import (assert_bits_equal, assert_ops_match_oracle, assert_seeds_and_edges_match_oracle, f32,
-                          kernel_persistent, named_case_params, q8, q16, random_scale, single_op)
+from kernel_cases import (assert_bits_equal, assert_ops_match_oracle, assert_seeds_and_edges_match_oracle,
+                          f32, kernel_persistent, named_case_params, q8, q16, random_scale, single_op)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError
 from micro_rt.tools.oracle import invoke_both
