@@ -38,8 +38,8 @@ def test_firmware_float_instructions(core):
             insns = decode(code, sym.addr)
             # (a literal-pool word may decode as a VFP instruction in the 0xFFxx / 0xEFxx / 0xF9xx
             # space, e.g. -inf (0xFF800000) in newlib's logf: M-profile has no such encoding)
-            names[sym.name] = {i.name for i in insns if i.cls in ("fp", "vld", "vst", "vldm", "vstm")
-                               and code[i.addr - sym.addr + 1] not in (0xEF, 0xFF, 0xF9)}
+            neon = lambda i: code[i.addr - sym.addr + 1] in (0xEF, 0xFF, 0xF9)  # noqa: E731
+            names[sym.name] = {i.name for i in insns if i.cls in ("fp", "vld", "vst", "vldm", "vstm") and not neon(i)}
             if sym.name.startswith(("mrt_", "arm_")):
                 # every VFP instruction of the kernels has a cycle rule (not the ALU default)
                 unpriced |= {i.name for i in insns if is_vfp(i.name) and i.cls == "alu" and not neon(i)}
