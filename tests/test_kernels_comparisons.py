@@ -144,13 +144,9 @@ def test_refuses_what_tflm_runs_on_undefined_data(name, data, words, tmp_path, o
     the rest of the output unwritten): micro_rt refuses, saying why."""
     with pytest.raises(KernelError, match=words):
         Interpreter.from_bytes(data)
+    # (what TFLM's int16 GREATER answers depends on memory it never wrote: all false in fresh
+    # zero pages, anything in reused memory, so it is not compared)
     assert oracle_verdicts([data], tmp_path)[0][0]
-    if name == "GREATER int16":
-        # a 64 MiB arena is freshly mapped zero pages (above glibc's mmap threshold): the op data
-        # reads as zeros there, so 100 > -100 comes out false; a reused heap block gives anything
-        it = oracle.interpreter(data, 64 << 20)
-        oracle.invoke(it, [np.full(S, 100, np.int16), np.full(S, -100, np.int16)])
-        assert not np.array(it.get_output(0)).any()
 
 
 # ---- arena ------------------------------------------------------------------------------------

@@ -126,6 +126,21 @@ def _invoke_or_refuse(invoke, refusal) -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
+def _data_reached(ours, inputs: list) -> list:
+    """Per output, None, or for an output SPACE_TO_BATCH_ND writes the positions its data
+    reaches: TFLM pads with a persistent value it never initialises (0 in fresh pages, anything
+    in memory a long run reused), so the padding is not compared. Found as the non-zeros of the
+    output when every float input is all ones."""
+    sg = ours.model.main
+    padded = {o for op in sg.operators if op.op_name == "SPACE_TO_BATCH_ND" for o in op.outputs}
+    if not padded:
+        return [None] * ours.num_outputs
+    for i, x in enumerate(inputs):
+        ours.set_input(np.ones_like(x) if x.dtype.kind == "f" else x, i)
+    ours.invoke()
+    return [ours.get_output(k) != 0 if t in padded else None for k, t in enumerate(sg.outputs)]
+
+
 def test_host_bit_exact_with_oracle(name, oracle):
     from micro_rt import Interpreter
     from micro_rt.errors import KernelError, OracleError
@@ -134,6 +149,7 @@ def test_host_bit_exact_with_oracle(name, oracle):
     theirs = oracle.interpreter(data, FRESH_ARENA)
     ran = 0
     for n, inputs in enumerate(_input_sets(ours, MODELS[name], SEEDS)):
+        reached = _data_reached(ours, inputs)
         for i, x in enumerate(inputs):
             ours.set_input(x, i)
         ran_ours = _invoke_or_refuse(ours.invoke, KernelError)
@@ -144,6 +160,8 @@ def test_host_bit_exact_with_oracle(name, oracle):
         ran += 1
         for k in range(ours.num_outputs):
             a, b = ours.get_output(k), np.array(theirs.get_output(k))
+            if reached[k] is not None and b.shape == a.shape:
+                a, b = a[reached[k]], b[reached[k]]
             assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), \
                 f"{name} input set {n} output {k}: differs from tflite-micro in {int(np.sum(a != b))} elements"
     assert ran >= len(SEEDS), f"{name}: only {ran} input sets ran"
