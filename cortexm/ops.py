@@ -56,6 +56,9 @@ from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broa
                             run_split)
 from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_quantize,
                               run_unary_f32, run_unary_int, run_unary_s8)
+from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
+                         run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
+                         run_spectral_subtraction, run_stacker, run_window)
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
                         run_quantize_u8, run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
@@ -185,6 +188,22 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("AVERAGE_POOL_2D", INT16): OpKernel(run_pool_int, avgpool_s8_scratch),     # = arm_avgpool_s16's size
     ("MAX_POOL_2D", INT16): OpKernel(run_pool_int),
     ("L2_POOL_2D", FLOAT32): OpKernel(run_l2_pool_f32),
+    # TFLM's Signal custom operators (uint32 / uint64 inputs register as ANY)
+    ("SignalWindow", INT16): OpKernel(run_window),
+    ("SignalFftAutoScale", INT16): OpKernel(run_fft_auto_scale),
+    ("SignalRfft", INT16): OpKernel(run_rfft),
+    ("SignalIrfft", INT16): OpKernel(run_irfft),
+    ("SignalEnergy", INT16): OpKernel(run_energy),
+    ("SignalFilterBank", ANY): OpKernel(run_filter_bank),
+    ("SignalFilterBankSquareRoot", ANY): OpKernel(run_filter_bank_sqrt),
+    ("SignalFilterBankSpectralSubtraction", ANY): OpKernel(run_spectral_subtraction),
+    ("SignalPCAN", ANY): OpKernel(run_pcan),
+    ("SignalFilterBankLog", ANY): OpKernel(run_filter_bank_log),
+    ("SignalDelay", INT16): OpKernel(run_delay),
+    ("SignalFramer", INT16): OpKernel(run_framer),
+    ("SignalStacker", INT16): OpKernel(run_stacker),
+    ("SignalOverlapAdd", INT16): OpKernel(run_overlap_add),
+    ("SignalOverlapAdd", FLOAT32): OpKernel(run_overlap_add),
     **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
                                                       "READ_VARIABLE", "ASSIGN_VARIABLE")},
 }
@@ -259,6 +278,8 @@ def perform(mcu, calls: Sequence[KernelCall], budget: Optional[int] = None) -> C
         results.append(mcu.call(call.symbol, *call.args, budget=budget))
         if call.refusal and results[-1].return_value != 0:
             raise KernelError(f"{call.refusal} ({call.symbol} returned {results[-1].return_value})")
+        if call.after is not None:
+            call.after(mcu)
     return _combine(results)
 
 

@@ -35,6 +35,8 @@ class KernelCall:
     # For kernels that check run-time data (indices read from tensors): a nonzero return means
     # TFLM refuses that data at invoke, or would read or write outside a tensor; this says why.
     refusal: str = ""
+    # Run with the machine after the call (a kernel keeping state reads it back).
+    after: Optional[Callable[[Any], None]] = None
 
 
 # --------------------------------------------------------------------------- packing
@@ -184,11 +186,13 @@ class CallContext:
         """A cmsis_nn_context {buf, size}: the node's scratch buffer when the kernel wants one."""
         return self.args(uwords(self.scratch_addr() if size else 0, size))
 
-    def call(self, symbol: str, *args: int, refusal: str = "") -> KernelCall:
+    def call(self, symbol: str, *args: int, refusal: str = "",
+             after: Optional[Callable[[Any], None]] = None) -> KernelCall:
         """The call of `symbol` with the argument structs laid out since the previous call; the
-        next call's structs start again at the beginning of the ARGS area. `refusal`: see
-        KernelCall."""
-        kernel_call = KernelCall(symbol, tuple(int(a) for a in args), tuple(self._blocks), refusal)
+        next call's structs start again at the beginning of the ARGS area. `refusal`, `after`:
+        see KernelCall."""
+        kernel_call = KernelCall(symbol, tuple(int(a) for a in args), tuple(self._blocks), refusal,
+                                 after)
         self._blocks = []
         self._args_area.reset()
         return kernel_call

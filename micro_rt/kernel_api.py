@@ -104,6 +104,8 @@ class Registration:
     init: Optional[Callable[[KernelContext, Optional[bytes]], Any]] = None
     free: Optional[Callable[[KernelContext, Any], None]] = None
     name: str = ""
+    # TFLM's TFLMRegistration::reset: clear state kept across invokes (interpreter.reset()).
+    reset: Optional[Callable[[KernelContext, Any], None]] = None
 
 
 def op_data_init(struct: Optional[str], make: Callable[[], Any]) -> Callable[[KernelContext, Optional[bytes]], Any]:

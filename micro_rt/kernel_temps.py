@@ -106,15 +106,27 @@ PERSISTENT_AFTER_TEMPS = frozenset({"CUMSUM", "LOG_SOFTMAX", "L2_POOL_2D", "SOFT
 def persistent_after_temps(op: OperatorInfo) -> bool:
     """Whether op's Prepare allocates persistent memory only after its temporary tensors."""
     return not op.is_custom and op.op_name in PERSISTENT_AFTER_TEMPS
+# TFLM's own custom operators (signal/micro/kernels), by the custom name they register under.
+# SignalFilterBank reads its six inputs without freeing them in between (temp only grows).
+SIGNAL: dict[str, Rule] = {
+    "SignalWindow": "i0 i1 o0", "SignalFftAutoScale": "i0 o0 o1", "SignalRfft": "i0 o0",
+    "SignalEnergy": "i0 o0", "SignalFilterBank": "i0 i1 i2 i3 i4 i5 o0",
+    "SignalFilterBankSquareRoot": "i0 i1 o0", "SignalFilterBankSpectralSubtraction": "i0 o0 o1",
+    "SignalPCAN": "i0 i1 i2 o0", "SignalFilterBankLog": "i0 o0",
+    "SignalIrfft": "i0 o0", "SignalFramer": "i0 o0 o1", "SignalStacker": "i0 o0 o1",
+    "SignalDelay": "i0 o0", "SignalOverlapAdd": "i0 o0",
+}
 
 
 def prepare_accesses(op: OperatorInfo, tensors: Sequence[TensorInfo],
                      kernels: str = "reference") -> Optional[list[int]]:
     """The tensor indices op's Prepare makes temporary TfLiteTensors for, in call order;
-    None when TFLM's kernel for the op is not in the tables (custom ops, unlisted builtins)."""
+    None when TFLM's kernel for the op is not in the tables (a user's custom ops, unlisted
+    builtins)."""
     if op.is_custom:
-        return None
-    rule = (CMSIS_NN.get(op.op_name) if kernels == "cmsis-nn" else None) or REFERENCE.get(op.op_name)
+        rule = SIGNAL.get(op.op_name)
+    else:
+        rule = (CMSIS_NN.get(op.op_name) if kernels == "cmsis-nn" else None) or REFERENCE.get(op.op_name)
     if rule is None:
         return None
     spec = rule(op, tensors) if callable(rule) else rule

@@ -13,12 +13,15 @@ from .errors import UnsupportedOpError
 from .kernel_api import Registration
 from .schema import BUILTIN_CODE
 
-# The host kernel modules, each exporting BUILTINS = [(op name, Registration, max version)].
+# The host kernel modules, each exporting BUILTINS = [(op name, Registration, max version)]
+# and/or CUSTOMS = [(custom name, Registration, version)]: TFLM's own custom operators (the
+# Signal library), which its resolver registers by the names the models carry.
 KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softmax", "reduce",
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
                   "space_depth", "slicing", "gather", "broadcast",
                   "binary_ops", "comparisons", "unary_math",
                   "reduce_more", "normalization",
+                  "signal_spectrum", "signal_filterbank", "signal_stream",
                   "control_flow", "resource_variables")
 
 
@@ -78,10 +81,13 @@ class MutableOpResolver:
 
 
 def builtin_op_resolver() -> MutableOpResolver:
-    """A resolver with every builtin kernel micro_rt ships."""
+    """A resolver with every kernel micro_rt ships: the builtins and TFLM's own custom
+    operators (as tflite-micro's resolver registers its Signal ops)."""
     resolver = MutableOpResolver()
     for module_name in KERNEL_MODULES:
         module = importlib.import_module(f"micro_rt.kernels.{module_name}")
-        for op, registration, max_version in module.BUILTINS:
+        for op, registration, max_version in getattr(module, "BUILTINS", ()):
             resolver.add_builtin(op, registration, 1, max_version)
+        for name, registration, version in getattr(module, "CUSTOMS", ()):
+            resolver.add_custom(name, registration, version)
     return resolver

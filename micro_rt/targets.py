@@ -80,6 +80,21 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     "OpDataCallOnce": (8, 8, 16, 16),
     "OpDataVarHandle": (4, 4, 16, 16),
     "OpDataAssignVariable": (4, 0, 16, 16),         # only a compression build (host64) has it
+    # TFLM's Signal library op data (signal/micro/kernels/*.cc); the kiss_fftr state is sized
+    # in micro_rt.kernels.signal_kissfft (it grows with the FFT length)
+    "TFLMSignalWindowParams": (8, 8, 16, 16),
+    "TFLMSignalEnergyParams": (8, 8, 16, 16),
+    "TfLiteAudioFrontendRfftParams": (48, 32, 16, 16),
+    "TFLMSignalFilterBankParams": (64, 36, 16, 16),
+    "TFLMSignalSpectralSubtractionParams": (56, 44, 16, 16),
+    "TfLitePcanParams": (4, 4, 16, 16),
+    "TFLMSignalLogParams": (8, 8, 16, 16),
+    "TfLiteAudioFrontendIrfftParams": (32, 24, 16, 16),
+    "TFLMSignalFramerParams": (40, 28, 16, 16),
+    "TFLMSignalStackerParams": (56, 36, 16, 16),
+    "TFLMSignalFrontendDelayParams": (32, 20, 16, 16),
+    "TFLMSignalOverlapAddParams": (32, 24, 16, 16),
+    "CircularBuffer": (40, 24, 8, 4),          # at the start of each circular buffer's state
     "SpaceToBatchParams": (4, 4, 16, 16),
     "OpDataMirrorPad": (20, 20, 16, 16),
     "OpDataEmbeddingLookup": (16, 8, 16, 16),

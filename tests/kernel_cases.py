@@ -416,16 +416,6 @@ def scratch_sizes(it: Interpreter) -> list[int]:
     return [request.nbytes for request in it._allocator.scratch_requests]
 
 
-# --------------------------------------------------------------------------- arena against the oracle
-
-def assert_minimum_is_tflms(named: Sequence[tuple[str, bytes]]) -> None:
-    """The reported minimum arena of each model is TFLM's true minimum (oracle_minimum)."""
-    from oracle_minimum import minimum_mismatches
-    cases = [(name, data, Interpreter.from_bytes(data, target="host64", plan_only=True).arena_required_bytes())
-             for name, data in named]
-    assert minimum_mismatches(cases) == []
-
-
 # --------------------------------------------------------------------------- edge inputs
 
 def softmax_s16_wrap_edge_row(scale: float) -> np.ndarray:

@@ -100,7 +100,8 @@ def our_verdict(data: bytes):
 
 def test_every_registered_builtin_is_covered():
     covered = {op for _, op, _ in CASES}
-    assert set(builtin_op_resolver().registered()) <= covered
+    resolver = builtin_op_resolver()      # TFLM's custom ops (Signal) are test_kernels_signal's
+    assert {op for op in resolver.registered() if resolver.supports(op, is_custom=False)} <= covered
 
 
 @pytest.mark.parametrize("label,op,data", CASES, ids=[c[0] for c in CASES])

@@ -532,4 +532,85 @@ typedef struct {
     int32_t mult, shift;               /* input scale / output scale as MBQM multiplier and shift */
 } mrt_requantize_u8_params;
 
+/* TFLM's Signal operators (mrt_signal.c). Packed by cortexm/ops_signal.py; every field a
+ * 32-bit word. */
+typedef struct {
+    const int16_t *input;
+    const int16_t *weights;
+    int16_t *output;
+    int32_t input_size, weight_size, shift;
+} mrt_signal_window_params;
+
+typedef struct {
+    const int16_t *input;
+    int16_t *output;                   /* complex int16 pairs, output_length per frame */
+    int16_t *work;                     /* rfft: fft_length samples, one frame zero-padded */
+    int16_t *tmp;                      /* fft_length / 2 complex: the half-length FFT */
+    const int16_t *twiddles;           /* fft_length / 2 complex (KISS FFT's, of the plan's direction) */
+    const int16_t *super_twiddles;     /* fft_length / 4 complex */
+    const int32_t *factors;            /* (radix, remaining length) pairs, radices 2..5 */
+    int32_t fft_length;
+    int32_t input_length, output_length;  /* per frame: rfft samples in, complex out; irfft
+                                           * complex in, samples out */
+    int32_t frames;
+} mrt_signal_fft_params;
+
+typedef struct {
+    const uint32_t *input;
+    const int16_t *weights, *unweights;
+    const int16_t *channel_frequency_starts, *channel_weight_starts, *channel_widths;
+    uint64_t *output;
+    uint64_t *work;                    /* num_channels + 1 accumulators */
+    int32_t num_channels, output_count;
+} mrt_signal_filter_bank_params;
+
+typedef struct {
+    const uint32_t *input;
+    uint32_t *output, *noise_output;
+    uint32_t *noise_estimate;          /* the state, num_channels values, updated in place */
+    int32_t num_channels, noise_output_count;
+    uint32_t smoothing, one_minus_smoothing, alternate_smoothing, alternate_one_minus_smoothing;
+    uint32_t min_signal_remaining, smoothing_bits, spectral_subtraction_bits, clamping;
+} mrt_signal_spectral_subtraction_params;
+
+typedef struct {
+    const uint32_t *input, *noise_estimate;
+    const int16_t *gain_lut;
+    uint32_t *output;
+    int32_t num_channels, snr_shift;
+} mrt_signal_pcan_params;
+
+typedef struct {
+    const uint32_t *input;
+    int16_t *output;
+    const uint16_t *log_lut;           /* TFLM's kLogLut: 130 segment corrections */
+    int32_t num_channels, output_scale, input_correction_bits;
+} mrt_signal_log_params;
+
+/* mrt_signal_delay_s16 / mrt_signal_overlap_add_s16 / _f32: the kernel's state, kept by the
+ * host between invokes, travels in the ARGS area (written before, read back after the call). */
+typedef struct {
+    const void *input;
+    void *output;
+    void *state;                       /* delay: outer_dims x delay samples (the delay line);
+                                        * overlap-add: outer_dims x frame_size partial sums */
+    int32_t outer_dims, n_frames, frame_size, frame_step;
+    int32_t state_size;                /* delay: the delay length */
+} mrt_signal_stream_params;
+
+/* mrt_signal_framer_s16 / mrt_signal_stacker_s16: TFLM's circular buffers as FIFOs whose
+ * samples and counts the host keeps between invokes (ARGS, read back after the call). */
+typedef struct {
+    const int16_t *input;
+    int16_t *output;
+    uint8_t *valid;                    /* the bool output */
+    int16_t *samples;                  /* outer_dims x capacity, oldest first */
+    int32_t *counts;                   /* framer: per row; stacker: {count, has first frame} */
+    int32_t outer_dims, capacity;
+    int32_t n_frames;                  /* framer: frames per row; stacker: samples discarded per output */
+    int32_t frame_size;                /* framer: frame; stacker: stacked output size */
+    int32_t frame_step;                /* framer: step; stacker: channels */
+    int32_t extend;                    /* stacker: left context */
+} mrt_signal_fifo_params;
+
 #endif

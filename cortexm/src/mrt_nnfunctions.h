@@ -447,4 +447,106 @@ int32_t mrt_sigmoid_s16(const int16_t *in, int16_t *out, int32_t n, int32_t inpu
  */
 int32_t mrt_requantize_u8(const mrt_requantize_u8_params *p);
 
+/* ============================= TFLM's Signal library (mrt_signal.c) */
+
+/**
+ * SignalWindow: each window of weight_size samples times the weights, >> shift, saturated.
+ * @return 0
+ */
+int32_t mrt_signal_window_s16(const mrt_signal_window_params *p);
+
+/**
+ * SignalFftAutoScale: shift the frame left so its largest magnitude fills int16 (MaxAbs16 in
+ * int16, so a -32768 wraps as in TFLM); the shift to *scale_bits.
+ * @return 0
+ */
+int32_t mrt_signal_fft_auto_scale_s16(const int16_t *input, int32_t size, int16_t *output,
+                                      int32_t *scale_bits);
+
+/**
+ * SignalRfft int16: KISS FFT's fixed-point real FFT (kiss_fftr) of each zero-padded frame,
+ * fft_length / 2 + 1 complex outputs; radices 2, 3, 4, 5 (TFLM's build crashes on others).
+ * @return 0
+ */
+int32_t mrt_signal_rfft_s16(const mrt_signal_fft_params *p);
+
+/**
+ * SignalIrfft int16: KISS FFT's fixed-point inverse real FFT (kiss_fftri) of each frame's
+ * fft_length / 2 + 1 complex values (input_length complex apart) into fft_length samples
+ * (output_length apart); the twiddles are the inverse plan's. `work` is not used.
+ * @return 0
+ */
+int32_t mrt_signal_irfft_s16(const mrt_signal_fft_params *p);
+
+/**
+ * SignalEnergy: re^2 + im^2 of complex bins start..end-1 (the rest of the output untouched).
+ * @return 0
+ */
+int32_t mrt_signal_energy_s16(const int16_t *input, int32_t start, int32_t end, uint32_t *output);
+
+/**
+ * SignalFilterBank: per channel, weighted sum of its bins plus the previous channel's
+ * unweighted sum (uint64); channel 0's sum is dropped, output_count follow.
+ * @return 0
+ */
+int32_t mrt_signal_filter_bank(const mrt_signal_filter_bank_params *p);
+
+/**
+ * SignalFilterBankSquareRoot: TFLM's bitwise integer square root of each uint64, >> the shift
+ * read from *scale_bits (the FFT auto-scale output).
+ * @return 0; -1 when the shift is outside 0..31 (undefined in C).
+ */
+int32_t mrt_signal_filter_bank_sqrt(const uint64_t *input, int32_t count, const int32_t *scale_bits,
+                                    uint32_t *output);
+
+/**
+ * SignalFilterBankSpectralSubtraction: update the noise estimate (the state, in place) and
+ * subtract it, floored at min_signal_remaining; the estimate copied to noise_output.
+ * @return 0
+ */
+int32_t mrt_signal_spectral_subtraction(const mrt_signal_spectral_subtraction_params *p);
+
+/**
+ * SignalPCAN: per-channel automatic gain from the noise estimate (WideDynamicFunction), then
+ * PcanShrink of the SNR.
+ * @return 0
+ */
+int32_t mrt_signal_pcan(const mrt_signal_pcan_params *p);
+
+/**
+ * SignalFilterBankLog: Log32 of each channel << input_correction_bits, scaled, saturated to
+ * int16 (0 for values <= 1).
+ * @return 0
+ */
+int32_t mrt_signal_filter_bank_log(const mrt_signal_log_params *p);
+
+/**
+ * SignalDelay int16: each row's output is its delay line followed by the row, cut to the row's
+ * length; the line keeps the last delay_length samples (TFLM: a circular buffer).
+ * @return 0
+ */
+int32_t mrt_signal_delay_s16(const mrt_signal_stream_params *p);
+
+/**
+ * SignalOverlapAdd: each frame added into the row's partial sums (int16 saturating / float32),
+ * the first frame_step out, the rest shifted down and zero-filled.
+ * @return 0
+ */
+int32_t mrt_signal_overlap_add_s16(const mrt_signal_stream_params *p);
+int32_t mrt_signal_overlap_add_f32(const mrt_signal_stream_params *p);
+
+/**
+ * SignalFramer int16: per row, frame_step samples at a time into its FIFO; a full frame out
+ * (and frame_step discarded) whenever frame_size are there, else *valid = 0.
+ * @return 0
+ */
+int32_t mrt_signal_framer_s16(const mrt_signal_fifo_params *p);
+
+/**
+ * SignalStacker int16: a frame of channels into the FIFO (the first one repeated for the left
+ * context); the stacked window out when complete (*valid = 1), then a step discarded.
+ * @return 0
+ */
+int32_t mrt_signal_stacker_s16(const mrt_signal_fifo_params *p);
+
 #endif

@@ -632,6 +632,69 @@ typedef struct {
     MicroResourceVariable *resource_variables_;
     int max_variable_count_, num_resource_variables_;
 } MicroResourceVariables;
+/* ---- Signal library op data (signal/micro/kernels/*.cc, signal/src/*.h) ------------------- */
+typedef struct { int32_t shift; int32_t input_size; } TFLMSignalWindowParams;
+typedef struct { int32_t end_index; int32_t start_index; } TFLMSignalEnergyParams;
+typedef struct {                         /* TfLiteAudioFrontendRfftParams<T> (T* is a pointer) */
+    int32_t fft_length, input_size, input_length, output_length;
+    TfLiteType fft_type;
+    void *work_area;
+    int scratch_buffer_index;
+    int8_t *state;
+} TfLiteAudioFrontendRfftParams;
+typedef struct {
+    int32_t num_channels;
+    const int16_t *channel_frequency_starts, *channel_weight_starts, *channel_widths;
+    const int16_t *weights, *unweights;
+    int32_t output_scale, input_correction_bits;
+} FilterbankConfig;
+typedef struct { FilterbankConfig config; uint64_t *work_area; } TFLMSignalFilterBankParams;
+typedef struct {
+    int32_t num_channels;
+    uint32_t smoothing, one_minus_smoothing, min_signal_remaining, alternate_smoothing,
+        alternate_one_minus_smoothing, smoothing_bits, spectral_subtraction_bits;
+    bool clamping;
+} SpectralSubtractionConfig;
+typedef struct {
+    SpectralSubtractionConfig config;
+    uint32_t *noise_estimate;
+    size_t noise_estimate_size;
+} TFLMSignalSpectralSubtractionParams;
+typedef struct { int snr_shift; } TfLitePcanParams;
+typedef struct { int input_correction_bits; int output_scale; } TFLMSignalLogParams;
+typedef struct {
+    int32_t fft_length, input_size, input_length, output_length;
+    TfLiteType fft_type;
+    int8_t *state;
+} TfLiteAudioFrontendIrfftParams;
+typedef struct {                                    /* signal/src/circular_buffer.h */
+    size_t capacity, read, write;
+    int32_t empty, buffer_size;
+    int16_t *buffer;
+} CircularBuffer;
+typedef struct {
+    int32_t frame_size, frame_step, outer_dims, n_frames;
+    bool prefill;
+    int8_t **state_buffers;
+    CircularBuffer **circular_buffers;
+} TFLMSignalFramerParams;
+typedef struct {
+    int32_t num_channels, stacker_left_context, stacker_right_context, stacker_step;
+    size_t buffer_size, step_size;
+    bool stacker_has_first_frame;
+    int8_t *state;
+    CircularBuffer *circular_buffer;
+} TFLMSignalStackerParams;
+typedef struct {
+    int32_t frame_size, delay_length, outer_dims;
+    int8_t **state_buffers;
+    CircularBuffer **circular_buffers;
+} TFLMSignalFrontendDelayParams;
+typedef struct {                                    /* TFLMSignalOverlapAddParams<T> */
+    int32_t frame_size, frame_step, outer_dims, n_frames;
+    TfLiteType type;
+    void **state_buffers;
+} TFLMSignalOverlapAddParams;
 
 /* ---- the structs TFLM allocates 16-aligned (a kernel's AllocatePersistentBuffer) --------- */
 #define MRT_KERNEL_OP_DATA(X)                                                                 \
@@ -645,7 +708,11 @@ typedef struct {
     X(SpaceToBatchParams) X(OpDataMirrorPad) X(OpDataEmbeddingLookup)                         \
     X(OpDataDiv) X(OpDataSquaredDifference) X(OpDataAddN) X(PreluParams) X(OpDataComparison)  \
     X(OpDataSelect) X(OpDataAbsRsqrt) X(OpDataElu)                                            \
-    X(OpDataCumsum) X(LogSoftmaxOpData) X(L2NormalizationParams)                             \
+    X(OpDataCumsum) X(LogSoftmaxOpData) X(L2NormalizationParams) X(TFLMSignalWindowParams)    \
+    X(TFLMSignalEnergyParams) X(TfLiteAudioFrontendRfftParams) X(TFLMSignalFilterBankParams)  \
+    X(TFLMSignalSpectralSubtractionParams) X(TfLitePcanParams) X(TFLMSignalLogParams)         \
+    X(TfLiteAudioFrontendIrfftParams) X(TFLMSignalFramerParams) X(TFLMSignalStackerParams)    \
+    X(TFLMSignalFrontendDelayParams) X(TFLMSignalOverlapAddParams) \
     X(OpDataIf) X(OpDataWhile) X(OpDataCallOnce) X(OpDataVarHandle) X(OpDataAssignVariable)   \
     X(MicroResourceVariables) X(MicroResourceVariable)
 

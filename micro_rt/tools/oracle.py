@@ -230,8 +230,10 @@ def _oracle_arena(ours) -> int:
 def check_against_oracle(data: bytes, ours, input_sets: Sequence[Sequence[np.ndarray]],
                          progress: Optional[Callable[[int, int], None]] = None) -> list[Agreement]:
     """Run micro_rt's interpreter `ours` and the oracle on each input set; one Agreement per
-    output. OracleError when the oracle refuses the model."""
+    output. OracleError when the oracle refuses the model. `ours` is reset first: the oracle
+    starts fresh, and a stateful model (variables, a kernel's own state) must start alike."""
     theirs = interpreter(data, _oracle_arena(ours))
+    ours.reset()
     agreements = [Agreement(k, np.dtype(ours.get_output_details(k)["dtype"]).name)
                   for k in range(ours.num_outputs)]
     for n, inputs in enumerate(input_sets):
