@@ -453,18 +453,20 @@ class Interpreter:
 
     def reset(self) -> None:
         """Reset the variable tensors (RNN/LSTM/SVDF state) as TFLM's ResetVariableTensors:
-        int8 ones to their zero point, the rest to zero; every resource variable to its default
-        byte (as TFLM, a CALL_ONCE that ran does not run again); then each kernel's reset (state a
-        kernel keeps itself, such as SignalFilterBankSpectralSubtraction's noise estimate)."""
+        int8 ones to their zero point, the rest to zero; then each kernel's reset (state a
+        kernel keeps itself, such as SignalFilterBankSpectralSubtraction's noise estimate), in
+        every subgraph; and every resource variable to its default byte (as TFLM, a CALL_ONCE
+        that ran does not run again)."""
         for t in self._variables:
             reset_variable(t)
+        for sub in self.subgraphs:
+            for node, reg in zip(sub.nodes, sub.registrations):    # kernels' own state
+                if reg.reset is not None:
+                    self._context.node = node
+                    self._guarded(node, "reset", reg.reset, self._context, node.user_data)
+        self._context.node = None
         if self.resource_variables is not None:
             self.resource_variables.reset_all()
-        for node, reg in zip(self.nodes, self.registrations):    # kernels' own state
-            if reg.reset is not None:
-                self._context.node = node
-                self._guarded(node, "reset", reg.reset, self._context, node.user_data)
-        self._context.node = None
 
     # ---- inputs and outputs ----------------------------------------------------------
     @property
