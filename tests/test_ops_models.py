@@ -125,7 +125,6 @@ def _invoke_or_refuse(invoke, refusal) -> bool:
     return True
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
 def _data_reached(ours, inputs: list) -> list:
     """Per output, None, or for an output SPACE_TO_BATCH_ND writes the positions its data
     reaches: TFLM pads with a persistent value it never initialises (0 in fresh pages, anything
@@ -141,6 +140,7 @@ def _data_reached(ours, inputs: list) -> list:
     return [ours.get_output(k) != 0 if t in padded else None for k, t in enumerate(sg.outputs)]
 
 
+@pytest.mark.parametrize("name", sorted(MODELS))
 def test_host_bit_exact_with_oracle(name, oracle):
     from micro_rt import Interpreter
     from micro_rt.errors import KernelError, OracleError
