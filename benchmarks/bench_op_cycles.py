@@ -156,9 +156,12 @@ def _type_cases() -> list[tuple[str, str, bytes]]:
 
 
 def _first_input_dtype(data: bytes) -> np.dtype:
+    """The element type of the first operator's first input (uint8 for an operator without
+    inputs, such as VAR_HANDLE: no kernel is keyed by it)."""
     from micro_rt.model import read_model
     sg = read_model(data).main
-    return np.dtype(sg.tensors[sg.operators[0].inputs[0]].dtype)
+    inputs = [i for i in sg.operators[0].inputs if i >= 0]
+    return np.dtype(sg.tensors[inputs[0]].dtype) if inputs else np.dtype(np.uint8)
 
 
 def candidate_models(op: str, dtype: str, fallback: list) -> Iterator[tuple[str, bytes]]:
