@@ -220,7 +220,9 @@ def measure(op: str, dtype: str, core: str, fallback: list) -> Optional[Row]:
         rec = it.last_run[0]
         sg = it.model.main
         node = sg.operators[0]
-        first, out = sg.tensors[node.inputs[0]].shape, sg.tensors[node.outputs[0]].shape
+        ins = [i for i in node.inputs if i >= 0]
+        first = sg.tensors[ins[0]].shape if ins else ()             # VAR_HANDLE has no input
+        out = sg.tensors[node.outputs[0]].shape if node.outputs else ()
         return Row(op, dtype, core, source, f"{list(first)}->{list(out)}", rec.on_mcu, op_macs(sg, node),
                    max(math.prod(first), math.prod(out)), rec.instructions, rec.cycles)
     return None
