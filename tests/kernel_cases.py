@@ -441,3 +441,22 @@ def softmax_s16_wrap_edge_row(scale: float) -> np.ndarray:
     rest = (1 << 18) - 1 - 8 * int(exps[-1])
     diff = int(diffs[np.flatnonzero(exps == rest)[0]])
     return np.array([32767] * 8 + [32767 + diff], np.int16)
+
+
+# --------------------------------------------------------------------------- undefined padding
+
+def space_to_batch_data_positions(ours: Interpreter, inputs: Sequence[np.ndarray]) -> list:
+    """Per graph output: None, or for an output SPACE_TO_BATCH_ND writes, the positions its data
+    reaches. TFLM pads with a persistent value it never initialises (0 in fresh pages, anything
+    in memory a long run reused), so the padding is not compared with the oracle. Found as the
+    non-zeros of the output when every data input (float32, int8, int16) is all ones and the
+    other inputs (block shapes, paddings) are as given; runs `ours` once."""
+    sg = ours.model.main
+    padded = {o for op in sg.operators if op.op_name == "SPACE_TO_BATCH_ND" for o in op.outputs}
+    if not padded:
+        return [None] * ours.num_outputs
+    for i, x in enumerate(inputs):
+        data = np.asarray(x).dtype in (np.float32, np.int8, np.int16)
+        ours.set_input(np.ones_like(x) if data else x, i)
+    ours.invoke()
+    return [ours.get_output(k) != 0 if t in padded else None for k, t in enumerate(sg.outputs)]

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from kernel_cases import (assert_bits_equal, f32, i32, kernel_persistent, q8, q16, random_input, scratch_sizes,
-                          single_op)
+                          single_op, space_to_batch_data_positions)
 from micro_rt import Interpreter
 from micro_rt.arena import align_up
 from micro_rt.builder import ModelBuilder
@@ -63,19 +63,6 @@ def edge_input(dtype, shape, zero_point: int = 0) -> np.ndarray:
                      n).astype(dtype).reshape(shape)
 
 
-def _padding_mask(ours, sg, inputs: list) -> list:
-    """Output positions SPACE_TO_BATCH_ND fills with padding: TFLM pads with a persistent value
-    it never initialises (0 in fresh pages, anything in reused memory), so only the positions
-    the data reaches are compared there. Found as the zeros of the output when the data input
-    is all ones (the other inputs as given)."""
-    if not any(op.op_name == "SPACE_TO_BATCH_ND" for op in sg.operators):
-        return [None] * ours.num_outputs
-    for k, x in enumerate(inputs):
-        ours.set_input(np.ones_like(x) if k == 0 else x, k)
-    ours.invoke()
-    return [ours.get_output(k) != 0 for k in range(ours.num_outputs)]
-
-
 def run_case(oracle, data: bytes, make_inputs=None, seeds: int = SEEDS) -> None:
     """Bit-exact with the oracle on `seeds` seeded inputs and one of edge values.
     `make_inputs(rng, k, tensor)` overrides the value of graph input k (index inputs)."""
@@ -92,7 +79,7 @@ def run_case(oracle, data: bytes, make_inputs=None, seeds: int = SEEDS) -> None:
                 x = (edge_input(t.dtype, t.shape, zp) if trial == seeds else
                      random_input(t.dtype, t.shape, rng, first=trial == 0))
             inputs.append(np.asarray(x, t.dtype).reshape(t.shape))
-        reached = _padding_mask(ours, sg, inputs)
+        reached = space_to_batch_data_positions(ours, inputs)
         oracle.invoke_both(ours, theirs, inputs)
         for k in range(ours.num_outputs):
             got, want = ours.get_output(k), np.array(theirs.get_output(k))

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import PROJECT_MODELS, missing
+from kernel_cases import space_to_batch_data_positions
 from oracle_minimum import minimum_mismatches
 
 Ranges = dict[int, tuple[int, int]]
@@ -125,21 +126,6 @@ def _invoke_or_refuse(invoke, refusal) -> bool:
     return True
 
 
-def _data_reached(ours, inputs: list) -> list:
-    """Per output, None, or for an output SPACE_TO_BATCH_ND writes the positions its data
-    reaches: TFLM pads with a persistent value it never initialises (0 in fresh pages, anything
-    in memory a long run reused), so the padding is not compared. Found as the non-zeros of the
-    output when every float input is all ones."""
-    sg = ours.model.main
-    padded = {o for op in sg.operators if op.op_name == "SPACE_TO_BATCH_ND" for o in op.outputs}
-    if not padded:
-        return [None] * ours.num_outputs
-    for i, x in enumerate(inputs):
-        ours.set_input(np.ones_like(x) if x.dtype.kind == "f" else x, i)
-    ours.invoke()
-    return [ours.get_output(k) != 0 if t in padded else None for k, t in enumerate(sg.outputs)]
-
-
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_host_bit_exact_with_oracle(name, oracle):
     from micro_rt import Interpreter
@@ -149,7 +135,7 @@ def test_host_bit_exact_with_oracle(name, oracle):
     theirs = oracle.interpreter(data, FRESH_ARENA)
     ran = 0
     for n, inputs in enumerate(_input_sets(ours, MODELS[name], SEEDS)):
-        reached = _data_reached(ours, inputs)
+        reached = space_to_batch_data_positions(ours, inputs)
         for i, x in enumerate(inputs):
             ours.set_input(x, i)
         ran_ours = _invoke_or_refuse(ours.invoke, KernelError)
