@@ -228,6 +228,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
                                                       "READ_VARIABLE", "ASSIGN_VARIABLE")},
     ("DEQUANTIZE", ANY): OpKernel(run_dequantize),                              # uint8 in
     **{(op, ANY): OpKernel(run_binary_wide) for op in _BINARY},                 # int32; int64 MAXIMUM / MINIMUM
+    **{(op, t): OpKernel(run) for op, run in (("SignalRfft", run_rfft), ("SignalIrfft", run_irfft))
+       for t in (FLOAT32, ANY)},                                                # ANY: int32
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

@@ -1,5 +1,6 @@
-"""Runners of TFLM's Signal operators (cortexm/src/mrt_signal.c): SignalWindow,
-SignalFftAutoScale, SignalRfft and SignalIrfft (int16), SignalEnergy, SignalFilterBank,
+"""Runners of TFLM's Signal operators (cortexm/src/mrt_signal.c; mrt_signal_fft.c for the int32
+and float32 FFTs): SignalWindow, SignalFftAutoScale, SignalRfft and SignalIrfft (int16, int32,
+float32), SignalEnergy, SignalFilterBank,
 SignalFilterBankSquareRoot, SignalFilterBankSpectralSubtraction, SignalPCAN,
 SignalFilterBankLog, SignalFramer, SignalStacker, SignalDelay, SignalOverlapAdd. Their
 parameters come from the host kernel's op data (node.user_data, filled by init and prepare as
@@ -25,9 +26,10 @@ from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, uwords, word
 _MAX_ARGS_BUFFER = 3 * 1024
 
 
-def _interleaved(pair) -> bytes:
-    """(re, im) arrays as int16 complex pairs."""
-    return np.stack([np.asarray(pair[0]), np.asarray(pair[1])], -1).astype("<i2").tobytes()
+def _interleaved(pair, dtype=np.int16) -> bytes:
+    """(re, im) arrays as complex pairs of `dtype` (int16, int32, float32), little-endian."""
+    little = np.dtype(dtype).newbyteorder("<")
+    return np.stack([np.asarray(pair[0]), np.asarray(pair[1])], -1).astype(little).tobytes()
 
 
 def run_window(c: CallContext) -> list[KernelCall]:
@@ -43,16 +45,22 @@ def run_fft_auto_scale(c: CallContext) -> list[KernelCall]:
     return [c.call("mrt_signal_fft_auto_scale_s16", c.in_addr(0), size, c.out_addr(0), c.out_addr(1))]
 
 
-def _fft_call(c: CallContext, symbol: str, work: int, input_length: int,
+# The FFT kernels per sample type: mrt_signal.c (int16), mrt_signal_fft.c (int32, float32).
+_FFT_SUFFIX = {np.dtype(np.int16): "s16", np.dtype(np.int32): "s32", np.dtype(np.float32): "f32"}
+
+
+def _fft_call(c: CallContext, kind: str, work: int, input_length: int,
               output_length: int) -> KernelCall:
     p = c.node.user_data
     plan = p.plan
-    tmp_bytes = plan.ncfft * 4
+    dtype = np.dtype(plan.dtype)
+    tmp_bytes = plan.ncfft * 2 * dtype.itemsize
     if tmp_bytes > _MAX_ARGS_BUFFER:
         raise UnsupportedOnMcu(f"op {c.node.index} {c.node.op_name}: fft_length {p.fft_length} "
                                f"needs {tmp_bytes} bytes of work memory beyond the ARGS area")
-    twiddles = c.const("twiddles", lambda: _interleaved(plan.twiddles))
-    super_twiddles = c.const("super_twiddles", lambda: _interleaved(plan.super_twiddles) or b"\0" * 4)
+    symbol = f"mrt_signal_{kind}_{_FFT_SUFFIX[dtype]}"
+    twiddles = c.const("twiddles", lambda: _interleaved(plan.twiddles, dtype))
+    super_twiddles = c.const("super_twiddles", lambda: _interleaved(plan.super_twiddles, dtype) or b"\0" * 4)
     factors = c.const("factors", lambda: np.asarray(plan.factors, "<i4").tobytes())
     tmp = c.args(bytes(tmp_bytes))
     frames = int(np.prod(c.out(0).shape[:-1]))
@@ -64,12 +72,12 @@ def _fft_call(c: CallContext, symbol: str, work: int, input_length: int,
 def run_rfft(c: CallContext) -> list[KernelCall]:
     if c.scratch_offset is None:
         raise UnsupportedOnMcu(f"op {c.node.index} SignalRfft: no scratch buffer planned")
-    return [_fft_call(c, "mrt_signal_rfft_s16", c.scratch_addr(), c.node.user_data.input_length,
+    return [_fft_call(c, "rfft", c.scratch_addr(), c.node.user_data.input_length,
                       int(c.out(0).shape[-1]) // 2)]
 
 
 def run_irfft(c: CallContext) -> list[KernelCall]:
-    return [_fft_call(c, "mrt_signal_irfft_s16", 0, int(c.t(0).shape[-1]) // 2,
+    return [_fft_call(c, "irfft", 0, int(c.t(0).shape[-1]) // 2,
                       int(c.out(0).shape[-1]))]
 
 

@@ -656,4 +656,20 @@ int32_t mrt_binary_s32(const mrt_binary_ops_params *p);
  */
 int32_t mrt_binary_s64(const mrt_binary_ops_params *p);
 
+/* ============================== TFLM's SignalRfft / SignalIrfft int32 and float32 (mrt_signal_fft.c) */
+
+/**
+ * SignalRfft / SignalIrfft on int32 (KISS FFT FIXED_POINT=32: products rounded from int64 (>> 31),
+ * sums wrap) and float32 (every operation rounded to float, no scaling inside KISS FFT). The same
+ * mrt_signal_fft_params as the int16 kernels, with every sample pointer (input, output, work, tmp,
+ * twiddles, super_twiddles) to int32_t or float values: tmp holds fft_length / 2 complex of the
+ * type (8 bytes each), work fft_length scalars (rfft only). irfft_f32 divides its output by
+ * fft_length (IrfftFloatApply). Radices 2, 3, 4, 5 as for int16.
+ * @return 0
+ */
+int32_t mrt_signal_rfft_s32(const mrt_signal_fft_params *p);
+int32_t mrt_signal_irfft_s32(const mrt_signal_fft_params *p);
+int32_t mrt_signal_rfft_f32(const mrt_signal_fft_params *p);
+int32_t mrt_signal_irfft_f32(const mrt_signal_fft_params *p);
+
 #endif
