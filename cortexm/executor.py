@@ -232,7 +232,8 @@ class McuExecutor:
         except ops.UnsupportedOnMcu:
             return None
         record = OpRecord(node.index, node.op_name, True, result.instructions, result.cycles,
-                          self._macs(node), result.stack_bytes, subgraph=node.subgraph)
+                          self._macs(node), result.stack_bytes, subgraph=node.subgraph,
+                          ended_run=result.ended_run)
         record.alignment = [self._name_event(node, e) for e in result.alignment_events]
         return record
 

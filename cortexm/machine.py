@@ -54,6 +54,7 @@ class CallResult:
     blocks: int = 0                      # executed translation blocks
     flash_data_reads: int = 0            # data loads from flash (when the memory hook is on)
     seconds: float = 0.0                 # cycles / clock_hz
+    ended_run: bool = False              # a KernelCall.ends_run kernel returned kTfLiteAbort
 
 
 def _firmware(core: str, elf_path: Union[str, Path, None]) -> ElfImage:

@@ -37,6 +37,9 @@ class KernelCall:
     refusal: str = ""
     # Run with the machine after the call (a kernel keeping state reads it back).
     after: Optional[Callable[[Any], None]] = None
+    # TFLM's kTfLiteAbort: a return value of 1 ends the invoke at this operator (the later
+    # operators do not run), as CIRCULAR_BUFFER does until its period comes round.
+    ends_run: bool = False
 
 
 # --------------------------------------------------------------------------- packing
@@ -195,12 +198,12 @@ class CallContext:
         return self.args(uwords(self.scratch_addr() if size else 0, size))
 
     def call(self, symbol: str, *args: int, refusal: str = "",
-             after: Optional[Callable[[Any], None]] = None) -> KernelCall:
+             after: Optional[Callable[[Any], None]] = None, ends_run: bool = False) -> KernelCall:
         """The call of `symbol` with the argument structs laid out since the previous call; the
-        next call's structs start again at the beginning of the ARGS area. `refusal`, `after`:
-        see KernelCall."""
+        next call's structs start again at the beginning of the ARGS area. `refusal`, `after`,
+        `ends_run`: see KernelCall."""
         kernel_call = KernelCall(symbol, tuple(int(a) for a in args), tuple(self._blocks), refusal,
-                                 after)
+                                 after, ends_run)
         self._blocks = []
         self._args_area.reset()
         return kernel_call

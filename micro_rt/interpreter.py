@@ -406,6 +406,8 @@ class Interpreter:
                         return ABORT
                     continue
                 self._records.finish(index, record)
+                if record.ended_run:        # the C kernel returned kTfLiteAbort
+                    return ABORT
         finally:
             ctx.tensors, ctx.subgraph, ctx.node = saved
 

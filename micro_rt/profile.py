@@ -48,6 +48,7 @@ class OpRecord:
     # taken; WHILE: cond and body, every iteration), beyond its own copies in `cycles`
     subgraph_cycles: int = 0
     subgraph_instructions: int = 0
+    ended_run: bool = False    # its kernel returned kTfLiteAbort: the operators after it did not run
 
     def as_dict(self, with_subgraph: bool = False) -> dict:
         where = {"subgraph": self.subgraph} if with_subgraph else {}

@@ -706,4 +706,17 @@ typedef struct {
     int32_t extend;                    /* stacker: left context */
 } mrt_signal_fifo_params;
 
+/* TFLM's custom operators (mrt_circular_buffer.c, mrt_detection_postprocess.c). Packed by
+ * cortexm/ops_custom.py. */
+typedef struct {
+    int32_t cycles_until_run, cycles_max;   /* OpDataCircularBuffer: invokes left in the period */
+} mrt_circular_buffer_state;
+
+typedef struct {
+    const int8_t *input;                    /* [1, 1, h, w]: depth values */
+    int8_t *output;                         /* [1, slots, h, w]: the buffer */
+    mrt_circular_buffer_state *state;       /* kept by the host between invokes (ARGS, read back) */
+    int32_t slots, depth;
+} mrt_circular_buffer_params;
+
 #endif

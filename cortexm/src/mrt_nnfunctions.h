@@ -672,4 +672,14 @@ int32_t mrt_signal_irfft_s32(const mrt_signal_fft_params *p);
 int32_t mrt_signal_rfft_f32(const mrt_signal_fft_params *p);
 int32_t mrt_signal_irfft_f32(const mrt_signal_fft_params *p);
 
+/* ============================== TFLM's custom operators: CIRCULAR_BUFFER (mrt_circular_buffer.c) */
+
+/**
+ * CIRCULAR_BUFFER int8: the buffer moves one slot (depth values) towards the start, the input
+ * fills the last slot; then state->cycles_until_run counts down and, until it reaches 0, the
+ * run ends at this operator (kTfLiteAbort); at 0 it restarts at cycles_max.
+ * @return 1: kTfLiteAbort (the later operators do not run this invoke); 0: the run goes on
+ */
+int32_t mrt_circular_buffer_s8(const mrt_circular_buffer_params *p);
+
 #endif
