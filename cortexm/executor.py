@@ -52,6 +52,7 @@ CALL_OVERHEAD = 50_000      # instructions any kernel call may spend on its setu
 BUDGET_MARGIN = 4           # an operator may run this many times its expected instructions
 
 _WINDOW_OPS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+_PAIRWISE_OP = "TFLite_Detection_PostProcess"
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,9 @@ class McuExecutor:
             window = max(1, int(node.options.get("filter_width", 1) or 1)) * \
                 max(1, int(node.options.get("filter_height", 1) or 1))
             elements += math.prod(out.shape) * window
+        if node.op_name == _PAIRWISE_OP and len(node.inputs) > 1 and node.inputs[1] >= 0:
+            boxes, columns = all_tensors[node.inputs[1]].shape[-2:]      # class predictions [1, n, classes]
+            elements += boxes * boxes * columns       # NMS: box pairs, per class on the regular path
         macs = self._macs(node)
         first = tensors[0] if tensors else None
         return self._work_budget(macs, elements, first is not None and first.type_name == "FLOAT32")

@@ -51,7 +51,7 @@ from .ops_conv_s16 import conv_s16_scratch, run_conv_s16_cmsis
 from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
                          run_logical, run_select)
 from .ops_control import run_copies
-from .ops_custom import run_circular_buffer
+from .ops_custom import run_circular_buffer, run_detection_postprocess
 from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
 from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
                             run_dynamic_update_slice, run_embedding_lookup, run_fill, run_gather, run_gather_nd,
@@ -232,6 +232,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     **{(op, t): OpKernel(run) for op, run in (("SignalRfft", run_rfft), ("SignalIrfft", run_irfft))
        for t in (FLOAT32, ANY)},                                                # ANY: int32
     ("CIRCULAR_BUFFER", INT8): OpKernel(run_circular_buffer),
+    ("TFLite_Detection_PostProcess", FLOAT32): OpKernel(run_detection_postprocess, libm=True),
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

@@ -1,6 +1,7 @@
 """Runners of TFLM's own custom operators that are not Signal ops: CIRCULAR_BUFFER
-(cortexm/src/mrt_circular_buffer.c). Parameters come from the host kernel's op data
-(node.user_data, filled by init and prepare as TFLM's are).
+(cortexm/src/mrt_circular_buffer.c) and TFLite_Detection_PostProcess
+(mrt_detection_postprocess.c). Parameters come from the host kernel's op data (node.user_data,
+filled by init and prepare as TFLM's are).
 
 CIRCULAR_BUFFER's period counter (TFLM's OpDataCircularBuffer) is kept by the host kernel
 between invokes, so reset() and a fall-back to the host see the same count: it travels through
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops_context import CallContext, KernelCall, uwords, words
+from micro_rt.kernels.detection_postprocess import check_eval
+
+from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
 
 
 def run_circular_buffer(c: CallContext) -> list[KernelCall]:
@@ -26,3 +29,37 @@ def run_circular_buffer(c: CallContext) -> list[KernelCall]:
         state.cycles_until_run = int(np.frombuffer(mcu.read(state_addr, 4), "<i4")[0])
 
     return [c.call("mrt_circular_buffer_s8", block, after=read_back, ends_run=True)]
+
+
+# TFLM's scratch buffers the C kernel uses, by the host kernel's names (its request order);
+# "scores" (a dequantized copy of the class predictions) is not used for float32.
+_DETECTION_BUFFERS = ("active_candidate", "decoded_boxes", "score_buffer", "keep_scores", "scores_after_nms",
+                      "sorted_values", "keep_indices", "sorted_indices", "buffer", "selected")
+
+
+def run_detection_postprocess(c: CallContext) -> list[KernelCall]:
+    """TFLM's Eval as one call: its checks of options and shapes first (the host kernel's
+    check_eval, the same errors), then the kernel; a degenerate decoded box or a fast-path row
+    past the outputs comes back as a refusal."""
+    p = c.node.user_data
+    box_t, score_t, anchor_t = c.t(0), c.t(1), c.t(2)
+    outs = [c.out(i) for i in range(4)]
+    check_eval(c.node, p, box_t, score_t, anchor_t, outs)
+    n, md, nc = int(box_t.shape[1]), p.max_detections, p.num_classes
+    what = f"op {c.node.index} TFLite_Detection_PostProcess"
+    # TFLM's buffers are sized for max_detections >= 1 and, on the regular path, for at most
+    # max_detections * boxes candidates: outside that TFLM writes past them (micro_rt's twin runs).
+    candidates = md + min(n, p.detections_per_class) if p.use_regular_nms else n
+    if n < 1 or md < 1 or nc < 1 or candidates > md * n:
+        raise UnsupportedOnMcu(f"{what}: {n} boxes, max_detections {md}, num_classes {nc}: TFLM's "
+                               "scratch buffers are too small for this case")
+    names = list(p.scratch)
+    scratch = [c.scratch_addr(names.index(name)) for name in _DETECTION_BUFFERS]
+    rows = min(int(np.prod(t.shape)) // w for t, w in zip(outs[:3], (4, 1, 1)))
+    block = c.args(uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), *(c.out_addr(i) for i in range(4)), *scratch) +
+                   words(n, int(box_t.shape[2]), int(anchor_t.shape[1]), nc, int(score_t.shape[2]), md,
+                         p.max_classes_per_detection, p.detections_per_class, int(p.use_regular_nms), rows) +
+                   uwords(*(f32_bits(v) for v in (p.score_threshold, p.iou_threshold, *p.scales))))
+    return [c.call("mrt_detection_postprocess_f32", block,
+                   refusal=f"{what}: a decoded box has ymin >= ymax or xmin >= xmax, or the fast path "
+                           "would write a detection row past its outputs (TFLM writes past their end)")]

@@ -11,6 +11,7 @@ slots, or for the fifth such operator prepared with a [.., 2, 96] output, else 2
 those operators in a C static shared by every interpreter of the process (reset to 0 when the
 fifth one matches); micro_rt counts per interpreter, which is the same for the first model a
 process loads. reset() restarts the period; the buffer itself lives in the output tensor.
+The C kernel on the virtual MCU: cortexm/src/mrt_circular_buffer.c (this module its twin).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Read from tensorflow/tflite-micro kernels/detection_postprocess.cc, in our words
   `max_classes_per_detection`, `detections_per_class` (100 when absent), `use_regular_nms`
   (false when absent), `nms_score_threshold`, `nms_iou_threshold`, `num_classes` and the four
   `*_scale`s); prepare reads its three inputs as temporary tensors and requests eleven scratch
-  buffers (sizes in `_SCRATCH`), float32 throughout (TFLM's Eval refuses other types).
+  buffers (sizes in `_prepare`), float32 throughout (TFLM's Eval refuses other types).
 - decoding works in double and rounds each centre / half size to float once; the corners are
   float sums. IoU and areas are float. Kept scores are ordered by a stable descending sort
   (TFLM's merge/insertion sort); "partial" sorts order by (score descending, index ascending).
@@ -15,7 +15,9 @@ Read from tensorflow/tflite-micro kernels/detection_postprocess.cc, in our words
   outputs, which micro_rt refuses instead); rows it does not write keep what they held.
 
 Everything is computed with float32 / float64 scalars in TFLM's order, so outputs are bit-equal
-to TFLM built without fused multiply-add (x86-64's default; the oracle).
+to TFLM built without fused multiply-add (x86-64's default; the oracle). The C kernel on the
+virtual MCU (cortexm/src/mrt_detection_postprocess.c, this module its twin) repeats the same
+operations; `check_eval` holds the checks both make before computing.
 """
 from __future__ import annotations
 
@@ -135,10 +137,6 @@ def _partial_order(values, count: int) -> list[int]:
 
 def _nms_single_class(node, p: DetectionParams, boxes: np.ndarray, scores: np.ndarray,
                       max_detections: int) -> list[int]:
-    if max_detections < 0:
-        raise kernel_error(node, f"max detections {max_detections} is negative")
-    if not (p.iou_threshold > 0 and p.iou_threshold <= 1):
-        raise kernel_error(node, f"nms_iou_threshold {p.iou_threshold} is not in (0, 1]")
     bad = np.nonzero((boxes[:, 0] >= boxes[:, 2]) | (boxes[:, 1] >= boxes[:, 3]))[0]
     if bad.size:
         raise kernel_error(node, f"decoded box {int(bad[0])} has ymin >= ymax or xmin >= xmax "
@@ -167,8 +165,6 @@ def _regular(node, p, boxes, scores, label_offset, outs) -> None:
     kept: list[tuple[int, np.float32]] = []            # (flat class-score index, score)
     for c in range(p.num_classes):
         class_scores = scores[:, c + label_offset]
-        if p.detections_per_class <= 0:
-            raise kernel_error(node, f"detections_per_class {p.detections_per_class} must be positive")
         picked = _nms_single_class(node, p, boxes, class_scores, p.detections_per_class)
         candidates = kept + [(i * ncwb + c + label_offset, class_scores[i]) for i in picked]
         top = _partial_order([s for _, s in candidates], min(len(candidates), p.max_detections))
@@ -187,8 +183,6 @@ def _regular(node, p, boxes, scores, label_offset, outs) -> None:
 
 
 def _fast(node, p, boxes, scores, label_offset, outs) -> None:
-    if p.max_classes_per_detection <= 0:
-        raise kernel_error(node, f"max_classes_per_detection {p.max_classes_per_detection} must be positive")
     n_cat = min(p.max_classes_per_detection, p.num_classes)
     class_scores = scores[:, label_offset:label_offset + p.num_classes]
     top_classes = [_partial_order(row, n_cat) for row in class_scores]
@@ -211,13 +205,15 @@ def _fast(node, p, boxes, scores, label_offset, outs) -> None:
     num[0] = F32(written)
 
 
-def _invoke(ctx, node) -> None:
-    p: DetectionParams = node.user_data
-    box_t, score_t, anchor_t = (ctx.input(node, i) for i in range(3))
+def check_eval(node, p: DetectionParams, box_t, score_t, anchor_t, outputs) -> None:
+    """Eval's checks of types, shapes and options, in TFLM's order: all it refuses but a
+    degenerate decoded box and the fast path's rows past its outputs (both depend on the data).
+    TFLM makes the option checks inside its NMS, before it reads any box, so making them first
+    refuses the same models (the C kernel's glue makes them too)."""
     for t, role in ((box_t, "box encodings"), (score_t, "class predictions"), (anchor_t, "anchors")):
         check_tensor(node, t, role, np.float32)
-    for i in range(4):
-        check_tensor(node, ctx.output(node, i), f"output {i}", np.float32)
+    for i, t in enumerate(outputs):
+        check_tensor(node, t, f"output {i}", np.float32)
     n = box_t.shape[1]
     if box_t.shape[0] != 1 or box_t.shape[2] < 4:
         raise kernel_error(node, f"box encodings shape {box_t.shape} must be [1, boxes, >=4]")
@@ -229,6 +225,28 @@ def _invoke(ctx, node) -> None:
     if not 0 <= ncwb - p.num_classes <= 1:
         raise kernel_error(node, f"class predictions have {ncwb} columns for num_classes "
                                  f"{p.num_classes} (needs num_classes or num_classes + 1)")
+    if p.use_regular_nms:
+        rows = [int(np.prod(t.shape)) // w for t, w in zip(outputs[:3], (4, 1, 1))]
+        if min(rows) < p.max_detections:
+            raise kernel_error(node, f"outputs have fewer than max_detections {p.max_detections} rows")
+        if p.num_classes <= 0:
+            return                                   # no class: no NMS, nothing more checked
+        if p.detections_per_class <= 0:
+            raise kernel_error(node, f"detections_per_class {p.detections_per_class} must be positive")
+    else:
+        if p.max_classes_per_detection <= 0:
+            raise kernel_error(node, f"max_classes_per_detection {p.max_classes_per_detection} must be positive")
+        if p.max_detections < 0:
+            raise kernel_error(node, f"max detections {p.max_detections} is negative")
+    if not (p.iou_threshold > 0 and p.iou_threshold <= 1):
+        raise kernel_error(node, f"nms_iou_threshold {p.iou_threshold} is not in (0, 1]")
+
+
+def _invoke(ctx, node) -> None:
+    p: DetectionParams = node.user_data
+    box_t, score_t, anchor_t = (ctx.input(node, i) for i in range(3))
+    check_eval(node, p, box_t, score_t, anchor_t, [ctx.output(node, i) for i in range(4)])
+    n, ncwb = box_t.shape[1], score_t.shape[2]
     boxes = _decode(box_t.data.reshape(n, -1), anchor_t.data.reshape(anchor_t.shape[0], -1), p.scales)
     ctx.scratch(p.scratch["decoded_boxes"])[:boxes.nbytes] = boxes.view(np.uint8).ravel()
     scores = score_t.data.reshape(n, ncwb)
@@ -236,8 +254,6 @@ def _invoke(ctx, node) -> None:
     outs = (det_boxes, ctx.output(node, 1).data.reshape(-1), ctx.output(node, 2).data.reshape(-1),
             ctx.output(node, 3).data.reshape(-1))
     if p.use_regular_nms:
-        if det_boxes.shape[0] < p.max_detections or min(o.shape[0] for o in outs[1:3]) < p.max_detections:
-            raise kernel_error(node, f"outputs have fewer than max_detections {p.max_detections} rows")
         _regular(node, p, boxes, scores, ncwb - p.num_classes, outs)
     else:
         _fast(node, p, boxes, scores, ncwb - p.num_classes, outs)

@@ -719,4 +719,34 @@ typedef struct {
     int32_t slots, depth;
 } mrt_circular_buffer_params;
 
+/* mrt_detection_postprocess_f32's refusals (TFLM: a failed TF_LITE_ENSURE; past the outputs: TFLM
+ * writes out of bounds). */
+#define MRT_DETECTION_BAD_BOX 1                /* a decoded box with ymin >= ymax or xmin >= xmax */
+#define MRT_DETECTION_PAST_OUTPUTS 2           /* the fast path's next row is past the outputs' rows */
+
+typedef struct {
+    const float *boxes;                        /* [num_boxes, box_stride]: y, x, h, w first */
+    const float *scores;                       /* [num_boxes, num_classes_with_background] */
+    const float *anchors;                      /* [>= num_boxes, anchor_stride]: y, x, h, w first */
+    float *detection_boxes;                    /* [rows, 4]: ymin, xmin, ymax, xmax */
+    float *detection_classes, *detection_scores, *num_detections;
+    /* TFLM's scratch buffers, in its request order (the class-score copy, its 3rd, unused for
+     * float32, is not passed): */
+    uint8_t *active;                           /* num_boxes */
+    float *decoded;                            /* num_boxes x 4 */
+    float *score_buffer;                       /* num_boxes: one class's scores / the max scores */
+    float *keep_scores;                        /* num_boxes */
+    float *scores_after_nms;                   /* max_detections x num_boxes */
+    float *sorted_values;                      /* max_detections x num_boxes */
+    int32_t *keep_indices;                     /* num_boxes (also the merge sort's scratch) */
+    int32_t *sorted_indices;                   /* max_detections x num_boxes */
+    int32_t *buffer;                           /* max(num_classes, max_detections) x num_boxes */
+    int32_t *selected;                         /* min(num_boxes, max_detections) x num_boxes */
+    int32_t num_boxes, box_stride, anchor_stride, num_classes, num_classes_with_background;
+    int32_t max_detections, max_classes_per_detection, detections_per_class, use_regular_nms;
+    int32_t output_rows;                       /* rows of the shortest of the first three outputs */
+    uint32_t score_threshold, iou_threshold;   /* float32 bits */
+    uint32_t y_scale, x_scale, h_scale, w_scale;
+} mrt_detection_postprocess_params;
+
 #endif

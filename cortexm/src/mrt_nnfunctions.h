@@ -682,4 +682,18 @@ int32_t mrt_signal_irfft_f32(const mrt_signal_fft_params *p);
  */
 int32_t mrt_circular_buffer_s8(const mrt_circular_buffer_params *p);
 
+/* ============================== TFLM's custom operators: TFLite_Detection_PostProcess (mrt_detection_postprocess.c) */
+
+/**
+ * TFLite_Detection_PostProcess float32: decodes the centre-size box encodings against the
+ * anchors (double arithmetic, newlib's exp; corners float) into p->decoded, then non-max
+ * suppression: regular (use_regular_nms: per class, the best max_detections over all classes)
+ * or fast (per anchor its top max_classes_per_detection classes, suppression on the best one),
+ * writing the four outputs as TFLM does (the fast path leaves rows it does not write as they
+ * were). Every working array is one of TFLM's scratch buffers (sizes in the struct); the glue
+ * checks the options, shapes and that the buffers hold what the path writes.
+ * @return 0; MRT_DETECTION_BAD_BOX or MRT_DETECTION_PAST_OUTPUTS (outputs partly written)
+ */
+int32_t mrt_detection_postprocess_f32(const mrt_detection_postprocess_params *p);
+
 #endif
