@@ -133,6 +133,41 @@ def _lstm(op: str, typ: str) -> bytes:
     return lstm_model({"INT8": "int8", "INT16": "int16"}.get(typ, "float32"), 1, 8, 32, 32)
 
 
+def _signal(op: str, typ: str) -> bytes:
+    """A Signal op of an audio front end, as tests/test_vmcu_signal.py builds it (the first case
+    of that op, whose input type matches: int16 / int32 / float32; "INT8" stands for the kernel
+    registered for any type, e.g. the uint32 filter banks and the int32 FFTs)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_kernels_signal import single_op as signal_op
+    from test_vmcu_signal import signal_cases, wide_fft_cases
+    from micro_rt.model import read_model
+    if op == "SignalFilterBankSquareRoot":          # its scale bits a constant: random ones are refused
+        return signal_op(op, [((40,), "UINT64"), ((), "INT32", np.array(7, np.int32))], [((40,), "UINT32")], {})
+    rng = np.random.default_rng(0)
+    for _, data, _, _ in signal_cases(rng) + wide_fft_cases(rng):
+        sg = read_model(data).main
+        node = sg.operators[0]
+        dtype = np.dtype(sg.tensors[node.inputs[0]].dtype).name.upper()
+        if node.op_name == op and (dtype == typ or (typ == "INT8" and dtype not in ("INT16", "FLOAT32"))):
+            return data
+    raise LookupError(f"no Signal case for {op} {typ}")
+
+
+def _detection(op: str, typ: str) -> bytes:
+    """An SSD head's post-processing: 400 anchors, 10 classes + background, regular NMS, 10
+    detections (seeded anchors and options of tests/test_detection_postprocess.py)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_detection_postprocess import ssd_head
+    return ssd_head(400, 10, True, True, 10, score_threshold=0.5)
+
+
+def _circular_buffer(op: str, typ: str) -> bytes:
+    """A streaming keyword-spotting buffer: 13 slots of 1 x 40 int8 (period 1: every invoke runs on)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_circular_buffer import streaming_model
+    return streaming_model(13, 40, None)
+
+
 # Representative shapes: op -> maker(op, type name) -> model bytes.
 SHAPES: dict[str, Callable[[str, str], bytes]] = {
     **{op: _layer for op in WEIGHTED},
@@ -146,6 +181,12 @@ SHAPES: dict[str, Callable[[str, str], bytes]] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
     "MEAN": lambda op, t: single_op(op, [_t((1, 16, 16, 32), t), _i32([1, 2])], _t((1, 1, 1, 32), t, 0.04),
                                     {"keep_dims": True}),
+    # TFLM's own custom operators (no type case: tests/type_cases.py holds builtins)
+    **{op: _signal for op in ("SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalIrfft", "SignalEnergy",
+                              "SignalFilterBank", "SignalFilterBankSquareRoot", "SignalFilterBankSpectralSubtraction",
+                              "SignalPCAN", "SignalFilterBankLog", "SignalDelay", "SignalFramer", "SignalStacker",
+                              "SignalOverlapAdd")},
+    "TFLite_Detection_PostProcess": _detection, "CIRCULAR_BUFFER": _circular_buffer,
 }
 
 

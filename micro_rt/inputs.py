@@ -34,6 +34,8 @@ def random_inputs(it, seed: int, distribution: str = "uniform") -> list[np.ndarr
                 values = rng.integers(low, int(info.max) + 1, size=shape) if distribution == "uniform" else \
                     np.abs(np.rint(rng.normal(0.0, (float(info.max) - low) / 8, size=shape))) + low
                 inputs.append(np.clip(values, low, info.max).astype(dtype))
+            elif distribution == "uniform" and info.max > np.iinfo(np.int64).max:     # uint64
+                inputs.append(rng.integers(0, info.max, size=shape, dtype=dtype, endpoint=True))
             elif distribution == "uniform":
                 inputs.append(rng.integers(info.min, int(info.max) + 1, size=shape).astype(dtype))
             else:

@@ -350,3 +350,15 @@ def test_blas_pool_is_capped_during_invoke_and_restored_after():
             resolver.add_custom("PROBE", Registration(invoke=lambda ctx, node: 1 / 0))
             Interpreter.from_bytes(data, op_resolver=resolver).invoke()
         assert set(_blas_threads()) == {2}
+
+
+def test_random_inputs_cover_uint64_inputs():
+    """Seeded inputs for a uint64 input (SignalFilterBankSquareRoot's) span its whole range: the
+    uniform draw must not overflow int64 (it raised ValueError)."""
+    from test_kernels_signal import single_op
+    data = single_op("SignalFilterBankSquareRoot", [((40,), "UINT64"), ((), "INT32")], [((40,), "UINT32")], {})
+    it = Interpreter.from_bytes(data)
+    for seed in range(3):
+        x, _ = random_inputs(it, seed)
+        assert x.dtype == np.uint64 and x.shape == (40,) and int(x.max()) > 1 << 63
+    assert np.array_equal(random_inputs(it, 1)[0], random_inputs(it, 1)[0])
