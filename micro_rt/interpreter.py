@@ -91,8 +91,8 @@ class SubgraphRuntime:
         return cls(sg, [Tensor(info) for info in sg.tensors], nodes, [])
 
 
-def _host_record(node: Node) -> OpRecord:
-    return OpRecord(node.index, node.op_name, on_mcu=False, subgraph=node.subgraph)
+def _host_record(node: Node, status: object = None) -> OpRecord:
+    return OpRecord(node.index, node.op_name, on_mcu=False, subgraph=node.subgraph, ended_run=status is ABORT)
 
 
 def _unresolved_registration(error: UnsupportedOpError) -> Registration:
@@ -343,11 +343,12 @@ class Interpreter:
         # Host kernels only: one try around the loop instead of one call of _guarded per
         # operator (the same errors: the failing node is the one being run).
         ctx = self._context
-        node = None
+        node, status = None, None
         try:
             for node, reg in zip(self.nodes, self.registrations):
                 ctx.node = node
-                if reg.invoke(ctx, node) is ABORT:     # TFLM ends the run at this node
+                status = reg.invoke(ctx, node)
+                if status is ABORT:     # TFLM ends the run at this node
                     break
         except MicroRtError:
             raise
@@ -356,6 +357,8 @@ class Interpreter:
         ctx.node = None
         ran = self.nodes[:node.index + 1] if node is not None else []
         self.last_run = [OpRecord(n.index, n.op_name, False) for n in ran]
+        if ran:
+            self.last_run[-1].ended_run = status is ABORT
 
     def _invoke_each(self, executor, progress) -> None:
         """Subgraph 0, operator by operator (control-flow kernels run other subgraphs through
@@ -401,7 +404,7 @@ class Interpreter:
                                            lambda: reg.invoke(ctx, node))
                 if record is None:
                     status = self._guarded(node, "invoke", reg.invoke, ctx, node)
-                    self._records.finish(index, _host_record(node))
+                    self._records.finish(index, _host_record(node, status))
                     if status is ABORT:     # TFLM ends the run at this node
                         return ABORT
                     continue

@@ -55,7 +55,8 @@ class OpRecord:
         runs = {"runs": self.runs, "cycles_with_subgraphs": self.cycles + self.subgraph_cycles,
                 "instructions_with_subgraphs": self.instructions + self.subgraph_instructions} \
             if with_subgraph else {}
-        return {**where, "index": self.index, "op": self.op, "on_mcu": self.on_mcu, **runs,
+        ended = {"ended_run": True} if self.ended_run else {}
+        return {**where, "index": self.index, "op": self.op, "on_mcu": self.on_mcu, **runs, **ended,
                 "instructions": self.instructions, "cycles": self.cycles, "macs": self.macs,
                 "macs_per_cycle": round(self.macs / self.cycles, 4) if self.cycles else None,
                 "stack_bytes": self.stack_bytes,
@@ -203,6 +204,8 @@ def profile_table(report: dict) -> str:
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
         lines.append(f"{op_number(op):>4}  {_name(op):<20}{op['instructions']:>14,}{op['cycles']:>14,}"
                      f"{op['macs']:>12,}{mpc:>9}{op['stack_bytes']:>7}{op['cycles'] / clock * 1e3:>9.3f}")
+        if op.get("ended_run"):
+            lines.append(f"{'':>4}  (it ended the invoke, kTfLiteAbort as in TFLM: the operators after it did not run)")
         if op.get("cycles_with_subgraphs", op["cycles"]) != op["cycles"]:
             cycles = op["cycles_with_subgraphs"]
             lines.append(f"{'':>4}  {'  with its subgraphs':<20}{op['instructions_with_subgraphs']:>14,}"

@@ -38,10 +38,19 @@ def test_circular_buffer_stream_matches_twin(core, case):
             assert np.array_equal(host.get_output(k), mcu.get_output(k)), (n, k)
         buffer_record = mcu.last_run[0]
         assert buffer_record.on_mcu and buffer_record.cycles > 0
-        assert buffer_record.ended_run == (len(host.last_run) == 1)
+        assert buffer_record.ended_run == (len(host.last_run) == 1) == host.last_run[-1].ended_run
         ended_early += buffer_record.ended_run
     if cycles_max is not None and cycles_max > 1:
         assert ended_early, "the period never ended a run early"
+
+
+def test_profile_says_the_circular_buffer_ended_the_invoke():
+    from micro_rt.profile import emulated_profile, profile_table
+    report, it = emulated_profile(streaming_model(4, 8, 2), "cortex-m4", 100_000_000)
+    it.close()
+    assert report["complete"] and [op["op"] for op in report["ops"]] == ["CIRCULAR_BUFFER"]
+    assert report["ops"][0]["ended_run"] and report["total_cycles"] > 0
+    assert "it ended the invoke, kTfLiteAbort" in profile_table(report)
 
 
 # ---- TFLite_Detection_PostProcess (cortexm/src/mrt_detection_postprocess.c) ---------------------
