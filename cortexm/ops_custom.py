@@ -20,8 +20,7 @@ from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uw
 def run_circular_buffer(c: CallContext) -> list[KernelCall]:
     state = c.node.user_data
     out = c.out(0)
-    slots = int(out.shape[1])
-    depth = int(np.prod(out.shape)) // slots            # the twin's row: h * w for batch 1
+    slots, depth = int(out.shape[1]), int(out.shape[2]) * int(out.shape[3])     # TFLM's depth: h * w
     state_addr = c.args(words(state.cycles_until_run, state.cycles_max))
     block = c.args(uwords(c.in_addr(0), c.out_addr(0), state_addr) + words(slots, depth))
 

@@ -68,10 +68,12 @@ def _prepare(ctx, node) -> None:
 def _invoke(ctx, node):
     state: CircularBufferState = node.user_data
     x, y = ctx.input(node, 0), ctx.output(node, 0)
-    slots = y.shape[1]
-    buffer = y.data.reshape(slots, -1)       # TFLM's depth is h * w (the batch is 1)
+    slots, depth = y.shape[1], y.shape[2] * y.shape[3]
+    # TFLM's depth is h * w: with a batch above 1 only batch 0's slots move (the rest of the
+    # output keeps what it held) and batch 0's input is written
+    buffer = y.data.reshape(-1)[:slots * depth].reshape(slots, depth)
     buffer[:-1] = buffer[1:].copy()
-    buffer[-1] = x.data.reshape(-1)[:buffer.shape[1]]
+    buffer[-1] = x.data.reshape(-1)[:depth]
     state.cycles_until_run -= 1
     if state.cycles_until_run != 0:
         return ABORT

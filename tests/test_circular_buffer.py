@@ -81,3 +81,32 @@ def test_aborted_run_leaves_later_operators_unrun():
 def test_bad_nodes_are_refused(model, message):
     with pytest.raises(MicroRtError, match=message):
         Interpreter.from_bytes(model())
+
+
+def batched_model() -> bytes:
+    """A CIRCULAR_BUFFER of batch 2: [2, 1, 2, 3] into [2, 4, 2, 3], period 1."""
+    b = ModelBuilder()
+    q = {"scale": 0.1, "zero_point": 0}
+    x = b.add_tensor("x", [2, 1, 2, 3], "INT8", **q)
+    buf = b.add_tensor("buffer", [2, 4, 2, 3], "INT8", **q)
+    b.add_operator("CIRCULAR_BUFFER", [x], [buf], custom_options=flexbuffers.Dumps({"cycles_max": 1}))
+    b.inputs, b.outputs = [x], [buf]
+    return b.build()
+
+
+def test_batch_above_one_moves_batch_zero_only_as_tflm(oracle):
+    """TFLM's depth is h * w whatever the batch: batch 0's slots move and take batch 0's input;
+    the other batches are never written (the oracle's hold whatever its arena held)."""
+    data = batched_model()
+    ours = Interpreter.from_bytes(data, target="host64")
+    theirs = oracle.interpreter(data, 1 << 16)
+    rng = np.random.default_rng(5)
+    for n in range(7):
+        x = rng.integers(-128, 128, (2, 1, 2, 3), dtype=np.int8)
+        ours.set_input(x, 0)
+        ours.invoke()
+        oracle.invoke(theirs, [x])
+        written = min(n + 1, 4)
+        mine, tflm = ours.get_output(0), np.array(theirs.get_output(0))
+        assert np.array_equal(mine[0, 4 - written:], tflm[0, 4 - written:]), n
+        assert not mine[1].any(), n

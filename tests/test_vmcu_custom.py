@@ -10,7 +10,7 @@ import pytest
 
 from micro_rt import Interpreter
 from micro_rt.errors import MicroRtError
-from test_circular_buffer import CASES, streaming_model
+from test_circular_buffer import CASES, batched_model, streaming_model
 from test_detection_postprocess import seeded_inputs, ssd_head
 
 CORES = ["cortex-m0plus", "cortex-m4"]
@@ -42,6 +42,18 @@ def test_circular_buffer_stream_matches_twin(core, case):
         ended_early += buffer_record.ended_run
     if cycles_max is not None and cycles_max > 1:
         assert ended_early, "the period never ended a run early"
+
+
+def test_circular_buffer_batch_two_matches_twin():
+    host, mcu = (Interpreter.from_bytes(batched_model(), target="cortex-m0plus", **kw)
+                 for kw in ({}, {"kernels": "cmsis-nn", "emulate": True}))
+    rng = np.random.default_rng(9)
+    for n in range(6):
+        x = rng.integers(-128, 128, (2, 1, 2, 3), dtype=np.int8)
+        for it in (host, mcu):
+            it.set_input(x, 0)
+            it.invoke()
+        assert np.array_equal(host.get_output(0), mcu.get_output(0)) and mcu.last_run[0].on_mcu, n
 
 
 def test_profile_says_the_circular_buffer_ended_the_invoke():
