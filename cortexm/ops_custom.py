@@ -56,7 +56,8 @@ def run_detection_postprocess(c: CallContext) -> list[KernelCall]:
     scratch = [c.scratch_addr(names.index(name)) for name in _DETECTION_BUFFERS]
     rows = min(int(np.prod(t.shape)) // w for t, w in zip(outs[:3], (4, 1, 1)))
     block = c.args(uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), *(c.out_addr(i) for i in range(4)), *scratch) +
-                   words(n, int(box_t.shape[2]), int(anchor_t.shape[1]), nc, int(score_t.shape[2]), md,
+                   # anchors: TFLM reads (y, x, h, w) records, 4 apart whatever their shape
+                   words(n, int(box_t.shape[2]), 4, nc, int(score_t.shape[2]), md,
                          p.max_classes_per_detection, p.detections_per_class, int(p.use_regular_nms), rows) +
                    uwords(*(f32_bits(v) for v in (p.score_threshold, p.iou_threshold, *p.scales))))
     return [c.call("mrt_detection_postprocess_f32", block,

@@ -247,7 +247,8 @@ def _invoke(ctx, node) -> None:
     box_t, score_t, anchor_t = (ctx.input(node, i) for i in range(3))
     check_eval(node, p, box_t, score_t, anchor_t, [ctx.output(node, i) for i in range(4)])
     n, ncwb = box_t.shape[1], score_t.shape[2]
-    boxes = _decode(box_t.data.reshape(n, -1), anchor_t.data.reshape(anchor_t.shape[0], -1), p.scales)
+    # TFLM reads the anchors as consecutive (y, x, h, w) records, whatever their second dimension
+    boxes = _decode(box_t.data.reshape(n, -1), anchor_t.data.reshape(-1)[:4 * n].reshape(n, 4), p.scales)
     ctx.scratch(p.scratch["decoded_boxes"])[:boxes.nbytes] = boxes.view(np.uint8).ravel()
     scores = score_t.data.reshape(n, ncwb)
     det_boxes = ctx.output(node, 0).data.reshape(-1, 4)

@@ -15,10 +15,12 @@ from micro_rt.errors import MicroRtError
 def ssd_head(n_boxes: int, num_classes: int, background: bool, regular: bool, max_detections: int,
              classes_per_detection: int = 1, seed: int = 0, iou: float = 0.5,
              score_threshold: float = 0.3, detections_per_class: int | None = None,
-             drop: tuple = ()) -> bytes:
+             drop: tuple = (), anchor_columns: int = 4) -> bytes:
     rng = np.random.default_rng(seed)
     anchors = np.stack([rng.uniform(0, 1, n_boxes), rng.uniform(0, 1, n_boxes),
                         rng.uniform(0.05, 0.5, n_boxes), rng.uniform(0.05, 0.5, n_boxes)], 1)
+    # TFLM reads the anchors as consecutive (y, x, h, w) records whatever their second dimension
+    anchors = np.concatenate([anchors, rng.uniform(0.05, 0.5, (n_boxes, anchor_columns - 4))], 1)
     options = {"max_detections": max_detections, "max_classes_per_detection": classes_per_detection,
                "use_regular_nms": regular, "nms_score_threshold": score_threshold,
                "nms_iou_threshold": iou, "num_classes": num_classes,
@@ -29,7 +31,7 @@ def ssd_head(n_boxes: int, num_classes: int, background: bool, regular: bool, ma
     b = ModelBuilder()
     boxes = b.add_tensor("box_encodings", [1, n_boxes, 4], "FLOAT32")
     scores = b.add_tensor("class_predictions", [1, n_boxes, num_classes + background], "FLOAT32")
-    anchor = b.add_tensor("anchors", [n_boxes, 4], "FLOAT32", data=anchors.astype(np.float32))
+    anchor = b.add_tensor("anchors", [n_boxes, anchor_columns], "FLOAT32", data=anchors.astype(np.float32))
     rows = max_detections * classes_per_detection
     outs = [b.add_tensor("detection_boxes", [1, rows, 4], "FLOAT32"),
             b.add_tensor("detection_classes", [1, rows], "FLOAT32"),
@@ -130,3 +132,18 @@ def test_bad_options_are_refused_with_their_name(oracle):
         ours.invoke()
     with pytest.raises(MicroRtError):
         oracle.run(data, inputs, 4, 1 << 20)
+
+
+def test_anchors_are_read_as_four_value_records_as_tflm(oracle):
+    """Anchors [n, 6]: TFLM reads them as n consecutive (y, x, h, w) records (stride 4), not
+    row by row."""
+    data = ssd_head(24, 3, True, True, 6, anchor_columns=6, score_threshold=0.2)
+    ours = Interpreter.from_bytes(data, target="host64")
+    for seed in range(4):
+        inputs = seeded_inputs(24, 4, seed)
+        for i, x in enumerate(inputs):
+            ours.set_input(x, i)
+        ours.invoke()
+        theirs = oracle.run(data, inputs, 4, 1 << 20)
+        for o in range(4):
+            assert ours.get_output(o).tobytes() == theirs[o].tobytes(), f"seed {seed} output {o}"

@@ -110,10 +110,21 @@ def test_detection_postprocess_matches_twin(core, case):
     threshold = 0.3 if cpd == 1 else 0.9
     data = ssd_head(n, k, background, regular, md, cpd, score_threshold=threshold,
                     detections_per_class=per_class, seed=n + k)
+    ran = _assert_detection_stream(data, core, n, k + background, threshold)
+    assert ran >= (8 if cpd == 1 else 2)      # cpd > 1: TFLM writes past its outputs on some seeds
+
+
+def test_detection_anchors_with_six_columns_match_twin():
+    data = ssd_head(24, 3, True, True, 6, anchor_columns=6, score_threshold=0.2)
+    assert _assert_detection_stream(data, "cortex-m4", 24, 4, 0.2) == 10
+
+
+def _assert_detection_stream(data: bytes, core: str, n: int, columns: int, threshold: float) -> int:
+    """Host and MCU on 10 seeded inputs: outputs bit-equal, or both refuse; how many ran."""
     host, mcu = _host_and_mcu(data, core)
     ran = 0
     for seed in range(10):
-        ours, theirs = _run_both(host, mcu, _detection_inputs(n, k + background, seed, threshold))
+        ours, theirs = _run_both(host, mcu, _detection_inputs(n, columns, seed, threshold))
         if isinstance(ours, Exception):
             assert isinstance(theirs, Exception), f"seed {seed}: host refused ({ours}), the MCU did not"
             continue
@@ -123,7 +134,7 @@ def test_detection_postprocess_matches_twin(core, case):
         record = mcu.last_run[0]
         assert record.on_mcu and record.cycles > 0
         ran += 1
-    assert ran >= (8 if cpd == 1 else 2)      # cpd > 1: TFLM writes past its outputs on some seeds
+    return ran
 
 
 @pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4", "cortex-m7"])

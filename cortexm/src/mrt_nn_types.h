@@ -727,7 +727,7 @@ typedef struct {
 typedef struct {
     const float *boxes;                        /* [num_boxes, box_stride]: y, x, h, w first */
     const float *scores;                       /* [num_boxes, num_classes_with_background] */
-    const float *anchors;                      /* [>= num_boxes, anchor_stride]: y, x, h, w first */
+    const float *anchors;                      /* anchor_stride apart: y, x, h, w first (TFLM: 4 apart) */
     float *detection_boxes;                    /* [rows, 4]: ymin, xmin, ymax, xmax */
     float *detection_classes, *detection_scores, *num_detections;
     /* TFLM's scratch buffers, in its request order (the class-score copy, its 3rd, unused for
