@@ -53,6 +53,8 @@ def run_detection_postprocess(c: CallContext) -> list[KernelCall]:
         raise UnsupportedOnMcu(f"{what}: {n} boxes, max_detections {md}, num_classes {nc}: TFLM's "
                                "scratch buffers are too small for this case")
     names = list(p.scratch)
+    if not isinstance(c.scratch_offset, (tuple, list)) or len(c.scratch_offset) != len(names):
+        raise UnsupportedOnMcu(f"{what}: its {len(names)} scratch buffers are not all planned")
     scratch = [c.scratch_addr(names.index(name)) for name in _DETECTION_BUFFERS]
     rows = min(int(np.prod(t.shape)) // w for t, w in zip(outs[:3], (4, 1, 1)))
     block = c.args(uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), *(c.out_addr(i) for i in range(4)), *scratch) +
