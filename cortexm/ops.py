@@ -31,7 +31,8 @@ FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_
 (the unary math family, CAST, int16 LOGISTIC / TANH, QUANTIZE int8 <-> uint8), ops_reduce
 (SUM, REDUCE_*, int16 MEAN, ARG_*, CUMSUM), ops_normalization (LOG_SOFTMAX, L2_NORMALIZATION,
 int16 SOFTMAX), ops_pooling_more (L2_POOL_2D), ops_control (the copies of
-control flow and resource variables); ops_context
+control flow and resource variables), ops_signal (TFLM's Signal library), ops_custom
+(CIRCULAR_BUFFER, TFLite_Detection_PostProcess); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
 runner and adding its line there.
