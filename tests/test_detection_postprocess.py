@@ -96,18 +96,23 @@ def test_arena_equals_oracle(oracle, case):
     assert (plan.head_bytes, plan.tail_bytes) == (theirs["head"], theirs["tail"])
 
 
+def assert_regular_path_equals_oracle(oracle, data: bytes, n_boxes: int, columns: int) -> None:
+    """All four outputs bit-equal to the oracle's on 4 seeds (regular path: every row defined)."""
+    ours = Interpreter.from_bytes(data, target="host64")
+    for seed in range(4):
+        inputs = seeded_inputs(n_boxes, columns, seed)
+        for i, x in enumerate(inputs):
+            ours.set_input(x, i)
+        ours.invoke()
+        theirs = oracle.run(data, inputs, 4, 1 << 20)
+        for o in range(4):
+            assert ours.get_output(o).tobytes() == theirs[o].tobytes(), f"seed {seed} output {o}"
+
+
 def test_detections_per_class_default_and_option(oracle):
     for per_class in (None, 2):
-        data = ssd_head(30, 3, True, True, 8, detections_per_class=per_class)
-        ours = Interpreter.from_bytes(data, target="host64")
-        for seed in range(4):
-            inputs = seeded_inputs(30, 4, seed)
-            for i, x in enumerate(inputs):
-                ours.set_input(x, i)
-            ours.invoke()
-            theirs = oracle.run(data, inputs, 4, 1 << 20)
-            for o in range(4):
-                assert ours.get_output(o).tobytes() == theirs[o].tobytes()
+        assert_regular_path_equals_oracle(oracle, ssd_head(30, 3, True, True, 8, detections_per_class=per_class),
+                                          30, 4)
 
 
 def test_fast_path_writing_past_its_outputs_is_refused():
@@ -137,13 +142,5 @@ def test_bad_options_are_refused_with_their_name(oracle):
 def test_anchors_are_read_as_four_value_records_as_tflm(oracle):
     """Anchors [n, 6]: TFLM reads them as n consecutive (y, x, h, w) records (stride 4), not
     row by row."""
-    data = ssd_head(24, 3, True, True, 6, anchor_columns=6, score_threshold=0.2)
-    ours = Interpreter.from_bytes(data, target="host64")
-    for seed in range(4):
-        inputs = seeded_inputs(24, 4, seed)
-        for i, x in enumerate(inputs):
-            ours.set_input(x, i)
-        ours.invoke()
-        theirs = oracle.run(data, inputs, 4, 1 << 20)
-        for o in range(4):
-            assert ours.get_output(o).tobytes() == theirs[o].tobytes(), f"seed {seed} output {o}"
+    assert_regular_path_equals_oracle(oracle, ssd_head(24, 3, True, True, 6, anchor_columns=6, score_threshold=0.2),
+                                      24, 4)
