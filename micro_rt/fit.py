@@ -16,6 +16,7 @@ from .allocator import ArenaPlan
 from .errors import MicroRtError, UnsupportedOpError
 from .inputs import random_inputs
 from .interpreter import Interpreter
+from .profile import OpRecord
 from .report import format_bytes, kernels_fields, kernels_label
 
 FITS, DOES_NOT_FIT, CANNOT_TELL = "fits", "does not fit", "cannot tell"
@@ -57,25 +58,47 @@ class KernelMeasurement:
     static_bytes: int
     code_bytes: int
     ops_on_host: list[str]        # ran on a host kernel: no C kernel, nothing measured
+    # The operator that ended the last inference early (kTfLiteAbort), "" when it ran to the
+    # end: the operators after it were not run, so not measured.
+    ended_at: str = ""
+
+
+# A streaming model's CIRCULAR_BUFFER ends an inference early until its period comes round
+# (cycles_max invokes: 1 or 2 from TFLM's shape rule, or its option): fit invokes up to this
+# many times to run every operator once.
+MAX_MEASURED_INVOKES = 16
+
+
+def _record_name(r: OpRecord) -> str:
+    return f"{r.subgraph}:{r.index} {r.op}" if r.subgraph else f"{r.index} {r.op}"
 
 
 def measure_kernels(data: bytes, target: str,
                     progress: Optional[Callable[[int, int], None]] = None) -> KernelMeasurement:
-    """Run one inference on the virtual MCU with micro_rt's CMSIS-NN-style C kernels."""
+    """Run inferences on the virtual MCU with micro_rt's CMSIS-NN-style C kernels: one, or
+    more while an operator ends them early (up to MAX_MEASURED_INVOKES); stack and code are
+    the largest over them."""
     with Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True) as it:
-        for i, x in enumerate(random_inputs(it, 0)):
-            it.set_input(x, i)
-        it.invoke(progress=progress)
-        return kernel_measurement(it)
+        stack = 0
+        for _ in range(MAX_MEASURED_INVOKES):
+            for i, x in enumerate(random_inputs(it, 0)):
+                it.set_input(x, i)
+            it.invoke(progress=progress)
+            stack = max([stack] + [r.stack_bytes for r in it.last_run])
+            if not any(r.ended_run for r in it.last_run):
+                break
+        return kernel_measurement(it, stack)
 
 
-def kernel_measurement(it: Interpreter) -> KernelMeasurement:
-    """What the last inference of `it` (emulated, cmsis-nn kernels) measured."""
+def kernel_measurement(it: Interpreter, stack_bytes: int = 0) -> KernelMeasurement:
+    """What the inferences of `it` (emulated, cmsis-nn kernels) measured: the code of all, the
+    stack of the last (or `stack_bytes` if deeper), the host fall-backs of the last."""
     executor = it.executor
-    return KernelMeasurement(max((r.stack_bytes for r in it.last_run), default=0),
+    ended = next((r for r in it.last_run if r.ended_run), None)
+    return KernelMeasurement(max([stack_bytes] + [r.stack_bytes for r in it.last_run]),
                              executor.static_ram_bytes(), executor.code_bytes(),
-                             [f"{r.subgraph}:{r.index} {r.op}" if r.subgraph else f"{r.index} {r.op}"
-                              for r in it.last_run if not r.on_mcu])
+                             [_record_name(r) for r in it.last_run if not r.on_mcu],
+                             _record_name(ended) if ended is not None else "")
 
 
 @dataclass
@@ -242,6 +265,11 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
         else:
             report.not_accounted += [f"op {op}: no C kernel (ran on a host kernel), so its stack "
                                      "and code are not measured" for op in report.measured.ops_on_host]
+            if report.measured.ended_at:
+                report.not_accounted.append(
+                    f"the operators after op {report.measured.ended_at}: it ended the emulated inference "
+                    "(kTfLiteAbort, as TFLM's CIRCULAR_BUFFER does until its period comes round), so "
+                    "their stack and code are not measured")
     if not report.scope:      # RAM is exact; the NPU's compute and driver are another matter
         report.not_accounted += [f"op {index} {op}: {why} (its op data, scratch buffers and "
                                  "tensors are counted in the arena)" for index, op, why in not_simulated]

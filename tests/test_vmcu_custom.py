@@ -56,6 +56,26 @@ def test_circular_buffer_batch_two_matches_twin():
         assert np.array_equal(host.get_output(0), mcu.get_output(0)) and mcu.last_run[0].on_mcu, n
 
 
+def test_fit_measures_the_kernels_after_a_circular_buffer():
+    """fit invokes again while the buffer's period ends the inference early, so the later
+    kernels' stack and code are measured; when the period outlasts its invokes it cannot tell."""
+    from micro_rt.fit import CANNOT_TELL, FITS, MAX_MEASURED_INVOKES, assess, kernel_measurement, measure_kernels
+    data = streaming_model(4, 8, 2)                   # period 2: the first inference ends at op 0
+    with Interpreter.from_bytes(data, target="cortex-m0plus", kernels="cmsis-nn", emulate=True) as it:
+        it.set_input(np.ones((1, 1, 1, 8), np.int8), 0)
+        it.invoke()
+        first = kernel_measurement(it)
+    assert first.ended_at == "0 CIRCULAR_BUFFER"
+    measured = measure_kernels(data, "cortex-m0plus")
+    assert measured.ended_at == "" and measured.code_bytes > first.code_bytes
+    plan = Interpreter.from_bytes(data, target="cortex-m0plus", kernels="cmsis-nn", plan_only=True)
+    assert assess("cb", data, plan, 1 << 20, 1 << 20).verdict == FITS
+    slow = streaming_model(4, 8, MAX_MEASURED_INVOKES + 1)
+    plan = Interpreter.from_bytes(slow, target="cortex-m0plus", kernels="cmsis-nn", plan_only=True)
+    report = assess("cb", slow, plan, 1 << 20, 1 << 20)
+    assert report.verdict == CANNOT_TELL and "after op 0 CIRCULAR_BUFFER" in " ".join(report.not_accounted)
+
+
 def test_profile_says_the_circular_buffer_ended_the_invoke():
     from micro_rt.profile import emulated_profile, profile_table
     report, it = emulated_profile(streaming_model(4, 8, 2), "cortex-m4", 100_000_000)
