@@ -149,11 +149,13 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
                      memory_system: Any = None, strict_alignment: bool = False, arena_misalign: int = 0, seed: int = 0,
                      progress: Optional[Callable[[int, int], None]] = None) -> tuple[dict, Any]:
     """`micro-rt profile`'s measurement: one inference of micro_rt's C kernels on the virtual
-    MCU, on seeded random inputs. Returns (the profile report, the interpreter, which the
-    caller closes); a model with operators no kernel is registered for is not run.
+    MCU, on seeded random inputs (while an operator ends inferences early, a streaming model's
+    CIRCULAR_BUFFER, the first that runs every operator, within fit.MAX_MEASURED_INVOKES).
+    Returns (the profile report, the interpreter, which the caller closes); a model with
+    operators no kernel is registered for is not run.
     `memory_system`: a board's flash interface (cortexm.memory_system.MemorySystem), else the
     core's default one with `flash_wait_states`."""
-    from .fit import ops_not_simulated, ops_without_kernels
+    from .fit import MAX_MEASURED_INVOKES, ops_not_simulated, ops_without_kernels
     from .interpreter import Interpreter
     from .inputs import random_inputs
     options = {"clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
@@ -166,10 +168,20 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
     if missing or not_simulated:          # the model cannot run: no total at all
         return profile_report(it, [], clock_hz, 0.0, without_kernels=missing,
                               not_simulated=not_simulated), it
-    for i, x in enumerate(random_inputs(it, seed)):
-        it.set_input(x, i)
-    it.invoke(progress=progress)
-    return profile_report(it, it.last_run, clock_hz, it.executor.emulation_seconds), it
+    ended_early, seconds = 0, 0.0
+    for _ in range(MAX_MEASURED_INVOKES):
+        for i, x in enumerate(random_inputs(it, seed)):
+            it.set_input(x, i)
+        before = it.executor.emulation_seconds if it.executor is not None else 0.0
+        it.invoke(progress=progress)
+        seconds = it.executor.emulation_seconds - before
+        if not any(r.ended_run for r in it.last_run):
+            break
+        ended_early += 1
+    report = profile_report(it, it.last_run, clock_hz, seconds)
+    if ended_early and not any(r.ended_run for r in it.last_run):
+        report["invokes_ended_early"] = ended_early
+    return report, it
 
 
 def _not_counted(report: dict) -> str:
@@ -215,6 +227,10 @@ def profile_table(report: dict) -> str:
     lines.append(f"{label} on {where}: {report['total_cycles']:,} cycles = "
                  f"{report['total_ms']:.2f} ms, {report['total_instructions']:,} instructions, "
                  f"{report['total_macs']:,} MACs, max stack {report['max_stack_bytes']} B")
+    if report.get("invokes_ended_early"):
+        n = report["invokes_ended_early"]
+        lines.append(f"(the {n} inference{'s' if n > 1 else ''} before this one ended early, kTfLiteAbort as "
+                     "in TFLM, e.g. a CIRCULAR_BUFFER's period: this is the first to run every operator)")
     if report["instructions_per_second"]:
         lines.append(f"emulated in {report['emulation_seconds']:.2f} s "
                      f"({report['instructions_per_second'] / 1e6:.0f} M instructions/s)")

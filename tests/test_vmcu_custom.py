@@ -76,12 +76,18 @@ def test_fit_measures_the_kernels_after_a_circular_buffer():
     assert report.verdict == CANNOT_TELL and "after op 0 CIRCULAR_BUFFER" in " ".join(report.not_accounted)
 
 
-def test_profile_says_the_circular_buffer_ended_the_invoke():
+def test_profile_runs_until_an_inference_runs_every_operator():
+    """profile reports the first inference that runs every operator (a CIRCULAR_BUFFER's period
+    ends the ones before); when none does within its invokes, it marks where the last ended."""
+    from micro_rt.fit import MAX_MEASURED_INVOKES
     from micro_rt.profile import emulated_profile, profile_table
     report, it = emulated_profile(streaming_model(4, 8, 2), "cortex-m4", 100_000_000)
     it.close()
-    assert report["complete"] and [op["op"] for op in report["ops"]] == ["CIRCULAR_BUFFER"]
-    assert report["ops"][0]["ended_run"] and report["total_cycles"] > 0
+    assert report["complete"] and [op["op"] for op in report["ops"]] == ["CIRCULAR_BUFFER", "RESHAPE"]
+    assert report["invokes_ended_early"] == 1 and "1 inference before this one ended early" in profile_table(report)
+    report, it = emulated_profile(streaming_model(4, 8, MAX_MEASURED_INVOKES + 1), "cortex-m4", 100_000_000)
+    it.close()
+    assert [op["op"] for op in report["ops"]] == ["CIRCULAR_BUFFER"] and report["ops"][0]["ended_run"]
     assert "it ended the invoke, kTfLiteAbort" in profile_table(report)
 
 
