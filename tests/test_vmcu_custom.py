@@ -163,7 +163,7 @@ def _assert_detection_stream(data: bytes, core: str, n: int, columns: int, thres
     return ran
 
 
-@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4", "cortex-m7"])
+@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"])
 def test_detection_decoding_bit_equal_over_many_boxes(core):
     """Every decoded box out (fast path, score threshold 0, IoU threshold 1: nothing suppressed),
     encodings over a wide range: newlib's exp (the device, in double) and glibc's (the host) could
