@@ -329,6 +329,24 @@ typedef struct {
     int32_t state_zp, state_min, state_max, output_zp;
 } mrt_svdf_params;
 
+/* mrt_svdf_f32. Packed by ops_svdf.run_svdf_f32. Activations: TFLite's fused activation codes. */
+#define MRT_SVDF_ACT_RELU 1
+#define MRT_SVDF_ACT_RELU_N1_TO_1 2
+#define MRT_SVDF_ACT_RELU6 3
+#define MRT_SVDF_ACT_TANH 4
+#define MRT_SVDF_ACT_SIGN_BIT 5
+typedef struct {
+    const float *input;                /* [batch, input_size] */
+    float *state;                      /* [batch, num_filters, memory_size], updated */
+    const float *weights_feature;      /* [num_filters, input_size] */
+    const float *weights_time;         /* [num_filters, memory_size] */
+    const float *bias;                 /* [num_filters / rank], NULL: none */
+    float *scratch;                    /* [batch, num_filters] (TFLM's scratch buffer) */
+    float *output;                     /* [batch, num_filters / rank] */
+    int32_t batch, input_size, num_filters, memory_size, rank;
+    int32_t activation;                /* 0 none, MRT_SVDF_ACT_* */
+} mrt_svdf_f32_params;
+
 /* mrt_lstm_s8 / mrt_lstm_s16. Packed by ops_lstm.run_lstm. Gates in the order input, forget,
  * cell, output. Activations (input, output, hidden) are int8 for mrt_lstm_s8, int16 for
  * mrt_lstm_s16; biases int32 / int64. */

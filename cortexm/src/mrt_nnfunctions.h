@@ -280,6 +280,16 @@ int32_t mrt_svdf_s8(const mrt_svdf_params *p);
 /** The same with an int16 state and int16 time weights (arm_svdf_state_s16_s8's structure). */
 int32_t mrt_svdf_state_s16_s8(const mrt_svdf_params *p);
 
+/**
+ * SVDF float32, one invoke (mrt_svdf_f32.c): TFLM's EvalFloatSvdfReference, bit-exact with the
+ * numpy twin except TANH (newlib's tanhf). The state moves one step; each filter's feature dot
+ * product (float32, input order) goes into its memory's last slot; each filter's time sum
+ * (float32, memory order) into p->scratch; each unit's output is its bias (0.0f without one)
+ * plus its rank filters' sums in order, then the fused activation (ActivationValFloat).
+ * @param[in,out] p  mrt_svdf_f32_params; p->scratch: batch * num_filters floats
+ */
+int32_t mrt_svdf_f32(const mrt_svdf_f32_params *p);
+
 /* ====================================================== UNIDIRECTIONAL_SEQUENCE_LSTM (mrt_lstm.c) */
 
 /**
