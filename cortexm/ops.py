@@ -62,7 +62,7 @@ from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_b
                          run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
                          run_spectral_subtraction, run_stacker, run_window)
 from .ops_svdf import run_svdf_f32, run_svdf_s8
-from .ops_lstm import run_lstm
+from .ops_lstm import run_lstm, run_lstm_f32
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
                         run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
 from .ops_batch_matmul import run_batch_matmul
@@ -229,6 +229,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("DEQUANTIZE", ANY): OpKernel(run_dequantize),                              # uint8 in
     **{(op, ANY): OpKernel(run_binary_wide) for op in _BINARY},                 # int32; int64 MAXIMUM / MINIMUM
     ("SVDF", FLOAT32): OpKernel(run_svdf_f32, libm=True),                       # tanhf for a TANH activation
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", FLOAT32): OpKernel(run_lstm_f32, libm=True),  # expf, tanhf
 }
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).

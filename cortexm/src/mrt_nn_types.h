@@ -371,6 +371,20 @@ typedef struct {
     int32_t cell_tanh_mult, cell_tanh_shift;   /* tanh(cell)'s input rescale */
 } mrt_lstm_params;
 
+/* mrt_lstm_f32. Packed by ops_lstm.run_lstm_f32. Gates in the order input, forget, cell, output. */
+typedef struct {
+    const float *input;                /* [steps, batch, n_input] (time major) or [batch, steps, n_input] */
+    float *output;                     /* the same layout with n_state */
+    float *hidden;                     /* [batch, n_state], updated */
+    float *cell;                       /* [batch, n_state], updated */
+    const float *w_in[4];              /* [n_state, n_input] per gate */
+    const float *w_rec[4];             /* [n_state, n_state] per gate */
+    const float *bias[4];              /* [n_state] per gate */
+    float *gates[4];                   /* scratch, [batch, n_state] per gate (TFLM's four buffers) */
+    int32_t batch, steps, n_input, n_state, time_major;
+    uint32_t cell_clip;                /* float bits; no clip unless > 0 */
+} mrt_lstm_f32_params;
+
 /* ---------------------------------------------------------------- gather, slice, pad (issue 12's data movement) */
 
 /* mrt_gather: TFLM's Gather loops. Packed by ops_data_movement.run_gather. */

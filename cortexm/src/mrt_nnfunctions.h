@@ -306,6 +306,17 @@ int32_t mrt_lstm_s8(const mrt_lstm_params *p);
  * requantization, int16 hidden state. */
 int32_t mrt_lstm_s16(const mrt_lstm_params *p);
 
+/**
+ * UNIDIRECTIONAL_SEQUENCE_LSTM float32 over all steps (mrt_lstm_f32.c): TFLM's float LSTM. Per
+ * gate the input FC (+ bias) plus the recurrent FC over the old hidden state, float32 in input
+ * order; sigmoid (reference_ops::Logistic, newlib's expf) or tanhf for the cell gate; cell =
+ * forget * cell + input * cell gate, clipped by cell_clip > 0; hidden = tanhf(cell) * output gate.
+ * No peephole, projection or layer norm. Updates the hidden and cell states; writes every step's
+ * hidden state to the output. Bit-exact with the numpy twin given the same expf / tanhf.
+ * @param[in,out] p  mrt_lstm_f32_params; p->gates: four scratch buffers of batch * n_state floats
+ */
+int32_t mrt_lstm_f32(const mrt_lstm_f32_params *p);
+
 /* ============================= gather, slice, pad (mrt_gather.c, mrt_slice.c, mrt_broadcast_args.c) */
 /* The rest of issue 12's data movement (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND,
  * BATCH_TO_SPACE_ND, SPLIT, SPLIT_V, UNPACK, REVERSE_V2, BROADCAST_TO, FILL) is mrt_strided_copy
