@@ -79,7 +79,9 @@ class McuExecutor:
         self.budget = budget
         head = interpreter.memory_bytes
         variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
-        arena_bytes = head + sum(-(-t.nbytes // 16) * 16 for t in variables)
+        after_variables = head + sum(-(-t.nbytes // 16) * 16 for t in variables)
+        persistent = self._persistent_requests()
+        arena_bytes = after_variables + sum(-(-n // 16) * 16 for sizes in persistent.values() for n in sizes)
         self.mcu = None
         try:
             self.mcu = VirtualMCU(interpreter.target.name, arena_bytes=arena_bytes, clock_hz=clock_hz,
@@ -92,6 +94,7 @@ class McuExecutor:
             self.mcu.map_arena(buffer)
             interpreter.rebind_arena(self.mcu.arena)
             self._map_variables(variables, head)
+            self._persistent = self._persistent_offsets(persistent, after_variables)
             self._scratch = self._scratch_offsets()
             self._constants = self._place_constants()
         except unicorn.UcError as e:
@@ -186,6 +189,30 @@ class McuExecutor:
             t.offset = offset
             offset += -(-t.nbytes // 16) * 16
 
+    def _persistent_requests(self) -> dict[tuple[int, int], tuple[int, ...]]:
+        """The persistent buffers (TFLM's, in its tail) each node's C kernel writes at invoke."""
+        found = {}
+        for sub in self.it.subgraphs:
+            for node in sub.nodes:
+                index = ops.data_input_index(node)
+                typed = index >= 0 and sub.tensors[index].dtype is not None
+                sizes = ops.persistent_requests(node, sub.tensors) if typed else ()
+                if sizes:
+                    found[(node.subgraph, node.index)] = sizes
+        return found
+
+    @staticmethod
+    def _persistent_offsets(requests: dict, start: int) -> dict[tuple[int, int], tuple[int, ...]]:
+        """MCU memory for the persistent buffers, after the variable tensors (16-byte steps)."""
+        placed, offset = {}, start
+        for key, sizes in requests.items():
+            offsets = []
+            for n in sizes:
+                offsets.append(offset)
+                offset += -(-n // 16) * 16
+            placed[key] = tuple(offsets)
+        return placed
+
     def _scratch_offsets(self) -> dict[tuple[int, int], tuple[int, ...]]:
         """Each node's scratch buffers (by subgraph and node) in request order (the kernel
         library's own come last)."""
@@ -228,7 +255,8 @@ class McuExecutor:
         try:
             result = self._call(node, node, tensors, offsets,
                                 self._scratch.get((node.subgraph, node.index)),
-                                self._op_budgets[(node.subgraph, node.index)])
+                                self._op_budgets[(node.subgraph, node.index)],
+                                self._persistent.get((node.subgraph, node.index), ()))
         except ops.UnsupportedOnMcu:
             return None
         record = OpRecord(node.index, node.op_name, True, result.instructions, result.cycles,
@@ -237,13 +265,14 @@ class McuExecutor:
         return record
 
     def _call(self, node: Any, call: Any, tensors: dict, offsets: dict, scratch: Optional[int],
-              limit: OpBudget) -> Any:
+              limit: OpBudget, persistent: tuple[int, ...] = ()) -> Any:
         """Run `call` (the node, or a step standing for it) within its budget and what is left
         of the invoke's; errors name `node`."""
         budget = self._budget_left(limit)
         start = time.perf_counter()
         try:
-            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget)
+            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget,
+                                persistent_offsets=persistent)
         except BudgetExceeded as e:
             raise self._budget_error(node, e, limit, capped=budget < limit.budget) from e
         except EmulationError as e:
