@@ -33,7 +33,7 @@ from typing import Optional
 
 import unicorn
 from unicorn import unicorn_const as UC
-from unicorn.arm_const import UC_ARM_REG_PC
+from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_PC
 
 _SRC = Path(__file__).with_name("native_hook.c")
 LIBRARY_NAME = "_mrt_hook"          # setup.py: Extension("micro_rt.cortexm._mrt_hook")
@@ -48,6 +48,9 @@ _u64p = ctypes.POINTER(ctypes.c_uint64)
 # where the MMIO alias of the flash lies: 4 GiB above the flash, a physical address no 32-bit
 # guest address reaches (only the TLB fill maps flash loads there)
 FLASH_ALIAS_OFFSET = 1 << 32
+# EPSR with the Thumb bit and no IT state: what the hooks write back after Unicorn restored the
+# state of the access they run for (native_hook.c: clear_it_state)
+EPSR_THUMB = 1 << 24
 
 
 def cache_dir() -> Path:
@@ -153,6 +156,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_new.argtypes = []
     lib.mrt_free.argtypes = [vp]
     lib.mrt_set_funcs.argtypes = [vp, vp, vp, ctypes.c_int]
+    lib.mrt_set_it_reset.argtypes = [vp, vp, ctypes.c_int]
     lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
                                       ctypes.c_uint32, ctypes.c_uint32]
     lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
@@ -245,6 +249,7 @@ class HookSet:
         stop = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p)
         rr = ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p)
         lib.mrt_set_funcs(self._state, stop, rr, UC_ARM_REG_PC)
+        lib.mrt_set_it_reset(self._state, ctypes.cast(uclib.uc_reg_write, ctypes.c_void_p), UC_ARM_REG_EPSR)
         lib.mrt_configure_mem(self._state, int(self.check_alignment), self.flash_lo, self.flash_hi,
                               self.line_shift, self.dcache_lines)
         lib.mrt_set_alias(self._state, FLASH_ALIAS_OFFSET if self.flash_port else 0)
@@ -395,6 +400,7 @@ class HookSet:
         self._python_hooks.append((UC.UC_HOOK_BLOCK, block, 1, 0))
         if self.memory_hook:
             def mem(uc, access, address, size, value, _):
+                uc.reg_write(UC_ARM_REG_EPSR, EPSR_THUMB)    # the IT state: native_hook.c clear_it_state
                 if self.check_alignment and address & (3 if size >= 4 else size - 1):
                     self._record(uc.reg_read(UC_ARM_REG_PC), address, size, access)
                 if access == UC.UC_MEM_READ and self.flash_lo <= address < self.flash_hi:

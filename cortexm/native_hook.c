@@ -1,8 +1,8 @@
 /* micro_rt virtual MCU: native Unicorn hooks, a plain C library loaded by cortexm/native.py with
  * ctypes (built by setup.py at install time, or at first use as a fallback).
  *
- * Self-contained: no Unicorn header needed. The two Unicorn entry points used from inside a hook
- * (uc_emu_stop, uc_reg_read) are handed in as function pointers by Python.
+ * Self-contained: no Unicorn header needed. The Unicorn entry points used from inside a hook
+ * (uc_emu_stop, uc_reg_read, uc_reg_write) are handed in as function pointers by Python.
  *
  * Block hook: counts executed translation blocks per *edge* (previous block -> this block), so
  * that Python can derive exact instruction counts (sum of count x instructions of the block) and
@@ -34,6 +34,7 @@ const char *mrt_hook_source(void) { return MRT_HOOK_SOURCE; }
 
 typedef int (*emu_stop_fn)(void *uc);
 typedef int (*reg_read_fn)(void *uc, int regid, void *value);
+typedef int (*reg_write_fn)(void *uc, int regid, const void *value);
 
 typedef struct {
     uint32_t prev, prev_size, cur, cur_size;
@@ -98,6 +99,9 @@ typedef struct mrt_state {
     int32_t pc_reg;
     emu_stop_fn emu_stop;
     reg_read_fn reg_read;
+    /* the IT state put back after Unicorn's state restore (clear_it_state) */
+    reg_write_fn reg_write;
+    int32_t epsr_reg;
     /* memory hook */
     int32_t check_align;
     uint32_t flash_lo, flash_hi;
@@ -244,10 +248,25 @@ static inline void flash_data_read(mrt_state *s, uint32_t a) {
     }
 }
 
+/* Unicorn (2.1) runs QEMU's cpu_restore_state before a TLB-fill hook and before a memory hook,
+ * then resumes the translation block. On Thumb-2 that restore puts the IT state of the access
+ * into the CPU state, where QEMU keeps 0 while a block runs (the block holds the IT state in its
+ * code and writes it back only when it leaves inside an IT block). Left there, the next block is
+ * translated as if it started inside an IT block, and its conditional code runs wrongly (unicorn
+ * issue #2309). Writing EPSR = T (IT bits 0) puts the invariant back; an exception taken after
+ * the hook restores the state again from the block, as QEMU does. */
+static inline void clear_it_state(mrt_state *s, void *uc) {
+    if (s->reg_write) {
+        uint32_t thumb = 1u << 24;
+        s->reg_write(uc, s->epsr_reg, &thumb);
+    }
+}
+
 void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value, void *user) {
     (void)value;
     mrt_state *s = (mrt_state *)user;
     uint32_t a = (uint32_t)address;
+    clear_it_state(s, uc);
     if (s->check_align) {
         uint32_t m = size >= 4 ? 3u : (uint32_t)(size - 1);
         if (a & m) {
@@ -271,9 +290,9 @@ void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value,
  * after the first one (tlb_set_dirty) and later stores take the fast path; with execute
  * permission (as in Unicorn's default TLB) every store to it goes through notdirty_write. */
 int mrt_tlb_fill(void *uc, uint64_t vaddr, int type, tlb_entry_t *e, void *user) {
-    (void)uc;
     mrt_state *s = (mrt_state *)user;
     uint32_t a = (uint32_t)vaddr;
+    clear_it_state(s, uc);
     e->paddr = vaddr;
     if (s->alias_offset && a >= s->flash_lo && a < s->flash_hi) {
         if (type == UC_MEM_READ) {
@@ -545,6 +564,11 @@ void mrt_free(mrt_state *s) {
 
 void mrt_set_funcs(mrt_state *s, emu_stop_fn stop, reg_read_fn rr, int pc_reg) {
     s->emu_stop = stop; s->reg_read = rr; s->pc_reg = pc_reg;
+}
+
+/* uc_reg_write and Unicorn's EPSR register id, for clear_it_state (NULL: never cleared). */
+void mrt_set_it_reset(mrt_state *s, reg_write_fn rw, int epsr_reg) {
+    s->reg_write = rw; s->epsr_reg = epsr_reg;
 }
 
 void mrt_configure_mem(mrt_state *s, int check_align, uint32_t flash_lo, uint32_t flash_hi,
