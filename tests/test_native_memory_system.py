@@ -178,3 +178,47 @@ def test_faults_are_explained_with_the_virtual_tlb(elfs, core, wait_states):
             m.call(*args)
         assert message in str(ei.value), args
         assert m.call("count_loop", 3).return_value == 3        # the machine still works
+
+
+@pytest.mark.parametrize("name", shared_models(["audio_preprocessor_float.tflite",
+                                                "audio_preprocessor_int8.tflite"]))
+@pytest.mark.parametrize("core", CORES)
+def test_audio_preprocessor_stream_with_the_memory_system(oracle, name, core, monkeypatch):
+    """The audio preprocessors over a stream of frames (the noise estimate carried on the MCU,
+    reset() on the way) at 5 wait states, through the flash data port and through the memory
+    hook: every frame's features equal TFLM's, every Signal operator ran on the MCU, and the
+    port's per-operator instructions and cycles equal the hook's. (Their RFFT's copy loop loads
+    inside an IT block; a virtual-TLB miss there broke it: test_vmcu_it_state.py.)"""
+    from conftest import SHARED_MODELS
+    from micro_rt import Interpreter
+    from test_kernels_signal import audio_frames
+    data = (SHARED_MODELS / name).read_bytes()
+    frames, reset_at = audio_frames(8), 5
+    theirs = oracle.interpreter(data)
+    expected = []
+    for n, x in enumerate(frames):
+        if n == reset_at:
+            theirs.reset()
+        oracle.invoke(theirs, [x])
+        expected.append(np.array(theirs.get_output(0)))
+    runs = {}
+    for port in (True, False):
+        if not port:          # the reference: memory hook, Python pricing
+            monkeypatch.setattr(HookSet, "account", lambda *args, **kw: None)
+        it = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True,
+                                    mcu_options={"flash_wait_states": 5, "flash_port": port})
+        per_op = []
+        for n, x in enumerate(frames):
+            if n == reset_at:
+                it.reset()
+            it.set_input(x, 0)
+            it.invoke()
+            assert np.array_equal(it.get_output(0), expected[n]), (core, port, n)
+            signal = [r for r in it.last_run if r.op.startswith("Signal")]
+            assert signal and all(r.on_mcu for r in signal), (core, port)
+            per_op.append([(r.op, r.instructions, r.cycles) for r in it.last_run])
+        assert it.executor.mcu.hooks.flash_port == port
+        runs[port] = per_op
+        it.close()
+        monkeypatch.undo()
+    assert runs[True] == runs[False]
