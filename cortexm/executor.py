@@ -74,7 +74,8 @@ class McuExecutor:
 
     def __init__(self, interpreter: Any, *, clock_hz: int = 100_000_000, flash_wait_states: int = 0,
                  strict_alignment: bool = False, arena_misalign: int = 0, budget: Optional[int] = None,
-                 memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY):
+                 memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY,
+                 flash_port: bool = True):
         self.it = interpreter
         self.budget = budget
         head = interpreter.memory_bytes
@@ -89,7 +90,7 @@ class McuExecutor:
                                   arena_misalign=arena_misalign, flash_bytes=0,
                                   memory_system=memory_system,
                                   weights_bytes=self._constant_bytes(),
-                                  recycle_every=recycle_every)
+                                  recycle_every=recycle_every, flash_port=flash_port)
             buffer = self.mcu.new_arena_buffer(arena_bytes)
             self.mcu.map_arena(buffer)
             interpreter.rebind_arena(self.mcu.arena)
@@ -105,6 +106,7 @@ class McuExecutor:
             raise
         self.emulation_seconds = 0.0
         self.functions_used: dict[str, int] = {}     # kernel code executed so far: name -> bytes
+        self._blocks_noted: set[int] = set()          # block starts already looked up for it
         self._op_budgets = {(node.subgraph, node.index): self.op_budget(node)
                             for sub in interpreter.subgraphs for node in sub.nodes}
         several = len(interpreter.subgraphs) > 1
@@ -317,7 +319,11 @@ class McuExecutor:
 
     def _note_code(self, edges) -> None:
         for edge in edges:
-            function = self.mcu.elf.function_at(edge[2])
+            start = edge[2]
+            if start in self._blocks_noted:      # each block's function is looked up once
+                continue
+            self._blocks_noted.add(start)
+            function = self.mcu.elf.function_at(start)
             if function is not None:
                 self.functions_used[function.name] = function.size
 
