@@ -34,7 +34,7 @@ from .flash_constants import FlashConstants
 from .memory_map import (DEFAULT_FLASH, FLASH_BASE, FLASH_LIMIT, SRAM_BASE, MemoryMap, as_bytes,
                          page_aligned_buffer, round_up)
 from .memory_system import MemorySystem, default_memory_system
-from .native import HookSet
+from .native import HookSet, load_native
 from .static_alignment import static_checks
 
 # The machine's public face: the memory map's and the engine's constants callers size things by,
@@ -52,7 +52,7 @@ class CallResult:
     alignment_events: list = field(default_factory=list)   # list[AlignmentEvent]
     breakdown: Optional[CycleBreakdown] = None             # core / branches / fetch / data_flash
     blocks: int = 0                      # executed translation blocks
-    flash_data_reads: int = 0            # data loads from flash (when the memory hook is on)
+    flash_data_reads: int = 0            # data loads from flash (with flash wait states)
     seconds: float = 0.0                 # cycles / clock_hz
     ended_run: bool = False              # a KernelCall.ends_run kernel returned kTfLiteAbort
 
@@ -82,10 +82,12 @@ class VirtualMCU:
                  check_alignment: bool = True, flash_bytes: int = DEFAULT_FLASH,
                  memory_system: Optional[MemorySystem] = None, native: bool = True,
                  model_flash_data: bool = True, weights_bytes: int = 0,
-                 recycle_every: int = RECYCLE_EVERY):
+                 recycle_every: int = RECYCLE_EVERY, flash_port: bool = True):
         """flash_bytes: flash mapped at least; weights_bytes: room for constants after the
         firmware image (flash is sized to hold both, or EmulationError says by how much it cannot).
-        recycle_every: replace the Unicorn engine after this many calls (0: never)."""
+        recycle_every: replace the Unicorn engine after this many calls (0: never).
+        flash_port: see data loads from flash through the native flash data port (native.py),
+        else through a memory hook on every access (the slow reference; same counts)."""
         target = get_target(core)
         if target.cpu is None or target.name not in CPU_MODELS:
             raise EmulationError(f"target '{core}' is not an emulated Cortex-M core")
@@ -104,7 +106,7 @@ class VirtualMCU:
         self.memory = MemoryMap(self.elf, flash_bytes=flash_bytes, weights_bytes=weights_bytes,
                                 arena_misalign=arena_misalign,
                                 stack_bytes=round_up(max(int(stack_bytes), 256), 8))
-        self._configure_hooks(model_flash_data, native)
+        self._configure_hooks(model_flash_data, native, flash_port)
         self.engine = Engine(self.core, self.memory, self._new_hooks, has_fpu=self.has_fpu,
                              recycle_every=recycle_every)
         self.map_arena(self.new_arena_buffer(self.arena_bytes))
@@ -116,13 +118,18 @@ class VirtualMCU:
         self._faults = CallFaults(self)
         self.last_edges: dict = {}
 
-    def _configure_hooks(self, model_flash_data: bool, native: bool) -> None:
-        """Alignment: strict mode (every LDR/STR) or a flash wait-state model (which needs the data
-        loads from flash anyway) use a native memory hook on every access (slow path, ~10x).
-        Otherwise only LDRD/STRD/LDM/STM/LDREX* can fault; they are found statically and checked
-        in the block hook (or a code hook on the instruction): near full speed."""
+    def _configure_hooks(self, model_flash_data: bool, native: bool, flash_port: bool) -> None:
+        """Alignment: strict mode (every LDR/STR) uses a native memory hook on every access (slow
+        path, ~4-10x). Otherwise only LDRD/STRD/LDM/STM/LDREX* can fault; they are found
+        statically and checked in the block hook (or a code hook on the instruction): near full
+        speed. A flash wait-state model needs the data loads from flash: through the flash data
+        port (native.py) when the native hook library is there, else (or with flash_port=False)
+        through the memory hook."""
         self.model_flash_data = bool(model_flash_data) and self.memory_system.wait_states > 0
-        self._memory_hook = self.model_flash_data or (self.check_alignment and self.strict_alignment)
+        strict = self.check_alignment and self.strict_alignment
+        self._flash_port = (self.model_flash_data and not strict and bool(flash_port) and bool(native)
+                            and load_native() is not None)
+        self._memory_hook = strict or (self.model_flash_data and not self._flash_port)
         self._static = None
         if self.check_alignment and not self._memory_hook:
             self._static = static_checks(self.elf)
@@ -136,7 +143,8 @@ class VirtualMCU:
                        flash_lo=FLASH_BASE, flash_hi=self.memory.flash_end,
                        line_bytes=self.memory_system.line_bytes,
                        dcache_lines=self.memory_system.dcache_lines,
-                       prefer_native=self._native, static_checks=self._static)
+                       prefer_native=self._native, static_checks=self._static,
+                       flash_port=self._flash_port)
 
     def _load_image(self) -> None:
         """The ELF's segments at their run and load addresses, and the return trampoline."""
@@ -217,6 +225,7 @@ class VirtualMCU:
         """Map a host buffer (page aligned, length multiple of 4 KiB) as the arena, zero-copy:
         the emulated kernels read and write the very bytes numpy sees. Keeps a reference."""
         self.memory.map_arena(self.uc, buffer)
+        self.engine.refresh_fault_hooks()
 
     @property
     def arena(self) -> np.ndarray:
@@ -316,7 +325,7 @@ class VirtualMCU:
         edges = self.hooks.edges()
         self.last_edges = edges
         insns, bd, blocks = self._cycles.count(edges, stats.last_block, (FLASH_BASE, self.memory.flash_end),
-                                               stats.flash_read_misses)
+                                               stats.flash_read_misses, self.hooks)
         if insns > budget:
             raise self._faults.budget(name, budget, insns, pc)
         stack_used = self._stack.high_water(self.uc, paint_lo, sp)

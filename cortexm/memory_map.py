@@ -112,6 +112,24 @@ class MemoryMap:
     def flash_end(self) -> int:
         return FLASH_BASE + self.flash_size
 
+    def unmapped_ranges(self) -> list[tuple[int, int]]:
+        """The gaps between the mapped regions over the 32-bit address space, as inclusive
+        (first, last) address pairs."""
+        gaps, at = [], 0
+        for addr, (buffer, _) in sorted(self.regions.items()):
+            if addr > at:
+                gaps.append((at, addr - 1))
+            at = max(at, addr + buffer.nbytes)
+        if at < 1 << 32:
+            gaps.append((at, (1 << 32) - 1))
+        return gaps
+
+    def flash_segments(self) -> list[tuple[int, int, int]]:
+        """The host memory behind the flash: [(lo, hi, host address)]."""
+        return [(addr, addr + buffer.nbytes, buffer.ctypes.data)
+                for addr, (buffer, _) in sorted(self.regions.items())
+                if FLASH_BASE <= addr < self.flash_end]
+
     # ------------------------------------------------------------------ mapping
     def map_into(self, uc: unicorn.Uc) -> None:
         """Map every region on a (fresh) engine."""

@@ -63,11 +63,11 @@ from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run
 from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
                          run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
                          run_spectral_subtraction, run_stacker, run_window)
-from .ops_svdf import run_svdf_s8
-from .ops_lstm import run_lstm
+from .ops_svdf import run_svdf_f32, run_svdf_s8
+from .ops_lstm import run_lstm, run_lstm_f32
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
                         run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
-from .ops_batch_matmul import run_batch_matmul
+from .ops_batch_matmul import batch_matmul_persistent, run_batch_matmul
 from .ops_resize import run_resize
 from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
                                  transpose_conv_s8_scratch, transpose_conv_s16_scratch)
@@ -82,8 +82,8 @@ if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Un
     from .machine import CallResult
 
 __all__ = ["CONTROL", "DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel",
-           "UnsupportedOnMcu", "copies_only", "data_input_index", "describe", "kernel_for", "perform", "run_op",
-           "scratch_bytes", "scratch_requests",
+           "UnsupportedOnMcu", "copies_only", "data_input_index", "describe", "kernel_for", "perform",
+           "persistent_requests", "run_op", "scratch_bytes", "scratch_requests",
            "supported"]
 
 Runner = Callable[[CallContext], list[KernelCall]]
@@ -99,10 +99,13 @@ class OpKernel:
     requests several buffers). `libm`: its float32 results
     come from newlib's expf / tanhf / logf (cosf / sinf / expm1f for the unary math family),
     within a few ulp of the host's glibc, not bit-equal (every other float32 kernel is
-    bit-exact with its twin)."""
+    bit-exact with its twin). `persistent`: (node, tensors) -> the bytes of each of TFLM's
+    persistent buffers the kernel writes at invoke (already in the plan's tail; on the MCU the
+    executor gives them memory after the variable tensors), () when none."""
     runner: Runner
     scratch: Optional[ScratchSize] = None
     libm: bool = False
+    persistent: Optional[Callable[..., tuple[int, ...]]] = None
 
 
 # Input element types a kernel is registered for; ANY: data movement, any element size;
@@ -225,11 +228,14 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("TRANSPOSE_CONV", FLOAT32): OpKernel(run_transpose_conv_f32),
     **{("RESIZE_NEAREST_NEIGHBOR", t): OpKernel(run_resize) for t in (INT8, INT16, FLOAT32)},
     **{("RESIZE_BILINEAR", t): OpKernel(run_resize) for t in (INT8, FLOAT32)},
-    **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul) for t in (INT8, INT16, FLOAT32)},
+    **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul, persistent=batch_matmul_persistent)
+       for t in (INT8, INT16, FLOAT32)},
     **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
                                                       "READ_VARIABLE", "ASSIGN_VARIABLE")},
     ("DEQUANTIZE", ANY): OpKernel(run_dequantize),                              # uint8 in
     **{(op, ANY): OpKernel(run_binary_wide) for op in _BINARY},                 # int32; int64 MAXIMUM / MINIMUM
+    ("SVDF", FLOAT32): OpKernel(run_svdf_f32, libm=True),                       # tanhf for a TANH activation
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", FLOAT32): OpKernel(run_lstm_f32, libm=True),  # expf, tanhf
     **{(op, t): OpKernel(run) for op, run in (("SignalRfft", run_rfft), ("SignalIrfft", run_irfft))
        for t in (FLOAT32, ANY)},                                                # ANY: int32
     ("CIRCULAR_BUFFER", INT8): OpKernel(run_circular_buffer),
@@ -286,6 +292,16 @@ def scratch_requests(mcu, core: Optional[str], node, tensors) -> tuple[int, ...]
     return tuple(sizes) if isinstance(sizes, (tuple, list)) else ((sizes,) if sizes else ())
 
 
+def persistent_requests(node, tensors) -> tuple[int, ...]:
+    """The bytes of each persistent buffer (TFLM's, in its tail) the kernel writes at invoke,
+    which the caller gives MCU memory and passes to `run_op` as `persistent_offsets`."""
+    index = data_input_index(node)
+    kernel = kernel_for(node.op_name, tensors[index].dtype) if index >= 0 else None
+    if kernel is None or kernel.persistent is None:
+        return ()
+    return tuple(kernel.persistent(node, tensors))
+
+
 def scratch_bytes(mcu, core: Optional[str], node, tensors) -> int:
     """Bytes the kernel asks for (its *_get_buffer_size), as TFLM's CMSIS-NN glue requests."""
     return sum(scratch_requests(mcu, core, node, tensors))
@@ -293,15 +309,18 @@ def scratch_bytes(mcu, core: Optional[str], node, tensors) -> int:
 
 # --------------------------------------------------------------------------- describe, perform
 
-def describe(mcu, node, tensors, arena_offsets, scratch_offset: ScratchOffsets = None) -> list[KernelCall]:
-    """The kernel calls that run `node` on `mcu` (constants placed in flash, nothing called yet)."""
+def describe(mcu, node, tensors, arena_offsets, scratch_offset: ScratchOffsets = None,
+             persistent_offsets: Sequence[int] = ()) -> list[KernelCall]:
+    """The kernel calls that run `node` on `mcu` (constants placed in flash, nothing called yet).
+    `persistent_offsets`: arena offsets of the buffers `persistent_requests` asked for."""
     index = data_input_index(node)
     first = tensors[index] if index >= 0 else None
     kernel = kernel_for(node.op_name, first.dtype) if first is not None else None
     if kernel is None:
         raise UnsupportedOnMcu(f"op {node.index} {node.op_name}: no C kernel for "
                                f"{np.dtype(first.dtype).name if first is not None else '?'}")
-    return kernel.runner(CallContext(mcu, node, tensors, arena_offsets, scratch_offset, core_of(mcu)))
+    return kernel.runner(CallContext(mcu, node, tensors, arena_offsets, scratch_offset, core_of(mcu),
+                                     tuple(persistent_offsets)))
 
 
 def _combine(results: Sequence[CallResult]) -> CallResult:
@@ -333,6 +352,6 @@ def perform(mcu, calls: Sequence[KernelCall], budget: Optional[int] = None) -> C
 
 
 def run_op(mcu, node, tensors, arena_offsets, scratch_offset: ScratchOffsets = None,
-           budget: Optional[int] = None) -> CallResult:
+           budget: Optional[int] = None, persistent_offsets: Sequence[int] = ()) -> CallResult:
     """Run `node` on `mcu` (its tensors already in the arena); returns the CallResult."""
-    return perform(mcu, describe(mcu, node, tensors, arena_offsets, scratch_offset), budget)
+    return perform(mcu, describe(mcu, node, tensors, arena_offsets, scratch_offset, persistent_offsets), budget)

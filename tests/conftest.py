@@ -156,3 +156,27 @@ def pytest_make_collect_report(collector):
     report = outcome.get_result()
     if require_all() and report.skipped:
         _as_failure(report)
+
+
+def host_kernel_model(path: Path) -> Path:
+    """Writes to `path` and returns it: a model whose first operator has only a host kernel
+    on the MCU (a 2048-point int16 SignalRfft, TFLM's custom op: its 4 KiB FFT work buffer
+    exceeds the ARGS area its C kernel's glue uses, so it runs on the numpy twin) and whose
+    others (RESHAPE, SOFTMAX, int16) run C kernels: what profile and report say of a total that
+    leaves an operator out."""
+    import numpy as np
+    from flatbuffers import flexbuffers
+
+    from micro_rt.builder import ModelBuilder
+    b = ModelBuilder("host kernel model")
+    x = b.add_tensor("x", [2048], "INT16")
+    spectrum = b.add_tensor("spectrum", [2050], "INT16")
+    shape = b.add_tensor("shape", [2], "INT32", data=np.array([1, 2050], np.int32))
+    flat = b.add_tensor("flat", [1, 2050], "INT16", scale=0.05, zero_point=0)
+    y = b.add_tensor("y", [1, 2050], "INT16", scale=1 / 32768, zero_point=0)
+    b.add_operator("SignalRfft", [x], [spectrum], custom_options=flexbuffers.Dumps({"T": 7, "fft_length": 2048}))
+    b.add_operator("RESHAPE", [spectrum, shape], [flat])
+    b.add_operator("SOFTMAX", [flat], [y], options={"beta": 1.0})
+    b.inputs, b.outputs = [x], [y]
+    path.write_bytes(b.build())
+    return path

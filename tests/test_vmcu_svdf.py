@@ -4,7 +4,10 @@ activation state after every invoke of a sequence (the state carries over; reset
 midway), on the M0+ (plain C) and the M4 (SMLAD); int8 and int16 states, rank > 1, batch > 1,
 input sizes and memories that are not multiples of the DSP blocks, state zero points
 (int8: the saturate-then-offset store that wraps; the time sums' subtraction), and the int32
-wrap-around of the time sums.
+wrap-around of the time sums. float32 (mrt_svdf_f32): bit for bit too, rank 1 and > 1, with
+and without bias, every fused activation; TANH calls newlib's tanhf, so its output is held
+within MAX_ULP of the host's (glibc) and bit-equal to the device's tanhf of the host's
+pre-activation sums.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from micro_rt import Interpreter
 from micro_rt.builder import ModelBuilder
 from micro_rt.model import read_model
 from test_kernels_svdf import INT_SHAPES, svdf_model
+from vmcu_cases import MAX_ULP, assert_close_ulp, device_libm
 
 CORES = ["cortex-m0plus", "cortex-m4"]
 
@@ -34,9 +38,16 @@ def assert_mcu_matches_host(data: bytes, core: str, inputs, reset_at=()) -> None
         assert mcu.last_run[0].on_mcu and mcu.last_run[0].cycles > 0
         for what, a, b in (("output", host.get_output(0), mcu.get_output(0)),
                            ("state", host.get_tensor(state), mcu.get_tensor(state))):
-            diff = np.flatnonzero(a.reshape(-1) != b.reshape(-1))
+            bits = f"u{a.dtype.itemsize}"         # bit for bit: -0.0 is not 0.0 (float32)
+            diff = np.flatnonzero(a.reshape(-1).view(bits) != b.reshape(-1).view(bits))
             assert diff.size == 0, (f"{core} invoke {k} {what}: {diff.size} differ, first {diff[:5]}: "
                                     f"host {a.reshape(-1)[diff[:5]]} mcu {b.reshape(-1)[diff[:5]]}")
+
+
+def _float_inputs(rng, shape, n):
+    """Random float32 rows of growing spread, then the edges: all zero, all -0.0, large values."""
+    edges = [np.zeros(shape, np.float32), np.full(shape, -0.0, np.float32), np.full(shape, 3.0e3, np.float32)]
+    return [(rng.standard_normal(shape) * (1 + k % 4)).astype(np.float32) for k in range(n)] + edges
 
 
 def _random_inputs(rng, shape, n):
@@ -108,3 +119,38 @@ def test_keyword_models_run_whole_on_the_mcu(name):
             assert np.array_equal(host.get_output(0), mcu.get_output(0))
             for t in states:
                 assert np.array_equal(host.get_tensor(t), mcu.get_tensor(t))
+
+
+# (batch, input_size, num_filters, rank, memory)
+F32_SHAPES = [(1, 16, 8, 1, 4), (3, 9, 12, 3, 5), (2, 40, 10, 2, 7), (1, 5, 4, 4, 1), (4, 33, 6, 1, 10)]
+
+
+@pytest.mark.parametrize("core", CORES)
+@pytest.mark.parametrize("activation", ["NONE", "RELU", "RELU6", "RELU_N1_TO_1", "SIGN_BIT"])
+def test_svdf_f32_matches_twin(core, activation):
+    for k, (batch, input_size, filters, rank, memory) in enumerate(F32_SHAPES):
+        for bias in (True, False):
+            data = svdf_model(batch, input_size, filters, rank, memory, "float", activation, seed=40 + k, bias=bias)
+            run = _float_inputs(np.random.default_rng(k), (batch, input_size), memory + 3)
+            assert_mcu_matches_host(data, core, run, reset_at=(memory + 1,))
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_svdf_f32_tanh_within_ulp_of_twin(core):
+    """TANH: the state bit-equal, the output within MAX_ULP of the host's glibc tanhf and
+    bit-equal to newlib's tanhf (the firmware's) of the host's NONE-activation output."""
+    for k, (batch, input_size, filters, rank, memory) in enumerate(F32_SHAPES):
+        tanh = svdf_model(batch, input_size, filters, rank, memory, "float", "TANH", seed=40 + k)
+        plain = Interpreter.from_bytes(svdf_model(batch, input_size, filters, rank, memory, "float", "NONE",
+                                                  seed=40 + k))
+        host, mcu = Interpreter.from_bytes(tanh), Interpreter.from_bytes(tanh, target=core, kernels="cmsis-nn")
+        state = mcu.nodes[0].inputs[4]
+        for x in _float_inputs(np.random.default_rng(k), (batch, input_size), memory + 2):
+            for it in (host, mcu, plain):
+                it.set_input(x, 0)
+                it.invoke()
+            assert mcu.last_run[0].on_mcu
+            assert np.array_equal(host.get_tensor(state).view(np.uint32), mcu.get_tensor(state).view(np.uint32))
+            assert_close_ulp([host.get_output(0)], [mcu.get_output(0)], f"{core} svdf tanh", MAX_ULP)
+            expected = device_libm(core, "tanhf", plain.get_output(0))
+            assert np.array_equal(expected.view(np.uint32), mcu.get_output(0).view(np.uint32))

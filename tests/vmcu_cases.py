@@ -151,12 +151,16 @@ def run_both(core, op_name, options, inputs, outputs, seed_inputs=None, arena_mi
         scratch_offs.append(pos)
         pos += (nbytes + 15) // 16 * 16
     scratch_off = tuple(scratch_offs) if len(scratch_offs) > 1 else (scratch_offs[0] if scratch_offs else None)
+    persistent = []
+    for nbytes in ops.persistent_requests(node, tensors):
+        persistent.append(pos)
+        pos += (nbytes + 15) // 16 * 16
     for t in tensors.values():
         if not t.is_constant:
             fill = host_in.get(t.index)
             data = fill.tobytes() if fill is not None else bytes([0x5A]) * t.nbytes
             mcu.write(mcu.arena_base + offsets[t.index], data)
-    res = ops.run_op(mcu, node, tensors, offsets, scratch_off)
+    res = ops.run_op(mcu, node, tensors, offsets, scratch_off, persistent_offsets=persistent)
     mcu_out = [np.frombuffer(mcu.read(mcu.arena_base + offsets[t.index], t.nbytes), t.dtype).reshape(t.shape)
                for t in outputs]
     return host_out, mcu_out, res

@@ -6,6 +6,8 @@
  * too, for tests and experiments). */
 #ifndef MRT_SUPPORT_H
 #define MRT_SUPPORT_H
+#include <math.h>
+
 #include "mrt_nn_types.h"
 #include "mrt_math.h"
 
@@ -107,6 +109,20 @@ MRT_INLINE int32_t mrt_mean_axes(const int32_t shape[4], const int32_t reduce[4]
         count *= kr[d];
     }
     return count;
+}
+
+/* ---- float32 activations that call the C library (newlib on the device, as TFLM's std::) ---- */
+
+/* reference_ops::Logistic (float): 1 above 16.619..., expf(x) below -9, else 1 / (1 + expf(-x)). */
+static inline float mrt_logistic_f32(float x)
+{
+    if (x > 16.619047164916992188f) {
+        return 1.0f;
+    }
+    if (x < -9.0f) {
+        return expf(x);
+    }
+    return 1.0f / (1.0f + expf(-x));
 }
 
 #endif
