@@ -292,7 +292,11 @@ void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value,
 int mrt_tlb_fill(void *uc, uint64_t vaddr, int type, tlb_entry_t *e, void *user) {
     mrt_state *s = (mrt_state *)user;
     uint32_t a = (uint32_t)vaddr;
-    clear_it_state(s, uc);
+    /* A fetch fills while a block is translated, with no state restored: the CPU's IT state is
+     * then the real one (a block that starts inside an IT block, e.g. at a page boundary). */
+    if (type != UC_MEM_FETCH) {
+        clear_it_state(s, uc);
+    }
     e->paddr = vaddr;
     if (s->alias_offset && a >= s->flash_lo && a < s->flash_hi) {
         if (type == UC_MEM_READ) {

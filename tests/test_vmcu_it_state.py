@@ -54,3 +54,25 @@ def test_a_load_in_an_it_block_leaves_the_code_after_it_unchanged(core):
         finally:
             m.close()
     assert len(instructions) == 1, instructions
+
+
+# f(r0) = 1 if r0 else 2, with the IT instruction the last of a 1 KiB page and its two
+# conditional instructions the first of the next: 510 x nop; cmp r0, #0; ite ne;
+# movne r0, #1; moveq r0, #2; bx lr
+IT_ACROSS_PAGES = bytes.fromhex("00bf") * 510 + bytes.fromhex("002814bf012002207047")
+
+
+@pytest.mark.parametrize("core", ["cortex-m4", "cortex-m7", "cortex-m33"])
+def test_an_it_block_across_a_page_boundary_keeps_its_conditions(core):
+    """QEMU ends a translation block at a page boundary, so the next one starts inside the IT
+    block with the IT state in the CPU state; the virtual TLB's fill for that fetch must leave
+    it there (clearing it ran both conditional moves: newlib's __aeabi_dmul has such a block,
+    and a float DEQUANTIZE on the M33 got its first element wrong)."""
+    for mode, options in MODES.items():
+        m = VirtualMCU(core, arena_bytes=PAGE, **options)
+        try:
+            code = m.place_constant(IT_ACROSS_PAGES, PAGE)
+            got = [m.call(code | 1, x).return_value for x in (5, 0, 7)]
+            assert got == [1, 2, 1], (core, mode, got)
+        finally:
+            m.close()
