@@ -1,4 +1,5 @@
-"""Running an interpreter's operators on the virtual MCU.
+"""Running an interpreter's operators on the virtual MCU, with the C kernels of the flavour its
+arena was planned for (`interpreter.kernels`: cmsis-nn or reference, see ops.REFERENCE_KERNELS).
 
 The interpreter's arena is mapped into emulated SRAM zero-copy, at the offsets its planner
 chose; constant tensors go to emulated flash. Every operator with a C kernel runs there (the
@@ -76,6 +77,7 @@ class McuExecutor:
                  strict_alignment: bool = False, arena_misalign: int = 0, budget: Optional[int] = None,
                  memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY):
         self.it = interpreter
+        self.kernels = interpreter.kernels      # the flavour the arena was planned for
         self.budget = budget
         head = interpreter.memory_bytes
         variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
@@ -209,7 +211,7 @@ class McuExecutor:
         all_tensors = self._tensors(node)
         index = ops.data_input_index(node)
         first = all_tensors[index] if index >= 0 else None
-        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype):
+        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype, self.kernels):
             return False
         touched = [all_tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
         return all(t.is_constant or t.offset is not None for t in touched)
@@ -243,7 +245,7 @@ class McuExecutor:
         budget = self._budget_left(limit)
         start = time.perf_counter()
         try:
-            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget)
+            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget, kernels=self.kernels)
         except BudgetExceeded as e:
             raise self._budget_error(node, e, limit, capped=budget < limit.budget) from e
         except EmulationError as e:

@@ -1,0 +1,112 @@
+/* micro_rt: the reference flavour's kernels (`--kernels reference` on the virtual MCU).
+ *
+ * Written the way TFLM's reference kernels are (tensorflow/lite/kernels/internal/reference/
+ * integer_ops): plain nested loops over the output positions, then over the filter taps with
+ * a bounds check on every padded tap, and one requantization per output element. No DSP
+ * instructions (SXTB16 / SMLAD), no im2col, no scratch memory: a user compares these cycles,
+ * stack and code bytes with the CMSIS-NN-style kernels' (arm_nnfunctions.h) to see what the
+ * optimized kernels buy on a core. Results are bit-exact with the numpy twins (micro_rt.kernels)
+ * and so with the CMSIS-NN-style kernels: the two flavours differ in cost, never in output.
+ *
+ * Which operators have a kernel here, and which ones both flavours share (micro_rt's one C
+ * kernel is already a plain loop like TFLM's reference), is tabulated in README.md. 16x8
+ * CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED use mrt_conv_s16 (mrt_nnfunctions.h), which is
+ * such a reference loop already.
+ *
+ * Conventions as mrt_nnfunctions.h: one parameter block of 32-bit words, packed by
+ * micro_rt.cortexm.ops_reference; every kernel returns 0.
+ */
+#ifndef MRT_REF_NNFUNCTIONS_H
+#define MRT_REF_NNFUNCTIONS_H
+#include "mrt_nn_types.h"
+
+/* mrt_ref_conv_s8 / mrt_ref_depthwise_conv_s8. Packed by ops_reference.run_ref_conv_s8. */
+typedef struct {
+    const int8_t *in;                  /* [n, ih, iw, ic] */
+    const int8_t *filter;              /* conv: [oc, fh, fw, fc]; depthwise: [1, fh, fw, oc] */
+    const int32_t *bias;               /* [oc], NULL: none */
+    int8_t *out;                       /* [n, oh, ow, oc] */
+    const int32_t *mult;               /* [oc]: per output channel */
+    const int32_t *shift;              /* [oc] */
+    mrt_conv_geometry geom;            /* conv: fc = ic / groups; depthwise: fc = oc / ic (the
+                                        * depth multiplier) */
+    int32_t in_off, out_off;           /* -input zero point, output zero point */
+    int32_t act_min, act_max;
+} mrt_ref_conv_s8_params;
+
+/* mrt_ref_fully_connected_s8. Packed by ops_reference.run_ref_fully_connected_s8. */
+typedef struct {
+    const int8_t *in;                  /* [batches, accum] */
+    const int8_t *filter;              /* [out_depth, accum] */
+    const int32_t *bias;               /* [out_depth], NULL: none */
+    int8_t *out;                       /* [batches, out_depth] */
+    const int32_t *mult;               /* [out_depth] when per_channel, else [1] */
+    const int32_t *shift;
+    int32_t batches, accum, out_depth;
+    int32_t per_channel;               /* 1: mult / shift per output channel */
+    int32_t in_off, filter_off, out_off;
+    int32_t act_min, act_max;
+} mrt_ref_fully_connected_s8_params;
+
+/* mrt_ref_avgpool_s8 / _s16, mrt_ref_maxpool_s8 / _s16. Packed by ops_reference.run_ref_pool_int. */
+typedef struct {
+    const void *in;                    /* [n, ih, iw, ch], int8 or int16 */
+    void *out;                         /* [n, oh, ow, ch] */
+    int32_t n, ih, iw, ch, oh, ow;
+    int32_t fh, fw, sh, sw, ph, pw;    /* window, strides, paddings (top / left) */
+    int32_t act_min, act_max;
+} mrt_ref_pool_params;
+
+/* mrt_ref_binary_s8 / _s16: ADD / MUL of two tensors of the same shape. Packed by
+ * ops_reference.run_ref_binary_int. */
+typedef struct {
+    const void *in1;
+    const void *in2;
+    void *out;
+    int32_t op;                        /* MRT_OP_ADD or MRT_OP_MUL */
+    int32_t size;                      /* elements */
+    mrt_binary_quant quant;
+} mrt_ref_binary_params;
+
+/**
+ * CONV_2D int8 (reference_integer_ops::ConvPerChannel): for every batch, output row, output
+ * column and output channel, the sum over filter rows and columns inside the image (dilated,
+ * padded taps skipped) and the channels of the channel's group of (in + in_off) * filter, + bias,
+ * requantized by the channel's multiplier and shift, + out_off, clamped.
+ */
+int32_t mrt_ref_conv_s8(const mrt_ref_conv_s8_params *p);
+
+/**
+ * DEPTHWISE_CONV_2D int8 (reference_integer_ops::DepthwiseConvPerChannel): output channel
+ * ic * depth_multiplier + m of every position sums (in[ic] + in_off) * filter over the taps
+ * inside the image, then as mrt_ref_conv_s8.
+ */
+int32_t mrt_ref_depthwise_conv_s8(const mrt_ref_conv_s8_params *p);
+
+/**
+ * FULLY_CONNECTED int8 (reference_integer_ops::FullyConnected, per tensor or per channel):
+ * out[b][o] = clamp(MBQM(bias[o] + sum_k (filter[o][k] + filter_off) * (in[b][k] + in_off))
+ * + out_off).
+ */
+int32_t mrt_ref_fully_connected_s8(const mrt_ref_fully_connected_s8_params *p);
+
+/**
+ * AVERAGE_POOL_2D / MAX_POOL_2D, int8 and int16 (reference_integer_ops::AveragePool /
+ * MaxPool): per output element the window clipped to the image; average: the int32 sum divided
+ * by the taps counted, rounded half away from zero (a window with no tap returns 1: TFLM refuses
+ * it); max: the largest tap (the type's lowest for none); then clamped.
+ */
+int32_t mrt_ref_avgpool_s8(const mrt_ref_pool_params *p);
+int32_t mrt_ref_avgpool_s16(const mrt_ref_pool_params *p);
+int32_t mrt_ref_maxpool_s8(const mrt_ref_pool_params *p);
+int32_t mrt_ref_maxpool_s16(const mrt_ref_pool_params *p);
+
+/**
+ * ADD / MUL of two int8 (int16) tensors of the same shape (reference_integer_ops::Add /
+ * MulElementwise): one flat loop, each element through TFLM's quantized output stage
+ * (mrt_binary_quant). Broadcasting shapes run mrt_binary_s8 / _s16, shared by both flavours.
+ */
+int32_t mrt_ref_binary_s8(const mrt_ref_binary_params *p);
+int32_t mrt_ref_binary_s16(const mrt_ref_binary_params *p);
+
+#endif
