@@ -145,6 +145,21 @@ def test_16x8_layers_run_the_reference_loop(core, called):
     assert called == ["arm_convolve_wrapper_s16"]
 
 
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_batch_matmul_s8_runs_the_reference_loop(core, called):
+    """BATCH_MATMUL int8 with contiguous rows: mrt_batch_matmul_s8 (TFLM's reference loop), where
+    the cmsis-nn flavour calls arm_batch_matmul_s8; bit-equal to the twin either way."""
+    from test_vmcu_batch_matmul import bmm_case
+    rng = np.random.default_rng(108)
+    for lhs, rhs in [((2, 3, 4), (2, 4, 5)), ((1, 5, 17), (17, 3))]:
+        for adj_y, const_rhs in ((True, False), (False, True)):
+            case = bmm_case(rng, "int8", lhs, rhs, False, adj_y, const_rhs)
+            _assert_reference_runs(core, case, rng, "mrt_batch_matmul_s8", called, f"bmm {lhs} x {rhs}")
+            called.clear()
+            run_both(core, *case)
+            assert called == ["arm_batch_matmul_s8"]
+
+
 def test_registry_never_gives_reference_a_cmsis_kernel():
     """Every reference entry replaces a KERNELS entry; the ones without a reference kernel yet
     give none (the op runs on its host kernel, reported as not counted); the others are shared."""

@@ -1,42 +1,49 @@
 /* micro_rt reference flavour: CONV_2D and DEPTHWISE_CONV_2D int8 as TFLM's reference kernels
  * loop (mrt_ref_nnfunctions.h): output position, output channel, filter taps with a bounds
- * check each, one requantization per output. No DSP instructions, no im2col, no scratch. */
+ * check each, one requantization per output. No DSP instructions, no im2col, no scratch. The
+ * parameters are copied into locals first, as TFLM's kernels read theirs from the params
+ * struct into consts (so the loops do not reload them after every store). */
 #include "mrt_ref_nnfunctions.h"
 #include "mrt_math.h"
 
 int32_t mrt_ref_conv_s8(const mrt_ref_conv_s8_params *p)
 {
-    const mrt_conv_geometry *g = &p->geom;
-    const int32_t groups = g->ic / g->fc;
-    const int32_t filters_per_group = g->oc / groups;
+    const int8_t *const input = p->in, *const filter = p->filter;
+    const int32_t *const bias = p->bias, *const mult = p->mult, *const shift = p->shift;
     int8_t *out = p->out;
-    for (int32_t b = 0; b < g->n; ++b) {
-        const int8_t *in_b = p->in + b * g->ih * g->iw * g->ic;
-        for (int32_t oy = 0; oy < g->oh; ++oy) {
-            const int32_t in_y_origin = oy * g->sh - g->ph;
-            for (int32_t ox = 0; ox < g->ow; ++ox) {
-                const int32_t in_x_origin = ox * g->sw - g->pw;
-                for (int32_t o = 0; o < g->oc; ++o) {
-                    const int32_t group_channel = (o / filters_per_group) * g->fc;
+    const int32_t batches = p->geom.n, in_h = p->geom.ih, in_w = p->geom.iw, in_depth = p->geom.ic;
+    const int32_t out_h = p->geom.oh, out_w = p->geom.ow, out_depth = p->geom.oc;
+    const int32_t filter_h = p->geom.fh, filter_w = p->geom.fw, filter_depth = p->geom.fc;
+    const int32_t stride_h = p->geom.sh, stride_w = p->geom.sw, dil_h = p->geom.dh, dil_w = p->geom.dw;
+    const int32_t pad_h = p->geom.ph, pad_w = p->geom.pw;
+    const int32_t in_off = p->in_off, out_off = p->out_off, act_min = p->act_min, act_max = p->act_max;
+    const int32_t filters_per_group = out_depth / (in_depth / filter_depth);
+    for (int32_t b = 0; b < batches; ++b) {
+        for (int32_t oy = 0; oy < out_h; ++oy) {
+            const int32_t in_y_origin = oy * stride_h - pad_h;
+            for (int32_t ox = 0; ox < out_w; ++ox) {
+                const int32_t in_x_origin = ox * stride_w - pad_w;
+                for (int32_t o = 0; o < out_depth; ++o) {
+                    const int32_t group_channel = (o / filters_per_group) * filter_depth;
                     int32_t acc = 0;
-                    for (int32_t ky = 0; ky < g->fh; ++ky) {
-                        const int32_t in_y = in_y_origin + g->dh * ky;
-                        for (int32_t kx = 0; kx < g->fw; ++kx) {
-                            const int32_t in_x = in_x_origin + g->dw * kx;
-                            if (in_x < 0 || in_x >= g->iw || in_y < 0 || in_y >= g->ih) {
+                    for (int32_t ky = 0; ky < filter_h; ++ky) {
+                        const int32_t in_y = in_y_origin + dil_h * ky;
+                        for (int32_t kx = 0; kx < filter_w; ++kx) {
+                            const int32_t in_x = in_x_origin + dil_w * kx;
+                            if (in_x < 0 || in_x >= in_w || in_y < 0 || in_y >= in_h) {
                                 continue;
                             }
-                            const int8_t *v = in_b + (in_y * g->iw + in_x) * g->ic + group_channel;
-                            const int8_t *w = p->filter + ((o * g->fh + ky) * g->fw + kx) * g->fc;
-                            for (int32_t c = 0; c < g->fc; ++c) {
-                                acc += w[c] * (v[c] + p->in_off);
+                            const int8_t *v = input + ((b * in_h + in_y) * in_w + in_x) * in_depth + group_channel;
+                            const int8_t *w = filter + ((o * filter_h + ky) * filter_w + kx) * filter_depth;
+                            for (int32_t c = 0; c < filter_depth; ++c) {
+                                acc += w[c] * (v[c] + in_off);
                             }
                         }
                     }
-                    if (p->bias) {
-                        acc += p->bias[o];
+                    if (bias) {
+                        acc += bias[o];
                     }
-                    *out++ = mrt_out_stage(acc, p->mult[o], p->shift[o], p->out_off, p->act_min, p->act_max);
+                    *out++ = mrt_out_stage(acc, mult[o], shift[o], out_off, act_min, act_max);
                 }
             }
         }
@@ -46,35 +53,41 @@ int32_t mrt_ref_conv_s8(const mrt_ref_conv_s8_params *p)
 
 int32_t mrt_ref_depthwise_conv_s8(const mrt_ref_conv_s8_params *p)
 {
-    const mrt_conv_geometry *g = &p->geom;
-    const int32_t depth_multiplier = g->fc;
-    for (int32_t b = 0; b < g->n; ++b) {
-        const int8_t *in_b = p->in + b * g->ih * g->iw * g->ic;
-        for (int32_t oy = 0; oy < g->oh; ++oy) {
-            const int32_t in_y_origin = oy * g->sh - g->ph;
-            for (int32_t ox = 0; ox < g->ow; ++ox) {
-                const int32_t in_x_origin = ox * g->sw - g->pw;
-                int8_t *out = p->out + ((b * g->oh + oy) * g->ow + ox) * g->oc;
-                for (int32_t ic = 0; ic < g->ic; ++ic) {
+    const int8_t *const input = p->in, *const filter = p->filter;
+    const int32_t *const bias = p->bias, *const mult = p->mult, *const shift = p->shift;
+    int8_t *const output = p->out;
+    const int32_t batches = p->geom.n, in_h = p->geom.ih, in_w = p->geom.iw, in_depth = p->geom.ic;
+    const int32_t out_h = p->geom.oh, out_w = p->geom.ow, out_depth = p->geom.oc;
+    const int32_t filter_h = p->geom.fh, filter_w = p->geom.fw, depth_multiplier = p->geom.fc;
+    const int32_t stride_h = p->geom.sh, stride_w = p->geom.sw, dil_h = p->geom.dh, dil_w = p->geom.dw;
+    const int32_t pad_h = p->geom.ph, pad_w = p->geom.pw;
+    const int32_t in_off = p->in_off, out_off = p->out_off, act_min = p->act_min, act_max = p->act_max;
+    for (int32_t b = 0; b < batches; ++b) {
+        for (int32_t oy = 0; oy < out_h; ++oy) {
+            const int32_t in_y_origin = oy * stride_h - pad_h;
+            for (int32_t ox = 0; ox < out_w; ++ox) {
+                const int32_t in_x_origin = ox * stride_w - pad_w;
+                for (int32_t ic = 0; ic < in_depth; ++ic) {
                     for (int32_t m = 0; m < depth_multiplier; ++m) {
                         const int32_t o = m + ic * depth_multiplier;
                         int32_t acc = 0;
-                        for (int32_t ky = 0; ky < g->fh; ++ky) {
-                            const int32_t in_y = in_y_origin + g->dh * ky;
-                            for (int32_t kx = 0; kx < g->fw; ++kx) {
-                                const int32_t in_x = in_x_origin + g->dw * kx;
-                                if (in_x < 0 || in_x >= g->iw || in_y < 0 || in_y >= g->ih) {
+                        for (int32_t ky = 0; ky < filter_h; ++ky) {
+                            const int32_t in_y = in_y_origin + dil_h * ky;
+                            for (int32_t kx = 0; kx < filter_w; ++kx) {
+                                const int32_t in_x = in_x_origin + dil_w * kx;
+                                if (in_x < 0 || in_x >= in_w || in_y < 0 || in_y >= in_h) {
                                     continue;
                                 }
-                                const int32_t v = in_b[(in_y * g->iw + in_x) * g->ic + ic];
-                                const int32_t w = p->filter[(ky * g->fw + kx) * g->oc + o];
-                                acc += w * (v + p->in_off);
+                                const int32_t v = input[((b * in_h + in_y) * in_w + in_x) * in_depth + ic];
+                                const int32_t w = filter[(ky * filter_w + kx) * out_depth + o];
+                                acc += w * (v + in_off);
                             }
                         }
-                        if (p->bias) {
-                            acc += p->bias[o];
+                        if (bias) {
+                            acc += bias[o];
                         }
-                        out[o] = mrt_out_stage(acc, p->mult[o], p->shift[o], p->out_off, p->act_min, p->act_max);
+                        output[((b * out_h + oy) * out_w + ox) * out_depth + o] =
+                            mrt_out_stage(acc, mult[o], shift[o], out_off, act_min, act_max);
                     }
                 }
             }

@@ -1,25 +1,35 @@
 /* micro_rt reference flavour: ADD / MUL int8 and int16 of two tensors of the same shape as
- * TFLM's reference kernels (ElementWise / MulElementwise): one flat loop, each element through
- * the quantized output stage (mrt_ref_nnfunctions.h). */
+ * TFLM's reference kernels (ElementWise with AddFunc / MulElementwise): one flat loop per op,
+ * each element through the quantized output stage (mrt_ref_nnfunctions.h), the parameters
+ * copied into locals first. */
 #include "mrt_ref_nnfunctions.h"
 #include "mrt_support.h"
 
+#define MRT_REF_BINARY(T)                                                                   \
+    do {                                                                                    \
+        const T *const a = (const T *)p->in1, *const b = (const T *)p->in2;                \
+        T *const out = (T *)p->out;                                                         \
+        const mrt_binary_quant q = p->quant;                                                \
+        const int32_t size = p->size;                                                       \
+        if (p->op == MRT_OP_ADD) {                                                          \
+            for (int32_t i = 0; i < size; ++i) {                                            \
+                out[i] = (T)mrt_binary_quant_one(MRT_OP_ADD, &q, a[i], b[i]);               \
+            }                                                                               \
+        } else {                                                                            \
+            for (int32_t i = 0; i < size; ++i) {                                            \
+                out[i] = (T)mrt_binary_quant_one(MRT_OP_MUL, &q, a[i], b[i]);               \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
 int32_t mrt_ref_binary_s8(const mrt_ref_binary_params *p)
 {
-    const int8_t *a = (const int8_t *)p->in1, *b = (const int8_t *)p->in2;
-    int8_t *out = (int8_t *)p->out;
-    for (int32_t i = 0; i < p->size; ++i) {
-        out[i] = (int8_t)mrt_binary_quant_one(p->op, &p->quant, a[i], b[i]);
-    }
+    MRT_REF_BINARY(int8_t);
     return 0;
 }
 
 int32_t mrt_ref_binary_s16(const mrt_ref_binary_params *p)
 {
-    const int16_t *a = (const int16_t *)p->in1, *b = (const int16_t *)p->in2;
-    int16_t *out = (int16_t *)p->out;
-    for (int32_t i = 0; i < p->size; ++i) {
-        out[i] = (int16_t)mrt_binary_quant_one(p->op, &p->quant, a[i], b[i]);
-    }
+    MRT_REF_BINARY(int16_t);
     return 0;
 }

@@ -4,38 +4,29 @@
 #include "mrt_ref_nnfunctions.h"
 #include "mrt_math.h"
 
-/* The window of output (oy, ox) clipped to the image: first and end filter rows / columns. */
-typedef struct {
-    int32_t y0, y1, x0, x1, in_y, in_x;
-} ref_window;
-
-static inline __attribute__((always_inline)) ref_window clip_window(const mrt_ref_pool_params *p, int32_t oy,
-                                                                    int32_t ox)
-{
-    ref_window w;
-    w.in_y = oy * p->sh - p->ph;
-    w.in_x = ox * p->sw - p->pw;
-    w.y0 = MRT_MAX(0, -w.in_y);
-    w.y1 = MRT_MIN(p->fh, p->ih - w.in_y);
-    w.x0 = MRT_MAX(0, -w.in_x);
-    w.x1 = MRT_MIN(p->fw, p->iw - w.in_x);
-    return w;
-}
-
+/* The loop of TFLM's reference pooling kernels for element type T; the parameters are copied
+ * into locals first, as TFLM's kernels do. */
 #define MRT_REF_POOL(T, IS_MAX, LOWEST)                                                              \
     do {                                                                                             \
-        const T *in = (const T *)p->in;                                                              \
+        const T *const in = (const T *)p->in;                                                        \
         T *out = (T *)p->out;                                                                        \
-        for (int32_t b = 0; b < p->n; ++b) {                                                         \
-            for (int32_t oy = 0; oy < p->oh; ++oy) {                                                 \
-                for (int32_t ox = 0; ox < p->ow; ++ox) {                                             \
-                    const ref_window w = clip_window(p, oy, ox);                                     \
-                    for (int32_t c = 0; c < p->ch; ++c) {                                            \
+        const int32_t batches = p->n, in_h = p->ih, in_w = p->iw, depth = p->ch;                     \
+        const int32_t out_h = p->oh, out_w = p->ow, filter_h = p->fh, filter_w = p->fw;              \
+        const int32_t stride_h = p->sh, stride_w = p->sw, pad_h = p->ph, pad_w = p->pw;              \
+        const int32_t act_min = p->act_min, act_max = p->act_max;                                    \
+        for (int32_t b = 0; b < batches; ++b) {                                                      \
+            for (int32_t oy = 0; oy < out_h; ++oy) {                                                 \
+                const int32_t in_y = oy * stride_h - pad_h;                                          \
+                const int32_t y0 = MRT_MAX(0, -in_y), y1 = MRT_MIN(filter_h, in_h - in_y);           \
+                for (int32_t ox = 0; ox < out_w; ++ox) {                                             \
+                    const int32_t in_x = ox * stride_w - pad_w;                                      \
+                    const int32_t x0 = MRT_MAX(0, -in_x), x1 = MRT_MIN(filter_w, in_w - in_x);       \
+                    for (int32_t c = 0; c < depth; ++c) {                                            \
                         int32_t acc = (IS_MAX) ? (LOWEST) : 0, count = 0;                            \
-                        for (int32_t ky = w.y0; ky < w.y1; ++ky) {                                   \
-                            for (int32_t kx = w.x0; kx < w.x1; ++kx) {                               \
-                                const int32_t v = in[((b * p->ih + w.in_y + ky) * p->iw + w.in_x + kx) \
-                                                     * p->ch + c];                                   \
+                        for (int32_t ky = y0; ky < y1; ++ky) {                                       \
+                            for (int32_t kx = x0; kx < x1; ++kx) {                                   \
+                                const int32_t v = in[((b * in_h + in_y + ky) * in_w + in_x + kx)     \
+                                                     * depth + c];                                   \
                                 if (IS_MAX) {                                                        \
                                     acc = MRT_MAX(acc, v);                                           \
                                 } else {                                                             \
@@ -50,7 +41,7 @@ static inline __attribute__((always_inline)) ref_window clip_window(const mrt_re
                             }                                                                        \
                             acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;   \
                         }                                                                            \
-                        *out++ = (T)mrt_clamp(acc, p->act_min, p->act_max);                          \
+                        *out++ = (T)mrt_clamp(acc, act_min, act_max);                                \
                     }                                                                                \
                 }                                                                                    \
             }                                                                                        \
