@@ -70,13 +70,15 @@ from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast,
 from .ops_batch_matmul import run_batch_matmul
 from .ops_resize import run_resize
 from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
-                                 transpose_conv_s8_scratch, transpose_conv_s16_scratch)
+                                 transpose_conv_s8_reference_scratch, transpose_conv_s8_scratch,
+                                 transpose_conv_s16_scratch)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
                      run_conv_s16,
                      run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
                      run_softmax_f32, run_softmax_s8)
 from .ops_normalization import run_l2norm, run_log_softmax, run_softmax_s16
-from .ops_reference import run_ref_binary_int, run_ref_conv_s8, run_ref_fully_connected_s8, run_ref_pool_int
+from .ops_reference import (run_ref_binary_int, run_ref_conv_s8, run_ref_fully_connected_s8, run_ref_pool_int,
+                            run_ref_transpose_conv_s8)
 from .ops_pooling_more import run_l2_pool_f32
 from .ops_reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, run_reduce_int
 
@@ -250,11 +252,12 @@ REFERENCE_KERNELS: dict[tuple[str, str], OpKernel] = {
     **{(op, t): OpKernel(run_ref_pool_int) for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D") for t in (INT8, INT16)},
     **{(op, t): OpKernel(run_ref_binary_int) for op in ("ADD", "MUL") for t in (INT8, INT16)},
     ("BATCH_MATMUL", INT8): OpKernel(partial(run_batch_matmul, cmsis=False)),
+    ("TRANSPOSE_CONV", INT8): OpKernel(run_ref_transpose_conv_s8, transpose_conv_s8_reference_scratch),
 }
 # CMSIS-NN-style kernels with no reference C kernel (yet): with the reference flavour these
 # operators run on their host kernel and are reported as not counted, never as the CMSIS ones.
 WITHOUT_REFERENCE_KERNEL = {("SVDF", INT8), ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT8),
-                            ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT16), ("TRANSPOSE_CONV", INT8)}
+                            ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT16)}
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).
 TRANSCENDENTAL_F32_OPS = {op for (op, dtype), kernel in KERNELS.items() if dtype == FLOAT32 and kernel.libm}

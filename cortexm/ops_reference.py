@@ -14,11 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from micro_rt.kernels.kernel_util import activation_of, activation_range_quantized, scale_of, zero_point_of
+from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT
 
 from .ops_context import CallContext, KernelCall, i32_bytes, is_i16, node_params, uwords, words
 from .ops_elementwise import (BINARY_QUANT_FIELDS, INT_RANGE, binary_params, run_binary_s8, run_binary_s16,
                               same_type_operands)
 from .ops_nn import conv_geometry, fc_params, per_channel_multipliers, pool_geometry, runnable_shape
+from .ops_transpose_conv import transpose_conv_quantization, transpose_conv_shape
 
 _OPCODE = {"ADD": 0, "MUL": 2}                      # MRT_OP_ADD, MRT_OP_MUL
 
@@ -80,3 +82,16 @@ def run_ref_binary_int(c: CallContext) -> list[KernelCall]:
                                                                     *(q[k] for k in BINARY_QUANT_FIELDS))
     return [c.call("mrt_ref_binary_s16" if wide else "mrt_ref_binary_s8", c.args(blob))]
 
+
+
+def run_ref_transpose_conv_s8(c: CallContext) -> list[KernelCall]:
+    """mrt_ref_transpose_conv_s8, its int32 accumulators in the scratch buffer TFLM's reference
+    kernel requests."""
+    node = c.node
+    s = node_params(node, "tconv_shape", lambda: transpose_conv_shape(node, c.tensors))
+    mult_b, shift_b, lo, hi = node_params(node, "tconv_q8",
+                                          lambda: transpose_conv_quantization(node, c.tensors, s, np.int8))
+    blob = (uwords(c.in_addr(INPUT), c.in_addr(FILTER), c.in_addr(BIAS), c.out_addr(),
+                   c.const("mult", lambda: mult_b), c.const("shift", lambda: shift_b), c.scratch_addr(0))
+            + s.geometry_words() + words(-zero_point_of(c.t(INPUT)), zero_point_of(c.out()), lo, hi))
+    return [c.call("mrt_ref_transpose_conv_s8", c.args(blob))]

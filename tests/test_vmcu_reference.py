@@ -160,6 +160,16 @@ def test_batch_matmul_s8_runs_the_reference_loop(core, called):
             assert called == ["arm_batch_matmul_s8"]
 
 
+@pytest.mark.parametrize("core", CORES_FAST)
+def test_transpose_conv_s8(core, called):
+    from test_vmcu_transpose_conv import S8_SHAPES, transpose_conv_case
+    rng = np.random.default_rng(109)
+    for args in S8_SHAPES:
+        *geom, padding, extra, bias, act = args
+        case = transpose_conv_case(rng, "int8", *geom, padding, extra, bias, act)
+        _assert_reference_runs(core, case, rng, "mrt_ref_transpose_conv_s8", called, f"transpose conv {args}")
+
+
 def test_registry_never_gives_reference_a_cmsis_kernel():
     """Every reference entry replaces a KERNELS entry; the ones without a reference kernel yet
     give none (the op runs on its host kernel, reported as not counted); the others are shared."""
@@ -178,7 +188,7 @@ def test_registry_never_gives_reference_a_cmsis_kernel():
 # --------------------------------------------------------------------------- whole models
 
 REF_MODELS = ["mobilenet_tiny_int8", "residual_block_int8", "fully_connected_pt_int8", "elementwise_int8",
-              "pooling_int8"]
+              "pooling_int8", "ops/transpose_conv_int8", "ops/batch_matmul_int8", "ops/binary_int16x8"]
 
 
 @pytest.mark.parametrize("core", CORES_FAST)

@@ -3,7 +3,8 @@
  * Written the way TFLM's reference kernels are (tensorflow/lite/kernels/internal/reference/
  * integer_ops): plain nested loops over the output positions, then over the filter taps with
  * a bounds check on every padded tap, and one requantization per output element. No DSP
- * instructions (SXTB16 / SMLAD), no im2col, no scratch memory: a user compares these cycles,
+ * instructions (SXTB16 / SMLAD), no im2col, no scratch memory beyond what TFLM's reference
+ * kernel itself requests (TRANSPOSE_CONV's accumulators): a user compares these cycles,
  * stack and code bytes with the CMSIS-NN-style kernels' (arm_nnfunctions.h) to see what the
  * optimized kernels buy on a core. Results are bit-exact with the numpy twins (micro_rt.kernels)
  * and so with the CMSIS-NN-style kernels: the two flavours differ in cost, never in output.
@@ -68,6 +69,20 @@ typedef struct {
     mrt_binary_quant quant;
 } mrt_ref_binary_params;
 
+/* mrt_ref_transpose_conv_s8. Packed by ops_reference.run_ref_transpose_conv_s8. */
+typedef struct {
+    const int8_t *in;                  /* [n, ih, iw, ic] */
+    const int8_t *filter;              /* [oc, fh, fw, ic] */
+    const int32_t *bias;               /* [oc], NULL: none */
+    int8_t *out;                       /* [n, oh, ow, oc] */
+    const int32_t *mult;               /* [oc] */
+    const int32_t *shift;
+    int32_t *acc;                      /* [n, oh, ow, oc] int32: the scratch TFLM's reference requests */
+    mrt_conv_geometry geom;            /* fc = ic, dilation 1, the scatter padding (as mrt_transpose_conv_s16) */
+    int32_t in_off, out_off;
+    int32_t act_min, act_max;
+} mrt_ref_transpose_conv_s8_params;
+
 /**
  * CONV_2D int8 (reference_integer_ops::ConvPerChannel): for every batch, output row, output
  * column and output channel, the sum over filter rows and columns inside the image (dilated,
@@ -108,5 +123,14 @@ int32_t mrt_ref_maxpool_s16(const mrt_ref_pool_params *p);
  */
 int32_t mrt_ref_binary_s8(const mrt_ref_binary_params *p);
 int32_t mrt_ref_binary_s16(const mrt_ref_binary_params *p);
+
+/**
+ * TRANSPOSE_CONV int8 (reference_integer_ops::TransposeConv): the int32 accumulators zeroed,
+ * every (input + in_off) times every filter tap added into the output element it reaches (the
+ * scatter mrt_transpose_conv_s16 uses), then per element + bias, requantized by its channel's
+ * multiplier and shift, + out_off, clamped. Needs the accumulators' scratch, which TFLM's
+ * reference kernel requests (the CMSIS-NN glue requests arm_transpose_conv_s8's instead).
+ */
+int32_t mrt_ref_transpose_conv_s8(const mrt_ref_transpose_conv_s8_params *p);
 
 #endif
