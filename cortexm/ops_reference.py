@@ -16,7 +16,7 @@ import numpy as np
 from micro_rt.kernels.kernel_util import activation_of, activation_range_quantized, scale_of, zero_point_of
 from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT
 
-from .ops_context import CallContext, KernelCall, i32_bytes, is_i16, node_params, uwords, words
+from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, i32_bytes, is_i16, node_params, uwords, words
 from .ops_elementwise import (BINARY_QUANT_FIELDS, INT_RANGE, binary_params, run_binary_s8, run_binary_s16,
                               same_type_operands)
 from .ops_nn import conv_geometry, fc_params, per_channel_multipliers, pool_geometry, runnable_shape
@@ -95,3 +95,32 @@ def run_ref_transpose_conv_s8(c: CallContext) -> list[KernelCall]:
                    c.const("mult", lambda: mult_b), c.const("shift", lambda: shift_b), c.scratch_addr(0))
             + s.geometry_words() + words(-zero_point_of(c.t(INPUT)), zero_point_of(c.out()), lo, hi))
     return [c.call("mrt_ref_transpose_conv_s8", c.args(blob))]
+
+
+def svdf_s8_reference_scratch(node, tensors, core: str) -> tuple[int, int]:
+    """The requests of TFLM's reference integer SVDF: the filters' time sums and the units' sums
+    (int32, per batch)."""
+    inp, wf, wt = (tensors[i] for i in node.inputs[:3])
+    batch, filters = int(inp.shape[0]), int(wf.shape[0])
+    rank = int(node.options.get("rank", 1))
+    return batch * filters * 4, batch * (filters // rank) * 4
+
+
+def run_ref_svdf_s8(c: CallContext) -> list[KernelCall]:
+    """mrt_ref_svdf_s8 (int8 state) or mrt_ref_svdf_state_s16_s8 (int16 state), with the two
+    scratch buffers TFLM's reference kernel requests."""
+    node = c.node
+    data = getattr(node, "user_data", None)
+    state = c.t(4)
+    if data is None or getattr(data, "kind", "") != "int" or state is None:
+        raise UnsupportedOnMcu(f"op {node.index} SVDF: not prepared for the integer path")
+    offsets = c.scratch_offset
+    if not isinstance(offsets, (tuple, list)) or len(offsets) != 2:
+        raise UnsupportedOnMcu(f"op {node.index} SVDF: not the reference kernel's two scratch buffers")
+    blob = uwords(c.in_addr(0), c.in_addr(4), c.in_addr(1), c.in_addr(2), c.in_addr(3), c.scratch_addr(0),
+                  c.scratch_addr(1), c.out_addr()) + words(
+        data.batch, data.input_size, data.num_filters, data.memory_size, data.rank, -data.input_zero_point,
+        data.effective_scale_1_a, data.effective_scale_1_b, data.effective_scale_2_a, data.effective_scale_2_b,
+        data.activation_state_zero_point, data.state_min, data.state_max, data.output_zero_point)
+    symbol = "mrt_ref_svdf_s8" if np.dtype(state.dtype) == np.int8 else "mrt_ref_svdf_state_s16_s8"
+    return [c.call(symbol, c.args(blob))]

@@ -85,14 +85,15 @@ def test_reference_kernels_are_measured_as_themselves(capsys):
 
 
 def test_reference_op_without_a_reference_c_kernel_is_not_counted(capsys, tmp_path):
-    """An int8 SVDF has a CMSIS-NN-style C kernel but no reference one: with --kernels reference
+    """An int8 LSTM has a CMSIS-NN-style C kernel but no reference one: with --kernels reference
     it runs on its host kernel and fit says so (cannot tell), never counting the CMSIS one."""
-    from test_kernels_svdf import svdf_model
-    path = tmp_path / "svdf.tflite"
-    path.write_bytes(svdf_model(1, 8, 4, 2, 5, kind="int8"))
+    from test_kernels_lstm import lstm_model
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(lstm_model("int8", 1, 3, 4, 4))
     code, verdict = _fit(capsys, str(path), "--ram", "1M", "--kernels", "reference")
     assert code == 3 and verdict["fits"] is None
-    assert any("SVDF: no reference C kernel" in item for item in verdict["not_accounted"]), verdict["not_accounted"]
+    assert any("UNIDIRECTIONAL_SEQUENCE_LSTM: no reference C kernel" in item
+               for item in verdict["not_accounted"]), verdict["not_accounted"]
     code, verdict = _fit(capsys, str(path), "--ram", "1M", "--kernels", "cmsis-nn")
     assert code == 0, verdict["not_accounted"]
 

@@ -170,6 +170,27 @@ def test_transpose_conv_s8(core, called):
         _assert_reference_runs(core, case, rng, "mrt_ref_transpose_conv_s8", called, f"transpose conv {args}")
 
 
+@pytest.mark.parametrize("core", CORES_FAST)
+@pytest.mark.parametrize("kind", ["int16", "int8"])
+def test_svdf_s8(core, kind):
+    """SVDF int8 input, int8 / int16 state: mrt_ref_svdf_* equal to the twin over invoke
+    sequences (state carried over, reset midway), edge inputs, state zero points."""
+    from test_kernels_svdf import INT_SHAPES, svdf_model
+    from test_vmcu_svdf import _random_inputs, assert_mcu_matches_host
+    from micro_rt import Interpreter
+    for k, (batch, input_size, filters, rank, memory, act) in enumerate(INT_SHAPES):
+        data = svdf_model(batch, input_size, filters, rank, memory, kind, act, seed=k,
+                          state_zp=None if kind == "int16" else (127, -128, 0, 55, -37, 3)[k])
+        run = _random_inputs(np.random.default_rng(k), (batch, input_size), memory + 3)
+        assert_mcu_matches_host(data, core, run, reset_at=(memory + 1,), kernels=REF)
+    with Interpreter.from_bytes(data, target=core, kernels=REF, emulate=True) as it:
+        it.set_input(run[0], 0)
+        it.invoke()
+        suffix = "s8" if kind == "int8" else "state_s16_s8"
+        assert f"mrt_ref_svdf_{suffix}" in it.executor.functions_used
+        assert not any(name.startswith("mrt_svdf") for name in it.executor.functions_used)
+
+
 def test_registry_never_gives_reference_a_cmsis_kernel():
     """Every reference entry replaces a KERNELS entry; the ones without a reference kernel yet
     give none (the op runs on its host kernel, reported as not counted); the others are shared."""
@@ -262,7 +283,7 @@ def test_profile_and_report_run_the_reference_kernels(capsys, tmp_path):
     import json
 
     from cli_runner import run_cli
-    from test_kernels_svdf import svdf_model
+    from test_kernels_lstm import lstm_model
     model = str(MODELS / "mobilenet_tiny_int8.tflite")
     code, out, _ = run_cli(capsys, "profile", model, "--kernels", "reference", "--target", "cortex-m0plus", "--json")
     report = json.loads(out)
@@ -273,8 +294,8 @@ def test_profile_and_report_run_the_reference_kernels(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "report", model, "--kernels", "reference", "--json")
     assert code == 0 and json.loads(out)["profile"]["kernels"] == REF
     # an op with a CMSIS-NN-style kernel and no reference one: said, not counted
-    path = tmp_path / "svdf.tflite"
-    path.write_bytes(svdf_model(1, 8, 4, 2, 5, kind="int8"))
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(lstm_model("int8", 1, 3, 4, 4))
     code, out, _ = run_cli(capsys, "profile", str(path), "--kernels", "reference")
     assert code == 3 and "(host kernel: no reference C kernel, not counted)" in out
     assert "INCOMPLETE" in out

@@ -4,7 +4,7 @@
  * integer_ops): plain nested loops over the output positions, then over the filter taps with
  * a bounds check on every padded tap, and one requantization per output element. No DSP
  * instructions (SXTB16 / SMLAD), no im2col, no scratch memory beyond what TFLM's reference
- * kernel itself requests (TRANSPOSE_CONV's accumulators): a user compares these cycles,
+ * kernel itself requests (TRANSPOSE_CONV's accumulators, SVDF's sums): a user compares these cycles,
  * stack and code bytes with the CMSIS-NN-style kernels' (arm_nnfunctions.h) to see what the
  * optimized kernels buy on a core. Results are bit-exact with the numpy twins (micro_rt.kernels)
  * and so with the CMSIS-NN-style kernels: the two flavours differ in cost, never in output.
@@ -83,6 +83,23 @@ typedef struct {
     int32_t act_min, act_max;
 } mrt_ref_transpose_conv_s8_params;
 
+/* mrt_ref_svdf_s8 / mrt_ref_svdf_state_s16_s8. Packed by ops_reference.run_ref_svdf_s8. */
+typedef struct {
+    const int8_t *input;               /* [batch, input_size] */
+    void *state;                       /* int8 / int16 [batch, num_filters, memory_size], updated */
+    const int8_t *weights_feature;     /* [num_filters, input_size] */
+    const void *weights_time;          /* int8 / int16 (the state's type) [num_filters, memory_size] */
+    const int32_t *bias;               /* [num_filters / rank], NULL: none */
+    int32_t *scratch;                  /* int32 [batch, num_filters]: TFLM's scratch_tensor */
+    int32_t *scratch_output;           /* int32 [batch, num_filters / rank]: its scratch_output_tensor */
+    int8_t *output;                    /* [batch, num_filters / rank] */
+    int32_t batch, input_size, num_filters, memory_size, rank;
+    int32_t input_offset;              /* -input zero point */
+    int32_t mult_1, shift_1;           /* feature products -> state */
+    int32_t mult_2, shift_2;           /* unit sums -> output */
+    int32_t state_zp, state_min, state_max, output_zp;
+} mrt_ref_svdf_params;
+
 /**
  * CONV_2D int8 (reference_integer_ops::ConvPerChannel): for every batch, output row, output
  * column and output channel, the sum over filter rows and columns inside the image (dilated,
@@ -132,5 +149,16 @@ int32_t mrt_ref_binary_s16(const mrt_ref_binary_params *p);
  * reference kernel requests (the CMSIS-NN glue requests arm_transpose_conv_s8's instead).
  */
 int32_t mrt_ref_transpose_conv_s8(const mrt_ref_transpose_conv_s8_params *p);
+
+/**
+ * SVDF, int8 input, int8 (mrt_ref_svdf_s8) or int16 (mrt_ref_svdf_state_s16_s8) state and time
+ * weights (TFLM's EvalIntegerSvdfReference): the state moves one element left; each filter's
+ * feature dot product (input + input_offset) * weights_feature, requantized, saturated to the
+ * state type, + state_zp, goes into its last memory slot; each filter's time dot product
+ * weights_time * (state - state_zp) into `scratch`; per unit, bias + its rank filters' sums into
+ * `scratch_output`, requantized + output_zp, clamped to int8. int32 sums wrap as TFLM's do.
+ */
+int32_t mrt_ref_svdf_s8(const mrt_ref_svdf_params *p);
+int32_t mrt_ref_svdf_state_s16_s8(const mrt_ref_svdf_params *p);
 
 #endif
