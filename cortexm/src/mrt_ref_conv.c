@@ -6,17 +6,23 @@
 #include "mrt_ref_nnfunctions.h"
 #include "mrt_math.h"
 
+/* The parameters as TFLM's kernels hold them: consts read once from the block (FC is the
+ * filter depth of a conv, the depth multiplier of a depthwise conv). */
+#define MRT_REF_CONV_LOCALS(p, FC)                                                                        \
+    const int8_t *const input = (p)->in, *const filter = (p)->filter;                                     \
+    const int32_t *const bias = (p)->bias, *const mult = (p)->mult, *const shift = (p)->shift;            \
+    const int32_t batches = (p)->geom.n, in_h = (p)->geom.ih, in_w = (p)->geom.iw, in_depth = (p)->geom.ic; \
+    const int32_t out_h = (p)->geom.oh, out_w = (p)->geom.ow, out_depth = (p)->geom.oc;                   \
+    const int32_t filter_h = (p)->geom.fh, filter_w = (p)->geom.fw, FC = (p)->geom.fc;                    \
+    const int32_t stride_h = (p)->geom.sh, stride_w = (p)->geom.sw;                                       \
+    const int32_t dil_h = (p)->geom.dh, dil_w = (p)->geom.dw, pad_h = (p)->geom.ph, pad_w = (p)->geom.pw; \
+    const int32_t in_off = (p)->in_off, out_off = (p)->out_off;                                           \
+    const int32_t act_min = (p)->act_min, act_max = (p)->act_max
+
 int32_t mrt_ref_conv_s8(const mrt_ref_conv_s8_params *p)
 {
-    const int8_t *const input = p->in, *const filter = p->filter;
-    const int32_t *const bias = p->bias, *const mult = p->mult, *const shift = p->shift;
+    MRT_REF_CONV_LOCALS(p, filter_depth);
     int8_t *out = p->out;
-    const int32_t batches = p->geom.n, in_h = p->geom.ih, in_w = p->geom.iw, in_depth = p->geom.ic;
-    const int32_t out_h = p->geom.oh, out_w = p->geom.ow, out_depth = p->geom.oc;
-    const int32_t filter_h = p->geom.fh, filter_w = p->geom.fw, filter_depth = p->geom.fc;
-    const int32_t stride_h = p->geom.sh, stride_w = p->geom.sw, dil_h = p->geom.dh, dil_w = p->geom.dw;
-    const int32_t pad_h = p->geom.ph, pad_w = p->geom.pw;
-    const int32_t in_off = p->in_off, out_off = p->out_off, act_min = p->act_min, act_max = p->act_max;
     const int32_t filters_per_group = out_depth / (in_depth / filter_depth);
     for (int32_t b = 0; b < batches; ++b) {
         for (int32_t oy = 0; oy < out_h; ++oy) {
@@ -53,15 +59,8 @@ int32_t mrt_ref_conv_s8(const mrt_ref_conv_s8_params *p)
 
 int32_t mrt_ref_depthwise_conv_s8(const mrt_ref_conv_s8_params *p)
 {
-    const int8_t *const input = p->in, *const filter = p->filter;
-    const int32_t *const bias = p->bias, *const mult = p->mult, *const shift = p->shift;
+    MRT_REF_CONV_LOCALS(p, depth_multiplier);
     int8_t *const output = p->out;
-    const int32_t batches = p->geom.n, in_h = p->geom.ih, in_w = p->geom.iw, in_depth = p->geom.ic;
-    const int32_t out_h = p->geom.oh, out_w = p->geom.ow, out_depth = p->geom.oc;
-    const int32_t filter_h = p->geom.fh, filter_w = p->geom.fw, depth_multiplier = p->geom.fc;
-    const int32_t stride_h = p->geom.sh, stride_w = p->geom.sw, dil_h = p->geom.dh, dil_w = p->geom.dw;
-    const int32_t pad_h = p->geom.ph, pad_w = p->geom.pw;
-    const int32_t in_off = p->in_off, out_off = p->out_off, act_min = p->act_min, act_max = p->act_max;
     for (int32_t b = 0; b < batches; ++b) {
         for (int32_t oy = 0; oy < out_h; ++oy) {
             const int32_t in_y_origin = oy * stride_h - pad_h;
