@@ -150,6 +150,20 @@ def _batch_matmul(op: str, typ: str) -> bytes:
                      _t((2, 16, 24), typ, 0.2, 5))
 
 
+def _transpose_conv(op: str, typ: str) -> bytes:
+    """A decoder's upsampling layer: [1, 8, 8, 16] to [1, 16, 16, 16], 3x3, stride 2."""
+    rng = np.random.default_rng(0)
+    q = typ != "FLOAT32"
+    wtype, btype = ("INT8", "INT64" if typ == "INT16" else "INT32") if q else ("FLOAT32", "FLOAT32")
+    wscale = list(rng.uniform(0.002, 0.01, 16)) if q else 0.005
+    weights = rng.integers(-127, 128, (16, 3, 3, 16)) if q else rng.uniform(-0.5, 0.5, (16, 3, 3, 16))
+    bias = rng.integers(-2000, 2000, 16) if q else rng.uniform(-1, 1, 16)
+    bias_scale = 0.05 * np.asarray(wscale) if q else 0.005
+    return single_op(op, [_i32([1, 16, 16, 16]), _t((16, 3, 3, 16), wtype, wscale, 0, weights),
+                          _t((1, 8, 8, 16), typ, 0.05, -3), _t((16,), btype, list(bias_scale) if q else 0.005, 0, bias)],
+                     _t((1, 16, 16, 16), typ, 0.2, 5), {"padding": "SAME", "stride_h": 2, "stride_w": 2})
+
+
 # Representative shapes: op -> maker(op, type name) -> model bytes.
 SHAPES: dict[str, Callable[[str, str], bytes]] = {
     **{op: _layer for op in WEIGHTED},
@@ -162,6 +176,7 @@ SHAPES: dict[str, Callable[[str, str], bytes]] = {
     "QUANTIZE": _quantize, "DEQUANTIZE": _quantize, "SVDF": _svdf,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
     "BATCH_MATMUL": _batch_matmul,
+    "TRANSPOSE_CONV": _transpose_conv,
     "MEAN": lambda op, t: single_op(op, [_t((1, 16, 16, 32), t), _i32([1, 2])], _t((1, 1, 1, 32), t, 0.04),
                                     {"keep_dims": True}),
 }
@@ -225,6 +240,7 @@ def measure(op: str, dtype: str, core: str, fallback: list, kernels: str = "cmsi
     of the flavour `kernels`."""
     from micro_rt import Interpreter
     from micro_rt.analysis import op_macs
+    from micro_rt.cortexm.ops import DATA_INPUT
     from micro_rt.errors import MicroRtError
     from micro_rt.inputs import random_inputs
     for source, data in candidate_models(op, dtype, fallback):
@@ -242,7 +258,8 @@ def measure(op: str, dtype: str, core: str, fallback: list, kernels: str = "cmsi
         sg = it.model.main
         node = sg.operators[0]
         ins = [i for i in node.inputs if i >= 0]
-        first = sg.tensors[ins[0]].shape if ins else ()             # VAR_HANDLE has no input
+        data_input = ins[min(DATA_INPUT.get(node.op_name, 0), len(ins) - 1)] if ins else -1
+        first = sg.tensors[data_input].shape if ins else ()          # VAR_HANDLE has no input
         out = sg.tensors[node.outputs[0]].shape if node.outputs else ()
         return Row(op, dtype, core, source, f"{list(first)}->{list(out)}", rec.on_mcu, op_macs(sg, node),
                    max(math.prod(first), math.prod(out)), rec.instructions, rec.cycles, rec.stack_bytes, kernels)

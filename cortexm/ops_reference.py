@@ -19,6 +19,7 @@ from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT
 from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, i32_bytes, is_i16, node_params, uwords, words
 from .ops_elementwise import (BINARY_QUANT_FIELDS, INT_RANGE, binary_params, run_binary_s8, run_binary_s16,
                               same_type_operands)
+from .ops_lstm import lstm_block
 from .ops_nn import conv_geometry, fc_params, per_channel_multipliers, pool_geometry, runnable_shape
 from .ops_transpose_conv import transpose_conv_quantization, transpose_conv_shape
 
@@ -124,3 +125,15 @@ def run_ref_svdf_s8(c: CallContext) -> list[KernelCall]:
         data.activation_state_zero_point, data.state_min, data.state_max, data.output_zero_point)
     symbol = "mrt_ref_svdf_s8" if np.dtype(state.dtype) == np.int8 else "mrt_ref_svdf_state_s16_s8"
     return [c.call(symbol, c.args(blob))]
+
+
+def run_ref_lstm(c: CallContext) -> list[KernelCall]:
+    """mrt_ref_lstm_s8 / _s16 with TFLM's four gate buffers (the reference kernel's scratch)."""
+    node = c.node
+    blob = lstm_block(c)
+    offsets = c.scratch_offset
+    if not isinstance(offsets, (tuple, list)) or len(offsets) != 4:
+        raise UnsupportedOnMcu(f"op {node.index} UNIDIRECTIONAL_SEQUENCE_LSTM: not the reference kernel's four "
+                               "gate buffers")
+    blob += uwords(*(c.scratch_addr(k) for k in range(4)))
+    return [c.call("mrt_ref_lstm_s8" if node.user_data.kind == "int8" else "mrt_ref_lstm_s16", c.args(blob))]

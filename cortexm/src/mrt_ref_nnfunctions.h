@@ -4,7 +4,7 @@
  * integer_ops): plain nested loops over the output positions, then over the filter taps with
  * a bounds check on every padded tap, and one requantization per output element. No DSP
  * instructions (SXTB16 / SMLAD), no im2col, no scratch memory beyond what TFLM's reference
- * kernel itself requests (TRANSPOSE_CONV's accumulators, SVDF's sums): a user compares these cycles,
+ * kernel itself requests (TRANSPOSE_CONV's accumulators, SVDF's sums, LSTM's gate buffers): a user compares these cycles,
  * stack and code bytes with the CMSIS-NN-style kernels' (arm_nnfunctions.h) to see what the
  * optimized kernels buy on a core. Results are bit-exact with the numpy twins (micro_rt.kernels)
  * and so with the CMSIS-NN-style kernels: the two flavours differ in cost, never in output.
@@ -100,6 +100,12 @@ typedef struct {
     int32_t state_zp, state_min, state_max, output_zp;
 } mrt_ref_svdf_params;
 
+/* mrt_ref_lstm_s8 / _s16. Packed by ops_reference.run_ref_lstm. */
+typedef struct {
+    mrt_lstm_params lstm;              /* as mrt_lstm_s8 / _s16 (mrt_nn_types.h) */
+    int16_t *gates[4];                 /* int16 [batch, n_state] each: TFLM's four gate buffers */
+} mrt_ref_lstm_params;
+
 /**
  * CONV_2D int8 (reference_integer_ops::ConvPerChannel): for every batch, output row, output
  * column and output channel, the sum over filter rows and columns inside the image (dilated,
@@ -160,5 +166,16 @@ int32_t mrt_ref_transpose_conv_s8(const mrt_ref_transpose_conv_s8_params *p);
  */
 int32_t mrt_ref_svdf_s8(const mrt_ref_svdf_params *p);
 int32_t mrt_ref_svdf_state_s16_s8(const mrt_ref_svdf_params *p);
+
+/**
+ * UNIDIRECTIONAL_SEQUENCE_LSTM 8x8->16 (mrt_ref_lstm_s8) and 16x8->16 (mrt_ref_lstm_s16), TFLM's
+ * integer LstmStep one gate at a time: per step and batch row, each gate's input FC (+ bias)
+ * into its gate buffer, the recurrent FC added with int16 saturation, the sigmoid / tanh over
+ * the buffer; then the cell update over all cells and the hidden values into the output row;
+ * the hidden state takes the step's rows when the step is done. The arithmetic per element is
+ * mrt_lstm_s8 / _s16's (mrt_lstm_common.h); the dot products are plain loops.
+ */
+int32_t mrt_ref_lstm_s8(const mrt_ref_lstm_params *p);
+int32_t mrt_ref_lstm_s16(const mrt_ref_lstm_params *p);
 
 #endif
