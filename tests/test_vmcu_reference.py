@@ -344,3 +344,14 @@ def test_every_type_case_runs_whole_with_reference_kernels(label, op, data):
                 "arm_fully_connected_s16", "arm_batch_matmul_s8", "arm_transpose_conv_wrapper_s8", "mrt_svdf_s8",
                 "mrt_svdf_state_s16_s8", "mrt_lstm_s8", "mrt_lstm_s16", "mrt_gemm_s8"}
     assert not executed & replaced, f"{label}: executed {sorted(executed & replaced)}"
+
+
+def test_reference_emulation_needs_a_cortex_m_target():
+    """kernels="reference" runs on the host unless emulation is asked for; on the host target
+    emulation is refused, naming the target."""
+    from micro_rt import Interpreter
+    from micro_rt.errors import InputError
+    data = (MODELS / "pooling_int8.tflite").read_bytes()
+    assert not Interpreter.from_bytes(data, target="cortex-m4", kernels=REF).emulate
+    with pytest.raises(InputError, match="Cortex-M target, not host64"):
+        Interpreter.from_bytes(data, target="host64", kernels=REF, emulate=True)
