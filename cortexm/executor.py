@@ -1,4 +1,5 @@
-"""Running an interpreter's operators on the virtual MCU.
+"""Running an interpreter's operators on the virtual MCU, with the C kernels of the flavour its
+arena was planned for (`interpreter.kernels`: cmsis-nn or reference, see ops.REFERENCE_KERNELS).
 
 The interpreter's arena is mapped into emulated SRAM zero-copy, at the offsets its planner
 chose; constant tensors go to emulated flash. Every operator with a C kernel runs there (the
@@ -78,6 +79,7 @@ class McuExecutor:
                  memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY,
                  flash_port: bool = True):
         self.it = interpreter
+        self.kernels = interpreter.kernels      # the flavour the arena was planned for
         self.budget = budget
         head = interpreter.memory_bytes
         variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
@@ -202,7 +204,7 @@ class McuExecutor:
             for node in sub.nodes:
                 index = ops.data_input_index(node)
                 typed = index >= 0 and sub.tensors[index].dtype is not None
-                sizes = ops.persistent_requests(node, sub.tensors) if typed else ()
+                sizes = ops.persistent_requests(node, sub.tensors, self.kernels) if typed else ()
                 if sizes:
                     found[(node.subgraph, node.index)] = sizes
         return found
@@ -242,7 +244,7 @@ class McuExecutor:
         all_tensors = self._tensors(node)
         index = ops.data_input_index(node)
         first = all_tensors[index] if index >= 0 else None
-        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype):
+        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype, self.kernels):
             return False
         touched = [all_tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
         return all(t.is_constant or t.offset is not None for t in touched)
@@ -278,7 +280,7 @@ class McuExecutor:
         budget = self._budget_left(limit)
         start = time.perf_counter()
         try:
-            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget,
+            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget, kernels=self.kernels,
                                 persistent_offsets=persistent)
         except BudgetExceeded as e:
             raise self._budget_error(node, e, limit, capped=budget < limit.budget) from e

@@ -61,7 +61,8 @@ def _transpose_call(c: CallContext, t, src: int, dst: int) -> KernelCall:
     return strided_copy(c, src, dst, es, counts, [src_st[p] for p in perm], contig_strides(counts, es))
 
 
-def run_batch_matmul(c: CallContext) -> list[KernelCall]:
+def run_batch_matmul(c: CallContext, cmsis: bool = True) -> list[KernelCall]:
+    """`cmsis=False` (the reference flavour): always TFLM's reference loop, mrt_batch_matmul_*."""
     lhs_t, rhs_t, out_t = c.t(0), c.t(1), c.out()
     opts = c.node.options
     adj_x, adj_y = bool(opts.get("adj_x", False)), bool(opts.get("adj_y", False))
@@ -94,7 +95,7 @@ def run_batch_matmul(c: CallContext) -> list[KernelCall]:
         info = np.iinfo(dtype)
         lo, hi = int(info.min), int(info.max)
         lhs_off, rhs_off, out_off = -zero_point_of(lhs_t), -zero_point_of(rhs_t), zero_point_of(out_t)
-    if dtype == np.int8 and rank <= 4:
+    if cmsis and dtype == np.int8 and rank <= 4:
         ext_l, ext_r = _extended(lhs, 4), _extended(rhs, 4)
         bmm = c.args(bytes([int(adj_x), int(adj_y), 0, 0]) + words(lhs_off, rhs_off, out_off, lo, hi))
         quant = c.args(words(mult, shift))

@@ -7,8 +7,8 @@ its gates in the four scratch buffers TFLM requests).
 The multipliers, shifts, zero points and the cell state's clamp are the host kernel's (its
 OpDataLSTM, filled by prepare from TFLM's formulas); TFLM's 256-entry sigmoid table is a
 constant placed in flash. The hidden and cell states are variable tensors, in MCU memory
-(executor). The kernel needs no scratch: the four gate buffers TFLM requests stay planned in
-the arena, unused.
+(executor). The kernel needs no scratch: the gate buffers TFLM requests stay planned in the
+arena, unused (the reference flavour's mrt_ref_lstm_s8 / _s16 use its four: ops_reference).
 """
 from __future__ import annotations
 
@@ -36,9 +36,9 @@ def _lstm_words(c: CallContext, data) -> list[int]:
             *cell_state_bounds(data), cell_m, cell_s]
 
 
-def run_lstm(c: CallContext) -> list[KernelCall]:
-    """mrt_lstm_s8 / mrt_lstm_s16, where the op was prepared for an integer path with symmetric
-    weights."""
+def lstm_block(c: CallContext) -> bytes:
+    """The mrt_lstm_params block of the node (mrt_lstm_s8 / _s16 and the reference flavour's
+    mrt_ref_lstm_s8 / _s16), after the checks both kernels need."""
     node = c.node
     data = getattr(node, "user_data", None)
     if data is None or getattr(data, "kind", "") not in ("int8", "int16"):
@@ -52,10 +52,9 @@ def run_lstm(c: CallContext) -> list[KernelCall]:
         raise UnsupportedOnMcu(f"op {node.index} UNIDIRECTIONAL_SEQUENCE_LSTM: cell scale 2^{data.cell_power} "
                                "puts tanh's input rescale outside int32")
     table = c.const("sigmoid_table", lambda: SIGMOID_TABLE_UINT16.astype("<u2").tobytes())
-    blob = uwords(c.in_addr(0), c.out_addr(), c.in_addr(_HIDDEN), c.in_addr(_CELL),
+    return uwords(c.in_addr(0), c.out_addr(), c.in_addr(_HIDDEN), c.in_addr(_CELL),
                   *(c.in_addr(i) for i in _W_IN), *(c.in_addr(i) for i in _W_REC),
                   *(c.in_addr(i) for i in _BIAS), table) + words(*_lstm_words(c, data))
-    return [c.call("mrt_lstm_s8" if data.kind == "int8" else "mrt_lstm_s16", c.args(blob))]
 
 
 def run_lstm_f32(c: CallContext) -> list[KernelCall]:
@@ -77,4 +76,11 @@ def run_lstm_f32(c: CallContext) -> list[KernelCall]:
     return [c.call("mrt_lstm_f32", c.args(blob))]
 
 
-__all__ = ["run_lstm", "run_lstm_f32"]
+def run_lstm(c: CallContext) -> list[KernelCall]:
+    """mrt_lstm_s8 / mrt_lstm_s16, where the op was prepared for an integer path with symmetric
+    weights."""
+    blob = lstm_block(c)
+    return [c.call("mrt_lstm_s8" if c.node.user_data.kind == "int8" else "mrt_lstm_s16", c.args(blob))]
+
+
+__all__ = ["lstm_block", "run_lstm", "run_lstm_f32"]

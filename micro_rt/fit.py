@@ -2,8 +2,9 @@
 
 RAM = tensor arena (head + tail + temp) + kernel stack + firmware static data; flash = model +
 kernel code. The arena is planned; stack, static data and code are measured by one emulated
-inference of micro_rt's C kernels. Whatever is left out (an operator without a kernel, one that
-fell back to a host kernel, kernels that have no C build) is listed and "fits" is not claimed:
+inference of micro_rt's C kernels of the chosen flavour (CMSIS-NN-style or reference). Whatever
+is left out (an operator without a kernel, one that fell back to a host kernel) is listed and
+"fits" is not claimed:
 the verdict is "cannot tell", unless what is counted already exceeds a budget, which the missing
 parts could only add to.
 """
@@ -74,11 +75,12 @@ def _record_name(r: OpRecord) -> str:
 
 
 def measure_kernels(data: bytes, target: str,
-                    progress: Optional[Callable[[int, int], None]] = None) -> KernelMeasurement:
-    """Run inferences on the virtual MCU with micro_rt's CMSIS-NN-style C kernels: one, or
-    more while an operator ends them early (up to MAX_MEASURED_INVOKES); stack and code are
-    the largest over them."""
-    with Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True) as it:
+                    progress: Optional[Callable[[int, int], None]] = None,
+                    kernels: str = "cmsis-nn") -> KernelMeasurement:
+    """Run inferences on the virtual MCU with micro_rt's C kernels of the flavour `kernels` (the
+    CMSIS-NN-style ones, or the reference ones): one, or more while an operator ends them early
+    (up to MAX_MEASURED_INVOKES); stack and code are the largest over them."""
+    with Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True) as it:
         stack = 0
         for _ in range(MAX_MEASURED_INVOKES):
             for i, x in enumerate(random_inputs(it, 0)):
@@ -91,8 +93,8 @@ def measure_kernels(data: bytes, target: str,
 
 
 def kernel_measurement(it: Interpreter, stack_bytes: int = 0) -> KernelMeasurement:
-    """What the inferences of `it` (emulated, cmsis-nn kernels) measured: the code of all, the
-    stack of the last (or `stack_bytes` if deeper), the host fall-backs of the last."""
+    """What the inferences of `it` (emulated, with its flavour's C kernels) measured: the code of
+    all, the stack of the last (or `stack_bytes` if deeper), the host fall-backs of the last."""
     executor = it.executor
     ended = next((r for r in it.last_run if r.ended_run), None)
     return KernelMeasurement(max([stack_bytes] + [r.stack_bytes for r in it.last_run]),
@@ -245,11 +247,6 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
         report.scope = "arena and model only (host target: kernel stack and code are not modelled)"
     elif not measure:
         report.scope = "arena and model only (kernel stack and code not measured: --no-emulate)"
-    elif it.kernels != "cmsis-nn":
-        report.not_accounted.append(
-            f"kernel stack, static data and code: micro_rt has no C build of its {it.kernels} "
-            "kernels, so they are not measured (--kernels cmsis-nn measures micro_rt's "
-            "CMSIS-NN-style C kernels; --no-emulate asks for an arena-and-model-only verdict)")
     elif missing:
         report.not_accounted.append("kernel stack, static data and code: not measured, the model "
                                     "cannot run without the kernels above")
@@ -258,13 +255,13 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
                                     "cannot run on the virtual MCU, where NPU operators are not simulated (listed below)")
     else:
         try:
-            report.measured = measured or measure_kernels(data, it.target.name, progress)
+            report.measured = measured or measure_kernels(data, it.target.name, progress, it.kernels)
         except MicroRtError as e:
             report.not_accounted.append("kernel stack, static data and code: not measured, the "
                                         f"emulated inference failed: {' '.join(str(e).split())}")
         else:
-            report.not_accounted += [f"op {op}: no C kernel (ran on a host kernel), so its stack "
-                                     "and code are not measured" for op in report.measured.ops_on_host]
+            report.not_accounted += [f"op {op}: no {it.kernels} C kernel (ran on a host kernel), so its "
+                                     "stack and code are not measured" for op in report.measured.ops_on_host]
             if report.measured.ended_at:
                 report.not_accounted.append(
                     f"the operators after op {report.measured.ended_at}: it ended the emulated inference "

@@ -36,9 +36,9 @@ def _inputs(rng, shape, n, dtype=np.int8):
     return [rng.integers(lo, hi + 1, shape).astype(dtype) for _ in range(n)] + edges
 
 
-def assert_mcu_matches_host(data: bytes, core: str, inputs, reset_at=()) -> None:
+def assert_mcu_matches_host(data: bytes, core: str, inputs, reset_at=(), kernels: str = "cmsis-nn") -> None:
     host = Interpreter.from_bytes(data)
-    mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+    mcu = Interpreter.from_bytes(data, target=core, kernels=kernels, emulate=True)
     lstm = [n for n in mcu.nodes if n.op_name == "UNIDIRECTIONAL_SEQUENCE_LSTM"]
     states = [t for n in lstm for t in (n.inputs[18], n.inputs[19])]
     for k, xs in enumerate(inputs):
@@ -58,17 +58,18 @@ def assert_mcu_matches_host(data: bytes, core: str, inputs, reset_at=()) -> None
                                     f"host {a.reshape(-1)[diff[:5]]} mcu {b.reshape(-1)[diff[:5]]}")
 
 
+@pytest.mark.parametrize("kernels", ["cmsis-nn", "reference"])     # reference: cortexm/src/mrt_ref_lstm.c
 @pytest.mark.parametrize("core", CORES)
 @pytest.mark.parametrize("case", MCU_CASES, ids=lambda c: f"{c[0]}-b{c[1]}-t{c[2]}-i{c[3]}-s{c[4]}-" +
                          ("-".join(f"{k}={v}" for k, v in c[5].items()) or "default"))
-def test_lstm_s8_matches_twin(core, case):
+def test_lstm_s8_matches_twin(core, case, kernels):
     kind, batch, steps, n_input, n_state, options = case
     for seed in range(2):
         data = lstm_model(kind, batch, steps, n_input, n_state, seed=100 * seed + batch * 31 + steps, **options)
         shape = (steps, batch, n_input) if options.get("time_major") else (batch, steps, n_input)
         rng = np.random.default_rng(seed)
         inputs = _inputs(rng, shape, 4, np.int16 if kind == "int16" else np.int8)
-        assert_mcu_matches_host(data, core, [[x] for x in inputs], reset_at=(3,))
+        assert_mcu_matches_host(data, core, [[x] for x in inputs], reset_at=(3,), kernels=kernels)
 
 
 @pytest.mark.parametrize("name", shared_models(INT8_LSTM_MODELS))

@@ -24,9 +24,9 @@ from vmcu_cases import MAX_ULP, assert_close_ulp, device_libm
 CORES = ["cortex-m0plus", "cortex-m4"]
 
 
-def assert_mcu_matches_host(data: bytes, core: str, inputs, reset_at=()) -> None:
+def assert_mcu_matches_host(data: bytes, core: str, inputs, reset_at=(), kernels: str = "cmsis-nn") -> None:
     host = Interpreter.from_bytes(data)
-    mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+    mcu = Interpreter.from_bytes(data, target=core, kernels=kernels, emulate=True)
     state = mcu.nodes[0].inputs[4]
     for k, x in enumerate(inputs):
         if k in reset_at:
@@ -67,18 +67,23 @@ def test_svdf_s8_matches_twin(core, kind):
             assert_mcu_matches_host(data, core, run, reset_at=(memory + 1,))
 
 
+FLAVOURS = ["cmsis-nn", "reference"]        # reference: cortexm/src/mrt_ref_svdf.c
+
+
+@pytest.mark.parametrize("kernels", FLAVOURS)
 @pytest.mark.parametrize("core", CORES)
-def test_state_zero_points(core):
+def test_state_zero_points(core, kernels):
     for state_zp in (-128, -37, 55, 127):
         data = svdf_model(2, 13, 8, 2, 5, "int8", seed=200 + state_zp, state_zp=state_zp)
         assert_mcu_matches_host(data, core, _random_inputs(np.random.default_rng(state_zp & 0xFF), (2, 13), 8),
-                                reset_at=(5,))
+                                reset_at=(5,), kernels=kernels)
     data = svdf_model(2, 12, 8, 2, 4, "int16", seed=3, state_zp=300)
-    assert_mcu_matches_host(data, core, _random_inputs(np.random.default_rng(1), (2, 12), 6))
+    assert_mcu_matches_host(data, core, _random_inputs(np.random.default_rng(1), (2, 12), 6), kernels=kernels)
 
 
+@pytest.mark.parametrize("kernels", FLAVOURS)
 @pytest.mark.parametrize("core", CORES)
-def test_time_sums_wrap(core):
+def test_time_sums_wrap(core, kernels):
     """Full-scale int16 time weights against a saturated state: the int32 time and unit sums
     wrap, on the MCU as in the twin."""
     data = svdf_model(2, 16, 8, 2, 6, "int16", seed=21)
@@ -95,7 +100,7 @@ def test_time_sums_wrap(core):
     x = np.full((2, 16), 127, np.int8)
     rng = np.random.default_rng(3)
     inputs = [x] * 7 + [rng.integers(-128, 128, (2, 16)).astype(np.int8) for _ in range(3)] + [-x - 1] * 7
-    assert_mcu_matches_host(data, core, inputs, reset_at=(12,))
+    assert_mcu_matches_host(data, core, inputs, reset_at=(12,), kernels=kernels)
 
 
 @pytest.mark.parametrize("name", shared_models(["keyword_scrambled.tflite", "keyword_scrambled_8bit.tflite"]))

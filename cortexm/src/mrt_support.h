@@ -125,4 +125,43 @@ static inline float mrt_logistic_f32(float x)
     return 1.0f / (1.0f + expf(-x));
 }
 
+/* ---- TRANSPOSE_CONV (mrt_transpose_conv.c, mrt_ref_transpose_conv.c) ---- */
+
+/* TFLM's reference scatter: every input value x (input y, x, channel order) times every filter
+ * tap, added into the output element it reaches, (iy * sh - ph + fy, ix * sw - pw + fx) when
+ * inside the output. A macro because the input, filter and accumulator types vary (int16 /
+ * int8 / int64, float / float / float, int8 / int8 / int32); X_T is the type x is read as, x_off
+ * is added to it (TFLM's int8 input offset; 0 for int16, -0.0f for float32: an exact identity
+ * the compiler folds away). mrt_transpose_conv_s16 / _f32 and the reference flavour's
+ * mrt_ref_transpose_conv_s8 share it. */
+#define MRT_TCONV_SCATTER(g, IN_T, W_T, ACC_T, X_T, in_data, x_off, filter, acc)                        \
+    do {                                                                                          \
+        const IN_T *in_ = (in_data);                                                              \
+        for (int32_t b = 0; b < (g)->n; ++b) {                                                    \
+            ACC_T *acc_b = (acc) + b * (g)->oh * (g)->ow * (g)->oc;                               \
+            for (int32_t iy = 0; iy < (g)->ih; ++iy) {                                            \
+                for (int32_t ix = 0; ix < (g)->iw; ++ix) {                                        \
+                    for (int32_t c = 0; c < (g)->ic; ++c) {                                       \
+                        const X_T x = *in_++ + (x_off);                                           \
+                        const int32_t ox0 = ix * (g)->sw - (g)->pw, oy0 = iy * (g)->sh - (g)->ph; \
+                        for (int32_t fy = 0; fy < (g)->fh; ++fy) {                                \
+                            const int32_t oy = oy0 + fy;                                          \
+                            for (int32_t fx = 0; fx < (g)->fw; ++fx) {                            \
+                                const int32_t ox = ox0 + fx;                                      \
+                                if (oy < 0 || oy >= (g)->oh || ox < 0 || ox >= (g)->ow) {         \
+                                    continue;                                                     \
+                                }                                                                 \
+                                ACC_T *dst = acc_b + (oy * (g)->ow + ox) * (g)->oc;               \
+                                const W_T *w = (filter) + (fy * (g)->fw + fx) * (g)->ic + c;      \
+                                for (int32_t o = 0; o < (g)->oc; ++o) {                           \
+                                    dst[o] += x * w[o * (g)->fh * (g)->fw * (g)->ic];             \
+                                }                                                                 \
+                            }                                                                     \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+
 #endif
