@@ -183,10 +183,11 @@ class CallContext:
             offsets = (offsets,)
         return self.mcu.arena_base + int(offsets[k]) if offsets else 0
 
-    def args(self, data: bytes) -> int:
+    def args(self, data: bytes, writable: bool = False) -> int:
         """The address of an argument struct of the call being described (written when the
-        call is performed)."""
-        addr = self._args_area.reserve(len(data), 4)
+        call is performed). `writable`: the kernel writes it (a work buffer, state it keeps):
+        a firmware plan puts it in RAM (firmware_plan.py)."""
+        addr = self._args_area.reserve(len(data), 4, writable=writable)
         self._blocks.append((addr, bytes(data)))
         return addr
 

@@ -1,0 +1,420 @@
+"""The firmware plan: a whole inference as the device runtime (cortexm/src/mrt_runtime.c) walks it.
+
+One IR, two emitters. The IR is an ordered list of kernel calls (`PlanEntry`: symbol, argument
+words) and the argument structs they point to, where every word that is a pointer carries a
+relocation (`Reloc`: region and offset) instead of an address:
+
+    arena      the tensor arena (tensors, scratch buffers, variable tensors), offset from its start
+    constants  the model's constants and each operator's constant parameters (weights, biases,
+               multipliers, lookup tables, FFT twiddles): `FirmwarePlan.constants`, read-only
+    plan       the argument structs of the calls (`plan_blob`), read-only
+    state      argument structs a kernel writes (work buffers, the state Signal kernels keep between
+               invokes: `state_blob`); RAM on a device
+
+Emitters: `binary_image` lays the plan out with absolute addresses (the emulator writes it into
+flash, cortexm/executor.py); a C emitter (micro-rt export) writes pointer words as expressions
+over its arrays. API, stable:
+
+    build_plan(nodes, core, arena_misalign=0) -> FirmwarePlan      # nodes: [PlanNode]
+    plan_nodes(interpreter) -> [PlanNode]                          # subgraph 0, in order
+    FirmwarePlan.entries[i]: PlanEntry(subgraph, node_index, op_name, symbol, args, blocks,
+                                       refusal, after)
+        args: tuple of int (a plain word) or Reloc (a pointer)
+        blocks: ((region "plan" | "state", offset, length), ...) its argument structs
+    FirmwarePlan.plan_blob / state_blob: bytes, pointer words zero; plan_relocs / state_relocs:
+        ((offset of a pointer word in the blob, Reloc), ...)
+    FirmwarePlan.constants: (ConstantItem(offset, data, align), ...) laid out in constants_bytes
+    FirmwarePlan.arena_bytes
+    resolver(plan, arena_base, flash_base, state_base, place_constant) -> resolve(Reloc) -> address
+    binary_image(plan, resolve, symbol_address, flash_base, state_base) -> PlanImage
+
+How pointers are found: the runners (cortexm/ops_*.py) describe their calls twice, for two
+layouts whose region bases differ by different deltas (alignment residues kept); a word that
+moves by exactly a region's delta is a pointer into that region, every other word must not move
+(PlanError otherwise). Constants the runners place (`ctx.const`, constant tensors) go to the
+constants region, each once (the same bytes are shared, as in the emulator's flash).
+
+A node whose runner reads a non-constant tensor's values while describing its calls (a check of
+run-time data made on the host before the call) cannot be planned ahead: PlanError names it.
+Calls with an `after` callback (kernels keeping state on the host between invokes) are planned;
+their argument structs are re-described before each invoke (`refresh_blocks`) and `after` runs
+after the invoke with a reader that maps the plan's addresses (`AddressReader`).
+"""
+from __future__ import annotations
+
+import bisect
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+
+from micro_rt.errors import EmulationError
+
+from . import ops
+from .calling import ArgsArea
+from .memory_map import as_bytes, round_up
+from .ops_context import KernelCall, UnsupportedOnMcu
+
+__all__ = ["MAX_ARGS", "REGIONS", "AddressReader", "ConstantItem", "FirmwarePlan", "PlanEntry", "PlanError",
+           "PlanImage", "PlanNode", "Reloc", "binary_image", "build_plan", "plan_nodes", "refresh_blocks",
+           "resolver", "scratch_offsets"]
+
+REGIONS = ("arena", "constants", "plan", "state")
+MAX_ARGS = 16              # argument words per call the runtime passes (mrt_runtime.h MRT_PLAN_MAX_ARGS)
+ENTRY_WORDS = 1 + MAX_ARGS  # mrt_entry_t: the kernel's address, then its argument words
+
+# Two layouts for finding pointer words: region bases far apart, 64 KiB-aligned deltas (so a
+# runner that looks at an address's alignment sees the same residue in both).
+# The bases avoid what parameter words often hold (small integers, Q31 multipliers below
+# 0x8000_0000, INT32_MIN, float32 values of ordinary magnitude), so that a word equal in both
+# layouts but pointing into a region of layout A is caught as an address a runner kept.
+_LAYOUT_A = {"arena": 0x9000_0000, "constants": 0x9400_0000, "plan": 0x9800_0000, "state": 0x9C00_0000}
+_LAYOUT_B = {"arena": 0x9110_0000, "constants": 0x9620_0000, "plan": 0x9B30_0000, "state": 0x9F40_0000}
+_REGION_SPAN = 0x0100_0000      # the probe's regions hold at most 16 MiB of argument structs
+
+
+class PlanError(EmulationError):
+    """The model cannot run as one firmware plan (it runs call by call instead); says why."""
+
+
+@dataclass(frozen=True)
+class Reloc:
+    """A pointer word: `offset` bytes into `region` (one of REGIONS)."""
+    region: str
+    offset: int
+
+
+Word = Union[int, Reloc]
+
+
+@dataclass(frozen=True)
+class ConstantItem:
+    """One constant in the constants region: its bytes at `offset` (aligned to `align`)."""
+    offset: int
+    data: bytes
+    align: int
+
+
+@dataclass
+class PlanEntry:
+    """One kernel call of the plan (an operator may need several, in order)."""
+    subgraph: int
+    node_index: int
+    op_name: str
+    symbol: str
+    args: tuple[Word, ...]
+    blocks: tuple[tuple[str, int, int], ...]   # (region, offset, length) of its argument structs
+    refusal: str = ""                          # why a nonzero return refuses the invoke (KernelCall)
+    after: Optional[Callable[[Any], None]] = None   # run after the invoke with an AddressReader
+
+
+@dataclass
+class FirmwarePlan:
+    core: str
+    entries: list[PlanEntry]
+    plan_blob: bytes
+    plan_relocs: tuple[tuple[int, Reloc], ...]
+    state_blob: bytes
+    state_relocs: tuple[tuple[int, Reloc], ...]
+    constants: tuple[ConstantItem, ...]
+    constants_bytes: int
+    arena_bytes: int
+    arena_misalign: int = 0
+    nodes: list = field(default_factory=list, repr=False)     # the PlanNodes it was built from
+
+    def region_size(self, region: str) -> int:
+        return {"arena": self.arena_bytes, "constants": self.constants_bytes,
+                "plan": len(self.plan_blob), "state": len(self.state_blob)}[region]
+
+
+@dataclass
+class PlanNode:
+    """What a runner describes one node's calls from (as McuExecutor.run passes it)."""
+    node: Any
+    tensors: dict          # tensor index -> tensor
+    offsets: dict          # tensor index -> arena offset (non-constant tensors)
+    scratch: Any = None    # the node's scratch offset(s), in request order
+
+
+# --------------------------------------------------------------------------- describing
+
+class _ReadsValues(Exception):
+    """A runner read a non-constant tensor's values while describing its calls."""
+
+
+class _DescribeView:
+    """A tensor as a runner sees it while the plan is built: all of it but a non-constant
+    tensor's values (they exist only when the invoke runs)."""
+
+    def __init__(self, tensor: Any):
+        self.__dict__["_tensor"] = tensor
+
+    def __getattr__(self, name: str):
+        tensor = self.__dict__["_tensor"]
+        if name == "data" and not getattr(tensor, "is_constant", False):
+            raise _ReadsValues(getattr(tensor, "name", "?"))
+        return getattr(tensor, name)
+
+
+class _PlanArea(ArgsArea):
+    """The plan's argument structs: calls do not share them (no reset between calls); blocks a
+    kernel writes go to the state region."""
+
+    def __init__(self, bases: dict[str, int]):
+        super().__init__(bases["plan"], bases["plan"] + _REGION_SPAN)
+        self.state = ArgsArea(bases["state"], bases["state"] + _REGION_SPAN)
+
+    def reset(self) -> None:
+        pass
+
+    def reserve(self, nbytes: int, align: int = 4, writable: bool = False) -> int:
+        if writable:
+            return self.state.reserve(nbytes, align)
+        return super().reserve(nbytes, align)
+
+
+class _Layout:
+    """Stands in for the VirtualMCU while the runners describe their calls: the arena, the
+    constants and the argument structs at this layout's bases."""
+
+    def __init__(self, core: str, bases: dict[str, int], arena_misalign: int):
+        self.core = core
+        self.bases = dict(bases)
+        self.arena_base = bases["arena"] + arena_misalign
+        self.area = _PlanArea(bases)
+        self._constants: list[ConstantItem] = []
+        self._constants_end = 0
+        self._by_digest: dict[tuple[bytes, int], int] = {}
+
+    def new_args_area(self) -> ArgsArea:
+        return self.area
+
+    def place_constant(self, data, align: int = 16) -> int:
+        raw = as_bytes(data)
+        key = (raw, align)
+        offset = self._by_digest.get(key)
+        if offset is None:
+            offset = round_up(self._constants_end, max(1, align))
+            self._constants.append(ConstantItem(offset, raw, align))
+            self._constants_end = offset + len(raw)
+            self._by_digest[key] = offset
+        return self.bases["constants"] + offset
+
+
+def _describe(layout: _Layout, pn: PlanNode) -> list[KernelCall]:
+    views = {i: _DescribeView(t) for i, t in pn.tensors.items()}
+    node = pn.node
+    try:
+        return ops.describe(layout, node, views, pn.offsets, pn.scratch)
+    except _ReadsValues as e:
+        raise PlanError(f"op {node.index} {node.op_name} reads the values of tensor '{e}' when its "
+                        "kernel call is set up (a check of run-time data on the host), so it "
+                        "cannot be planned ahead") from None
+    except UnsupportedOnMcu as e:
+        raise PlanError(f"op {node.index} {node.op_name} has no C kernel here: {e}") from None
+
+
+def _classify(a: int, b: int, deltas: dict[str, int], layout_a: _Layout, where: str) -> Word:
+    """A word seen as `a` in layout A and `b` in layout B: plain, or a pointer into a region."""
+    if a == b:
+        for region, base in layout_a.bases.items():
+            if base <= a < base + _REGION_SPAN:
+                raise PlanError(f"{where}: the word 0x{a:08x} points into the {region} region but "
+                                "did not move with it (an address kept from an earlier layout)")
+        return a
+    diff = (b - a) & 0xFFFFFFFF
+    for region, delta in deltas.items():
+        if diff == delta & 0xFFFFFFFF:
+            start = layout_a.arena_base if region == "arena" else layout_a.bases[region]
+            return Reloc(region, (a - start) & 0xFFFFFFFF)
+    raise PlanError(f"{where}: a word is 0x{a:08x} in one layout and 0x{b:08x} in the other, "
+                    "which no region's move explains")
+
+
+def _words(data: bytes) -> list[int]:
+    n = len(data) // 4
+    return list(struct.unpack("<%dI" % n, data[:4 * n]))
+
+
+def build_plan(nodes: Sequence[PlanNode], core: str, arena_misalign: int = 0,
+               arena_bytes: int = 0) -> FirmwarePlan:
+    """The plan of `nodes` (in run order) on `core`; PlanError when one cannot be planned."""
+    a, b = _Layout(core, _LAYOUT_A, arena_misalign), _Layout(core, _LAYOUT_B, arena_misalign)
+    deltas = {r: _LAYOUT_B[r] - _LAYOUT_A[r] for r in REGIONS}
+    entries: list[PlanEntry] = []
+    blobs = {"plan": bytearray(), "state": bytearray()}
+    relocs: dict[str, list[tuple[int, Reloc]]] = {"plan": [], "state": []}
+    for pn in nodes:
+        calls_a, calls_b = _describe(a, pn), _describe(b, pn)
+        node = pn.node
+        where = f"op {node.index} {node.op_name}"
+        if len(calls_a) != len(calls_b):
+            raise PlanError(f"{where}: its calls depend on where memory lies")
+        for ca, cb in zip(calls_a, calls_b):
+            if ca.symbol != cb.symbol or len(ca.args) != len(cb.args) or len(ca.blocks) != len(cb.blocks):
+                raise PlanError(f"{where}: its calls depend on where memory lies")
+            if len(ca.args) > MAX_ARGS:
+                raise PlanError(f"{where}: {ca.symbol} takes {len(ca.args)} argument words; the "
+                                f"runtime passes at most {MAX_ARGS}")
+            args = tuple(_classify(x & 0xFFFFFFFF, y & 0xFFFFFFFF, deltas, a, f"{where} {ca.symbol} argument {k}")
+                         for k, (x, y) in enumerate(zip(ca.args, cb.args)))
+            blocks = []
+            for (addr_a, data_a), (addr_b, data_b) in zip(ca.blocks, cb.blocks):
+                region = "plan" if a.bases["plan"] <= addr_a < a.bases["plan"] + _REGION_SPAN else "state"
+                offset = addr_a - a.bases[region]
+                if addr_b - b.bases[region] != offset or len(data_a) != len(data_b) or len(data_a) % 4 and \
+                        data_a[-(len(data_a) % 4):] != data_b[-(len(data_b) % 4):]:
+                    raise PlanError(f"{where}: its argument structs depend on where memory lies")
+                blob = blobs[region]
+                if len(blob) < offset + len(data_a):
+                    blob.extend(bytes(offset + len(data_a) - len(blob)))
+                blob[offset:offset + len(data_a)] = data_a
+                for k, (x, y) in enumerate(zip(_words(data_a), _words(data_b))):
+                    word = _classify(x, y, deltas, a, f"{where} {ca.symbol} struct word {k}")
+                    if isinstance(word, Reloc):
+                        relocs[region].append((offset + 4 * k, word))
+                        blob[offset + 4 * k:offset + 4 * k + 4] = bytes(4)
+                blocks.append((region, offset, len(data_a)))
+            entries.append(PlanEntry(node.subgraph, node.index, node.op_name, ca.symbol, args, tuple(blocks),
+                                     ca.refusal, ca.after))
+    for region in ("plan", "state"):
+        blobs[region].extend(bytes(-len(blobs[region]) % 16))
+    return FirmwarePlan(core, entries, bytes(blobs["plan"]), tuple(relocs["plan"]), bytes(blobs["state"]),
+                        tuple(relocs["state"]), tuple(a._constants), round_up(a._constants_end, 16),
+                        arena_bytes, arena_misalign, list(nodes))
+
+
+def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:
+    """Each node's scratch buffers (by subgraph and node) in request order (the kernel
+    library's own come last)."""
+    found: dict[tuple[int, int], tuple[int, ...]] = {}
+    for buf in interpreter.plan.buffers:
+        if buf.kind == "scratch":
+            found[(buf.subgraph, buf.tensor)] = found.get((buf.subgraph, buf.tensor), ()) + (buf.offset,)
+    return found
+
+
+def plan_nodes(interpreter: Any, scratch: Optional[dict] = None) -> list[PlanNode]:
+    """Subgraph 0's nodes as the plan describes them (PlanError for a model with several
+    subgraphs: control flow runs call by call)."""
+    if len(interpreter.subgraphs) > 1:
+        raise PlanError("the model has several subgraphs (control flow), whose operators the host "
+                        "runs call by call")
+    scratch = scratch_offsets(interpreter) if scratch is None else scratch
+    sub = interpreter.subgraphs[0]
+    found = []
+    for node in sub.nodes:
+        tensors = {i: sub.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
+        unplaced = [t.name for t in tensors.values() if not t.is_constant and t.offset is None]
+        if unplaced:
+            raise PlanError(f"op {node.index} {node.op_name}: tensor '{unplaced[0]}' has no place in the arena")
+        offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
+        found.append(PlanNode(node, tensors, offsets, scratch.get((node.subgraph, node.index))))
+    return found
+
+
+def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],
+                   resolve: Callable[[Reloc], int]) -> list[tuple[str, int, bytes]]:
+    """The argument structs of these entries as their runners describe them now ((region,
+    offset, bytes) at the plan's places, pointer words resolved), for kernels whose structs
+    carry state kept on the host into the call (it may have changed since: a reset)."""
+    layout = _Layout(plan.core, _LAYOUT_A, plan.arena_misalign)
+    by_node = {(pn.node.subgraph, pn.node.index): pn for pn in plan.nodes}
+    fresh: dict[tuple[int, int], list[KernelCall]] = {}
+    pointers = {region: dict(relocs) for region, relocs in (("plan", plan.plan_relocs),
+                                                            ("state", plan.state_relocs))}
+    out = []
+    for i in entry_indices:
+        entry = plan.entries[i]
+        key = (entry.subgraph, entry.node_index)
+        if key not in fresh:
+            fresh[key] = _describe(layout, by_node[key])
+        call = fresh[key].pop(0)
+        if [len(d) for _, d in call.blocks] != [n for _, _, n in entry.blocks]:
+            raise PlanError(f"op {entry.node_index} {entry.op_name}: its argument structs changed size")
+        for (region, offset, n), (_, data) in zip(entry.blocks, call.blocks):
+            data = bytearray(data)
+            for k in range(0, n - 3, 4):
+                reloc = pointers[region].get(offset + k)
+                if reloc is not None:
+                    data[k:k + 4] = struct.pack("<I", resolve(reloc) & 0xFFFFFFFF)
+            out.append((region, offset, bytes(data)))
+    return out
+
+
+# --------------------------------------------------------------------------- binary emitter
+
+@dataclass(frozen=True)
+class PlanImage:
+    """The binary plan at absolute addresses: `flash` (the plan region's structs, then the entry
+    table and mrt_plan_t) at `flash_base`, `state` (RAM) at `state_base`; mrt_invoke's argument
+    is `plan_address`."""
+    flash_base: int
+    flash: bytes
+    state_base: int
+    state: bytes
+    plan_address: int
+
+
+def _patch(blob: bytes, relocs, resolve: Callable[[Reloc], int]) -> bytearray:
+    out = bytearray(blob)
+    for offset, reloc in relocs:
+        out[offset:offset + 4] = struct.pack("<I", resolve(reloc) & 0xFFFFFFFF)
+    return out
+
+
+def binary_image(plan: FirmwarePlan, resolve: Callable[[Reloc], int],
+                 symbol_address: Callable[[str], int], flash_base: int, state_base: int) -> PlanImage:
+    """The plan laid out for the firmware runtime: `resolve` gives a relocation's address (the
+    plan region must resolve to `flash_base` + offset, the state region to `state_base` +
+    offset), `symbol_address` a kernel's address.
+
+    Layout at flash_base: plan_blob | entries (mrt_entry_t: kernel address | 1, MAX_ARGS words) |
+    mrt_plan_t {n_entries, entries}."""
+    flash = _patch(plan.plan_blob, plan.plan_relocs, resolve)
+    table_at = flash_base + len(flash)
+    for e in plan.entries:
+        words = [symbol_address(e.symbol) | 1]
+        words += [resolve(w) if isinstance(w, Reloc) else w & 0xFFFFFFFF for w in e.args]
+        words += [0] * (ENTRY_WORDS - len(words))
+        flash += struct.pack("<%dI" % ENTRY_WORDS, *words)
+    plan_address = flash_base + len(flash)
+    flash += struct.pack("<II", len(plan.entries), table_at)
+    flash.extend(bytes(-len(flash) % 16))
+    return PlanImage(flash_base, bytes(flash), state_base, bytes(_patch(plan.state_blob, plan.state_relocs, resolve)),
+                     plan_address)
+
+
+def resolver(plan: FirmwarePlan, arena_base: int, flash_base: int, state_base: int,
+             place_constant: Callable[[bytes, int], int]) -> Callable[[Reloc], int]:
+    """A relocation's address on a machine: the arena at `arena_base` (its offset 0), the plan
+    region at `flash_base`, the state region at `state_base`, each constant where
+    `place_constant(data, align)` puts it (the emulator's flash shares equal bytes)."""
+    starts = [item.offset for item in plan.constants]
+    addresses = [place_constant(item.data, item.align) for item in plan.constants]
+    bases = {"arena": arena_base, "plan": flash_base, "state": state_base}
+
+    def resolve(reloc: Reloc) -> int:
+        if reloc.region != "constants":
+            return bases[reloc.region] + reloc.offset
+        k = bisect.bisect_right(starts, reloc.offset) - 1
+        if k < 0:
+            raise PlanError(f"constants offset {reloc.offset} lies before the first constant")
+        return addresses[k] + reloc.offset - starts[k]
+
+    return resolve
+
+
+class AddressReader:
+    """What an entry's `after` reads through: the emulator's memory at layout-A addresses (those
+    the runners described with), mapped to where the plan's regions are."""
+
+    def __init__(self, mcu: Any, resolve: Callable[[Reloc], int]):
+        self._mcu, self._resolve = mcu, resolve
+
+    def read(self, addr: int, n: int) -> bytes:
+        for region, base in _LAYOUT_A.items():
+            if region != "arena" and base <= addr < base + _REGION_SPAN:
+                return self._mcu.read(self._resolve(Reloc(region, addr - base)), n)
+        return self._mcu.read(addr, n)
