@@ -10,20 +10,21 @@ words of its literal pools (and of every data object) that point into another fu
 (R_ARM_ABS32 in the object file). The $t / $d mapping symbols say which bytes of a function are
 instructions and which are literal pools.
 
-A piece is one function or data object of the symbol table, or anonymous data (a $d span no
-object symbol covers: string constants, switch tables). `ld` keeps whole input sections; with
--ffunction-sections -fdata-sections that is one function or object each, except in hand-written
-library objects (libgcc's soft-float, newlib's string functions) where several functions share
-one section; functions of the firmware that fall into each other without a branch (no padding
-between them and no return instruction at the end of the first) are joined into one piece for
-that reason.
+A piece is what `ld` keeps or drops whole: one input section. The assembler starts every input
+section with a mapping symbol, and `ld` lists each input object's local symbols after a FILE
+symbol naming its source, so the pieces are found from the symbol table: with
+-ffunction-sections -fdata-sections (the firmware's own sources) one function or object each;
+a library object built without them (newlib's libm, libgcc's soft-float) keeps all its code in
+one .text and its constants in one .rodata, so its functions form one piece. Anonymous data (a
+$d span no object symbol covers: string constants) is a piece of its own. Checked against real
+--gc-sections links of every exported kernel on every core (tests/test_image_size.py).
 """
 from __future__ import annotations
 
 import bisect
 import hashlib
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
@@ -33,6 +34,7 @@ from elftools.elf.elffile import ELFFile
 
 from micro_rt.errors import EmulationError
 
+from .firmware_build import SOURCE_DIR
 from .thumb_decode import disassembler
 
 CODE, RODATA, DATA, BSS = "code", "rodata", "data", "bss"
@@ -46,6 +48,7 @@ class Piece:
     addr: int
     size: int
     kind: str                    # CODE, RODATA (flash), DATA (SRAM, initial values in flash), BSS
+    symbols: tuple[str, ...] = ()    # every symbol it holds (aliases, functions sharing a section)
 
     @property
     def end(self) -> int:
@@ -58,7 +61,9 @@ class ImageParts:
     pieces: list[Piece]
 
     def total(self, kind: str) -> int:
-        return sum(p.size for p in self.pieces if p.kind == kind)
+        """Bytes of one kind; .data and .bss as firmware.ld lays them out (each ends 4-aligned)."""
+        n = sum(p.size for p in self.pieces if p.kind == kind)
+        return -(-n // 4) * 4 if kind in (DATA, BSS) else n
 
     @property
     def code_bytes(self) -> int:
@@ -77,16 +82,25 @@ class ImageParts:
         return self.total(BSS)
 
     @property
-    def flash_bytes(self) -> int:
-        """Code, read-only data and the initial values of .data."""
-        return self.code_bytes + self.rodata_bytes + self.data_bytes
-
-    @property
     def static_ram_bytes(self) -> int:
         return self.data_bytes + self.bss_bytes
 
     def names(self, kind: Optional[str] = None) -> set[str]:
-        return {p.name for p in self.pieces if kind is None or p.kind == kind}
+        """Every symbol the pieces hold (of one kind)."""
+        return {n for p in self.pieces if kind is None or p.kind == kind for n in p.symbols}
+
+    def padding_bytes(self, flash_base: int, end_align: int = 16) -> int:
+        """The alignment padding a link of these pieces adds in flash, laid out in the firmware's
+        order from `flash_base`: Thumb code sections are 4-byte aligned (GCC), data at most 8
+        (doubles) and no more than its address in the firmware shows; the image ends on
+        `end_align` (firmware.ld). An estimate: the firmware ELF does not record alignments."""
+        addr = flash_base
+        for p in self.pieces:
+            if p.kind in (CODE, RODATA):
+                align = min(4 if p.kind == CODE else 8, p.addr & -p.addr) if p.addr else 4
+                addr = -(-addr // align) * align + p.size
+        end = -(-addr // end_align) * end_align
+        return end - flash_base - self.code_bytes - self.rodata_bytes
 
 
 @dataclass
@@ -104,16 +118,6 @@ class ReferenceGraph:
     pieces: list[Piece]
     refs: dict[int, set[int]]                   # piece index -> piece indices it refers to
     by_name: dict[str, int]                     # every symbol name (aliases too) -> piece index
-    _starts: list[int] = field(default_factory=list, repr=False)
-
-    def __post_init__(self):
-        self._starts = [p.addr for p in self.pieces]
-
-    def piece_at(self, addr: int) -> Optional[int]:
-        i = bisect.bisect_right(self._starts, addr) - 1
-        if i >= 0 and self.pieces[i].addr <= addr < self.pieces[i].end:
-            return i
-        return None
 
     def closure(self, roots: Iterable[str]) -> ImageParts:
         """The pieces reachable from the symbols `roots` (KeyError-free: an unknown name is an
@@ -147,52 +151,54 @@ def _sections(elf: ELFFile) -> list[_Section]:
     return found
 
 
-def _symbols(elf: ELFFile) -> tuple[list, list]:
-    """(sized symbols [(addr, size, name, is_func, is_global)], mapping symbols [(addr, 't'|'d')])."""
-    sized, mapping = [], []
+def _symbols(elf: ELFFile) -> tuple[list, list, dict[int, tuple[int, str]]]:
+    """(sized symbols [(addr, size, name, is_func, is_global)], mapping symbols [(addr, 't'|'d')],
+    {mapping symbol address: (input object number, its source file name)}). `ld` writes each
+    input object's local symbols after a FILE symbol naming its source: that says which object
+    a mapping symbol, and so an input section, comes from."""
+    sized, mapping, files = [], [], {}
     symtab = elf.get_section_by_name(".symtab")
     if symtab is None:
         raise EmulationError("the firmware ELF has no symbol table")
-    for sym in symtab.iter_symbols():
+    current = (-1, "")
+    for k, sym in enumerate(symtab.iter_symbols()):
+        name, typ = sym.name, sym["st_info"]["type"]
+        if typ == "STT_FILE":
+            current = (k, name)
+            continue
         if sym["st_shndx"] in ("SHN_UNDEF", "SHN_ABS"):
             continue
-        name, typ = sym.name, sym["st_info"]["type"]
         if name in ("$t", "$d", "$a") or name.startswith(("$t.", "$d.", "$a.")):
-            mapping.append((sym["st_value"] & ~1, name[1]))
+            addr = sym["st_value"] & ~1
+            mapping.append((addr, name[1]))
+            files[addr] = current
         elif typ in ("STT_FUNC", "STT_OBJECT") and sym["st_size"]:
             sized.append((sym["st_value"] & ~1 if typ == "STT_FUNC" else sym["st_value"],
                           sym["st_size"], name, typ == "STT_FUNC", sym["st_info"]["bind"] == "STB_GLOBAL"))
-    return sized, sorted(set(mapping))
+    return sized, sorted(set(mapping)), files
 
 
-def _falls_through(code: bytes, base: int, lo: int, hi: int, kind_at) -> bool:
-    """True when the function at [lo, hi) ends in an instruction that does not end the flow
-    (no return, no branch): the next function's code follows it in the same input section."""
-    if kind_at(hi - 1) != "t":
-        return False                        # ends in a literal pool: nothing runs into the next
-    last = None
-    for insn in disassembler(detail=False).disasm(code[lo - base:hi - base], lo):
-        last = insn
-    if last is None or last.address + last.size != hi:
-        return False
-    name, ops = last.mnemonic.split(".")[0], last.op_str
-    ends = (name in ("b", "bx") or (name in ("pop", "ldm", "ldmia") and "pc" in ops)
-            or (name in ("ldr", "mov") and ops.startswith("pc")) or name in ("bkpt", "udf"))
-    return not ends
+def _kind_lookup(mapping: list) -> Callable[[int], str]:
+    """addr -> 't' (instructions) or 'd' (data) from the mapping symbols."""
+    addrs = [a for a, _ in mapping]
+
+    def kind_at(addr: int) -> str:
+        i = bisect.bisect_right(addrs, addr) - 1
+        return mapping[i][1] if i >= 0 else "d"
+
+    return kind_at
 
 
-def _pieces(sections: list[_Section], sized: list, mapping: list) -> tuple[list[Piece], dict[str, int]]:
+def _pieces(sections: list[_Section], sized: list, mapping: list, files: dict[int, tuple[int, str]],
+            sectioned: Callable[[str], bool]) -> tuple[list[Piece], dict[str, int]]:
     """The pieces of every allocated section, and every symbol name's piece.
 
     The assembler puts a mapping symbol ($t or $d) at the start of every input section, so an
-    input section starts at a mapping symbol that lies outside every function body; one that
-    starts a function the previous function falls into is not a new section."""
+    input section starts at a mapping symbol that lies outside every function body, unless it is
+    of the same library object as the one before it (`sectioned(source)` is False: built without
+    -ffunction-sections -fdata-sections, one .text and one .rodata per object)."""
     map_addrs = [a for a, _ in mapping]
-
-    def kind_at(addr: int) -> str:
-        i = bisect.bisect_right(map_addrs, addr) - 1
-        return mapping[i][1] if i >= 0 else "d"
-
+    kind_at = _kind_lookup(mapping)
     functions = sorted({(a, a + n) for a, n, _, is_func, _ in sized if is_func})
     pieces: list[Piece] = []
     names: dict[str, int] = {}
@@ -208,11 +214,13 @@ def _pieces(sections: list[_Section], sized: list, mapping: list) -> tuple[list[
             return i >= 0 and inside[i][0] < addr < inside[i][1]
 
         bounds = {lo} | {a for a in map_addrs if lo <= a < hi and not in_body(a)}
-        for k, (a, b) in enumerate(inside):
-            if k and inside[k - 1][1] == a and sec.kind == CODE and \
-                    _falls_through(sec.data, lo, inside[k - 1][0], a, kind_at):
-                bounds.discard(a)
-        bounds = sorted(bounds) + [hi]
+        kept = []
+        for b in sorted(bounds):
+            same = kept and b in files and files[b] == files.get(kept[-1]) and \
+                kind_at(b) == kind_at(kept[-1]) and not sectioned(files[b][1])
+            if not same:
+                kept.append(b)
+        bounds = kept + [hi]
         for start, stop in zip(bounds, bounds[1:]):
             symbols = [s for s in here if start <= s[0] < stop]
             if not symbols and (sec.kind == CODE and kind_at(start) != "d"):
@@ -225,7 +233,7 @@ def _pieces(sections: list[_Section], sized: list, mapping: list) -> tuple[list[
             label = symbols[0][2] if symbols else f"<data 0x{start:08x}>"
             for _, _, name, _, _ in symbols:
                 names.setdefault(name, len(pieces))
-            pieces.append(Piece(label, start, end - start, kind))
+            pieces.append(Piece(label, start, end - start, kind, tuple(s[2] for s in symbols)))
     return pieces, names
 
 
@@ -242,12 +250,7 @@ def _references(sections: list[_Section], pieces: list[Piece], mapping: list) ->
         i = bisect.bisect_right(starts, addr) - 1
         return i if i >= 0 and pieces[i].addr <= addr < pieces[i].end else None
 
-    map_addrs = [a for a, _ in mapping]
-
-    def kind_at(addr: int) -> str:
-        i = bisect.bisect_right(map_addrs, addr) - 1
-        return mapping[i][1] if i >= 0 else "d"
-
+    kind_at = _kind_lookup(mapping)
     md = disassembler(detail=True)
     refs: dict[int, set[int]] = {}
     for sec in sections:
@@ -287,48 +290,16 @@ def _references(sections: list[_Section], pieces: list[Piece], mapping: list) ->
     return refs
 
 
-def _join_unreferenced(pieces: list[Piece], refs: dict[int, set[int]], names: dict[str, int],
-                       kept: Callable[[str], bool]) -> tuple[list[Piece], dict[int, set[int]], dict[str, int]]:
-    """A function nothing refers to and the firmware's linker script does not keep is in the
-    image only because it shares an input section with the function before it (newlib's
-    math_errf.o: one section, several functions separated by literal pools): join them."""
-    referred = set().union(*refs.values()) if refs else set()
-    aliases: dict[int, list[str]] = {}
-    for name, i in names.items():
-        aliases.setdefault(i, []).append(name)
-    owner = list(range(len(pieces)))
-    for i in range(1, len(pieces)):
-        p, prev = pieces[i], pieces[owner[i - 1]]
-        if (p.kind == CODE and prev.kind == CODE and i not in referred
-                and not any(kept(n) for n in aliases.get(i, ())) and p.addr - prev.end < 16):
-            owner[i] = owner[i - 1]
-    spans: dict[int, Piece] = {}
-    for i, o in enumerate(owner):
-        base = spans.get(o, pieces[o])
-        spans[o] = Piece(base.name, base.addr, max(base.end, pieces[i].end) - base.addr, base.kind)
-    order = sorted(spans)
-    new = {o: k for k, o in enumerate(order)}
-    merged_refs: dict[int, set[int]] = {}
-    for i, targets in refs.items():
-        found = {new[owner[t]] for t in targets} - {new[owner[i]]}
-        if found:
-            merged_refs.setdefault(new[owner[i]], set()).update(found)
-    return ([spans[o] for o in order], merged_refs,
-            {n: new[owner[i]] for n, i in names.items()})
-
-
 _CACHE: dict[str, ReferenceGraph] = {}
 
 
-def firmware_keeps(name: str) -> bool:
-    """What cortexm/src/firmware.ld keeps whatever refers to it: the vector table, the export
-    table and every .text.arm_* / .text.mrt_* section (the emulator calls kernels by name)."""
-    return name in ("mrt_vectors", "mrt_exports") or name.startswith(("arm_", "mrt_"))
+def _firmware_source(name: str) -> bool:
+    """True for the firmware's own sources, built with -ffunction-sections -fdata-sections."""
+    return bool(name) and (SOURCE_DIR / name).is_file()
 
 
-def reference_graph(path: str | Path, kept_roots: Callable[[str], bool] = firmware_keeps) -> ReferenceGraph:
-    """The pieces of a linked firmware ELF and their references (cached by the file's hash).
-    `kept_roots`: the symbols the ELF's link kept without a reference (its KEEP lines)."""
+def reference_graph(path: str | Path) -> ReferenceGraph:
+    """The pieces of a linked firmware ELF and their references (cached by the file's hash)."""
     raw = Path(path).read_bytes()
     key = hashlib.sha256(raw).hexdigest()
     if key in _CACHE:
@@ -336,20 +307,13 @@ def reference_graph(path: str | Path, kept_roots: Callable[[str], bool] = firmwa
     with open(path, "rb") as fh:
         elf = ELFFile(fh)
         sections = _sections(elf)
-        sized, mapping = _symbols(elf)
-    pieces, names = _pieces(sections, sized, mapping)
+        sized, mapping, files = _symbols(elf)
+    pieces, names = _pieces(sections, sized, mapping, files, _firmware_source)
     try:
         refs = _references(sections, pieces, mapping)
     except capstone.CsError as e:
         raise EmulationError(f"{Path(path).name}: cannot disassemble: {e}") from None
-    pieces, refs, names = _join_unreferenced(pieces, refs, names, kept_roots)
     graph = ReferenceGraph(pieces, refs, names)
     _CACHE[key] = graph
     return graph
 
-
-def _align_of(piece: Piece) -> int:
-    """A piece's alignment as placed in the full firmware: GCC gives Thumb code sections 4
-    bytes; data at most 8 (doubles), less when its address says so."""
-    cap = 4 if piece.kind == CODE else 8
-    return min(cap, piece.addr & -piece.addr) if piece.addr else cap

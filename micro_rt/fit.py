@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+import numpy as np
+
 from .allocator import ArenaPlan
 from .errors import MicroRtError, UnsupportedOpError
 from .inputs import random_inputs
@@ -51,12 +53,43 @@ def ops_not_simulated(it: Interpreter) -> list[tuple[int, str, str]]:
 
 
 @dataclass
+class PlanBytes:
+    """What micro_rt's runtime keeps for a model besides code (cortexm.firmware_plan): the
+    constants region (the model's constant tensors, then each operator's own constants:
+    multipliers, shifts, lookup tables), the plan (argument structs and the call table) in
+    flash, and the argument structs kernels write (RAM)."""
+    model_constants: int          # constant tensors, as the plan lays them out (16-aligned)
+    op_constants: int
+    plan: int
+    state: int
+
+
+@dataclass
 class KernelMeasurement:
-    """What one emulated inference of micro_rt's C kernels measured."""
+    """What one emulated inference of micro_rt's C kernels measured, and what an image
+    keeping only what that inference needs holds (cortexm.image: what `ld --gc-sections`
+    keeps, from the linked firmware ELF)."""
     stack_bytes: int
-    static_bytes: int
-    code_bytes: int
+    static_bytes: int             # .data + .bss the image keeps
+    code_bytes: int               # functions the image keeps: start-up, runtime, kernels
     ops_on_host: list[str]        # ran on a host kernel: no C kernel, nothing measured
+    rodata_bytes: int = 0         # read-only data: vector table, kernels' and libm's tables
+    data_init_bytes: int = 0      # initial values of .data (in flash)
+    padding_bytes: int = 0        # alignment between the kept sections (estimated)
+    runtime_code_bytes: int = 0   # of code_bytes: start-up and runtime (the rest: kernels)
+    plan: Optional[PlanBytes] = None
+    plan_note: str = ""           # why there is no plan (the model runs call by call)
+    stack_scope: str = "the deepest operator"
+    runtime_arena_bytes: int = 0  # the arena micro_rt's runtime allocates: the head, variables
+    functions: list[str] = field(default_factory=list)     # the functions the image keeps
+
+    @property
+    def kernel_code_bytes(self) -> int:
+        return self.code_bytes - self.runtime_code_bytes
+
+
+# The firmware's start-up and runtime: what an image needs whatever the model.
+RUNTIME_ROOTS = ("mrt_vectors", "mrt_invoke")
 
 
 def measure_kernels(data: bytes, target: str,
@@ -69,13 +102,42 @@ def measure_kernels(data: bytes, target: str,
         return kernel_measurement(it)
 
 
+def plan_bytes(it: Interpreter) -> PlanBytes:
+    """The constants, plan and state of `it`'s firmware plan (PlanError when the model cannot
+    run as one plan: control flow, an operator without a C kernel)."""
+    from .cortexm.firmware_plan import binary_image, build_plan, plan_nodes
+    plan = build_plan(plan_nodes(it), it.target.name)
+    weights = {np.ascontiguousarray(t.data).tobytes() for sub in it.subgraphs for t in sub.tensors
+               if t.is_constant and t.nbytes}
+    ends = [item.offset for item in plan.constants[1:]] + [plan.constants_bytes]
+    model = sum(end - item.offset for item, end in zip(plan.constants, ends) if item.data in weights)
+    table = binary_image(plan, lambda reloc: 0, lambda symbol: 0, 0, 0)
+    return PlanBytes(model, plan.constants_bytes - model, len(table.flash), len(plan.state_blob))
+
+
 def kernel_measurement(it: Interpreter) -> KernelMeasurement:
-    """What the last inference of `it` (emulated, cmsis-nn kernels) measured."""
+    """What the last inference of `it` (emulated, cmsis-nn kernels) measured, and the image
+    that keeps the functions it ran with all they refer to."""
+    from .cortexm.firmware_plan import PlanError
+    from .cortexm.image import reference_graph
+    from .cortexm.memory_map import FLASH_BASE
     executor = it.executor
-    return KernelMeasurement(max((r.stack_bytes for r in it.last_run), default=0),
-                             executor.static_ram_bytes(), executor.code_bytes(),
-                             [f"{r.subgraph}:{r.index} {r.op}" if r.subgraph else f"{r.index} {r.op}"
-                              for r in it.last_run if not r.on_mcu])
+    graph = reference_graph(executor.mcu.elf.path)
+    runtime_roots = [name for name in RUNTIME_ROOTS if name in graph.by_name]
+    image = graph.closure([*runtime_roots, *(n for n in executor.functions_used if n in graph.by_name)])
+    runtime = graph.closure(runtime_roots)
+    try:
+        plan, note = plan_bytes(it), ""
+    except PlanError as e:
+        plan, note = None, " ".join(str(e).split())
+    return KernelMeasurement(
+        max((r.stack_bytes for r in it.last_run), default=0), image.static_ram_bytes,
+        image.code_bytes,
+        [f"{r.subgraph}:{r.index} {r.op}" if r.subgraph else f"{r.index} {r.op}"
+         for r in it.last_run if not r.on_mcu],
+        rodata_bytes=image.rodata_bytes, data_init_bytes=image.data_bytes,
+        padding_bytes=image.padding_bytes(FLASH_BASE), runtime_code_bytes=runtime.code_bytes,
+        plan=plan, plan_note=note, runtime_arena_bytes=executor.mcu.arena_bytes, functions=sorted(p.name for p in image.pieces if p.kind == "code"))
 
 
 @dataclass
@@ -96,13 +158,55 @@ class FitReport:
     budget_source: str = ""           # where the budgets come from, when not given plainly
 
     @property
-    def ram_used(self) -> int:
+    def model_flash_bytes(self) -> int:
+        """The model in flash: its constant tensors as the firmware plan keeps them, or the
+        .tflite file when there is no plan (not measured, or the model runs call by call)."""
         m = self.measured
-        return self.plan.required_bytes + (m.stack_bytes + m.static_bytes if m else 0)
+        return m.plan.model_constants if m and m.plan else self.model_bytes
+
+    def ram_parts(self) -> list[tuple[str, int, str]]:
+        """(part, bytes, what it is) of the RAM counted."""
+        plan, m = self.plan, self.measured
+        temp = (", + temp peak while preparing and 16-byte rounding"
+                if plan.required_bytes > plan.total_bytes else "")
+        parts = [("arena", plan.required_bytes,
+                  f"head {plan.head_bytes} + tail {plan.tail_bytes}{temp}")]
+        if m and m.plan:
+            parts[0] = ("arena", plan.required_bytes, parts[0][2] + " (TFLM's arena; micro_rt's "
+                        f"runtime allocates {m.runtime_arena_bytes}: the head and variable "
+                        "tensors, its op data is the plan in flash)")
+        if m:
+            parts += [("stack", m.stack_bytes, f"high-water mark of {m.stack_scope}"),
+                      ("static data", m.static_bytes, ".data and .bss the image keeps")]
+            if m.plan:
+                parts.append(("plan state", m.plan.state, "argument structs kernels write"))
+        return parts
+
+    def flash_parts(self) -> list[tuple[str, int, str]]:
+        """(part, bytes, what it is) of the flash counted."""
+        m = self.measured
+        if not (m and m.plan):
+            parts = [("model", self.model_bytes, "the .tflite file")]
+        else:
+            parts = [("model weights", m.plan.model_constants,
+                      f"constant tensors as the plan keeps them (the .tflite file is {self.model_bytes})"),
+                     ("op constants", m.plan.op_constants, "multipliers, shifts, lookup tables"),
+                     ("plan", m.plan.plan, "argument structs and the call table")]
+        if m:
+            parts += [("code", m.code_bytes, f"start-up and runtime {m.runtime_code_bytes} + "
+                                             f"kernels {m.kernel_code_bytes}"),
+                      ("read-only data", m.rodata_bytes, "vector table, kernels' and libm's tables"),
+                      (".data initial values", m.data_init_bytes, "copied to RAM at start-up"),
+                      ("alignment padding", m.padding_bytes, "between sections, estimated")]
+        return parts
+
+    @property
+    def ram_used(self) -> int:
+        return sum(n for _, n, _ in self.ram_parts())
 
     @property
     def flash_used(self) -> int:
-        return self.model_bytes + (self.measured.code_bytes if self.measured else 0)
+        return sum(n for _, n, _ in self.flash_parts())
 
     def _verdict(self, used: int, budget: Optional[int]) -> Optional[str]:
         if budget is None:
@@ -128,6 +232,9 @@ class FitReport:
         m, complete = self.measured, not self.not_accounted
         as_bool = {FITS: True, DOES_NOT_FIT: False, CANNOT_TELL: None, None: None}
 
+        def parts(items):
+            return [{"part": name, "bytes": n, "what": what} for name, n, what in items]
+
         def resource(used, budget, **parts):
             return {"budget": budget, "used": used,
                     "margin": None if budget is None else budget - used,
@@ -141,9 +248,21 @@ class FitReport:
             "not_accounted": self.not_accounted,
             "ram": resource(self.ram_used, self.ram_budget, arena_bytes=self.plan.required_bytes,
                             kernel_stack_bytes=m.stack_bytes if m else None,
-                            static_bytes=m.static_bytes if m else None),
-            "flash": resource(self.flash_used, self.flash_budget, model_bytes=self.model_bytes,
-                              kernel_code_bytes=m.code_bytes if m else None),
+                            stack_scope=m.stack_scope if m else None,
+                            static_bytes=m.static_bytes if m else None,
+                            plan_state_bytes=m.plan.state if m and m.plan else None,
+                            parts=parts(self.ram_parts())),
+            "flash": resource(self.flash_used, self.flash_budget, model_bytes=self.model_flash_bytes,
+                              model_file_bytes=self.model_bytes,
+                              op_constants_bytes=m.plan.op_constants if m and m.plan else None,
+                              plan_bytes=m.plan.plan if m and m.plan else None,
+                              kernel_code_bytes=m.code_bytes if m else None,
+                              runtime_code_bytes=m.runtime_code_bytes if m else None,
+                              rodata_bytes=m.rodata_bytes if m else None,
+                              data_init_bytes=m.data_init_bytes if m else None,
+                              padding_bytes=m.padding_bytes if m else None,
+                              parts=parts(self.flash_parts())),
+            "image_functions": m.functions if m else None,
             "arena": {"head_bytes": self.plan.head_bytes, "tail_bytes": self.plan.tail_bytes,
                       "total_bytes": self.plan.total_bytes, "required_bytes": self.plan.required_bytes},
             "measured_on_virtual_mcu": m is not None,
@@ -180,22 +299,20 @@ class FitReport:
                                 if budget is not None and used > budget)
             lines.append(f"what is counted already exceeds the {over} budget; the {things} "
                          "would only add to it")
-        stack = (f" + kernel stack {m.stack_bytes} + static data {m.static_bytes}" if m else
-                 "" if self.scope else " + kernel stack and static data not measured")
-        code = (f" + kernel code {m.code_bytes}" if m else
-                "" if self.scope else " + kernel code not measured")
-        temp = (", + temp peak while preparing and 16-byte rounding"
-                if plan.required_bytes > plan.total_bytes else "")
-        lines += [
-            self._line("RAM  ", self.ram_used, self.ram_budget),
-            f"      arena {plan.required_bytes} (head {plan.head_bytes} + tail {plan.tail_bytes}{temp})"
-            + stack,
-            self._line("flash", self.flash_used, self.flash_budget),
-            f"      model {self.model_bytes}" + code,
-        ]
+        width = max(len(name) for name, _, _ in self.ram_parts() + self.flash_parts())
+        lines.append(self._line("RAM  ", self.ram_used, self.ram_budget))
+        lines += [f"  {name:<{width}} {n:>10,}  {what}" for name, n, what in self.ram_parts()]
+        if not m:
+            lines.append("  " + ("" if self.scope else "+ kernel stack and static data not measured"))
+        lines.append(self._line("flash", self.flash_used, self.flash_budget))
+        lines += [f"  {name:<{width}} {n:>10,}  {what}" for name, n, what in self.flash_parts()]
+        if not m:
+            lines.append("  " + ("" if self.scope else "+ kernel code not measured"))
+        lines = [line for line in lines if line.strip()]
         if m:
-            lines.append("      stack and code measured by running one inference of micro_rt's C "
-                         "kernels on the virtual MCU")
+            lines.append("stack measured by running one inference of micro_rt's C kernels on the "
+                         "virtual MCU; code and data are what a --gc-sections link of the firmware "
+                         "keeps for the functions that inference ran")
         if self.board:
             lines.append(f"budgets: {self.budget_source}")
         if self.not_accounted:
@@ -242,6 +359,11 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
         else:
             report.not_accounted += [f"op {op}: no C kernel (ran on a host kernel), so its stack "
                                      "and code are not measured" for op in report.measured.ops_on_host]
+            if report.measured.plan is None and not report.measured.ops_on_host:
+                report.not_accounted.append(
+                    f"the firmware plan and the operators' constants: {report.measured.plan_note} "
+                    "(micro_rt's runtime cannot run it as one plan; the .tflite file is counted "
+                    "in their place)")
     if not report.scope:      # RAM is exact; the NPU's compute and driver are another matter
         report.not_accounted += [f"op {index} {op}: {why} (its op data, scratch buffers and "
                                  "tensors are counted in the arena)" for index, op, why in not_simulated]

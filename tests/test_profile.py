@@ -123,9 +123,17 @@ def test_fit_adds_stack_and_code(capsys):
     plain = json.loads(capsys.readouterr().out)
     assert measured["measured_on_virtual_mcu"] and not plain["measured_on_virtual_mcu"]
     assert measured["ram"]["kernel_stack_bytes"] > 0 and measured["flash"]["kernel_code_bytes"] > 0
-    assert measured["ram"]["used"] == plain["ram"]["used"] + measured["ram"]["kernel_stack_bytes"] \
-        + measured["ram"]["static_bytes"]
-    assert measured["flash"]["used"] == plain["flash"]["used"] + measured["flash"]["kernel_code_bytes"]
+    ram, flash = measured["ram"], measured["flash"]
+    assert ram["used"] == plain["ram"]["used"] + ram["kernel_stack_bytes"] + ram["static_bytes"] \
+        + ram["plan_state_bytes"]
+    # micro_rt's image keeps the model's constant tensors (not the .tflite file), the operators'
+    # constants and the plan, and the code and data a --gc-sections link keeps
+    assert plain["flash"]["used"] == plain["flash"]["model_file_bytes"] == flash["model_file_bytes"]
+    assert 0 < flash["model_bytes"] < flash["model_file_bytes"]
+    assert flash["used"] == sum(flash[k] for k in ("model_bytes", "op_constants_bytes", "plan_bytes",
+                                                   "kernel_code_bytes", "rodata_bytes", "data_init_bytes",
+                                                   "padding_bytes"))
+    assert flash["used"] == sum(p["bytes"] for p in flash["parts"])
 
 
 def test_cmsis_nn_arena_for_person_detect_is_near_tflm_published():
