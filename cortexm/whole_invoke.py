@@ -33,6 +33,7 @@ from .memory_map import round_up
 INVOKE_SYMBOL = "mrt_invoke"
 BOUNDARY_SYMBOL = "mrt_op_boundary"
 BEGINS, ENDED = 0, 1              # mrt_runtime.h MRT_OP_BEGINS / MRT_OP_ENDED
+RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL)
 
 
 @dataclass
