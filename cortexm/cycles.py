@@ -88,9 +88,14 @@ class CycleModel:
     def count(self, edges: dict, last_block: Optional[tuple[int, int]], flash: tuple[int, int],
               data_flash_misses: int) -> tuple[int, CycleBreakdown, int]:
         """(instructions, cycle breakdown, executed blocks) of a call from its block-edge counts."""
+        return self.price(edges, last_block, flash, data_flash_misses, self._warm_lines)
+
+    def price(self, edges: dict, last_block: Optional[tuple[int, int]], flash: tuple[int, int],
+              data_flash_misses: int, warm_lines: Optional[set]) -> tuple[int, CycleBreakdown, int]:
+        """`count` with the caller's I-cache content (updated in place; None: all cold)."""
         costs = self._costs
         for (_, _, c, cs) in edges:
             if (c, cs) not in costs:
                 costs[(c, cs)] = block_cost(self.core, c, cs, self._read)
         return account(edges, costs, last_block, self.memory_system, flash, data_flash_misses,
-                       self._warm_lines)
+                       warm_lines)

@@ -62,7 +62,7 @@ __all__ = ["MAX_ARGS", "REGIONS", "AddressReader", "ConstantItem", "FirmwarePlan
 
 REGIONS = ("arena", "constants", "plan", "state")
 MAX_ARGS = 16              # argument words per call the runtime passes (mrt_runtime.h MRT_PLAN_MAX_ARGS)
-ENTRY_WORDS = 1 + MAX_ARGS  # mrt_entry_t: the kernel's address, then its argument words
+ENTRY_WORDS = 2 + MAX_ARGS  # mrt_entry_t: the kernel's address, checked (refusal given), its argument words
 
 # Two layouts for finding pointer words: region bases far apart, 64 KiB-aligned deltas (so a
 # runner that looks at an address's alignment sees the same residue in both).
@@ -105,7 +105,7 @@ class PlanEntry:
     symbol: str
     args: tuple[Word, ...]
     blocks: tuple[tuple[str, int, int], ...]   # (region, offset, length) of its argument structs
-    refusal: str = ""                          # why a nonzero return refuses the invoke (KernelCall)
+    refusal: str = ""       # why a nonzero return refuses the invoke (KernelCall); "": the return means nothing
     after: Optional[Callable[[Any], None]] = None   # run after the invoke with an AddressReader
 
 
@@ -370,12 +370,13 @@ def binary_image(plan: FirmwarePlan, resolve: Callable[[Reloc], int],
     plan region must resolve to `flash_base` + offset, the state region to `state_base` +
     offset), `symbol_address` a kernel's address.
 
-    Layout at flash_base: plan_blob | entries (mrt_entry_t: kernel address | 1, MAX_ARGS words) |
-    mrt_plan_t {n_entries, entries}."""
+    Layout at flash_base: plan_blob | entries (mrt_entry_t: kernel address | 1, checked: 1 when
+    the entry has a refusal (its kernel returns a status), MAX_ARGS words) | mrt_plan_t
+    {n_entries, entries}."""
     flash = _patch(plan.plan_blob, plan.plan_relocs, resolve)
     table_at = flash_base + len(flash)
     for e in plan.entries:
-        words = [symbol_address(e.symbol) | 1]
+        words = [symbol_address(e.symbol) | 1, int(bool(e.refusal))]
         words += [resolve(w) if isinstance(w, Reloc) else w & 0xFFFFFFFF for w in e.args]
         words += [0] * (ENTRY_WORDS - len(words))
         flash += struct.pack("<%dI" % ENTRY_WORDS, *words)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 import unicorn
@@ -278,9 +278,12 @@ class VirtualMCU:
         return self.memory.region_of(addr)
 
     # ------------------------------------------------------------------ calling
-    def call(self, func: Union[str, int], *args: int, budget: Optional[int] = None) -> CallResult:
+    def call(self, func: Union[str, int], *args: int, budget: Optional[int] = None,
+             observer: Optional[tuple[int, int, Callable]] = None) -> CallResult:
         """Call the firmware function `func` (a symbol or an address) with 32-bit argument words;
-        at most `budget` instructions (default `call_budget`)."""
+        at most `budget` instructions (default `call_budget`). `observer`: (first, last address,
+        callback(uc, address, size, user)) a block hook on that code range for this call only
+        (the whole-invoke runtime's operator boundaries)."""
         uc = self.engine.begin_call()
         budget = self.call_budget if budget is None else budget
         if isinstance(func, str):
@@ -291,7 +294,13 @@ class VirtualMCU:
         paint_lo = self._stack.paint(uc, self.stack_top)
         sp = calling.enter(uc, [int(a) & 0xFFFFFFFF for a in args], self.stack_top, self.ret_addr)
         self.hooks.reset(budget, 0)
-        err = self.engine.run(entry, self.ret_addr)
+        handle = None if observer is None else uc.hook_add(unicorn.UC_HOOK_BLOCK, observer[2], begin=observer[0],
+                                                            end=observer[1])
+        try:
+            err = self.engine.run(entry, self.ret_addr)
+        finally:
+            if handle is not None:
+                uc.hook_del(handle)
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
         self._check_returned(name, budget, err, stats.budget_hit, pc)
@@ -323,6 +332,14 @@ class VirtualMCU:
         cycles = bd.total
         return CallResult(calling.result(self.uc), insns, cycles, stack_used, events, bd, blocks,
                           stats.flash_reads, cycles / self.clock_hz)
+
+    def price(self, edges: dict, last_block: Optional[tuple[int, int]], data_flash_misses: int,
+              warm_lines: Optional[set] = None) -> tuple[int, CycleBreakdown, int]:
+        """(instructions, cycles, blocks) of part of a call from its block edges, as `call`
+        counts them, without changing the I-cache state calls carry over (`warm_lines`: the
+        caller's own)."""
+        return self._cycles.price(edges, last_block, (FLASH_BASE, self.memory.flash_end), data_flash_misses,
+                                  warm_lines)
 
     def _alignment_events(self) -> list[alignment.AlignmentEvent]:
         return alignment.call_events(self.hooks.unaligned(), self.read_code, self.symbol_at,

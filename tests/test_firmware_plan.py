@@ -133,7 +133,8 @@ def test_binary_image_lays_out_the_entry_table():
         words = struct.unpack_from("<%dI" % fp.ENTRY_WORDS, image.flash,
                                    table - image.flash_base + 4 * fp.ENTRY_WORDS * i)
         assert words[0] == mcu.symbol(e.symbol) | 1
-        assert len(words) == 1 + fp.MAX_ARGS
+        assert words[1] == int(bool(e.refusal))
+        assert len(words) == 2 + fp.MAX_ARGS
     it.close()
 
 

@@ -69,7 +69,7 @@ def test_profile_json(capsys):
     for key in ("target", "clock_hz", "total_cycles", "total_instructions", "emulation_seconds", "ops"):
         assert key in report
     assert report["clock_hz"] == 120_000_000
-    assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"])
+    assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"]) + report["runtime"]["cycles"]
     assert {"index", "op", "instructions", "cycles", "macs", "stack_bytes"} <= set(report["ops"][0])
     conv = next(op for op in report["ops"] if op["op"] == "CONV_2D")
     assert conv["macs"] > 0 and conv["stack_bytes"] > 0
@@ -154,6 +154,7 @@ def test_profile_total_that_leaves_ops_out_is_incomplete(capsys, monkeypatch):
     monkeypatch.setattr(McuExecutor, "run",
                         lambda self, node, *rest: None if node.op_name == "SOFTMAX"
                         else original(self, node, *rest))
+    monkeypatch.setattr(McuExecutor, "runs_whole", lambda self: False)    # a model that does not plan
     code = main(["profile", path, "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 3 and report["complete"] is False

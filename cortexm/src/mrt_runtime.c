@@ -1,0 +1,33 @@
+/* micro_rt's device runtime (mrt_runtime.h): walks a plan of kernel calls.
+ * Its code goes to sections of its own that firmware.ld places after everything else, so
+ * adding it moved no kernel (cycle figures depend on code addresses). */
+#include "mrt_runtime.h"
+
+__attribute__((noipa, used, section(".mrt_runtime.boundary"))) void mrt_op_boundary(uint32_t index, uint32_t phase, int32_t status)
+{
+    (void)index;
+    (void)phase;
+    (void)status;
+    __asm volatile("" ::: "memory");
+}
+
+__attribute__((section(".mrt_runtime.invoke"))) int32_t mrt_invoke(const mrt_plan_t *plan)
+{
+    const mrt_entry_t *entry = plan->entries;
+    for (uint32_t i = 0; i < plan->n_entries; i++, entry++) {
+        /* The words are read before the operator begins: what it costs is its own. */
+        uint32_t a[MRT_PLAN_MAX_ARGS];
+        for (uint32_t k = 0; k < MRT_PLAN_MAX_ARGS; k++) {
+            a[k] = entry->args[k];
+        }
+        mrt_kernel_fn kernel = entry->kernel;
+        mrt_op_boundary(i, MRT_OP_BEGINS, 0);
+        int32_t status = kernel(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
+                                a[13], a[14], a[15]);
+        mrt_op_boundary(i, MRT_OP_ENDED, status);
+        if (status != 0 && entry->checked) {
+            return (int32_t)i + 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,228 @@
+"""A whole inference as one emulator entry: the firmware's runtime (cortexm/src/mrt_runtime.c)
+walks the model's firmware plan (firmware_plan.py) as a board's Invoke() would, calling the same
+kernels the call-by-call mode calls.
+
+The plan is written once per machine: each constant where the machine's flash already holds
+it (or after it), the plan's argument structs and entry table after the constants, the structs
+kernels write (the state region) in the ARGS area of SRAM. Each invoke is ONE call of
+mrt_invoke. The runtime calls `mrt_op_boundary(index, phase, status)` before and after every
+entry; a block hook on that function alone (Unicorn checks its range in C, so the rest runs at
+full speed) takes a snapshot of the native hook's running counts there and repaints the stack
+below the runtime's frame. What runs between an entry's two boundaries in kernel code is the
+entry's (counted exactly as a call of its own: entered from nowhere, its return charged to it);
+everything else (the runtime's loop, the argument words it moves, the boundary calls) is the
+runtime's overhead = the whole call less its entries. That is what a DWT cycle counter around
+Invoke() reads on a board.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from unicorn.arm_const import UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_SP
+
+from micro_rt.errors import EmulationError, KernelError
+
+from .faults import BudgetExceeded
+
+from . import alignment
+from .calling import STACK_PAINT, StackProbe
+from .firmware_plan import AddressReader, FirmwarePlan, PlanError, Reloc, binary_image, refresh_blocks, resolver
+from .memory_map import round_up
+
+INVOKE_SYMBOL = "mrt_invoke"
+BOUNDARY_SYMBOL = "mrt_op_boundary"
+BEGINS, ENDED = 0, 1              # mrt_runtime.h MRT_OP_BEGINS / MRT_OP_ENDED
+RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL)
+
+
+@dataclass
+class EntryCost:
+    """What one plan entry (one kernel call) cost inside the invoke."""
+    instructions: int = 0
+    cycles: int = 0
+    stack_bytes: int = 0
+    alignment_events: list = field(default_factory=list)
+
+
+@dataclass
+class RuntimeCost:
+    """The runtime's own part of an invoke: the whole call less its entries."""
+    instructions: int
+    cycles: int
+    frame_bytes: int          # the runtime's stack frame (below it, each kernel's stack)
+
+
+@dataclass
+class InvokeResult:
+    entries: list[EntryCost]
+    runtime: RuntimeCost
+    instructions: int         # the whole call: entries + runtime
+    cycles: int
+    stack_bytes: int          # deepest stack of the invoke (runtime frame + a kernel's stack)
+
+
+@dataclass
+class _Mark:
+    index: int
+    phase: int
+    status: int
+    edges: dict
+    flash_misses: int
+    unaligned_total: int
+    unaligned: Optional[list]
+    sp: int
+    stack_bytes: int = 0
+
+
+class InvokeFailed(EmulationError):
+    """The invoke stopped inside the plan: `entry` is the entry running (None: the runtime's
+    own code, between entries)."""
+
+    def __init__(self, message: str, entry: Optional[int], cause: Exception):
+        super().__init__(message)
+        self.entry, self.cause = entry, cause
+
+
+class WholeInvoke:
+    """One model's plan written into one machine, invoked as one firmware call."""
+
+    def __init__(self, mcu: Any, plan: FirmwarePlan):
+        self.mcu, self.plan = mcu, plan
+        try:
+            self._entry = mcu.symbol(INVOKE_SYMBOL)
+            boundary = mcu.elf.symbols[BOUNDARY_SYMBOL]
+        except (EmulationError, KeyError):
+            raise PlanError("the firmware has no device runtime (mrt_invoke): rebuild it (make firmware)") from None
+        self._boundary = (boundary.addr, boundary.addr + max(boundary.size, 2) - 1)
+        self._runtime = [(s.addr, s.addr + s.size) for s in (mcu.elf.symbols[INVOKE_SYMBOL], boundary)]
+        for item in plan.constants:                    # before the plan's own place in flash
+            mcu.place_constant(item.data, item.align)
+        flash_base = round_up(mcu.constants.end, 16)
+        state_room = mcu.args_end - mcu.args_base
+        if len(plan.state_blob) > state_room:
+            raise PlanError(f"the kernels' state and work buffers need {len(plan.state_blob):,} bytes of RAM "
+                            f"beyond the arena; the virtual MCU sets {state_room:,} aside for them")
+        self.resolve = resolver(plan, mcu.arena_base, flash_base, mcu.args_base, mcu.place_constant)
+        image = binary_image(plan, self.resolve, mcu.symbol, flash_base, mcu.args_base)
+        placed = mcu.place_constant(image.flash, 16)
+        if placed != flash_base:
+            raise PlanError(f"the plan could not be placed at 0x{flash_base:08x} (flash gave 0x{placed:08x})")
+        self.image = image
+        self.plan_bytes = len(image.flash)
+        self._stateful = [i for i, e in enumerate(plan.entries) if e.after is not None]
+        self._marks: list[_Mark] = []
+        self._paint_lo = mcu.stack_top - mcu.stack_bytes
+        self._paint = bytes([STACK_PAINT]) * mcu.stack_bytes
+        self._on_begin: Optional[Callable[[int], None]] = None
+
+    # ------------------------------------------------------------------ running
+    def invoke(self, budget: Optional[int] = None, on_begin: Optional[Callable[[int], None]] = None) -> InvokeResult:
+        """Run the plan once (one emulator entry); `on_begin(entry index)` is called as each
+        entry begins. InvokeFailed when a kernel refuses, faults or the budget runs out."""
+        mcu = self.mcu
+        mcu.write(self.image.state_base, self.image.state)
+        for region, offset, data in refresh_blocks(self.plan, self._stateful, self.resolve):
+            mcu.write(self.resolve_region(region, offset), data)
+        self._marks, self._on_begin = [], on_begin
+        try:
+            result = mcu.call(self._entry, self.image.plan_address, budget=budget,
+                              observer=(*self._boundary, self._observe))
+        except BudgetExceeded as e:
+            raise InvokeFailed(str(e), self._over_budget_entry(e.budget), e) from e
+        except EmulationError as e:
+            raise InvokeFailed(str(e), self.running_entry(), e) from e
+        finally:
+            self._on_begin = None
+        if result.return_value != 0:
+            index = result.return_value - 1
+            entry = self.plan.entries[index]
+            status = self._marks[-1].status
+            message = f"{entry.refusal} ({entry.symbol} returned {status})"
+            raise InvokeFailed(message, index, KernelError(message))
+        reader = AddressReader(mcu, self.resolve)
+        for i in self._stateful:
+            self.plan.entries[i].after(reader)
+        return self._attribute(result)
+
+    def resolve_region(self, region: str, offset: int) -> int:
+        return self.resolve(Reloc(region, offset))
+
+    def _over_budget_entry(self, budget: int) -> Optional[int]:
+        """The entry during which the invoke's instruction count passed `budget` (the engine
+        checks the budget coarsely, by code bytes, so it may stop a little later)."""
+        for mark in self._marks:
+            if self.mcu.price(mark.edges, None, 0, None)[0] > budget:
+                return mark.index if mark.phase == ENDED else None
+        return self.running_entry()
+
+    def running_entry(self) -> Optional[int]:
+        """The entry that was running when the call stopped (None: the runtime's own code)."""
+        if self._marks and self._marks[-1].phase == BEGINS:
+            return self._marks[-1].index
+        return None
+
+    def _observe(self, uc, address, size, user) -> None:
+        hooks = self.mcu.hooks
+        stats = hooks.stats()
+        phase = uc.reg_read(UC_ARM_REG_R1)
+        status = uc.reg_read(UC_ARM_REG_R2)
+        previous = self._marks[-1] if self._marks else None
+        changed = stats.unaligned_total != (previous.unaligned_total if previous else 0)
+        mark = _Mark(uc.reg_read(UC_ARM_REG_R0), phase, status - (1 << 32) if status & 0x80000000 else status,
+                     hooks.edges(), stats.flash_read_misses, stats.unaligned_total,
+                     hooks.unaligned() if changed or previous is None else previous.unaligned,
+                     uc.reg_read(UC_ARM_REG_SP))
+        if phase == BEGINS:
+            uc.mem_write(self._paint_lo, self._paint[:mark.sp - self._paint_lo])
+            if self._on_begin is not None:
+                self._on_begin(mark.index)
+        elif previous is not None:
+            mark.stack_bytes = StackProbe.high_water(uc, self._paint_lo, previous.sp)
+        self._marks.append(mark)
+
+    # ------------------------------------------------------------------ attribution
+    def _in_runtime(self, addr: int) -> bool:
+        return any(lo <= addr < hi for lo, hi in self._runtime)
+
+    def _entry_cost(self, begin: _Mark, end: _Mark, warm: set) -> EntryCost:
+        """The kernel's part of the window between two boundaries, as a call of its own counts
+        it: entered from nowhere (the runtime's branch is the runtime's), its return charged."""
+        edges: dict = {}
+        last_block = None
+        before = begin.edges
+        for key, n in end.edges.items():
+            n -= before.get(key, 0)
+            if not n:
+                continue
+            p, ps, c, cs = key
+            if self._in_runtime(c):
+                if p and not self._in_runtime(p):
+                    last_block = (p, ps)
+                continue
+            if self._in_runtime(p):
+                key = (0, 0, c, cs)
+            edges[key] = edges.get(key, 0) + n
+        insns, bd, _ = self.mcu.price(edges, last_block, end.flash_misses - begin.flash_misses, warm)
+        events = []
+        if end.unaligned_total != begin.unaligned_total:
+            seen = {r[0]: r[4] for r in begin.unaligned or []}
+            records = [(*r[:4], r[4] - seen.get(r[0], 0)) for r in end.unaligned or [] if r[4] > seen.get(r[0], 0)]
+            events = alignment.call_events(records, self.mcu.read_code, self.mcu.symbol_at,
+                                           strict=self.mcu.strict_alignment, armv6m=self.mcu.armv6m)
+        return EntryCost(insns, bd.total, end.stack_bytes, events)
+
+    def _attribute(self, result) -> InvokeResult:
+        marks = self._marks
+        if len(marks) != 2 * len(self.plan.entries):
+            raise EmulationError(f"the runtime reported {len(marks)} operator boundaries for "
+                                 f"{len(self.plan.entries)} entries")
+        warm: set = set()
+        entries = [self._entry_cost(marks[2 * i], marks[2 * i + 1], warm) for i in range(len(self.plan.entries))]
+        entry_sp = self.mcu.stack_top
+        frame = max((entry_sp - m.sp for m in marks), default=0)
+        runtime = RuntimeCost(result.instructions - sum(e.instructions for e in entries),
+                              result.cycles - sum(e.cycles for e in entries), frame)
+        stack = max([result.stack_bytes] + [frame + e.stack_bytes for e in entries])
+        return InvokeResult(entries, runtime, result.instructions, result.cycles, stack)
+

@@ -1,0 +1,217 @@
+"""The whole inference on the virtual MCU (issue 14): the firmware's runtime (mrt_runtime.c)
+walks the model's plan in ONE emulator entry per invoke, calling the same kernels as the
+call-by-call mode. Outputs and per-operator counts equal that mode's; the runtime's own cost is
+a line of `profile` and part of its total; refusals and budget stops name the operator; state
+carries over between invokes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from micro_rt import EmulationError, Interpreter, KernelError
+from micro_rt.builder import ModelBuilder
+from micro_rt.cli import main
+from micro_rt.inputs import random_inputs
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+
+
+def _interpreter(data_or_path, core: str, whole: bool, **options) -> Interpreter:
+    options = {"whole_invoke": whole, **options}
+    if isinstance(data_or_path, Path):
+        return Interpreter.from_file(str(data_or_path), target=core, kernels="cmsis-nn", mcu_options=options)
+    return Interpreter.from_bytes(data_or_path, target=core, kernels="cmsis-nn", mcu_options=options)
+
+
+def _run(it: Interpreter, inputs) -> list[np.ndarray]:
+    for i, x in enumerate(inputs):
+        it.set_input(x, i)
+    it.invoke()
+    return [it.get_output(i).copy() for i in range(it.num_outputs)]
+
+
+CASES = [("mobilenet_tiny_int8.tflite", "cortex-m4"), ("mobilenet_tiny_int8.tflite", "cortex-m0plus"),
+         ("residual_block_f32.tflite", "cortex-m7"), ("inception_block_int8.tflite", "cortex-m33"),
+         ("ops/transpose_conv_int8.tflite", "cortex-m7"), ("ops/slicing_int16x8.tflite", "cortex-m0plus"),
+         ("quant_dequant_int8_floatio.tflite", "cortex-m4"), ("shape_ops_int8.tflite", "cortex-m33")]
+
+
+@pytest.mark.parametrize("name,core", CASES)
+def test_whole_invoke_equals_call_by_call(name, core):
+    per_call, whole = _interpreter(MODELS / name, core, False), _interpreter(MODELS / name, core, True)
+    for seed in range(2):
+        inputs = random_inputs(per_call, seed)
+        expected, got = _run(per_call, inputs), _run(whole, inputs)
+        assert whole.executor.runs_whole(), whole.executor.whole_invoke_unavailable
+        for a, b in zip(expected, got):
+            assert np.array_equal(a, b)
+        assert [(r.index, r.op) for r in per_call.last_run] == [(r.index, r.op) for r in whole.last_run]
+        for a, b in zip(per_call.last_run, whole.last_run):
+            assert b.on_mcu
+            assert (a.instructions, a.cycles, a.stack_bytes) == (b.instructions, b.cycles, b.stack_bytes), \
+                (a.index, a.op)
+            assert [str(x) for x in a.alignment] == [str(x) for x in b.alignment]
+    per_call.close()
+    whole.close()
+
+
+def test_int8_outputs_equal_the_host_kernels():
+    path = MODELS / "mobilenet_tiny_int8.tflite"
+    host = Interpreter.from_file(str(path))
+    whole = _interpreter(path, "cortex-m4", True)
+    for seed in range(3):
+        inputs = random_inputs(host, seed)
+        for a, b in zip(_run(host, inputs), _run(whole, inputs)):
+            assert np.array_equal(a, b)
+    whole.close()
+
+
+def test_one_emulator_entry_per_invoke():
+    it = _interpreter(MODELS / "inception_block_int8.tflite", "cortex-m4", True)
+    _run(it, random_inputs(it, 0))
+    engine = it.executor.mcu.engine
+    starts = []
+    real = engine.uc.emu_start
+
+    def counting(*args, **kwargs):
+        starts.append(args[0])
+        return real(*args, **kwargs)
+
+    engine.uc.emu_start = counting
+    for seed in range(3):
+        _run(it, random_inputs(it, seed))
+    assert starts == [it.executor.mcu.symbol("mrt_invoke") | 1] * 3
+    assert len(it.executor.firmware_plan.entries) >= len(it.nodes)
+    it.close()
+
+
+def test_runtime_overhead_is_positive_and_small():
+    for core in ("cortex-m0plus", "cortex-m4"):
+        it = _interpreter(MODELS / "mobilenet_tiny_int8.tflite", core, True)
+        _run(it, random_inputs(it, 0))
+        own = it.executor.last_runtime
+        ops_instructions = sum(r.instructions for r in it.last_run)
+        entries = len(it.executor.firmware_plan.entries)
+        assert 0 < own.instructions < 200 * entries
+        assert own.instructions < 0.01 * ops_instructions
+        assert 0 < own.cycles < 0.01 * sum(r.cycles for r in it.last_run)
+        assert own.frame_bytes > 0
+        it.close()
+
+
+def test_profile_reports_the_runtime_line_and_total(capsys):
+    path = str(MODELS / "mobilenet_tiny_int8.tflite")
+    assert main(["profile", path, "--target", "cortex-m4", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    own = report["runtime"]
+    assert own["instructions"] > 0 and own["cycles"] > 0 and report["runtime_not_measured"] is None
+    assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"]) + own["cycles"]
+    assert report["total_instructions"] == sum(op["instructions"] for op in report["ops"]) + own["instructions"]
+    assert main(["profile", path, "--target", "cortex-m4"]) == 0
+    text = capsys.readouterr().out
+    line = next(x for x in text.splitlines() if "runtime (between ops)" in x)
+    assert f"{own['instructions']:,}" in line and f"{own['cycles']:,}" in line
+
+
+def _floor_div_model() -> bytes:
+    b = ModelBuilder()
+    x = b.add_tensor("x", [4], "FLOAT32")
+    d = b.add_tensor("divisor", [4], "FLOAT32")
+    y = b.add_tensor("y", [4], "FLOAT32")
+    b.add_operator("FLOOR_DIV", [x, d], [y])
+    b.inputs, b.outputs = [x, d], [y]
+    return b.build()
+
+
+def test_profile_says_when_the_runtime_is_not_measured(capsys, tmp_path):
+    path = tmp_path / "floor_div.tflite"
+    path.write_bytes(_floor_div_model())
+    assert main(["profile", str(path), "--target", "cortex-m4", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["runtime"] is None
+    assert "FLOOR_DIV reads the values of tensor 'divisor'" in report["runtime_not_measured"]
+    assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"])
+    main(["profile", str(path), "--target", "cortex-m4"])
+    assert "runtime overhead not measured" in capsys.readouterr().out
+
+
+def test_a_kernel_refusal_names_its_operator():
+    b = ModelBuilder()
+    x = b.add_tensor("x", [3, 4], "FLOAT32")
+    idx = b.add_tensor("idx", [2], "INT32")
+    y = b.add_tensor("y", [2, 4], "FLOAT32")
+    z = b.add_tensor("z", [2, 4], "FLOAT32")
+    b.add_operator("GATHER", [x, idx], [y], options={"axis": 0, "batch_dims": 0})
+    b.add_operator("RELU", [y], [z])
+    b.inputs, b.outputs = [x, idx], [z]
+    it = _interpreter(b.build(), "cortex-m4", True)
+    x_value = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = _run(it, [x_value, np.array([2, 0], np.int32)])[0]
+    assert it.executor.runs_whole()
+    assert np.array_equal(got, x_value[[2, 0]])
+    with pytest.raises(KernelError, match=r"op 0 GATHER: a position is outside \[0, 3\).*mrt_gather returned"):
+        _run(it, [x_value, np.array([0, 3], np.int32)])
+    it.close()
+
+
+def test_a_budget_stop_names_the_operator_running():
+    it = _interpreter(MODELS / "mobilenet_tiny_int8.tflite", "cortex-m4", True, budget=20_000)
+    with pytest.raises(EmulationError, match=r"the invoke exceeded its instruction budget of 200,000 \(the sum "
+                                             r"of its operators' budgets\): operator 0 CONV_2D was running when it "
+                                             r"ran out"):
+        _run(it, random_inputs(it, 0))
+    it.close()
+    # the first two operators fit (367,650 + 171,835 instructions), the third does not
+    it = _interpreter(MODELS / "mobilenet_tiny_int8.tflite", "cortex-m4", True, invoke_budget=600_000)
+    with pytest.raises(EmulationError, match=r"operator 2 CONV_2D was running"):
+        _run(it, random_inputs(it, 0))
+    it.close()
+
+
+def test_signal_state_carries_over_and_resets():
+    from test_kernels_signal import SPECTRAL, single_op
+    data = single_op("SignalFilterBankSpectralSubtraction", [((16,), "UINT32")],
+                     [((16,), "UINT32"), ((16,), "UINT32")], SPECTRAL)
+    per_call, whole = _interpreter(data, "cortex-m4", False), _interpreter(data, "cortex-m4", True)
+    rng = np.random.default_rng(3)
+    for n in range(12):
+        if n == 8:
+            per_call.reset()
+            whole.reset()
+        frame = [rng.integers(0, 1 << 20, 16).astype(np.uint32)]
+        for a, b in zip(_run(per_call, frame), _run(whole, frame)):
+            assert np.array_equal(a, b), n
+        assert whole.executor.runs_whole()
+        assert per_call.last_run[0].instructions == whole.last_run[0].instructions
+    per_call.close()
+    whole.close()
+
+
+def test_variable_tensor_state_carries_over():
+    from test_kernels_svdf import svdf_model
+    data = svdf_model(2, 10, 12, 3, 4, "int16", "NONE", seed=1)
+    per_call, whole = _interpreter(data, "cortex-m0plus", False), _interpreter(data, "cortex-m0plus", True)
+    rng = np.random.default_rng(0)
+    for n in range(7):
+        if n == 5:
+            per_call.reset()
+            whole.reset()
+        x = [rng.integers(-128, 128, (2, 10)).astype(np.int8)]
+        for a, b in zip(_run(per_call, x), _run(whole, x)):
+            assert np.array_equal(a, b), n
+    assert whole.executor.runs_whole()
+    per_call.close()
+    whole.close()
+
+
+def test_the_plan_is_not_written_by_the_kernels():
+    # the plan region is flash on a device: only the state region may change during an invoke
+    it = _interpreter(MODELS / "inception_block_f32.tflite", "cortex-m4", True)
+    _run(it, random_inputs(it, 0))
+    image = it.executor.plan_image
+    _run(it, random_inputs(it, 1))
+    assert it.executor.mcu.read(image.flash_base, len(image.flash)) == image.flash
+    it.close()
