@@ -94,8 +94,10 @@ RUNTIME_ROOTS = ("mrt_vectors", "mrt_invoke")
 
 def measure_kernels(data: bytes, target: str,
                     progress: Optional[Callable[[int, int], None]] = None) -> KernelMeasurement:
-    """Run one inference on the virtual MCU with micro_rt's CMSIS-NN-style C kernels."""
-    with Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True) as it:
+    """Run one inference on the virtual MCU with micro_rt's CMSIS-NN-style C kernels, as one
+    call of the device runtime when the model plans (as `profile` does)."""
+    with Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True,
+                                mcu_options={"whole_invoke": True}) as it:
         for i, x in enumerate(random_inputs(it, 0)):
             it.set_input(x, i)
         it.invoke(progress=progress)
@@ -103,10 +105,13 @@ def measure_kernels(data: bytes, target: str,
 
 
 def plan_bytes(it: Interpreter) -> PlanBytes:
-    """The constants, plan and state of `it`'s firmware plan (PlanError when the model cannot
-    run as one plan: control flow, an operator without a C kernel)."""
+    """The constants, plan and state of `it`'s firmware plan: the one its executor runs, else
+    built here (PlanError when the model cannot run as one plan: control flow, an operator
+    without a C kernel)."""
     from .cortexm.firmware_plan import binary_image, build_plan, plan_nodes
-    plan = build_plan(plan_nodes(it), it.target.name)
+    plan = it.executor.firmware_plan if it.executor is not None else None
+    if plan is None:
+        plan = build_plan(plan_nodes(it), it.target.name)
     weights = {np.ascontiguousarray(t.data).tobytes() for sub in it.subgraphs for t in sub.tensors
                if t.is_constant and t.nbytes}
     ends = [item.offset for item in plan.constants[1:]] + [plan.constants_bytes]
@@ -130,14 +135,22 @@ def kernel_measurement(it: Interpreter) -> KernelMeasurement:
         plan, note = plan_bytes(it), ""
     except PlanError as e:
         plan, note = None, " ".join(str(e).split())
+    deepest = max((r.stack_bytes for r in it.last_run), default=0)
+    whole = getattr(executor, "last_runtime", None)
+    if whole is not None:
+        stack = whole.frame_bytes + deepest
+        scope = (f"the whole inference (the runtime's frame {whole.frame_bytes} + the deepest "
+                 f"operator {deepest})")
+    else:
+        stack, scope = deepest, "the deepest operator (run call by call: no runtime frame)"
     return KernelMeasurement(
-        max((r.stack_bytes for r in it.last_run), default=0), image.static_ram_bytes,
-        image.code_bytes,
+        stack, image.static_ram_bytes, image.code_bytes,
         [f"{r.subgraph}:{r.index} {r.op}" if r.subgraph else f"{r.index} {r.op}"
          for r in it.last_run if not r.on_mcu],
         rodata_bytes=image.rodata_bytes, data_init_bytes=image.data_bytes,
         padding_bytes=image.padding_bytes(FLASH_BASE), runtime_code_bytes=runtime.code_bytes,
-        plan=plan, plan_note=note, runtime_arena_bytes=executor.mcu.arena_bytes, functions=sorted(p.name for p in image.pieces if p.kind == "code"))
+        plan=plan, plan_note=note, stack_scope=scope, runtime_arena_bytes=executor.mcu.arena_bytes,
+        functions=sorted(p.name for p in image.pieces if p.kind == "code"))
 
 
 @dataclass

@@ -103,6 +103,7 @@ def test_op_that_fell_back_to_the_host_is_not_accounted(capsys, monkeypatch):
     """An operator without a C kernel runs on its host kernel (the executor returns None for
     it): its stack and code are not measured, so no FITS."""
     original = McuExecutor.run
+    monkeypatch.setattr(McuExecutor, "runs_whole", lambda self: False)    # call by call
     monkeypatch.setattr(McuExecutor, "run",
                         lambda self, node, *rest: None if node.op_name == "SOFTMAX"
                         else original(self, node, *rest))
