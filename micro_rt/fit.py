@@ -108,7 +108,7 @@ def plan_bytes(it: Interpreter) -> PlanBytes:
     """The constants, plan and state of `it`'s firmware plan: the one its executor runs, else
     built here (PlanError when the model cannot run as one plan: control flow, an operator
     without a C kernel)."""
-    from .cortexm.firmware_plan import binary_image, build_plan, plan_nodes
+    from .cortexm.firmware_plan import ENTRY_WORDS, build_plan, plan_nodes
     plan = it.executor.firmware_plan if it.executor is not None else None
     if plan is None:
         plan = build_plan(plan_nodes(it), it.target.name)
@@ -116,8 +116,9 @@ def plan_bytes(it: Interpreter) -> PlanBytes:
                if t.is_constant and t.nbytes}
     ends = [item.offset for item in plan.constants[1:]] + [plan.constants_bytes]
     model = sum(end - item.offset for item, end in zip(plan.constants, ends) if item.data in weights)
-    table = binary_image(plan, lambda reloc: 0, lambda symbol: 0, 0, 0)
-    return PlanBytes(model, plan.constants_bytes - model, len(table.flash), len(plan.state_blob))
+    # argument structs, the entry table, mrt_plan_t {n_entries, entries}
+    table = len(plan.plan_blob) + 4 * ENTRY_WORDS * len(plan.entries) + 8
+    return PlanBytes(model, plan.constants_bytes - model, table, len(plan.state_blob))
 
 
 def kernel_measurement(it: Interpreter) -> KernelMeasurement:

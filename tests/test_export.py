@@ -61,10 +61,13 @@ def _host_outputs(model: Path, core: str) -> list[str]:
     return [np.ascontiguousarray(it.get_output(i)).tobytes().hex() for i in range(it.num_outputs)]
 
 
-def _functions(path: Path) -> set[str]:
+def _functions(path: Path) -> tuple[set[str], dict[str, int]]:
+    """(function symbols, section sizes) of a linked ELF."""
     with open(path, "rb") as fh:
-        return {s.name for s in ELFFile(fh).get_section_by_name(".symtab").iter_symbols()
-                if s["st_info"]["type"] == "STT_FUNC" and s["st_size"]}
+        elf = ELFFile(fh)
+        return ({s.name for s in elf.get_section_by_name(".symtab").iter_symbols()
+                 if s["st_info"]["type"] == "STT_FUNC" and s["st_size"]},
+                {s.name: s["sh_size"] for s in elf.iter_sections()})
 
 
 @pytest.mark.parametrize("model,board,core", [
@@ -112,8 +115,10 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     graph = reference_graph(FIRMWARE / f"{core}.elf")
     counted = graph.closure([n for n in RUNTIME_ROOTS if n in graph.by_name]
                             + fit["image_functions"]).names("code")
-    linked = _functions(out / "model.elf")
+    linked, sections = _functions(out / "model.elf")
     assert counted - linked == FIRMWARE_OWN and linked - counted <= EXPORT_OWN
+    flash = fit["flash"]       # the constants and the plan: the same bytes, one section
+    assert sections[".mrt_constants"] == flash["model_bytes"] + flash["op_constants_bytes"] + flash["plan_bytes"]
     assert fit["ram"]["kernel_stack_bytes"] == run.invoke_stack_bytes
 
 
