@@ -115,6 +115,7 @@ class WholeInvoke:
         self._paint_lo = mcu.stack_top - mcu.stack_bytes
         self._paint = bytes([STACK_PAINT]) * mcu.stack_bytes
         self._on_begin: Optional[Callable[[int], None]] = None
+        self._cleared_at = 0            # the unaligned total when the records were last cleared
 
     # ------------------------------------------------------------------ running
     def invoke(self, budget: Optional[int] = None, on_begin: Optional[Callable[[int], None]] = None) -> InvokeResult:
@@ -124,7 +125,7 @@ class WholeInvoke:
         mcu.write(self.image.state_base, self.image.state)
         for region, offset, data in refresh_blocks(self.plan, self._stateful, self.resolve):
             mcu.write(self.resolve_region(region, offset), data)
-        self._marks, self._on_begin = [], on_begin
+        self._marks, self._on_begin, self._cleared_at = [], on_begin, 0
         try:
             result = mcu.call(self._entry, self.image.plan_address, budget=budget,
                               observer=(*self._boundary, self._observe))
@@ -171,9 +172,11 @@ class WholeInvoke:
         changed = stats.unaligned_total != (previous.unaligned_total if previous else 0)
         mark = _Mark(uc.reg_read(UC_ARM_REG_R0), phase, status - (1 << 32) if status & 0x80000000 else status,
                      hooks.edges(), stats.flash_read_misses, stats.unaligned_total,
-                     hooks.unaligned() if changed or previous is None else previous.unaligned,
-                     uc.reg_read(UC_ARM_REG_SP))
+                     hooks.unaligned() if changed and phase == ENDED else None, uc.reg_read(UC_ARM_REG_SP))
         if phase == BEGINS:
+            if stats.unaligned_total != self._cleared_at:     # each entry's records start empty
+                hooks.clear_unaligned()
+                self._cleared_at = stats.unaligned_total
             uc.mem_write(self._paint_lo, self._paint[:mark.sp - self._paint_lo])
             if self._on_begin is not None:
                 self._on_begin(mark.index)
@@ -205,10 +208,8 @@ class WholeInvoke:
             edges[key] = edges.get(key, 0) + n
         insns, bd, _ = self.mcu.price(edges, last_block, end.flash_misses - begin.flash_misses, warm)
         events = []
-        if end.unaligned_total != begin.unaligned_total:
-            seen = {r[0]: r[4] for r in begin.unaligned or []}
-            records = [(*r[:4], r[4] - seen.get(r[0], 0)) for r in end.unaligned or [] if r[4] > seen.get(r[0], 0)]
-            events = alignment.call_events(records, self.mcu.read_code, self.mcu.symbol_at,
+        if end.unaligned is not None:
+            events = alignment.call_events(end.unaligned, self.mcu.read_code, self.mcu.symbol_at,
                                            strict=self.mcu.strict_alignment, armv6m=self.mcu.armv6m)
         return EntryCost(insns, bd.total, end.stack_bytes, events)
 

@@ -58,6 +58,39 @@ def test_whole_invoke_equals_call_by_call(name, core):
     whole.close()
 
 
+@pytest.mark.parametrize("options", [{"arena_misalign": 2, "strict_alignment": True},
+                                     {"arena_misalign": 1, "strict_alignment": True}])
+def test_unaligned_accesses_are_named_per_operator_as_call_by_call(options):
+    # the same kernel (so the same pcs) runs in several operators: each names its own tensors
+    path = MODELS / "mobilenet_tiny_int8.tflite"
+    per_call, whole = _interpreter(path, "cortex-m4", False, **options), _interpreter(path, "cortex-m4", True, **options)
+    inputs = random_inputs(per_call, 0)
+    _run(per_call, inputs)
+    _run(whole, inputs)
+    assert whole.executor.runs_whole()
+    events = [[str(a) for a in r.alignment] for r in per_call.last_run]
+    assert sum(map(len, events)) > 0
+    assert events == [[str(a) for a in r.alignment] for r in whole.last_run]
+    per_call.close()
+    whole.close()
+
+
+def test_with_flash_wait_states_instructions_stay_equal():
+    # cycles may differ by a few per operator: the runtime's reads of the plan from flash
+    # change the flash data cache the next kernel finds, as on a board
+    path = MODELS / "mobilenet_tiny_int8.tflite"
+    per_call = _interpreter(path, "cortex-m7", False, flash_wait_states=3)
+    whole = _interpreter(path, "cortex-m7", True, flash_wait_states=3)
+    inputs = random_inputs(per_call, 0)
+    _run(per_call, inputs)
+    _run(whole, inputs)
+    for a, b in zip(per_call.last_run, whole.last_run):
+        assert a.instructions == b.instructions
+        assert abs(a.cycles - b.cycles) <= 0.001 * a.cycles + 50
+    per_call.close()
+    whole.close()
+
+
 def test_int8_outputs_equal_the_host_kernels():
     path = MODELS / "mobilenet_tiny_int8.tflite"
     host = Interpreter.from_file(str(path))
