@@ -60,6 +60,7 @@ class InvokeResult:
     instructions: int         # the whole call: entries + runtime
     cycles: int
     stack_bytes: int          # deepest stack of the invoke (runtime frame + a kernel's stack)
+    edges: dict               # the block edges of the whole call (what code ran)
 
 
 @dataclass
@@ -95,7 +96,10 @@ class WholeInvoke:
         except (EmulationError, KeyError):
             raise PlanError("the firmware has no device runtime (mrt_invoke): rebuild it (make firmware)") from None
         self._boundary = (boundary.addr, boundary.addr + max(boundary.size, 2) - 1)
-        self._runtime = [(s.addr, s.addr + s.size) for s in (mcu.elf.symbols[INVOKE_SYMBOL], boundary)]
+        spans = sorted((s.addr, s.addr + s.size) for s in (mcu.elf.symbols[INVOKE_SYMBOL], boundary))
+        if spans[0][1] + 4 < spans[1][0]:
+            raise PlanError("the firmware's runtime functions are not next to each other (firmware.ld)")
+        self._runtime = (spans[0][0], spans[1][1])     # one range: firmware.ld places them together
         for item in plan.constants:                    # before the plan's own place in flash
             mcu.place_constant(item.data, item.align)
         flash_base = round_up(mcu.constants.end, 16)
@@ -152,8 +156,10 @@ class WholeInvoke:
     def _over_budget_entry(self, budget: int) -> Optional[int]:
         """The entry during which the invoke's instruction count passed `budget` (the engine
         checks the budget coarsely, by code bytes, so it may stop a little later)."""
+        used = 0
         for mark in self._marks:
-            if self.mcu.price(mark.edges, None, 0, None)[0] > budget:
+            used += self.mcu.price(mark.edges, None, 0, None)[0]
+            if used > budget:
                 return mark.index if mark.phase == ENDED else None
         return self.running_entry()
 
@@ -173,6 +179,7 @@ class WholeInvoke:
         mark = _Mark(uc.reg_read(UC_ARM_REG_R0), phase, status - (1 << 32) if status & 0x80000000 else status,
                      hooks.edges(), stats.flash_read_misses, stats.unaligned_total,
                      hooks.unaligned() if changed and phase == ENDED else None, uc.reg_read(UC_ARM_REG_SP))
+        hooks.clear_edges()          # each mark holds the edges since the previous one
         if phase == BEGINS:
             if stats.unaligned_total != self._cleared_at:     # each entry's records start empty
                 hooks.clear_unaligned()
@@ -185,25 +192,20 @@ class WholeInvoke:
         self._marks.append(mark)
 
     # ------------------------------------------------------------------ attribution
-    def _in_runtime(self, addr: int) -> bool:
-        return any(lo <= addr < hi for lo, hi in self._runtime)
 
     def _entry_cost(self, begin: _Mark, end: _Mark, warm: set) -> EntryCost:
         """The kernel's part of the window between two boundaries, as a call of its own counts
         it: entered from nowhere (the runtime's branch is the runtime's), its return charged."""
         edges: dict = {}
         last_block = None
-        before = begin.edges
+        lo, hi = self._runtime
         for key, n in end.edges.items():
-            n -= before.get(key, 0)
-            if not n:
-                continue
             p, ps, c, cs = key
-            if self._in_runtime(c):
-                if p and not self._in_runtime(p):
+            if lo <= c < hi:
+                if p and not lo <= p < hi:
                     last_block = (p, ps)
                 continue
-            if self._in_runtime(p):
+            if lo <= p < hi:
                 key = (0, 0, c, cs)
             edges[key] = edges.get(key, 0) + n
         insns, bd, _ = self.mcu.price(edges, last_block, end.flash_misses - begin.flash_misses, warm)
@@ -220,10 +222,16 @@ class WholeInvoke:
                                  f"{len(self.plan.entries)} entries")
         warm: set = set()
         entries = [self._entry_cost(marks[2 * i], marks[2 * i + 1], warm) for i in range(len(self.plan.entries))]
-        entry_sp = self.mcu.stack_top
-        frame = max((entry_sp - m.sp for m in marks), default=0)
-        runtime = RuntimeCost(result.instructions - sum(e.instructions for e in entries),
-                              result.cycles - sum(e.cycles for e in entries), frame)
+        # the whole call: every window's edges (the call's result counted the last one alone)
+        edges = dict(self.mcu.last_edges)
+        for mark in marks:
+            for key, n in mark.edges.items():
+                edges[key] = edges.get(key, 0) + n
+        stats = self.mcu.hooks.stats()
+        instructions, bd, _ = self.mcu.price(edges, stats.last_block, stats.flash_read_misses, set())
+        frame = max((self.mcu.stack_top - m.sp for m in marks), default=0)
+        runtime = RuntimeCost(instructions - sum(e.instructions for e in entries),
+                              bd.total - sum(e.cycles for e in entries), frame)
         stack = max([result.stack_bytes] + [frame + e.stack_bytes for e in entries])
-        return InvokeResult(entries, runtime, result.instructions, result.cycles, stack)
+        return InvokeResult(entries, runtime, instructions, bd.total, stack, edges)
 
