@@ -6,8 +6,9 @@
 For each model (models/NAME.tflite, else ../shared/models/tflm/NAME.tflite, skipped with a note
 when absent) and core, both modes run the same seeded input `--invokes` times after one warm-up
 invoke (Unicorn's translation cache and the block-cost cache warm). Reported per mode: wall and
-CPU seconds per invoke, emulated M instructions per wall second (all instructions: the
-operators', plus the runtime's in whole-invoke mode), emulator entries per invoke; and the
+CPU seconds per invoke, emulated M instructions per wall and per CPU second (all instructions:
+the operators', plus the runtime's in whole-invoke mode; on a shared machine CPU seconds are the
+steadier figure), emulator entries per invoke; and the
 runtime's own instructions and cycles (whole-invoke mode's line in `profile`).
 --write puts the table into RESULTS.md (section vmcu-runtime).
 """
@@ -74,8 +75,8 @@ def main() -> None:
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     lines = ["| model | core | mode | emulator entries / invoke | wall s / invoke | CPU s / invoke | "
-             "M instr / s | runtime instructions | runtime cycles | runtime % of cycles |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "M instr / wall s | M instr / CPU s | runtime instructions | runtime cycles | runtime % of cycles |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     notes = []
     for name in args.models:
         path = find_model(name)
@@ -90,7 +91,7 @@ def main() -> None:
                 share = (f"{100 * r['runtime_cycles'] / r['cycles']:.3f}" if r["runtime_cycles"] is not None
                          else "not measured")
                 lines.append(f"| {name} | {core} | {mode} | {r['entries']:.0f} | {r['wall']:.3f} | {r['cpu']:.3f} | "
-                             f"{r['instructions'] / r['wall'] / 1e6:.1f} | "
+                             f"{r['instructions'] / r['wall'] / 1e6:.1f} | {r['instructions'] / r['cpu'] / 1e6:.1f} | "
                              f"{r['runtime_instructions'] if r['runtime_instructions'] is not None else '-'} | "
                              f"{r['runtime_cycles'] if r['runtime_cycles'] is not None else '-'} | {share} |")
                 print(lines[-1], flush=True)
