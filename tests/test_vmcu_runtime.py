@@ -231,6 +231,13 @@ def test_signal_state_carries_over_and_resets():
     _assert_stream_equal(data, "cortex-m4", frames, reset_at=8)
 
 
+def test_every_signal_operator_streams_alike_in_both_modes():
+    # FIFOs, buffers and work memory of the streaming ops, through a reset halfway
+    from test_vmcu_signal import signal_cases
+    for name, data, frames, _ in signal_cases(np.random.default_rng(21)):
+        _assert_stream_equal(data, "cortex-m4", frames, reset_at=len(frames) // 2)
+
+
 def test_variable_tensor_state_carries_over():
     # SVDF's state is a variable tensor in the arena
     from test_kernels_svdf import svdf_model
