@@ -142,6 +142,7 @@ def test_profile_reports_the_runtime_line_and_total(capsys):
     report = json.loads(capsys.readouterr().out)
     own = report["runtime"]
     assert own["instructions"] > 0 and own["cycles"] > 0 and report["runtime_not_measured"] is None
+    assert own["plan_flash_bytes"] > 0 and own["plan_ram_bytes"] == 0      # no kernel keeps state here
     assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"]) + own["cycles"]
     assert report["total_instructions"] == sum(op["instructions"] for op in report["ops"]) + own["instructions"]
     assert main(["profile", path, "--target", "cortex-m4"]) == 0
