@@ -158,7 +158,7 @@ class McuExecutor:
             raise self._whole_error(e, budget) from e.cause
         finally:
             self.emulation_seconds += time.perf_counter() - start
-        self._note_code(self.mcu.last_edges)
+        self._note_code(result.edges)
         for name in RUNTIME_FUNCTIONS:      # code_bytes counts kernels, in either mode
             self.functions_used.pop(name, None)
         self.last_runtime = result.runtime

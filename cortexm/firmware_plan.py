@@ -157,13 +157,20 @@ class _DescribeView:
         return getattr(tensor, name)
 
 
-class _PlanArea(ArgsArea):
+class _Area(ArgsArea):
+    """A region the layout lays structs out in, which can be told where to continue."""
+
+    def start_at(self, offset: int) -> None:
+        self._next = self.base + offset
+
+
+class _PlanArea(_Area):
     """The plan's argument structs: calls do not share them (no reset between calls); blocks a
     kernel writes go to the state region."""
 
     def __init__(self, bases: dict[str, int]):
         super().__init__(bases["plan"], bases["plan"] + _REGION_SPAN)
-        self.state = ArgsArea(bases["state"], bases["state"] + _REGION_SPAN)
+        self.state = _Area(bases["state"], bases["state"] + _REGION_SPAN)
 
     def reset(self) -> None:
         pass
@@ -318,28 +325,37 @@ def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],
                    resolve: Callable[[Reloc], int]) -> list[tuple[str, int, bytes]]:
     """The argument structs of these entries as their runners describe them now ((region,
     offset, bytes) at the plan's places, pointer words resolved), for kernels whose structs
-    carry state kept on the host into the call (it may have changed since: a reset)."""
+    carry state kept on the host into the call (it may have changed since: a reset). Each node
+    is described again at its own offsets, so the entries' `after` become the new calls' (which
+    read the host objects as they are now)."""
     layout = _Layout(plan.core, _LAYOUT_A, plan.arena_misalign)
     by_node = {(pn.node.subgraph, pn.node.index): pn for pn in plan.nodes}
-    fresh: dict[tuple[int, int], list[KernelCall]] = {}
     pointers = {region: dict(relocs) for region, relocs in (("plan", plan.plan_relocs),
                                                             ("state", plan.state_relocs))}
+    wanted = set(entry_indices)
     out = []
-    for i in entry_indices:
-        entry = plan.entries[i]
-        key = (entry.subgraph, entry.node_index)
-        if key not in fresh:
-            fresh[key] = _describe(layout, by_node[key])
-        call = fresh[key].pop(0)
-        if [len(d) for _, d in call.blocks] != [n for _, _, n in entry.blocks]:
-            raise PlanError(f"op {entry.node_index} {entry.op_name}: its argument structs changed size")
-        for (region, offset, n), (_, data) in zip(entry.blocks, call.blocks):
-            data = bytearray(data)
-            for k in range(0, n - 3, 4):
-                reloc = pointers[region].get(offset + k)
-                if reloc is not None:
-                    data[k:k + 4] = struct.pack("<I", resolve(reloc) & 0xFFFFFFFF)
-            out.append((region, offset, bytes(data)))
+    for key in dict.fromkeys((plan.entries[i].subgraph, plan.entries[i].node_index) for i in sorted(wanted)):
+        indices = [j for j, e in enumerate(plan.entries) if (e.subgraph, e.node_index) == key]
+        for region, area in (("plan", layout.area), ("state", layout.area.state)):
+            offsets = [o for j in indices for r, o, _ in plan.entries[j].blocks if r == region]
+            area.start_at(min(offsets) if offsets else 0)
+        calls = _describe(layout, by_node[key])
+        if len(calls) != len(indices):
+            raise PlanError(f"op {key[1]}: its kernel calls changed")
+        for j, call in zip(indices, calls):
+            entry = plan.entries[j]
+            if [(_LAYOUT_A[r] + o, n) for r, o, n in entry.blocks] != [(a, len(d)) for a, d in call.blocks]:
+                raise PlanError(f"op {entry.node_index} {entry.op_name}: its argument structs changed")
+            if j not in wanted:
+                continue
+            for (region, offset, n), (_, data) in zip(entry.blocks, call.blocks):
+                data = bytearray(data)
+                for k in range(0, n - 3, 4):
+                    reloc = pointers[region].get(offset + k)
+                    if reloc is not None:
+                        data[k:k + 4] = struct.pack("<I", resolve(reloc) & 0xFFFFFFFF)
+                out.append((region, offset, bytes(data)))
+            entry.after = call.after
     return out
 
 

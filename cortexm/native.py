@@ -155,6 +155,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_set_checks.argtypes = [vp, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
                                    ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
     lib.mrt_set_checks.restype = ctypes.c_int
+    lib.mrt_clear_unaligned.argtypes = [vp]
+    lib.mrt_clear_edges.argtypes = [vp]
 
 
 def _uclib():
@@ -406,6 +408,20 @@ class HookSet:
         k = self._lib.mrt_unaligned(self._state, buf, 256)
         vals = list(buf)
         return [tuple(vals[5 * i:5 * i + 5]) for i in range(k)]
+
+    def clear_edges(self) -> None:
+        """Forget the edges so far (the budget's count and the previous block stay)."""
+        if self.native:
+            self._lib.mrt_clear_edges(self._state)
+        else:
+            self._edges = {}
+
+    def clear_unaligned(self) -> None:
+        """Forget the unaligned records so far (`stats().unaligned_total` keeps counting)."""
+        if self.native:
+            self._lib.mrt_clear_unaligned(self._state)
+        else:
+            self._unal = {}
 
     def close(self):
         self.detach()

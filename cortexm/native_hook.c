@@ -336,3 +336,14 @@ uint32_t mrt_unaligned(mrt_state *s, uint64_t *out, uint32_t max) {
     }
     return k;
 }
+
+/* Forget the unaligned records (not their running total): the next ones are a new part of the
+ * call's (the whole-invoke runtime's next operator). */
+void mrt_clear_unaligned(mrt_state *s) { s->unal_n = 0; s->unal_dropped = 0; }
+
+/* Forget the edges counted so far, not the budget's running count nor the previous block (the
+ * next edge still names it): the next ones are a new part of the call's. */
+void mrt_clear_edges(mrt_state *s) {
+    memset(s->tab, 0, s->cap * sizeof(edge_t));
+    s->n = 0; s->last_idx = 0;
+}

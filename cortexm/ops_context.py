@@ -5,7 +5,8 @@ calls a runner describes, little-endian word packing, per-node caches and the dt
 A runner does not call the firmware: it returns the `KernelCall`s that run its operator, and
 ops.run_op performs them (ops.perform). The calls of one operator are performed in order, each
 after the previous one returned, so each call's argument structs are laid out from the start
-of the ARGS area again.
+of the ARGS area again. A firmware plan (firmware_plan.py) describes every call of a model at
+once, with an area that never starts again: each call's structs get their own place.
 """
 from __future__ import annotations
 

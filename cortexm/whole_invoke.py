@@ -60,6 +60,7 @@ class InvokeResult:
     instructions: int         # the whole call: entries + runtime
     cycles: int
     stack_bytes: int          # deepest stack of the invoke (runtime frame + a kernel's stack)
+    edges: dict               # the block edges of the whole call (what code ran)
 
 
 @dataclass
@@ -95,7 +96,10 @@ class WholeInvoke:
         except (EmulationError, KeyError):
             raise PlanError("the firmware has no device runtime (mrt_invoke): rebuild it (make firmware)") from None
         self._boundary = (boundary.addr, boundary.addr + max(boundary.size, 2) - 1)
-        self._runtime = [(s.addr, s.addr + s.size) for s in (mcu.elf.symbols[INVOKE_SYMBOL], boundary)]
+        spans = sorted((s.addr, s.addr + s.size) for s in (mcu.elf.symbols[INVOKE_SYMBOL], boundary))
+        if spans[0][1] + 4 < spans[1][0]:
+            raise PlanError("the firmware's runtime functions are not next to each other (firmware.ld)")
+        self._runtime = (spans[0][0], spans[1][1])     # one range: firmware.ld places them together
         for item in plan.constants:                    # before the plan's own place in flash
             mcu.place_constant(item.data, item.align)
         flash_base = round_up(mcu.constants.end, 16)
@@ -115,6 +119,7 @@ class WholeInvoke:
         self._paint_lo = mcu.stack_top - mcu.stack_bytes
         self._paint = bytes([STACK_PAINT]) * mcu.stack_bytes
         self._on_begin: Optional[Callable[[int], None]] = None
+        self._cleared_at = 0            # the unaligned total when the records were last cleared
 
     # ------------------------------------------------------------------ running
     def invoke(self, budget: Optional[int] = None, on_begin: Optional[Callable[[int], None]] = None) -> InvokeResult:
@@ -124,7 +129,7 @@ class WholeInvoke:
         mcu.write(self.image.state_base, self.image.state)
         for region, offset, data in refresh_blocks(self.plan, self._stateful, self.resolve):
             mcu.write(self.resolve_region(region, offset), data)
-        self._marks, self._on_begin = [], on_begin
+        self._marks, self._on_begin, self._cleared_at = [], on_begin, 0
         try:
             result = mcu.call(self._entry, self.image.plan_address, budget=budget,
                               observer=(*self._boundary, self._observe))
@@ -151,8 +156,10 @@ class WholeInvoke:
     def _over_budget_entry(self, budget: int) -> Optional[int]:
         """The entry during which the invoke's instruction count passed `budget` (the engine
         checks the budget coarsely, by code bytes, so it may stop a little later)."""
+        used = 0
         for mark in self._marks:
-            if self.mcu.price(mark.edges, None, 0, None)[0] > budget:
+            used += self.mcu.price(mark.edges, None, 0, None)[0]
+            if used > budget:
                 return mark.index if mark.phase == ENDED else None
         return self.running_entry()
 
@@ -171,9 +178,12 @@ class WholeInvoke:
         changed = stats.unaligned_total != (previous.unaligned_total if previous else 0)
         mark = _Mark(uc.reg_read(UC_ARM_REG_R0), phase, status - (1 << 32) if status & 0x80000000 else status,
                      hooks.edges(), stats.flash_read_misses, stats.unaligned_total,
-                     hooks.unaligned() if changed or previous is None else previous.unaligned,
-                     uc.reg_read(UC_ARM_REG_SP))
+                     hooks.unaligned() if changed and phase == ENDED else None, uc.reg_read(UC_ARM_REG_SP))
+        hooks.clear_edges()          # each mark holds the edges since the previous one
         if phase == BEGINS:
+            if stats.unaligned_total != self._cleared_at:     # each entry's records start empty
+                hooks.clear_unaligned()
+                self._cleared_at = stats.unaligned_total
             uc.mem_write(self._paint_lo, self._paint[:mark.sp - self._paint_lo])
             if self._on_begin is not None:
                 self._on_begin(mark.index)
@@ -182,33 +192,26 @@ class WholeInvoke:
         self._marks.append(mark)
 
     # ------------------------------------------------------------------ attribution
-    def _in_runtime(self, addr: int) -> bool:
-        return any(lo <= addr < hi for lo, hi in self._runtime)
 
     def _entry_cost(self, begin: _Mark, end: _Mark, warm: set) -> EntryCost:
         """The kernel's part of the window between two boundaries, as a call of its own counts
         it: entered from nowhere (the runtime's branch is the runtime's), its return charged."""
         edges: dict = {}
         last_block = None
-        before = begin.edges
+        lo, hi = self._runtime
         for key, n in end.edges.items():
-            n -= before.get(key, 0)
-            if not n:
-                continue
             p, ps, c, cs = key
-            if self._in_runtime(c):
-                if p and not self._in_runtime(p):
+            if lo <= c < hi:
+                if p and not lo <= p < hi:
                     last_block = (p, ps)
                 continue
-            if self._in_runtime(p):
+            if lo <= p < hi:
                 key = (0, 0, c, cs)
             edges[key] = edges.get(key, 0) + n
         insns, bd, _ = self.mcu.price(edges, last_block, end.flash_misses - begin.flash_misses, warm)
         events = []
-        if end.unaligned_total != begin.unaligned_total:
-            seen = {r[0]: r[4] for r in begin.unaligned or []}
-            records = [(*r[:4], r[4] - seen.get(r[0], 0)) for r in end.unaligned or [] if r[4] > seen.get(r[0], 0)]
-            events = alignment.call_events(records, self.mcu.read_code, self.mcu.symbol_at,
+        if end.unaligned is not None:
+            events = alignment.call_events(end.unaligned, self.mcu.read_code, self.mcu.symbol_at,
                                            strict=self.mcu.strict_alignment, armv6m=self.mcu.armv6m)
         return EntryCost(insns, bd.total, end.stack_bytes, events)
 
@@ -219,10 +222,16 @@ class WholeInvoke:
                                  f"{len(self.plan.entries)} entries")
         warm: set = set()
         entries = [self._entry_cost(marks[2 * i], marks[2 * i + 1], warm) for i in range(len(self.plan.entries))]
-        entry_sp = self.mcu.stack_top
-        frame = max((entry_sp - m.sp for m in marks), default=0)
-        runtime = RuntimeCost(result.instructions - sum(e.instructions for e in entries),
-                              result.cycles - sum(e.cycles for e in entries), frame)
+        # the whole call: every window's edges (the call's result counted the last one alone)
+        edges = dict(self.mcu.last_edges)
+        for mark in marks:
+            for key, n in mark.edges.items():
+                edges[key] = edges.get(key, 0) + n
+        stats = self.mcu.hooks.stats()
+        instructions, bd, _ = self.mcu.price(edges, stats.last_block, stats.flash_read_misses, set())
+        frame = max((self.mcu.stack_top - m.sp for m in marks), default=0)
+        runtime = RuntimeCost(instructions - sum(e.instructions for e in entries),
+                              bd.total - sum(e.cycles for e in entries), frame)
         stack = max([result.stack_bytes] + [frame + e.stack_bytes for e in entries])
-        return InvokeResult(entries, runtime, result.instructions, result.cycles, stack)
+        return InvokeResult(entries, runtime, instructions, bd.total, stack, edges)
 

@@ -107,11 +107,15 @@ class RunRecords:
 
 def runtime_fields(executor: Any) -> dict:
     """The device runtime's own part of the last invoke (`runtime`: instructions, cycles, its
-    stack frame) when it ran as one firmware call; else None and why it was not measured."""
+    stack frame, the plan's bytes in flash and its kernels' state in RAM) when it ran as one
+    firmware call; else None and why it was not measured."""
     cost = getattr(executor, "last_runtime", None) if executor is not None else None
     if cost is not None:
+        image = executor.plan_image
         return {"runtime": {"instructions": cost.instructions, "cycles": cost.cycles,
-                            "frame_bytes": cost.frame_bytes}, "runtime_not_measured": None}
+                            "frame_bytes": cost.frame_bytes, "plan_flash_bytes": len(image.flash),
+                            "plan_ram_bytes": len(image.state)},
+                "runtime_not_measured": None}
     why = getattr(executor, "whole_invoke_unavailable", None) if executor is not None else None
     return {"runtime": None,
             "runtime_not_measured": f"the operators ran call by call: {why}" if why else

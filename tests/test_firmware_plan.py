@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from micro_rt import Interpreter
-from micro_rt.builder import ModelBuilder
 from micro_rt.cortexm import firmware_plan as fp
 from micro_rt.cortexm import ops
 from micro_rt.errors import MicroRtError
@@ -139,13 +138,8 @@ def test_binary_image_lays_out_the_entry_table():
 
 
 def test_a_runner_reading_run_time_values_is_named():
-    b = ModelBuilder()
-    x = b.add_tensor("x", [4], "FLOAT32")
-    d = b.add_tensor("divisor", [4], "FLOAT32")
-    y = b.add_tensor("y", [4], "FLOAT32")
-    b.add_operator("FLOOR_DIV", [x, d], [y])
-    b.inputs, b.outputs = [x, d], [y]
-    it, ex = _executor(b.build())
+    from test_vmcu_runtime import floor_div_model
+    it, ex = _executor(floor_div_model())
     with pytest.raises(fp.PlanError, match=r"op 0 FLOOR_DIV reads the values of tensor 'divisor'"):
         _plan(it, ex)
     it.close()
