@@ -26,7 +26,6 @@ from .interpreter import Interpreter
 
 TEMPLATES = "export"                 # cortexm/src/export: main.c, startup.c
 RUNTIME_SOURCES = ("mrt_runtime.c",)
-GENERATED = ("mrt_model.h", "model.c", "plan.c", "board.ld", "Makefile", "README.txt")
 ELF, EMULATOR_ELF = "model.elf", "model-emulator.elf"
 STACK_MARGIN = 1024                  # above the measured inference: main, start-up, printing
 CONSTANTS_SECTION = ".mrt_constants"
@@ -236,22 +235,23 @@ What micro-rt fit counts for this model on this board:
 """ + "\n".join(f"  {line}" for line in fit_lines) + "\n"
 
 
-def export_project(model_path: str, data: bytes, board_name: str, out_dir: str | Path, *,
-                   board_dirs: Optional[Sequence[str]] = None, seed: int = 0) -> ExportResult:
-    """Write the project for `data` (the .tflite) on the catalog board `board_name` into
-    `out_dir` (new or empty)."""
-    from .cortexm.boards import load_board
-    from .cortexm.firmware_build import SOURCE_DIR, firmware_build
-    from .cortexm.firmware_plan_c import PLAN_SECTIONS, by_region, c_bytes, c_plan_source
+@dataclass
+class _ModelRun:
+    """What one emulated inference (as `profile --board` runs it) gives the project."""
+    plan: object                     # cortexm.firmware_plan.FirmwarePlan
+    fit_lines: list[str]
+    stack_bytes: int
+    functions: set[str]              # what the image keeps of the firmware's code
+    inputs: list[tuple[int, int, bytes]]       # (arena offset, size, seeded bytes)
+    outputs: list[tuple[int, int, bytes]]      # (arena offset, size, bytes computed)
+    variables: list[tuple[int, bytes]]         # (arena offset, initial bytes)
+    cycles: int
+    instructions: int
+
+
+def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
     from .cortexm.image import reference_graph
     from .fit import RUNTIME_ROOTS, assess, kernel_measurement, ops_not_simulated, ops_without_kernels
-    from .run_setup import board_setup
-
-    out = Path(out_dir)
-    _empty_directory(out)
-    board = load_board(board_name, board_dirs)
-    setup = board_setup(board.name, board_dirs=board_dirs)
-    build = firmware_build()
     name = Path(model_path).name
     options = {"whole_invoke": True, "clock_hz": setup.clock_hz,
                "flash_wait_states": setup.flash_wait_states, "memory_system": setup.mcu_memory_system()}
@@ -272,57 +272,80 @@ def export_project(model_path: str, data: bytes, board_name: str, out_dir: str |
             raise ExportError(f"{name} cannot be exported: it does not run as one firmware plan: "
                               f"{executor.whole_invoke_unavailable}")
         plan = executor.firmware_plan
-        variables = [(tensors[k].offset, raw) for k, raw in initial.items() if tensors[k].offset is not None]
         measured = kernel_measurement(it)
         fit = assess(model_path, data, it, setup.ram_budget, setup.flash_budget, measured=measured)
         fit.board, fit.budget_source = setup.board, setup.budget_source
-        outputs = [np.ascontiguousarray(it.get_output(i)).tobytes() for i in range(it.num_outputs)]
         graph = reference_graph(executor.mcu.elf.path)
         roots = [n for n in RUNTIME_ROOTS if n in graph.by_name] + [e.symbol for e in plan.entries]
-        functions = graph.closure(roots).names("code")
-        records = it.last_run
-        runtime = executor.last_runtime
-        in_places = [(tensors[k].offset, tensors[k].nbytes) for k in it.model.main.inputs]
-        out_places = [(tensors[k].offset, tensors[k].nbytes) for k in it.model.main.outputs]
-    c_sources = {p.name: p.read_text() for p in sorted(SOURCE_DIR.glob("*.c"))
-                 if p.name not in ("start.c", *RUNTIME_SOURCES)}
-    kernels = _defined_in(c_sources, functions)
-    stack = -(-(measured.stack_bytes + STACK_MARGIN) // 256) * 256
-    result = ExportResult(out, board.name, board.core, [], kernels, len(plan.entries), stack, outputs,
-                          sum(r.cycles for r in records) + runtime.cycles,
-                          sum(r.instructions for r in records) + runtime.instructions)
+        main = it.model.main
+        return _ModelRun(
+            plan, fit.text().splitlines(), measured.stack_bytes, graph.closure(roots).names("code"),
+            [(tensors[k].offset, tensors[k].nbytes, np.ascontiguousarray(x).tobytes())
+             for k, x in zip(main.inputs, inputs)],
+            [(tensors[k].offset, tensors[k].nbytes, np.ascontiguousarray(it.get_output(i)).tobytes())
+             for i, k in enumerate(main.outputs)],
+            [(tensors[k].offset, raw) for k, raw in initial.items()
+             if tensors[k].offset is not None and any(raw)],
+            sum(r.cycles for r in it.last_run) + executor.last_runtime.cycles,
+            sum(r.instructions for r in it.last_run) + executor.last_runtime.instructions)
 
+
+def _model_source(run: _ModelRun, header: str, seed: int) -> str:
+    """model.c: the arena, the constants region at the plan's offsets, inputs, tensor places."""
+    from .cortexm.firmware_plan_c import c_bytes
+    plan = run.plan
     constants = bytearray(plan.constants_bytes)
     for item in plan.constants:
         constants[item.offset:item.offset + len(item.data)] = item.data
-    regions = {"arena": "g_mrt_arena", "constants": "g_mrt_constants"}
-    header = f"Generated by micro-rt export from {name} for board {board.name} ({board.core})"
-    model_c = [f"/* {header}: the arena, the constants, the inputs. */\n",
-               "#include <stdint.h>\n#include \"mrt_model.h\"\n\n",
-               f"uint8_t g_mrt_arena[{max(16, plan.arena_bytes)}] __attribute__((aligned(16)));\n\n",
-               "/* The model's constant tensors and the operators' constants, at the plan's offsets. */\n",
-               c_bytes("g_mrt_constants", bytes(constants), section=CONSTANTS_SECTION), "\n"]
-    rows = []
-    for i, ((offset, size), x) in enumerate(zip(in_places, inputs)):
-        model_c += [f"/* input {i}: seed {seed} */\nstatic ", c_bytes(f"g_mrt_input_{i}", np.ascontiguousarray(x).tobytes()), "\n"]
-        rows.append((offset, size, f"g_mrt_input_{i}"))
-    model_c.append(_tensor_table("g_mrt_inputs", rows))
-    model_c.append(_tensor_table("g_mrt_outputs", [(o, n, None) for o, n in out_places]))
-    rows = []
-    for k, (offset, raw) in enumerate(v for v in variables if any(v[1])):
-        model_c += ["static ", c_bytes(f"g_mrt_variable_{k}", raw), "\n"]
-        rows.append((offset, len(raw), f"g_mrt_variable_{k}"))
-    model_c.append(_tensor_table("g_mrt_variables", rows))
+    out = [f"/* {header}: the arena, the constants, the inputs. */\n",
+           "#include <stdint.h>\n#include \"mrt_model.h\"\n\n",
+           f"uint8_t g_mrt_arena[{max(16, plan.arena_bytes)}] __attribute__((aligned(16)));\n\n",
+           "/* The model's constant tensors and the operators' constants, at the plan's offsets. */\n",
+           c_bytes("g_mrt_constants", bytes(constants), section=CONSTANTS_SECTION), "\n"]
+    for i, (_, _, raw) in enumerate(run.inputs):
+        out += [f"/* input {i}: seed {seed} */\nstatic ", c_bytes(f"g_mrt_input_{i}", raw), "\n"]
+    for k, (_, raw) in enumerate(run.variables):
+        out += [f"/* variable tensor {k}: its initial value */\nstatic ", c_bytes(f"g_mrt_variable_{k}", raw), "\n"]
+    out.append(_tensor_table("g_mrt_inputs", [(o, n, f"g_mrt_input_{i}") for i, (o, n, _) in enumerate(run.inputs)]))
+    out.append(_tensor_table("g_mrt_outputs", [(o, n, None) for o, n, _ in run.outputs]))
+    out.append(_tensor_table("g_mrt_variables", [(o, len(raw), f"g_mrt_variable_{k}")
+                                                 for k, (o, raw) in enumerate(run.variables)]))
+    return "".join(out)
 
+
+def export_project(model_path: str, data: bytes, board_name: str, out_dir: str | Path, *,
+                   board_dirs: Optional[Sequence[str]] = None, seed: int = 0) -> ExportResult:
+    """Write the project for `data` (the .tflite) on the catalog board `board_name` into
+    `out_dir` (new or empty)."""
+    from .cortexm.boards import load_board
+    from .cortexm.firmware_build import SOURCE_DIR, firmware_build
+    from .cortexm.firmware_plan_c import PLAN_SECTIONS, by_region, c_plan_source
+    from .run_setup import board_setup
+
+    out = Path(out_dir)
+    _empty_directory(out)
+    board = load_board(board_name, board_dirs)
+    setup = board_setup(board.name, board_dirs=board_dirs)
+    name = Path(model_path).name
+    run = _run(model_path, data, board, setup, seed)
+    c_sources = {p.name: p.read_text() for p in sorted(SOURCE_DIR.glob("*.c"))
+                 if p.name not in ("start.c", *RUNTIME_SOURCES)}
+    kernels = _defined_in(c_sources, run.functions)
+    stack = -(-(run.stack_bytes + STACK_MARGIN) // 256) * 256
+    result = ExportResult(out, board.name, board.core, [], kernels, len(run.plan.entries), stack,
+                          [raw for _, _, raw in run.outputs], run.cycles, run.instructions)
+    header = f"Generated by micro-rt export from {name} for board {board.name} ({board.core})"
     sources = ["main.c", "startup.c", "model.c", "plan.c", *RUNTIME_SOURCES, *kernels]
     texts = {
-        "mrt_model.h": _header(name, board.name, plan.arena_bytes, len(in_places), len(out_places), len(rows)),
-        "model.c": "".join(model_c),
-        "plan.c": c_plan_source(plan, by_region(regions), header),
+        "mrt_model.h": _header(name, board.name, run.plan.arena_bytes, len(run.inputs), len(run.outputs),
+                               len(run.variables)),
+        "model.c": _model_source(run, header, seed),
+        "plan.c": c_plan_source(run.plan, by_region({"arena": "g_mrt_arena", "constants": "g_mrt_constants"}),
+                                header),
         "board.ld": _linker_script(board, stack, PLAN_SECTIONS),
-        "Makefile": _makefile(build, board.core, board.name, sources),
+        "Makefile": _makefile(firmware_build(), board.core, board.name, sources),
+        "README.txt": _readme(name, board, result, run.fit_lines),
     }
-    texts["README.txt"] = _readme(name, board, result, fit.text().splitlines())
     try:
         out.mkdir(parents=True, exist_ok=True)
         for file, text in texts.items():
