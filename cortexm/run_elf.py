@@ -34,6 +34,7 @@ CONSOLE, CONSOLE_LEN = "g_mrt_console", "g_mrt_console_len"
 @dataclass
 class ProgramRun:
     console: str                   # what the program printed
+    console_full: bool             # the console buffer filled up: the rest was not kept
     instructions: int              # the whole program, start-up to return
     invoke_instructions: int       # mrt_invoke's call, counted as `profile` counts it
     invoke_cycles: int
@@ -102,6 +103,6 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
         size = elf.symbols[CONSOLE].size
         console = mcu.read(elf.symbols[CONSOLE].addr, min(n, size)).decode("ascii", "replace")
         everything, _, _ = mcu.price(total, mcu.hooks.stats().last_block, 0, set())
-        return ProgramRun(console, everything, insns, breakdown.total, stack)
+        return ProgramRun(console, n >= size, everything, insns, breakdown.total, stack)
     finally:
         mcu.close()

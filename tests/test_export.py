@@ -88,6 +88,7 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     run = run_program(out / "model-emulator.elf", core, memory_system=setup.mcu_memory_system(),
                       clock_hz=setup.clock_hz)
     lines = run.console.splitlines()
+    assert not run.console_full
     assert lines[0] == f"model {model} on {board}" and lines[1] == "status 0"
     assert lines[2] == f"cycles {run.invoke_cycles}"        # what the program printed
     printed = [re.fullmatch(r"output (\d+) ([0-9a-f]*)", line).group(2) for line in lines[3:]]

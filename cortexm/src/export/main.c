@@ -14,7 +14,9 @@
 #include "mrt_runtime.h"
 #include "mrt_model.h"
 
-#define MRT_CONSOLE_BYTES 8192
+#ifndef MRT_CONSOLE_BYTES
+#define MRT_CONSOLE_BYTES 8192     /* mrt_model.h sizes it for the model's outputs */
+#endif
 
 volatile char g_mrt_console[MRT_CONSOLE_BYTES];
 volatile uint32_t g_mrt_console_len;
