@@ -18,7 +18,6 @@ from conftest import require_tool
 from micro_rt.cli import main
 from micro_rt.cortexm.firmware_build import LINKER_SCRIPT, SOURCE_DIR, firmware_build
 from micro_rt.cortexm.image import reference_graph
-from micro_rt.cortexm.memory_map import FLASH_BASE
 from micro_rt.fit import RUNTIME_ROOTS, kernel_measurement
 from micro_rt.inputs import random_inputs
 from micro_rt.interpreter import Interpreter
