@@ -19,13 +19,13 @@ import unicorn
 
 from micro_rt.analysis import op_macs
 from micro_rt.errors import EmulationError, KernelError
-from micro_rt.profile import AlignmentReport, OpRecord
+from micro_rt.profile import AlignmentReport, OpRecord, RunRecords
 from micro_rt.subgraphs import model_lifetimes
 
 from . import ops
 from .engine import RECYCLE_EVERY
 from .faults import BudgetExceeded
-from .firmware_plan import PlanError, build_plan, plan_nodes, scratch_offsets
+from .firmware_plan import CALL, ENTER, PlanError, build_plan, plan_nodes, scratch_offsets
 from .machine import VirtualMCU
 from .memory_map import SRAM_BASE
 from .memory_system import MemorySystem
@@ -144,13 +144,14 @@ class McuExecutor:
         return self._whole.image if self._whole is not None else None
 
     def invoke_whole(self, progress: Optional[Callable[[int, int], None]] = None) -> list[OpRecord]:
-        """One invoke as one firmware call (`runs_whole` first): a record per operator, the
-        runtime's own part in `last_runtime`."""
+        """One invoke as one firmware call (`runs_whole` first): a record per operator, as the
+        call-by-call mode keeps them (a loop's operators once, their runs summed; IF / WHILE with
+        their subgraphs' costs), the runtime's own part in `last_runtime`."""
         whole, plan = self._whole, self._whole.plan
-        budget = self.invoke_budget if self.invoke_budget is not None else \
-            sum(b.budget for b in self._op_budgets.values())
+        budget = self.invoke_budget if self.invoke_budget is not None else self.mcu.call_budget
         total = len(self.it.nodes)
-        on_begin = None if progress is None else (lambda i: progress(plan.entries[i].node_index, total))
+        on_begin = None if progress is None else (
+            lambda i: progress(plan.entries[i].node_index, total) if plan.entries[i].subgraph == 0 else None)
         start = time.perf_counter()
         try:
             result = whole.invoke(budget, on_begin)
@@ -162,18 +163,51 @@ class McuExecutor:
         for name in RUNTIME_FUNCTIONS:      # code_bytes counts kernels, in either mode
             self.functions_used.pop(name, None)
         self.last_runtime = result.runtime
-        records: dict[int, OpRecord] = {}
-        for entry, cost in zip(plan.entries, result.entries):
+        return self._records_of(result.trace)
+
+    def _records_of(self, trace: list) -> list[OpRecord]:
+        """The trace of a whole invoke replayed through RunRecords, as invoke_subgraph records
+        the call-by-call mode."""
+        plan = self._whole.plan
+        records, control, current = RunRecords(), [], None
+        first = {}
+        for k, e in enumerate(plan.entries):
+            if e.opcode == CALL:
+                first.setdefault((e.subgraph, e.node_index), k)
+
+        def finish() -> None:
+            nonlocal current
+            if current is not None:
+                records.finish(current.subgraph, current)
+                current = None
+
+        for index, cost in trace:
+            entry = plan.entries[index]
             node = self.it.subgraphs[entry.subgraph].nodes[entry.node_index]
-            record = records.get(entry.node_index)
-            if record is None:
-                record = records[entry.node_index] = OpRecord(node.index, node.op_name, True, macs=self._macs(node),
-                                                              subgraph=node.subgraph)
+            if cost is None:                                    # a control-flow operator starts / ends
+                finish()
+                if entry.opcode == ENTER:
+                    records.start(node.subgraph, node.index)
+                    control.append(OpRecord(node.index, node.op_name, True, subgraph=node.subgraph))
+                else:
+                    records.finish(node.subgraph, control.pop())
+                continue
+            if control and (control[-1].subgraph, control[-1].index) == (node.subgraph, node.index):
+                finish()                                        # the control-flow operator's copies
+                record = control[-1]
+            else:
+                if current is None or (current.subgraph, current.index) != (node.subgraph, node.index) or \
+                        first[(node.subgraph, node.index)] == index:
+                    finish()
+                    records.start(node.subgraph, node.index)
+                    current = OpRecord(node.index, node.op_name, True, macs=self._macs(node), subgraph=node.subgraph)
+                record = current
             record.instructions += cost.instructions
             record.cycles += cost.cycles
             record.stack_bytes = max(record.stack_bytes, cost.stack_bytes)
             record.alignment += [self._name_event(node, ev) for ev in cost.alignment_events]
-        return list(records.values())
+        finish()
+        return records.records
 
     def _whole_error(self, e: InvokeFailed, budget: int) -> Exception:
         if e.entry is None:
@@ -182,9 +216,11 @@ class McuExecutor:
             entry = self._whole.plan.entries[e.entry]
             where = f"operator {entry.node_index} {entry.op_name}"
         if isinstance(e.cause, BudgetExceeded):
-            return EmulationError(f"the invoke exceeded its instruction budget of {budget:,} (the sum of its "
-                                  f"operators' budgets): {where} was running when it ran out (the "
-                                  f"emulator stopped at pc 0x{e.cause.pc:08x} <{e.cause.symbol}>)")
+            what = "the sum of its operators' budgets" if self.invoke_budget is not None else \
+                "a model with loops has the machine's limit"
+            return EmulationError(f"the invoke exceeded its instruction budget of {budget:,} ({what}): "
+                                  f"{where} was running when it ran out (the emulator stopped at pc "
+                                  f"0x{e.cause.pc:08x} <{e.cause.symbol}>)")
         if isinstance(e.cause, KernelError):
             return KernelError(f"op {where.removeprefix('operator ')}: {e.cause}")
         return EmulationError(f"{where}: {e.cause}")

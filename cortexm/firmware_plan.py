@@ -15,10 +15,13 @@ Emitters: `binary_image` lays the plan out with absolute addresses (the emulator
 flash, cortexm/executor.py); a C emitter (micro-rt export) writes pointer words as expressions
 over its arrays. API, stable:
 
-    build_plan(nodes, core, arena_misalign=0) -> FirmwarePlan      # nodes: [PlanNode]
-    plan_nodes(interpreter) -> [PlanNode]                          # subgraph 0, in order
+    build_plan(program, core, arena_misalign=0, arena_bytes=0) -> FirmwarePlan
+    plan_nodes(interpreter) -> program     # [PlanNode | Label | Jump | Mark]: IF / WHILE unrolled
     FirmwarePlan.entries[i]: PlanEntry(subgraph, node_index, op_name, symbol, args, blocks,
-                                       refusal, after)
+                                       refusal, after, opcode, target)
+        opcode: CALL (symbol, args), JUMP_IF_FALSE (args[0]: a BOOL's address; to entry
+        `target` when it is 0), JUMP (to `target`), ENTER / LEAVE (a control-flow operator
+        starts / ends: for the profiler)
         args: tuple of int (a plain word) or Reloc (a pointer)
         blocks: ((region "plan" | "state", offset, length), ...) its argument structs
     FirmwarePlan.plan_blob / state_blob: bytes, pointer words zero; plan_relocs / state_relocs:
@@ -55,14 +58,16 @@ from . import ops
 from .calling import ArgsArea
 from .memory_map import as_bytes, round_up
 from .ops_context import KernelCall, UnsupportedOnMcu
+from .ops_control import CopyStep
 
-__all__ = ["MAX_ARGS", "REGIONS", "AddressReader", "ConstantItem", "FirmwarePlan", "PlanEntry", "PlanError",
+__all__ = ["CALL", "ENTER", "JUMP", "JUMP_IF_FALSE", "LEAVE", "MAX_ARGS", "OPCODES", "REGIONS", "AddressReader",
+           "ConstantItem", "FirmwarePlan", "Jump", "Label", "Mark", "PlanEntry", "PlanError",
            "PlanImage", "PlanNode", "Reloc", "binary_image", "build_plan", "plan_nodes", "refresh_blocks",
            "resolver", "scratch_offsets"]
 
 REGIONS = ("arena", "constants", "plan", "state")
 MAX_ARGS = 16              # argument words per call the runtime passes (mrt_runtime.h MRT_PLAN_MAX_ARGS)
-ENTRY_WORDS = 2 + MAX_ARGS  # mrt_entry_t: the kernel's address, checked (refusal given), its argument words
+ENTRY_WORDS = 2 + MAX_ARGS  # mrt_entry_t: the kernel's address, the control word, the argument words
 
 # Two layouts for finding pointer words: region bases far apart, 64 KiB-aligned deltas (so a
 # runner that looks at an address's alignment sees the same residue in both).
@@ -96,9 +101,16 @@ class ConstantItem:
     align: int
 
 
+CALL, JUMP_IF_FALSE, JUMP, ENTER, LEAVE = "call", "jump_if_false", "jump", "enter", "leave"
+OPCODES = {CALL: 0, JUMP_IF_FALSE: 1, JUMP: 2, ENTER: 3, LEAVE: 4}     # mrt_runtime.h MRT_PLAN_*
+
+
 @dataclass
 class PlanEntry:
-    """One kernel call of the plan (an operator may need several, in order)."""
+    """One step of the plan: a kernel call (an operator may need several, in order), or, for
+    control flow (IF, WHILE), a jump (`target`: an entry index; JUMP_IF_FALSE jumps when the
+    byte at args[0] is zero) or the start / end of a control-flow operator (ENTER / LEAVE: the
+    runtime reports them to the profiler, nothing else)."""
     subgraph: int
     node_index: int
     op_name: str
@@ -107,6 +119,8 @@ class PlanEntry:
     blocks: tuple[tuple[str, int, int], ...]   # (region, offset, length) of its argument structs
     refusal: str = ""       # why a nonzero return refuses the invoke (KernelCall); "": the return means nothing
     after: Optional[Callable[[Any], None]] = None   # run after the invoke with an AddressReader
+    opcode: str = CALL
+    target: int = 0
 
 
 @dataclass
@@ -121,7 +135,7 @@ class FirmwarePlan:
     constants_bytes: int
     arena_bytes: int
     arena_misalign: int = 0
-    nodes: list = field(default_factory=list, repr=False)     # the PlanNodes it was built from
+    nodes: list = field(default_factory=list, repr=False)     # the program it was built from
 
     def region_size(self, region: str) -> int:
         return {"arena": self.arena_bytes, "constants": self.constants_bytes,
@@ -135,6 +149,27 @@ class PlanNode:
     tensors: dict          # tensor index -> tensor
     offsets: dict          # tensor index -> arena offset (non-constant tensors)
     scratch: Any = None    # the node's scratch offset(s), in request order
+
+
+@dataclass
+class Label:
+    """A place in a program (`build_plan`): the index of the entry that follows it."""
+    name: str
+
+
+@dataclass
+class Jump:
+    """Jump to `label`; with `condition` (a BOOL tensor's arena offset), only when it is false."""
+    node: Any
+    label: str
+    condition: Optional[int] = None
+
+
+@dataclass
+class Mark:
+    """A control-flow operator starts (ENTER) or ends (LEAVE)."""
+    node: Any
+    opcode: str
 
 
 # --------------------------------------------------------------------------- describing
@@ -244,15 +279,31 @@ def _words(data: bytes) -> list[int]:
     return list(struct.unpack("<%dI" % n, data[:4 * n]))
 
 
-def build_plan(nodes: Sequence[PlanNode], core: str, arena_misalign: int = 0,
+def build_plan(nodes: Sequence[Union[PlanNode, Label, Jump, Mark]], core: str, arena_misalign: int = 0,
                arena_bytes: int = 0) -> FirmwarePlan:
-    """The plan of `nodes` (in run order) on `core`; PlanError when one cannot be planned."""
+    """The plan of `nodes` (in run order: PlanNodes, and for control flow Labels, Jumps and
+    Marks, as `plan_nodes` makes them) on `core`; PlanError when one cannot be planned."""
     a, b = _Layout(core, _LAYOUT_A, arena_misalign), _Layout(core, _LAYOUT_B, arena_misalign)
     deltas = {r: _LAYOUT_B[r] - _LAYOUT_A[r] for r in REGIONS}
     entries: list[PlanEntry] = []
     blobs = {"plan": bytearray(), "state": bytearray()}
     relocs: dict[str, list[tuple[int, Reloc]]] = {"plan": [], "state": []}
+    labels: dict[str, int] = {}
+    jumps: list[tuple[PlanEntry, str]] = []
     for pn in nodes:
+        if isinstance(pn, Label):
+            labels[pn.name] = len(entries)
+            continue
+        if isinstance(pn, (Jump, Mark)):
+            node = pn.node
+            if isinstance(pn, Mark):
+                entries.append(PlanEntry(node.subgraph, node.index, node.op_name, "", (), (), opcode=pn.opcode))
+                continue
+            args = () if pn.condition is None else (Reloc("arena", pn.condition),)
+            entries.append(PlanEntry(node.subgraph, node.index, node.op_name, "", args, (),
+                                     opcode=JUMP if pn.condition is None else JUMP_IF_FALSE))
+            jumps.append((entries[-1], pn.label))
+            continue
         calls_a, calls_b = _describe(a, pn), _describe(b, pn)
         node = pn.node
         where = f"op {node.index} {node.op_name}"
@@ -285,6 +336,8 @@ def build_plan(nodes: Sequence[PlanNode], core: str, arena_misalign: int = 0,
                 blocks.append((region, offset, len(data_a)))
             entries.append(PlanEntry(node.subgraph, node.index, node.op_name, ca.symbol, args, tuple(blocks),
                                      ca.refusal, ca.after))
+    for entry, label in jumps:
+        entry.target = labels[label]
     for region in ("plan", "state"):
         blobs[region].extend(bytes(-len(blobs[region]) % 16))
     return FirmwarePlan(core, entries, bytes(blobs["plan"]), tuple(relocs["plan"]), bytes(blobs["state"]),
@@ -302,23 +355,101 @@ def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:
     return found
 
 
-def plan_nodes(interpreter: Any, scratch: Optional[dict] = None) -> list[PlanNode]:
-    """Subgraph 0's nodes as the plan describes them (PlanError for a model with several
-    subgraphs: control flow runs call by call)."""
-    if len(interpreter.subgraphs) > 1:
-        raise PlanError("the model has several subgraphs (control flow), whose operators the host "
-                        "runs call by call")
+def plan_nodes(interpreter: Any, scratch: Optional[dict] = None) -> list:
+    """The model as a program for `build_plan`: subgraph 0's nodes in order, IF and WHILE
+    unrolled into their copies (the mrt_copy calls TFLM's kernels make), jumps and the
+    subgraphs' nodes; PlanError for CALL_ONCE and resource variables (they run call by call)."""
     scratch = scratch_offsets(interpreter) if scratch is None else scratch
-    sub = interpreter.subgraphs[0]
-    found = []
+    program: list = []
+    _plan_subgraph(interpreter, 0, scratch, program, [0])
+    return program
+
+
+def _placed(t, node) -> None:
+    if not t.is_constant and t.offset is None:
+        raise PlanError(f"op {node.index} {node.op_name}: tensor '{t.name}' has no place in the arena")
+
+
+def _plan_subgraph(it: Any, index: int, scratch: dict, program: list, labels: list) -> None:
+    sub = it.subgraphs[index]
     for node in sub.nodes:
+        if node.op_name in ("IF", "WHILE"):
+            _plan_control(it, node, scratch, program, labels)
+            continue
+        if ops.copies_only(node.op_name):
+            raise PlanError(f"op {node.index} {node.op_name} runs call by call (only IF and WHILE "
+                            "run in the device runtime)")
         tensors = {i: sub.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
-        unplaced = [t.name for t in tensors.values() if not t.is_constant and t.offset is None]
-        if unplaced:
-            raise PlanError(f"op {node.index} {node.op_name}: tensor '{unplaced[0]}' has no place in the arena")
+        for t in tensors.values():
+            _placed(t, node)
         offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
-        found.append(PlanNode(node, tensors, offsets, scratch.get((node.subgraph, node.index))))
-    return found
+        program.append(PlanNode(node, tensors, offsets, scratch.get((node.subgraph, node.index))))
+
+
+def _copies(node, pairs: list, program: list) -> None:
+    """TFLM's whole-tensor copies (ctx.copy_tensors): equal sizes, none between tensors sharing
+    memory or of no bytes; one CopyStep, as McuExecutor.copy runs them."""
+    todo = []
+    for src, dst in pairs:
+        if src is None or dst is None or src.nbytes != dst.nbytes:
+            raise PlanError(f"op {node.index} {node.op_name}: a copy between tensors of different "
+                            "sizes (TFLM fails the invoke; call by call says so)")
+        _placed(src, node)
+        _placed(dst, node)
+        same = not src.is_constant and not dst.is_constant and src.offset == dst.offset
+        if src.nbytes and not same:
+            todo.append((src, dst))
+    if not todo:
+        return
+    step = CopyStep.of(node, len(todo))
+    step.subgraph = node.subgraph
+    objects = [s for s, _ in todo] + [d for _, d in todo]
+    tensors = dict(enumerate(objects))
+    program.append(PlanNode(step, tensors, {k: t.offset for k, t in tensors.items() if t.offset is not None}))
+
+
+def _condition(t, node) -> int:
+    if t is None or t.is_constant or t.offset is None:
+        raise PlanError(f"op {node.index} {node.op_name}: its condition is not a tensor in the arena")
+    return t.offset
+
+
+def _plan_control(it: Any, node, scratch: dict, program: list, labels: list) -> None:
+    """IF and WHILE as kernels/control_flow.py runs them, the host's decisions made by jumps."""
+    tensors = it.subgraphs[node.subgraph].tensors
+    inputs = [tensors[i] if i >= 0 else None for i in node.inputs]
+    outputs = [tensors[i] if i >= 0 else None for i in node.outputs]
+    ins = lambda k: it.subgraph_tensors(k, False)     # noqa: E731
+    outs = lambda k: it.subgraph_tensors(k, True)     # noqa: E731
+    labels[0] += 1
+    tag = f"{node.subgraph}:{node.index}#{labels[0]}"
+    program.append(Mark(node, ENTER))
+    if node.op_name == "IF":
+        then, other = int(node.options["then_subgraph_index"]), int(node.options["else_subgraph_index"])
+        program.append(Jump(node, f"else {tag}", _condition(inputs[0], node)))
+        for branch, name in ((then, "then"), (other, "else")):
+            if name == "else":
+                program.append(Label(f"else {tag}"))
+            _copies(node, list(zip(inputs[1:], ins(branch))), program)
+            _plan_subgraph(it, branch, scratch, program, labels)
+            if outs(branch):
+                _copies(node, list(zip(outs(branch), outputs)), program)
+            if name == "then":
+                program.append(Jump(node, f"end {tag}"))
+    else:
+        cond, body = int(node.options["cond_subgraph_index"]), int(node.options["body_subgraph_index"])
+        _copies(node, list(zip(inputs, ins(cond))), program)
+        _copies(node, list(zip(inputs, outputs)), program)
+        program.append(Label(f"cond {tag}"))
+        _plan_subgraph(it, cond, scratch, program, labels)
+        program.append(Jump(node, f"end {tag}", _condition(outs(cond)[0], node)))
+        _copies(node, list(zip(outputs, ins(body))), program)
+        _plan_subgraph(it, body, scratch, program, labels)
+        _copies(node, list(zip(outs(body), outputs)), program)
+        _copies(node, list(zip(outputs, ins(cond))), program)
+        program.append(Jump(node, f"cond {tag}"))
+    program.append(Label(f"end {tag}"))
+    program.append(Mark(node, LEAVE))
 
 
 def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],
@@ -329,13 +460,14 @@ def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],
     is described again at its own offsets, so the entries' `after` become the new calls' (which
     read the host objects as they are now)."""
     layout = _Layout(plan.core, _LAYOUT_A, plan.arena_misalign)
-    by_node = {(pn.node.subgraph, pn.node.index): pn for pn in plan.nodes}
+    by_node = {(pn.node.subgraph, pn.node.index): pn for pn in plan.nodes
+               if isinstance(pn, PlanNode) and not isinstance(pn.node, CopyStep)}
     pointers = {region: dict(relocs) for region, relocs in (("plan", plan.plan_relocs),
                                                             ("state", plan.state_relocs))}
     wanted = set(entry_indices)
     out = []
     for key in dict.fromkeys((plan.entries[i].subgraph, plan.entries[i].node_index) for i in sorted(wanted)):
-        indices = [j for j, e in enumerate(plan.entries) if (e.subgraph, e.node_index) == key]
+        indices = [j for j, e in enumerate(plan.entries) if (e.subgraph, e.node_index) == key and e.opcode == CALL]
         for region, area in (("plan", layout.area), ("state", layout.area.state)):
             offsets = [o for j in indices for r, o, _ in plan.entries[j].blocks if r == region]
             area.start_at(min(offsets) if offsets else 0)
@@ -386,14 +518,18 @@ def binary_image(plan: FirmwarePlan, resolve: Callable[[Reloc], int],
     plan region must resolve to `flash_base` + offset, the state region to `state_base` +
     offset), `symbol_address` a kernel's address.
 
-    Layout at flash_base: plan_blob | entries (mrt_entry_t: kernel address | 1, checked: 1 when
-    the entry has a refusal (its kernel returns a status), MAX_ARGS words) | mrt_plan_t
+    Layout at flash_base: plan_blob | entries (mrt_entry_t: kernel address | 1 (0: not a call),
+    control: opcode << 8 | 1 when the entry has a refusal (its kernel returns a status),
+    MAX_ARGS words: the call's, or a jump's condition address and target index) | mrt_plan_t
     {n_entries, entries}."""
     flash = _patch(plan.plan_blob, plan.plan_relocs, resolve)
     table_at = flash_base + len(flash)
     for e in plan.entries:
-        words = [symbol_address(e.symbol) | 1, int(bool(e.refusal))]
+        control = OPCODES[e.opcode] << 8 | int(bool(e.refusal))
+        words = [symbol_address(e.symbol) | 1 if e.opcode == CALL else 0, control]
         words += [resolve(w) if isinstance(w, Reloc) else w & 0xFFFFFFFF for w in e.args]
+        if e.opcode in (JUMP, JUMP_IF_FALSE):
+            words += [0] * (3 - len(words)) + [e.target]
         words += [0] * (ENTRY_WORDS - len(words))
         flash += struct.pack("<%dI" % ENTRY_WORDS, *words)
     plan_address = flash_base + len(flash)

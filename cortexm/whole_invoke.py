@@ -1,6 +1,7 @@
 """A whole inference as one emulator entry: the firmware's runtime (cortexm/src/mrt_runtime.c)
 walks the model's firmware plan (firmware_plan.py) as a board's Invoke() would, calling the same
-kernels the call-by-call mode calls.
+kernels the call-by-call mode calls (IF and WHILE: jumping on their conditions, making their
+copies; the runtime reports where each starts and ends, so records keep their subgraph costs).
 
 The plan is written once per machine: each constant where the machine's flash already holds
 it (or after it), the plan's argument structs and entry table after the constants, the structs
@@ -32,7 +33,7 @@ from .memory_map import round_up
 
 INVOKE_SYMBOL = "mrt_invoke"
 BOUNDARY_SYMBOL = "mrt_op_boundary"
-BEGINS, ENDED = 0, 1              # mrt_runtime.h MRT_OP_BEGINS / MRT_OP_ENDED
+BEGINS, ENDED, MARK = 0, 1, 2     # mrt_runtime.h MRT_OP_BEGINS / MRT_OP_ENDED / MRT_OP_MARK
 RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL)
 
 
@@ -55,7 +56,7 @@ class RuntimeCost:
 
 @dataclass
 class InvokeResult:
-    entries: list[EntryCost]
+    trace: list[tuple[int, Optional[EntryCost]]]   # entries as they ran: (index, cost; None: ENTER / LEAVE)
     runtime: RuntimeCost
     instructions: int         # the whole call: entries + runtime
     cycles: int
@@ -187,7 +188,7 @@ class WholeInvoke:
             uc.mem_write(self._paint_lo, self._paint[:mark.sp - self._paint_lo])
             if self._on_begin is not None:
                 self._on_begin(mark.index)
-        elif previous is not None:
+        elif phase == ENDED and previous is not None:
             mark.stack_bytes = StackProbe.high_water(uc, self._paint_lo, previous.sp)
         self._marks.append(mark)
 
@@ -217,11 +218,21 @@ class WholeInvoke:
 
     def _attribute(self, result) -> InvokeResult:
         marks = self._marks
-        if len(marks) != 2 * len(self.plan.entries):
-            raise EmulationError(f"the runtime reported {len(marks)} operator boundaries for "
-                                 f"{len(self.plan.entries)} entries")
         warm: set = set()
-        entries = [self._entry_cost(marks[2 * i], marks[2 * i + 1], warm) for i in range(len(self.plan.entries))]
+        trace: list[tuple[int, Optional[EntryCost]]] = []
+        k = 0
+        while k < len(marks):
+            mark = marks[k]
+            if mark.phase == MARK:
+                trace.append((mark.index, None))
+                k += 1
+                continue
+            end = marks[k + 1] if k + 1 < len(marks) else None
+            if mark.phase != BEGINS or end is None or end.phase != ENDED or end.index != mark.index:
+                raise EmulationError(f"the runtime's operator boundaries are out of order at entry {mark.index}")
+            trace.append((mark.index, self._entry_cost(mark, end, warm)))
+            k += 2
+        entries = [cost for _, cost in trace if cost is not None]
         # the whole call: every window's edges (the call's result counted the last one alone)
         edges = dict(self.mcu.last_edges)
         for mark in marks:
@@ -233,5 +244,5 @@ class WholeInvoke:
         runtime = RuntimeCost(instructions - sum(e.instructions for e in entries),
                               bd.total - sum(e.cycles for e in entries), frame)
         stack = max([result.stack_bytes] + [frame + e.stack_bytes for e in entries])
-        return InvokeResult(entries, runtime, instructions, bd.total, stack, edges)
+        return InvokeResult(trace, runtime, instructions, bd.total, stack, edges)
 

@@ -16,10 +16,10 @@ from micro_rt.errors import MicroRtError
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 ALL_MODELS = sorted([*MODELS.glob("*.tflite"), *MODELS.glob("ops/*.tflite"), *MODELS.glob("control_flow/*.tflite")])
-# Why a bundled model cannot be one plan: control flow (several subgraphs), a host-side check
+# Why a bundled model cannot be one plan: CALL_ONCE / resource variables, a host-side check
 # of run-time values before the call (DIV / FLOOR_DIV divisors, RSQRT inputs), a model the
 # interpreter refuses anyway.
-KNOWN_REFUSALS = ("several subgraphs", "reads the values of tensor", "not supported",
+KNOWN_REFUSALS = ("runs call by call", "reads the values of tensor", "not supported",
                   "custom op not registered", "Only int32_t are supported")
 
 
@@ -43,11 +43,13 @@ def _resolved_against_machine(it, ex, plan):
     resolve = fp.resolver(plan, mcu.arena_base, flash_base, state_base, mcu.place_constant)
     calls = []
     for pn in plan.nodes:
-        calls += ops.describe(mcu, pn.node, pn.tensors, pn.offsets, pn.scratch)
-    assert [c.symbol for c in calls] == [e.symbol for e in plan.entries]
+        if isinstance(pn, fp.PlanNode):
+            calls += ops.describe(mcu, pn.node, pn.tensors, pn.offsets, pn.scratch)
+    entries = [e for e in plan.entries if e.opcode == fp.CALL]
+    assert [c.symbol for c in calls] == [e.symbol for e in entries]
     blobs = {"plan": (flash_base, plan.plan_blob, dict(plan.plan_relocs)),
              "state": (state_base, plan.state_blob, dict(plan.state_relocs))}
-    for entry, call in zip(plan.entries, calls):
+    for entry, call in zip(entries, calls):
         args_base = mcu.args_base
         assert len(entry.args) == len(call.args)
         structs = {}
@@ -88,6 +90,7 @@ def test_every_bundled_model_plans_or_says_why(path):
         return
     assert plan.entries
     assert all(len(e.args) <= fp.MAX_ARGS for e in plan.entries)
+    assert all(0 <= e.target <= len(plan.entries) for e in plan.entries)
     # pointer words lie inside their regions (the arena: its planned bytes; one past the end
     # is a valid C pointer)
     for e in plan.entries:
@@ -132,7 +135,7 @@ def test_binary_image_lays_out_the_entry_table():
         words = struct.unpack_from("<%dI" % fp.ENTRY_WORDS, image.flash,
                                    table - image.flash_base + 4 * fp.ENTRY_WORDS * i)
         assert words[0] == mcu.symbol(e.symbol) | 1
-        assert words[1] == int(bool(e.refusal))
+        assert words[1] == fp.OPCODES[fp.CALL] << 8 | int(bool(e.refusal))
         assert len(words) == 2 + fp.MAX_ARGS
     it.close()
 
@@ -154,5 +157,21 @@ def test_kernel_written_structs_go_to_the_state_region():
     plan = _plan(it, ex)
     assert plan.state_blob and plan.entries[0].after is not None
     assert any(region == "state" for region, _, _ in plan.entries[0].blocks)
+    _resolved_against_machine(it, ex, plan)
+    it.close()
+
+
+def test_control_flow_is_unrolled_into_copies_and_jumps():
+    it, ex = _executor(MODELS / "control_flow" / "while_flags_int8.tflite")
+    plan = _plan(it, ex)
+    opcodes = [e.opcode for e in plan.entries]
+    assert opcodes.count(fp.ENTER) == opcodes.count(fp.LEAVE) >= 1
+    assert fp.JUMP_IF_FALSE in opcodes and fp.JUMP in opcodes
+    loop = next(e for e in plan.entries if e.opcode == fp.JUMP and e.op_name == "WHILE")
+    assert loop.target < plan.entries.index(loop)                   # WHILE jumps back to its cond
+    exit_ = next(e for e in plan.entries if e.opcode == fp.JUMP_IF_FALSE and e.op_name == "WHILE")
+    assert exit_.target > plan.entries.index(loop)                  # and leaves past the body
+    assert isinstance(exit_.args[0], fp.Reloc) and exit_.args[0].region == "arena"
+    assert any(e.symbol == "mrt_copy" and e.op_name == "WHILE" for e in plan.entries)
     _resolved_against_machine(it, ex, plan)
     it.close()

@@ -92,6 +92,26 @@ def test_with_flash_wait_states_instructions_stay_equal():
     whole.close()
 
 
+CONTROL_FLOW = ["control_flow/if_flag_int8.tflite", "control_flow/while_flags_f32.tflite",
+                "ops/control_if_f32.tflite", "ops/control_while_int8.tflite"]
+
+
+@pytest.mark.parametrize("name", CONTROL_FLOW)
+def test_if_and_while_run_in_the_device_runtime(name):
+    # the runtime jumps on the condition bytes; records (runs, subgraph costs) as call by call
+    core = "cortex-m33" if "if_" in name else "cortex-m0plus"
+    per_call, whole = _interpreter(MODELS / name, core, False), _interpreter(MODELS / name, core, True)
+    for seed in range(4):
+        inputs = random_inputs(per_call, seed)
+        for a, b in zip(_run(per_call, inputs), _run(whole, inputs)):
+            assert np.array_equal(a, b)
+        assert whole.executor.runs_whole(), whole.executor.whole_invoke_unavailable
+        assert [r.as_dict(True) for r in per_call.last_run] == [r.as_dict(True) for r in whole.last_run]
+        assert whole.executor.last_runtime.instructions > 0
+    per_call.close()
+    whole.close()
+
+
 def test_int8_outputs_equal_the_host_kernels():
     path = MODELS / "mobilenet_tiny_int8.tflite"
     host = Interpreter.from_file(str(path))

@@ -13,8 +13,23 @@ __attribute__((noipa, used, section(".mrt_runtime.boundary"))) void mrt_op_bound
 
 __attribute__((section(".mrt_runtime.invoke"))) int32_t mrt_invoke(const mrt_plan_t *plan)
 {
-    const mrt_entry_t *entry = plan->entries;
-    for (uint32_t i = 0; i < plan->n_entries; i++, entry++) {
+    uint32_t i = 0;
+    while (i < plan->n_entries) {
+        const mrt_entry_t *entry = &plan->entries[i];
+        const uint32_t opcode = entry->control >> 8;
+        if (opcode == MRT_PLAN_JUMP_IF_FALSE) {
+            i = *(const volatile uint8_t *)entry->args[0] ? i + 1 : entry->args[1];
+            continue;
+        }
+        if (opcode == MRT_PLAN_JUMP) {
+            i = entry->args[1];
+            continue;
+        }
+        if (opcode != MRT_PLAN_CALL) {
+            mrt_op_boundary(i, MRT_OP_MARK, 0);
+            i++;
+            continue;
+        }
         /* The words are read before the operator begins: what it costs is its own. */
         uint32_t a[MRT_PLAN_MAX_ARGS];
         for (uint32_t k = 0; k < MRT_PLAN_MAX_ARGS; k++) {
@@ -25,9 +40,10 @@ __attribute__((section(".mrt_runtime.invoke"))) int32_t mrt_invoke(const mrt_pla
         int32_t status = kernel(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
                                 a[13], a[14], a[15]);
         mrt_op_boundary(i, MRT_OP_ENDED, status);
-        if (status != 0 && entry->checked) {
+        if (status != 0 && (entry->control & MRT_PLAN_CHECKED)) {
             return (int32_t)i + 1;
         }
+        i++;
     }
     return 0;
 }

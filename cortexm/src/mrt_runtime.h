@@ -20,10 +20,21 @@ typedef int32_t (*mrt_kernel_fn)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_
                                  uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
                                  uint32_t, uint32_t);
 
+/* An entry's control word: its opcode << 8, and for a call MRT_PLAN_CHECKED when the kernel
+ * returns a status (nonzero stops the invoke; without it the return value means nothing, e.g. a
+ * void kernel). Control flow (IF, WHILE) is made of jumps: JUMP_IF_FALSE goes to entry args[1]
+ * when the byte at args[0] is zero, JUMP always; ENTER / LEAVE only tell the profiler that a
+ * control-flow operator starts / ends. */
+#define MRT_PLAN_CALL          0u
+#define MRT_PLAN_JUMP_IF_FALSE 1u
+#define MRT_PLAN_JUMP          2u
+#define MRT_PLAN_ENTER         3u
+#define MRT_PLAN_LEAVE         4u
+#define MRT_PLAN_CHECKED       1u
+
 typedef struct {
-    mrt_kernel_fn kernel;
-    uint32_t checked;                  /* 1: the kernel returns a status, nonzero stops the invoke
-                                          (0: its return value means nothing, e.g. a void kernel) */
+    mrt_kernel_fn kernel;              /* NULL for the other opcodes */
+    uint32_t control;
     uint32_t args[MRT_PLAN_MAX_ARGS];
 } mrt_entry_t;
 
@@ -34,6 +45,7 @@ typedef struct {
 
 #define MRT_OP_BEGINS 0u   /* mrt_op_boundary's phase: entry `index` is about to be called */
 #define MRT_OP_ENDED  1u   /* entry `index` returned `status` */
+#define MRT_OP_MARK   2u   /* entry `index` is an ENTER or LEAVE */
 
 /* Runs every entry in order. Returns 0 when no checked entry returned nonzero, else the failing
  * entry's index + 1 (mrt_op_boundary saw its status). */
