@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 from typing import Callable, Mapping, Optional
 
-from .firmware_plan import MAX_ARGS, FirmwarePlan, Reloc, Word
+from .firmware_plan import CALL, JUMP, JUMP_IF_FALSE, MAX_ARGS, OPCODES, FirmwarePlan, Reloc, Word
 
 PLAN_STRUCTS = "g_mrt_plan_structs"
 STATE = "g_mrt_state"
@@ -76,7 +76,7 @@ def c_plan_source(plan: FirmwarePlan, locate: Locate, header: str = "") -> str:
         own = {"plan": PLAN_STRUCTS, "state": STATE}.get(reloc.region)
         return (own, reloc.offset) if own else locate(reloc)
 
-    symbols = sorted({e.symbol for e in plan.entries})
+    symbols = sorted({e.symbol for e in plan.entries if e.opcode == CALL})
     structs, entries, table = PLAN_SECTIONS
     out = [f"/* {header} */\n" if header else "",
            "#include <stdint.h>\n#include \"mrt_runtime.h\"\n#include \"mrt_model.h\"\n\n",
@@ -92,10 +92,16 @@ def c_plan_source(plan: FirmwarePlan, locate: Locate, header: str = "") -> str:
                   _blob_words(plan.state_blob, plan.state_relocs, where), 4),
            f"\nconst mrt_entry_t {ENTRIES}[{max(1, len(plan.entries))}] {_attributes(4, entries)} = {{\n"]
     for e in plan.entries:
-        args = [c_word(w, where) for w in e.args] + ["0u"] * (MAX_ARGS - len(e.args))
-        checked = "1u" if e.refusal else "0u"
+        # as binary_image lays an entry out: kernel, control word (opcode << 8 | checked), words
+        control = OPCODES[e.opcode] << 8 | int(bool(e.refusal))
+        args = [c_word(w, where) for w in e.args]
+        if e.opcode in (JUMP, JUMP_IF_FALSE):          # the condition byte's address, the target
+            args += ["0u"] * (1 - len(args)) + [f"{e.target}u"]
+        args += ["0u"] * (MAX_ARGS - len(args))
+        kernel = f"(mrt_kernel_fn){e.symbol}" if e.opcode == CALL else "0"
         scope = f"subgraph {e.subgraph} " if e.subgraph else ""
-        out.append(f"    /* {scope}op {e.node_index} {e.op_name} */\n"
-                   f"    {{(mrt_kernel_fn){e.symbol}, {checked}, {{{', '.join(args)}}}}},\n")
+        what = "" if e.opcode == CALL else f" {e.opcode}"
+        out.append(f"    /* {scope}op {e.node_index} {e.op_name}{what} */\n"
+                   f"    {{{kernel}, 0x{control:x}u, {{{', '.join(args)}}}}},\n")
     out.append(f"}};\n\nconst mrt_plan_t {PLAN} {_attributes(4, table)} = {{{len(plan.entries)}u, {ENTRIES}}};\n")
     return "".join(out)

@@ -278,7 +278,7 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
         fit = assess(model_path, data, it, setup.ram_budget, setup.flash_budget, measured=measured)
         fit.board, fit.budget_source = setup.board, setup.budget_source
         graph = reference_graph(executor.mcu.elf.path)
-        roots = [n for n in RUNTIME_ROOTS if n in graph.by_name] + [e.symbol for e in plan.entries]
+        roots = [n for n in RUNTIME_ROOTS if n in graph.by_name] + [e.symbol for e in plan.entries if e.symbol]
         main = it.model.main
         return _ModelRun(
             plan, fit.text().splitlines(), measured.stack_bytes, graph.closure(roots).names("code"),

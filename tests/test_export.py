@@ -10,8 +10,10 @@ flash lines and instruction-cache sets code falls in. So instructions are exact,
 agree within CYCLE_BOUND_0WS with no flash wait states (measured: equal on the M0+ and for the
 float32 model on the M4, 1 cycle in 1.33 M for the int8 one, 0.04% on the M33) and within
 CYCLE_BOUND_BOARD with the board's flash interface (measured: the exported image 2.0% (int8)
-and 7.2% (float32) faster on nucleo-l4r5zi's 1 KiB ART cache at 5 wait states, 1.5% faster on
-nucleo-g0b1re, 0.03% slower on nucleo-u575zi-q)."""
+and 7.2% (float32) faster on nucleo-l4r5zi's 1 KiB ART cache at 5 wait states, 11.9% for the
+WHILE model, whose runtime share is large: in the emulator's firmware the runtime lies after
+every kernel and meets them in the small cache; 1.5% faster on nucleo-g0b1re, 0.03% slower on
+nucleo-u575zi-q)."""
 from __future__ import annotations
 
 import json
@@ -35,7 +37,7 @@ from micro_rt.run_setup import board_setup
 MODELS = Path(__file__).resolve().parents[1] / "models"
 FIRMWARE = Path(__file__).resolve().parents[1] / "cortexm" / "firmware"
 CYCLE_BOUND_0WS = 0.002
-CYCLE_BOUND_BOARD = 0.10
+CYCLE_BOUND_BOARD = 0.15
 EXPORT_OWN = {"main", "Reset_Handler", "Default_Handler", "mrt_putc", "mrt_puts", "mrt_put_u32",
               "mrt_put_hex", "mrt_copy_in", "mrt_cycles_start", "mrt_cycles_now", "SysTick_Handler"}
 FIRMWARE_OWN = {"mrt_reset_handler", "mrt_fault_handler"}      # the emulator firmware's start-up
@@ -75,6 +77,7 @@ def _functions(path: Path) -> tuple[set[str], dict[str, int]]:
     ("mobilenet_tiny_int8.tflite", "nucleo-u575zi-q", "cortex-m33"),
     ("mobilenet_tiny_f32.tflite", "nucleo-l4r5zi", "cortex-m4"),        # libm's expf, VFP
     ("anomaly_fc_int8.tflite", "nucleo-g0b1re", "cortex-m0plus"),        # SysTick, no FPU
+    ("control_flow/while_flags_int8.tflite", "nucleo-l4r5zi", "cortex-m4"),   # jumps in the plan
 ])
 def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, core):
     require_tool("arm-none-eabi-gcc")
@@ -89,7 +92,7 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
                       clock_hz=setup.clock_hz)
     lines = run.console.splitlines()
     assert not run.console_full
-    assert lines[0] == f"model {model} on {board}" and lines[1] == "status 0"
+    assert lines[0] == f"model {path.name} on {board}" and lines[1] == "status 0"
     assert lines[2] == f"cycles {run.invoke_cycles}"        # what the program printed
     printed = [re.fullmatch(r"output (\d+) ([0-9a-f]*)", line).group(2) for line in lines[3:]]
     emulated = Interpreter.from_bytes(path.read_bytes(), target=core, kernels="cmsis-nn", emulate=True,
@@ -117,7 +120,10 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     counted = graph.closure([n for n in RUNTIME_ROOTS if n in graph.by_name]
                             + fit["image_functions"]).names("code")
     linked, sections = _functions(out / "model.elf")
-    assert counted - linked == FIRMWARE_OWN and linked - counted <= EXPORT_OWN
+    assert FIRMWARE_OWN <= counted - linked and linked - counted <= EXPORT_OWN
+    # libgcc has a multiply-only object and a multiply-and-divide one: the firmware, which
+    # divides elsewhere, links the second; an image that only multiplies gets the first
+    assert {n for n in counted - linked - FIRMWARE_OWN} <= {"__aeabi_ddiv", "__divdf3"}
     flash = fit["flash"]       # the constants and the plan: the same bytes, one section
     assert sections[".mrt_constants"] == flash["model_bytes"] + flash["op_constants_bytes"] + flash["plan_bytes"]
     assert fit["ram"]["kernel_stack_bytes"] == run.invoke_stack_bytes
