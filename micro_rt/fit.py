@@ -2,8 +2,9 @@
 
 RAM = tensor arena (head + tail + temp) + kernel stack + firmware static data; flash = model +
 kernel code. The arena is planned; stack, static data and code are measured by one emulated
-inference of micro_rt's C kernels. Whatever is left out (an operator without a kernel, one that
-fell back to a host kernel, kernels that have no C build) is listed and "fits" is not claimed:
+inference of micro_rt's C kernels of the chosen flavour (CMSIS-NN-style or reference). Whatever
+is left out (an operator without a kernel, one that fell back to a host kernel) is listed and
+"fits" is not claimed:
 the verdict is "cannot tell", unless what is counted already exceeds a budget, which the missing
 parts could only add to.
 """
@@ -60,9 +61,11 @@ class KernelMeasurement:
 
 
 def measure_kernels(data: bytes, target: str,
-                    progress: Optional[Callable[[int, int], None]] = None) -> KernelMeasurement:
-    """Run one inference on the virtual MCU with micro_rt's CMSIS-NN-style C kernels."""
-    with Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True) as it:
+                    progress: Optional[Callable[[int, int], None]] = None,
+                    kernels: str = "cmsis-nn") -> KernelMeasurement:
+    """Run one inference on the virtual MCU with micro_rt's C kernels of the flavour `kernels`
+    (the CMSIS-NN-style ones, or the reference ones)."""
+    with Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True) as it:
         for i, x in enumerate(random_inputs(it, 0)):
             it.set_input(x, i)
         it.invoke(progress=progress)
@@ -70,7 +73,7 @@ def measure_kernels(data: bytes, target: str,
 
 
 def kernel_measurement(it: Interpreter) -> KernelMeasurement:
-    """What the last inference of `it` (emulated, cmsis-nn kernels) measured."""
+    """What the last inference of `it` (emulated, with its flavour's C kernels) measured."""
     executor = it.executor
     return KernelMeasurement(max((r.stack_bytes for r in it.last_run), default=0),
                              executor.static_ram_bytes(), executor.code_bytes(),
@@ -222,11 +225,6 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
         report.scope = "arena and model only (host target: kernel stack and code are not modelled)"
     elif not measure:
         report.scope = "arena and model only (kernel stack and code not measured: --no-emulate)"
-    elif it.kernels != "cmsis-nn":
-        report.not_accounted.append(
-            f"kernel stack, static data and code: micro_rt has no C build of its {it.kernels} "
-            "kernels, so they are not measured (--kernels cmsis-nn measures micro_rt's "
-            "CMSIS-NN-style C kernels; --no-emulate asks for an arena-and-model-only verdict)")
     elif missing:
         report.not_accounted.append("kernel stack, static data and code: not measured, the model "
                                     "cannot run without the kernels above")
@@ -235,13 +233,13 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
                                     "cannot run on the virtual MCU, where NPU operators are not simulated (listed below)")
     else:
         try:
-            report.measured = measured or measure_kernels(data, it.target.name, progress)
+            report.measured = measured or measure_kernels(data, it.target.name, progress, it.kernels)
         except MicroRtError as e:
             report.not_accounted.append("kernel stack, static data and code: not measured, the "
                                         f"emulated inference failed: {' '.join(str(e).split())}")
         else:
-            report.not_accounted += [f"op {op}: no C kernel (ran on a host kernel), so its stack "
-                                     "and code are not measured" for op in report.measured.ops_on_host]
+            report.not_accounted += [f"op {op}: no {it.kernels} C kernel (ran on a host kernel), so its "
+                                     "stack and code are not measured" for op in report.measured.ops_on_host]
     if not report.scope:      # RAM is exact; the NPU's compute and driver are another matter
         report.not_accounted += [f"op {index} {op}: {why} (its op data, scratch buffers and "
                                  "tensors are counted in the arena)" for index, op, why in not_simulated]
