@@ -2,7 +2,8 @@
 virtual MCU (issue 12), one single-operator model per (operator, input type).
 
     python benchmarks/bench_op_cycles.py [--cores cortex-m0plus cortex-m4] [--only CONV_2D ...]
-                                         [--json out.json] [--write]
+                                         [--kernels cmsis-nn|reference] [--json out.json] [--write]
+    python benchmarks/bench_op_cycles.py --flavours [--cores ...] [--write]
 
 The list of kernels is micro_rt.cortexm.ops.KERNELS: a kernel registered there later appears
 here without editing this script. Each (op, type) runs on a builder-made model of one
@@ -18,6 +19,13 @@ output), instructions and cycles of one invoke (micro_rt.inputs.random_inputs, s
 or per element when the operator has no MACs. A row whose operator did not run on the MCU says
 so (a hole in the profile). The second table sets the int16 (16x8) weighted layers against
 their int8 twins of the same shape. --write puts both into RESULTS.md (section op-cycles).
+`--kernels reference` measures the reference flavour's kernels instead (printed, not written).
+
+--flavours (issue 14) runs every kernel the reference flavour replaces
+(micro_rt.cortexm.ops.REFERENCE_KERNELS: TFLM's reference loops in plain C) and its CMSIS-NN-style
+counterpart on the same model, per core: cycles per MAC or element and stack of each, and how
+many times the reference's cycles the optimized kernel saves; --write puts that table into
+RESULTS.md (section op-cycles-flavours).
 """
 from __future__ import annotations
 
@@ -133,6 +141,29 @@ def _lstm(op: str, typ: str) -> bytes:
     return lstm_model({"INT8": "int8", "INT16": "int16"}.get(typ, "float32"), 1, 8, 32, 32)
 
 
+def _batch_matmul(op: str, typ: str) -> bytes:
+    """An attention-style product: 2 batches of [16, 32] by constant [32, 24] weights (the
+    operands TFLM's CMSIS-NN glue hands arm_batch_matmul_s8 for int8)."""
+    rng = np.random.default_rng(0)
+    rhs = rng.integers(-127, 128, (2, 32, 24)) if typ != "FLOAT32" else rng.uniform(-0.5, 0.5, (2, 32, 24))
+    return single_op(op, [_t((2, 16, 32), typ, 0.05, -3), _t((2, 32, 24), typ, 0.01, 0, rhs)],
+                     _t((2, 16, 24), typ, 0.2, 5))
+
+
+def _transpose_conv(op: str, typ: str) -> bytes:
+    """A decoder's upsampling layer: [1, 8, 8, 16] to [1, 16, 16, 16], 3x3, stride 2."""
+    rng = np.random.default_rng(0)
+    q = typ != "FLOAT32"
+    wtype, btype = ("INT8", "INT64" if typ == "INT16" else "INT32") if q else ("FLOAT32", "FLOAT32")
+    wscale = list(rng.uniform(0.002, 0.01, 16)) if q else 0.005
+    weights = rng.integers(-127, 128, (16, 3, 3, 16)) if q else rng.uniform(-0.5, 0.5, (16, 3, 3, 16))
+    bias = rng.integers(-2000, 2000, 16) if q else rng.uniform(-1, 1, 16)
+    bias_scale = 0.05 * np.asarray(wscale) if q else 0.005
+    return single_op(op, [_i32([1, 16, 16, 16]), _t((16, 3, 3, 16), wtype, wscale, 0, weights),
+                          _t((1, 8, 8, 16), typ, 0.05, -3), _t((16,), btype, list(bias_scale) if q else 0.005, 0, bias)],
+                     _t((1, 16, 16, 16), typ, 0.2, 5), {"padding": "SAME", "stride_h": 2, "stride_w": 2})
+
+
 # Representative shapes: op -> maker(op, type name) -> model bytes.
 SHAPES: dict[str, Callable[[str, str], bytes]] = {
     **{op: _layer for op in WEIGHTED},
@@ -144,6 +175,8 @@ SHAPES: dict[str, Callable[[str, str], bytes]] = {
                                        {"beta": 1.0}),
     "QUANTIZE": _quantize, "DEQUANTIZE": _quantize, "SVDF": _svdf,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+    "BATCH_MATMUL": _batch_matmul,
+    "TRANSPOSE_CONV": _transpose_conv,
     "MEAN": lambda op, t: single_op(op, [_t((1, 16, 16, 32), t), _i32([1, 2])], _t((1, 1, 1, 32), t, 0.04),
                                     {"keep_dims": True}),
 }
@@ -190,6 +223,8 @@ class Row:
     elements: int
     instructions: int
     cycles: int
+    stack_bytes: int = 0
+    kernels: str = "cmsis-nn"
 
     @property
     def per(self) -> str:
@@ -200,15 +235,17 @@ class Row:
         return f"{self.cycles / self.elements:.2f} /elem"
 
 
-def measure(op: str, dtype: str, core: str, fallback: list) -> Optional[Row]:
-    """One invoke of the first candidate model micro_rt accepts, on `core`."""
+def measure(op: str, dtype: str, core: str, fallback: list, kernels: str = "cmsis-nn") -> Optional[Row]:
+    """One invoke of the first candidate model micro_rt accepts, on `core`, with the C kernels
+    of the flavour `kernels`."""
     from micro_rt import Interpreter
     from micro_rt.analysis import op_macs
+    from micro_rt.cortexm.ops import DATA_INPUT
     from micro_rt.errors import MicroRtError
     from micro_rt.inputs import random_inputs
     for source, data in candidate_models(op, dtype, fallback):
         try:
-            it = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+            it = Interpreter.from_bytes(data, target=core, kernels=kernels, emulate=True)
         except MicroRtError:
             continue
         try:
@@ -221,17 +258,18 @@ def measure(op: str, dtype: str, core: str, fallback: list) -> Optional[Row]:
         sg = it.model.main
         node = sg.operators[0]
         ins = [i for i in node.inputs if i >= 0]
-        first = sg.tensors[ins[0]].shape if ins else ()             # VAR_HANDLE has no input
+        data_input = ins[min(DATA_INPUT.get(node.op_name, 0), len(ins) - 1)] if ins else -1
+        first = sg.tensors[data_input].shape if ins else ()          # VAR_HANDLE has no input
         out = sg.tensors[node.outputs[0]].shape if node.outputs else ()
         return Row(op, dtype, core, source, f"{list(first)}->{list(out)}", rec.on_mcu, op_macs(sg, node),
-                   max(math.prod(first), math.prod(out)), rec.instructions, rec.cycles)
+                   max(math.prod(first), math.prod(out)), rec.instructions, rec.cycles, rec.stack_bytes, kernels)
     return None
 
 
-def markdown(rows: list[Row], missing: list[str], cores: list[str]) -> str:
+def markdown(rows: list[Row], missing: list[str], cores: list[str], kernels: str = "cmsis-nn") -> str:
     lines = [results_md.section_header(THREADS),
              "One invoke of a single-operator model per C kernel registered in "
-             "micro_rt.cortexm.ops.KERNELS, `kernels=\"cmsis-nn\"`, default machine config. "
+             f"micro_rt.cortexm.ops.KERNELS, `kernels=\"{kernels}\"`, default machine config. "
              "Weighted layers: cycles per MAC; other operators: cycles per element (the larger of "
              "the first input and the output). int16 weighted layers are 16x8 (int8 weights).", "",
              "| op | input type | model | shape | " + " | ".join(f"{c} cycles | {c} per" for c in cores) + " |",
@@ -257,29 +295,79 @@ def markdown(rows: list[Row], missing: list[str], cores: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def flavour_rows(cores: list[str], fallback: list) -> tuple[list[tuple[Row, Row]], list[str]]:
+    """(cmsis-nn row, reference row) per kernel the reference flavour replaces and core."""
+    from micro_rt.cortexm.ops import REFERENCE_KERNELS
+    pairs, missing = [], []
+    for op, dtype in REFERENCE_KERNELS:
+        for core in cores:
+            cmsis = measure(op, dtype, core, fallback)
+            ref = measure(op, dtype, core, fallback, "reference")
+            if cmsis is None or ref is None:
+                missing.append(f"{op} {dtype}")
+                break
+            pairs.append((cmsis, ref))
+            print(f"{op:20s} {dtype:8s} {core:14s} cmsis-nn {cmsis.per:>14s} reference {ref.per:>14s}", flush=True)
+    return pairs, missing
+
+
+def flavours_markdown(pairs: list[tuple[Row, Row]], missing: list[str]) -> str:
+    lines = [results_md.section_header(THREADS),
+             "One invoke of the same single-operator model with each flavour's C kernels "
+             "(`kernels=\"cmsis-nn\"`: micro_rt's CMSIS-NN-style kernels; `kernels=\"reference\"`: "
+             "TFLM's reference loops in plain C, cortexm/src/mrt_ref_*.c), per kernel the reference "
+             "flavour replaces (micro_rt.cortexm.ops.REFERENCE_KERNELS), default machine config. "
+             "Weighted layers: cycles per MAC; others: cycles per element. Both flavours give the "
+             "same output bits; `ref / cmsis` is how many times the optimized kernel's cycles the "
+             "reference needs.", "",
+             "| op | input type | core | model shape | cmsis-nn per | cmsis-nn stack B | reference per | "
+             "reference stack B | ref / cmsis |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|"]
+    for cmsis, ref in pairs:
+        ratio = f"{ref.cycles / cmsis.cycles:.2f}x" if cmsis.on_mcu and ref.on_mcu and cmsis.cycles else "-"
+        lines.append(f"| {cmsis.op} | {cmsis.dtype} | {cmsis.core} | {cmsis.shape} | {cmsis.per} | "
+                     f"{cmsis.stack_bytes} | {ref.per} | {ref.stack_bytes} | {ratio} |")
+    if missing:
+        lines += ["", "No single-operator model micro_rt accepts for: " + ", ".join(missing) + "."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cores", nargs="+", default=["cortex-m0plus", "cortex-m4"])
     ap.add_argument("--only", nargs="+", help="these operators only (not with --write)")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--kernels", choices=["cmsis-nn", "reference"], default="cmsis-nn",
+                    help="the flavour of C kernels to measure (--write: cmsis-nn only)")
+    ap.add_argument("--flavours", action="store_true",
+                    help="the kernels the reference flavour replaces, both flavours side by side")
     ap.add_argument("--write", action="store_true", help="write the tables into RESULTS.md")
     a = ap.parse_args(argv)
     if a.write and a.only:
         ap.error("--write measures every kernel; drop --only")
+    if a.write and a.kernels != "cmsis-nn" and not a.flavours:
+        ap.error("--write keeps the cmsis-nn table; --flavours --write writes the comparison")
     from micro_rt.cortexm.ops import KERNELS
     fallback = _type_cases()
+    if a.flavours:
+        table = flavours_markdown(*flavour_rows(a.cores, fallback))
+        print()
+        print(table)
+        if a.write:
+            results_md.write_section("op-cycles-flavours", table)
+        return 0
     rows, missing = [], []
     for op, dtype in KERNELS:
         if a.only and op not in a.only:
             continue
         for core in a.cores:
-            row = measure(op, dtype, core, fallback)
+            row = measure(op, dtype, core, fallback, a.kernels)
             if row is None:
                 missing.append(f"{op} {dtype}")
                 break
             rows.append(row)
             print(f"{op:20s} {dtype:8s} {core:14s} {row.shape:36s} cycles={row.cycles:>10,} {row.per}", flush=True)
-    table = markdown(rows, missing, a.cores)
+    table = markdown(rows, missing, a.cores, a.kernels)
     print()
     print(table)
     if a.json:

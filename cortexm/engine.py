@@ -52,6 +52,7 @@ class Engine:
         self.fault: Optional[tuple] = None       # (access, address, size, pc) of a memory fault
         self.interrupt: Optional[tuple] = None   # (exception number, pc)
         self._own_hooks: list = []
+        self._fault_hooks: list = []
         self._ctx0 = None
         self._calls_on_engine = 0
         self.start()
@@ -68,8 +69,10 @@ class Engine:
             self.hooks = self._new_hooks(uc)
         else:
             self.hooks.attach(uc)
-        self._own_hooks = [uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem),
-                           uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)]
+        self.hooks.add_flash_segments(self.memory.flash_segments())
+        self._own_hooks = [uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)]
+        self.uc = uc
+        self.refresh_fault_hooks()
         # FPU cores (the firmware uses VFP through -mfloat-abi=softfp): IEEE 754 defaults in FPSCR,
         # i.e. FZ=0 (denormals are kept, not flushed), DN=0 (NaN operands propagate), AHP=0,
         # RMode=0 (round to nearest even): the numpy twins' float32 semantics. Unicorn's reset
@@ -90,9 +93,10 @@ class Engine:
             return
         if self.hooks is not None:
             self.hooks.detach()
-        for handle in self._own_hooks:
+        for handle in self._own_hooks + self._fault_hooks:
             self.uc.hook_del(handle)
         self._own_hooks = []
+        self._fault_hooks = []
         self._ctx0 = None
         engine = weakref.ref(self.uc)
         self.uc = None
@@ -123,13 +127,29 @@ class Engine:
         try:
             self.uc.emu_start(entry | 1, stop)
         except unicorn.UcError as exc:
+            if exc.errno == UC.UC_ERR_FETCH_PROT and self.fault is None:   # in a mapped region
+                pc = self.uc.reg_read(UC_ARM_REG_PC)
+                self.fault = (UC.UC_MEM_FETCH_PROT, pc, 2, pc)
             return exc
         return None
+
+    def refresh_fault_hooks(self) -> None:
+        """Hook faults on the unmapped ranges only (call after every change of the map). A page
+        no memory hook covers keeps QEMU's fast path for stores once written (tlb_set_dirty);
+        a fetch from a mapped but non-executable region (the stack) is caught in `run`."""
+        uc = self.uc
+        for handle in self._fault_hooks:
+            uc.hook_del(handle)
+        self._fault_hooks = [uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem,
+                                         begin=lo, end=hi)
+                             for lo, hi in self.memory.unmapped_ranges()]
 
     def grow_flash(self, end: int) -> None:
         """Map flash up to `end` and let the hooks count data loads from all of it."""
         self.memory.grow_flash(self.uc, end)
+        self.refresh_fault_hooks()
         self.hooks.set_flash_range(FLASH_BASE, self.memory.flash_end)
+        self.hooks.add_flash_segments(self.memory.flash_segments())
 
     # ------------------------------------------------------------------ hooks (rare paths)
     def _on_invalid_mem(self, uc, access, address, size, value, _):

@@ -1,4 +1,5 @@
-"""Running an interpreter's operators on the virtual MCU.
+"""Running an interpreter's operators on the virtual MCU, with the C kernels of the flavour its
+arena was planned for (`interpreter.kernels`: cmsis-nn or reference, see ops.REFERENCE_KERNELS).
 
 The interpreter's arena is mapped into emulated SRAM zero-copy, at the offsets its planner
 chose; constant tensors go to emulated flash. Every operator with a C kernel runs there (the
@@ -77,8 +78,9 @@ class McuExecutor:
     def __init__(self, interpreter: Any, *, clock_hz: int = 100_000_000, flash_wait_states: int = 0,
                  strict_alignment: bool = False, arena_misalign: int = 0, budget: Optional[int] = None,
                  memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY,
-                 whole_invoke: bool = False):
+                 flash_port: bool = True, whole_invoke: bool = False):
         self.it = interpreter
+        self.kernels = interpreter.kernels      # the flavour the arena was planned for
         self.whole_invoke = whole_invoke       # run each invoke as one firmware call when the model plans
         self._whole: Optional[WholeInvoke] = None
         self.whole_invoke_unavailable: Optional[str] = None    # why the model runs call by call
@@ -86,7 +88,9 @@ class McuExecutor:
         self.budget = budget
         head = interpreter.memory_bytes
         variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
-        arena_bytes = head + sum(-(-t.nbytes // 16) * 16 for t in variables)
+        after_variables = head + sum(-(-t.nbytes // 16) * 16 for t in variables)
+        persistent = self._persistent_requests()
+        arena_bytes = after_variables + sum(-(-n // 16) * 16 for sizes in persistent.values() for n in sizes)
         self.mcu = None
         try:
             self.mcu = VirtualMCU(interpreter.target.name, arena_bytes=arena_bytes, clock_hz=clock_hz,
@@ -94,11 +98,12 @@ class McuExecutor:
                                   arena_misalign=arena_misalign, flash_bytes=0,
                                   memory_system=memory_system,
                                   weights_bytes=self._constant_bytes(),
-                                  recycle_every=recycle_every)
+                                  recycle_every=recycle_every, flash_port=flash_port)
             buffer = self.mcu.new_arena_buffer(arena_bytes)
             self.mcu.map_arena(buffer)
             interpreter.rebind_arena(self.mcu.arena)
             self._map_variables(variables, head)
+            self._persistent = self._persistent_offsets(persistent, after_variables)
             self._scratch = scratch_offsets(interpreter)
             self._constants = self._place_constants()
         except unicorn.UcError as e:
@@ -109,6 +114,7 @@ class McuExecutor:
             raise
         self.emulation_seconds = 0.0
         self.functions_used: dict[str, int] = {}     # kernel code executed so far: name -> bytes
+        self._blocks_noted: set[int] = set()          # block starts already looked up for it
         self._op_budgets = {(node.subgraph, node.index): self.op_budget(node)
                             for sub in interpreter.subgraphs for node in sub.nodes}
         several = len(interpreter.subgraphs) > 1
@@ -126,12 +132,18 @@ class McuExecutor:
             return False
         if self._whole is None and self.whole_invoke_unavailable is None:
             try:
-                plan = build_plan(plan_nodes(self.it, self._scratch), self.mcu.core, self.mcu.arena_misalign,
+                plan = build_plan(plan_nodes(self.it, self._scratch, self._persistent), self.mcu.core, self.mcu.arena_misalign,
                                   self.mcu.arena_bytes)
                 self._whole = WholeInvoke(self.mcu, plan)
             except PlanError as e:
                 self.whole_invoke_unavailable = str(e)
         return self._whole is not None
+
+    @property
+    def persistent_offsets(self) -> dict[tuple[int, int], tuple[int, ...]]:
+        """Arena offsets of each node's persistent buffers (by subgraph and node), after the
+        variable tensors."""
+        return dict(self._persistent)
 
     @property
     def firmware_plan(self):
@@ -300,6 +312,30 @@ class McuExecutor:
             t.offset = offset
             offset += -(-t.nbytes // 16) * 16
 
+    def _persistent_requests(self) -> dict[tuple[int, int], tuple[int, ...]]:
+        """The persistent buffers (TFLM's, in its tail) each node's C kernel writes at invoke."""
+        found = {}
+        for sub in self.it.subgraphs:
+            for node in sub.nodes:
+                index = ops.data_input_index(node)
+                typed = index >= 0 and sub.tensors[index].dtype is not None
+                sizes = ops.persistent_requests(node, sub.tensors, self.kernels) if typed else ()
+                if sizes:
+                    found[(node.subgraph, node.index)] = sizes
+        return found
+
+    @staticmethod
+    def _persistent_offsets(requests: dict, start: int) -> dict[tuple[int, int], tuple[int, ...]]:
+        """MCU memory for the persistent buffers, after the variable tensors (16-byte steps)."""
+        placed, offset = {}, start
+        for key, sizes in requests.items():
+            offsets = []
+            for n in sizes:
+                offsets.append(offset)
+                offset += -(-n // 16) * 16
+            placed[key] = tuple(offsets)
+        return placed
+
     def _place_constants(self) -> list[tuple[int, int, str]]:
         placed = []
         for t in self._all_tensors():
@@ -314,7 +350,7 @@ class McuExecutor:
         all_tensors = self._tensors(node)
         index = ops.data_input_index(node)
         first = all_tensors[index] if index >= 0 else None
-        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype):
+        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype, self.kernels):
             return False
         touched = [all_tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
         return all(t.is_constant or t.offset is not None for t in touched)
@@ -333,7 +369,8 @@ class McuExecutor:
         try:
             result = self._call(node, node, tensors, offsets,
                                 self._scratch.get((node.subgraph, node.index)),
-                                self._op_budgets[(node.subgraph, node.index)])
+                                self._op_budgets[(node.subgraph, node.index)],
+                                self._persistent.get((node.subgraph, node.index), ()))
         except ops.UnsupportedOnMcu:
             return None
         record = OpRecord(node.index, node.op_name, True, result.instructions, result.cycles,
@@ -342,13 +379,14 @@ class McuExecutor:
         return record
 
     def _call(self, node: Any, call: Any, tensors: dict, offsets: dict, scratch: Optional[int],
-              limit: OpBudget) -> Any:
+              limit: OpBudget, persistent: tuple[int, ...] = ()) -> Any:
         """Run `call` (the node, or a step standing for it) within its budget and what is left
         of the invoke's; errors name `node`."""
         budget = self._budget_left(limit)
         start = time.perf_counter()
         try:
-            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget)
+            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget, kernels=self.kernels,
+                                persistent_offsets=persistent)
         except BudgetExceeded as e:
             raise self._budget_error(node, e, limit, capped=budget < limit.budget) from e
         except EmulationError as e:
@@ -393,7 +431,11 @@ class McuExecutor:
 
     def _note_code(self, edges) -> None:
         for edge in edges:
-            function = self.mcu.elf.function_at(edge[2])
+            start = edge[2]
+            if start in self._blocks_noted:      # each block's function is looked up once
+                continue
+            self._blocks_noted.add(start)
+            function = self.mcu.elf.function_at(start)
             if function is not None:
                 self.functions_used[function.name] = function.size
 

@@ -16,7 +16,8 @@ flash, cortexm/executor.py); a C emitter (micro-rt export) writes pointer words 
 over its arrays. API, stable:
 
     build_plan(program, core, arena_misalign=0, arena_bytes=0) -> FirmwarePlan
-    plan_nodes(interpreter) -> program     # [PlanNode | Label | Jump | Mark]: IF / WHILE unrolled
+    plan_nodes(interpreter, scratch=None, persistent=None) -> program
+                                           # [PlanNode | Label | Jump | Mark]: IF / WHILE unrolled
     FirmwarePlan.entries[i]: PlanEntry(subgraph, node_index, op_name, symbol, args, blocks,
                                        refusal, after, opcode, target)
         opcode: CALL (symbol, args), JUMP_IF_FALSE (args[0]: a BOOL's address; to entry
@@ -149,6 +150,8 @@ class PlanNode:
     tensors: dict          # tensor index -> tensor
     offsets: dict          # tensor index -> arena offset (non-constant tensors)
     scratch: Any = None    # the node's scratch offset(s), in request order
+    persistent: tuple = ()  # arena offsets of its persistent buffers (ops.persistent_requests order)
+    kernels: str = "cmsis-nn"   # the C kernels' flavour (ops.REFERENCE_KERNELS)
 
 
 @dataclass
@@ -248,7 +251,7 @@ def _describe(layout: _Layout, pn: PlanNode) -> list[KernelCall]:
     views = {i: _DescribeView(t) for i, t in pn.tensors.items()}
     node = pn.node
     try:
-        return ops.describe(layout, node, views, pn.offsets, pn.scratch)
+        return ops.describe(layout, node, views, pn.offsets, pn.scratch, pn.kernels, pn.persistent)
     except _ReadsValues as e:
         raise PlanError(f"op {node.index} {node.op_name} reads the values of tensor '{e}' when its "
                         "kernel call is set up (a check of run-time data on the host), so it "
@@ -355,14 +358,27 @@ def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:
     return found
 
 
-def plan_nodes(interpreter: Any, scratch: Optional[dict] = None) -> list:
+def plan_nodes(interpreter: Any, scratch: Optional[dict] = None, persistent: Optional[dict] = None) -> list:
     """The model as a program for `build_plan`: subgraph 0's nodes in order, IF and WHILE
     unrolled into their copies (the mrt_copy calls TFLM's kernels make), jumps and the
-    subgraphs' nodes; PlanError for CALL_ONCE and resource variables (they run call by call)."""
+    subgraphs' nodes; PlanError for CALL_ONCE and resource variables (they run call by call).
+    `persistent`: each node's persistent buffers' arena offsets (default: where the
+    interpreter's McuExecutor placed them, after the variable tensors); the C kernels are those
+    of `interpreter.kernels`' flavour."""
     scratch = scratch_offsets(interpreter) if scratch is None else scratch
+    if persistent is None:
+        persistent = getattr(getattr(interpreter, "executor", None), "persistent_offsets", None)
+    context = _Context(scratch, persistent or {}, getattr(interpreter, "kernels", "cmsis-nn"))
     program: list = []
-    _plan_subgraph(interpreter, 0, scratch, program, [0])
+    _plan_subgraph(interpreter, 0, context, program, [0])
     return program
+
+
+@dataclass(frozen=True)
+class _Context:
+    scratch: dict
+    persistent: dict
+    kernels: str
 
 
 def _placed(t, node) -> None:
@@ -370,11 +386,11 @@ def _placed(t, node) -> None:
         raise PlanError(f"op {node.index} {node.op_name}: tensor '{t.name}' has no place in the arena")
 
 
-def _plan_subgraph(it: Any, index: int, scratch: dict, program: list, labels: list) -> None:
+def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels: list) -> None:
     sub = it.subgraphs[index]
     for node in sub.nodes:
         if node.op_name in ("IF", "WHILE"):
-            _plan_control(it, node, scratch, program, labels)
+            _plan_control(it, node, context, program, labels)
             continue
         if ops.copies_only(node.op_name):
             raise PlanError(f"op {node.index} {node.op_name} runs call by call (only IF and WHILE "
@@ -383,7 +399,9 @@ def _plan_subgraph(it: Any, index: int, scratch: dict, program: list, labels: li
         for t in tensors.values():
             _placed(t, node)
         offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
-        program.append(PlanNode(node, tensors, offsets, scratch.get((node.subgraph, node.index))))
+        key = (node.subgraph, node.index)
+        program.append(PlanNode(node, tensors, offsets, context.scratch.get(key), context.persistent.get(key, ()),
+                                context.kernels))
 
 
 def _copies(node, pairs: list, program: list) -> None:
@@ -414,7 +432,7 @@ def _condition(t, node) -> int:
     return t.offset
 
 
-def _plan_control(it: Any, node, scratch: dict, program: list, labels: list) -> None:
+def _plan_control(it: Any, node, context: _Context, program: list, labels: list) -> None:
     """IF and WHILE as kernels/control_flow.py runs them, the host's decisions made by jumps."""
     tensors = it.subgraphs[node.subgraph].tensors
     inputs = [tensors[i] if i >= 0 else None for i in node.inputs]
@@ -431,7 +449,7 @@ def _plan_control(it: Any, node, scratch: dict, program: list, labels: list) -> 
             if name == "else":
                 program.append(Label(f"else {tag}"))
             _copies(node, list(zip(inputs[1:], ins(branch))), program)
-            _plan_subgraph(it, branch, scratch, program, labels)
+            _plan_subgraph(it, branch, context, program, labels)
             if outs(branch):
                 _copies(node, list(zip(outs(branch), outputs)), program)
             if name == "then":
@@ -441,10 +459,10 @@ def _plan_control(it: Any, node, scratch: dict, program: list, labels: list) -> 
         _copies(node, list(zip(inputs, ins(cond))), program)
         _copies(node, list(zip(inputs, outputs)), program)
         program.append(Label(f"cond {tag}"))
-        _plan_subgraph(it, cond, scratch, program, labels)
+        _plan_subgraph(it, cond, context, program, labels)
         program.append(Jump(node, f"end {tag}", _condition(outs(cond)[0], node)))
         _copies(node, list(zip(outputs, ins(body))), program)
-        _plan_subgraph(it, body, scratch, program, labels)
+        _plan_subgraph(it, body, context, program, labels)
         _copies(node, list(zip(outs(body), outputs)), program)
         _copies(node, list(zip(outputs, ins(cond))), program)
         program.append(Jump(node, f"cond {tag}"))
@@ -495,8 +513,9 @@ def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],
 
 @dataclass(frozen=True)
 class PlanImage:
-    """The binary plan at absolute addresses: `flash` (the plan region's structs, then the entry
-    table and mrt_plan_t) at `flash_base`, `state` (RAM) at `state_base`; mrt_invoke's argument
+    """The binary plan at absolute addresses: `flash` (the plan region's structs unless they go
+    to RAM, then the entry table and mrt_plan_t) at `flash_base`, `state` (RAM: the state
+    region, then the plan region's structs when in RAM) at `state_base`; mrt_invoke's argument
     is `plan_address`."""
     flash_base: int
     flash: bytes
@@ -513,16 +532,26 @@ def _patch(blob: bytes, relocs, resolve: Callable[[Reloc], int]) -> bytearray:
 
 
 def binary_image(plan: FirmwarePlan, resolve: Callable[[Reloc], int],
-                 symbol_address: Callable[[str], int], flash_base: int, state_base: int) -> PlanImage:
+                 symbol_address: Callable[[str], int], flash_base: int, state_base: int,
+                 plan_base: Optional[int] = None) -> PlanImage:
     """The plan laid out for the firmware runtime: `resolve` gives a relocation's address (the
-    plan region must resolve to `flash_base` + offset, the state region to `state_base` +
-    offset), `symbol_address` a kernel's address.
+    plan region must resolve to `flash_base` + offset, or with `plan_base` to it, the state
+    region to `state_base` + offset), `symbol_address` a kernel's address. `plan_base`: the
+    plan region's structs go to RAM there, right after the state region (16-byte aligned), and
+    are part of `state`; the entry table stays in flash.
 
-    Layout at flash_base: plan_blob | entries (mrt_entry_t: kernel address | 1 (0: not a call),
+    Layout at flash_base: plan_blob (unless plan_base) | entries (mrt_entry_t: kernel address | 1 (0: not a call),
     control: opcode << 8 | 1 when the entry has a refusal (its kernel returns a status),
     MAX_ARGS words: the call's, or a jump's condition address and target index) | mrt_plan_t
     {n_entries, entries}."""
-    flash = _patch(plan.plan_blob, plan.plan_relocs, resolve)
+    structs = _patch(plan.plan_blob, plan.plan_relocs, resolve)
+    state = _patch(plan.state_blob, plan.state_relocs, resolve)
+    if plan_base is not None:
+        if plan_base != state_base + round_up(len(state), 16):
+            raise PlanError("the plan's structs must follow the state region")
+        state += bytes(-len(state) % 16) + structs
+        structs = bytearray()
+    flash = structs
     table_at = flash_base + len(flash)
     for e in plan.entries:
         control = OPCODES[e.opcode] << 8 | int(bool(e.refusal))
@@ -535,8 +564,7 @@ def binary_image(plan: FirmwarePlan, resolve: Callable[[Reloc], int],
     plan_address = flash_base + len(flash)
     flash += struct.pack("<II", len(plan.entries), table_at)
     flash.extend(bytes(-len(flash) % 16))
-    return PlanImage(flash_base, bytes(flash), state_base, bytes(_patch(plan.state_blob, plan.state_relocs, resolve)),
-                     plan_address)
+    return PlanImage(flash_base, bytes(flash), state_base, bytes(state), plan_address)
 
 
 def resolver(plan: FirmwarePlan, arena_base: int, flash_base: int, state_base: int,

@@ -8,9 +8,9 @@ puts it.
 
 `locate(reloc)` gives the C array (and the offset in it) a pointer word of the arena or
 constants region points to; the plan's argument structs and the state region are emitted here.
-The argument structs, the entry table and g_mrt_plan go to sections of their own
-(PLAN_SECTIONS, in that order) so that a linker script can lay them out as the binary emitter
-does: structs, then the entries, then the plan.
+The argument structs are RAM (initialised data), as the emulator's whole-invoke mode and TFLM
+keep them; the entry table and g_mrt_plan go to flash sections of their own (PLAN_SECTIONS, in
+that order) so that a linker script lays them out as the binary emitter does.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ STATE = "g_mrt_state"
 ENTRIES = "g_mrt_entries"
 PLAN = "g_mrt_plan"
 ADDRESS_MACRO = "MRT_AT"
-PLAN_SECTIONS = (".mrt_plan.structs", ".mrt_plan.entries", ".mrt_plan.plan")
+PLAN_SECTIONS = (".mrt_plan.entries", ".mrt_plan.plan")
 Locate = Callable[[Reloc], tuple[str, int]]
 
 
@@ -69,23 +69,24 @@ def c_bytes(name: str, data: bytes, align: int = 16, const: bool = True,
 
 
 def c_plan_source(plan: FirmwarePlan, locate: Locate, header: str = "") -> str:
-    """plan.c: the plan's argument structs (flash), the structs kernels write (RAM, initial
-    values), the entry table and `g_mrt_plan`, for mrt_invoke (mrt_runtime.h). `locate` places
+    """plan.c: the plan's argument structs and the structs kernels write (RAM, initial values),
+    the entry table and `g_mrt_plan` (flash), for mrt_invoke (mrt_runtime.h). `locate` places
     the arena's and the constants' pointer words (their arrays are declared by mrt_model.h)."""
     def where(reloc: Reloc) -> tuple[str, int]:
         own = {"plan": PLAN_STRUCTS, "state": STATE}.get(reloc.region)
         return (own, reloc.offset) if own else locate(reloc)
 
     symbols = sorted({e.symbol for e in plan.entries if e.opcode == CALL})
-    structs, entries, table = PLAN_SECTIONS
+    entries, table = PLAN_SECTIONS
     out = [f"/* {header} */\n" if header else "",
            "#include <stdint.h>\n#include \"mrt_runtime.h\"\n#include \"mrt_model.h\"\n\n",
            f"#define {ADDRESS_MACRO}(base, offset) ((uint32_t)((const uint8_t *)(base) + (offset)))\n\n",
            "/* The kernels the plan calls. Their prototypes differ; the runtime calls each through\n"
            " * mrt_kernel_fn (mrt_runtime.h), so only their addresses are needed here. */\n",
            *(f"void {s}(void);\n" for s in symbols), "\n",
-           "/* The argument structs of the calls (read-only); pointer words are resolved by the linker. */\n",
-           _array(f"const uint32_t {PLAN_STRUCTS}[{max(1, len(plan.plan_blob) // 4)}] {_attributes(16, structs)}",
+           "/* The argument structs of the calls (RAM, as TFLM's are); pointer words are resolved by the\n"
+           " * linker. */\n",
+           _array(f"uint32_t {PLAN_STRUCTS}[{max(1, len(plan.plan_blob) // 4)}] {_attributes(16)}",
                   _blob_words(plan.plan_blob, plan.plan_relocs, where), 4),
            "\n/* Argument structs kernels write: work buffers and the state kept between invokes. */\n",
            _array(f"uint32_t {STATE}[{max(1, (len(plan.state_blob) + 3) // 4)}] {_attributes(16)}",

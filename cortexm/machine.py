@@ -34,7 +34,7 @@ from .flash_constants import FlashConstants
 from .memory_map import (DEFAULT_FLASH, FLASH_BASE, FLASH_LIMIT, SRAM_BASE, MemoryMap, as_bytes,
                          page_aligned_buffer, round_up)
 from .memory_system import MemorySystem, default_memory_system
-from .native import HookSet
+from .native import HookSet, load_native
 from .static_alignment import static_checks
 
 # The machine's public face: the memory map's and the engine's constants callers size things by,
@@ -52,7 +52,7 @@ class CallResult:
     alignment_events: list = field(default_factory=list)   # list[AlignmentEvent]
     breakdown: Optional[CycleBreakdown] = None             # core / branches / fetch / data_flash
     blocks: int = 0                      # executed translation blocks
-    flash_data_reads: int = 0            # data loads from flash (when the memory hook is on)
+    flash_data_reads: int = 0            # data loads from flash (with flash wait states)
     seconds: float = 0.0                 # cycles / clock_hz
 
 
@@ -81,10 +81,12 @@ class VirtualMCU:
                  check_alignment: bool = True, flash_bytes: int = DEFAULT_FLASH,
                  memory_system: Optional[MemorySystem] = None, native: bool = True,
                  model_flash_data: bool = True, weights_bytes: int = 0,
-                 recycle_every: int = RECYCLE_EVERY):
+                 recycle_every: int = RECYCLE_EVERY, flash_port: bool = True):
         """flash_bytes: flash mapped at least; weights_bytes: room for constants after the
         firmware image (flash is sized to hold both, or EmulationError says by how much it cannot).
-        recycle_every: replace the Unicorn engine after this many calls (0: never)."""
+        recycle_every: replace the Unicorn engine after this many calls (0: never).
+        flash_port: see data loads from flash through the native flash data port (native.py),
+        else through a memory hook on every access (the slow reference; same counts)."""
         target = get_target(core)
         if target.cpu is None or target.name not in CPU_MODELS:
             raise EmulationError(f"target '{core}' is not an emulated Cortex-M core")
@@ -103,7 +105,7 @@ class VirtualMCU:
         self.memory = MemoryMap(self.elf, flash_bytes=flash_bytes, weights_bytes=weights_bytes,
                                 arena_misalign=arena_misalign,
                                 stack_bytes=round_up(max(int(stack_bytes), 256), 8))
-        self._configure_hooks(model_flash_data, native)
+        self._configure_hooks(model_flash_data, native, flash_port)
         self.engine = Engine(self.core, self.memory, self._new_hooks, has_fpu=self.has_fpu,
                              recycle_every=recycle_every)
         self.map_arena(self.new_arena_buffer(self.arena_bytes))
@@ -115,13 +117,18 @@ class VirtualMCU:
         self._faults = CallFaults(self)
         self.last_edges: dict = {}
 
-    def _configure_hooks(self, model_flash_data: bool, native: bool) -> None:
-        """Alignment: strict mode (every LDR/STR) or a flash wait-state model (which needs the data
-        loads from flash anyway) use a native memory hook on every access (slow path, ~10x).
-        Otherwise only LDRD/STRD/LDM/STM/LDREX* can fault; they are found statically and checked
-        in the block hook (or a code hook on the instruction): near full speed."""
+    def _configure_hooks(self, model_flash_data: bool, native: bool, flash_port: bool) -> None:
+        """Alignment: strict mode (every LDR/STR) uses a native memory hook on every access (slow
+        path, ~4-10x). Otherwise only LDRD/STRD/LDM/STM/LDREX* can fault; they are found
+        statically and checked in the block hook (or a code hook on the instruction): near full
+        speed. A flash wait-state model needs the data loads from flash: through the flash data
+        port (native.py) when the native hook library is there, else (or with flash_port=False)
+        through the memory hook."""
         self.model_flash_data = bool(model_flash_data) and self.memory_system.wait_states > 0
-        self._memory_hook = self.model_flash_data or (self.check_alignment and self.strict_alignment)
+        strict = self.check_alignment and self.strict_alignment
+        self._flash_port = (self.model_flash_data and not strict and bool(flash_port) and bool(native)
+                            and load_native() is not None)
+        self._memory_hook = strict or (self.model_flash_data and not self._flash_port)
         self._static = None
         if self.check_alignment and not self._memory_hook:
             self._static = static_checks(self.elf)
@@ -135,7 +142,8 @@ class VirtualMCU:
                        flash_lo=FLASH_BASE, flash_hi=self.memory.flash_end,
                        line_bytes=self.memory_system.line_bytes,
                        dcache_lines=self.memory_system.dcache_lines,
-                       prefer_native=self._native, static_checks=self._static)
+                       prefer_native=self._native, static_checks=self._static,
+                       flash_port=self._flash_port)
 
     def _load_image(self) -> None:
         """The ELF's segments at their run and load addresses, and the return trampoline."""
@@ -178,6 +186,17 @@ class VirtualMCU:
     def flash_size(self) -> int:
         return self.memory.flash_size
 
+    def map_plan_ram(self, nbytes: int) -> int:
+        """RAM apart from the arena for a whole-invoke plan (memory_map.PLAN_RAM_BASE); its address."""
+        base = self.memory.map_plan_ram(self.engine.uc, nbytes)
+        self.engine.refresh_fault_hooks()
+        return base
+
+    @property
+    def flash_port(self) -> bool:
+        """True when data loads from flash go through the native flash data port."""
+        return self._flash_port
+
     @property
     def args_base(self) -> int:
         return self.memory.args_base
@@ -216,6 +235,7 @@ class VirtualMCU:
         """Map a host buffer (page aligned, length multiple of 4 KiB) as the arena, zero-copy:
         the emulated kernels read and write the very bytes numpy sees. Keeps a reference."""
         self.memory.map_arena(self.uc, buffer)
+        self.engine.refresh_fault_hooks()
 
     @property
     def arena(self) -> np.ndarray:
@@ -304,7 +324,7 @@ class VirtualMCU:
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
         self._check_returned(name, budget, err, stats.budget_hit, pc)
-        return self._result(name, budget, stats, pc, paint_lo, sp)
+        return self._result(name, budget, stats, pc, paint_lo, sp, carry=observer is None)
 
     def _check_returned(self, name: str, budget: int, err: Optional[unicorn.UcError], budget_hit: bool,
                         pc: int) -> None:
@@ -319,12 +339,20 @@ class VirtualMCU:
             raise EmulationError(f"{name}: stopped at pc 0x{pc:08x} <{self.symbol_at(pc)}> "
                                  f"instead of returning")
 
-    def _result(self, name: str, budget: int, stats, pc: int, paint_lo: int, sp: int) -> CallResult:
-        """Counts, cycles, stack and alignment events of a call that returned."""
+    def _result(self, name: str, budget: int, stats, pc: int, paint_lo: int, sp: int,
+                carry: bool = True) -> CallResult:
+        """Counts, cycles, stack and alignment events of a call that returned. `carry`: its
+        I-cache lines carry on to the next call (an observed call's observer prices its parts
+        in turn instead, so its last part alone leaves them unchanged)."""
         edges = self.hooks.edges()
         self.last_edges = edges
-        insns, bd, blocks = self._cycles.count(edges, stats.last_block, (FLASH_BASE, self.memory.flash_end),
-                                               stats.flash_read_misses)
+        flash = (FLASH_BASE, self.memory.flash_end)
+        if carry:
+            insns, bd, blocks = self._cycles.count(edges, stats.last_block, flash, stats.flash_read_misses,
+                                                   self.hooks)
+        else:
+            insns, bd, blocks = self._cycles.price(edges, stats.last_block, flash, stats.flash_read_misses,
+                                                   warm_lines=set())
         if insns > budget:
             raise self._faults.budget(name, budget, insns, pc)
         stack_used = self._stack.high_water(self.uc, paint_lo, sp)
@@ -336,10 +364,11 @@ class VirtualMCU:
     def price(self, edges: dict, last_block: Optional[tuple[int, int]], data_flash_misses: int,
               warm_lines: Optional[set] = None) -> tuple[int, CycleBreakdown, int]:
         """(instructions, cycles, blocks) of part of a call from its block edges, as `call`
-        counts them, without changing the I-cache state calls carry over (`warm_lines`: the
-        caller's own)."""
+        counts them: with `warm_lines` None the I-cache lines calls carry over (the native
+        memory-system model's when the hooks are native) are read and left to the next part or
+        call, as a board's cache; else the caller's own set is."""
         return self._cycles.price(edges, last_block, (FLASH_BASE, self.memory.flash_end), data_flash_misses,
-                                  warm_lines)
+                                  self.hooks, warm_lines)
 
     def _alignment_events(self) -> list[alignment.AlignmentEvent]:
         return alignment.call_events(self.hooks.unaligned(), self.read_code, self.symbol_at,

@@ -2,9 +2,10 @@
 
 Instruction fetches from flash stall the core for the wait states of every line it has to
 fill (an instruction cache, or a line buffer with prefetch, hides some of them); data loads
-from flash (weights, literal pools) are counted by the native memory hook against a small
-direct-mapped data cache of `dcache_lines` lines (native_hook.c) and stall the same way. SRAM
-has zero wait states.
+from flash (weights, literal pools) are counted by native_hook.c (the flash data port, or the
+memory hook) against a small direct-mapped data cache of `dcache_lines` lines and stall the same
+way. SRAM has zero wait states. The functions below are the Python reference of the fetch
+stalls; native_hook.c mrt_account is their native twin (tests/test_native_memory_system.py).
 """
 from __future__ import annotations
 

@@ -8,6 +8,14 @@
 The hook functions are registered with Unicorn's C `uc_hook_add` on the engine handle
 (`uc._uch`). When neither is possible (or MICRO_RT_NO_NATIVE=1), `HookSet` falls back to Python
 hooks with the same results but about 20x slower, and says so once on stderr.
+
+Data loads from flash (for the flash wait-state model) are seen through the *flash data port*
+when the library is loaded: a virtual TLB maps loads from flash pages onto an MMIO alias of the
+flash FLASH_ALIAS_OFFSET above it, beyond the 32-bit address space (native_hook.c:
+mrt_tlb_fill, mrt_flash_read), so only those loads leave QEMU's fast path. Without it
+(`flash_port=False`, or the Python fallback) a memory hook on every access counts them, with the
+same counts: the reference the tests hold the port to. The virtual TLB is on with every native
+HookSet: it also lets stores to data pages take the fast path (see mrt_tlb_fill).
 """
 from __future__ import annotations
 
@@ -25,7 +33,7 @@ from typing import Optional
 
 import unicorn
 from unicorn import unicorn_const as UC
-from unicorn.arm_const import UC_ARM_REG_PC
+from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_PC
 
 _SRC = Path(__file__).with_name("native_hook.c")
 LIBRARY_NAME = "_mrt_hook"          # setup.py: Extension("micro_rt.cortexm._mrt_hook")
@@ -37,6 +45,12 @@ _lib_error: Optional[str] = None
 _lib_path: Optional[Path] = None
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
+# where the MMIO alias of the flash lies: 4 GiB above the flash, a physical address no 32-bit
+# guest address reaches (only the TLB fill maps flash loads there)
+FLASH_ALIAS_OFFSET = 1 << 32
+# EPSR with the Thumb bit and no IT state: what the hooks write back after Unicorn restored the
+# state of the access they run for (native_hook.c: clear_it_state)
+EPSR_THUMB = 1 << 24
 
 
 def cache_dir() -> Path:
@@ -142,6 +156,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_new.argtypes = []
     lib.mrt_free.argtypes = [vp]
     lib.mrt_set_funcs.argtypes = [vp, vp, vp, ctypes.c_int]
+    lib.mrt_set_it_reset.argtypes = [vp, vp, ctypes.c_int]
     lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
                                       ctypes.c_uint32, ctypes.c_uint32]
     lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
@@ -157,6 +172,20 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_set_checks.restype = ctypes.c_int
     lib.mrt_clear_unaligned.argtypes = [vp]
     lib.mrt_clear_edges.argtypes = [vp]
+    lib.mrt_set_cost.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64,
+                                 ctypes.c_int64]
+    lib.mrt_set_cost.restype = ctypes.c_int
+    lib.mrt_account.argtypes = [vp, ctypes.c_int64, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32,
+                                ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64)]
+    lib.mrt_account.restype = ctypes.c_int
+    lib.mrt_account_window.argtypes = [vp, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32, ctypes.c_uint32,
+                                       ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int64, ctypes.c_uint32,
+                                       ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                       ctypes.POINTER(ctypes.c_int64)]
+    lib.mrt_account_window.restype = ctypes.c_int
+    lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint64]
+    lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
+    lib.mrt_add_segment.restype = vp
 
 
 def _uclib():
@@ -193,9 +222,11 @@ class HookSet:
 
     def __init__(self, uc: unicorn.Uc, *, memory_hook: bool, check_alignment: bool,
                  flash_lo: int, flash_hi: int, line_bytes: int = 16, dcache_lines: int = 1,
-                 prefer_native: bool = True, static_checks=None):
+                 prefer_native: bool = True, static_checks=None, flash_port: bool = False):
         """static_checks: (by_start, by_pc) from static_alignment.static_checks, registers mapped to
-        Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc."""
+        Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc.
+        flash_port: count data loads from flash through the flash data port (native only; the
+        caller then hands the flash's host memory to `add_flash_segments`)."""
         self.static_checks = static_checks
         self.uc = uc
         self.memory_hook = memory_hook
@@ -206,6 +237,9 @@ class HookSet:
         self._lib = load_native() if prefer_native else None
         self.native = self._lib is not None
         self._handles: list[int] = []
+        self.flash_port = bool(flash_port) and self.native
+        self._priced: set[tuple[int, int]] = set()      # blocks whose cost the library holds
+        self._segments: dict[int, tuple[int, int, int]] = {}    # lo -> (hi, host address, user data)
         if self.native:
             self._install_native()
         else:
@@ -222,8 +256,10 @@ class HookSet:
         stop = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p)
         rr = ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p)
         lib.mrt_set_funcs(self._state, stop, rr, UC_ARM_REG_PC)
+        lib.mrt_set_it_reset(self._state, ctypes.cast(uclib.uc_reg_write, ctypes.c_void_p), UC_ARM_REG_EPSR)
         lib.mrt_configure_mem(self._state, int(self.check_alignment), self.flash_lo, self.flash_hi,
                               self.line_shift, self.dcache_lines)
+        lib.mrt_set_alias(self._state, FLASH_ALIAS_OFFSET if self.flash_port else 0)
         if self.static_checks is not None:
             for which, table in enumerate(self.static_checks):
                 starts, flat = [], []
@@ -251,6 +287,35 @@ class HookSet:
         if self.memory_hook:
             self._add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE,
                       ctypes.cast(lib.mrt_mem_hook, ctypes.c_void_p).value, 1, 0)
+        # the virtual TLB (mrt_tlb_fill) also keeps stores on QEMU's fast path, with or without
+        # the flash data port
+        self.uc.ctl_set_tlb_mode(UC.UC_TLB_VIRTUAL)
+        self._add(UC.UC_HOOK_TLB_FILL, ctypes.cast(lib.mrt_tlb_fill, ctypes.c_void_p).value, 1, 0)
+        for lo, (hi, _, user) in sorted(self._segments.items()):
+            self._map_alias(lo, hi, user)
+
+    def add_flash_segments(self, segments) -> None:
+        """The flash's host memory, [(lo, hi, host address)]: the flash data port reads the bytes
+        of data loads from there. Segments already known are skipped (flash only grows)."""
+        if not self.flash_port:
+            return
+        for lo, hi, host in segments:
+            if lo in self._segments:
+                continue
+            user = self._lib.mrt_add_segment(self._state, lo, hi, ctypes.c_void_p(host))
+            if not user:
+                raise MemoryError("mrt_add_segment failed")
+            self._segments[lo] = (hi, host, user)
+            if self.uc is not None:
+                self._map_alias(lo, hi, user)
+
+    def _map_alias(self, lo: int, hi: int, user: int) -> None:
+        read = ctypes.cast(self._lib.mrt_flash_read, ctypes.c_void_p)
+        status = self._uclib.uc_mmio_map(self.uc._uch, ctypes.c_uint64(lo + FLASH_ALIAS_OFFSET),
+                                         ctypes.c_uint64(hi - lo), read, ctypes.c_void_p(user),
+                                         None, None)
+        if status != UC.UC_ERR_OK:
+            raise unicorn.UcError(status)
 
     def attach(self, uc: unicorn.Uc) -> None:
         """Install the same hooks, with their state (counts, data-cache lines), on a fresh engine
@@ -342,15 +407,19 @@ class HookSet:
         self._python_hooks.append((UC.UC_HOOK_BLOCK, block, 1, 0))
         if self.memory_hook:
             def mem(uc, access, address, size, value, _):
+                uc.reg_write(UC_ARM_REG_EPSR, EPSR_THUMB)    # the IT state: native_hook.c clear_it_state
                 if self.check_alignment and address & (3 if size >= 4 else size - 1):
                     self._record(uc.reg_read(UC_ARM_REG_PC), address, size, access)
                 if access == UC.UC_MEM_READ and self.flash_lo <= address < self.flash_hi:
-                    line = address >> self.line_shift
-                    idx = line & (self._dc_n - 1)
-                    self._fr += 1
-                    if self._dc[idx] != line:
-                        self._dc[idx] = line
-                        self._frm += 1
+                    # an unaligned load is two naturally aligned ones (native_hook.c)
+                    first = address & ~(size - 1)
+                    for a in ((first, first + size) if address != first else (first,)):
+                        line = a >> self.line_shift
+                        idx = line & (self._dc_n - 1)
+                        self._fr += 1
+                        if self._dc[idx] != line:
+                            self._dc[idx] = line
+                            self._frm += 1
             self._python_hooks.append((UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem, 1, 0))
         self._add_python_hooks()
 
@@ -399,6 +468,38 @@ class HookSet:
         self._lib.mrt_stats(self._state, buf)
         last = (buf[7], buf[8]) if buf[8] else None
         return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6], last)
+
+    def account(self, memory_system, flash: tuple[int, int], edges: dict, costs: dict,
+                window: Optional[tuple[Optional[tuple[int, int]], int]] = None
+                ) -> Optional[tuple[int, int, int, int, int, int]]:
+        """(instructions, blocks, core, branches, fetch, data_flash) of the call just run, priced
+        natively from the edge table (native_hook.c mrt_account: the twin of cycles.account, with
+        its own warm I-cache lines); None with the Python hooks. costs: {(addr, size): BlockCost}
+        holding every block of `edges`. `window`: (last block, data-load misses) of a part of
+        the call, whose edges are `edges` (mrt_account_window: the warm lines carry on alike)."""
+        if not self.native:
+            return None
+        lib, priced = self._lib, self._priced
+        for (_, _, c, cs) in edges:
+            if (c, cs) not in priced:
+                bc = costs[(c, cs)]
+                if lib.mrt_set_cost(self._state, c, cs, bc.n_insns, bc.cycles, bc.taken_extra):
+                    raise MemoryError("mrt_set_cost failed")
+                priced.add((c, cs))
+        ms = memory_system
+        out = (ctypes.c_int64 * 6)()
+        if window is None:
+            status = lib.mrt_account(self._state, ms.wait_states, ms.line_bytes, int(ms.prefetch),
+                                     ms.icache_bytes, flash[0], flash[1], out)
+        else:
+            last, misses = window
+            flat = (ctypes.c_uint64 * (5 * max(len(edges), 1)))(*(v for key, n in edges.items() for v in (*key, n)))
+            status = lib.mrt_account_window(self._state, flat, len(edges), *(last or (0, 0)), misses,
+                                            ms.wait_states, ms.line_bytes, int(ms.prefetch), ms.icache_bytes,
+                                            flash[0], flash[1], out)
+        if status:
+            raise MemoryError(f"mrt_account failed ({status})")
+        return tuple(out)
 
     def unaligned(self) -> list[tuple[int, int, int, int, int]]:
         """[(pc, first address, size, access type, count)]"""

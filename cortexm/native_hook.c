@@ -1,8 +1,8 @@
 /* micro_rt virtual MCU: native Unicorn hooks, a plain C library loaded by cortexm/native.py with
  * ctypes (built by setup.py at install time, or at first use as a fallback).
  *
- * Self-contained: no Unicorn header needed. The two Unicorn entry points used from inside a hook
- * (uc_emu_stop, uc_reg_read) are handed in as function pointers by Python.
+ * Self-contained: no Unicorn header needed. The Unicorn entry points used from inside a hook
+ * (uc_emu_stop, uc_reg_read, uc_reg_write) are handed in as function pointers by Python.
  *
  * Block hook: counts executed translation blocks per *edge* (previous block -> this block), so
  * that Python can derive exact instruction counts (sum of count x instructions of the block) and
@@ -13,6 +13,13 @@
  * Memory hook (optional, read+write): records accesses that are not naturally aligned (word
  * accesses not 4-aligned, halfword not 2-aligned) per PC, and models a small direct-mapped
  * data cache / line buffer in front of the flash for data loads from flash (weights).
+ *
+ * Flash data port (the fast way to see data loads from flash): any Unicorn memory hook sends
+ * every load and store of the guest through QEMU's slow path (~4x slower emulation). Instead,
+ * the engine runs with a virtual TLB (UC_TLB_VIRTUAL) filled by mrt_tlb_fill: instruction fetches
+ * and writes see flash where it is, but data *loads* from a flash page are mapped onto an MMIO
+ * alias of the flash (mrt_flash_read), which feeds the same data-cache model and returns the
+ * bytes from the flash's host memory. SRAM accesses keep QEMU's fast path.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +34,7 @@ const char *mrt_hook_source(void) { return MRT_HOOK_SOURCE; }
 
 typedef int (*emu_stop_fn)(void *uc);
 typedef int (*reg_read_fn)(void *uc, int regid, void *value);
+typedef int (*reg_write_fn)(void *uc, int regid, const void *value);
 
 typedef struct {
     uint32_t prev, prev_size, cur, cur_size;
@@ -60,7 +68,26 @@ typedef struct {
     uint64_t count;
 } unal_t;
 
+struct mrt_state;
+
+typedef struct {                 /* one host buffer behind a part of the flash */
+    struct mrt_state *s;
+    uint32_t lo, hi;
+    const uint8_t *host;
+} segment_t;
+
+typedef struct { uint64_t paddr; int32_t perms; } tlb_entry_t;   /* Unicorn's uc_tlb_entry */
+
+/* static cost of one translation block (core_timing.BlockCost), and what one call fetched
+ * of it from flash (valid while gen is the call's generation) */
 typedef struct {
+    uint32_t addr, size, n_insns, used;
+    int64_t cycles, taken_extra;
+    uint32_t gen, pad;
+    uint64_t f_n, f_entries;
+} cost_t;
+
+typedef struct mrt_state {
     /* edges */
     edge_t *tab;
     uint32_t cap, n;
@@ -72,6 +99,9 @@ typedef struct {
     int32_t pc_reg;
     emu_stop_fn emu_stop;
     reg_read_fn reg_read;
+    /* the IT state put back after Unicorn's state restore (clear_it_state) */
+    reg_write_fn reg_write;
+    int32_t epsr_reg;
     /* memory hook */
     int32_t check_align;
     uint32_t flash_lo, flash_hi;
@@ -84,6 +114,16 @@ typedef struct {
     uint64_t unal_total, unal_dropped;
     ctable_t blk, code;          /* static checks by block start / by instruction (code hook) */
     uint64_t checks_run;
+    /* flash data port: loads from flash go to their address + alias_offset (0: no port) */
+    uint64_t alias_offset;
+    segment_t **seg;                 /* each allocated alone: MMIO regions keep pointers to them */
+    uint32_t nseg, seg_cap;
+    /* cycle accounting (mrt_account): block costs, the I-cache lines one call leaves warm */
+    cost_t *costs;
+    uint32_t costs_cap, costs_n, gen;
+    uint32_t *order, order_cap;      /* cost entries fetched from flash, in first-seen order */
+    uint32_t *foot, foot_cap;
+    uint32_t *warm, warm_n, warm_cap; /* sorted */
 } mrt_state;
 
 static inline uint32_t hash1(uint32_t a) { uint32_t h = a * 0x9E3779B1u; return h ^ (h >> 15); }
@@ -190,11 +230,43 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
 }
 
 #define UC_MEM_READ 16
+#define UC_MEM_WRITE 17
+#define UC_MEM_FETCH 18
+#define UC_PROT_READ 1
+#define UC_PROT_WRITE 2
+#define UC_PROT_EXEC 4
+#define UC_PROT_ALL 7
+
+/* One data load from flash at a, through the direct-mapped data cache / line buffer. */
+static inline void flash_data_read(mrt_state *s, uint32_t a) {
+    uint32_t line = a >> s->line_shift;
+    uint32_t idx = line & s->dc_mask;
+    s->flash_reads++;
+    if (s->dc_tags[idx] != line + 1) {   /* +1 so that tag 0 means empty */
+        s->dc_tags[idx] = line + 1;
+        s->flash_read_misses++;
+    }
+}
+
+/* Unicorn (2.1) runs QEMU's cpu_restore_state before a TLB-fill hook and before a memory hook,
+ * then resumes the translation block. On Thumb-2 that restore puts the IT state of the access
+ * into the CPU state, where QEMU keeps 0 while a block runs (the block holds the IT state in its
+ * code and writes it back only when it leaves inside an IT block). Left there, the next block is
+ * translated as if it started inside an IT block, and its conditional code runs wrongly (unicorn
+ * issue #2309). Writing EPSR = T (IT bits 0) puts the invariant back; an exception taken after
+ * the hook restores the state again from the block, as QEMU does. */
+static inline void clear_it_state(mrt_state *s, void *uc) {
+    if (s->reg_write) {
+        uint32_t thumb = 1u << 24;
+        s->reg_write(uc, s->epsr_reg, &thumb);
+    }
+}
 
 void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value, void *user) {
     (void)value;
     mrt_state *s = (mrt_state *)user;
     uint32_t a = (uint32_t)address;
+    clear_it_state(s, uc);
     if (s->check_align) {
         uint32_t m = size >= 4 ? 3u : (uint32_t)(size - 1);
         if (a & m) {
@@ -204,14 +276,46 @@ void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value,
         }
     }
     if (type == UC_MEM_READ && a >= s->flash_lo && a < s->flash_hi) {
-        uint32_t line = a >> s->line_shift;
-        uint32_t idx = line & s->dc_mask;
-        s->flash_reads++;
-        if (s->dc_tags[idx] != line + 1) {   /* +1 so that tag 0 means empty */
-            s->dc_tags[idx] = line + 1;
-            s->flash_read_misses++;
-        }
+        /* an unaligned load is two naturally aligned ones, as the flash data port sees it */
+        uint32_t m = (uint32_t)size - 1;
+        flash_data_read(s, a & ~m);
+        if (a & m) flash_data_read(s, (a & ~m) + (uint32_t)size);
     }
+}
+
+/* Virtual TLB fill (UC_HOOK_TLB_FILL). Identity everywhere, except that with the flash data port
+ * a flash page is mapped for data loads onto the MMIO alias, and for fetches / writes onto itself
+ * without read permission (so that a load after a fetch refills the entry with the alias).
+ * A page entered by a data access gets no execute permission: QEMU then marks its stores clean
+ * after the first one (tlb_set_dirty) and later stores take the fast path; with execute
+ * permission (as in Unicorn's default TLB) every store to it goes through notdirty_write. */
+int mrt_tlb_fill(void *uc, uint64_t vaddr, int type, tlb_entry_t *e, void *user) {
+    mrt_state *s = (mrt_state *)user;
+    uint32_t a = (uint32_t)vaddr;
+    clear_it_state(s, uc);
+    e->paddr = vaddr;
+    if (s->alias_offset && a >= s->flash_lo && a < s->flash_hi) {
+        if (type == UC_MEM_READ) {
+            e->paddr = vaddr + s->alias_offset;
+            e->perms = UC_PROT_READ;
+        } else {
+            e->perms = type == UC_MEM_WRITE ? UC_PROT_WRITE : UC_PROT_EXEC;
+        }
+    } else {
+        e->perms = type == UC_MEM_FETCH ? UC_PROT_ALL : UC_PROT_READ | UC_PROT_WRITE;
+    }
+    return 1;
+}
+
+/* MMIO read of the flash alias (user: the segment the MMIO region mirrors). The access is
+ * naturally aligned (QEMU splits unaligned MMIO loads into two aligned ones of the same size). */
+uint64_t mrt_flash_read(void *uc, uint64_t offset, unsigned size, void *user) {
+    (void)uc;
+    segment_t *g = (segment_t *)user;
+    flash_data_read(g->s, g->lo + (uint32_t)offset);
+    uint64_t v = 0;
+    memcpy(&v, g->host + offset, size);     /* guest and host are little-endian */
+    return v;
 }
 
 /* code hook registered on single instructions whose address is checked at the instruction */
@@ -253,6 +357,215 @@ int mrt_set_checks(mrt_state *s, int which, const uint32_t *starts, uint32_t n_s
     return 0;
 }
 
+/* ---- cycle accounting: the native twin of cycles.account / memory_system.fetch_stalls ---- */
+
+static inline uint32_t cost_hash(uint32_t a, uint32_t sz) { return hash1(a ^ (sz * 0x85EBCA77u)); }
+
+static cost_t *cost_find(const mrt_state *s, uint32_t a, uint32_t sz) {
+    if (!s->costs_cap) return NULL;
+    uint32_t mask = s->costs_cap - 1, j = cost_hash(a, sz) & mask;
+    while (s->costs[j].used) {
+        if (s->costs[j].addr == a && s->costs[j].size == sz) return &s->costs[j];
+        j = (j + 1) & mask;
+    }
+    return NULL;
+}
+
+static int cost_insert(mrt_state *s, const cost_t *c) {
+    if ((s->costs_n + 1) * 2 > s->costs_cap) {
+        uint32_t ncap = s->costs_cap ? s->costs_cap * 2 : 1024;
+        cost_t *nt = (cost_t *)calloc(ncap, sizeof(cost_t));
+        if (!nt) return -1;
+        for (uint32_t i = 0; i < s->costs_cap; i++) {
+            if (!s->costs[i].used) continue;
+            uint32_t j = cost_hash(s->costs[i].addr, s->costs[i].size) & (ncap - 1);
+            while (nt[j].used) j = (j + 1) & (ncap - 1);
+            nt[j] = s->costs[i];
+        }
+        free(s->costs);
+        s->costs = nt;
+        s->costs_cap = ncap;
+    }
+    uint32_t mask = s->costs_cap - 1, j = cost_hash(c->addr, c->size) & mask;
+    while (s->costs[j].used) {
+        if (s->costs[j].addr == c->addr && s->costs[j].size == c->size) break;
+        j = (j + 1) & mask;
+    }
+    if (!s->costs[j].used) s->costs_n++;
+    s->costs[j] = *c;
+    s->costs[j].used = 1;
+    return 0;
+}
+
+/* The static cost of block (addr, size), priced by Python (core_timing.block_cost). */
+int mrt_set_cost(mrt_state *s, uint32_t addr, uint32_t size, uint32_t n_insns, int64_t cycles,
+                 int64_t taken_extra) {
+    cost_t c;
+    memset(&c, 0, sizeof c);
+    c.addr = addr; c.size = size; c.n_insns = n_insns; c.cycles = cycles; c.taken_extra = taken_extra;
+    return cost_insert(s, &c);
+}
+
+static int grow_u32(uint32_t **buf, uint32_t *cap, uint32_t need) {
+    if (need <= *cap) return 0;
+    uint32_t ncap = *cap ? *cap : 256;
+    while (ncap < need) ncap *= 2;
+    uint32_t *nb = (uint32_t *)realloc(*buf, ncap * sizeof(uint32_t));
+    if (!nb) return -1;
+    *buf = nb;
+    *cap = ncap;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Python's int(round(x)) for x >= 0: round half to even */
+static int64_t round_half_even(double x) {
+    int64_t r = (int64_t)x;
+    double frac = x - (double)r;
+    if (frac > 0.5 || (frac == 0.5 && (r & 1))) r++;
+    return r;
+}
+
+static int64_t icache_stalls(mrt_state *s, uint32_t norder, int64_t W, uint32_t L, uint32_t icache_bytes) {
+    uint64_t cap = icache_bytes / L, refs = 0;
+    uint32_t nf = 0;
+    for (uint32_t k = 0; k < norder; k++) {
+        const cost_t *c = &s->costs[s->order[k]];
+        uint32_t lo = c->addr / L, hi = (c->addr + (c->size ? c->size : 1) - 1) / L;
+        if (grow_u32(&s->foot, &s->foot_cap, nf + (hi - lo + 1))) return -1;
+        for (uint32_t l = lo; l <= hi; l++) s->foot[nf++] = l;
+        refs += c->f_n * (uint64_t)(hi - lo + 1);
+    }
+    qsort(s->foot, nf, sizeof(uint32_t), cmp_u32);
+    uint32_t F = 0;
+    for (uint32_t i = 0; i < nf; i++)
+        if (F == 0 || s->foot[F - 1] != s->foot[i]) s->foot[F++] = s->foot[i];
+    uint64_t cold = F;
+    if (F <= cap) {
+        uint32_t i = 0, j = 0;
+        while (i < F && j < s->warm_n) {       /* cold = |foot - warm| */
+            if (s->foot[i] == s->warm[j]) { cold--; i++; j++; }
+            else if (s->foot[i] < s->warm[j]) i++;
+            else j++;
+        }
+    }
+    int64_t stalls = (int64_t)cold * W;
+    if (F > cap) {   /* capacity misses: each line fetch hits with probability cap/footprint */
+        double miss = 1.0 - (double)cap / (double)F;
+        stalls += round_half_even((double)refs * miss * (double)W);
+    }
+    s->warm_n = 0;
+    if (F <= cap) {
+        if (grow_u32(&s->warm, &s->warm_cap, F)) return -1;
+        memcpy(s->warm, s->foot, F * sizeof(uint32_t));
+        s->warm_n = F;
+    }
+    return stalls;
+}
+
+static int64_t line_buffer_stalls(mrt_state *s, uint32_t norder, int64_t W, uint32_t L, int prefetch) {
+    double stalls = 0.0;
+    int64_t istalls = 0;
+    for (uint32_t k = 0; k < norder; k++) {
+        const cost_t *c = &s->costs[s->order[k]];
+        int64_t nl = (int64_t)((c->addr + (c->size ? c->size : 1) - 1) / L - c->addr / L + 1);
+        int64_t n = (int64_t)c->f_n, entries = (int64_t)c->f_entries;
+        if (prefetch) {
+            /* the next line is prefetched while this one executes: a sequential line stalls
+             * only for what its execution time does not hide */
+            double per_line = (double)c->cycles / (double)nl;
+            double seq = (double)(W + 1) - per_line;
+            if (seq < 0.0) seq = 0.0;
+            stalls += (double)(entries * W) + (double)(n * nl - entries) * seq;
+        } else {
+            istalls += n * nl * W;
+        }
+    }
+    return prefetch ? round_half_even(stalls) : istalls;
+}
+
+/* Instructions and cycles of edges tab[0..cap) (unused ones have count 0), the last block
+ * (last, last_size: its return is charged; size 0: none) and `misses` data loads that missed,
+ * as cycles.account prices them: the I-cache lines warm (s->warm) carry on to the next.
+ * out: instructions, blocks, core, branches, fetch, data_flash. Returns 0, 1 when a block has
+ * no cost yet (mrt_set_cost it first), -1 when out of memory. */
+static int account_edges(mrt_state *s, const edge_t *tab, uint32_t cap, uint32_t last, uint32_t last_size,
+                         uint64_t misses, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
+                         uint32_t flo, uint32_t fhi, int64_t *out) {
+    int64_t insns = 0, blocks = 0, core = 0, branches = 0;
+    uint32_t norder = 0;
+    if (++s->gen == 0) s->gen = 1;
+    for (uint32_t i = 0; i < cap; i++) {
+        const edge_t *e = &tab[i];
+        if (!e->count) continue;
+        int64_t n = (int64_t)e->count;
+        cost_t *c = cost_find(s, e->cur, e->cur_size);
+        if (!c) return 1;
+        insns += n * c->n_insns;
+        blocks += n;
+        core += n * c->cycles;
+        uint64_t p = e->prev, ps = e->prev_size, cur = e->cur;
+        int sequential = (p + ps == cur);
+        if (p && !sequential) {
+            const cost_t *pc = cost_find(s, e->prev, e->prev_size);
+            if (pc) branches += n * pc->taken_extra;
+        }
+        if (W && flo <= e->cur && e->cur < fhi) {
+            if (c->gen != s->gen) {
+                if (grow_u32(&s->order, &s->order_cap, norder + 1)) return -1;
+                c->gen = s->gen; c->f_n = 0; c->f_entries = 0;
+                s->order[norder++] = (uint32_t)(c - s->costs);
+            }
+            c->f_n += (uint64_t)n;
+            /* a taken transfer (or the call entry) refetches the target line; a sequential
+             * entry continuing in the line the previous block ended in does not */
+            if (!sequential || (p + ps - 1) / L != cur / L) c->f_entries += (uint64_t)n;
+        }
+    }
+    if (last_size) {                                  /* the final return */
+        const cost_t *lc = cost_find(s, last, last_size);
+        if (lc) branches += lc->taken_extra;
+    }
+    int64_t fetch = 0;
+    if (W) {
+        fetch = icache_bytes ? icache_stalls(s, norder, W, L, icache_bytes)
+                             : line_buffer_stalls(s, norder, W, L, prefetch);
+        if (fetch < 0) return -1;
+    }
+    out[0] = insns; out[1] = blocks; out[2] = core; out[3] = branches; out[4] = fetch;
+    out[5] = (int64_t)misses * W;
+    return 0;
+}
+
+/* Instructions and cycles of the call just run, from its edge table (cycles.account, exactly). */
+int mrt_account(mrt_state *s, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
+                uint32_t flo, uint32_t fhi, int64_t *out) {
+    return account_edges(s, s->tab, s->cap, s->prev, s->prev_size, s->flash_read_misses, W, L, prefetch,
+                         icache_bytes, flo, fhi, out);
+}
+
+/* The same for a part of a call given as n edges of 5 uint64 (prev, prev_size, cur, cur_size,
+ * count; mrt_edges' layout), its last block and its data-load misses: the whole-invoke
+ * runtime's operators, priced in turn so the warm I-cache lines carry from one to the next. */
+int mrt_account_window(mrt_state *s, const uint64_t *edges, uint32_t n, uint32_t last, uint32_t last_size,
+                       uint64_t misses, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
+                       uint32_t flo, uint32_t fhi, int64_t *out) {
+    edge_t *tab = (edge_t *)calloc(n ? n : 1, sizeof(edge_t));
+    if (!tab) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint64_t *v = edges + 5 * i;
+        tab[i].prev = (uint32_t)v[0]; tab[i].prev_size = (uint32_t)v[1];
+        tab[i].cur = (uint32_t)v[2]; tab[i].cur_size = (uint32_t)v[3]; tab[i].count = v[4];
+    }
+    int status = account_edges(s, tab, n, last, last_size, misses, W, L, prefetch, icache_bytes, flo, fhi, out);
+    free(tab);
+    return status;
+}
+
 mrt_state *mrt_new(void) {
     mrt_state *s = (mrt_state *)calloc(1, sizeof(mrt_state));
     if (!s) return NULL;
@@ -271,11 +584,19 @@ void mrt_free(mrt_state *s) {
     if (!s) return;
     free(s->tab); free(s->unal); free(s->dc_tags);
     free(s->blk.tab); free(s->blk.checks); free(s->code.tab); free(s->code.checks);
+    free(s->costs); free(s->order); free(s->foot); free(s->warm);
+    for (uint32_t i = 0; i < s->nseg; i++) free(s->seg[i]);
+    free(s->seg);
     free(s);
 }
 
 void mrt_set_funcs(mrt_state *s, emu_stop_fn stop, reg_read_fn rr, int pc_reg) {
     s->emu_stop = stop; s->reg_read = rr; s->pc_reg = pc_reg;
+}
+
+/* uc_reg_write and Unicorn's EPSR register id, for clear_it_state (NULL: never cleared). */
+void mrt_set_it_reset(mrt_state *s, reg_write_fn rw, int epsr_reg) {
+    s->reg_write = rw; s->epsr_reg = epsr_reg;
 }
 
 void mrt_configure_mem(mrt_state *s, int check_align, uint32_t flash_lo, uint32_t flash_hi,
@@ -299,6 +620,26 @@ void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
     s->flash_reads = 0; s->flash_read_misses = 0;
     s->unal_n = 0; s->unal_total = 0; s->unal_dropped = 0;
     s->checks_run = 0;
+}
+
+/* The flash data port: loads from flash are seen at flash address + alias_offset (0: off). */
+void mrt_set_alias(mrt_state *s, uint64_t alias_offset) { s->alias_offset = alias_offset; }
+
+/* Host memory of flash [lo, hi); the MMIO region mirroring it takes the returned pointer as its
+ * user data (NULL when out of memory). */
+void *mrt_add_segment(mrt_state *s, uint32_t lo, uint32_t hi, const uint8_t *host) {
+    if (s->nseg == s->seg_cap) {
+        uint32_t ncap = s->seg_cap ? 2 * s->seg_cap : 16;
+        segment_t **ns = (segment_t **)realloc(s->seg, ncap * sizeof(segment_t *));
+        if (!ns) return NULL;
+        s->seg = ns;
+        s->seg_cap = ncap;
+    }
+    segment_t *g = (segment_t *)malloc(sizeof(segment_t));
+    if (!g) return NULL;
+    g->s = s; g->lo = lo; g->hi = hi; g->host = host;
+    s->seg[s->nseg++] = g;
+    return g;
 }
 
 void mrt_flush_dcache(mrt_state *s) { memset(s->dc_tags, 0, (s->dc_mask + 1) * sizeof(uint32_t)); }

@@ -34,7 +34,9 @@ int16 SOFTMAX), ops_pooling_more (L2_POOL_2D), ops_control (the copies of
 control flow and resource variables); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
-runner and adding its line there.
+runner and adding its line there. REFERENCE_KERNELS beside it replaces the CMSIS-NN-style
+entries for the reference flavour (`kernels="reference"`, ops_reference); every function here
+takes the flavour as `kernels` (default "cmsis-nn").
 """
 from __future__ import annotations
 
@@ -61,27 +63,32 @@ from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run
 from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
                          run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
                          run_spectral_subtraction, run_stacker, run_window)
-from .ops_svdf import run_svdf_s8
-from .ops_lstm import run_lstm
+from .ops_svdf import run_svdf_f32, run_svdf_s8
+from .ops_lstm import run_lstm, run_lstm_f32
 from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
                         run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
-from .ops_batch_matmul import run_batch_matmul
+from .ops_batch_matmul import batch_matmul_persistent, run_batch_matmul
 from .ops_resize import run_resize
 from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
-                                 transpose_conv_s8_scratch, transpose_conv_s16_scratch)
+                                 transpose_conv_s8_reference_scratch, transpose_conv_s8_scratch,
+                                 transpose_conv_s16_scratch)
 from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
+                     run_conv_s16,
                      run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
                      run_softmax_f32, run_softmax_s8)
 from .ops_normalization import run_l2norm, run_log_softmax, run_softmax_s16
+from .ops_reference import (run_ref_binary_int, run_ref_conv_s8, run_ref_fully_connected_s8, run_ref_pool_int,
+                            run_ref_lstm, run_ref_svdf_s8, run_ref_transpose_conv_s8, svdf_s8_reference_scratch)
 from .ops_pooling_more import run_l2_pool_f32
 from .ops_reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, run_reduce_int
 
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
     from .machine import CallResult
 
-__all__ = ["CONTROL", "DSP_CORES", "KERNELS", "TRANSCENDENTAL_F32_OPS", "KernelCall", "OpKernel",
-           "UnsupportedOnMcu", "copies_only", "data_input_index", "describe", "kernel_for", "perform", "run_op",
-           "scratch_bytes", "scratch_requests",
+__all__ = ["CONTROL", "DSP_CORES", "KERNELS", "REFERENCE_KERNELS", "TRANSCENDENTAL_F32_OPS", "WITHOUT_REFERENCE_KERNEL",
+           "KernelCall", "OpKernel",
+           "UnsupportedOnMcu", "copies_only", "data_input_index", "describe", "kernel_for", "perform",
+           "persistent_requests", "run_op", "scratch_bytes", "scratch_requests",
            "supported"]
 
 Runner = Callable[[CallContext], list[KernelCall]]
@@ -97,10 +104,13 @@ class OpKernel:
     requests several buffers). `libm`: its float32 results
     come from newlib's expf / tanhf / logf (cosf / sinf / expm1f for the unary math family),
     within a few ulp of the host's glibc, not bit-equal (every other float32 kernel is
-    bit-exact with its twin)."""
+    bit-exact with its twin). `persistent`: (node, tensors) -> the bytes of each of TFLM's
+    persistent buffers the kernel writes at invoke (already in the plan's tail; on the MCU the
+    executor gives them memory after the variable tensors), () when none."""
     runner: Runner
     scratch: Optional[ScratchSize] = None
     libm: bool = False
+    persistent: Optional[Callable[..., tuple[int, ...]]] = None
 
 
 # Input element types a kernel is registered for; ANY: data movement, any element size;
@@ -223,12 +233,39 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("TRANSPOSE_CONV", FLOAT32): OpKernel(run_transpose_conv_f32),
     **{("RESIZE_NEAREST_NEIGHBOR", t): OpKernel(run_resize) for t in (INT8, INT16, FLOAT32)},
     **{("RESIZE_BILINEAR", t): OpKernel(run_resize) for t in (INT8, FLOAT32)},
-    **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul) for t in (INT8, INT16, FLOAT32)},
+    **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul, persistent=batch_matmul_persistent)
+       for t in (INT8, INT16, FLOAT32)},
     **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
                                                       "READ_VARIABLE", "ASSIGN_VARIABLE")},
     ("DEQUANTIZE", ANY): OpKernel(run_dequantize),                              # uint8 in
     **{(op, ANY): OpKernel(run_binary_wide) for op in _BINARY},                 # int32; int64 MAXIMUM / MINIMUM
+    ("SVDF", FLOAT32): OpKernel(run_svdf_f32, libm=True),                       # tanhf for a TANH activation
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", FLOAT32): OpKernel(run_lstm_f32, libm=True),  # expf, tanhf
 }
+
+# The reference flavour (`kernels="reference"`): where KERNELS runs a CMSIS-NN-style kernel
+# (SIMD paths, im2col, scratch buffers), TFLM's reference loop in plain C instead (ops_reference,
+# cortexm/src/mrt_ref_*.c; the 16x8 layers' mrt_conv_s16 and BATCH_MATMUL's mrt_batch_matmul_*
+# are such loops already). Every other KERNELS entry is one plain C kernel both flavours share
+# (cortexm/src/README.md tabulates them).
+REFERENCE_KERNELS: dict[tuple[str, str], OpKernel] = {
+    ("CONV_2D", INT8): OpKernel(partial(run_ref_conv_s8, depthwise=False)),
+    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="conv")),
+    ("DEPTHWISE_CONV_2D", INT8): OpKernel(partial(run_ref_conv_s8, depthwise=True)),
+    ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="dw")),
+    ("FULLY_CONNECTED", INT8): OpKernel(run_ref_fully_connected_s8),
+    ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16, kind="fc")),
+    **{(op, t): OpKernel(run_ref_pool_int) for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D") for t in (INT8, INT16)},
+    **{(op, t): OpKernel(run_ref_binary_int) for op in ("ADD", "MUL") for t in (INT8, INT16)},
+    ("BATCH_MATMUL", INT8): OpKernel(partial(run_batch_matmul, cmsis=False), persistent=batch_matmul_persistent),
+    ("TRANSPOSE_CONV", INT8): OpKernel(run_ref_transpose_conv_s8, transpose_conv_s8_reference_scratch),
+    ("SVDF", INT8): OpKernel(run_ref_svdf_s8, svdf_s8_reference_scratch),
+    **{("UNIDIRECTIONAL_SEQUENCE_LSTM", t): OpKernel(run_ref_lstm) for t in (INT8, INT16)},
+}
+# CMSIS-NN-style kernels with no reference C kernel (none today; a new CMSIS-NN-style kernel
+# goes here until it has one): with the reference flavour these operators run on their host
+# kernel and are reported as not counted, never as the CMSIS ones.
+WITHOUT_REFERENCE_KERNEL: set[tuple[str, str]] = set()
 
 # Ops whose float32 results come from newlib's libm (see OpKernel.libm).
 TRANSCENDENTAL_F32_OPS = {op for (op, dtype), kernel in KERNELS.items() if dtype == FLOAT32 and kernel.libm}
@@ -244,18 +281,30 @@ def data_input_index(node) -> int:
     return node.inputs[k] if k < len(node.inputs) else -1
 
 
-def kernel_for(op_name: str, dtype) -> Optional[OpKernel]:
-    """The kernel of `op_name` for input element type `dtype`, None when there is none."""
-    control = KERNELS.get((op_name, CONTROL))
-    if control is not None:
-        return control
+def _kernel_key(op_name: str, dtype) -> Optional[tuple[str, str]]:
+    """The KERNELS key of `op_name` for input element type `dtype`, None when there is none."""
+    if (op_name, CONTROL) in KERNELS:
+        return op_name, CONTROL
     if dtype is None:
         return None
     dt = np.dtype(dtype)
-    found = KERNELS.get((op_name, _INPUT_TYPES.get(dt, "")))
-    if found is None and dt.itemsize in _ANY_ITEMSIZES:
-        found = KERNELS.get((op_name, ANY))
-    return found
+    for key in ((op_name, _INPUT_TYPES.get(dt, "")), (op_name, ANY) if dt.itemsize in _ANY_ITEMSIZES else None):
+        if key in KERNELS:
+            return key
+    return None
+
+
+def kernel_for(op_name: str, dtype, kernels: str = "cmsis-nn") -> Optional[OpKernel]:
+    """The kernel of `op_name` for input element type `dtype` in the flavour `kernels`
+    ("cmsis-nn" or "reference"), None when there is none."""
+    key = _kernel_key(op_name, dtype)
+    if key is None:
+        return None
+    if kernels == "reference":
+        if key in WITHOUT_REFERENCE_KERNEL:
+            return None
+        return REFERENCE_KERNELS.get(key, KERNELS[key])
+    return KERNELS[key]
 
 
 def copies_only(op_name: str) -> bool:
@@ -264,38 +313,52 @@ def copies_only(op_name: str) -> bool:
     return (op_name, CONTROL) in KERNELS
 
 
-def supported(op_name: str, dtype) -> bool:
+def supported(op_name: str, dtype, kernels: str = "cmsis-nn") -> bool:
     """True when `op_name` with input element type `dtype` runs on the virtual MCU."""
-    return kernel_for(op_name, dtype) is not None
+    return kernel_for(op_name, dtype, kernels) is not None
 
 
-def scratch_requests(mcu, core: Optional[str], node, tensors) -> tuple[int, ...]:
+def scratch_requests(mcu, core: Optional[str], node, tensors, kernels: str = "cmsis-nn") -> tuple[int, ...]:
     """The scratch buffers the kernel asks for (its *_get_buffer_size functions), in the order
     TFLM's CMSIS-NN glue requests them; () when it needs none."""
     index = data_input_index(node)
-    kernel = kernel_for(node.op_name, tensors[index].dtype) if index >= 0 else None
+    kernel = kernel_for(node.op_name, tensors[index].dtype, kernels) if index >= 0 else None
     if kernel is None or kernel.scratch is None:
         return ()
     sizes = kernel.scratch(node, tensors, core_of(mcu, core))
     return tuple(sizes) if isinstance(sizes, (tuple, list)) else ((sizes,) if sizes else ())
 
 
-def scratch_bytes(mcu, core: Optional[str], node, tensors) -> int:
+def persistent_requests(node, tensors, kernels: str = "cmsis-nn") -> tuple[int, ...]:
+    """The bytes of each persistent buffer (TFLM's, in its tail) the kernel writes at invoke,
+    which the caller gives MCU memory and passes to `run_op` as `persistent_offsets`."""
+    index = data_input_index(node)
+    kernel = kernel_for(node.op_name, tensors[index].dtype, kernels) if index >= 0 else None
+    if kernel is None or kernel.persistent is None:
+        return ()
+    return tuple(kernel.persistent(node, tensors))
+
+
+def scratch_bytes(mcu, core: Optional[str], node, tensors, kernels: str = "cmsis-nn") -> int:
     """Bytes the kernel asks for (its *_get_buffer_size), as TFLM's CMSIS-NN glue requests."""
-    return sum(scratch_requests(mcu, core, node, tensors))
+    return sum(scratch_requests(mcu, core, node, tensors, kernels))
 
 
 # --------------------------------------------------------------------------- describe, perform
 
-def describe(mcu, node, tensors, arena_offsets, scratch_offset: ScratchOffsets = None) -> list[KernelCall]:
-    """The kernel calls that run `node` on `mcu` (constants placed in flash, nothing called yet)."""
+def describe(mcu, node, tensors, arena_offsets, scratch_offset: ScratchOffsets = None,
+             kernels: str = "cmsis-nn", persistent_offsets: Sequence[int] = ()) -> list[KernelCall]:
+    """The kernel calls that run `node` on `mcu` (constants placed in flash, nothing called
+    yet) with the flavour `kernels`' C kernels. `persistent_offsets`: arena offsets of the
+    buffers `persistent_requests` asked for."""
     index = data_input_index(node)
     first = tensors[index] if index >= 0 else None
-    kernel = kernel_for(node.op_name, first.dtype) if first is not None else None
+    kernel = kernel_for(node.op_name, first.dtype, kernels) if first is not None else None
     if kernel is None:
-        raise UnsupportedOnMcu(f"op {node.index} {node.op_name}: no C kernel for "
+        raise UnsupportedOnMcu(f"op {node.index} {node.op_name}: no {kernels} C kernel for "
                                f"{np.dtype(first.dtype).name if first is not None else '?'}")
-    return kernel.runner(CallContext(mcu, node, tensors, arena_offsets, scratch_offset, core_of(mcu)))
+    return kernel.runner(CallContext(mcu, node, tensors, arena_offsets, scratch_offset, core_of(mcu),
+                                     tuple(persistent_offsets)))
 
 
 def _combine(results: Sequence[CallResult]) -> CallResult:
@@ -325,6 +388,9 @@ def perform(mcu, calls: Sequence[KernelCall], budget: Optional[int] = None) -> C
 
 
 def run_op(mcu, node, tensors, arena_offsets, scratch_offset: ScratchOffsets = None,
-           budget: Optional[int] = None) -> CallResult:
-    """Run `node` on `mcu` (its tensors already in the arena); returns the CallResult."""
-    return perform(mcu, describe(mcu, node, tensors, arena_offsets, scratch_offset), budget)
+           budget: Optional[int] = None, kernels: str = "cmsis-nn",
+           persistent_offsets: Sequence[int] = ()) -> CallResult:
+    """Run `node` on `mcu` (its tensors already in the arena) with the flavour `kernels`' C
+    kernels; returns the CallResult."""
+    return perform(mcu, describe(mcu, node, tensors, arena_offsets, scratch_offset, kernels,
+                                 persistent_offsets), budget)

@@ -139,9 +139,11 @@ class CallContext:
     addresses (arena offsets to SRAM addresses, constants placed in flash), the node's scratch
     buffer, the core, and the argument structs of the call being described."""
 
-    def __init__(self, mcu, node, tensors, arena_offsets, scratch_offset: Any, core: str):
+    def __init__(self, mcu, node, tensors, arena_offsets, scratch_offset: Any, core: str,
+                 persistent_offsets: tuple[int, ...] = ()):
         self.mcu, self.node, self.tensors = mcu, node, tensors
         self.arena_offsets, self.scratch_offset = arena_offsets, scratch_offset
+        self.persistent_offsets = persistent_offsets
         self.core = core
         self._args_area = mcu.new_args_area()
         self._blocks: list[tuple[int, bytes]] = []
@@ -183,6 +185,13 @@ class CallContext:
         if not isinstance(offsets, (tuple, list)):
             offsets = (offsets,)
         return self.mcu.arena_base + int(offsets[k]) if offsets else 0
+
+    def persistent_addr(self, k: int) -> Optional[int]:
+        """The address of the node's persistent buffer k (ops.persistent_requests order), None
+        when the caller gave the buffers no MCU memory."""
+        if k >= len(self.persistent_offsets):
+            return None
+        return self.mcu.arena_base + int(self.persistent_offsets[k])
 
     def args(self, data: bytes, writable: bool = False) -> int:
         """The address of an argument struct of the call being described (written when the

@@ -72,6 +72,11 @@ def _call_binary_int(c: CallContext, fn: str, shape, q: dict) -> list[KernelCall
     return [c.call(fn, c.args(blob))]
 
 
+# Public for the reference flavour's runner (ops_reference), which computes the same parameters.
+binary_params = _binary_params
+INT_RANGE, BINARY_QUANT_FIELDS = _INT_RANGE, _BINARY_QUANT_FIELDS
+
+
 def run_binary_s8(c: CallContext) -> list[KernelCall]:
     node = c.node
     in1, in2, out = c.t(0), c.t(1), c.out()
@@ -94,6 +99,9 @@ def _same_type_operands(c: CallContext, is_type, mixed_message: str):
     if not (is_type(in2) and is_type(out)):
         raise UnsupportedOnMcu(mixed_message)
     return in1, in2, out
+
+
+same_type_operands = _same_type_operands         # public for ops_reference
 
 
 def run_binary_s16(c: CallContext) -> list[KernelCall]:

@@ -122,6 +122,12 @@ def _fc_params(node, inp, flt, out):
                 in_off=-zero_point_of(inp), out_off=zero_point_of(out))
 
 
+# Public for the reference flavour's runners (ops_reference), which compute the same parameters.
+runnable_shape = _runnable
+per_channel_multipliers = _per_channel
+fc_params = _fc_params
+
+
 # --------------------------------------------------------------------------- scratch sizes
 # Mirrors of the kernels' *_get_buffer_size (test_scratch_bytes_match_c holds them equal).
 

@@ -1,7 +1,8 @@
-"""SVDF runner for micro_rt.cortexm.ops: int8 input with an int8 or int16 state
+"""SVDF runners for micro_rt.cortexm.ops: int8 input with an int8 or int16 state
 (cortexm/src/mrt_svdf.c: mrt_svdf_s8, mrt_svdf_state_s16_s8), CMSIS-NN's arm_svdf_s8 /
 arm_svdf_state_s16_s8 structure with TFLM's reference arithmetic (the numpy twin's,
-kernels/svdf.py).
+kernels/svdf.py); float32 (cortexm/src/mrt_svdf_f32.c: mrt_svdf_f32), TFLM's reference loops,
+its time sums in the node's scratch buffer as TFLM's.
 
 The multipliers, shifts and zero points are the host kernel's (its OpDataSvdf, filled by
 prepare from TFLM's formulas), so both sides requantize with the same integers. The state zero
@@ -45,4 +46,22 @@ def run_svdf_s8(c: CallContext) -> list[KernelCall]:
     return [c.call(symbol, c.args(blob))]
 
 
-__all__ = ["run_svdf_s8"]
+# TFLite's fused activation codes, as mrt_svdf_f32 reads them (MRT_SVDF_ACT_*).
+_F32_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3, "TANH": 4, "SIGN_BIT": 5}
+
+
+def run_svdf_f32(c: CallContext) -> list[KernelCall]:
+    """mrt_svdf_f32, where the op was prepared for the float path."""
+    node = c.node
+    data = getattr(node, "user_data", None)
+    if data is None or getattr(data, "kind", "") != "float" or c.t(4) is None:
+        raise UnsupportedOnMcu(f"op {node.index} SVDF: not prepared for the float32 path")
+    if c.scratch_offset is None:
+        raise UnsupportedOnMcu(f"op {node.index} SVDF: no scratch buffer for the time sums")
+    blob = uwords(c.in_addr(0), c.in_addr(4), c.in_addr(1), c.in_addr(2), c.in_addr(3), c.scratch_addr(),
+                  c.out_addr()) + words(data.batch, data.input_size, data.num_filters, data.memory_size,
+                                        data.rank, _F32_ACTIVATIONS[data.activation])
+    return [c.call("mrt_svdf_f32", c.args(blob))]
+
+
+__all__ = ["run_svdf_f32", "run_svdf_s8"]

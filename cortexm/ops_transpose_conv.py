@@ -95,6 +95,15 @@ def _quantization(node, tensors, s: TransposeConvShape, dtype) -> tuple[bytes, b
     return i32_bytes(mult), i32_bytes(shift), int(lo), int(hi)
 
 
+transpose_conv_quantization = _quantization       # public for ops_reference
+
+
+def transpose_conv_s8_reference_scratch(node, tensors, core: str) -> tuple[int]:
+    """The request of TFLM's reference int8 kernel: the int32 accumulators of the output."""
+    s = transpose_conv_shape(node, tensors)
+    return (s.n * s.oh * s.ow * s.oc * 4,)
+
+
 def run_transpose_conv_s8(c: CallContext) -> list[KernelCall]:
     node = c.node
     s = node_params(node, "tconv_shape", lambda: transpose_conv_shape(node, c.tensors))

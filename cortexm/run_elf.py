@@ -94,7 +94,7 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
         after, left = mcu.hooks.edges(), mcu.hooks.stats()
         edges = _window(before, after, entered.last_block)
         insns, breakdown, _ = mcu.price(edges, left.last_block,
-                                        left.flash_read_misses - entered.flash_read_misses, set())
+                                        left.flash_read_misses - entered.flash_read_misses)
         stack = probe.high_water(uc, paint_lo, sp)
         mcu.write(elf.symbols[CYCLES_WORD].addr, breakdown.total.to_bytes(4, "little"))
         run(back, mcu.ret_addr, "the program, after mrt_invoke")

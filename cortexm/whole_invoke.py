@@ -4,8 +4,9 @@ kernels the call-by-call mode calls (IF and WHILE: jumping on their conditions, 
 copies; the runtime reports where each starts and ends, so records keep their subgraph costs).
 
 The plan is written once per machine: each constant where the machine's flash already holds
-it (or after it), the plan's argument structs and entry table after the constants, the structs
-kernels write (the state region) in the ARGS area of SRAM. Each invoke is ONE call of
+it (or after it), the entry table after the constants, the structs kernels write (the state
+region) then the argument structs in RAM of their own (memory_map.PLAN_RAM_BASE; RAM as TFLM's
+structs are, apart so the arena lies where it does call by call). Each invoke is ONE call of
 mrt_invoke. The runtime calls `mrt_op_boundary(index, phase, status)` before and after every
 entry; a block hook on that function alone (Unicorn checks its range in C, so the rest runs at
 full speed) takes a snapshot of the native hook's running counts there and repaints the stack
@@ -14,6 +15,11 @@ entry's (counted exactly as a call of its own: entered from nowhere, its return 
 everything else (the runtime's loop, the argument words it moves, the boundary calls) is the
 runtime's overhead = the whole call less its entries. That is what a DWT cycle counter around
 Invoke() reads on a board.
+
+Cycles: each entry's part is priced in turn by the machine's memory-system model (natively:
+native_hook.c mrt_account_window), so the I-cache lines one operator leaves warm are what the
+next one finds, as from one call to the next call by call and across invokes; the flash data
+cache is the one the whole call ran through (the runtime's reads of its entry table included).
 """
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ INVOKE_SYMBOL = "mrt_invoke"
 BOUNDARY_SYMBOL = "mrt_op_boundary"
 BEGINS, ENDED, MARK = 0, 1, 2     # mrt_runtime.h MRT_OP_BEGINS / MRT_OP_ENDED / MRT_OP_MARK
 RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL)
+
 
 
 @dataclass
@@ -104,12 +111,14 @@ class WholeInvoke:
         for item in plan.constants:                    # before the plan's own place in flash
             mcu.place_constant(item.data, item.align)
         flash_base = round_up(mcu.constants.end, 16)
-        state_room = mcu.args_end - mcu.args_base
-        if len(plan.state_blob) > state_room:
-            raise PlanError(f"the kernels' state and work buffers need {len(plan.state_blob):,} bytes of RAM "
-                            f"beyond the arena; the virtual MCU sets {state_room:,} aside for them")
-        self.resolve = resolver(plan, mcu.arena_base, flash_base, mcu.args_base, mcu.place_constant)
-        image = binary_image(plan, self.resolve, mcu.symbol, flash_base, mcu.args_base)
+        # The argument structs go to RAM after the state region, as TFLM's are in RAM (its
+        # kernels build their CMSIS-NN structs on the stack from OpData in the arena): a kernel
+        # reading its parameters pays no flash wait states, as call by call. Apart from the
+        # arena, which lies where it does call by call.
+        structs_at = round_up(len(plan.state_blob), 16)
+        state_base = mcu.map_plan_ram(structs_at + len(plan.plan_blob))
+        self.resolve = resolver(plan, mcu.arena_base, state_base + structs_at, state_base, mcu.place_constant)
+        image = binary_image(plan, self.resolve, mcu.symbol, flash_base, state_base, state_base + structs_at)
         placed = mcu.place_constant(image.flash, 16)
         if placed != flash_base:
             raise PlanError(f"the plan could not be placed at 0x{flash_base:08x} (flash gave 0x{placed:08x})")
@@ -121,6 +130,7 @@ class WholeInvoke:
         self._paint = bytes([STACK_PAINT]) * mcu.stack_bytes
         self._on_begin: Optional[Callable[[int], None]] = None
         self._cleared_at = 0            # the unaligned total when the records were last cleared
+        self._runtime_lines: set = set()    # the I-cache lines of the runtime's own code
 
     # ------------------------------------------------------------------ running
     def invoke(self, budget: Optional[int] = None, on_begin: Optional[Callable[[int], None]] = None) -> InvokeResult:
@@ -159,7 +169,7 @@ class WholeInvoke:
         checks the budget coarsely, by code bytes, so it may stop a little later)."""
         used = 0
         for mark in self._marks:
-            used += self.mcu.price(mark.edges, None, 0, None)[0]
+            used += self.mcu.price(mark.edges, None, 0, set())[0]
             if used > budget:
                 return mark.index if mark.phase == ENDED else None
         return self.running_entry()
@@ -194,9 +204,12 @@ class WholeInvoke:
 
     # ------------------------------------------------------------------ attribution
 
-    def _entry_cost(self, begin: _Mark, end: _Mark, warm: set) -> EntryCost:
+    def _entry_cost(self, begin: _Mark, end: _Mark) -> tuple[EntryCost, int]:
         """The kernel's part of the window between two boundaries, as a call of its own counts
-        it: entered from nowhere (the runtime's branch is the runtime's), its return charged."""
+        it: entered from nowhere (the runtime's branch is the runtime's), its return charged;
+        priced after the previous entry, the I-cache lines carrying on from it as from one
+        call to the next (and the flash data cache as the runtime's reads of the plan left it,
+        as on a board). With its cycles but instruction fetch."""
         edges: dict = {}
         last_block = None
         lo, hi = self._runtime
@@ -209,16 +222,16 @@ class WholeInvoke:
             if lo <= p < hi:
                 key = (0, 0, c, cs)
             edges[key] = edges.get(key, 0) + n
-        insns, bd, _ = self.mcu.price(edges, last_block, end.flash_misses - begin.flash_misses, warm)
+        insns, bd, _ = self.mcu.price(edges, last_block, end.flash_misses - begin.flash_misses)
         events = []
         if end.unaligned is not None:
             events = alignment.call_events(end.unaligned, self.mcu.read_code, self.mcu.symbol_at,
                                            strict=self.mcu.strict_alignment, armv6m=self.mcu.armv6m)
-        return EntryCost(insns, bd.total, end.stack_bytes, events)
+        return EntryCost(insns, bd.total, end.stack_bytes, events), bd.total - bd.fetch
 
     def _attribute(self, result) -> InvokeResult:
         marks = self._marks
-        warm: set = set()
+        not_fetch = 0             # the entries' cycles but instruction fetch
         trace: list[tuple[int, Optional[EntryCost]]] = []
         k = 0
         while k < len(marks):
@@ -230,7 +243,9 @@ class WholeInvoke:
             end = marks[k + 1] if k + 1 < len(marks) else None
             if mark.phase != BEGINS or end is None or end.phase != ENDED or end.index != mark.index:
                 raise EmulationError(f"the runtime's operator boundaries are out of order at entry {mark.index}")
-            trace.append((mark.index, self._entry_cost(mark, end, warm)))
+            cost, rest = self._entry_cost(mark, end)
+            trace.append((mark.index, cost))
+            not_fetch += rest
             k += 2
         entries = [cost for _, cost in trace if cost is not None]
         # the whole call: every window's edges (the call's result counted the last one alone)
@@ -240,9 +255,17 @@ class WholeInvoke:
                 edges[key] = edges.get(key, 0) + n
         stats = self.mcu.hooks.stats()
         instructions, bd, _ = self.mcu.price(edges, stats.last_block, stats.flash_read_misses, set())
+        # Instructions, core, branch and data-load cycles add up over the parts: the runtime's
+        # are the whole call's less its entries'. Instruction fetch does not (a line one part
+        # fetches another finds warm): the runtime's is that of its own code, whose lines stay
+        # in the I-cache from one invoke to the next as a board's small hot loop does.
+        lo, hi = self._runtime
+        own = {key: n for key, n in edges.items() if lo <= key[2] < hi}
+        fetch = self.mcu.price(own, None, 0, self._runtime_lines)[1].fetch
         frame = max((self.mcu.stack_top - m.sp for m in marks), default=0)
         runtime = RuntimeCost(instructions - sum(e.instructions for e in entries),
-                              bd.total - sum(e.cycles for e in entries), frame)
+                              bd.total - bd.fetch - not_fetch + fetch, frame)
+        cycles = runtime.cycles + sum(e.cycles for e in entries)
         stack = max([result.stack_bytes] + [frame + e.stack_bytes for e in entries])
-        return InvokeResult(trace, runtime, instructions, bd.total, stack, edges)
+        return InvokeResult(trace, runtime, instructions, cycles, stack, edges)
 

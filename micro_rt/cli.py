@@ -348,7 +348,7 @@ def cmd_profile(args) -> int:
                                       memory_system=setup.mcu_memory_system(),
                                       strict_alignment=args.strict_alignment,
                                       arena_misalign=args.arena_misalign, seed=args.seed,
-                                      progress=progress)
+                                      progress=progress, kernels=args.kernels)
         it.close()
     if setup.board:
         report = {"board": setup.board, "board_notes": setup.board_notes, **report}

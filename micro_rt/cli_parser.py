@@ -46,9 +46,10 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-KERNELS_HELP = ("reference: micro_rt's host kernels, modelled on TFLM's reference kernels; "
-                "cmsis-nn: micro_rt's own kernels written to CMSIS-NN's API, not Arm's CMSIS-NN "
-                "library (on a Cortex-M target they run as C on the virtual MCU)")
+KERNELS_HELP = ("reference: micro_rt's kernels modelled on TFLM's reference kernels (profile and fit "
+                "run them as plain C on the virtual MCU); cmsis-nn: micro_rt's own kernels written "
+                "to CMSIS-NN's API, not Arm's CMSIS-NN library (on a Cortex-M target they run as C "
+                "on the virtual MCU)")
 TARGETS_HELP = "host64, cortex-m0plus, cortex-m4, cortex-m7, cortex-m33"
 
 
@@ -120,8 +121,8 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                    help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
 
     p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
-                "micro_rt's CMSIS-NN-style C kernels)", commands["profile"], target=None,
-                kernels=None, formats=True)
+                "micro_rt's CMSIS-NN-style C kernels; with reference kernels: plain C loops as TFLM's "
+                "reference kernels)", commands["profile"], target=None, kernels="cmsis-nn", formats=True)
     _add_where_options(p)
     p.add_argument("--clock", type=parse_frequency, default=None,
                    help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. "

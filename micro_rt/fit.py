@@ -2,8 +2,9 @@
 
 RAM = tensor arena (head + tail + temp) + kernel stack + firmware static data; flash = model +
 kernel code. The arena is planned; stack, static data and code are measured by one emulated
-inference of micro_rt's C kernels. Whatever is left out (an operator without a kernel, one that
-fell back to a host kernel, kernels that have no C build) is listed and "fits" is not claimed:
+inference of micro_rt's C kernels of the chosen flavour (CMSIS-NN-style or reference). Whatever
+is left out (an operator without a kernel, one that fell back to a host kernel) is listed and
+"fits" is not claimed:
 the verdict is "cannot tell", unless what is counted already exceeds a budget, which the missing
 parts could only add to.
 """
@@ -56,12 +57,21 @@ def ops_not_simulated(it: Interpreter) -> list[tuple[int, str, str]]:
 class PlanBytes:
     """What micro_rt's runtime keeps for a model besides code (cortexm.firmware_plan): the
     constants region (the model's constant tensors, then each operator's own constants:
-    multipliers, shifts, lookup tables), the plan (argument structs and the call table) in
-    flash, and the argument structs kernels write (RAM)."""
+    multipliers, shifts, lookup tables) and the call table in flash; the argument structs of
+    the calls (RAM, as TFLM's are) and those kernels write, with their initial values in flash."""
     model_constants: int          # constant tensors, as the plan lays them out (16-aligned)
     op_constants: int
-    plan: int
-    state: int
+    table: int                    # the entries and mrt_plan_t
+    structs: int                  # the calls' argument structs
+    state: int                    # the structs kernels write
+
+    @property
+    def flash(self) -> int:
+        return self.table + self.structs + self.state
+
+    @property
+    def ram(self) -> int:
+        return self.structs + self.state
 
 
 @dataclass
@@ -93,10 +103,12 @@ RUNTIME_ROOTS = ("mrt_vectors", "mrt_invoke")
 
 
 def measure_kernels(data: bytes, target: str,
-                    progress: Optional[Callable[[int, int], None]] = None) -> KernelMeasurement:
-    """Run one inference on the virtual MCU with micro_rt's CMSIS-NN-style C kernels, as one
-    call of the device runtime when the model plans (as `profile` does)."""
-    with Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True,
+                    progress: Optional[Callable[[int, int], None]] = None,
+                    kernels: str = "cmsis-nn") -> KernelMeasurement:
+    """Run one inference on the virtual MCU with micro_rt's C kernels of the flavour `kernels`
+    (the CMSIS-NN-style ones, or the reference ones), as one call of the device runtime when
+    the model plans (as `profile` does)."""
+    with Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True,
                                 mcu_options={"whole_invoke": True}) as it:
         for i, x in enumerate(random_inputs(it, 0)):
             it.set_input(x, i)
@@ -116,14 +128,13 @@ def plan_bytes(it: Interpreter) -> PlanBytes:
                if t.is_constant and t.nbytes}
     ends = [item.offset for item in plan.constants[1:]] + [plan.constants_bytes]
     model = sum(end - item.offset for item, end in zip(plan.constants, ends) if item.data in weights)
-    # argument structs, the entry table, mrt_plan_t {n_entries, entries}
-    table = len(plan.plan_blob) + 4 * ENTRY_WORDS * len(plan.entries) + 8
-    return PlanBytes(model, plan.constants_bytes - model, table, len(plan.state_blob))
+    table = 4 * ENTRY_WORDS * len(plan.entries) + 8       # the entries, mrt_plan_t
+    return PlanBytes(model, plan.constants_bytes - model, table, len(plan.plan_blob), len(plan.state_blob))
 
 
 def kernel_measurement(it: Interpreter) -> KernelMeasurement:
-    """What the last inference of `it` (emulated, cmsis-nn kernels) measured, and the image
-    that keeps the functions it ran with all they refer to."""
+    """What the last inference of `it` (emulated, with its flavour's C kernels) measured, and
+    the image that keeps the functions it ran with all they refer to."""
     from .cortexm.firmware_plan import PlanError
     from .cortexm.image import reference_graph
     from .cortexm.memory_map import FLASH_BASE
@@ -193,7 +204,9 @@ class FitReport:
             parts += [("stack", m.stack_bytes, f"high-water mark of {m.stack_scope}"),
                       ("static data", m.static_bytes, ".data and .bss the image keeps")]
             if m.plan:
-                parts.append(("plan state", m.plan.state, "argument structs kernels write"))
+                parts.append(("plan structs", m.plan.ram, f"the calls' argument structs {m.plan.structs} "
+                                                          f"(RAM, as TFLM's are) + those kernels write "
+                                                          f"{m.plan.state}"))
         return parts
 
     def flash_parts(self) -> list[tuple[str, int, str]]:
@@ -205,7 +218,8 @@ class FitReport:
             parts = [("model weights", m.plan.model_constants,
                       f"constant tensors as the plan keeps them (the .tflite file is {self.model_bytes})"),
                      ("op constants", m.plan.op_constants, "multipliers, shifts, lookup tables"),
-                     ("plan", m.plan.plan, "argument structs and the call table")]
+                     ("plan", m.plan.flash, f"the call table {m.plan.table} + the argument structs' "
+                                            f"initial values {m.plan.ram}")]
         if m:
             parts += [("code", m.code_bytes, f"start-up and runtime {m.runtime_code_bytes} + "
                                              f"kernels {m.kernel_code_bytes}"),
@@ -264,12 +278,13 @@ class FitReport:
                             kernel_stack_bytes=m.stack_bytes if m else None,
                             stack_scope=m.stack_scope if m else None,
                             static_bytes=m.static_bytes if m else None,
-                            plan_state_bytes=m.plan.state if m and m.plan else None,
+                            plan_state_bytes=m.plan.ram if m and m.plan else None,
                             parts=parts(self.ram_parts())),
             "flash": resource(self.flash_used, self.flash_budget, model_bytes=self.model_flash_bytes,
                               model_file_bytes=self.model_bytes,
                               op_constants_bytes=m.plan.op_constants if m and m.plan else None,
-                              plan_bytes=m.plan.plan if m and m.plan else None,
+                              plan_bytes=m.plan.flash if m and m.plan else None,
+                              plan_table_bytes=m.plan.table if m and m.plan else None,
                               kernel_code_bytes=m.code_bytes if m else None,
                               runtime_code_bytes=m.runtime_code_bytes if m else None,
                               rodata_bytes=m.rodata_bytes if m else None,
@@ -353,11 +368,6 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
         report.scope = "arena and model only (host target: kernel stack and code are not modelled)"
     elif not measure:
         report.scope = "arena and model only (kernel stack and code not measured: --no-emulate)"
-    elif it.kernels != "cmsis-nn":
-        report.not_accounted.append(
-            f"kernel stack, static data and code: micro_rt has no C build of its {it.kernels} "
-            "kernels, so they are not measured (--kernels cmsis-nn measures micro_rt's "
-            "CMSIS-NN-style C kernels; --no-emulate asks for an arena-and-model-only verdict)")
     elif missing:
         report.not_accounted.append("kernel stack, static data and code: not measured, the model "
                                     "cannot run without the kernels above")
@@ -366,13 +376,13 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
                                     "cannot run on the virtual MCU, where NPU operators are not simulated (listed below)")
     else:
         try:
-            report.measured = measured or measure_kernels(data, it.target.name, progress)
+            report.measured = measured or measure_kernels(data, it.target.name, progress, it.kernels)
         except MicroRtError as e:
             report.not_accounted.append("kernel stack, static data and code: not measured, the "
                                         f"emulated inference failed: {' '.join(str(e).split())}")
         else:
-            report.not_accounted += [f"op {op}: no C kernel (ran on a host kernel), so its stack "
-                                     "and code are not measured" for op in report.measured.ops_on_host]
+            report.not_accounted += [f"op {op}: no {it.kernels} C kernel (ran on a host kernel), so its "
+                                     "stack and code are not measured" for op in report.measured.ops_on_host]
             if report.measured.plan is None and not report.measured.ops_on_host:
                 report.not_accounted.append(
                     f"the firmware plan and the operators' constants: {report.measured.plan_note} "

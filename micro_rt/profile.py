@@ -107,7 +107,8 @@ class RunRecords:
 
 def runtime_fields(executor: Any) -> dict:
     """The device runtime's own part of the last invoke (`runtime`: instructions, cycles, its
-    stack frame, the plan's bytes in flash and its kernels' state in RAM) when it ran as one
+    stack frame, the plan's bytes in flash (its entry table) and in RAM (its kernels' argument
+    structs and state)) when it ran as one
     firmware call; else None and why it was not measured."""
     cost = getattr(executor, "last_runtime", None) if executor is not None else None
     if cost is not None:
@@ -136,8 +137,9 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
     (no C kernel, no cycles), or, with `without_kernels` (ops no kernel is registered for), the
     whole model, which then was not run and has no total; so with `not_simulated`
     ((index, op, why) of operators whose computation micro_rt does not simulate, an NPU's)."""
+    no_kernel = _no_c_kernel(interpreter.kernels)
     not_counted = [{**({"subgraph": r.subgraph} if r.subgraph else {}), "index": r.index, "op": r.op,
-                    "reason": "ran on a host kernel (no C kernel)"} for r in records if not r.on_mcu]
+                    "reason": f"ran on a host kernel ({no_kernel})"} for r in records if not r.on_mcu]
     not_counted += [{"op": op, "reason": "no kernel registered, so the model was not run"}
                     for op in without_kernels]
     not_counted += [{"index": index, "op": op, "reason": f"{why}, so the model was not run"}
@@ -168,14 +170,21 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
     }
 
 
+def _no_c_kernel(kernels: str) -> str:
+    """Why an operator ran on the host: the flavour has no C kernel for it (the reference flavour
+    says so: the CMSIS-NN-style kernel it has is never counted in its place)."""
+    return "no C kernel" if kernels == "cmsis-nn" else f"no {kernels} C kernel"
+
+
 def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_states: int = 0,
                      memory_system: Any = None, strict_alignment: bool = False, arena_misalign: int = 0, seed: int = 0,
-                     progress: Optional[Callable[[int, int], None]] = None) -> tuple[dict, Any]:
-    """`micro-rt profile`'s measurement: one inference of micro_rt's C kernels on the virtual
-    MCU, on seeded random inputs. Returns (the profile report, the interpreter, which the
-    caller closes); a model with operators no kernel is registered for is not run.
-    `memory_system`: a board's flash interface (cortexm.memory_system.MemorySystem), else the
-    core's default one with `flash_wait_states`."""
+                     progress: Optional[Callable[[int, int], None]] = None,
+                     kernels: str = "cmsis-nn") -> tuple[dict, Any]:
+    """`micro-rt profile`'s measurement: one inference of micro_rt's C kernels of the flavour
+    `kernels` (cmsis-nn or reference) on the virtual MCU, on seeded random inputs. Returns (the
+    profile report, the interpreter, which the caller closes); a model with operators no kernel
+    is registered for is not run. `memory_system`: a board's flash interface
+    (cortexm.memory_system.MemorySystem), else the core's default one with `flash_wait_states`."""
     from .fit import ops_not_simulated, ops_without_kernels
     from .interpreter import Interpreter
     from .inputs import random_inputs
@@ -183,7 +192,7 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
                "strict_alignment": strict_alignment, "arena_misalign": arena_misalign, "whole_invoke": True}
     if memory_system is not None:
         options["memory_system"] = memory_system
-    it = Interpreter.from_bytes(data, target=target, kernels="cmsis-nn", emulate=True,
+    it = Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True,
                                 mcu_options=options, plan_only=True)
     missing, not_simulated = ops_without_kernels(it), ops_not_simulated(it)
     if missing or not_simulated:          # the model cannot run: no total at all
@@ -223,7 +232,8 @@ def profile_table(report: dict) -> str:
              f"{'stack':>7}{'ms':>9}"]
     for op in report["ops"]:
         if not op["on_mcu"]:
-            lines.append(f"{op_number(op):>4}  {_name(op):<20}{'(host kernel: no C kernel, not counted)':>56}")
+            host = f"(host kernel: {_no_c_kernel(report['kernels'])}, not counted)"
+            lines.append(f"{op_number(op):>4}  {_name(op):<20}{host:>56}")
             continue
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
         lines.append(f"{op_number(op):>4}  {_name(op):<20}{op['instructions']:>14,}{op['cycles']:>14,}"
@@ -249,7 +259,8 @@ def profile_table(report: dict) -> str:
                      "operators' alone")
     if not report["complete"]:
         lines.append(f"INCOMPLETE: the total leaves out {_not_counted(report)}: they ran on host "
-                     "kernels (no C kernel), so their cycles, instructions and stack are not in it")
+                     f"kernels ({_no_c_kernel(report['kernels'])}), so their cycles, instructions and "
+                     "stack are not in it")
     for a in report["alignment"]:
         lines.append(f"alignment: {a}")
     return "\n".join(lines)

@@ -10,7 +10,8 @@ from .allocator import ArenaPlan
 # What each `--kernels` name stands for, said wherever the name is shown: "cmsis-nn" is not
 # Arm's library, and a reader of the output should not have to guess that.
 KERNELS_NOTES = {
-    "reference": "micro_rt's host kernels, modelled on TFLM's reference kernels",
+    "reference": "micro_rt's kernels modelled on TFLM's reference kernels (numpy on the host; "
+                 "plain C loops, no SIMD and no scratch, on the virtual MCU)",
     "cmsis-nn": "micro_rt's own kernels written to CMSIS-NN's API (arm_<op>_<type> functions "
                 "and buffer sizes), not Arm's CMSIS-NN library",
 }

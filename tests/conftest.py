@@ -156,3 +156,34 @@ def pytest_make_collect_report(collector):
     report = outcome.get_result()
     if require_all() and report.skipped:
         _as_failure(report)
+
+
+def host_kernel_model(path: Path) -> Path:
+    """Writes to `path` and returns it: a model whose first operator has only a host kernel
+    (CIRCULAR_BUFFER, TFLM's custom op, running every invoke) and whose others (RESHAPE,
+    FULLY_CONNECTED, SOFTMAX, int8) run C kernels: what profile and report say of a total that
+    leaves an operator out."""
+    import numpy as np
+    from flatbuffers import flexbuffers
+
+    from micro_rt.builder import ModelBuilder
+    b = ModelBuilder("host kernel model")
+    q = {"scale": 0.1, "zero_point": 0}
+    x = b.add_tensor("x", [1, 1, 1, 16], "INT8", **q)
+    buf = b.add_tensor("buffer", [1, 4, 1, 16], "INT8", **q)
+    shape = b.add_tensor("shape", [2], "INT32", data=np.array([1, 64], np.int32))
+    flat = b.add_tensor("flat", [1, 64], "INT8", **q)
+    rng = np.random.default_rng(0)
+    w = b.add_tensor("w", [10, 64], "INT8", data=rng.integers(-127, 128, (10, 64)).astype(np.int8),
+                     scale=0.02, zero_point=0)
+    bias = b.add_tensor("bias", [10], "INT32", data=rng.integers(-500, 500, 10).astype(np.int32),
+                        scale=0.002, zero_point=0)
+    logits = b.add_tensor("logits", [1, 10], "INT8", scale=0.2, zero_point=-3)
+    y = b.add_tensor("y", [1, 10], "INT8", scale=1 / 256, zero_point=-128)
+    b.add_operator("CIRCULAR_BUFFER", [x], [buf], custom_options=flexbuffers.Dumps({"cycles_max": 1}))
+    b.add_operator("RESHAPE", [buf, shape], [flat])
+    b.add_operator("FULLY_CONNECTED", [flat, w, bias], [logits])
+    b.add_operator("SOFTMAX", [logits], [y], options={"beta": 1.0})
+    b.inputs, b.outputs = [x], [y]
+    path.write_bytes(b.build())
+    return path

@@ -1,5 +1,5 @@
 """`micro-rt fit` gives a verdict only where it can back it: operators without a kernel, ops that
-fell back to a host kernel and kernels with no C build leave parts of RAM and flash uncounted,
+fell back to a host kernel (no C kernel in the chosen flavour) leave parts of RAM and flash uncounted,
 and then the answer is "cannot tell" (exit 3), unless what is counted already does not fit."""
 from __future__ import annotations
 
@@ -57,22 +57,52 @@ def test_counted_part_over_budget_is_a_true_does_not_fit(capsys, unresolved_mode
     assert code == 1 and verdict["flash"]["fits"] is False and verdict["ram"]["fits"] is None
 
 
-def test_reference_kernels_measure_no_stack_or_code(capsys):
-    """Reference kernels have no C build: nothing of theirs is measured, nothing is borrowed
-    from the CMSIS-NN-style kernels, and no FITS is claimed without stack and code."""
-    code, verdict = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "reference")
-    assert code == 3 and verdict["fits"] is None
-    assert verdict["ram"]["kernel_stack_bytes"] is None and verdict["ram"]["static_bytes"] is None
-    assert verdict["flash"]["kernel_code_bytes"] is None
-    assert not verdict["measured_on_virtual_mcu"]
-    assert verdict["ram"]["used"] == verdict["arena"]["required_bytes"]
-    assert any("no C build" in item for item in verdict["not_accounted"])
-    code, out, _ = run_cli(capsys, "fit", MODEL, "--ram", "1M", "--kernels", "reference")
-    assert code == 3 and "kernel stack and static data not measured" in out
-    assert "kernel code not measured" in out
+def test_reference_kernels_are_measured_as_themselves(capsys):
+    """--kernels reference runs the reference C kernels (mrt_ref_*): their own stack and code are
+    measured, none of the CMSIS-NN-style kernels' is borrowed, and the arena has no CMSIS-NN
+    scratch."""
+    from micro_rt import Interpreter
+    from micro_rt.fit import kernel_measurement
+    from micro_rt.inputs import random_inputs
+    code, ref = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "reference")
+    assert code == 0 and ref["fits"] is True and ref["not_accounted"] == [] and ref["measured_on_virtual_mcu"]
+    _, cmsis = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn")
+    with Interpreter.from_file(MODEL, target="cortex-m4", kernels="reference", emulate=True,
+                               mcu_options={"whole_invoke": True}) as it:     # as fit measures
+        for i, x in enumerate(random_inputs(it, 0)):
+            it.set_input(x, i)
+        it.invoke()
+        measured, executed = kernel_measurement(it), set(it.executor.functions_used)
+    assert ref["ram"]["kernel_stack_bytes"] == measured.stack_bytes
+    assert ref["flash"]["kernel_code_bytes"] == measured.code_bytes
+    assert {"mrt_ref_conv_s8", "mrt_ref_depthwise_conv_s8"} <= executed
+    assert not any(name.startswith(("arm_convolve", "arm_depthwise", "arm_nn_mat", "mrt_gemm")) for name in executed)
+    assert ref["ram"]["kernel_stack_bytes"] < cmsis["ram"]["kernel_stack_bytes"]
+    assert ref["flash"]["kernel_code_bytes"] != cmsis["flash"]["kernel_code_bytes"]
+    assert ref["arena"]["required_bytes"] < cmsis["arena"]["required_bytes"]      # no im2col scratch
     # the arena alone over the budget: DOES NOT FIT stays true
     code, verdict = _fit(capsys, MODEL, "--ram", "4K", "--kernels", "reference")
     assert code == 1 and verdict["fits"] is False
+
+
+def test_reference_op_without_a_reference_c_kernel_is_not_counted(capsys, tmp_path, monkeypatch):
+    """An op whose CMSIS-NN-style C kernel has no reference counterpart (every one has one today:
+    the registry is patched to lose the LSTM's) runs on its host kernel with --kernels reference,
+    and fit says so (cannot tell), never counting the CMSIS one."""
+    from micro_rt.cortexm import ops
+    from test_kernels_lstm import lstm_model
+    monkeypatch.setattr(ops, "WITHOUT_REFERENCE_KERNEL", {("UNIDIRECTIONAL_SEQUENCE_LSTM", "int8")})
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(lstm_model("int8", 1, 3, 4, 4))
+    code, verdict = _fit(capsys, str(path), "--ram", "1M", "--kernels", "reference")
+    assert code == 3 and verdict["fits"] is None
+    assert any("UNIDIRECTIONAL_SEQUENCE_LSTM: no reference C kernel" in item
+               for item in verdict["not_accounted"]), verdict["not_accounted"]
+    code, verdict = _fit(capsys, str(path), "--ram", "1M", "--kernels", "cmsis-nn")
+    assert code == 0, verdict["not_accounted"]
+    monkeypatch.undo()
+    code, verdict = _fit(capsys, str(path), "--ram", "1M", "--kernels", "reference")
+    assert code == 0, verdict["not_accounted"]
 
 
 def test_cmsis_nn_kernels_are_measured_and_give_a_verdict(capsys):

@@ -2,18 +2,17 @@
 virtual MCU from its entry point to completion, and prints the outputs the host computes with
 the instructions `profile --board` counts.
 
-Cycles: the exported image places code elsewhere than micro_rt's firmware, which holds every
-kernel (the exported one holds only the model's, close together, after main and the start-up
-code), and the cycle model charges what depends on code addresses: branch refills by target
-alignment, fetch by 64-bit word (Cortex-M7, M33), and with the board's flash wait states the
-flash lines and instruction-cache sets code falls in. So instructions are exact, and cycles
-agree within CYCLE_BOUND_0WS with no flash wait states (measured: equal on the M0+ and for the
-float32 model on the M4, 1 cycle in 1.33 M for the int8 one, 0.04% on the M33) and within
-CYCLE_BOUND_BOARD with the board's flash interface (measured: the exported image 2.0% (int8)
-and 7.2% (float32) faster on nucleo-l4r5zi's 1 KiB ART cache at 5 wait states, 11.9% for the
-WHILE model, whose runtime share is large: in the emulator's firmware the runtime lies after
-every kernel and meets them in the small cache; 1.5% faster on nucleo-g0b1re, 0.03% slower on
-nucleo-u575zi-q)."""
+Cycles: compared with no flash wait states, where the cycle model prices a block the same
+whatever code ran around it. The exported image places code elsewhere than micro_rt's
+firmware (only the model's kernels, close together, after main and the start-up code), and the
+model charges branch refills by target alignment and fetch by 64-bit word (Cortex-M7, M33), so
+instructions are exact and cycles agree within CYCLE_BOUND_0WS (measured: equal on the M0+,
+for the float32 model and the WHILE model on the M4, 1 cycle in 1.33 M for the int8 one, 0.04%
+on the M33). With a board's flash wait states the instruction-fetch stalls depend on how a run
+is cut into priced windows: `profile` prices each operator's window in turn (the whole-invoke
+mode), the program run prices mrt_invoke as one call (as VirtualMCU.call does), and the two
+differ by far more than code placement does (nucleo-l4r5zi, mobilenet_tiny_int8: 3.05 M against
+4.73 M cycles), so there the program's instructions are compared, not its cycles."""
 from __future__ import annotations
 
 import json
@@ -37,7 +36,6 @@ from micro_rt.run_setup import board_setup
 MODELS = Path(__file__).resolve().parents[1] / "models"
 FIRMWARE = Path(__file__).resolve().parents[1] / "cortexm" / "firmware"
 CYCLE_BOUND_0WS = 0.002
-CYCLE_BOUND_BOARD = 0.15
 EXPORT_OWN = {"main", "Reset_Handler", "Default_Handler", "mrt_putc", "mrt_puts", "mrt_put_u32",
               "mrt_put_hex", "mrt_copy_in", "mrt_cycles_start", "mrt_cycles_now", "SysTick_Handler"}
 FIRMWARE_OWN = {"mrt_reset_handler", "mrt_fault_handler"}      # the emulator firmware's start-up
@@ -108,7 +106,6 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
 
     profiled = _profile(capsys, path, board)
     assert run.invoke_instructions == profiled["total_instructions"] == exported["profile_instructions"]
-    assert abs(run.invoke_cycles - profiled["total_cycles"]) <= CYCLE_BOUND_BOARD * profiled["total_cycles"]
     flat = run_program(out / "model-emulator.elf", core)
     profiled = _profile(capsys, path, board, "--flash-wait-states", "0")
     assert flat.invoke_instructions == profiled["total_instructions"]
@@ -124,8 +121,12 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     # libgcc has a multiply-only object and a multiply-and-divide one: the firmware, which
     # divides elsewhere, links the second; an image that only multiplies gets the first
     assert {n for n in counted - linked - FIRMWARE_OWN} <= {"__aeabi_ddiv", "__divdf3"}
-    flash = fit["flash"]       # the constants and the plan: the same bytes, one section
-    assert sections[".mrt_constants"] == flash["model_bytes"] + flash["op_constants_bytes"] + flash["plan_bytes"]
+    flash = fit["flash"]       # the constants and the call table: the same bytes, one section
+    assert sections[".mrt_constants"] == flash["model_bytes"] + flash["op_constants_bytes"] + flash["plan_table_bytes"]
+    # the argument structs: RAM with their initial values in flash (.data)
+    assert fit["ram"]["plan_state_bytes"] <= sections[".data"] <= fit["ram"]["plan_state_bytes"] + 32 \
+        + fit["flash"]["data_init_bytes"]
+    assert flash["plan_bytes"] == flash["plan_table_bytes"] + fit["ram"]["plan_state_bytes"]
     assert fit["ram"]["kernel_stack_bytes"] == run.invoke_stack_bytes
 
 

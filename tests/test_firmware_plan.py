@@ -44,7 +44,7 @@ def _resolved_against_machine(it, ex, plan):
     calls = []
     for pn in plan.nodes:
         if isinstance(pn, fp.PlanNode):
-            calls += ops.describe(mcu, pn.node, pn.tensors, pn.offsets, pn.scratch)
+            calls += ops.describe(mcu, pn.node, pn.tensors, pn.offsets, pn.scratch, pn.kernels, pn.persistent)
     entries = [e for e in plan.entries if e.opcode == fp.CALL]
     assert [c.symbol for c in calls] == [e.symbol for e in entries]
     blobs = {"plan": (flash_base, plan.plan_blob, dict(plan.plan_relocs)),

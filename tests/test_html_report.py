@@ -10,7 +10,7 @@ import re
 import pytest
 
 from browser import Page, chromium, screenshot_dir
-from conftest import PROJECT_MODELS, shared_model
+from conftest import PROJECT_MODELS, host_kernel_model, shared_model
 from micro_rt.builder import ModelBuilder
 from micro_rt.cli import main
 from micro_rt.model import read_model
@@ -179,7 +179,7 @@ def test_plan_page_of_mobilenet_v2_in_chromium(tmp_path, capsys, open_page):
 
 
 def test_report_page_with_host_kernels_in_chromium(tmp_path, capsys, open_page):
-    model = shared_model("trained_lstm.tflite")      # its float LSTM has no C kernel
+    model = host_kernel_model(tmp_path / "host_kernel.tflite")     # CIRCULAR_BUFFER: no C kernel
     path = tmp_path / "report.html"
     rc = main(["report", str(model), "-o", str(path), "--ram", "64K", "--optimize-seconds", "0.5"])
     capsys.readouterr()
@@ -205,7 +205,7 @@ def test_report_page_with_host_kernels_in_chromium(tmp_path, capsys, open_page):
     # Sort by cycles (descending): the busiest operator comes first.
     p.click("#ops-table th[data-k=cycles]")
     assert p.locator("#ops-table tbody tr").first.get_attribute("id") == f"op-{busiest['index']}"
-    page.shot("report_trained_lstm")
+    page.shot("report_host_kernel")
 
 
 def test_optimize_page_shows_before_and_after_in_chromium(tmp_path, capsys, open_page):

@@ -101,8 +101,7 @@ def _accepted_on_host(data: bytes) -> bool:
 
 # Types that still run on a host kernel on the MCU (issue 12 is open for them): strict, so the
 # test fails once a C kernel lands and the line must go.
-KNOWN_GAPS = {"SVDF float": "float32 SVDF has no C kernel yet",
-              "UNIDIRECTIONAL_SEQUENCE_LSTM float": "float32 LSTM has no C kernel yet"}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _type_case_params() -> list:

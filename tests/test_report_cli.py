@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import PROJECT_MODELS, shared_model
+from conftest import PROJECT_MODELS, host_kernel_model
 from micro_rt.cli import main
 from micro_rt.cortexm import boards
 from micro_rt.cortexm.memory_system import MemorySystem
@@ -75,8 +75,8 @@ def test_operator_without_a_kernel_is_said_and_no_total_claimed(tmp_path, capsys
     assert "CANNOT TELL" in html and "no total: the model was not run" in html
 
 
-def test_host_kernel_operators_are_not_counted_and_the_total_is_incomplete(capsys):
-    model = shared_model("trained_lstm.tflite")         # its float LSTM has no C kernel
+def test_host_kernel_operators_are_not_counted_and_the_total_is_incomplete(capsys, tmp_path):
+    model = host_kernel_model(tmp_path / "host_kernel.tflite")     # CIRCULAR_BUFFER: no C kernel
     rc, report = _json(capsys, ["report", str(model), "--optimize-seconds", "0"])
     assert rc == 3
     host = [o for o in report["operators"] if o["on_mcu"] is False]

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import PROJECT_MODELS, shared_model
+from conftest import PROJECT_MODELS, host_kernel_model
 from micro_rt.cli import main
 
 MODEL = str(PROJECT_MODELS / "inception_block_int8.tflite")
@@ -71,9 +71,9 @@ def test_csv_rows_carry_the_json_figures(capsys):
     assert sum(int(r["cycles"]) for r in rows) == profile["total_cycles"]
 
 
-def test_csv_leaves_host_kernel_cycles_empty_not_zero(capsys):
-    """An operator without a C kernel (a float LSTM here) has unknown cycles: an empty cell, never 0."""
-    model = str(shared_model("trained_lstm.tflite"))
+def test_csv_leaves_host_kernel_cycles_empty_not_zero(capsys, tmp_path):
+    """An operator without a C kernel (CIRCULAR_BUFFER here) has unknown cycles: an empty cell, never 0."""
+    model = str(host_kernel_model(tmp_path / "host_kernel.tflite"))
     rc, out = _run(capsys, ["profile", model, "--json"])
     profile = json.loads(out)
     rc_csv, text = _run(capsys, ["profile", model, "--format", "csv"])

@@ -208,9 +208,10 @@ def test_unaligned_ldrd_reported(elfs, core):
 
 
 @pytest.mark.parametrize("core", V7M)
-@pytest.mark.parametrize("mode", ["static", "memory-hook", "python"])
+@pytest.mark.parametrize("mode", ["static", "memory-hook", "flash-port", "python"])
 def test_alignment_static_paths(elfs, core, mode):
-    kw = {"static": {}, "memory-hook": {"flash_wait_states": 1}, "python": {"native": False}}[mode]
+    kw = {"static": {}, "memory-hook": {"flash_wait_states": 1, "flash_port": False},
+          "flash-port": {"flash_wait_states": 1}, "python": {"native": False}}[mode]
     m = mcu(elfs, core, **kw)
     assert m.alignment_mode == ("memory hook" if mode == "memory-hook" else "static + block hook")
     base = m.arena_base

@@ -19,11 +19,12 @@ from micro_rt.inputs import random_inputs
 MODELS = Path(__file__).resolve().parents[1] / "models"
 
 
-def _interpreter(data_or_path, core: str, whole: bool, **options) -> Interpreter:
+def _interpreter(data_or_path, core: str, whole: bool, kernels: str = "cmsis-nn", **options) -> Interpreter:
     options = {"whole_invoke": whole, **options}
     if isinstance(data_or_path, Path):
-        return Interpreter.from_file(str(data_or_path), target=core, kernels="cmsis-nn", mcu_options=options)
-    return Interpreter.from_bytes(data_or_path, target=core, kernels="cmsis-nn", mcu_options=options)
+        return Interpreter.from_file(str(data_or_path), target=core, kernels=kernels, emulate=True,
+                                     mcu_options=options)
+    return Interpreter.from_bytes(data_or_path, target=core, kernels=kernels, emulate=True, mcu_options=options)
 
 
 def _run(it: Interpreter, inputs) -> list[np.ndarray]:
@@ -76,18 +77,71 @@ def test_unaligned_accesses_are_named_per_operator_as_call_by_call(options):
     whole.close()
 
 
-def test_with_flash_wait_states_instructions_stay_equal():
-    # cycles may differ by a few per operator: the runtime's reads of the plan from flash
-    # change the flash data cache the next kernel finds, as on a board
+@pytest.mark.parametrize("core", ["cortex-m4", "cortex-m7", "cortex-m33"])
+def test_with_flash_wait_states_the_memory_model_carries_across_operators(core):
+    # The native memory-system model prices each operator's part of the one call in turn, its
+    # I-cache lines carrying on to the next operator as from one call to the next (and across
+    # invokes); the argument structs lie in RAM as call by call (and as TFLM's on the stack).
+    # So instructions, core, branch and fetch cycles are equal; only the flash data cache (M7,
+    # M33) may hold other lines when an operator starts: call by call, the runners' constants
+    # are placed during the first invoke and grow the emulated flash, which empties the cache
+    # model mid-invoke, so the first two invokes' first operators miss more; the whole invoke
+    # places them before its first invoke. And the runtime reads its entry table from flash
+    # through the same cache, as on a board: in the M33's 4 KiB direct-mapped one it evicts
+    # lines a later kernel reads again (M7's 16 KiB: none here). Each moved an operator's
+    # cycles by at most 0.5% here; instructions are always equal, and cycles to the cycle on
+    # the M4 (an 8-line buffer: no state to differ) and on the warm M7.
     path = MODELS / "mobilenet_tiny_int8.tflite"
-    per_call = _interpreter(path, "cortex-m7", False, flash_wait_states=3)
-    whole = _interpreter(path, "cortex-m7", True, flash_wait_states=3)
-    inputs = random_inputs(per_call, 0)
-    _run(per_call, inputs)
-    _run(whole, inputs)
-    for a, b in zip(per_call.last_run, whole.last_run):
-        assert a.instructions == b.instructions
-        assert abs(a.cycles - b.cycles) <= 0.001 * a.cycles + 50
+    per_call = _interpreter(path, core, False, flash_wait_states=5)
+    whole = _interpreter(path, core, True, flash_wait_states=5)
+    for seed in range(3):
+        inputs = random_inputs(per_call, seed)
+        assert all(np.array_equal(a, b) for a, b in zip(_run(per_call, inputs), _run(whole, inputs)))
+        assert whole.executor.runs_whole() and whole.executor.mcu.flash_port
+        for a, b in zip(per_call.last_run, whole.last_run):
+            assert a.instructions == b.instructions
+            assert abs(a.cycles - b.cycles) <= 0.01 * a.cycles, (core, seed, a.index, a.cycles, b.cycles)
+            if core == "cortex-m4" or core == "cortex-m7" and seed == 2:
+                assert a.cycles == b.cycles, (core, seed, a.index)
+    per_call.close()
+    whole.close()
+
+
+def _bmm_transposes_model(dtype: str) -> bytes:
+    b = ModelBuilder("bmm transposes")
+    q = {} if dtype == "FLOAT32" else {"scale": 0.05, "zero_point": 3}
+    x = b.add_tensor("lhs", (2, 12, 5), dtype, **q)
+    y = b.add_tensor("rhs", (2, 12, 7), dtype, **q)
+    out = b.add_tensor("out", (2, 5, 7), dtype, **({} if dtype == "FLOAT32" else {"scale": 0.2, "zero_point": -1}))
+    b.add_operator("BATCH_MATMUL", [x, y], [out], options={"adj_x": True, "adj_y": False})
+    b.inputs, b.outputs = [x, y], [out]
+    return b.build()
+
+
+@pytest.mark.parametrize("case", [("bmm", "FLOAT32", "cmsis-nn"), ("bmm", "INT8", "cmsis-nn"),
+                                  ("bmm", "INT8", "reference"), ("mobilenet_tiny_int8", None, "reference"),
+                                  ("ops/transpose_conv_int8", None, "reference")])
+@pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])
+def test_persistent_buffers_and_reference_kernels_run_in_the_plan(case, core):
+    # BATCH_MATMUL's per-invoke transposes write TFLM's persistent buffers (after the variable
+    # tensors); the reference flavour's kernels are other symbols: both in the plan, outputs and
+    # per-operator counts equal call by call's over several invokes
+    name, dtype, kernels = case
+    model = _bmm_transposes_model(dtype) if name == "bmm" else MODELS / f"{name}.tflite"
+    per_call = _interpreter(model, core, False, kernels)
+    whole = _interpreter(model, core, True, kernels)
+    for seed in range(3):
+        inputs = random_inputs(per_call, seed)
+        for a, b in zip(_run(per_call, inputs), _run(whole, inputs)):
+            assert np.array_equal(a, b)
+        assert whole.executor.runs_whole(), whole.executor.whole_invoke_unavailable
+        assert [(r.index, r.instructions, r.cycles, r.stack_bytes) for r in per_call.last_run] == \
+            [(r.index, r.instructions, r.cycles, r.stack_bytes) for r in whole.last_run]
+    symbols = {e.symbol for e in whole.executor.firmware_plan.entries}
+    if name == "bmm":
+        assert "mrt_strided_copy" in symbols, symbols
+    if kernels == "reference":
+        assert any(s.startswith("mrt_ref_") or s.startswith("mrt_batch_matmul") for s in symbols), symbols
     per_call.close()
     whole.close()
 
@@ -162,7 +216,8 @@ def test_profile_reports_the_runtime_line_and_total(capsys):
     report = json.loads(capsys.readouterr().out)
     own = report["runtime"]
     assert own["instructions"] > 0 and own["cycles"] > 0 and report["runtime_not_measured"] is None
-    assert own["plan_flash_bytes"] > 0 and own["plan_ram_bytes"] == 0      # no kernel keeps state here
+    # the entry table in flash; the argument structs in RAM (no kernel keeps state here)
+    assert own["plan_flash_bytes"] > 0 and own["plan_ram_bytes"] > 0
     assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"]) + own["cycles"]
     assert report["total_instructions"] == sum(op["instructions"] for op in report["ops"]) + own["instructions"]
     assert main(["profile", path, "--target", "cortex-m4"]) == 0
@@ -269,10 +324,14 @@ def test_variable_tensor_state_carries_over():
 
 
 def test_the_plan_is_not_written_by_the_kernels():
-    # the plan region is flash on a device: only the state region may change during an invoke
+    # the entry table is in flash, the argument structs in RAM after the state region: only
+    # the state region may change during an invoke
     it = _interpreter(MODELS / "inception_block_f32.tflite", "cortex-m4", True)
     _run(it, random_inputs(it, 0))
-    image = it.executor.plan_image
+    image, plan = it.executor.plan_image, it.executor.firmware_plan
     _run(it, random_inputs(it, 1))
     assert it.executor.mcu.read(image.flash_base, len(image.flash)) == image.flash
+    structs = -(-len(plan.state_blob) // 16) * 16
+    assert len(image.state) == structs + len(plan.plan_blob) and plan.plan_blob
+    assert it.executor.mcu.read(image.state_base + structs, len(plan.plan_blob)) == image.state[structs:]
     it.close()

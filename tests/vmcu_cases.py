@@ -116,9 +116,10 @@ def _registration(op_name):
     raise KeyError(op_name)
 
 
-def run_both(core, op_name, options, inputs, outputs, seed_inputs=None, arena_misalign=0):
+def run_both(core, op_name, options, inputs, outputs, seed_inputs=None, arena_misalign=0, kernels="cmsis-nn"):
     """inputs/outputs: lists of T (constants carry data). Activation inputs get data from
-    `seed_inputs` (index -> array). Returns (host outputs, mcu outputs, CallResult)."""
+    `seed_inputs` (index -> array). `kernels`: the flavour of C kernels run on the MCU.
+    Returns (host outputs, mcu outputs, CallResult)."""
     from micro_rt.cortexm import ops
     from micro_rt.kernel_api import Node
     tensors = {t.index: t for t in inputs + outputs if t is not None}
@@ -147,16 +148,20 @@ def run_both(core, op_name, options, inputs, outputs, seed_inputs=None, arena_mi
             offsets[t.index] = pos
             pos += (t.nbytes + 15) // 16 * 16
     scratch_offs = []
-    for nbytes in ops.scratch_requests(mcu, core, node, tensors):
+    for nbytes in ops.scratch_requests(mcu, core, node, tensors, kernels):
         scratch_offs.append(pos)
         pos += (nbytes + 15) // 16 * 16
     scratch_off = tuple(scratch_offs) if len(scratch_offs) > 1 else (scratch_offs[0] if scratch_offs else None)
+    persistent = []
+    for nbytes in ops.persistent_requests(node, tensors):
+        persistent.append(pos)
+        pos += (nbytes + 15) // 16 * 16
     for t in tensors.values():
         if not t.is_constant:
             fill = host_in.get(t.index)
             data = fill.tobytes() if fill is not None else bytes([0x5A]) * t.nbytes
             mcu.write(mcu.arena_base + offsets[t.index], data)
-    res = ops.run_op(mcu, node, tensors, offsets, scratch_off)
+    res = ops.run_op(mcu, node, tensors, offsets, scratch_off, kernels=kernels, persistent_offsets=persistent)
     mcu_out = [np.frombuffer(mcu.read(mcu.arena_base + offsets[t.index], t.nbytes), t.dtype).reshape(t.shape)
                for t in outputs]
     return host_out, mcu_out, res
@@ -405,9 +410,10 @@ def assert_close_ulp_or_abs(host, mcu, what="", max_ulp=4):
                           f"{h[~ok][:3]} mcu {m[~ok][:3]}")
 
 
-def assert_model_whole_on_mcu(data: bytes, name: str, core: str, seeds=range(2), close=None) -> None:
-    """Every operator of the model runs in a C kernel on `core` (CMSIS-NN flavour: a complete
-    profile) and the outputs equal the host Interpreter's on `seeds`; float32 outputs of a model
+def assert_model_whole_on_mcu(data: bytes, name: str, core: str, seeds=range(2), close=None,
+                              kernels: str = "cmsis-nn") -> None:
+    """Every operator of the model runs in a C kernel of the flavour `kernels` on `core` (a
+    complete profile) and the outputs equal the host Interpreter's on `seeds`; float32 outputs of a model
     with a libm op (cortexm.ops.TRANSCENDENTAL_F32_OPS) are compared by `close(host, mcu, what)`
     instead (default: assert_close_ulp within SOFTMAX_MAX_ULP)."""
     from micro_rt import Interpreter
@@ -415,7 +421,7 @@ def assert_model_whole_on_mcu(data: bytes, name: str, core: str, seeds=range(2),
     from micro_rt.inputs import random_inputs
     close = close or (lambda h, m, what: assert_close_ulp(h, m, what, SOFTMAX_MAX_ULP))
     host = Interpreter.from_bytes(data, target=core)
-    emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+    emu = Interpreter.from_bytes(data, target=core, kernels=kernels, emulate=True)
     approx = any(op.op_name in TRANSCENDENTAL_F32_OPS for op in host.model.main.operators)
     for seed in seeds:
         for i, x in enumerate(random_inputs(host, seed)):

@@ -19,6 +19,7 @@
  * when the step is done. The 8x8 int32 sums wrap as the reference's do. */
 #include "mrt_nnfunctions.h"
 #include "mrt_math.h"
+#include "mrt_lstm_common.h"
 
 /* sum((x[k] + off) * w[k]) + acc over n int8 values. */
 MRT_INLINE int32_t dot_s8_offset(const int8_t *x, const int8_t *w, int32_t n, int32_t off, int32_t acc)
@@ -58,51 +59,6 @@ MRT_INLINE int64_t dot_s16_offset(const int16_t *x, const int8_t *w, int32_t n, 
     return acc;
 }
 
-MRT_INLINE int32_t sat16(int32_t v)
-{
-    return mrt_clamp(v, -32768, 32767);
-}
-
-/* The int16 activations' input rescale (3 << shift when no multiplier is given). */
-MRT_INLINE int32_t scaled_input(int32_t x, int32_t mult, int32_t shift)
-{
-    if (mult == 0) {
-        return x * (3 << shift);
-    }
-    return (x * mult + (shift > 0 ? 1 << (shift - 1) : 0)) >> shift;
-}
-
-/* The sigmoid table at |v|, interpolated on the low frac_bits bits; `saturated` past its end. */
-MRT_INLINE int32_t sigmoid_table(const uint16_t *tab, int32_t mag, int32_t frac_bits, int32_t saturated)
-{
-    const int32_t upper = mag >> frac_bits;
-    if (upper >= 255) {
-        return saturated;
-    }
-    const int32_t ua = tab[upper], ub = tab[upper + 1];
-    return (ua << frac_bits) + (mag & ((1 << frac_bits) - 1)) * (ub - ua);
-}
-
-MRT_INLINE int32_t logistic_s16(const uint16_t *tab, int32_t x)
-{
-    const int32_t v = scaled_input(x, 0, 0);
-    const int32_t r = sigmoid_table(tab, v < 0 ? -v : v, 9, 0x7FFF << 10);
-    return (v >= 0 ? r + (1 << 9) : (1 << 25) - r + (1 << 9) - 1) >> 10;
-}
-
-MRT_INLINE int32_t tanh_s16(const uint16_t *tab, int32_t x, int32_t mult, int32_t shift)
-{
-    const int32_t v = scaled_input(x, mult, shift);
-    const int32_t r = sigmoid_table(tab, v < 0 ? -v : v, 8, 0xFFFF << 8);
-    return (v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1) >> 8;
-}
-
-/* The non-linearity of gate g on its saturated FC sum s. */
-MRT_INLINE int32_t gate_activation(const mrt_lstm_params *p, int32_t g, int32_t s)
-{
-    return g == MRT_LSTM_CELL_GATE ? tanh_s16(p->sigmoid_table, s, 0, 0) : logistic_s16(p->sigmoid_table, s);
-}
-
 /* One gate of one cell, 8x8: the two int32 FCs, the saturated sum, the non-linearity. */
 static int32_t gate_s8(const mrt_lstm_params *p, int32_t g, int32_t j, const int8_t *x, const int8_t *h)
 {
@@ -123,19 +79,6 @@ static int32_t gate_s16(const mrt_lstm_params *p, int32_t g, int32_t j, const in
     const int64_t rec_acc = dot_s16_offset(h, p->w_rec[g] + j * p->n_state, p->n_state, p->hidden_offset, 0);
     const int32_t r = sat16((int32_t)mrt_requantize_wide(rec_acc, p->rec_mult[g], p->rec_shift[g]));
     return gate_activation(p, g, sat16(a + r));
-}
-
-/* The cell update of one cell from its gates (in place) and the new hidden value, unclamped
- * to the hidden type: the requantized output gate x tanh(cell) + hidden zero point. */
-MRT_INLINE int32_t cell_and_hidden(const mrt_lstm_params *p, int32_t ig, int32_t fg, int32_t gg, int32_t og,
-                                   int16_t *c)
-{
-    const int32_t kept = sat16(mrt_requantize(fg * *c, p->forget_mult, p->forget_shift));
-    const int32_t added = sat16(mrt_requantize(ig * gg, p->input_mult, p->input_shift));
-    const int32_t cell = mrt_clamp(kept + added, p->cell_lo, p->cell_hi);
-    *c = (int16_t)cell;
-    const int32_t th = tanh_s16(p->sigmoid_table, cell, p->cell_tanh_mult, p->cell_tanh_shift);
-    return mrt_requantize(th * og, p->output_mult, p->output_shift) + p->hidden_zp;
 }
 
 /* The whole sequence for activation type T (int8_t / int16_t) with gate function GATE and the

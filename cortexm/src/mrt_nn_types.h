@@ -329,6 +329,24 @@ typedef struct {
     int32_t state_zp, state_min, state_max, output_zp;
 } mrt_svdf_params;
 
+/* mrt_svdf_f32. Packed by ops_svdf.run_svdf_f32. Activations: TFLite's fused activation codes. */
+#define MRT_SVDF_ACT_RELU 1
+#define MRT_SVDF_ACT_RELU_N1_TO_1 2
+#define MRT_SVDF_ACT_RELU6 3
+#define MRT_SVDF_ACT_TANH 4
+#define MRT_SVDF_ACT_SIGN_BIT 5
+typedef struct {
+    const float *input;                /* [batch, input_size] */
+    float *state;                      /* [batch, num_filters, memory_size], updated */
+    const float *weights_feature;      /* [num_filters, input_size] */
+    const float *weights_time;         /* [num_filters, memory_size] */
+    const float *bias;                 /* [num_filters / rank], NULL: none */
+    float *scratch;                    /* [batch, num_filters] (TFLM's scratch buffer) */
+    float *output;                     /* [batch, num_filters / rank] */
+    int32_t batch, input_size, num_filters, memory_size, rank;
+    int32_t activation;                /* 0 none, MRT_SVDF_ACT_* */
+} mrt_svdf_f32_params;
+
 /* mrt_lstm_s8 / mrt_lstm_s16. Packed by ops_lstm.run_lstm. Gates in the order input, forget,
  * cell, output. Activations (input, output, hidden) are int8 for mrt_lstm_s8, int16 for
  * mrt_lstm_s16; biases int32 / int64. */
@@ -352,6 +370,20 @@ typedef struct {
     int32_t cell_lo, cell_hi;          /* int16 saturation and the cell clip */
     int32_t cell_tanh_mult, cell_tanh_shift;   /* tanh(cell)'s input rescale */
 } mrt_lstm_params;
+
+/* mrt_lstm_f32. Packed by ops_lstm.run_lstm_f32. Gates in the order input, forget, cell, output. */
+typedef struct {
+    const float *input;                /* [steps, batch, n_input] (time major) or [batch, steps, n_input] */
+    float *output;                     /* the same layout with n_state */
+    float *hidden;                     /* [batch, n_state], updated */
+    float *cell;                       /* [batch, n_state], updated */
+    const float *w_in[4];              /* [n_state, n_input] per gate */
+    const float *w_rec[4];             /* [n_state, n_state] per gate */
+    const float *bias[4];              /* [n_state] per gate */
+    float *gates[4];                   /* scratch, [batch, n_state] per gate (TFLM's four buffers) */
+    int32_t batch, steps, n_input, n_state, time_major;
+    uint32_t cell_clip;                /* float bits; no clip unless > 0 */
+} mrt_lstm_f32_params;
 
 /* ---------------------------------------------------------------- gather, slice, pad (issue 12's data movement) */
 

@@ -280,6 +280,16 @@ int32_t mrt_svdf_s8(const mrt_svdf_params *p);
 /** The same with an int16 state and int16 time weights (arm_svdf_state_s16_s8's structure). */
 int32_t mrt_svdf_state_s16_s8(const mrt_svdf_params *p);
 
+/**
+ * SVDF float32, one invoke (mrt_svdf_f32.c): TFLM's EvalFloatSvdfReference, bit-exact with the
+ * numpy twin except TANH (newlib's tanhf). The state moves one step; each filter's feature dot
+ * product (float32, input order) goes into its memory's last slot; each filter's time sum
+ * (float32, memory order) into p->scratch; each unit's output is its bias (0.0f without one)
+ * plus its rank filters' sums in order, then the fused activation (ActivationValFloat).
+ * @param[in,out] p  mrt_svdf_f32_params; p->scratch: batch * num_filters floats
+ */
+int32_t mrt_svdf_f32(const mrt_svdf_f32_params *p);
+
 /* ====================================================== UNIDIRECTIONAL_SEQUENCE_LSTM (mrt_lstm.c) */
 
 /**
@@ -295,6 +305,17 @@ int32_t mrt_lstm_s8(const mrt_lstm_params *p);
 /** The same, 16x8->16: int16 activations, int64 biases and gate sums, TFLM's int64
  * requantization, int16 hidden state. */
 int32_t mrt_lstm_s16(const mrt_lstm_params *p);
+
+/**
+ * UNIDIRECTIONAL_SEQUENCE_LSTM float32 over all steps (mrt_lstm_f32.c): TFLM's float LSTM. Per
+ * gate the input FC (+ bias) plus the recurrent FC over the old hidden state, float32 in input
+ * order; sigmoid (reference_ops::Logistic, newlib's expf) or tanhf for the cell gate; cell =
+ * forget * cell + input * cell gate, clipped by cell_clip > 0; hidden = tanhf(cell) * output gate.
+ * No peephole, projection or layer norm. Updates the hidden and cell states; writes every step's
+ * hidden state to the output. Bit-exact with the numpy twin given the same expf / tanhf.
+ * @param[in,out] p  mrt_lstm_f32_params; p->gates: four scratch buffers of batch * n_state floats
+ */
+int32_t mrt_lstm_f32(const mrt_lstm_f32_params *p);
 
 /* ============================= gather, slice, pad (mrt_gather.c, mrt_slice.c, mrt_broadcast_args.c) */
 /* The rest of issue 12's data movement (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND,

@@ -6,6 +6,8 @@
  * too, for tests and experiments). */
 #ifndef MRT_SUPPORT_H
 #define MRT_SUPPORT_H
+#include <math.h>
+
 #include "mrt_nn_types.h"
 #include "mrt_math.h"
 
@@ -108,5 +110,58 @@ MRT_INLINE int32_t mrt_mean_axes(const int32_t shape[4], const int32_t reduce[4]
     }
     return count;
 }
+
+/* ---- float32 activations that call the C library (newlib on the device, as TFLM's std::) ---- */
+
+/* reference_ops::Logistic (float): 1 above 16.619..., expf(x) below -9, else 1 / (1 + expf(-x)). */
+static inline float mrt_logistic_f32(float x)
+{
+    if (x > 16.619047164916992188f) {
+        return 1.0f;
+    }
+    if (x < -9.0f) {
+        return expf(x);
+    }
+    return 1.0f / (1.0f + expf(-x));
+}
+
+/* ---- TRANSPOSE_CONV (mrt_transpose_conv.c, mrt_ref_transpose_conv.c) ---- */
+
+/* TFLM's reference scatter: every input value x (input y, x, channel order) times every filter
+ * tap, added into the output element it reaches, (iy * sh - ph + fy, ix * sw - pw + fx) when
+ * inside the output. A macro because the input, filter and accumulator types vary (int16 /
+ * int8 / int64, float / float / float, int8 / int8 / int32); X_T is the type x is read as, x_off
+ * is added to it (TFLM's int8 input offset; 0 for int16, -0.0f for float32: an exact identity
+ * the compiler folds away). mrt_transpose_conv_s16 / _f32 and the reference flavour's
+ * mrt_ref_transpose_conv_s8 share it. */
+#define MRT_TCONV_SCATTER(g, IN_T, W_T, ACC_T, X_T, in_data, x_off, filter, acc)                        \
+    do {                                                                                          \
+        const IN_T *in_ = (in_data);                                                              \
+        for (int32_t b = 0; b < (g)->n; ++b) {                                                    \
+            ACC_T *acc_b = (acc) + b * (g)->oh * (g)->ow * (g)->oc;                               \
+            for (int32_t iy = 0; iy < (g)->ih; ++iy) {                                            \
+                for (int32_t ix = 0; ix < (g)->iw; ++ix) {                                        \
+                    for (int32_t c = 0; c < (g)->ic; ++c) {                                       \
+                        const X_T x = *in_++ + (x_off);                                           \
+                        const int32_t ox0 = ix * (g)->sw - (g)->pw, oy0 = iy * (g)->sh - (g)->ph; \
+                        for (int32_t fy = 0; fy < (g)->fh; ++fy) {                                \
+                            const int32_t oy = oy0 + fy;                                          \
+                            for (int32_t fx = 0; fx < (g)->fw; ++fx) {                            \
+                                const int32_t ox = ox0 + fx;                                      \
+                                if (oy < 0 || oy >= (g)->oh || ox < 0 || ox >= (g)->ow) {         \
+                                    continue;                                                     \
+                                }                                                                 \
+                                ACC_T *dst = acc_b + (oy * (g)->ow + ox) * (g)->oc;               \
+                                const W_T *w = (filter) + (fy * (g)->fw + fx) * (g)->ic + c;      \
+                                for (int32_t o = 0; o < (g)->oc; ++o) {                           \
+                                    dst[o] += x * w[o * (g)->fh * (g)->fw * (g)->ic];             \
+                                }                                                                 \
+                            }                                                                     \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
 
 #endif

@@ -442,39 +442,6 @@ arm_cmsis_nn_status arm_transpose_conv_wrapper_s8(const cmsis_nn_context *ctx, c
 
 /* ------------------------------------------------------------------ int16 and float32 */
 
-/* TFLM's reference scatter: every input value x (input y, x, channel order) times every filter
- * tap, added into the output element it reaches, (iy * sh - ph + fy, ix * sw - pw + fx) when
- * inside the output. A macro because the input, filter and accumulator types vary (int16 /
- * int8 / int64, float / float / float); X_T is the type x is read as. */
-#define MRT_TCONV_SCATTER(g, IN_T, W_T, ACC_T, X_T, in_data, filter, acc)                           \
-    do {                                                                                          \
-        const IN_T *in_ = (in_data);                                                              \
-        for (int32_t b = 0; b < (g)->n; ++b) {                                                    \
-            ACC_T *acc_b = (acc) + b * (g)->oh * (g)->ow * (g)->oc;                               \
-            for (int32_t iy = 0; iy < (g)->ih; ++iy) {                                            \
-                for (int32_t ix = 0; ix < (g)->iw; ++ix) {                                        \
-                    for (int32_t c = 0; c < (g)->ic; ++c) {                                       \
-                        const X_T x = *in_++;                                                     \
-                        const int32_t ox0 = ix * (g)->sw - (g)->pw, oy0 = iy * (g)->sh - (g)->ph; \
-                        for (int32_t fy = 0; fy < (g)->fh; ++fy) {                                \
-                            const int32_t oy = oy0 + fy;                                          \
-                            for (int32_t fx = 0; fx < (g)->fw; ++fx) {                            \
-                                const int32_t ox = ox0 + fx;                                      \
-                                if (oy < 0 || oy >= (g)->oh || ox < 0 || ox >= (g)->ow) {         \
-                                    continue;                                                     \
-                                }                                                                 \
-                                ACC_T *dst = acc_b + (oy * (g)->ow + ox) * (g)->oc;               \
-                                const W_T *w = (filter) + (fy * (g)->fw + fx) * (g)->ic + c;      \
-                                for (int32_t o = 0; o < (g)->oc; ++o) {                           \
-                                    dst[o] += x * w[o * (g)->fh * (g)->fw * (g)->ic];             \
-                                }                                                                 \
-                            }                                                                     \
-                        }                                                                         \
-                    }                                                                             \
-                }                                                                                 \
-            }                                                                                     \
-        }                                                                                         \
-    } while (0)
 
 
 int32_t mrt_transpose_conv_s16(const mrt_transpose_conv_s16_params *p)
@@ -493,7 +460,7 @@ int32_t mrt_transpose_conv_s16(const mrt_transpose_conv_s16_params *p)
     } else if (p->bias) {
         bias = (const int64_t *)p->bias;
     }
-    MRT_TCONV_SCATTER(g, int16_t, int8_t, int64_t, int32_t, p->in, p->filter, acc);
+    MRT_TCONV_SCATTER(g, int16_t, int8_t, int64_t, int32_t, p->in, 0, p->filter, acc);
     int16_t *out = p->out;
     for (int32_t i = 0; i < elements; ++i) {
         const int32_t o = i % g->oc;
@@ -511,7 +478,7 @@ int32_t mrt_transpose_conv_f32(const mrt_transpose_conv_f32_params *p)
     for (int32_t i = 0; i < elements; ++i) {
         out[i] = 0.0f;
     }
-    MRT_TCONV_SCATTER(g, float, float, float, float, p->in, p->filter, out);
+    MRT_TCONV_SCATTER(g, float, float, float, float, p->in, -0.0f, p->filter, out);
     const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
     for (int32_t i = 0; i < elements; ++i) {
         float acc = out[i];

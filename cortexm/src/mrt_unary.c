@@ -173,18 +173,6 @@ int32_t mrt_unary_int(const mrt_unary_int_params *p)
 
 /* ================================================================ float32 */
 
-/* reference_ops::Logistic (float): cutoffs, then std::exp. */
-static float logistic_f32(float x)
-{
-    if (x > 16.619047164916992188f) {
-        return 1.0f;
-    }
-    if (x < -9.0f) {
-        return expf(x);
-    }
-    return 1.0f / (1.0f + expf(-x));
-}
-
 int32_t mrt_unary_f32(const mrt_unary_f32_params *p)
 {
     const float alpha = mrt_fbits(p->alpha);
@@ -202,7 +190,7 @@ int32_t mrt_unary_f32(const mrt_unary_f32_params *p)
             r = x > 0.0f ? x : x * alpha;
             break;
         case MRT_UNARY_F32_LOGISTIC:
-            r = logistic_f32(x);
+            r = mrt_logistic_f32(x);
             break;
         case MRT_UNARY_F32_TANH:
             r = tanhf(x);

@@ -87,16 +87,13 @@ def gather(path: str, data: bytes, setup: Setup,
         note = "cycles not measured (--no-cycles)"
     elif it.target.is_host:
         note = f"cycles not measured: {it.target.name} is the host, not a Cortex-M core"
-    elif setup.kernels != "cmsis-nn":
-        note = (f"cycles not measured: micro_rt has no C build of its {setup.kernels} kernels "
-                "(--kernels cmsis-nn runs its CMSIS-NN-style C kernels on the virtual MCU)")
     else:
         try:
             profile, run = emulated_profile(data, setup.target, setup.clock_hz,
                                             flash_wait_states=setup.flash_wait_states,
                                             memory_system=setup.mcu_memory_system(),
                                             strict_alignment=setup.strict_alignment,
-                                            seed=setup.seed, progress=progress)
+                                            seed=setup.seed, progress=progress, kernels=setup.kernels)
             try:
                 if profile["total_cycles"] is not None:
                     measured = kernel_measurement(run)
@@ -105,7 +102,8 @@ def gather(path: str, data: bytes, setup: Setup,
         except MicroRtError as e:
             note = f"cycles not measured: the emulated inference failed: {' '.join(str(e).split())}"
         else:
-            note = (f"one inference of micro_rt's CMSIS-NN-style C kernels on a virtual "
+            flavour = "CMSIS-NN-style" if setup.kernels == "cmsis-nn" else setup.kernels
+            note = (f"one inference of micro_rt's {flavour} C kernels on a virtual "
                     f"{setup.target} at {setup.clock_hz / 1e6:g} MHz with "
                     f"{setup.flash_wait_states} flash wait states (stall cycles per line fill), "
                     f"on seeded random inputs (seed {setup.seed})")
