@@ -199,7 +199,7 @@ class FitReport:
         if m and m.plan:
             parts[0] = ("arena", plan.required_bytes, parts[0][2] + " (TFLM's arena; micro_rt's "
                         f"runtime allocates {m.runtime_arena_bytes}: the head and variable "
-                        "tensors, its op data is the plan in flash)")
+                        "tensors; its op data is the plan's, counted below)")
         if m:
             parts += [("stack", m.stack_bytes, f"high-water mark of {m.stack_scope}"),
                       ("static data", m.static_bytes, ".data and .bss the image keeps")]
