@@ -254,7 +254,10 @@ static inline void flash_data_read(mrt_state *s, uint32_t a) {
  * code and writes it back only when it leaves inside an IT block). Left there, the next block is
  * translated as if it started inside an IT block, and its conditional code runs wrongly (unicorn
  * issue #2309). Writing EPSR = T (IT bits 0) puts the invariant back; an exception taken after
- * the hook restores the state again from the block, as QEMU does. */
+ * the hook restores the state again from the block, as QEMU does. Only for data accesses: the
+ * TLB fill of an instruction fetch runs between blocks (block lookup or translation), where the
+ * CPU state holds the IT state a block left at a page boundary inside an IT block, for the next
+ * block; wiping it there made that block run its conditional code unconditionally. */
 static inline void clear_it_state(mrt_state *s, void *uc) {
     if (s->reg_write) {
         uint32_t thumb = 1u << 24;
@@ -292,7 +295,7 @@ void mrt_mem_hook(void *uc, int type, uint64_t address, int size, int64_t value,
 int mrt_tlb_fill(void *uc, uint64_t vaddr, int type, tlb_entry_t *e, void *user) {
     mrt_state *s = (mrt_state *)user;
     uint32_t a = (uint32_t)vaddr;
-    clear_it_state(s, uc);
+    if (type != UC_MEM_FETCH) clear_it_state(s, uc);
     e->paddr = vaddr;
     if (s->alias_offset && a >= s->flash_lo && a < s->flash_hi) {
         if (type == UC_MEM_READ) {

@@ -8,6 +8,14 @@ skipped wrongly (the Signal RFFT kernel's copy loop on the M4 lost samples; unic
 #2309). It shows when such an access is the first touch of a page since the engine started
 (a TLB miss) or, with a memory hook, the last access of its block. The routine below is both,
 and every memory mode of the machine must run it right on every Thumb-2 core.
+
+The other way round, a translation block that ends at a page boundary inside an IT block hands
+its IT state to the next block through the CPU state. When the next page is not in the TLB yet,
+QEMU's block lookup (helper_lookup_tb_ptr) fills it before it finds no block and returns to the
+main loop, which reads the IT state again to translate the block: the fill of an instruction
+fetch must leave that state alone (it restored nothing), or the rest of the IT block runs
+unconditionally (__aeabi_dmul's ITTTE straddling a 1 KiB page on the M33 called its special-case
+path once and DEQUANTIZE returned a wrong first element).
 """
 from __future__ import annotations
 
@@ -54,3 +62,27 @@ def test_a_load_in_an_it_block_leaves_the_code_after_it_unchanged(core):
         finally:
             m.close()
     assert len(instructions) == 1, instructions
+
+
+# f(r0, r1) = 1 if r0 == r1 else 2, with the IT block split by a page boundary after MOVEQ:
+#     cmp r0, r1; ite eq; moveq r0, #1 | movne r0, #2; bx lr
+CMP_ITE_HEAD, CMP_ITE_TAIL = bytes.fromhex("88420cbf0120"), bytes.fromhex("02207047")
+BOUNDARY = 4096        # a multiple of every page size Unicorn's Arm cores use (1 KiB)
+
+
+@pytest.mark.parametrize("core", ["cortex-m4", "cortex-m7", "cortex-m33"])
+def test_an_it_block_across_a_page_boundary_keeps_its_condition(core):
+    code = np.zeros(2 * BOUNDARY, np.uint8)
+    entry = BOUNDARY - len(CMP_ITE_HEAD)
+    code[entry:BOUNDARY] = np.frombuffer(CMP_ITE_HEAD, np.uint8)
+    code[BOUNDARY:BOUNDARY + len(CMP_ITE_TAIL)] = np.frombuffer(CMP_ITE_TAIL, np.uint8)
+    for mode, options in MODES.items():
+        m = VirtualMCU(core, arena_bytes=PAGE, **options)
+        try:
+            base = m.place_constant(code, BOUNDARY)
+            # the first call meets the second page with a cold TLB and no block translated there
+            for a, b, expected in ((5, 5, 1), (5, 6, 2), (7, 7, 1)):
+                r = m.call((base + entry) | 1, a, b)
+                assert r.return_value == expected, (core, mode, a, b)
+        finally:
+            m.close()

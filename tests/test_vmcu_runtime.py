@@ -16,6 +16,8 @@ from micro_rt.builder import ModelBuilder
 from micro_rt.cli import main
 from micro_rt.inputs import random_inputs
 
+from test_vmcu_batch_matmul import bmm_transposes_model
+
 MODELS = Path(__file__).resolve().parents[1] / "models"
 
 
@@ -107,17 +109,6 @@ def test_with_flash_wait_states_the_memory_model_carries_across_operators(core):
     whole.close()
 
 
-def _bmm_transposes_model(dtype: str) -> bytes:
-    b = ModelBuilder("bmm transposes")
-    q = {} if dtype == "FLOAT32" else {"scale": 0.05, "zero_point": 3}
-    x = b.add_tensor("lhs", (2, 12, 5), dtype, **q)
-    y = b.add_tensor("rhs", (2, 12, 7), dtype, **q)
-    out = b.add_tensor("out", (2, 5, 7), dtype, **({} if dtype == "FLOAT32" else {"scale": 0.2, "zero_point": -1}))
-    b.add_operator("BATCH_MATMUL", [x, y], [out], options={"adj_x": True, "adj_y": False})
-    b.inputs, b.outputs = [x, y], [out]
-    return b.build()
-
-
 @pytest.mark.parametrize("case", [("bmm", "FLOAT32", "cmsis-nn"), ("bmm", "INT8", "cmsis-nn"),
                                   ("bmm", "INT8", "reference"), ("mobilenet_tiny_int8", None, "reference"),
                                   ("ops/transpose_conv_int8", None, "reference")])
@@ -127,7 +118,7 @@ def test_persistent_buffers_and_reference_kernels_run_in_the_plan(case, core):
     # tensors); the reference flavour's kernels are other symbols: both in the plan, outputs and
     # per-operator counts equal call by call's over several invokes
     name, dtype, kernels = case
-    model = _bmm_transposes_model(dtype) if name == "bmm" else MODELS / f"{name}.tflite"
+    model = bmm_transposes_model(dtype) if name == "bmm" else MODELS / f"{name}.tflite"
     per_call = _interpreter(model, core, False, kernels)
     whole = _interpreter(model, core, True, kernels)
     for seed in range(3):
@@ -226,24 +217,13 @@ def test_profile_reports_the_runtime_line_and_total(capsys):
     assert f"{own['instructions']:,}" in line and f"{own['cycles']:,}" in line
 
 
-def floor_div_model() -> bytes:
-    """FLOOR_DIV float32[4] of two inputs: its runner checks the divisor's values on the host."""
-    b = ModelBuilder()
-    x = b.add_tensor("x", [4], "FLOAT32")
-    d = b.add_tensor("divisor", [4], "FLOAT32")
-    y = b.add_tensor("y", [4], "FLOAT32")
-    b.add_operator("FLOOR_DIV", [x, d], [y])
-    b.inputs, b.outputs = [x, d], [y]
-    return b.build()
-
-
-def test_profile_says_when_the_runtime_is_not_measured(capsys, tmp_path):
-    path = tmp_path / "floor_div.tflite"
-    path.write_bytes(floor_div_model())
+def test_profile_says_when_the_runtime_is_not_measured(capsys):
+    # CALL_ONCE and resource variables have no plan opcodes: the model runs call by call
+    path = MODELS / "ops" / "call_once_var_f32.tflite"
     assert main(["profile", str(path), "--target", "cortex-m4", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["runtime"] is None
-    assert "FLOOR_DIV reads the values of tensor 'divisor'" in report["runtime_not_measured"]
+    assert "runs call by call (only IF and WHILE run in the device runtime)" in report["runtime_not_measured"]
     assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"])
     main(["profile", str(path), "--target", "cortex-m4"])
     assert "runtime overhead not measured" in capsys.readouterr().out
