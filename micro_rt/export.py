@@ -134,6 +134,7 @@ SECTIONS
         KEEP(*(.vectors))
         *(.text .text.*)
         *(.mrt_runtime.*)
+        *(.mrt_late.*)
         *(.rodata .rodata.*)
         . = ALIGN(16);
     }} > FLASH

@@ -23,7 +23,7 @@ from micro_rt.inputs import random_inputs
 from micro_rt.interpreter import Interpreter
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
-KEEP_ALL = ("KEEP(*(.mrt_exports))", "KEEP(*(.text.arm_* .text.mrt_*))")
+KEEP_ALL = ("KEEP(*(.mrt_exports))", "KEEP(*(.text.arm_* .text.mrt_*))", "KEEP(*(.mrt_late.*))")
 
 
 def _objects(tmp: Path, core: str) -> list[str]:
