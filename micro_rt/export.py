@@ -61,7 +61,8 @@ def _defined_in(sources: dict[str, str], names: set[str]) -> list[str]:
     wanted = {n.split(".")[0] for n in names}
     found = []
     for path, text in sources.items():
-        defined = set(re.findall(r"^[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;{}]*\)\s*\{", text, re.M))
+        # a name followed by its parameter list and a body (not a call, not a prototype)
+        defined = set(re.findall(r"\b(\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{", text))
         if defined & wanted:
             found.append(path)
     return found
