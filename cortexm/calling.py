@@ -31,8 +31,9 @@ class ArgsArea:
     def reset(self) -> None:
         self._next = self.base
 
-    def reserve(self, nbytes: int, align: int = 4) -> int:
-        """The address of the next `nbytes` bytes (EmulationError when the area is full)."""
+    def reserve(self, nbytes: int, align: int = 4, writable: bool = False) -> int:
+        """The address of the next `nbytes` bytes (EmulationError when the area is full).
+        `writable`: the kernel writes them (ARGS is RAM: every block is)."""
         addr = round_up(self._next, max(1, align))
         if addr + nbytes > self.end:
             raise EmulationError(f"ARGS area ({self.end - self.base} B) full: cannot place {nbytes} more bytes")

@@ -92,13 +92,37 @@ class CycleModel:
         """(instructions, cycle breakdown, executed blocks) of a call from its block-edge counts.
         hooks: the native.HookSet that counted them, to price them natively (it then keeps the
         warm I-cache lines); without it (or with Python hooks) `account` prices them."""
+        costs = self._block_costs(edges)
+        native = hooks.account(self.memory_system, flash, edges, costs) if hooks is not None else None
+        if native is not None:
+            return _native_result(native)
+        return account(edges, costs, last_block, self.memory_system, flash, data_flash_misses,
+                       self._warm_lines)
+
+    def price(self, edges: dict, last_block: Optional[tuple[int, int]], flash: tuple[int, int],
+              data_flash_misses: int, hooks=None, warm_lines: Optional[set] = None
+              ) -> tuple[int, CycleBreakdown, int]:
+        """`count` of a part of a call (the whole-invoke runtime's operators): with
+        `warm_lines` None the I-cache lines carry on from and to `count`'s (natively with native
+        hooks), so parts priced in turn see each other's lines as calls do; else against the
+        caller's own set (updated in place)."""
+        costs = self._block_costs(edges)
+        if warm_lines is None:
+            native = (hooks.account(self.memory_system, flash, edges, costs, (last_block, data_flash_misses))
+                      if hooks is not None else None)
+            if native is not None:
+                return _native_result(native)
+            warm_lines = self._warm_lines
+        return account(edges, costs, last_block, self.memory_system, flash, data_flash_misses, warm_lines)
+
+    def _block_costs(self, edges: dict) -> dict:
         costs = self._costs
         for (_, _, c, cs) in edges:
             if (c, cs) not in costs:
                 costs[(c, cs)] = block_cost(self.core, c, cs, self._read)
-        native = hooks.account(self.memory_system, flash, edges, costs) if hooks is not None else None
-        if native is not None:
-            insns, blocks, core, branches, fetch, data_flash = native
-            return insns, CycleBreakdown(core, branches, fetch, data_flash), blocks
-        return account(edges, costs, last_block, self.memory_system, flash, data_flash_misses,
-                       self._warm_lines)
+        return costs
+
+
+def _native_result(native: tuple) -> tuple[int, CycleBreakdown, int]:
+    insns, blocks, core, branches, fetch, data_flash = native
+    return insns, CycleBreakdown(core, branches, fetch, data_flash), blocks

@@ -19,17 +19,19 @@ import numpy as np
 import unicorn
 
 from micro_rt.analysis import op_macs
-from micro_rt.errors import EmulationError
-from micro_rt.profile import AlignmentReport, OpRecord
+from micro_rt.errors import EmulationError, KernelError
+from micro_rt.profile import AlignmentReport, OpRecord, RunRecords
 from micro_rt.subgraphs import model_lifetimes
 
 from . import ops
 from .engine import RECYCLE_EVERY
 from .faults import BudgetExceeded
+from .firmware_plan import CALL, ENTER, PlanError, build_plan, plan_nodes, scratch_offsets
 from .machine import VirtualMCU
 from .memory_map import SRAM_BASE
 from .memory_system import MemorySystem
 from .ops_control import CopyStep
+from .whole_invoke import RUNTIME_FUNCTIONS, InvokeFailed, RuntimeCost, WholeInvoke
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,13 @@ class McuExecutor:
     def __init__(self, interpreter: Any, *, clock_hz: int = 100_000_000, flash_wait_states: int = 0,
                  strict_alignment: bool = False, arena_misalign: int = 0, budget: Optional[int] = None,
                  memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY,
-                 flash_port: bool = True):
+                 flash_port: bool = True, whole_invoke: bool = False):
         self.it = interpreter
         self.kernels = interpreter.kernels      # the flavour the arena was planned for
+        self.whole_invoke = whole_invoke       # run each invoke as one firmware call when the model plans
+        self._whole: Optional[WholeInvoke] = None
+        self.whole_invoke_unavailable: Optional[str] = None    # why the model runs call by call
+        self.last_runtime: Optional[RuntimeCost] = None        # the runtime's part of the last whole invoke
         self.budget = budget
         head = interpreter.memory_bytes
         variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
@@ -99,7 +105,7 @@ class McuExecutor:
             interpreter.rebind_arena(self.mcu.arena)
             self._map_variables(variables, head)
             self._persistent = self._persistent_offsets(persistent, after_variables)
-            self._scratch = self._scratch_offsets()
+            self._scratch = scratch_offsets(interpreter)
             self._constants = self._place_constants()
         except unicorn.UcError as e:
             self.close()
@@ -118,6 +124,122 @@ class McuExecutor:
         self._invoke_used = 0
         self._copying: dict[tuple[int, int], OpRecord] = {}   # control-flow ops running
         self._steps = model_lifetimes(interpreter.model).node_scopes
+
+    # ------------------------------------------------------------------ whole invoke
+    def runs_whole(self) -> bool:
+        """True when invokes run as one call of the firmware's runtime (`whole_invoke` and the
+        model plans; else `whole_invoke_unavailable` says why not)."""
+        if not self.whole_invoke:
+            return False
+        if self._whole is None and self.whole_invoke_unavailable is None:
+            try:
+                plan = build_plan(plan_nodes(self.it, self._scratch, self._persistent), self.mcu.core, self.mcu.arena_misalign,
+                                  self.mcu.arena_bytes)
+                self._whole = WholeInvoke(self.mcu, plan)
+            except PlanError as e:
+                self.whole_invoke_unavailable = str(e)
+        return self._whole is not None
+
+    @property
+    def persistent_offsets(self) -> dict[tuple[int, int], tuple[int, ...]]:
+        """Arena offsets of each node's persistent buffers (by subgraph and node), after the
+        variable tensors."""
+        return dict(self._persistent)
+
+    @property
+    def firmware_plan(self):
+        """The model's firmware plan (firmware_plan.FirmwarePlan) once `runs_whole`, else None."""
+        return self._whole.plan if self._whole is not None else None
+
+    @property
+    def plan_image(self):
+        """The plan as written into the machine (whole_invoke.PlanImage) once `runs_whole`."""
+        return self._whole.image if self._whole is not None else None
+
+    def invoke_whole(self, progress: Optional[Callable[[int, int], None]] = None) -> list[OpRecord]:
+        """One invoke as one firmware call (`runs_whole` first): a record per operator, as the
+        call-by-call mode keeps them (a loop's operators once, their runs summed; IF / WHILE with
+        their subgraphs' costs), the runtime's own part in `last_runtime`."""
+        whole, plan = self._whole, self._whole.plan
+        budget = self.invoke_budget if self.invoke_budget is not None else self.mcu.call_budget
+        total = len(self.it.nodes)
+        on_begin = None if progress is None else (
+            lambda i: progress(plan.entries[i].node_index, total) if plan.entries[i].subgraph == 0 else None)
+        start = time.perf_counter()
+        try:
+            result = whole.invoke(budget, on_begin)
+        except InvokeFailed as e:
+            raise self._whole_error(e, budget) from e.cause
+        finally:
+            self.emulation_seconds += time.perf_counter() - start
+        self._note_code(result.edges)
+        for name in RUNTIME_FUNCTIONS:      # code_bytes counts kernels, in either mode
+            self.functions_used.pop(name, None)
+        self.last_runtime = result.runtime
+        records = self._records_of(result.trace)
+        if result.ended_run:               # as call by call: the ending operator says so
+            records[-1].ended_run = True
+        return records
+
+    def _records_of(self, trace: list) -> list[OpRecord]:
+        """The trace of a whole invoke replayed through RunRecords, as invoke_subgraph records
+        the call-by-call mode."""
+        plan = self._whole.plan
+        records, control, current = RunRecords(), [], None
+        first = {}
+        for k, e in enumerate(plan.entries):
+            if e.opcode == CALL:
+                first.setdefault((e.subgraph, e.node_index), k)
+
+        def finish() -> None:
+            nonlocal current
+            if current is not None:
+                records.finish(current.subgraph, current)
+                current = None
+
+        for index, cost in trace:
+            entry = plan.entries[index]
+            node = self.it.subgraphs[entry.subgraph].nodes[entry.node_index]
+            if cost is None:                                    # a control-flow operator starts / ends
+                finish()
+                if entry.opcode == ENTER:
+                    records.start(node.subgraph, node.index)
+                    control.append(OpRecord(node.index, node.op_name, True, subgraph=node.subgraph))
+                else:
+                    records.finish(node.subgraph, control.pop())
+                continue
+            if control and (control[-1].subgraph, control[-1].index) == (node.subgraph, node.index):
+                finish()                                        # the control-flow operator's copies
+                record = control[-1]
+            else:
+                if current is None or (current.subgraph, current.index) != (node.subgraph, node.index) or \
+                        first[(node.subgraph, node.index)] == index:
+                    finish()
+                    records.start(node.subgraph, node.index)
+                    current = OpRecord(node.index, node.op_name, True, macs=self._macs(node), subgraph=node.subgraph)
+                record = current
+            record.instructions += cost.instructions
+            record.cycles += cost.cycles
+            record.stack_bytes = max(record.stack_bytes, cost.stack_bytes)
+            record.alignment += [self._name_event(node, ev) for ev in cost.alignment_events]
+        finish()
+        return records.records
+
+    def _whole_error(self, e: InvokeFailed, budget: int) -> Exception:
+        if e.entry is None:
+            where = "in the runtime, between operators"
+        else:
+            entry = self._whole.plan.entries[e.entry]
+            where = f"operator {entry.node_index} {entry.op_name}"
+        if isinstance(e.cause, BudgetExceeded):
+            what = "the sum of its operators' budgets" if self.invoke_budget is not None else \
+                "a model with loops has the machine's limit"
+            return EmulationError(f"the invoke exceeded its instruction budget of {budget:,} ({what}): "
+                                  f"{where} was running when it ran out (the emulator stopped at pc "
+                                  f"0x{e.cause.pc:08x} <{e.cause.symbol}>)")
+        if isinstance(e.cause, KernelError):
+            return KernelError(f"op {where.removeprefix('operator ')}: {e.cause}")
+        return EmulationError(f"{where}: {e.cause}")
 
     def close(self) -> None:
         if self.mcu is not None:
@@ -220,15 +342,6 @@ class McuExecutor:
                 offset += -(-n // 16) * 16
             placed[key] = tuple(offsets)
         return placed
-
-    def _scratch_offsets(self) -> dict[tuple[int, int], tuple[int, ...]]:
-        """Each node's scratch buffers (by subgraph and node) in request order (the kernel
-        library's own come last)."""
-        found: dict[tuple[int, int], tuple[int, ...]] = {}
-        for b in self.it.plan.buffers:
-            if b.kind == "scratch":
-                found[(b.subgraph, b.tensor)] = found.get((b.subgraph, b.tensor), ()) + (b.offset,)
-        return found
 
     def _place_constants(self) -> list[tuple[int, int, str]]:
         placed = []
@@ -336,7 +449,8 @@ class McuExecutor:
 
     def code_bytes(self) -> int:
         """Flash taken by the kernel functions this model executed (a linker keeping only
-        what is called would keep these; lookup tables in .rodata are not included)."""
+        what is called would keep these; lookup tables in .rodata are not included; nor is the
+        device runtime of whole invokes, the same in every mode)."""
         return sum(self.functions_used.values())
 
     def static_ram_bytes(self) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 import unicorn
@@ -187,6 +187,17 @@ class VirtualMCU:
     def flash_size(self) -> int:
         return self.memory.flash_size
 
+    def map_plan_ram(self, nbytes: int) -> int:
+        """RAM apart from the arena for a whole-invoke plan (memory_map.PLAN_RAM_BASE); its address."""
+        base = self.memory.map_plan_ram(self.engine.uc, nbytes)
+        self.engine.refresh_fault_hooks()
+        return base
+
+    @property
+    def flash_port(self) -> bool:
+        """True when data loads from flash go through the native flash data port."""
+        return self._flash_port
+
     @property
     def args_base(self) -> int:
         return self.memory.args_base
@@ -288,9 +299,12 @@ class VirtualMCU:
         return self.memory.region_of(addr)
 
     # ------------------------------------------------------------------ calling
-    def call(self, func: Union[str, int], *args: int, budget: Optional[int] = None) -> CallResult:
+    def call(self, func: Union[str, int], *args: int, budget: Optional[int] = None,
+             observer: Optional[tuple[int, int, Callable]] = None) -> CallResult:
         """Call the firmware function `func` (a symbol or an address) with 32-bit argument words;
-        at most `budget` instructions (default `call_budget`)."""
+        at most `budget` instructions (default `call_budget`). `observer`: (first, last address,
+        callback(uc, address, size, user)) a block hook on that code range for this call only
+        (the whole-invoke runtime's operator boundaries)."""
         uc = self.engine.begin_call()
         budget = self.call_budget if budget is None else budget
         if isinstance(func, str):
@@ -301,11 +315,17 @@ class VirtualMCU:
         paint_lo = self._stack.paint(uc, self.stack_top)
         sp = calling.enter(uc, [int(a) & 0xFFFFFFFF for a in args], self.stack_top, self.ret_addr)
         self.hooks.reset(budget, 0)
-        err = self.engine.run(entry, self.ret_addr)
+        handle = None if observer is None else uc.hook_add(unicorn.UC_HOOK_BLOCK, observer[2], begin=observer[0],
+                                                            end=observer[1])
+        try:
+            err = self.engine.run(entry, self.ret_addr)
+        finally:
+            if handle is not None:
+                uc.hook_del(handle)
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
         self._check_returned(name, budget, err, stats.budget_hit, pc)
-        return self._result(name, budget, stats, pc, paint_lo, sp)
+        return self._result(name, budget, stats, pc, paint_lo, sp, carry=observer is None)
 
     def _check_returned(self, name: str, budget: int, err: Optional[unicorn.UcError], budget_hit: bool,
                         pc: int) -> None:
@@ -320,12 +340,20 @@ class VirtualMCU:
             raise EmulationError(f"{name}: stopped at pc 0x{pc:08x} <{self.symbol_at(pc)}> "
                                  f"instead of returning")
 
-    def _result(self, name: str, budget: int, stats, pc: int, paint_lo: int, sp: int) -> CallResult:
-        """Counts, cycles, stack and alignment events of a call that returned."""
+    def _result(self, name: str, budget: int, stats, pc: int, paint_lo: int, sp: int,
+                carry: bool = True) -> CallResult:
+        """Counts, cycles, stack and alignment events of a call that returned. `carry`: its
+        I-cache lines carry on to the next call (an observed call's observer prices its parts
+        in turn instead, so its last part alone leaves them unchanged)."""
         edges = self.hooks.edges()
         self.last_edges = edges
-        insns, bd, blocks = self._cycles.count(edges, stats.last_block, (FLASH_BASE, self.memory.flash_end),
-                                               stats.flash_read_misses, self.hooks)
+        flash = (FLASH_BASE, self.memory.flash_end)
+        if carry:
+            insns, bd, blocks = self._cycles.count(edges, stats.last_block, flash, stats.flash_read_misses,
+                                                   self.hooks)
+        else:
+            insns, bd, blocks = self._cycles.price(edges, stats.last_block, flash, stats.flash_read_misses,
+                                                   warm_lines=set())
         if insns > budget:
             raise self._faults.budget(name, budget, insns, pc)
         stack_used = self._stack.high_water(self.uc, paint_lo, sp)
@@ -333,6 +361,15 @@ class VirtualMCU:
         cycles = bd.total
         return CallResult(calling.result(self.uc), insns, cycles, stack_used, events, bd, blocks,
                           stats.flash_reads, cycles / self.clock_hz)
+
+    def price(self, edges: dict, last_block: Optional[tuple[int, int]], data_flash_misses: int,
+              warm_lines: Optional[set] = None) -> tuple[int, CycleBreakdown, int]:
+        """(instructions, cycles, blocks) of part of a call from its block edges, as `call`
+        counts them: with `warm_lines` None the I-cache lines calls carry over (the native
+        memory-system model's when the hooks are native) are read and left to the next part or
+        call, as a board's cache; else the caller's own set is."""
+        return self._cycles.price(edges, last_block, (FLASH_BASE, self.memory.flash_end), data_flash_misses,
+                                  self.hooks, warm_lines)
 
     def _alignment_events(self) -> list[alignment.AlignmentEvent]:
         return alignment.call_events(self.hooks.unaligned(), self.read_code, self.symbol_at,

@@ -5,6 +5,8 @@ Memory map (all cores):
           up to SRAM_BASE: at most FLASH_LIMIT bytes in all)
     SRAM  0x2000_0000: .data/.bss | ARGS (4 KiB) | ... | ARENA (host numpy buffer, zero-copy,
           page aligned; arena_base = mapping + arena_misalign) | guard page (unmapped) | STACK
+          0x3000_0000: PLAN RAM (a whole-invoke plan's argument structs and kernel state; mapped
+          by map_plan_ram, apart, so the arena lies where it does in every mode)
 The guard page makes an arena overrun or a stack overflow fault instead of corrupting memory.
 
 Every region is host memory (numpy) mapped zero-copy into the Unicorn engine, so the engine
@@ -29,6 +31,7 @@ PAGE = 0x1000
 ARGS_BYTES = 4096
 DEFAULT_FLASH = 2 * 1024 * 1024
 FLASH_LIMIT = SRAM_BASE - FLASH_BASE     # 384 MiB: flash must end where SRAM starts
+PLAN_RAM_BASE = 0x3000_0000
 
 
 def round_up(x: int, a: int) -> int:
@@ -173,6 +176,20 @@ class MemoryMap:
         self._map(uc, self.flash_end, page_aligned_buffer(new_size - self.flash_size), UC.UC_PROT_ALL)
         self.flash_size = new_size
 
+    def map_plan_ram(self, uc: unicorn.Uc, nbytes: int) -> int:
+        """Map (once; again: the same or a larger size) `nbytes` of RAM for a whole-invoke
+        plan at PLAN_RAM_BASE; its address."""
+        nbytes = max(PAGE, round_up(int(nbytes), PAGE))
+        if self.stack_top > PLAN_RAM_BASE:
+            raise EmulationError(f"the arena and stack reach 0x{self.stack_top:08x}, past the plan's RAM "
+                                 f"at 0x{PLAN_RAM_BASE:08x}")
+        held = self.regions.get(PLAN_RAM_BASE)
+        if held is None or held[0].nbytes < nbytes:
+            if held is not None:
+                self._unmap(uc, PLAN_RAM_BASE)
+            self._map(uc, PLAN_RAM_BASE, page_aligned_buffer(nbytes), UC.UC_PROT_READ | UC.UC_PROT_WRITE)
+        return PLAN_RAM_BASE
+
     def check_segment(self, addr: int) -> None:
         """An ELF segment must load into the mapped flash or the SRAM below ARGS' page end."""
         if not (FLASH_BASE <= addr < self.flash_end or SRAM_BASE <= addr < self.sram_low_end):
@@ -195,4 +212,6 @@ class MemoryMap:
             return "guard page between arena end and stack (arena overrun or stack overflow)"
         if lo <= addr < lo + ln:
             return "SRAM (stack)"
+        if PLAN_RAM_BASE in self.regions and PLAN_RAM_BASE <= addr < PLAN_RAM_BASE + self.regions[PLAN_RAM_BASE][0].nbytes:
+            return "SRAM (the plan's argument structs and kernel state)"
         return "unmapped"

@@ -170,12 +170,19 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_set_checks.argtypes = [vp, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
                                    ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
     lib.mrt_set_checks.restype = ctypes.c_int
+    lib.mrt_clear_unaligned.argtypes = [vp]
+    lib.mrt_clear_edges.argtypes = [vp]
     lib.mrt_set_cost.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64,
                                  ctypes.c_int64]
     lib.mrt_set_cost.restype = ctypes.c_int
     lib.mrt_account.argtypes = [vp, ctypes.c_int64, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32,
                                 ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64)]
     lib.mrt_account.restype = ctypes.c_int
+    lib.mrt_account_window.argtypes = [vp, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32, ctypes.c_uint32,
+                                       ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int64, ctypes.c_uint32,
+                                       ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                       ctypes.POINTER(ctypes.c_int64)]
+    lib.mrt_account_window.restype = ctypes.c_int
     lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint64]
     lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
     lib.mrt_add_segment.restype = vp
@@ -462,12 +469,14 @@ class HookSet:
         last = (buf[7], buf[8]) if buf[8] else None
         return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6], last)
 
-    def account(self, memory_system, flash: tuple[int, int], edges: dict, costs: dict
+    def account(self, memory_system, flash: tuple[int, int], edges: dict, costs: dict,
+                window: Optional[tuple[Optional[tuple[int, int]], int]] = None
                 ) -> Optional[tuple[int, int, int, int, int, int]]:
         """(instructions, blocks, core, branches, fetch, data_flash) of the call just run, priced
         natively from the edge table (native_hook.c mrt_account: the twin of cycles.account, with
         its own warm I-cache lines); None with the Python hooks. costs: {(addr, size): BlockCost}
-        holding every block of `edges`."""
+        holding every block of `edges`. `window`: (last block, data-load misses) of a part of
+        the call, whose edges are `edges` (mrt_account_window: the warm lines carry on alike)."""
         if not self.native:
             return None
         lib, priced = self._lib, self._priced
@@ -479,8 +488,15 @@ class HookSet:
                 priced.add((c, cs))
         ms = memory_system
         out = (ctypes.c_int64 * 6)()
-        status = lib.mrt_account(self._state, ms.wait_states, ms.line_bytes, int(ms.prefetch),
-                                 ms.icache_bytes, flash[0], flash[1], out)
+        if window is None:
+            status = lib.mrt_account(self._state, ms.wait_states, ms.line_bytes, int(ms.prefetch),
+                                     ms.icache_bytes, flash[0], flash[1], out)
+        else:
+            last, misses = window
+            flat = (ctypes.c_uint64 * (5 * max(len(edges), 1)))(*(v for key, n in edges.items() for v in (*key, n)))
+            status = lib.mrt_account_window(self._state, flat, len(edges), *(last or (0, 0)), misses,
+                                            ms.wait_states, ms.line_bytes, int(ms.prefetch), ms.icache_bytes,
+                                            flash[0], flash[1], out)
         if status:
             raise MemoryError(f"mrt_account failed ({status})")
         return tuple(out)
@@ -493,6 +509,20 @@ class HookSet:
         k = self._lib.mrt_unaligned(self._state, buf, 256)
         vals = list(buf)
         return [tuple(vals[5 * i:5 * i + 5]) for i in range(k)]
+
+    def clear_edges(self) -> None:
+        """Forget the edges so far (the budget's count and the previous block stay)."""
+        if self.native:
+            self._lib.mrt_clear_edges(self._state)
+        else:
+            self._edges = {}
+
+    def clear_unaligned(self) -> None:
+        """Forget the unaligned records so far (`stats().unaligned_total` keeps counting)."""
+        if self.native:
+            self._lib.mrt_clear_unaligned(self._state)
+        else:
+            self._unal = {}
 
     def close(self):
         self.detach()

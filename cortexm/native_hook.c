@@ -491,16 +491,19 @@ static int64_t line_buffer_stalls(mrt_state *s, uint32_t norder, int64_t W, uint
     return prefetch ? round_half_even(stalls) : istalls;
 }
 
-/* Instructions and cycles of the call just run, from its edges (cycles.account, exactly).
+/* Instructions and cycles of edges tab[0..cap) (unused ones have count 0), the last block
+ * (last, last_size: its return is charged; size 0: none) and `misses` data loads that missed,
+ * as cycles.account prices them: the I-cache lines warm (s->warm) carry on to the next.
  * out: instructions, blocks, core, branches, fetch, data_flash. Returns 0, 1 when a block has
  * no cost yet (mrt_set_cost it first), -1 when out of memory. */
-int mrt_account(mrt_state *s, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
-                uint32_t flo, uint32_t fhi, int64_t *out) {
+static int account_edges(mrt_state *s, const edge_t *tab, uint32_t cap, uint32_t last, uint32_t last_size,
+                         uint64_t misses, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
+                         uint32_t flo, uint32_t fhi, int64_t *out) {
     int64_t insns = 0, blocks = 0, core = 0, branches = 0;
     uint32_t norder = 0;
     if (++s->gen == 0) s->gen = 1;
-    for (uint32_t i = 0; i < s->cap; i++) {
-        const edge_t *e = &s->tab[i];
+    for (uint32_t i = 0; i < cap; i++) {
+        const edge_t *e = &tab[i];
         if (!e->count) continue;
         int64_t n = (int64_t)e->count;
         cost_t *c = cost_find(s, e->cur, e->cur_size);
@@ -526,8 +529,8 @@ int mrt_account(mrt_state *s, int64_t W, uint32_t L, int prefetch, uint32_t icac
             if (!sequential || (p + ps - 1) / L != cur / L) c->f_entries += (uint64_t)n;
         }
     }
-    if (s->prev_size) {                               /* the final return */
-        const cost_t *lc = cost_find(s, s->prev, s->prev_size);
+    if (last_size) {                                  /* the final return */
+        const cost_t *lc = cost_find(s, last, last_size);
         if (lc) branches += lc->taken_extra;
     }
     int64_t fetch = 0;
@@ -537,8 +540,33 @@ int mrt_account(mrt_state *s, int64_t W, uint32_t L, int prefetch, uint32_t icac
         if (fetch < 0) return -1;
     }
     out[0] = insns; out[1] = blocks; out[2] = core; out[3] = branches; out[4] = fetch;
-    out[5] = (int64_t)s->flash_read_misses * W;
+    out[5] = (int64_t)misses * W;
     return 0;
+}
+
+/* Instructions and cycles of the call just run, from its edge table (cycles.account, exactly). */
+int mrt_account(mrt_state *s, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
+                uint32_t flo, uint32_t fhi, int64_t *out) {
+    return account_edges(s, s->tab, s->cap, s->prev, s->prev_size, s->flash_read_misses, W, L, prefetch,
+                         icache_bytes, flo, fhi, out);
+}
+
+/* The same for a part of a call given as n edges of 5 uint64 (prev, prev_size, cur, cur_size,
+ * count; mrt_edges' layout), its last block and its data-load misses: the whole-invoke
+ * runtime's operators, priced in turn so the warm I-cache lines carry from one to the next. */
+int mrt_account_window(mrt_state *s, const uint64_t *edges, uint32_t n, uint32_t last, uint32_t last_size,
+                       uint64_t misses, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
+                       uint32_t flo, uint32_t fhi, int64_t *out) {
+    edge_t *tab = (edge_t *)calloc(n ? n : 1, sizeof(edge_t));
+    if (!tab) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint64_t *v = edges + 5 * i;
+        tab[i].prev = (uint32_t)v[0]; tab[i].prev_size = (uint32_t)v[1];
+        tab[i].cur = (uint32_t)v[2]; tab[i].cur_size = (uint32_t)v[3]; tab[i].count = v[4];
+    }
+    int status = account_edges(s, tab, n, last, last_size, misses, W, L, prefetch, icache_bytes, flo, fhi, out);
+    free(tab);
+    return status;
 }
 
 mrt_state *mrt_new(void) {
@@ -651,4 +679,15 @@ uint32_t mrt_unaligned(mrt_state *s, uint64_t *out, uint32_t max) {
         out[k * 5 + 3] = u->type; out[k * 5 + 4] = u->count;
     }
     return k;
+}
+
+/* Forget the unaligned records (not their running total): the next ones are a new part of the
+ * call's (the whole-invoke runtime's next operator). */
+void mrt_clear_unaligned(mrt_state *s) { s->unal_n = 0; s->unal_dropped = 0; }
+
+/* Forget the edges counted so far, not the budget's running count nor the previous block (the
+ * next edge still names it): the next ones are a new part of the call's. */
+void mrt_clear_edges(mrt_state *s) {
+    memset(s->tab, 0, s->cap * sizeof(edge_t));
+    s->n = 0; s->last_idx = 0;
 }

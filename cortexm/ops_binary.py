@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from micro_rt.kernels.binary_ops import (add_n_params, check_int_division, div_params, prelu_params,
+from micro_rt.kernels.binary_ops import (add_n_params, div_params, prelu_params,
                                          squared_difference_params, SQD_LEFT_SHIFT)
 from micro_rt.kernels.comparisons import COMPARE_LEFT_SHIFT, compare_params
-from micro_rt.kernels.kernel_util import activation_of, activation_range_int, element_count, kernel_error
+from micro_rt.kernels.kernel_util import activation_of, activation_range_int, element_count
 
 from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, f32_activation, node_params, uwords, words
 from .ops_elementwise import broadcast_strides, broadcast_words
@@ -48,34 +48,42 @@ def _dtype(t) -> np.dtype:
 
 # --------------------------------------------------------------------------- DIV .. PRELU
 
-def _check_divisors(c: CallContext) -> None:
-    """What TFLM refuses when invoked, on the divisor's current values (the arena is the MCU's)."""
-    op, divisor = c.node.op_name, c.t(1)
-    if divisor.data is None:
-        raise UnsupportedOnMcu(f"{op}: the divisor's values are not readable")
-    if op == "FLOOR_DIV" and np.any(np.asarray(divisor.data) == 0):
-        raise kernel_error(c.node, "Division by 0")
-    if op == "DIV" and _dtype(divisor) == np.int32:
-        check_int_division(c.node, c.t(0).data, divisor.data)
+def _divisor_checks(c: CallContext, block: int) -> list[KernelCall]:
+    """What TFLM refuses when invoked, checked by the firmware on the values the call reads
+    (mrt_data_checks.c; twins: kernels/binary_ops.check_int_division, FLOOR_DIV's "Division by
+    0"): calls made before the kernel's, each refusing with TFLM's reason. `block`: the
+    kernel's mrt_binary_ops_params."""
+    node, divisor = c.node, c.t(1)
+    where = f"op {node.index} {node.op_name}"
+    count = element_count(divisor)
+    if node.op_name == "FLOOR_DIV":
+        return [c.call("mrt_check_nonzero_f32", c.in_addr(1), count,
+                       refusal=f"{where}: Division by 0 (the check returns the zero divisor's index + 1)")]
+    return [c.call("mrt_check_nonzero_s32", c.in_addr(1), count,
+                   refusal=f"{where}: input 2 holds 0: TFLM's int32 DIV fails to invoke on a zero divisor "
+                           "(the check returns its index + 1)"),
+            c.call("mrt_check_div_overflow_s32", block,
+                   refusal=f"{where}: INT32_MIN / -1 overflows int32: TFLM's int32 DIV does not check it (the "
+                           "x86 build the oracle is stops with SIGFPE)")]
 
 
 def run_binary_ops_f32(c: CallContext) -> list[KernelCall]:
     if _dtype(c.t(1)) != np.float32 or _dtype(c.out()) != np.float32:
         raise UnsupportedOnMcu(f"{c.node.op_name} float32 with mixed types")
-    if c.node.op_name == "FLOOR_DIV":
-        _check_divisors(c)
     lo, hi = f32_activation(c.node) if c.node.op_name == "DIV" else (0, 0)
-    return [c.call("mrt_binary_ops_f32", c.args(_head(c, _OPCODE[c.node.op_name]) + uwords(lo, hi)))]
+    block = c.args(_head(c, _OPCODE[c.node.op_name]) + uwords(lo, hi))
+    checks = _divisor_checks(c, block) if c.node.op_name == "FLOOR_DIV" else []
+    return checks + [c.call("mrt_binary_ops_f32", block)]
 
 
 def run_binary_ops_s32(c: CallContext) -> list[KernelCall]:
     if _dtype(c.t(0)) != np.int32 or _dtype(c.t(1)) != np.int32 or _dtype(c.out()) != np.int32:
         raise UnsupportedOnMcu(f"{c.node.op_name} {_dtype(c.t(0)).name}")
     op = c.node.op_name
-    if op == "DIV":
-        _check_divisors(c)
     lo, hi = activation_range_int(activation_of(c.node), np.int32) if op == "DIV" else (0, 0)
-    return [c.call("mrt_binary_ops_s32", c.args(_head(c, _OPCODE[op]) + words(lo, hi)))]
+    block = c.args(_head(c, _OPCODE[op]) + words(lo, hi))
+    checks = _divisor_checks(c, block) if op == "DIV" else []
+    return checks + [c.call("mrt_binary_ops_s32", block)]
 
 
 def _quant_fields(node, in1, in2, out) -> dict:

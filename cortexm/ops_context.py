@@ -5,7 +5,8 @@ calls a runner describes, little-endian word packing, per-node caches and the dt
 A runner does not call the firmware: it returns the `KernelCall`s that run its operator, and
 ops.run_op performs them (ops.perform). The calls of one operator are performed in order, each
 after the previous one returned, so each call's argument structs are laid out from the start
-of the ARGS area again.
+of the ARGS area again. A firmware plan (firmware_plan.py) describes every call of a model at
+once, with an area that never starts again: each call's structs get their own place.
 """
 from __future__ import annotations
 
@@ -195,10 +196,11 @@ class CallContext:
             return None
         return self.mcu.arena_base + int(self.persistent_offsets[k])
 
-    def args(self, data: bytes) -> int:
+    def args(self, data: bytes, writable: bool = False) -> int:
         """The address of an argument struct of the call being described (written when the
-        call is performed)."""
-        addr = self._args_area.reserve(len(data), 4)
+        call is performed). `writable`: the kernel writes it (a work buffer, state it keeps):
+        a firmware plan puts it in RAM (firmware_plan.py)."""
+        addr = self._args_area.reserve(len(data), 4, writable=writable)
         self._blocks.append((addr, bytes(data)))
         return addr
 

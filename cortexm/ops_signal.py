@@ -62,7 +62,7 @@ def _fft_call(c: CallContext, kind: str, work: int, input_length: int,
     twiddles = c.const("twiddles", lambda: _interleaved(plan.twiddles, dtype))
     super_twiddles = c.const("super_twiddles", lambda: _interleaved(plan.super_twiddles, dtype) or b"\0" * 4)
     factors = c.const("factors", lambda: np.asarray(plan.factors, "<i4").tobytes())
-    tmp = c.args(bytes(tmp_bytes))
+    tmp = c.args(bytes(tmp_bytes), writable=True)
     frames = int(np.prod(c.out(0).shape[:-1]))
     block = c.args(uwords(c.in_addr(0), c.out_addr(0), work, tmp, twiddles, super_twiddles, factors) +
                    words(p.fft_length, input_length, output_length, frames))
@@ -88,7 +88,7 @@ def run_energy(c: CallContext) -> list[KernelCall]:
 
 def run_filter_bank(c: CallContext) -> list[KernelCall]:
     n = c.node.user_data.num_channels
-    work = c.args(bytes(8 * (n + 1)))
+    work = c.args(bytes(8 * (n + 1)), writable=True)
     block = c.args(uwords(*(c.in_addr(i) for i in range(6)), c.out_addr(0), work) +
                    words(n, c.out(0).shape[0]))
     return [c.call("mrt_signal_filter_bank", block)]
@@ -103,7 +103,7 @@ def run_filter_bank_sqrt(c: CallContext) -> list[KernelCall]:
 def run_spectral_subtraction(c: CallContext) -> list[KernelCall]:
     p = c.node.user_data
     cfg, n = p.config, p.config["num_channels"]
-    state = c.args(p.noise_estimate.astype("<u4").tobytes() or b"\0" * 4)
+    state = c.args(p.noise_estimate.astype("<u4").tobytes() or b"\0" * 4, writable=True)
     block = c.args(uwords(c.in_addr(0), c.out_addr(0), c.out_addr(1), state) +
                    words(n, c.out(1).shape[0]) +
                    uwords(cfg["smoothing"], cfg["one_minus_smoothing"], cfg["alternate_smoothing"],
@@ -138,7 +138,7 @@ def _with_state(c: CallContext, symbol: str, state: np.ndarray, fields: bytes,
     if len(raw) > _MAX_ARGS_BUFFER:
         raise UnsupportedOnMcu(f"op {c.node.index} {c.node.op_name}: {len(raw)} bytes of state "
                                "exceed the ARGS area")
-    addr = c.args(raw or b"\0" * 4)
+    addr = c.args(raw or b"\0" * 4, writable=True)
     block = c.args(uwords(c.in_addr(0), c.out_addr(0), addr) + fields)
 
     def read_back(mcu) -> None:
@@ -180,8 +180,8 @@ def _fifo_call(c: CallContext, symbol: str, fifos: list, capacity: int, counts: 
     if samples.nbytes + 4 * len(counts) > _MAX_ARGS_BUFFER:
         raise UnsupportedOnMcu(f"op {c.node.index} {c.node.op_name}: {samples.nbytes} bytes of "
                                "buffered samples exceed the ARGS area")
-    samples_addr = c.args(samples.tobytes() or b"\0" * 4)
-    counts_addr = c.args(words(*counts))
+    samples_addr = c.args(samples.tobytes() or b"\0" * 4, writable=True)
+    counts_addr = c.args(words(*counts), writable=True)
     block = c.args(uwords(c.in_addr(0), c.out_addr(0), c.out_addr(1), samples_addr, counts_addr) +
                    fields)
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from micro_rt.kernels.fixedpoint import SIGMOID_TABLE_UINT16
 from micro_rt.kernels.kernel_util import element_count, is_quantized, scale_of, zero_point_of
-from micro_rt.kernels.unary_math import abs_rsqrt_params, check_rsqrt_input, elu_int8_table
+from micro_rt.kernels.unary_math import abs_rsqrt_params, elu_int8_table
 
 from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, is_f32, node_params, uwords, words
 
@@ -44,11 +44,15 @@ def run_abs_rsqrt_int(c: CallContext) -> list[KernelCall]:
     if np.dtype(out.dtype) != np.dtype(inp.dtype):
         raise UnsupportedOnMcu(f"{node.op_name} with mixed types")
     op, in_off, out_off, rescale, mult, shift = node_params(node, "abs_rsqrt", lambda: _abs_rsqrt_fields(node, inp, out))
-    if op == _INT_RSQRT and getattr(inp, "data", None) is not None:
-        check_rsqrt_input(node, inp.data, in_off)       # TFLM fails the invoke; so does the host twin
-    blob = uwords(c.in_addr(0), c.out_addr()) + words(element_count(inp), op, np.dtype(inp.dtype).itemsize, in_off,
-                                                      out_off, rescale, mult, shift)
-    return [c.call("mrt_abs_rsqrt_int", c.args(blob))]
+    blob = c.args(uwords(c.in_addr(0), c.out_addr()) + words(element_count(inp), op, np.dtype(inp.dtype).itemsize,
+                                                             in_off, out_off, rescale, mult, shift))
+    # TFLM fails the invoke on an input below the zero point, so does the host twin
+    # (kernels/unary_math.check_rsqrt_input): the firmware checks the values it reads first
+    checks = [c.call("mrt_check_rsqrt_int", blob,
+                     refusal=f"op {node.index} {node.op_name}: Rsqrt is only defined for positive values (an "
+                             f"input element is below the zero point {in_off}; the check returns its index "
+                             "+ 1)")] if op == _INT_RSQRT else []
+    return checks + [c.call("mrt_abs_rsqrt_int", blob)]
 
 
 def run_elu_s8(c: CallContext) -> list[KernelCall]:

@@ -1,4 +1,4 @@
-"""`micro-rt`: info, plan, fit, run, profile, optimize, report, compare.
+"""`micro-rt`: info, plan, fit, run, profile, optimize, boards, export, report, compare.
 
 Exit codes (the same for every command, so CI can gate on them):
   0  the answer is yes: the model fits, the outputs agree, the profile is complete
@@ -372,6 +372,28 @@ def cmd_boards(args) -> int:
     return boards_exit_code(rows)
 
 
+# ---- export --------------------------------------------------------------------------------
+def cmd_export(args) -> int:
+    from .export import export_project
+    _, data = _load(args.model)
+    result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
+                            seed=args.seed)
+    payload = {"model": args.model, "board": result.board, "core": result.core,
+               "directory": str(result.directory), "files": result.files,
+               "kernel_sources": result.kernel_sources, "plan_entries": result.entries,
+               "stack_bytes": result.stack_bytes, "seed": args.seed,
+               "profile_cycles": result.profile_cycles,
+               "profile_instructions": result.profile_instructions}
+    text = (f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
+            f"{result.entries} kernel calls, kernels from {', '.join(result.kernel_sources)}\n"
+            f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "
+            f"flash it and read its output\n"
+            f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "
+            f"{result.profile_instructions:,} instructions (seed {args.seed})")
+    _emit(args, payload, text)
+    return EXIT_OK
+
+
 # ---- report / compare ---------------------------------------------------------------------
 def _report_setup(args, board: Optional[str], target: Optional[str]):
     from .run_setup import make_setup
@@ -434,7 +456,7 @@ def cmd_compare(args) -> int:
 
 # ---- entry point ------------------------------------------------------------------------
 COMMANDS = {"info": cmd_info, "plan": cmd_plan, "fit": cmd_fit, "run": cmd_run, "profile": cmd_profile,
-            "optimize": cmd_optimize, "boards": cmd_boards, "report": cmd_report,
+            "optimize": cmd_optimize, "boards": cmd_boards, "export": cmd_export, "report": cmd_report,
             "compare": cmd_compare}
 
 

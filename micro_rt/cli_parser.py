@@ -18,7 +18,7 @@ EXIT_CODES = """Exit codes (the same for every command, so CI can gate on them):
   2  error in what was given (model file, option value): one line on stderr
   3  cannot tell: something the answer depends on is not accounted for (listed in the output)
   4  internal error, a bug in micro_rt: one line on stderr; --debug shows the traceback"""
-DESCRIPTION = "`micro-rt`: info, plan, fit, run, profile, optimize, boards, report, compare."
+DESCRIPTION = "`micro-rt`: info, plan, fit, run, profile, optimize, boards, export, report, compare."
 
 
 class _Parser(argparse.ArgumentParser):
@@ -161,6 +161,21 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                         "number of CPUs)")
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
+
+    p = command("export", "a C project for a board: the model's constants and firmware plan, "
+                "micro_rt's device runtime and the kernel sources it needs, a main.c that runs one "
+                "inference and prints its outputs and cycles, the board's linker script and a "
+                "Makefile for arm-none-eabi-gcc", commands["export"], target=None, kernels=None)
+    p.add_argument("--board", required=True, metavar="NAME",
+                   help="a board of the catalog (micro-rt boards lists them): its core, flash and "
+                        "RAM regions (required)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="the project directory, new or empty (required)")
+    p.add_argument("--board-dir", action="append", metavar="DIR",
+                   help="a directory of board files (NAME.json) searched before the shipped "
+                        "catalog; repeatable (default: none, and $MICRO_RT_BOARDS)")
+    p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
+                   help="seed of the random inputs main.c feeds the model, as profile's --seed")
 
     _add_report_options(command("report", "one self-contained HTML page: budget verdict, "
                                 "per-operator table, arena lane chart, live bytes, cycles per "

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+import numpy as np
+
 from .allocator import ArenaPlan
 from .errors import MicroRtError, UnsupportedOpError
 from .inputs import random_inputs
@@ -53,15 +55,55 @@ def ops_not_simulated(it: Interpreter) -> list[tuple[int, str, str]]:
 
 
 @dataclass
+class PlanBytes:
+    """What micro_rt's runtime keeps for a model besides code (cortexm.firmware_plan): the
+    constants region (the model's constant tensors, then each operator's own constants:
+    multipliers, shifts, lookup tables) and the call table in flash; the argument structs of
+    the calls (RAM, as TFLM's are) and those kernels write, with their initial values in flash."""
+    model_constants: int          # constant tensors, as the plan lays them out (16-aligned)
+    op_constants: int
+    table: int                    # the entries and mrt_plan_t
+    structs: int                  # the calls' argument structs
+    state: int                    # the structs kernels write
+
+    @property
+    def flash(self) -> int:
+        return self.table + self.structs + self.state
+
+    @property
+    def ram(self) -> int:
+        return self.structs + self.state
+
+
+@dataclass
 class KernelMeasurement:
-    """What one emulated inference of micro_rt's C kernels measured."""
+    """What one emulated inference of micro_rt's C kernels measured, and what an image
+    keeping only what that inference needs holds (cortexm.image: what `ld --gc-sections`
+    keeps, from the linked firmware ELF)."""
     stack_bytes: int
-    static_bytes: int
-    code_bytes: int
+    static_bytes: int             # .data + .bss the image keeps
+    code_bytes: int               # functions the image keeps: start-up, runtime, kernels
     ops_on_host: list[str]        # ran on a host kernel: no C kernel, nothing measured
+    rodata_bytes: int = 0         # read-only data: vector table, kernels' and libm's tables
+    data_init_bytes: int = 0      # initial values of .data (in flash)
+    padding_bytes: int = 0        # alignment between the kept sections (estimated)
+    runtime_code_bytes: int = 0   # of code_bytes: start-up and runtime (the rest: kernels)
+    plan: Optional[PlanBytes] = None
+    plan_note: str = ""           # why there is no plan (the model runs call by call)
+    stack_scope: str = "the deepest operator"
+    runtime_arena_bytes: int = 0  # the arena micro_rt's runtime allocates: the head, variables
+    functions: list[str] = field(default_factory=list)     # the functions the image keeps
     # The operator that ended the last inference early (kTfLiteAbort), "" when it ran to the
     # end: the operators after it were not run, so not measured.
     ended_at: str = ""
+
+    @property
+    def kernel_code_bytes(self) -> int:
+        return self.code_bytes - self.runtime_code_bytes
+
+
+# The firmware's start-up and runtime: what an image needs whatever the model.
+RUNTIME_ROOTS = ("mrt_vectors", "mrt_invoke")
 
 
 # A streaming model's CIRCULAR_BUFFER ends an inference early until its period comes round
@@ -77,10 +119,12 @@ def _record_name(r: OpRecord) -> str:
 def measure_kernels(data: bytes, target: str,
                     progress: Optional[Callable[[int, int], None]] = None,
                     kernels: str = "cmsis-nn") -> KernelMeasurement:
-    """Run inferences on the virtual MCU with micro_rt's C kernels of the flavour `kernels` (the
-    CMSIS-NN-style ones, or the reference ones): one, or more while an operator ends them early
-    (up to MAX_MEASURED_INVOKES); stack and code are the largest over them."""
-    with Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True) as it:
+    """Run inferences on the virtual MCU with micro_rt's C kernels of the flavour `kernels`
+    (the CMSIS-NN-style ones, or the reference ones), as one call of the device runtime each
+    when the model plans (as `profile` does): one, or more while an operator ends them early
+    (up to MAX_MEASURED_INVOKES); the stack is the deepest over them."""
+    with Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True,
+                                mcu_options={"whole_invoke": True}) as it:
         stack = 0
         for _ in range(MAX_MEASURED_INVOKES):
             for i, x in enumerate(random_inputs(it, 0)):
@@ -92,15 +136,55 @@ def measure_kernels(data: bytes, target: str,
         return kernel_measurement(it, stack)
 
 
+def plan_bytes(it: Interpreter) -> PlanBytes:
+    """The constants, plan and state of `it`'s firmware plan: the one its executor runs, else
+    built here (PlanError when the model cannot run as one plan: control flow, an operator
+    without a C kernel)."""
+    from .cortexm.firmware_plan import ENTRY_WORDS, build_plan, plan_nodes
+    plan = it.executor.firmware_plan if it.executor is not None else None
+    if plan is None:
+        plan = build_plan(plan_nodes(it), it.target.name)
+    weights = {np.ascontiguousarray(t.data).tobytes() for sub in it.subgraphs for t in sub.tensors
+               if t.is_constant and t.nbytes}
+    ends = [item.offset for item in plan.constants[1:]] + [plan.constants_bytes]
+    model = sum(end - item.offset for item, end in zip(plan.constants, ends) if item.data in weights)
+    table = 4 * ENTRY_WORDS * len(plan.entries) + 8       # the entries, mrt_plan_t
+    return PlanBytes(model, plan.constants_bytes - model, table, len(plan.plan_blob), len(plan.state_blob))
+
+
 def kernel_measurement(it: Interpreter, stack_bytes: int = 0) -> KernelMeasurement:
-    """What the inferences of `it` (emulated, with its flavour's C kernels) measured: the code of
-    all, the stack of the last (or `stack_bytes` if deeper), the host fall-backs of the last."""
+    """What the last inference of `it` (emulated, with its flavour's C kernels) measured (its
+    deepest operator, or `stack_bytes` if deeper: an earlier inference's), and the image that
+    keeps the functions it ran with all they refer to."""
+    from .cortexm.firmware_plan import PlanError
+    from .cortexm.image import reference_graph
+    from .cortexm.memory_map import FLASH_BASE
     executor = it.executor
+    graph = reference_graph(executor.mcu.elf.path)
+    runtime_roots = [name for name in RUNTIME_ROOTS if name in graph.by_name]
+    image = graph.closure([*runtime_roots, *(n for n in executor.functions_used if n in graph.by_name)])
+    runtime = graph.closure(runtime_roots)
+    try:
+        plan, note = plan_bytes(it), ""
+    except PlanError as e:
+        plan, note = None, " ".join(str(e).split())
+    deepest = max([stack_bytes] + [r.stack_bytes for r in it.last_run])
     ended = next((r for r in it.last_run if r.ended_run), None)
-    return KernelMeasurement(max([stack_bytes] + [r.stack_bytes for r in it.last_run]),
-                             executor.static_ram_bytes(), executor.code_bytes(),
-                             [_record_name(r) for r in it.last_run if not r.on_mcu],
-                             _record_name(ended) if ended is not None else "")
+    whole = getattr(executor, "last_runtime", None)
+    if whole is not None:
+        stack = whole.frame_bytes + deepest
+        scope = (f"the whole inference (the runtime's frame {whole.frame_bytes} + the deepest "
+                 f"operator {deepest})")
+    else:
+        stack, scope = deepest, "the deepest operator (run call by call: no runtime frame)"
+    return KernelMeasurement(
+        stack, image.static_ram_bytes, image.code_bytes,
+        [_record_name(r) for r in it.last_run if not r.on_mcu],
+        rodata_bytes=image.rodata_bytes, data_init_bytes=image.data_bytes,
+        padding_bytes=image.padding_bytes(FLASH_BASE), runtime_code_bytes=runtime.code_bytes,
+        plan=plan, plan_note=note, stack_scope=scope, runtime_arena_bytes=executor.mcu.arena_bytes,
+        functions=sorted(p.name for p in image.pieces if p.kind == "code"),
+        ended_at=_record_name(ended) if ended is not None else "")
 
 
 @dataclass
@@ -121,13 +205,58 @@ class FitReport:
     budget_source: str = ""           # where the budgets come from, when not given plainly
 
     @property
-    def ram_used(self) -> int:
+    def model_flash_bytes(self) -> int:
+        """The model in flash: its constant tensors as the firmware plan keeps them, or the
+        .tflite file when there is no plan (not measured, or the model runs call by call)."""
         m = self.measured
-        return self.plan.required_bytes + (m.stack_bytes + m.static_bytes if m else 0)
+        return m.plan.model_constants if m and m.plan else self.model_bytes
+
+    def ram_parts(self) -> list[tuple[str, int, str]]:
+        """(part, bytes, what it is) of the RAM counted."""
+        plan, m = self.plan, self.measured
+        temp = (", + temp peak while preparing and 16-byte rounding"
+                if plan.required_bytes > plan.total_bytes else "")
+        parts = [("arena", plan.required_bytes,
+                  f"head {plan.head_bytes} + tail {plan.tail_bytes}{temp}")]
+        if m and m.plan:
+            parts[0] = ("arena", plan.required_bytes, parts[0][2] + " (TFLM's arena; micro_rt's "
+                        f"runtime allocates {m.runtime_arena_bytes}: the head and variable "
+                        "tensors; its op data is the plan's, counted below)")
+        if m:
+            parts += [("stack", m.stack_bytes, f"high-water mark of {m.stack_scope}"),
+                      ("static data", m.static_bytes, ".data and .bss the image keeps")]
+            if m.plan:
+                parts.append(("plan structs", m.plan.ram, f"the calls' argument structs {m.plan.structs} "
+                                                          f"(RAM, as TFLM's are) + those kernels write "
+                                                          f"{m.plan.state}"))
+        return parts
+
+    def flash_parts(self) -> list[tuple[str, int, str]]:
+        """(part, bytes, what it is) of the flash counted."""
+        m = self.measured
+        if not (m and m.plan):
+            parts = [("model", self.model_bytes, "the .tflite file")]
+        else:
+            parts = [("model weights", m.plan.model_constants,
+                      f"constant tensors as the plan keeps them (the .tflite file is {self.model_bytes})"),
+                     ("op constants", m.plan.op_constants, "multipliers, shifts, lookup tables"),
+                     ("plan", m.plan.flash, f"the call table {m.plan.table} + the argument structs' "
+                                            f"initial values {m.plan.ram}")]
+        if m:
+            parts += [("code", m.code_bytes, f"start-up and runtime {m.runtime_code_bytes} + "
+                                             f"kernels {m.kernel_code_bytes}"),
+                      ("read-only data", m.rodata_bytes, "vector table, kernels' and libm's tables"),
+                      (".data initial values", m.data_init_bytes, "copied to RAM at start-up"),
+                      ("alignment padding", m.padding_bytes, "between sections, estimated")]
+        return parts
+
+    @property
+    def ram_used(self) -> int:
+        return sum(n for _, n, _ in self.ram_parts())
 
     @property
     def flash_used(self) -> int:
-        return self.model_bytes + (self.measured.code_bytes if self.measured else 0)
+        return sum(n for _, n, _ in self.flash_parts())
 
     def _verdict(self, used: int, budget: Optional[int]) -> Optional[str]:
         if budget is None:
@@ -153,6 +282,9 @@ class FitReport:
         m, complete = self.measured, not self.not_accounted
         as_bool = {FITS: True, DOES_NOT_FIT: False, CANNOT_TELL: None, None: None}
 
+        def parts(items):
+            return [{"part": name, "bytes": n, "what": what} for name, n, what in items]
+
         def resource(used, budget, **parts):
             return {"budget": budget, "used": used,
                     "margin": None if budget is None else budget - used,
@@ -166,9 +298,22 @@ class FitReport:
             "not_accounted": self.not_accounted,
             "ram": resource(self.ram_used, self.ram_budget, arena_bytes=self.plan.required_bytes,
                             kernel_stack_bytes=m.stack_bytes if m else None,
-                            static_bytes=m.static_bytes if m else None),
-            "flash": resource(self.flash_used, self.flash_budget, model_bytes=self.model_bytes,
-                              kernel_code_bytes=m.code_bytes if m else None),
+                            stack_scope=m.stack_scope if m else None,
+                            static_bytes=m.static_bytes if m else None,
+                            plan_state_bytes=m.plan.ram if m and m.plan else None,
+                            parts=parts(self.ram_parts())),
+            "flash": resource(self.flash_used, self.flash_budget, model_bytes=self.model_flash_bytes,
+                              model_file_bytes=self.model_bytes,
+                              op_constants_bytes=m.plan.op_constants if m and m.plan else None,
+                              plan_bytes=m.plan.flash if m and m.plan else None,
+                              plan_table_bytes=m.plan.table if m and m.plan else None,
+                              kernel_code_bytes=m.code_bytes if m else None,
+                              runtime_code_bytes=m.runtime_code_bytes if m else None,
+                              rodata_bytes=m.rodata_bytes if m else None,
+                              data_init_bytes=m.data_init_bytes if m else None,
+                              padding_bytes=m.padding_bytes if m else None,
+                              parts=parts(self.flash_parts())),
+            "image_functions": m.functions if m else None,
             "arena": {"head_bytes": self.plan.head_bytes, "tail_bytes": self.plan.tail_bytes,
                       "total_bytes": self.plan.total_bytes, "required_bytes": self.plan.required_bytes},
             "measured_on_virtual_mcu": m is not None,
@@ -205,22 +350,20 @@ class FitReport:
                                 if budget is not None and used > budget)
             lines.append(f"what is counted already exceeds the {over} budget; the {things} "
                          "would only add to it")
-        stack = (f" + kernel stack {m.stack_bytes} + static data {m.static_bytes}" if m else
-                 "" if self.scope else " + kernel stack and static data not measured")
-        code = (f" + kernel code {m.code_bytes}" if m else
-                "" if self.scope else " + kernel code not measured")
-        temp = (", + temp peak while preparing and 16-byte rounding"
-                if plan.required_bytes > plan.total_bytes else "")
-        lines += [
-            self._line("RAM  ", self.ram_used, self.ram_budget),
-            f"      arena {plan.required_bytes} (head {plan.head_bytes} + tail {plan.tail_bytes}{temp})"
-            + stack,
-            self._line("flash", self.flash_used, self.flash_budget),
-            f"      model {self.model_bytes}" + code,
-        ]
+        width = max(len(name) for name, _, _ in self.ram_parts() + self.flash_parts())
+        lines.append(self._line("RAM  ", self.ram_used, self.ram_budget))
+        lines += [f"  {name:<{width}} {n:>10,}  {what}" for name, n, what in self.ram_parts()]
+        if not m:
+            lines.append("  " + ("" if self.scope else "+ kernel stack and static data not measured"))
+        lines.append(self._line("flash", self.flash_used, self.flash_budget))
+        lines += [f"  {name:<{width}} {n:>10,}  {what}" for name, n, what in self.flash_parts()]
+        if not m:
+            lines.append("  " + ("" if self.scope else "+ kernel code not measured"))
+        lines = [line for line in lines if line.strip()]
         if m:
-            lines.append("      stack and code measured by running one inference of micro_rt's C "
-                         "kernels on the virtual MCU")
+            lines.append("stack measured by running one inference of micro_rt's C kernels on the "
+                         "virtual MCU; code and data are what a --gc-sections link of the firmware "
+                         "keeps for the functions that inference ran")
         if self.board:
             lines.append(f"budgets: {self.budget_source}")
         if self.not_accounted:
@@ -267,6 +410,11 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
                     f"the operators after op {report.measured.ended_at}: it ended the emulated inference "
                     "(kTfLiteAbort, as TFLM's CIRCULAR_BUFFER does until its period comes round), so "
                     "their stack and code are not measured")
+            if report.measured.plan is None and not report.measured.ops_on_host:
+                report.not_accounted.append(
+                    f"the firmware plan and the operators' constants: {report.measured.plan_note} "
+                    "(micro_rt's runtime cannot run it as one plan; the .tflite file is counted "
+                    "in their place)")
     if not report.scope:      # RAM is exact; the NPU's compute and driver are another matter
         report.not_accounted += [f"op {index} {op}: {why} (its op data, scratch buffers and "
                                  "tensors are counted in the arena)" for index, op, why in not_simulated]

@@ -335,7 +335,9 @@ class Interpreter:
                              "micro_rt does not run the model (its memory plan stands)")
         executor = self._mcu()
         with self._blas:
-            if executor is None and progress is None and len(self.subgraphs) == 1:
+            if executor is not None and executor.runs_whole():     # one firmware call (whole_invoke)
+                self.last_run = executor.invoke_whole(progress)
+            elif executor is None and progress is None and len(self.subgraphs) == 1:
                 self._invoke_host()
             else:
                 self._invoke_each(executor, progress)

@@ -107,10 +107,33 @@ class RunRecords:
             self.records[slot].add_run(record)
 
 
+def runtime_fields(executor: Any) -> dict:
+    """The device runtime's own part of the last invoke (`runtime`: instructions, cycles, its
+    stack frame, the plan's bytes in flash (its entry table) and in RAM (its kernels' argument
+    structs and state)) when it ran as one
+    firmware call; else None and why it was not measured."""
+    cost = getattr(executor, "last_runtime", None) if executor is not None else None
+    if cost is not None:
+        image = executor.plan_image
+        return {"runtime": {"instructions": cost.instructions, "cycles": cost.cycles,
+                            "frame_bytes": cost.frame_bytes, "plan_flash_bytes": len(image.flash),
+                            "plan_ram_bytes": len(image.state)},
+                "runtime_not_measured": None}
+    why = getattr(executor, "whole_invoke_unavailable", None) if executor is not None else None
+    return {"runtime": None,
+            "runtime_not_measured": f"the operators ran call by call: {why}" if why else
+            "the operators ran call by call"}
+
+
 def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
                    emulation_seconds: float, without_kernels: Sequence[str] = (),
-                   not_simulated: Sequence[tuple[int, str, str]] = ()) -> dict:
+                   not_simulated: Sequence[tuple[int, str, str]] = (), runtime: Optional[dict] = None) -> dict:
     """The `micro-rt profile` JSON: per-operator costs and totals at the given clock.
+
+    `runtime` (runtime_fields): when the whole inference ran as one call of the firmware's
+    runtime, its own instructions and cycles between the operators are a line of their own and
+    part of the totals (what a DWT cycle counter around invoke reads); else they are not
+    measured and the report says so.
 
     `complete` is False when the total leaves operators out: those that ran on a host kernel
     (no C kernel, no cycles), or, with `without_kernels` (ops no kernel is registered for), the
@@ -125,8 +148,10 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
                     for index, op, why in not_simulated]
     ran = not without_kernels and not not_simulated
     several = len(interpreter.model.subgraphs) > 1
-    total_cycles = sum(r.cycles for r in records) if ran else None
-    total_instructions = sum(r.instructions for r in records) if ran else None
+    runtime = runtime if runtime is not None else {"runtime": None, "runtime_not_measured": None}
+    own = runtime["runtime"] or {"cycles": 0, "instructions": 0}
+    total_cycles = sum(r.cycles for r in records) + own["cycles"] if ran else None
+    total_instructions = sum(r.instructions for r in records) + own["instructions"] if ran else None
     return {
         "target": interpreter.target.name,
         **kernels_fields(interpreter.kernels),
@@ -143,6 +168,7 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
                                     if ran and emulation_seconds else None),
         "alignment": [str(a) for r in records for a in r.alignment],
         "ops": [r.as_dict(several) for r in records],
+        **(runtime if ran else {"runtime": None, "runtime_not_measured": None}),
     }
 
 
@@ -167,7 +193,7 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
     from .interpreter import Interpreter
     from .inputs import random_inputs
     options = {"clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
-               "strict_alignment": strict_alignment, "arena_misalign": arena_misalign}
+               "strict_alignment": strict_alignment, "arena_misalign": arena_misalign, "whole_invoke": True}
     if memory_system is not None:
         options["memory_system"] = memory_system
     it = Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True,
@@ -186,7 +212,8 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
         if not any(r.ended_run for r in it.last_run):
             break
         ended_early += 1
-    report = profile_report(it, it.last_run, clock_hz, seconds)
+    report = profile_report(it, it.last_run, clock_hz, seconds,
+                            runtime=runtime_fields(it.executor))
     if ended_early and not any(r.ended_run for r in it.last_run):
         report["invokes_ended_early"] = ended_early
     return report, it
@@ -231,6 +258,10 @@ def profile_table(report: dict) -> str:
             cycles = op["cycles_with_subgraphs"]
             lines.append(f"{'':>4}  {'  with its subgraphs':<20}{op['instructions_with_subgraphs']:>14,}"
                          f"{cycles:>14,}{'':>28}{cycles / clock * 1e3:>9.3f}")
+    own = report.get("runtime")
+    if own is not None:
+        lines.append(f"{'':>4}  {'runtime (between ops)':<20}{own['instructions']:>14,}{own['cycles']:>14,}"
+                     f"{'':>21}{own['frame_bytes']:>7}{own['cycles'] / clock * 1e3:>9.3f}")
     n = len(report["ops_not_counted"])
     label = "total" if report["complete"] else f"INCOMPLETE total ({n} operator{'s' if n != 1 else ''} not counted)"
     lines.append(f"{label} on {where}: {report['total_cycles']:,} cycles = "
@@ -243,6 +274,9 @@ def profile_table(report: dict) -> str:
     if report["instructions_per_second"]:
         lines.append(f"emulated in {report['emulation_seconds']:.2f} s "
                      f"({report['instructions_per_second'] / 1e6:.0f} M instructions/s)")
+    if report.get("runtime_not_measured"):
+        lines.append(f"runtime overhead not measured ({report['runtime_not_measured']}): the total is the "
+                     "operators' alone")
     if not report["complete"]:
         lines.append(f"INCOMPLETE: the total leaves out {_not_counted(report)}: they ran on host "
                      f"kernels ({_no_c_kernel(report['kernels'])}), so their cycles, instructions and "

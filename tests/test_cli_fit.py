@@ -67,7 +67,8 @@ def test_reference_kernels_are_measured_as_themselves(capsys):
     code, ref = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "reference")
     assert code == 0 and ref["fits"] is True and ref["not_accounted"] == [] and ref["measured_on_virtual_mcu"]
     _, cmsis = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn")
-    with Interpreter.from_file(MODEL, target="cortex-m4", kernels="reference", emulate=True) as it:
+    with Interpreter.from_file(MODEL, target="cortex-m4", kernels="reference", emulate=True,
+                               mcu_options={"whole_invoke": True}) as it:     # as fit measures
         for i, x in enumerate(random_inputs(it, 0)):
             it.set_input(x, i)
         it.invoke()
@@ -132,6 +133,7 @@ def test_op_that_fell_back_to_the_host_is_not_accounted(capsys, monkeypatch):
     """An operator without a C kernel runs on its host kernel (the executor returns None for
     it): its stack and code are not measured, so no FITS."""
     original = McuExecutor.run
+    monkeypatch.setattr(McuExecutor, "runs_whole", lambda self: False)    # call by call
     monkeypatch.setattr(McuExecutor, "run",
                         lambda self, node, *rest: None if node.op_name == "SOFTMAX"
                         else original(self, node, *rest))

@@ -69,7 +69,7 @@ def test_profile_json(capsys):
     for key in ("target", "clock_hz", "total_cycles", "total_instructions", "emulation_seconds", "ops"):
         assert key in report
     assert report["clock_hz"] == 120_000_000
-    assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"])
+    assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"]) + report["runtime"]["cycles"]
     assert {"index", "op", "instructions", "cycles", "macs", "stack_bytes"} <= set(report["ops"][0])
     conv = next(op for op in report["ops"] if op["op"] == "CONV_2D")
     assert conv["macs"] > 0 and conv["stack_bytes"] > 0
@@ -123,9 +123,17 @@ def test_fit_adds_stack_and_code(capsys):
     plain = json.loads(capsys.readouterr().out)
     assert measured["measured_on_virtual_mcu"] and not plain["measured_on_virtual_mcu"]
     assert measured["ram"]["kernel_stack_bytes"] > 0 and measured["flash"]["kernel_code_bytes"] > 0
-    assert measured["ram"]["used"] == plain["ram"]["used"] + measured["ram"]["kernel_stack_bytes"] \
-        + measured["ram"]["static_bytes"]
-    assert measured["flash"]["used"] == plain["flash"]["used"] + measured["flash"]["kernel_code_bytes"]
+    ram, flash = measured["ram"], measured["flash"]
+    assert ram["used"] == plain["ram"]["used"] + ram["kernel_stack_bytes"] + ram["static_bytes"] \
+        + ram["plan_state_bytes"]
+    # micro_rt's image keeps the model's constant tensors (not the .tflite file), the operators'
+    # constants and the plan, and the code and data a --gc-sections link keeps
+    assert plain["flash"]["used"] == plain["flash"]["model_file_bytes"] == flash["model_file_bytes"]
+    assert 0 < flash["model_bytes"] < flash["model_file_bytes"]
+    assert flash["used"] == sum(flash[k] for k in ("model_bytes", "op_constants_bytes", "plan_bytes",
+                                                   "kernel_code_bytes", "rodata_bytes", "data_init_bytes",
+                                                   "padding_bytes"))
+    assert flash["used"] == sum(p["bytes"] for p in flash["parts"])
 
 
 def test_cmsis_nn_arena_for_person_detect_is_near_tflm_published():
@@ -146,6 +154,7 @@ def test_profile_total_that_leaves_ops_out_is_incomplete(capsys, monkeypatch):
     monkeypatch.setattr(McuExecutor, "run",
                         lambda self, node, *rest: None if node.op_name == "SOFTMAX"
                         else original(self, node, *rest))
+    monkeypatch.setattr(McuExecutor, "runs_whole", lambda self: False)    # a model that does not plan
     code = main(["profile", path, "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 3 and report["complete"] is False

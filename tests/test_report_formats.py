@@ -66,7 +66,8 @@ def test_csv_rows_carry_the_json_figures(capsys):
 
     profile = json.loads(_run(capsys, [*COMMANDS["profile"], "--json"])[1])
     rows = _csv(_run(capsys, [*COMMANDS["profile"], "--format", "csv"])[1])
-    assert [int(r["cycles"]) for r in rows] == [o["cycles"] for o in profile["ops"]]
+    assert [int(r["cycles"]) for r in rows if r["op"] != "(runtime)"] == [o["cycles"] for o in profile["ops"]]
+    assert [int(r["cycles"]) for r in rows if r["op"] == "(runtime)"] == [profile["runtime"]["cycles"]]
     assert sum(int(r["cycles"]) for r in rows) == profile["total_cycles"]
 
 
@@ -92,7 +93,8 @@ def test_markdown_has_the_summary_and_a_table(capsys):
     assert "| resource | used B | budget B |" in out and "|---|---:|---:|" in out
     rc, out = _run(capsys, [*COMMANDS["profile"], "--format", "markdown"])
     lines = [l for l in out.splitlines() if l.startswith("| ")]
-    assert len(lines) == 1 + 9          # header + one row per operator
+    assert len(lines) == 1 + 9 + 1      # header + one row per operator + the device runtime's
+    assert lines[-1].startswith("|  | (runtime) | yes |")
 
 
 def test_json_and_another_format_is_a_usage_error(capsys):

@@ -83,10 +83,8 @@ def test_transposes_run_on_the_mcu_and_are_counted(dtype, core, called):
         assert extra[(32, adj_x)] > 3 * extra[(8, adj_x)], extra
 
 
-@pytest.mark.parametrize("dtype", ["FLOAT32", "INT8"])
-def test_model_with_transposed_inputs_runs_whole_on_the_mcu(dtype):
-    """lhs and rhs both inputs, adj_x: both transposed at every invoke on the MCU; outputs equal
-    the host's over several invokes, the planned arena is the host's."""
+def bmm_transposes_model(dtype: str) -> bytes:
+    """lhs (2, 12, 5) and rhs (2, 12, 7) both inputs, adj_x: both transposed at every invoke."""
     b = ModelBuilder("bmm transposes")
     q = {} if dtype == "FLOAT32" else {"scale": 0.05, "zero_point": 3}
     x = b.add_tensor("lhs", (2, 12, 5), dtype, **q)
@@ -94,7 +92,14 @@ def test_model_with_transposed_inputs_runs_whole_on_the_mcu(dtype):
     out = b.add_tensor("out", (2, 5, 7), dtype, **({} if dtype == "FLOAT32" else {"scale": 0.2, "zero_point": -1}))
     b.add_operator("BATCH_MATMUL", [x, y], [out], options={"adj_x": True, "adj_y": False})
     b.inputs, b.outputs = [x, y], [out]
-    data = b.build()
+    return b.build()
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT32", "INT8"])
+def test_model_with_transposed_inputs_runs_whole_on_the_mcu(dtype):
+    """lhs and rhs both inputs, adj_x: both transposed at every invoke on the MCU; outputs equal
+    the host's over several invokes, the planned arena is the host's."""
+    data = bmm_transposes_model(dtype)
     for core in ("cortex-m0plus", "cortex-m4"):
         host = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=False)
         mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True)

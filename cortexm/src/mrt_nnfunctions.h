@@ -717,4 +717,10 @@ int32_t mrt_circular_buffer_s8(const mrt_circular_buffer_params *p);
  */
 int32_t mrt_detection_postprocess_f32(const mrt_detection_postprocess_params *p);
 
+/* Run-time data checks (mrt_data_checks.c): nonzero when TFLM fails the invoke on the values. */
+int32_t mrt_check_nonzero_f32(const float *divisor, int32_t n);
+int32_t mrt_check_nonzero_s32(const int32_t *divisor, int32_t n);
+int32_t mrt_check_div_overflow_s32(const mrt_binary_ops_params *p);
+int32_t mrt_check_rsqrt_int(const mrt_abs_rsqrt_int_params *p);
+
 #endif

@@ -128,9 +128,10 @@ def boards_text(p: dict) -> str:
     notes = [f"  {r['board']}: {r['note']}" for r in rows if r["note"]]
     if notes:
         lines += ["notes (figures missing or incomplete):", *notes]
-    lines.append("RAM = arena + kernel stack + static data against the SRAM the board's linker "
-                 "puts .bss in; flash = model + kernel code; latency = one inference at the "
-                 "board's clock through its flash interface (>= : operators left out)")
+    lines.append("RAM = arena + stack + static data + plan state against the SRAM the board's "
+                 "linker puts .bss in; flash = model weights + op constants + plan + code + "
+                 "read-only data (micro-rt fit --board B lists each); latency = one inference at "
+                 "the board's clock through its flash interface (>= : operators left out)")
     return "\n".join(lines)
 
 

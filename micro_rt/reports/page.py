@@ -263,7 +263,6 @@ def _meter(name: str, used: int, budget: Optional[int], parts: list[tuple[str, i
 
 def verdict_section(r: ModelReport) -> str:
     fit, plan = r.fit, r.plan
-    m = fit.measured
     if r.judged:
         css = {FITS: "fits", DOES_NOT_FIT: "nofit", CANNOT_TELL: "tell"}[fit.verdict]
         word = {FITS: "FITS", DOES_NOT_FIT: "DOES NOT FIT", CANNOT_TELL: "CANNOT TELL"}[fit.verdict]
@@ -279,11 +278,10 @@ def verdict_section(r: ModelReport) -> str:
     ram_parts = [("arena head", plan.head_bytes, ROLE_COLOURS["activation"]),
                  ("arena tail", plan.tail_bytes, TAIL_COLOUR),
                  ("temp peak and rounding", temp, "#b8bec6")]
-    if m:
-        ram_parts += [("kernel stack", m.stack_bytes, "#4e79a7"), ("static data", m.static_bytes, "#76b7b2")]
-    flash_parts = [("model", r.model_bytes, "#59a14f")]
-    if m:
-        flash_parts.append(("kernel code", m.code_bytes, "#b07aa1"))
+    # the rest of each as fit counts it (micro_rt.fit.FitReport.ram_parts / flash_parts)
+    colours = ("#4e79a7", "#76b7b2", "#59a14f", "#b07aa1", "#edc948", "#ff9da7", "#9c755f", "#bab0ac")
+    ram_parts += [(name, n, colours[k % len(colours)]) for k, (name, n, _) in enumerate(fit.ram_parts()[1:])]
+    flash_parts = [(name, n, colours[(k + 2) % len(colours)]) for k, (name, n, _) in enumerate(fit.flash_parts())]
     complete = not fit.not_accounted
     meters = (_meter("RAM", fit.ram_used, r.setup.ram_budget, ram_parts, complete)
               + _meter("Flash", fit.flash_used, r.setup.flash_budget, flash_parts, complete))

@@ -81,12 +81,20 @@ def profile_tables(p: dict) -> tuple[list[str], list[Table]]:
         if not p["complete"]:
             summary.append("not counted (ran on host kernels): " + ", ".join(
                 f"{o['index']} {o['op']}" for o in p["ops_not_counted"]))
+        if p.get("runtime_not_measured"):
+            summary.append(f"runtime overhead not measured ({p['runtime_not_measured']}): the total is "
+                           "the operators' alone")
     summary += [f"alignment: {a}" for a in p["alignment"]]
     clock = p["clock_hz"]
     rows = [dict(o, counted=o["on_mcu"],
                  cycles=o["cycles"] if o["on_mcu"] else None,
                  instructions=o["instructions"] if o["on_mcu"] else None,
                  ms=o["cycles"] / clock * 1e3 if o["on_mcu"] else None) for o in p["ops"]]
+    own = p.get("runtime")
+    if own is not None:       # the device runtime between the operators: part of the total
+        rows.append(dict(index=None, op="(runtime)", counted=True, instructions=own["instructions"],
+                         cycles=own["cycles"], macs=0, macs_per_cycle=None, stack_bytes=own["frame_bytes"],
+                         ms=own["cycles"] / clock * 1e3))
     nc = "not counted"
     ops = Table([Column("index", "#", True), Column("op", "op"),
                  Column("counted", "counted"),

@@ -1,0 +1,610 @@
+"""The firmware plan: a whole inference as the device runtime (cortexm/src/mrt_runtime.c) walks it.
+
+One IR, two emitters. The IR is an ordered list of kernel calls (`PlanEntry`: symbol, argument
+words) and the argument structs they point to, where every word that is a pointer carries a
+relocation (`Reloc`: region and offset) instead of an address:
+
+    arena      the tensor arena (tensors, scratch buffers, variable tensors), offset from its start
+    constants  the model's constants and each operator's constant parameters (weights, biases,
+               multipliers, lookup tables, FFT twiddles): `FirmwarePlan.constants`, read-only
+    plan       the argument structs of the calls (`plan_blob`), read-only
+    state      argument structs a kernel writes (work buffers, the state Signal kernels keep between
+               invokes: `state_blob`); RAM on a device
+
+Emitters: `binary_image` lays the plan out with absolute addresses (the emulator writes it into
+flash, cortexm/executor.py); a C emitter (micro-rt export) writes pointer words as expressions
+over its arrays. API, stable:
+
+    build_plan(program, core, arena_misalign=0, arena_bytes=0) -> FirmwarePlan
+    plan_nodes(interpreter, scratch=None, persistent=None) -> program
+                                           # [PlanNode | Label | Jump | Mark]: IF / WHILE unrolled
+    FirmwarePlan.entries[i]: PlanEntry(subgraph, node_index, op_name, symbol, args, blocks,
+                                       refusal, after, opcode, target)
+        opcode: CALL (symbol, args), JUMP_IF_FALSE (args[0]: a BOOL's address; to entry
+        `target` when it is 0), JUMP (to `target`), ENTER / LEAVE (a control-flow operator
+        starts / ends: for the profiler)
+        args: tuple of int (a plain word) or Reloc (a pointer)
+        blocks: ((region "plan" | "state", offset, length), ...) its argument structs
+    FirmwarePlan.plan_blob / state_blob: bytes, pointer words zero; plan_relocs / state_relocs:
+        ((offset of a pointer word in the blob, Reloc), ...)
+    FirmwarePlan.constants: (ConstantItem(offset, data, align), ...) laid out in constants_bytes
+    FirmwarePlan.arena_bytes
+    resolver(plan, arena_base, flash_base, state_base, place_constant) -> resolve(Reloc) -> address
+    binary_image(plan, resolve, symbol_address, flash_base, state_base) -> PlanImage
+
+How pointers are found: the runners (cortexm/ops_*.py) describe their calls twice, for two
+layouts whose region bases differ by different deltas (alignment residues kept); a word that
+moves by exactly a region's delta is a pointer into that region, every other word must not move
+(PlanError otherwise). Constants the runners place (`ctx.const`, constant tensors) go to the
+constants region, each once (the same bytes are shared, as in the emulator's flash).
+
+A node whose runner reads a non-constant tensor's values while describing its calls (a check of
+run-time data made on the host before the call) cannot be planned ahead: PlanError names it.
+Calls with an `after` callback (kernels keeping state on the host between invokes) are planned;
+their argument structs are re-described before each invoke (`refresh_blocks`) and `after` runs
+after the invoke with a reader that maps the plan's addresses (`AddressReader`).
+"""
+from __future__ import annotations
+
+import bisect
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+
+from micro_rt.errors import EmulationError
+
+from . import ops
+from .calling import ArgsArea
+from .memory_map import as_bytes, round_up
+from .ops_context import KernelCall, UnsupportedOnMcu
+from .ops_control import CopyStep
+
+__all__ = ["CALL", "ENTER", "JUMP", "JUMP_IF_FALSE", "LEAVE", "MAX_ARGS", "OPCODES", "REGIONS", "AddressReader",
+           "ConstantItem", "FirmwarePlan", "Jump", "Label", "Mark", "PlanEntry", "PlanError",
+           "PlanImage", "PlanNode", "Reloc", "binary_image", "build_plan", "plan_nodes", "refresh_blocks",
+           "resolver", "scratch_offsets"]
+
+REGIONS = ("arena", "constants", "plan", "state")
+MAX_ARGS = 16              # argument words per call the runtime passes (mrt_runtime.h MRT_PLAN_MAX_ARGS)
+ENTRY_WORDS = 2 + MAX_ARGS  # mrt_entry_t: the kernel's address, the control word, the argument words
+
+# Two layouts for finding pointer words: region bases far apart, 64 KiB-aligned deltas (so a
+# runner that looks at an address's alignment sees the same residue in both).
+# The bases avoid what parameter words often hold (small integers, Q31 multipliers below
+# 0x8000_0000, INT32_MIN, float32 values of ordinary magnitude), so that a word equal in both
+# layouts but pointing into a region of layout A is caught as an address a runner kept.
+_LAYOUT_A = {"arena": 0x9000_0000, "constants": 0x9400_0000, "plan": 0x9800_0000, "state": 0x9C00_0000}
+_LAYOUT_B = {"arena": 0x9110_0000, "constants": 0x9620_0000, "plan": 0x9B30_0000, "state": 0x9F40_0000}
+_REGION_SPAN = 0x0100_0000      # the probe's regions hold at most 16 MiB of argument structs
+
+
+class PlanError(EmulationError):
+    """The model cannot run as one firmware plan (it runs call by call instead); says why."""
+
+
+@dataclass(frozen=True)
+class Reloc:
+    """A pointer word: `offset` bytes into `region` (one of REGIONS)."""
+    region: str
+    offset: int
+
+
+Word = Union[int, Reloc]
+
+
+@dataclass(frozen=True)
+class ConstantItem:
+    """One constant in the constants region: its bytes at `offset` (aligned to `align`)."""
+    offset: int
+    data: bytes
+    align: int
+
+
+CALL, JUMP_IF_FALSE, JUMP, ENTER, LEAVE = "call", "jump_if_false", "jump", "enter", "leave"
+OPCODES = {CALL: 0, JUMP_IF_FALSE: 1, JUMP: 2, ENTER: 3, LEAVE: 4}     # mrt_runtime.h MRT_PLAN_*
+
+
+@dataclass
+class PlanEntry:
+    """One step of the plan: a kernel call (an operator may need several, in order), or, for
+    control flow (IF, WHILE), a jump (`target`: an entry index; JUMP_IF_FALSE jumps when the
+    byte at args[0] is zero) or the start / end of a control-flow operator (ENTER / LEAVE: the
+    runtime reports them to the profiler, nothing else)."""
+    subgraph: int
+    node_index: int
+    op_name: str
+    symbol: str
+    args: tuple[Word, ...]
+    blocks: tuple[tuple[str, int, int], ...]   # (region, offset, length) of its argument structs
+    refusal: str = ""       # why a nonzero return refuses the invoke (KernelCall); "": the return means nothing
+    after: Optional[Callable[[Any], None]] = None   # run after the invoke with an AddressReader
+    opcode: str = CALL
+    target: int = 0
+    ends_run: bool = False  # a nonzero return ends the invoke here, not an error (KernelCall)
+
+    @property
+    def control(self) -> int:
+        """mrt_entry_t.control: opcode << 8 | MRT_PLAN_CHECKED (1) | MRT_PLAN_ENDS_RUN (2)."""
+        return OPCODES[self.opcode] << 8 | int(bool(self.refusal)) | 2 * int(self.ends_run)
+
+
+@dataclass
+class FirmwarePlan:
+    core: str
+    entries: list[PlanEntry]
+    plan_blob: bytes
+    plan_relocs: tuple[tuple[int, Reloc], ...]
+    state_blob: bytes
+    state_relocs: tuple[tuple[int, Reloc], ...]
+    constants: tuple[ConstantItem, ...]
+    constants_bytes: int
+    arena_bytes: int
+    arena_misalign: int = 0
+    nodes: list = field(default_factory=list, repr=False)     # the program it was built from
+
+    def region_size(self, region: str) -> int:
+        return {"arena": self.arena_bytes, "constants": self.constants_bytes,
+                "plan": len(self.plan_blob), "state": len(self.state_blob)}[region]
+
+
+@dataclass
+class PlanNode:
+    """What a runner describes one node's calls from (as McuExecutor.run passes it)."""
+    node: Any
+    tensors: dict          # tensor index -> tensor
+    offsets: dict          # tensor index -> arena offset (non-constant tensors)
+    scratch: Any = None    # the node's scratch offset(s), in request order
+    persistent: tuple = ()  # arena offsets of its persistent buffers (ops.persistent_requests order)
+    kernels: str = "cmsis-nn"   # the C kernels' flavour (ops.REFERENCE_KERNELS)
+
+
+@dataclass
+class Label:
+    """A place in a program (`build_plan`): the index of the entry that follows it."""
+    name: str
+
+
+@dataclass
+class Jump:
+    """Jump to `label`; with `condition` (a BOOL tensor's arena offset), only when it is false."""
+    node: Any
+    label: str
+    condition: Optional[int] = None
+
+
+@dataclass
+class Mark:
+    """A control-flow operator starts (ENTER) or ends (LEAVE)."""
+    node: Any
+    opcode: str
+
+
+# --------------------------------------------------------------------------- describing
+
+class _ReadsValues(Exception):
+    """A runner read a non-constant tensor's values while describing its calls."""
+
+
+class _DescribeView:
+    """A tensor as a runner sees it while the plan is built: all of it but a non-constant
+    tensor's values (they exist only when the invoke runs)."""
+
+    def __init__(self, tensor: Any):
+        self.__dict__["_tensor"] = tensor
+
+    def __getattr__(self, name: str):
+        tensor = self.__dict__["_tensor"]
+        if name == "data" and not getattr(tensor, "is_constant", False):
+            raise _ReadsValues(getattr(tensor, "name", "?"))
+        return getattr(tensor, name)
+
+
+class _Area(ArgsArea):
+    """A region the layout lays structs out in, which can be told where to continue."""
+
+    def start_at(self, offset: int) -> None:
+        self._next = self.base + offset
+
+
+class _PlanArea(_Area):
+    """The plan's argument structs: calls do not share them (no reset between calls); blocks a
+    kernel writes go to the state region."""
+
+    def __init__(self, bases: dict[str, int]):
+        super().__init__(bases["plan"], bases["plan"] + _REGION_SPAN)
+        self.state = _Area(bases["state"], bases["state"] + _REGION_SPAN)
+
+    def reset(self) -> None:
+        pass
+
+    def reserve(self, nbytes: int, align: int = 4, writable: bool = False) -> int:
+        if writable:
+            return self.state.reserve(nbytes, align)
+        return super().reserve(nbytes, align)
+
+
+class _Layout:
+    """Stands in for the VirtualMCU while the runners describe their calls: the arena, the
+    constants and the argument structs at this layout's bases."""
+
+    def __init__(self, core: str, bases: dict[str, int], arena_misalign: int):
+        self.core = core
+        self.bases = dict(bases)
+        self.arena_base = bases["arena"] + arena_misalign
+        self.area = _PlanArea(bases)
+        self._constants: list[ConstantItem] = []
+        self._constants_end = 0
+        self._by_digest: dict[tuple[bytes, int], int] = {}
+
+    def new_args_area(self) -> ArgsArea:
+        return self.area
+
+    def place_constant(self, data, align: int = 16) -> int:
+        raw = as_bytes(data)
+        key = (raw, align)
+        offset = self._by_digest.get(key)
+        if offset is None:
+            offset = round_up(self._constants_end, max(1, align))
+            self._constants.append(ConstantItem(offset, raw, align))
+            self._constants_end = offset + len(raw)
+            self._by_digest[key] = offset
+        return self.bases["constants"] + offset
+
+
+def _describe(layout: _Layout, pn: PlanNode) -> list[KernelCall]:
+    views = {i: _DescribeView(t) for i, t in pn.tensors.items()}
+    node = pn.node
+    try:
+        return ops.describe(layout, node, views, pn.offsets, pn.scratch, pn.kernels, pn.persistent)
+    except _ReadsValues as e:
+        raise PlanError(f"op {node.index} {node.op_name} reads the values of tensor '{e}' when its "
+                        "kernel call is set up (a check of run-time data on the host), so it "
+                        "cannot be planned ahead") from None
+    except UnsupportedOnMcu as e:
+        raise PlanError(f"op {node.index} {node.op_name} has no C kernel here: {e}") from None
+
+
+def _classify(a: int, b: int, deltas: dict[str, int], layout_a: _Layout, where: str) -> Word:
+    """A word seen as `a` in layout A and `b` in layout B: plain, or a pointer into a region."""
+    if a == b:
+        for region, base in layout_a.bases.items():
+            if base <= a < base + _REGION_SPAN:
+                raise PlanError(f"{where}: the word 0x{a:08x} points into the {region} region but "
+                                "did not move with it (an address kept from an earlier layout)")
+        return a
+    diff = (b - a) & 0xFFFFFFFF
+    for region, delta in deltas.items():
+        if diff == delta & 0xFFFFFFFF:
+            start = layout_a.arena_base if region == "arena" else layout_a.bases[region]
+            return Reloc(region, (a - start) & 0xFFFFFFFF)
+    raise PlanError(f"{where}: a word is 0x{a:08x} in one layout and 0x{b:08x} in the other, "
+                    "which no region's move explains")
+
+
+def _words(data: bytes) -> list[int]:
+    n = len(data) // 4
+    return list(struct.unpack("<%dI" % n, data[:4 * n]))
+
+
+def build_plan(nodes: Sequence[Union[PlanNode, Label, Jump, Mark]], core: str, arena_misalign: int = 0,
+               arena_bytes: int = 0) -> FirmwarePlan:
+    """The plan of `nodes` (in run order: PlanNodes, and for control flow Labels, Jumps and
+    Marks, as `plan_nodes` makes them) on `core`; PlanError when one cannot be planned."""
+    a, b = _Layout(core, _LAYOUT_A, arena_misalign), _Layout(core, _LAYOUT_B, arena_misalign)
+    deltas = {r: _LAYOUT_B[r] - _LAYOUT_A[r] for r in REGIONS}
+    entries: list[PlanEntry] = []
+    blobs = {"plan": bytearray(), "state": bytearray()}
+    relocs: dict[str, list[tuple[int, Reloc]]] = {"plan": [], "state": []}
+    labels: dict[str, int] = {}
+    jumps: list[tuple[PlanEntry, str]] = []
+    for pn in nodes:
+        if isinstance(pn, Label):
+            labels[pn.name] = len(entries)
+            continue
+        if isinstance(pn, (Jump, Mark)):
+            node = pn.node
+            if isinstance(pn, Mark):
+                entries.append(PlanEntry(node.subgraph, node.index, node.op_name, "", (), (), opcode=pn.opcode))
+                continue
+            args = () if pn.condition is None else (Reloc("arena", pn.condition),)
+            entries.append(PlanEntry(node.subgraph, node.index, node.op_name, "", args, (),
+                                     opcode=JUMP if pn.condition is None else JUMP_IF_FALSE))
+            jumps.append((entries[-1], pn.label))
+            continue
+        calls_a, calls_b = _describe(a, pn), _describe(b, pn)
+        node = pn.node
+        where = f"op {node.index} {node.op_name}"
+        if len(calls_a) != len(calls_b):
+            raise PlanError(f"{where}: its calls depend on where memory lies")
+        for ca, cb in zip(calls_a, calls_b):
+            if ca.symbol != cb.symbol or len(ca.args) != len(cb.args) or len(ca.blocks) != len(cb.blocks):
+                raise PlanError(f"{where}: its calls depend on where memory lies")
+            if len(ca.args) > MAX_ARGS:
+                raise PlanError(f"{where}: {ca.symbol} takes {len(ca.args)} argument words; the "
+                                f"runtime passes at most {MAX_ARGS}")
+            args = tuple(_classify(x & 0xFFFFFFFF, y & 0xFFFFFFFF, deltas, a, f"{where} {ca.symbol} argument {k}")
+                         for k, (x, y) in enumerate(zip(ca.args, cb.args)))
+            blocks = []
+            for (addr_a, data_a), (addr_b, data_b) in zip(ca.blocks, cb.blocks):
+                region = "plan" if a.bases["plan"] <= addr_a < a.bases["plan"] + _REGION_SPAN else "state"
+                offset = addr_a - a.bases[region]
+                if addr_b - b.bases[region] != offset or len(data_a) != len(data_b) or len(data_a) % 4 and \
+                        data_a[-(len(data_a) % 4):] != data_b[-(len(data_b) % 4):]:
+                    raise PlanError(f"{where}: its argument structs depend on where memory lies")
+                blob = blobs[region]
+                if len(blob) < offset + len(data_a):
+                    blob.extend(bytes(offset + len(data_a) - len(blob)))
+                blob[offset:offset + len(data_a)] = data_a
+                for k, (x, y) in enumerate(zip(_words(data_a), _words(data_b))):
+                    word = _classify(x, y, deltas, a, f"{where} {ca.symbol} struct word {k}")
+                    if isinstance(word, Reloc):
+                        relocs[region].append((offset + 4 * k, word))
+                        blob[offset + 4 * k:offset + 4 * k + 4] = bytes(4)
+                blocks.append((region, offset, len(data_a)))
+            if ca.ends_run and node.subgraph:
+                raise PlanError(f"{where} in subgraph {node.subgraph} can end the invoke early "
+                                "(kTfLiteAbort): the runtime ends it only from the main subgraph")
+            entries.append(PlanEntry(node.subgraph, node.index, node.op_name, ca.symbol, args, tuple(blocks),
+                                     ca.refusal, ca.after, ends_run=ca.ends_run))
+    for entry, label in jumps:
+        entry.target = labels[label]
+    for region in ("plan", "state"):
+        blobs[region].extend(bytes(-len(blobs[region]) % 16))
+    return FirmwarePlan(core, entries, bytes(blobs["plan"]), tuple(relocs["plan"]), bytes(blobs["state"]),
+                        tuple(relocs["state"]), tuple(a._constants), round_up(a._constants_end, 16),
+                        arena_bytes, arena_misalign, list(nodes))
+
+
+def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:
+    """Each node's scratch buffers (by subgraph and node) in request order (the kernel
+    library's own come last)."""
+    found: dict[tuple[int, int], tuple[int, ...]] = {}
+    for buf in interpreter.plan.buffers:
+        if buf.kind == "scratch":
+            found[(buf.subgraph, buf.tensor)] = found.get((buf.subgraph, buf.tensor), ()) + (buf.offset,)
+    return found
+
+
+def plan_nodes(interpreter: Any, scratch: Optional[dict] = None, persistent: Optional[dict] = None) -> list:
+    """The model as a program for `build_plan`: subgraph 0's nodes in order, IF and WHILE
+    unrolled into their copies (the mrt_copy calls TFLM's kernels make), jumps and the
+    subgraphs' nodes; PlanError for CALL_ONCE and resource variables (they run call by call).
+    `persistent`: each node's persistent buffers' arena offsets (default: where the
+    interpreter's McuExecutor placed them, after the variable tensors); the C kernels are those
+    of `interpreter.kernels`' flavour."""
+    scratch = scratch_offsets(interpreter) if scratch is None else scratch
+    if persistent is None:
+        persistent = getattr(getattr(interpreter, "executor", None), "persistent_offsets", None)
+    context = _Context(scratch, persistent or {}, getattr(interpreter, "kernels", "cmsis-nn"))
+    program: list = []
+    _plan_subgraph(interpreter, 0, context, program, [0])
+    return program
+
+
+@dataclass(frozen=True)
+class _Context:
+    scratch: dict
+    persistent: dict
+    kernels: str
+
+
+def _placed(t, node) -> None:
+    if not t.is_constant and t.offset is None:
+        raise PlanError(f"op {node.index} {node.op_name}: tensor '{t.name}' has no place in the arena")
+
+
+def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels: list) -> None:
+    sub = it.subgraphs[index]
+    for node in sub.nodes:
+        if node.op_name in ("IF", "WHILE"):
+            _plan_control(it, node, context, program, labels)
+            continue
+        if ops.copies_only(node.op_name):
+            raise PlanError(f"op {node.index} {node.op_name} runs call by call (only IF and WHILE "
+                            "run in the device runtime)")
+        tensors = {i: sub.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
+        for t in tensors.values():
+            _placed(t, node)
+        offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
+        key = (node.subgraph, node.index)
+        program.append(PlanNode(node, tensors, offsets, context.scratch.get(key), context.persistent.get(key, ()),
+                                context.kernels))
+
+
+def _copies(node, pairs: list, program: list) -> None:
+    """TFLM's whole-tensor copies (ctx.copy_tensors): equal sizes, none between tensors sharing
+    memory or of no bytes; one CopyStep, as McuExecutor.copy runs them."""
+    todo = []
+    for src, dst in pairs:
+        if src is None or dst is None or src.nbytes != dst.nbytes:
+            raise PlanError(f"op {node.index} {node.op_name}: a copy between tensors of different "
+                            "sizes (TFLM fails the invoke; call by call says so)")
+        _placed(src, node)
+        _placed(dst, node)
+        same = not src.is_constant and not dst.is_constant and src.offset == dst.offset
+        if src.nbytes and not same:
+            todo.append((src, dst))
+    if not todo:
+        return
+    step = CopyStep.of(node, len(todo))
+    step.subgraph = node.subgraph
+    objects = [s for s, _ in todo] + [d for _, d in todo]
+    tensors = dict(enumerate(objects))
+    program.append(PlanNode(step, tensors, {k: t.offset for k, t in tensors.items() if t.offset is not None}))
+
+
+def _condition(t, node) -> int:
+    if t is None or t.is_constant or t.offset is None:
+        raise PlanError(f"op {node.index} {node.op_name}: its condition is not a tensor in the arena")
+    return t.offset
+
+
+def _plan_control(it: Any, node, context: _Context, program: list, labels: list) -> None:
+    """IF and WHILE as kernels/control_flow.py runs them, the host's decisions made by jumps."""
+    tensors = it.subgraphs[node.subgraph].tensors
+    inputs = [tensors[i] if i >= 0 else None for i in node.inputs]
+    outputs = [tensors[i] if i >= 0 else None for i in node.outputs]
+    ins = lambda k: it.subgraph_tensors(k, False)     # noqa: E731
+    outs = lambda k: it.subgraph_tensors(k, True)     # noqa: E731
+    labels[0] += 1
+    tag = f"{node.subgraph}:{node.index}#{labels[0]}"
+    program.append(Mark(node, ENTER))
+    if node.op_name == "IF":
+        then, other = int(node.options["then_subgraph_index"]), int(node.options["else_subgraph_index"])
+        program.append(Jump(node, f"else {tag}", _condition(inputs[0], node)))
+        for branch, name in ((then, "then"), (other, "else")):
+            if name == "else":
+                program.append(Label(f"else {tag}"))
+            _copies(node, list(zip(inputs[1:], ins(branch))), program)
+            _plan_subgraph(it, branch, context, program, labels)
+            if outs(branch):
+                _copies(node, list(zip(outs(branch), outputs)), program)
+            if name == "then":
+                program.append(Jump(node, f"end {tag}"))
+    else:
+        cond, body = int(node.options["cond_subgraph_index"]), int(node.options["body_subgraph_index"])
+        _copies(node, list(zip(inputs, ins(cond))), program)
+        _copies(node, list(zip(inputs, outputs)), program)
+        program.append(Label(f"cond {tag}"))
+        _plan_subgraph(it, cond, context, program, labels)
+        program.append(Jump(node, f"end {tag}", _condition(outs(cond)[0], node)))
+        _copies(node, list(zip(outputs, ins(body))), program)
+        _plan_subgraph(it, body, context, program, labels)
+        _copies(node, list(zip(outs(body), outputs)), program)
+        _copies(node, list(zip(outputs, ins(cond))), program)
+        program.append(Jump(node, f"cond {tag}"))
+    program.append(Label(f"end {tag}"))
+    program.append(Mark(node, LEAVE))
+
+
+def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],
+                   resolve: Callable[[Reloc], int]) -> list[tuple[str, int, bytes]]:
+    """The argument structs of these entries as their runners describe them now ((region,
+    offset, bytes) at the plan's places, pointer words resolved), for kernels whose structs
+    carry state kept on the host into the call (it may have changed since: a reset). Each node
+    is described again at its own offsets, so the entries' `after` become the new calls' (which
+    read the host objects as they are now)."""
+    layout = _Layout(plan.core, _LAYOUT_A, plan.arena_misalign)
+    by_node = {(pn.node.subgraph, pn.node.index): pn for pn in plan.nodes
+               if isinstance(pn, PlanNode) and not isinstance(pn.node, CopyStep)}
+    pointers = {region: dict(relocs) for region, relocs in (("plan", plan.plan_relocs),
+                                                            ("state", plan.state_relocs))}
+    wanted = set(entry_indices)
+    out = []
+    for key in dict.fromkeys((plan.entries[i].subgraph, plan.entries[i].node_index) for i in sorted(wanted)):
+        indices = [j for j, e in enumerate(plan.entries) if (e.subgraph, e.node_index) == key and e.opcode == CALL]
+        for region, area in (("plan", layout.area), ("state", layout.area.state)):
+            offsets = [o for j in indices for r, o, _ in plan.entries[j].blocks if r == region]
+            area.start_at(min(offsets) if offsets else 0)
+        calls = _describe(layout, by_node[key])
+        if len(calls) != len(indices):
+            raise PlanError(f"op {key[1]}: its kernel calls changed")
+        for j, call in zip(indices, calls):
+            entry = plan.entries[j]
+            if [(_LAYOUT_A[r] + o, n) for r, o, n in entry.blocks] != [(a, len(d)) for a, d in call.blocks]:
+                raise PlanError(f"op {entry.node_index} {entry.op_name}: its argument structs changed")
+            if j not in wanted:
+                continue
+            for (region, offset, n), (_, data) in zip(entry.blocks, call.blocks):
+                data = bytearray(data)
+                for k in range(0, n - 3, 4):
+                    reloc = pointers[region].get(offset + k)
+                    if reloc is not None:
+                        data[k:k + 4] = struct.pack("<I", resolve(reloc) & 0xFFFFFFFF)
+                out.append((region, offset, bytes(data)))
+            entry.after = call.after
+    return out
+
+
+# --------------------------------------------------------------------------- binary emitter
+
+@dataclass(frozen=True)
+class PlanImage:
+    """The binary plan at absolute addresses: `flash` (the plan region's structs unless they go
+    to RAM, then the entry table and mrt_plan_t) at `flash_base`, `state` (RAM: the state
+    region, then the plan region's structs when in RAM) at `state_base`; mrt_invoke's argument
+    is `plan_address`."""
+    flash_base: int
+    flash: bytes
+    state_base: int
+    state: bytes
+    plan_address: int
+
+
+def _patch(blob: bytes, relocs, resolve: Callable[[Reloc], int]) -> bytearray:
+    out = bytearray(blob)
+    for offset, reloc in relocs:
+        out[offset:offset + 4] = struct.pack("<I", resolve(reloc) & 0xFFFFFFFF)
+    return out
+
+
+def binary_image(plan: FirmwarePlan, resolve: Callable[[Reloc], int],
+                 symbol_address: Callable[[str], int], flash_base: int, state_base: int,
+                 plan_base: Optional[int] = None) -> PlanImage:
+    """The plan laid out for the firmware runtime: `resolve` gives a relocation's address (the
+    plan region must resolve to `flash_base` + offset, or with `plan_base` to it, the state
+    region to `state_base` + offset), `symbol_address` a kernel's address. `plan_base`: the
+    plan region's structs go to RAM there, right after the state region (16-byte aligned), and
+    are part of `state`; the entry table stays in flash.
+
+    Layout at flash_base: plan_blob (unless plan_base) | entries (mrt_entry_t: kernel address | 1 (0: not a call),
+    control: opcode << 8 | 1 when the entry has a refusal (its kernel returns a status) | 2 when
+    a nonzero return ends the invoke early (ends_run),
+    MAX_ARGS words: the call's, or a jump's condition address and target index) | mrt_plan_t
+    {n_entries, entries}."""
+    structs = _patch(plan.plan_blob, plan.plan_relocs, resolve)
+    state = _patch(plan.state_blob, plan.state_relocs, resolve)
+    if plan_base is not None:
+        if plan_base != state_base + round_up(len(state), 16):
+            raise PlanError("the plan's structs must follow the state region")
+        state += bytes(-len(state) % 16) + structs
+        structs = bytearray()
+    flash = structs
+    table_at = flash_base + len(flash)
+    for e in plan.entries:
+        words = [symbol_address(e.symbol) | 1 if e.opcode == CALL else 0, e.control]
+        words += [resolve(w) if isinstance(w, Reloc) else w & 0xFFFFFFFF for w in e.args]
+        if e.opcode in (JUMP, JUMP_IF_FALSE):
+            words += [0] * (3 - len(words)) + [e.target]
+        words += [0] * (ENTRY_WORDS - len(words))
+        flash += struct.pack("<%dI" % ENTRY_WORDS, *words)
+    plan_address = flash_base + len(flash)
+    flash += struct.pack("<II", len(plan.entries), table_at)
+    flash.extend(bytes(-len(flash) % 16))
+    return PlanImage(flash_base, bytes(flash), state_base, bytes(state), plan_address)
+
+
+def resolver(plan: FirmwarePlan, arena_base: int, flash_base: int, state_base: int,
+             place_constant: Callable[[bytes, int], int]) -> Callable[[Reloc], int]:
+    """A relocation's address on a machine: the arena at `arena_base` (its offset 0), the plan
+    region at `flash_base`, the state region at `state_base`, each constant where
+    `place_constant(data, align)` puts it (the emulator's flash shares equal bytes)."""
+    starts = [item.offset for item in plan.constants]
+    addresses = [place_constant(item.data, item.align) for item in plan.constants]
+    bases = {"arena": arena_base, "plan": flash_base, "state": state_base}
+
+    def resolve(reloc: Reloc) -> int:
+        if reloc.region != "constants":
+            return bases[reloc.region] + reloc.offset
+        k = bisect.bisect_right(starts, reloc.offset) - 1
+        if k < 0:
+            raise PlanError(f"constants offset {reloc.offset} lies before the first constant")
+        return addresses[k] + reloc.offset - starts[k]
+
+    return resolve
+
+
+class AddressReader:
+    """What an entry's `after` reads through: the emulator's memory at layout-A addresses (those
+    the runners described with), mapped to where the plan's regions are."""
+
+    def __init__(self, mcu: Any, resolve: Callable[[Reloc], int]):
+        self._mcu, self._resolve = mcu, resolve
+
+    def read(self, addr: int, n: int) -> bytes:
+        for region, base in _LAYOUT_A.items():
+            if region != "arena" and base <= addr < base + _REGION_SPAN:
+                return self._mcu.read(self._resolve(Reloc(region, addr - base)), n)
+        return self._mcu.read(addr, n)

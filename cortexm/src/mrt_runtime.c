@@ -1,0 +1,54 @@
+/* micro_rt's device runtime (mrt_runtime.h): walks a plan of kernel calls.
+ * Its code goes to sections of its own that firmware.ld places after everything else, so
+ * adding it moved no kernel (cycle figures depend on code addresses). */
+#include "mrt_runtime.h"
+
+__attribute__((noipa, used, section(".mrt_runtime.boundary"))) void mrt_op_boundary(uint32_t index, uint32_t phase, int32_t status)
+{
+    (void)index;
+    (void)phase;
+    (void)status;
+    __asm volatile("" ::: "memory");
+}
+
+__attribute__((section(".mrt_runtime.invoke"))) int32_t mrt_invoke(const mrt_plan_t *plan)
+{
+    uint32_t i = 0;
+    while (i < plan->n_entries) {
+        const mrt_entry_t *entry = &plan->entries[i];
+        const uint32_t opcode = entry->control >> 8;
+        if (opcode == MRT_PLAN_JUMP_IF_FALSE) {
+            i = *(const volatile uint8_t *)entry->args[0] ? i + 1 : entry->args[1];
+            continue;
+        }
+        if (opcode == MRT_PLAN_JUMP) {
+            i = entry->args[1];
+            continue;
+        }
+        if (opcode != MRT_PLAN_CALL) {
+            mrt_op_boundary(i, MRT_OP_MARK, 0);
+            i++;
+            continue;
+        }
+        /* The words are read before the operator begins: what it costs is its own. */
+        uint32_t a[MRT_PLAN_MAX_ARGS];
+        for (uint32_t k = 0; k < MRT_PLAN_MAX_ARGS; k++) {
+            a[k] = entry->args[k];
+        }
+        mrt_kernel_fn kernel = entry->kernel;
+        mrt_op_boundary(i, MRT_OP_BEGINS, 0);
+        int32_t status = kernel(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
+                                a[13], a[14], a[15]);
+        mrt_op_boundary(i, MRT_OP_ENDED, status);
+        if (status != 0) {
+            if (entry->control & MRT_PLAN_CHECKED) {
+                return (int32_t)i + 1;
+            }
+            if (entry->control & MRT_PLAN_ENDS_RUN) {
+                return 0;
+            }
+        }
+        i++;
+    }
+    return 0;
+}

@@ -1,0 +1,147 @@
+"""`micro-rt export`: the project builds with arm-none-eabi-gcc, its emulator build runs on the
+virtual MCU from its entry point to completion, and prints the outputs the host computes with
+the instructions `profile --board` counts.
+
+Cycles: compared with no flash wait states, where the cycle model prices a block the same
+whatever code ran around it. The exported image places code elsewhere than micro_rt's
+firmware (only the model's kernels, close together, after main and the start-up code), and the
+model charges branch refills by target alignment and fetch by 64-bit word (Cortex-M7, M33), so
+instructions are exact and cycles agree within CYCLE_BOUND_0WS (measured: equal on the M0+,
+for the float32 model and the WHILE model on the M4, 1 cycle in 1.33 M for the int8 one, 0.04%
+on the M33). With a board's flash wait states the instruction-fetch stalls depend on how a run
+is cut into priced windows: `profile` prices each operator's window in turn (the whole-invoke
+mode), the program run prices mrt_invoke as one call (as VirtualMCU.call does), and the two
+differ by far more than code placement does (nucleo-l4r5zi, mobilenet_tiny_int8: 3.05 M against
+4.73 M cycles), so there the program's instructions are compared, not its cycles."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from conftest import require_tool
+from micro_rt.cli import main
+from micro_rt.cortexm.image import reference_graph
+from micro_rt.cortexm.run_elf import run_program
+from micro_rt.fit import RUNTIME_ROOTS
+from micro_rt.inputs import random_inputs
+from micro_rt.interpreter import Interpreter
+from micro_rt.run_setup import board_setup
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+FIRMWARE = Path(__file__).resolve().parents[1] / "cortexm" / "firmware"
+CYCLE_BOUND_0WS = 0.002
+EXPORT_OWN = {"main", "Reset_Handler", "Default_Handler", "mrt_putc", "mrt_puts", "mrt_put_u32",
+              "mrt_put_hex", "mrt_copy_in", "mrt_cycles_start", "mrt_cycles_now", "SysTick_Handler"}
+FIRMWARE_OWN = {"mrt_reset_handler", "mrt_fault_handler"}      # the emulator firmware's start-up
+
+
+def _json(capsys, *argv) -> tuple[int, dict]:
+    code = main([*argv, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else {}
+
+
+def _profile(capsys, model: Path, board: str, *extra) -> dict:
+    code, report = _json(capsys, "profile", str(model), "--board", board, *extra)
+    assert code == 0
+    return report
+
+
+def _host_outputs(model: Path, core: str) -> list[str]:
+    it = Interpreter.from_bytes(model.read_bytes(), target=core, kernels="reference")
+    for i, x in enumerate(random_inputs(it, 0)):
+        it.set_input(x, i)
+    it.invoke()
+    return [np.ascontiguousarray(it.get_output(i)).tobytes().hex() for i in range(it.num_outputs)]
+
+
+def _functions(path: Path) -> tuple[set[str], dict[str, int]]:
+    """(function symbols, section sizes) of a linked ELF."""
+    with open(path, "rb") as fh:
+        elf = ELFFile(fh)
+        return ({s.name for s in elf.get_section_by_name(".symtab").iter_symbols()
+                 if s["st_info"]["type"] == "STT_FUNC" and s["st_size"]},
+                {s.name: s["sh_size"] for s in elf.iter_sections()})
+
+
+@pytest.mark.parametrize("model,board,core", [
+    ("mobilenet_tiny_int8.tflite", "nucleo-l4r5zi", "cortex-m4"),
+    ("mobilenet_tiny_int8.tflite", "nucleo-u575zi-q", "cortex-m33"),
+    ("mobilenet_tiny_f32.tflite", "nucleo-l4r5zi", "cortex-m4"),        # libm's expf, VFP
+    ("anomaly_fc_int8.tflite", "nucleo-g0b1re", "cortex-m0plus"),        # SysTick, no FPU
+    ("control_flow/while_flags_int8.tflite", "nucleo-l4r5zi", "cortex-m4"),   # jumps in the plan
+])
+def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, core):
+    require_tool("arm-none-eabi-gcc")
+    require_tool("make")
+    path, out = MODELS / model, tmp_path / "project"
+    code, exported = _json(capsys, "export", str(path), "--board", board, "-o", str(out))
+    assert code == 0 and exported["core"] == core
+    for goal in ("all", "emulator"):           # the board build compiles too (DWT / SysTick, CPACR)
+        subprocess.run(["make", "-s", "-C", str(out), goal], check=True, capture_output=True)
+    setup = board_setup(board)
+    run = run_program(out / "model-emulator.elf", core, memory_system=setup.mcu_memory_system(),
+                      clock_hz=setup.clock_hz)
+    lines = run.console.splitlines()
+    assert not run.console_full
+    assert lines[0] == f"model {path.name} on {board}" and lines[1] == "status 0"
+    assert lines[2] == f"cycles {run.invoke_cycles}"        # what the program printed
+    printed = [re.fullmatch(r"output (\d+) ([0-9a-f]*)", line).group(2) for line in lines[3:]]
+    emulated = Interpreter.from_bytes(path.read_bytes(), target=core, kernels="cmsis-nn", emulate=True,
+                                      mcu_options={"whole_invoke": True})
+    for i, x in enumerate(random_inputs(emulated, 0)):
+        emulated.set_input(x, i)
+    emulated.invoke()
+    assert printed == [np.ascontiguousarray(emulated.get_output(i)).tobytes().hex()
+                       for i in range(emulated.num_outputs)]
+    emulated.close()
+    if "int8" in model:                      # float32 softmax: newlib's expf, not the host's
+        assert printed == _host_outputs(path, core)
+
+    profiled = _profile(capsys, path, board)
+    assert run.invoke_instructions == profiled["total_instructions"] == exported["profile_instructions"]
+    flat = run_program(out / "model-emulator.elf", core)
+    profiled = _profile(capsys, path, board, "--flash-wait-states", "0")
+    assert flat.invoke_instructions == profiled["total_instructions"]
+    assert abs(flat.invoke_cycles - profiled["total_cycles"]) <= CYCLE_BOUND_0WS * profiled["total_cycles"]
+
+    # the image keeps the kernels fit counts: the same functions, besides each one's start-up
+    code, fit = _json(capsys, "fit", str(path), "--board", board, "--kernels", "cmsis-nn")
+    graph = reference_graph(FIRMWARE / f"{core}.elf")
+    counted = graph.closure([n for n in RUNTIME_ROOTS if n in graph.by_name]
+                            + fit["image_functions"]).names("code")
+    linked, sections = _functions(out / "model.elf")
+    assert FIRMWARE_OWN <= counted - linked and linked - counted <= EXPORT_OWN
+    # libgcc has a multiply-only object and a multiply-and-divide one: the firmware, which
+    # divides elsewhere, links the second; an image that only multiplies gets the first
+    assert {n for n in counted - linked - FIRMWARE_OWN} <= {"__aeabi_ddiv", "__divdf3"}
+    flash = fit["flash"]       # the constants and the call table: the same bytes, one section
+    assert sections[".mrt_constants"] == flash["model_bytes"] + flash["op_constants_bytes"] + flash["plan_table_bytes"]
+    # the argument structs: RAM with their initial values in flash (.data)
+    assert fit["ram"]["plan_state_bytes"] <= sections[".data"] <= fit["ram"]["plan_state_bytes"] + 32 \
+        + fit["flash"]["data_init_bytes"]
+    assert flash["plan_bytes"] == flash["plan_table_bytes"] + fit["ram"]["plan_state_bytes"]
+    assert fit["ram"]["kernel_stack_bytes"] == run.invoke_stack_bytes
+
+
+def test_export_refuses_what_it_cannot_do(capsys, tmp_path):
+    model = str(MODELS / "mobilenet_tiny_int8.tflite")
+    code = main(["export", model, "--board", "no-such-board", "-o", str(tmp_path / "a")])
+    assert code == 2 and "unknown board 'no-such-board'" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "keep.txt").write_text("mine")
+    code = main(["export", model, "--board", "nucleo-l4r5zi", "-o", str(tmp_path / "b")])
+    assert code == 2 and "not an empty directory" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "b").iterdir()] == ["keep.txt"]
+    code = main(["export", str(MODELS / "custom_atan.tflite"), "--board", "nucleo-l4r5zi",
+                 "-o", str(tmp_path / "c")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot be exported: no C kernel for op 0" in err, err
+    assert not (tmp_path / "c").exists()
