@@ -4,9 +4,10 @@ emulator build of a `micro-rt export` project).
 The program's reset handler is entered as a call that returns to the machine's trampoline
 (its start-up copies .data, clears .bss and calls main; built with MRT_EMULATOR it returns
 when main does). The runtime's `mrt_invoke` is timed as `profile` times it: the run stops where
-main calls it and where it returns, and the blocks run in between are priced as one call of
-their own (entered from nowhere, its return charged, a cold instruction cache), which is what
-VirtualMCU.call counts for the whole-invoke mode. Before main goes on, the count is written to
+main calls it and where it returns, and in between the runtime's operator boundaries split the
+call into its operators' windows and its own part, priced in turn as the whole-invoke mode
+prices them (op_windows: entered from nowhere, its return charged, each operator finding the
+I-cache lines the one before left). Before main goes on, the count is written to
 the program's `g_mrt_emulator_cycles`, so the program prints what the emulator measured (on a
 board it prints what its cycle counter read). The program prints to its console buffer
 (`g_mrt_console`, `g_mrt_console_len`), which is read back after the run.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from unicorn import UC_HOOK_BLOCK
 from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_PC, UC_ARM_REG_SP
 
 from micro_rt.errors import EmulationError
@@ -25,6 +27,7 @@ from . import calling
 from .calling import STACK_PAINT, StackProbe
 from .machine import VirtualMCU
 from .memory_system import MemorySystem
+from .op_windows import OperatorWindows
 
 INVOKE = "mrt_invoke"
 CYCLES_WORD = "g_mrt_emulator_cycles"
@@ -41,17 +44,9 @@ class ProgramRun:
     invoke_stack_bytes: int        # bytes below the stack pointer mrt_invoke was entered with
 
 
-def _window(before: dict, after: dict, entry_prev: tuple[int, int]) -> dict:
-    """The edges run between two snapshots; the one entering the call comes from nowhere."""
-    edges: dict = {}
-    for key, n in after.items():
-        n -= before.get(key, 0)
-        if n:
-            p, ps, c, cs = key
-            if (p, ps) == entry_prev:
-                key = (0, 0, c, cs)
-            edges[key] = edges.get(key, 0) + n
-    return edges
+def _add(total: dict, edges: dict) -> None:
+    for key, n in edges.items():
+        total[key] = total.get(key, 0) + n
 
 
 def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySystem] = None,
@@ -85,24 +80,35 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
                 raise EmulationError(f"{Path(path).name}: {what}: {why} at pc 0x{pc:08x} "
                                      f"<{mcu.symbol_at(pc)}>")
 
+        windows = OperatorWindows.of_firmware(mcu)
         run(elf.entry, invoke, "the program, up to mrt_invoke")
-        before, entered = mcu.hooks.edges(), mcu.hooks.stats()
+        total, entered = mcu.hooks.edges(), mcu.hooks.stats()
+        mcu.hooks.clear_edges()              # from here the call's windows hold what runs
         back = uc.reg_read(UC_ARM_REG_LR) & ~1
         sp = uc.reg_read(UC_ARM_REG_SP)
         uc.mem_write(paint_lo, bytes([STACK_PAINT]) * (sp - paint_lo))     # what main used before
-        run(invoke, back, "mrt_invoke")
-        after, left = mcu.hooks.edges(), mcu.hooks.stats()
-        edges = _window(before, after, entered.last_block)
-        insns, breakdown, _ = mcu.price(edges, left.last_block,
-                                        left.flash_read_misses - entered.flash_read_misses)
+        windows.start()
+        hook = uc.hook_add(UC_HOOK_BLOCK, windows.observer[2], begin=windows.observer[0], end=windows.observer[1])
+        try:
+            run(invoke, back, "mrt_invoke")
+        finally:
+            uc.hook_del(hook)
+            windows.stop()
+        tail, left = mcu.hooks.edges(), mcu.hooks.stats()
+        for mark in windows.marks:
+            _add(total, mark.edges)
+        _add(total, tail)
         stack = probe.high_water(uc, paint_lo, sp)
-        mcu.write(elf.symbols[CYCLES_WORD].addr, breakdown.total.to_bytes(4, "little"))
+        cost = windows.attribute(tail, left.last_block, left.flash_read_misses - entered.flash_read_misses,
+                                 stack, sp, entry_prev=entered.last_block)
+        mcu.write(elf.symbols[CYCLES_WORD].addr, cost.cycles.to_bytes(4, "little"))
+        mcu.hooks.clear_edges()
         run(back, mcu.ret_addr, "the program, after mrt_invoke")
-        total = mcu.hooks.edges()
+        _add(total, mcu.hooks.edges())
         n = int.from_bytes(mcu.read(elf.symbols[CONSOLE_LEN].addr, 4), "little")
         size = elf.symbols[CONSOLE].size
         console = mcu.read(elf.symbols[CONSOLE].addr, min(n, size)).decode("ascii", "replace")
         everything, _, _ = mcu.price(total, mcu.hooks.stats().last_block, 0, set())
-        return ProgramRun(console, n >= size, everything, insns, breakdown.total, stack)
+        return ProgramRun(console, n >= size, everything, cost.instructions, cost.cycles, stack)
     finally:
         mcu.close()

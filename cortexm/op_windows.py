@@ -1,0 +1,233 @@
+"""The operator windows of one call of the device runtime (cortexm/src/mrt_runtime.c), and what
+each cost.
+
+The runtime calls `mrt_op_boundary(index, phase, status)` before and after every entry of its
+plan; a block hook on that function alone (Unicorn checks its range in C, so the rest runs at
+full speed) takes a snapshot of the native hook's running counts there and repaints the stack
+below the runtime's frame. What runs between an entry's two boundaries in kernel code is the
+entry's (counted exactly as a call of its own: entered from nowhere, its return charged to it);
+everything else (the runtime's loop, the argument words it moves, the boundary calls) is the
+runtime's overhead = the whole call less its entries. That is what a DWT cycle counter around
+Invoke() reads on a board.
+
+Cycles: each entry's part is priced in turn by the machine's memory-system model (natively:
+native_hook.c mrt_account_window), so the I-cache lines one operator leaves warm are what the
+next one finds, as from one call to the next call by call and across invokes; the flash data
+cache is the one the whole call ran through (the runtime's reads of its entry table included).
+Both whole-invoke profiling (whole_invoke.WholeInvoke) and a whole program's run (run_elf: an
+exported project calling mrt_invoke from its main) price a runtime call this way, so they agree.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from unicorn.arm_const import UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_SP
+
+from micro_rt.errors import EmulationError
+
+from . import alignment
+from .calling import STACK_PAINT, StackProbe
+
+INVOKE_SYMBOL = "mrt_invoke"
+BOUNDARY_SYMBOL = "mrt_op_boundary"
+BEGINS, ENDED, MARK = 0, 1, 2     # mrt_runtime.h MRT_OP_BEGINS / MRT_OP_ENDED / MRT_OP_MARK
+RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL)
+
+
+@dataclass
+class EntryCost:
+    """What one plan entry (one kernel call) cost inside the invoke."""
+    instructions: int = 0
+    cycles: int = 0
+    stack_bytes: int = 0
+    alignment_events: list = field(default_factory=list)
+
+
+@dataclass
+class RuntimeCost:
+    """The runtime's own part of an invoke: the whole call less its entries."""
+    instructions: int
+    cycles: int
+    frame_bytes: int          # the runtime's stack frame (below it, each kernel's stack)
+
+
+@dataclass
+class InvokeResult:
+    trace: list[tuple[int, Optional[EntryCost]]]   # entries as they ran: (index, cost; None: ENTER / LEAVE)
+    runtime: RuntimeCost
+    instructions: int         # the whole call: entries + runtime
+    cycles: int
+    stack_bytes: int          # deepest stack of the invoke (runtime frame + a kernel's stack)
+    edges: dict               # the block edges of the whole call (what code ran)
+    ended_run: bool = False   # the last entry's kernel ended the invoke early (kTfLiteAbort)
+
+
+@dataclass
+class _Mark:
+    index: int
+    phase: int
+    status: int
+    edges: dict
+    flash_misses: int
+    unaligned_total: int
+    unaligned: Optional[list]
+    sp: int
+    stack_bytes: int = 0
+
+
+class OperatorWindows:
+    """The boundaries one runtime call reports, observed on `mcu` (`observer` for VirtualMCU.call
+    or a hook of one's own), and the call's cost split into its entries and the runtime's part.
+    `runtime`: the address range of the runtime's code (mrt_invoke and mrt_op_boundary)."""
+
+    def __init__(self, mcu: Any, runtime: tuple[int, int], boundary: tuple[int, int]):
+        self.mcu, self.runtime, self.boundary = mcu, runtime, boundary
+        self.marks: list[_Mark] = []
+        self._paint_lo = mcu.stack_top - mcu.stack_bytes
+        self._paint = bytes([STACK_PAINT]) * mcu.stack_bytes
+        self._on_begin: Optional[Callable[[int], None]] = None
+        self._cleared_at = 0            # the unaligned total when the records were last cleared
+        self._runtime_lines: set = set()    # the I-cache lines of the runtime's own code
+
+    @classmethod
+    def of_firmware(cls, mcu: Any) -> "OperatorWindows":
+        """The windows of the runtime in `mcu`'s ELF; KeyError when it has none."""
+        invoke, boundary = mcu.elf.symbols[INVOKE_SYMBOL], mcu.elf.symbols[BOUNDARY_SYMBOL]
+        spans = sorted((s.addr, s.addr + s.size) for s in (invoke, boundary))
+        if spans[0][1] + 4 < spans[1][0]:
+            raise EmulationError("the firmware's runtime functions are not next to each other (its linker script)")
+        return cls(mcu, (spans[0][0], spans[1][1]), (boundary.addr, boundary.addr + max(boundary.size, 2) - 1))
+
+    @property
+    def observer(self) -> tuple[int, int, Callable]:
+        return (*self.boundary, self._observe)
+
+    def start(self, on_begin: Optional[Callable[[int], None]] = None) -> None:
+        """Before the call: `on_begin(entry index)` is called as each entry begins."""
+        self.marks, self._on_begin, self._cleared_at = [], on_begin, 0
+
+    def stop(self) -> None:
+        self._on_begin = None
+
+    def over_budget_entry(self, budget: int) -> Optional[int]:
+        """The entry during which the invoke's instruction count passed `budget` (the engine
+        checks the budget coarsely, by code bytes, so it may stop a little later)."""
+        used = 0
+        for mark in self.marks:
+            used += self.mcu.price(mark.edges, None, 0, set())[0]
+            if used > budget:
+                return mark.index if mark.phase == ENDED else None
+        return self.running_entry()
+
+    def running_entry(self) -> Optional[int]:
+        """The entry that was running when the call stopped (None: the runtime's own code)."""
+        if self.marks and self.marks[-1].phase == BEGINS:
+            return self.marks[-1].index
+        return None
+
+    def _observe(self, uc, address, size, user) -> None:
+        hooks = self.mcu.hooks
+        stats = hooks.stats()
+        phase = uc.reg_read(UC_ARM_REG_R1)
+        status = uc.reg_read(UC_ARM_REG_R2)
+        previous = self.marks[-1] if self.marks else None
+        changed = stats.unaligned_total != (previous.unaligned_total if previous else 0)
+        mark = _Mark(uc.reg_read(UC_ARM_REG_R0), phase, status - (1 << 32) if status & 0x80000000 else status,
+                     hooks.edges(), stats.flash_read_misses, stats.unaligned_total,
+                     hooks.unaligned() if changed and phase == ENDED else None, uc.reg_read(UC_ARM_REG_SP))
+        hooks.clear_edges()          # each mark holds the edges since the previous one
+        if phase == BEGINS:
+            if stats.unaligned_total != self._cleared_at:     # each entry's records start empty
+                hooks.clear_unaligned()
+                self._cleared_at = stats.unaligned_total
+            uc.mem_write(self._paint_lo, self._paint[:mark.sp - self._paint_lo])
+            if self._on_begin is not None:
+                self._on_begin(mark.index)
+        elif phase == ENDED and previous is not None:
+            mark.stack_bytes = StackProbe.high_water(uc, self._paint_lo, previous.sp)
+        self.marks.append(mark)
+
+    # ------------------------------------------------------------------ attribution
+
+    def _entry_cost(self, begin: _Mark, end: _Mark) -> tuple[EntryCost, int]:
+        """The kernel's part of the window between two boundaries, as a call of its own counts
+        it: entered from nowhere (the runtime's branch is the runtime's), its return charged;
+        priced after the previous entry, the I-cache lines carrying on from it as from one
+        call to the next (and the flash data cache as the runtime's reads of the plan left it,
+        as on a board). With its cycles but instruction fetch."""
+        edges: dict = {}
+        last_block = None
+        lo, hi = self.runtime
+        for key, n in end.edges.items():
+            p, ps, c, cs = key
+            if lo <= c < hi:
+                if p and not lo <= p < hi:
+                    last_block = (p, ps)
+                continue
+            if lo <= p < hi:
+                key = (0, 0, c, cs)
+            edges[key] = edges.get(key, 0) + n
+        insns, bd, _ = self.mcu.price(edges, last_block, end.flash_misses - begin.flash_misses)
+        events = []
+        if end.unaligned is not None:
+            events = alignment.call_events(end.unaligned, self.mcu.read_code, self.mcu.symbol_at,
+                                           strict=self.mcu.strict_alignment, armv6m=self.mcu.armv6m)
+        return EntryCost(insns, bd.total, end.stack_bytes, events), bd.total - bd.fetch
+
+    def attribute(self, tail_edges: dict, last_block: Optional[tuple[int, int]], flash_misses: int,
+                  stack_bytes: int, entry_sp: int, entry_prev: Optional[tuple[int, int]] = None) -> InvokeResult:
+        """The call's cost once it returned: `tail_edges` ran after the last boundary,
+        `last_block` returned, `flash_misses` data reads missed the flash cache over the call,
+        `stack_bytes` below `entry_sp` (the stack pointer it was entered with) it used.
+        `entry_prev`: the caller's block, whose branch into the call is the caller's."""
+        if entry_prev is not None:
+            for mark in self.marks:
+                mark.edges = _entered_from_nowhere(mark.edges, entry_prev)
+            tail_edges = _entered_from_nowhere(tail_edges, entry_prev)
+        marks = self.marks
+        not_fetch = 0             # the entries' cycles but instruction fetch
+        trace: list[tuple[int, Optional[EntryCost]]] = []
+        k = 0
+        while k < len(marks):
+            mark = marks[k]
+            if mark.phase == MARK:
+                trace.append((mark.index, None))
+                k += 1
+                continue
+            end = marks[k + 1] if k + 1 < len(marks) else None
+            if mark.phase != BEGINS or end is None or end.phase != ENDED or end.index != mark.index:
+                raise EmulationError(f"the runtime's operator boundaries are out of order at entry {mark.index}")
+            cost, rest = self._entry_cost(mark, end)
+            trace.append((mark.index, cost))
+            not_fetch += rest
+            k += 2
+        entries = [cost for _, cost in trace if cost is not None]
+        # the whole call: every window's edges (the call's result counted the last one alone)
+        edges = dict(tail_edges)
+        for mark in marks:
+            for key, n in mark.edges.items():
+                edges[key] = edges.get(key, 0) + n
+        instructions, bd, _ = self.mcu.price(edges, last_block, flash_misses, set())
+        # Instructions, core, branch and data-load cycles add up over the parts: the runtime's
+        # are the whole call's less its entries'. Instruction fetch does not (a line one part
+        # fetches another finds warm): the runtime's is that of its own code, whose lines stay
+        # in the I-cache from one invoke to the next as a board's small hot loop does.
+        lo, hi = self.runtime
+        own = {key: n for key, n in edges.items() if lo <= key[2] < hi}
+        fetch = self.mcu.price(own, None, 0, self._runtime_lines)[1].fetch
+        frame = max((entry_sp - m.sp for m in marks), default=0)
+        runtime = RuntimeCost(instructions - sum(e.instructions for e in entries),
+                              bd.total - bd.fetch - not_fetch + fetch, frame)
+        cycles = runtime.cycles + sum(e.cycles for e in entries)
+        stack = max([stack_bytes] + [frame + e.stack_bytes for e in entries])
+        return InvokeResult(trace, runtime, instructions, cycles, stack, edges)
+
+
+def _entered_from_nowhere(edges: dict, prev: tuple[int, int]) -> dict:
+    out: dict = {}
+    for (p, ps, c, cs), n in edges.items():
+        key = (0, 0, c, cs) if (p, ps) == prev else (p, ps, c, cs)
+        out[key] = out.get(key, 0) + n
+    return out
+
