@@ -26,7 +26,7 @@ from micro_rt.subgraphs import model_lifetimes
 from . import ops
 from .engine import RECYCLE_EVERY
 from .faults import BudgetExceeded
-from .firmware_plan import CALL, ENTER, PlanError, build_plan, plan_nodes, scratch_offsets
+from .firmware_plan import CALL, ENTER, NOTE, PlanError, build_plan, plan_nodes, scratch_offsets
 from .machine import VirtualMCU
 from .memory_map import SRAM_BASE
 from .memory_system import MemorySystem
@@ -202,7 +202,10 @@ class McuExecutor:
             node = self.it.subgraphs[entry.subgraph].nodes[entry.node_index]
             if cost is None:                                    # a control-flow operator starts / ends
                 finish()
-                if entry.opcode == ENTER:
+                if entry.opcode == NOTE:                        # an operator without work ran
+                    records.start(node.subgraph, node.index)
+                    records.finish(node.subgraph, OpRecord(node.index, node.op_name, True, subgraph=node.subgraph))
+                elif entry.opcode == ENTER:
                     records.start(node.subgraph, node.index)
                     control.append(OpRecord(node.index, node.op_name, True, subgraph=node.subgraph))
                 else:

@@ -17,18 +17,24 @@ over its arrays. API, stable:
 
     build_plan(program, core, arena_misalign=0, arena_bytes=0) -> FirmwarePlan
     plan_nodes(interpreter, scratch=None, persistent=None) -> program
-                                           # [PlanNode | Label | Jump | Mark]: IF / WHILE unrolled
+                                           # [PlanNode | Label | Jump | Mark | Store]: IF / WHILE
+                                           # unrolled, CALL_ONCE and resource variables
+                                           # (firmware_plan_state.py)
     FirmwarePlan.entries[i]: PlanEntry(subgraph, node_index, op_name, symbol, args, blocks,
                                        refusal, after, opcode, target)
-        opcode: CALL (symbol, args), JUMP_IF_FALSE (args[0]: a BOOL's address; to entry
-        `target` when it is 0), JUMP (to `target`), ENTER / LEAVE (a control-flow operator
-        starts / ends: for the profiler)
+        opcode: CALL (symbol, args), JUMP_IF_FALSE (args[0]: a BOOL's or a StateFlag's address;
+        to entry `target` when it is 0), JUMP (to `target`), ENTER / LEAVE (a control-flow
+        operator starts / ends: for the profiler), NOTE (an operator with no work of its own
+        ran: for the profiler), STORE (args[1] written as a byte at args[0]: a StateFlag)
         args: tuple of int (a plain word) or Reloc (a pointer)
         blocks: ((region "plan" | "state", offset, length), ...) its argument structs
     FirmwarePlan.plan_blob / state_blob: bytes, pointer words zero; plan_relocs / state_relocs:
         ((offset of a pointer word in the blob, Reloc), ...)
     FirmwarePlan.constants: (ConstantItem(offset, data, align), ...) laid out in constants_bytes
     FirmwarePlan.arena_bytes
+    FirmwarePlan.flags: ((offset in the state region, StateFlag), ...): bytes the runtime keeps
+        between invokes (CALL_ONCE: has its init subgraph run?), mirrored from / to the host's
+        kernel data around each invoke (StateFlag.get / put); the state blob holds get() as built
     resolver(plan, arena_base, flash_base, state_base, place_constant) -> resolve(Reloc) -> address
     binary_image(plan, resolve, symbol_address, flash_base, state_base) -> PlanImage
 
@@ -61,10 +67,10 @@ from .memory_map import as_bytes, round_up
 from .ops_context import KernelCall, UnsupportedOnMcu
 from .ops_control import CopyStep
 
-__all__ = ["CALL", "ENTER", "JUMP", "JUMP_IF_FALSE", "LEAVE", "MAX_ARGS", "OPCODES", "REGIONS", "AddressReader",
-           "ConstantItem", "FirmwarePlan", "Jump", "Label", "Mark", "PlanEntry", "PlanError",
-           "PlanImage", "PlanNode", "Reloc", "binary_image", "build_plan", "plan_nodes", "refresh_blocks",
-           "resolver", "scratch_offsets"]
+__all__ = ["CALL", "ENTER", "JUMP", "JUMP_IF_FALSE", "LEAVE", "MAX_ARGS", "NOTE", "OPCODES", "REGIONS", "STORE",
+           "AddressReader", "ConstantItem", "FirmwarePlan", "Jump", "Label", "Mark", "PlanEntry", "PlanError",
+           "PlanImage", "PlanNode", "Reloc", "StateFlag", "Store", "binary_image", "build_plan", "plan_nodes",
+           "refresh_blocks", "resolver", "scratch_offsets"]
 
 REGIONS = ("arena", "constants", "plan", "state")
 MAX_ARGS = 16              # argument words per call the runtime passes (mrt_runtime.h MRT_PLAN_MAX_ARGS)
@@ -103,7 +109,9 @@ class ConstantItem:
 
 
 CALL, JUMP_IF_FALSE, JUMP, ENTER, LEAVE = "call", "jump_if_false", "jump", "enter", "leave"
-OPCODES = {CALL: 0, JUMP_IF_FALSE: 1, JUMP: 2, ENTER: 3, LEAVE: 4}     # mrt_runtime.h MRT_PLAN_*
+STORE, NOTE = "store", "note"
+OPCODES = {CALL: 0, JUMP_IF_FALSE: 1, JUMP: 2, ENTER: 3, LEAVE: 4, STORE: 5, NOTE: 6}   # mrt_runtime.h MRT_PLAN_*
+MARKS = (ENTER, LEAVE, NOTE)    # entries the runtime reports to the profiler (mrt_op_boundary's MRT_OP_MARK)
 
 
 @dataclass
@@ -143,6 +151,7 @@ class FirmwarePlan:
     arena_bytes: int
     arena_misalign: int = 0
     nodes: list = field(default_factory=list, repr=False)     # the program it was built from
+    flags: tuple = ()       # ((state offset, StateFlag), ...)
 
     def region_size(self, region: str) -> int:
         return {"arena": self.arena_bytes, "constants": self.constants_bytes,
@@ -166,19 +175,39 @@ class Label:
     name: str
 
 
+@dataclass(eq=False)
+class StateFlag:
+    """A byte the runtime keeps between invokes in the state region (one per flag object):
+    `get()` is its value as the host kernel's data has it (written before each invoke, and the
+    state blob's initial value), `put(value)` gives the host the value the invoke left."""
+    name: str
+    get: Callable[[], int]
+    put: Callable[[int], None]
+
+
 @dataclass
 class Jump:
-    """Jump to `label`; with `condition` (a BOOL tensor's arena offset), only when it is false."""
+    """Jump to `label`; with `condition` (a BOOL tensor's arena offset, or a StateFlag), only
+    when it is false (zero)."""
     node: Any
     label: str
-    condition: Optional[int] = None
+    condition: Union[None, int, StateFlag] = None
 
 
 @dataclass
 class Mark:
-    """A control-flow operator starts (ENTER) or ends (LEAVE)."""
+    """A control-flow operator starts (ENTER) or ends (LEAVE); an operator with no work of its
+    own runs (NOTE)."""
     node: Any
     opcode: str
+
+
+@dataclass
+class Store:
+    """Write `value` (a byte) to `flag`."""
+    node: Any
+    flag: StateFlag
+    value: int
 
 
 # --------------------------------------------------------------------------- describing
@@ -299,18 +328,25 @@ def build_plan(nodes: Sequence[Union[PlanNode, Label, Jump, Mark]], core: str, a
     relocs: dict[str, list[tuple[int, Reloc]]] = {"plan": [], "state": []}
     labels: dict[str, int] = {}
     jumps: list[tuple[PlanEntry, str]] = []
+    flagged: dict[StateFlag, list[tuple[PlanEntry, tuple]]] = {}   # entries whose args[0] is the flag
     for pn in nodes:
         if isinstance(pn, Label):
             labels[pn.name] = len(entries)
             continue
-        if isinstance(pn, (Jump, Mark)):
+        if isinstance(pn, (Jump, Mark, Store)):
             node = pn.node
             if isinstance(pn, Mark):
                 entries.append(PlanEntry(node.subgraph, node.index, node.op_name, "", (), (), opcode=pn.opcode))
                 continue
-            args = () if pn.condition is None else (Reloc("arena", pn.condition),)
+            if isinstance(pn, Store):
+                entries.append(PlanEntry(node.subgraph, node.index, node.op_name, "", (), (), opcode=STORE))
+                flagged.setdefault(pn.flag, []).append((entries[-1], (pn.value & 0xFF,)))
+                continue
+            args = (Reloc("arena", pn.condition),) if isinstance(pn.condition, int) else ()
             entries.append(PlanEntry(node.subgraph, node.index, node.op_name, "", args, (),
                                      opcode=JUMP if pn.condition is None else JUMP_IF_FALSE))
+            if isinstance(pn.condition, StateFlag):
+                flagged.setdefault(pn.condition, []).append((entries[-1], ()))
             jumps.append((entries[-1], pn.label))
             continue
         calls_a, calls_b = _describe(a, pn), _describe(b, pn)
@@ -350,11 +386,19 @@ def build_plan(nodes: Sequence[Union[PlanNode, Label, Jump, Mark]], core: str, a
                                      ca.refusal, ca.after, ends_run=ca.ends_run))
     for entry, label in jumps:
         entry.target = labels[label]
+    flags = []
+    state = blobs["state"]
+    state.extend(bytes(-len(state) % 4))
+    for flag, users in flagged.items():        # after the kernels' state: each a word of its own
+        flags.append((len(state), flag))
+        for entry, rest in users:
+            entry.args = (Reloc("state", len(state)), *rest)
+        state.extend(struct.pack("<I", flag.get() & 0xFF))
     for region in ("plan", "state"):
         blobs[region].extend(bytes(-len(blobs[region]) % 16))
     return FirmwarePlan(core, entries, bytes(blobs["plan"]), tuple(relocs["plan"]), bytes(blobs["state"]),
                         tuple(relocs["state"]), tuple(a._constants), round_up(a._constants_end, 16),
-                        arena_bytes, arena_misalign, list(nodes))
+                        arena_bytes, arena_misalign, list(nodes), tuple(flags))
 
 
 def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:
@@ -370,7 +414,8 @@ def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:
 def plan_nodes(interpreter: Any, scratch: Optional[dict] = None, persistent: Optional[dict] = None) -> list:
     """The model as a program for `build_plan`: subgraph 0's nodes in order, IF and WHILE
     unrolled into their copies (the mrt_copy calls TFLM's kernels make), jumps and the
-    subgraphs' nodes; PlanError for CALL_ONCE and resource variables (they run call by call).
+    subgraphs' nodes; CALL_ONCE and the resource-variable operators as firmware_plan_state
+    plans them (PlanError where they cannot be planned: they run call by call).
     `persistent`: each node's persistent buffers' arena offsets (default: where the
     interpreter's McuExecutor placed them, after the variable tensors); the C kernels are those
     of `interpreter.kernels`' flavour."""
@@ -388,6 +433,7 @@ class _Context:
     scratch: dict
     persistent: dict
     kernels: str
+    flags: dict = field(default_factory=dict)     # (subgraph, node) -> its StateFlag
 
 
 def _placed(t, node) -> None:
@@ -402,8 +448,9 @@ def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels
             _plan_control(it, node, context, program, labels)
             continue
         if ops.copies_only(node.op_name):
-            raise PlanError(f"op {node.index} {node.op_name} runs call by call (only IF and WHILE "
-                            "run in the device runtime)")
+            from .firmware_plan_state import plan_stateful
+            plan_stateful(it, node, context, program, labels, _plan_subgraph)
+            continue
         tensors = {i: sub.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
         for t in tensors.values():
             _placed(t, node)
@@ -413,7 +460,7 @@ def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels
                                 context.kernels))
 
 
-def _copies(node, pairs: list, program: list) -> None:
+def copies(node, pairs: list, program: list) -> None:
     """TFLM's whole-tensor copies (ctx.copy_tensors): equal sizes, none between tensors sharing
     memory or of no bytes; one CopyStep, as McuExecutor.copy runs them."""
     todo = []
@@ -457,23 +504,23 @@ def _plan_control(it: Any, node, context: _Context, program: list, labels: list)
         for branch, name in ((then, "then"), (other, "else")):
             if name == "else":
                 program.append(Label(f"else {tag}"))
-            _copies(node, list(zip(inputs[1:], ins(branch))), program)
+            copies(node, list(zip(inputs[1:], ins(branch))), program)
             _plan_subgraph(it, branch, context, program, labels)
             if outs(branch):
-                _copies(node, list(zip(outs(branch), outputs)), program)
+                copies(node, list(zip(outs(branch), outputs)), program)
             if name == "then":
                 program.append(Jump(node, f"end {tag}"))
     else:
         cond, body = int(node.options["cond_subgraph_index"]), int(node.options["body_subgraph_index"])
-        _copies(node, list(zip(inputs, ins(cond))), program)
-        _copies(node, list(zip(inputs, outputs)), program)
+        copies(node, list(zip(inputs, ins(cond))), program)
+        copies(node, list(zip(inputs, outputs)), program)
         program.append(Label(f"cond {tag}"))
         _plan_subgraph(it, cond, context, program, labels)
         program.append(Jump(node, f"end {tag}", _condition(outs(cond)[0], node)))
-        _copies(node, list(zip(outputs, ins(body))), program)
+        copies(node, list(zip(outputs, ins(body))), program)
         _plan_subgraph(it, body, context, program, labels)
-        _copies(node, list(zip(outs(body), outputs)), program)
-        _copies(node, list(zip(outputs, ins(cond))), program)
+        copies(node, list(zip(outs(body), outputs)), program)
+        copies(node, list(zip(outputs, ins(cond))), program)
         program.append(Jump(node, f"cond {tag}"))
     program.append(Label(f"end {tag}"))
     program.append(Mark(node, LEAVE))

@@ -1,7 +1,10 @@
 """A whole inference as one emulator entry: the firmware's runtime (cortexm/src/mrt_runtime.c)
 walks the model's firmware plan (firmware_plan.py) as a board's Invoke() would, calling the same
 kernels the call-by-call mode calls (IF and WHILE: jumping on their conditions, making their
-copies; the runtime reports where each starts and ends, so records keep their subgraph costs).
+copies; the runtime reports where each starts and ends, so records keep their subgraph costs;
+CALL_ONCE: a byte of the state region says whether its init subgraph has run, mirrored from and
+to the host kernel's flag around each invoke; resource variables: copies to and from their
+buffers in the arena).
 
 The plan is written once per machine: each constant where the machine's flash already holds
 it (or after it), the entry table after the constants, the structs kernels write (the state
@@ -72,6 +75,8 @@ class WholeInvoke:
         mcu.write(self.image.state_base, self.image.state)
         for region, offset, data in refresh_blocks(self.plan, self._stateful, self.resolve):
             mcu.write(self.resolve_region(region, offset), data)
+        for offset, flag in self.plan.flags:       # the bytes the runtime keeps, as the host has them
+            mcu.write(self.resolve_region("state", offset), bytes([flag.get() & 0xFF]))
         windows = self.windows
         windows.start(on_begin)
         try:
@@ -91,6 +96,8 @@ class WholeInvoke:
         reader = AddressReader(mcu, self.resolve)
         for i in self._stateful:
             self.plan.entries[i].after(reader)
+        for offset, flag in self.plan.flags:
+            flag.put(mcu.read(self.resolve_region("state", offset), 1)[0])
         last = windows.marks[-1] if windows.marks else None
         ended = last is not None and last.phase == ENDED and last.status != 0 and \
             self.plan.entries[last.index].ends_run

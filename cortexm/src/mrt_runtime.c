@@ -1,6 +1,7 @@
 /* micro_rt's device runtime (mrt_runtime.h): walks a plan of kernel calls.
- * Its code goes to sections of its own that firmware.ld places after everything else, so
- * adding it moved no kernel (cycle figures depend on code addresses). */
+ * Its code goes to sections of its own that firmware.ld places after everything else (the
+ * run-time data checks too), so changing it moves no kernel (cycle figures depend on code
+ * addresses). */
 #include "mrt_runtime.h"
 
 __attribute__((noipa, used, section(".mrt_runtime.boundary"))) void mrt_op_boundary(uint32_t index, uint32_t phase, int32_t status)
@@ -23,6 +24,11 @@ __attribute__((section(".mrt_runtime.invoke"))) int32_t mrt_invoke(const mrt_pla
         }
         if (opcode == MRT_PLAN_JUMP) {
             i = entry->args[1];
+            continue;
+        }
+        if (opcode == MRT_PLAN_STORE) {
+            *(volatile uint8_t *)entry->args[0] = (uint8_t)entry->args[1];
+            i++;
             continue;
         }
         if (opcode != MRT_PLAN_CALL) {

@@ -25,12 +25,16 @@ typedef int32_t (*mrt_kernel_fn)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_
  * void kernel), MRT_PLAN_ENDS_RUN when a nonzero return ends the invoke there without an error,
  * as TFLM's kTfLiteAbort does (CIRCULAR_BUFFER until its period comes round). Control flow (IF, WHILE) is made of jumps: JUMP_IF_FALSE goes to entry args[1]
  * when the byte at args[0] is zero, JUMP always; ENTER / LEAVE only tell the profiler that a
- * control-flow operator starts / ends. */
+ * control-flow operator starts / ends, NOTE that an operator with no work of its own ran
+ * (VAR_HANDLE). STORE writes the byte args[1] at args[0] (CALL_ONCE: its init subgraph has
+ * run; the byte is what the JUMP_IF_FALSE before the subgraph reads). */
 #define MRT_PLAN_CALL          0u
 #define MRT_PLAN_JUMP_IF_FALSE 1u
 #define MRT_PLAN_JUMP          2u
 #define MRT_PLAN_ENTER         3u
 #define MRT_PLAN_LEAVE         4u
+#define MRT_PLAN_STORE         5u
+#define MRT_PLAN_NOTE          6u
 #define MRT_PLAN_CHECKED       1u
 #define MRT_PLAN_ENDS_RUN      2u
 
@@ -47,7 +51,7 @@ typedef struct {
 
 #define MRT_OP_BEGINS 0u   /* mrt_op_boundary's phase: entry `index` is about to be called */
 #define MRT_OP_ENDED  1u   /* entry `index` returned `status` */
-#define MRT_OP_MARK   2u   /* entry `index` is an ENTER or LEAVE */
+#define MRT_OP_MARK   2u   /* entry `index` is an ENTER, LEAVE or NOTE */
 
 /* Runs every entry in order. Returns 0 when no checked entry returned nonzero, else the failing
  * entry's index + 1 (mrt_op_boundary saw its status). */
