@@ -77,10 +77,11 @@ def _variable_copy(it: Any, node: Any, program: list) -> None:
     tensor = tensors[k] if k >= 0 else None
     if tensor is None:
         raise PlanError(f"{where}: its {'output' if reading else 'value'} is absent")
+    resource_id = _static_id(it, node, where)
     try:
-        variable = resources.checked_buffer(_static_id(it, node, where), tensor, "read" if reading else "assign")
+        variable = resources.checked_buffer(resource_id, tensor, "read" if reading else "assign")
     except MicroRtError as e:
-        raise PlanError(f"{where} fails at invoke, call by call: {e}") from None
+        raise PlanError(f"{where} runs call by call, where its invoke fails: {e}") from None
     before = len(program)
     copies(node, [(variable, tensor)] if reading else [(tensor, variable)], program)
     if len(program) == before:      # nothing copied: the operator still ran
@@ -98,5 +99,6 @@ def _static_id(it: Any, node: Any, where: str) -> int:
     made = any(n.op_name == "VAR_HANDLE" and k in n.outputs for n in sub.nodes)
     if (made and handle.offset is None) or handle.is_constant:    # bytes that never change
         return int(np.asarray(handle.data).reshape(-1).view(np.uint8)[:4].view("<i4")[0])
-    raise PlanError(f"{where}: its handle (tensor '{handle.name}') is known only at run time (not a "
-                    "VAR_HANDLE's output or a constant), so which variable it reaches cannot be planned")
+    raise PlanError(f"{where} runs call by call: its handle (tensor '{handle.name}') is known only at run "
+                    "time (not a VAR_HANDLE's output or a constant), so which variable it reaches cannot be "
+                    "planned")

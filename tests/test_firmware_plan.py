@@ -16,8 +16,8 @@ from micro_rt.errors import MicroRtError
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 ALL_MODELS = sorted([*MODELS.glob("*.tflite"), *MODELS.glob("ops/*.tflite"), *MODELS.glob("control_flow/*.tflite")])
-# Why a bundled model cannot be one plan: CALL_ONCE / resource variables, a model the
-# interpreter refuses anyway.
+# Why a model cannot be one plan: it runs call by call (a resource variable's handle known
+# only at run time), a runner reads run-time values, a model the interpreter refuses anyway.
 KNOWN_REFUSALS = ("runs call by call", "reads the values of tensor", "not supported",
                   "custom op not registered", "Only int32_t are supported")
 

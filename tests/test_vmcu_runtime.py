@@ -217,13 +217,32 @@ def test_profile_reports_the_runtime_line_and_total(capsys):
     assert f"{own['instructions']:,}" in line and f"{own['cycles']:,}" in line
 
 
-def test_profile_says_when_the_runtime_is_not_measured(capsys):
-    # CALL_ONCE and resource variables have no plan opcodes: the model runs call by call
-    path = MODELS / "ops" / "call_once_var_f32.tflite"
+def runtime_handle_model() -> bytes:
+    """An ASSIGN_VARIABLE whose handle (INT32) an ADD computes at run time (0 + 0: variable 0)."""
+    b = ModelBuilder()
+    zero = b.add_tensor("zero", [1], "INT32", data=np.zeros(1, np.int32))
+    h = b.add_tensor("h", [1], "INT32")
+    x = b.add_tensor("x", [1, 4], "FLOAT32")
+    hv = b.add_tensor("hv", [], "RESOURCE")
+    y = b.add_tensor("y", [1, 4], "FLOAT32")
+    b.add_operator("VAR_HANDLE", [], [hv], options={"shared_name": "v"})
+    b.add_operator("ASSIGN_VARIABLE", [hv, x], [])
+    b.add_operator("ADD", [zero, zero], [h])
+    b.add_operator("ASSIGN_VARIABLE", [h, x], [])
+    b.add_operator("READ_VARIABLE", [hv], [y])
+    b.inputs, b.outputs = [x], [y]
+    return b.build()
+
+
+def test_profile_says_when_the_runtime_is_not_measured(capsys, tmp_path):
+    # which variable a handle known only at run time reaches cannot be planned: call by call
+    path = tmp_path / "runtime_handle.tflite"
+    path.write_bytes(runtime_handle_model())
     assert main(["profile", str(path), "--target", "cortex-m4", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["runtime"] is None
-    assert "runs call by call (only IF and WHILE run in the device runtime)" in report["runtime_not_measured"]
+    assert "op 3 ASSIGN_VARIABLE runs call by call: its handle (tensor 'h') is known only at run time" \
+        in report["runtime_not_measured"]
     assert report["total_cycles"] == sum(op["cycles"] for op in report["ops"])
     main(["profile", str(path), "--target", "cortex-m4"])
     assert "runtime overhead not measured" in capsys.readouterr().out
@@ -358,3 +377,78 @@ def test_detection_postprocess_runs_in_the_plan():
             assert [r.instructions for r in per_call.last_run] == [r.instructions for r in whole.last_run]
         per_call.close()
         whole.close()
+
+
+STATEFUL = [("control_flow/stream_state_int8.tflite", "cortex-m0plus"),
+            ("control_flow/stream_state_int8.tflite", "cortex-m4"),
+            ("control_flow/stream_state_f32.tflite", "cortex-m0plus"),
+            ("control_flow/stream_state_f32.tflite", "cortex-m4"),
+            ("ops/call_once_var_int8.tflite", "cortex-m4")]
+
+
+@pytest.mark.parametrize("name,core", STATEFUL)
+def test_call_once_and_resource_variables_run_in_the_plan(name, core):
+    """CALL_ONCE (init subgraph behind a flag byte), VAR_HANDLE (a NOTE), READ_VARIABLE and
+    ASSIGN_VARIABLE (copies to and from the variables' buffers) in the device runtime: over a
+    stream with a reset, the outputs, records and counts of call by call."""
+    per_call, whole = _interpreter(MODELS / name, core, False), _interpreter(MODELS / name, core, True)
+    for n in range(7):
+        if n == 4:
+            per_call.reset()
+            whole.reset()
+        inputs = random_inputs(per_call, n)
+        for a, b in zip(_run(per_call, inputs), _run(whole, inputs)):
+            assert np.array_equal(a, b), n
+        assert whole.executor.runs_whole(), whole.executor.whole_invoke_unavailable
+        assert [r.as_dict(True) for r in per_call.last_run] == [r.as_dict(True) for r in whole.last_run], n
+        assert whole.executor.last_runtime.instructions > 0
+    plan = whole.executor.firmware_plan
+    copies = {e.op_name for e in plan.entries if e.symbol == "mrt_copy"}
+    assert {"READ_VARIABLE", "ASSIGN_VARIABLE"} <= copies, copies
+    assert len(plan.flags) == 1 and sum(e.opcode == "store" for e in plan.entries) == 1
+    per_call.close()
+    whole.close()
+
+
+def test_the_init_subgraph_runs_on_the_first_invoke_only():
+    # the first invoke runs subgraph 1 (the variables' initial values), later ones skip it, a
+    # reset does not re-arm it (TFLM's kernel has no reset); the byte the runtime keeps
+    # follows the host kernel's flag both ways
+    it = _interpreter(MODELS / "control_flow" / "stream_state_int8.tflite", "cortex-m4", True)
+    node = it.nodes[0]
+    assert node.op_name == "CALL_ONCE"
+
+    def flag_byte() -> int:
+        whole = it.executor._whole
+        return it.executor.mcu.read(whole.resolve_region("state", whole.plan.flags[0][0]), 1)[0]
+
+    def invoke(seed: int):
+        _run(it, random_inputs(it, seed))
+        return it.last_run[0].subgraph_instructions, sorted({r.subgraph for r in it.last_run}), flag_byte()
+
+    _run(it, random_inputs(it, 0))
+    assert it.executor.runs_whole() and node.user_data.has_run and flag_byte() == 0
+    first = it.last_run[0]
+    assert first.op == "CALL_ONCE" and first.instructions == 0 and first.subgraph_instructions > 0
+    assert {r.subgraph for r in it.last_run} == {0, 1}
+    assert invoke(1) == (0, [0], 0)
+    it.reset()
+    assert invoke(2) == (0, [0], 0)
+    node.user_data.has_run = False            # the host's flag re-armed: the plan runs init again
+    again, subgraphs, byte = invoke(3)
+    assert again == first.subgraph_instructions and subgraphs == [0, 1] and byte == 0
+    assert node.user_data.has_run
+    it.close()
+
+
+def test_a_handle_known_only_at_run_time_runs_call_by_call():
+    data = runtime_handle_model()
+    per_call, whole = _interpreter(data, "cortex-m4", False), _interpreter(data, "cortex-m4", True)
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    for a, b in zip(_run(per_call, [x]), _run(whole, [x])):
+        assert np.array_equal(a, b)
+    assert not whole.executor.runs_whole()
+    assert "known only at run time" in whole.executor.whole_invoke_unavailable
+    assert [r.as_dict() for r in per_call.last_run] == [r.as_dict() for r in whole.last_run]
+    per_call.close()
+    whole.close()
