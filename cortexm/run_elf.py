@@ -109,6 +109,7 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
         size = elf.symbols[CONSOLE].size
         console = mcu.read(elf.symbols[CONSOLE].addr, min(n, size)).decode("ascii", "replace")
         everything, _, _ = mcu.price(total, mcu.hooks.stats().last_block, 0, set())
-        return ProgramRun(console, n >= size, everything, cost.instructions, cost.cycles, stack)
+        # the windows repaint the stack as each entry begins: the deepest is the attribution's
+        return ProgramRun(console, n >= size, everything, cost.instructions, cost.cycles, cost.stack_bytes)
     finally:
         mcu.close()

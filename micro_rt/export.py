@@ -267,6 +267,9 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
         tensors = it.tensors
         initial = {t.index: np.ascontiguousarray(t.data).tobytes() for t in tensors
                    if t.is_variable and not t.is_constant}
+        resources = it.resource_variables.variables if it.resource_variables is not None else []
+        buffers = [(v.offset, np.ascontiguousarray(v.data).tobytes()) for v in resources   # their default bytes
+                   if v.allocated and v.data is not None]
         inputs = random_inputs(it, seed)
         for i, x in enumerate(inputs):
             it.set_input(x, i)
@@ -289,7 +292,7 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
             [(tensors[k].offset, tensors[k].nbytes, np.ascontiguousarray(it.get_output(i)).tobytes())
              for i, k in enumerate(main.outputs)],
             [(tensors[k].offset, raw) for k, raw in initial.items()
-             if tensors[k].offset is not None and any(raw)],
+             if tensors[k].offset is not None and any(raw)] + [(o, raw) for o, raw in buffers if any(raw)],
             sum(r.cycles for r in it.last_run) + executor.last_runtime.cycles,
             sum(r.instructions for r in it.last_run) + executor.last_runtime.instructions)
 
@@ -309,7 +312,7 @@ def _model_source(run: _ModelRun, header: str, seed: int) -> str:
     for i, (_, _, raw) in enumerate(run.inputs):
         out += [f"/* input {i}: seed {seed} */\nstatic ", c_bytes(f"g_mrt_input_{i}", raw), "\n"]
     for k, (_, raw) in enumerate(run.variables):
-        out += [f"/* variable tensor {k}: its initial value */\nstatic ", c_bytes(f"g_mrt_variable_{k}", raw), "\n"]
+        out += [f"/* variable {k} (a variable tensor or a resource variable's buffer): its initial value */\nstatic ", c_bytes(f"g_mrt_variable_{k}", raw), "\n"]
     out.append(_tensor_table("g_mrt_inputs", [(o, n, f"g_mrt_input_{i}") for i, (o, n, _) in enumerate(run.inputs)]))
     out.append(_tensor_table("g_mrt_outputs", [(o, n, None) for o, n, _ in run.outputs]))
     out.append(_tensor_table("g_mrt_variables", [(o, len(raw), f"g_mrt_variable_{k}")

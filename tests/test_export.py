@@ -76,6 +76,7 @@ def _functions(path: Path) -> tuple[set[str], dict[str, int]]:
     ("mobilenet_tiny_f32.tflite", "nucleo-l4r5zi", "cortex-m4"),        # libm's expf, VFP
     ("anomaly_fc_int8.tflite", "nucleo-g0b1re", "cortex-m0plus"),        # SysTick, no FPU
     ("control_flow/while_flags_int8.tflite", "nucleo-l4r5zi", "cortex-m4"),   # jumps in the plan
+    ("control_flow/stream_state_int8.tflite", "nucleo-l4r5zi", "cortex-m4"),  # CALL_ONCE, variables
 ])
 def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, core):
     require_tool("arm-none-eabi-gcc")
