@@ -150,3 +150,19 @@ def test_fit_names_the_kernels_for_what_they_are(capsys):
     assert "cmsis-nn (micro_rt's CMSIS-NN-style kernels)" in out.splitlines()[0]
     _, verdict = _fit(capsys, MODEL, "--ram", "1M", "--kernels", "cmsis-nn")
     assert verdict["kernels"] == "cmsis-nn" and "not Arm's CMSIS-NN library" in verdict["kernels_note"]
+
+
+def test_call_once_and_resource_variables_are_counted_in_the_plan(capsys, tmp_path):
+    """CALL_ONCE and the resource-variable operators run in the device runtime's plan, so the
+    whole image is counted; a handle computed at run time still runs call by call: no plan,
+    cannot tell, and why."""
+    from test_vmcu_runtime import runtime_handle_model
+    stream = str(PROJECT_MODELS / "control_flow" / "stream_state_int8.tflite")
+    code, verdict = _fit(capsys, stream, "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn")
+    assert code == 0 and verdict["fits"] is True and verdict["not_accounted"] == []
+    assert verdict["flash"]["plan_table_bytes"] > 0 and verdict["ram"]["plan_state_bytes"] > 0
+    path = tmp_path / "runtime_handle.tflite"
+    path.write_bytes(runtime_handle_model())
+    code, verdict = _fit(capsys, str(path), "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn")
+    assert code == 3 and verdict["fits"] is None
+    assert any("known only at run time" in item for item in verdict["not_accounted"]), verdict["not_accounted"]
