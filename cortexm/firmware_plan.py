@@ -19,7 +19,7 @@ over its arrays. API, stable:
     plan_nodes(interpreter, scratch=None, persistent=None) -> program
                                            # [PlanNode | Label | Jump | Mark | Store]: IF / WHILE
                                            # unrolled, CALL_ONCE and resource variables
-                                           # (firmware_plan_state.py)
+                                           # (firmware_plan_control.py)
     FirmwarePlan.entries[i]: PlanEntry(subgraph, node_index, op_name, symbol, args, blocks,
                                        refusal, after, opcode, target)
         opcode: CALL (symbol, args), JUMP_IF_FALSE (args[0]: a BOOL's or a StateFlag's address;
@@ -111,7 +111,6 @@ class ConstantItem:
 CALL, JUMP_IF_FALSE, JUMP, ENTER, LEAVE = "call", "jump_if_false", "jump", "enter", "leave"
 STORE, NOTE = "store", "note"
 OPCODES = {CALL: 0, JUMP_IF_FALSE: 1, JUMP: 2, ENTER: 3, LEAVE: 4, STORE: 5, NOTE: 6}   # mrt_runtime.h MRT_PLAN_*
-MARKS = (ENTER, LEAVE, NOTE)    # entries the runtime reports to the profiler (mrt_op_boundary's MRT_OP_MARK)
 
 
 @dataclass
@@ -412,9 +411,9 @@ def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:
 
 
 def plan_nodes(interpreter: Any, scratch: Optional[dict] = None, persistent: Optional[dict] = None) -> list:
-    """The model as a program for `build_plan`: subgraph 0's nodes in order, IF and WHILE
+    """The model as a program for `build_plan`: subgraph 0's nodes in order; IF and WHILE
     unrolled into their copies (the mrt_copy calls TFLM's kernels make), jumps and the
-    subgraphs' nodes; CALL_ONCE and the resource-variable operators as firmware_plan_state
+    subgraphs' nodes; CALL_ONCE and the resource-variable operators as firmware_plan_control
     plans them (PlanError where they cannot be planned: they run call by call).
     `persistent`: each node's persistent buffers' arena offsets (default: where the
     interpreter's McuExecutor placed them, after the variable tensors); the C kernels are those
@@ -444,12 +443,9 @@ def _placed(t, node) -> None:
 def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels: list) -> None:
     sub = it.subgraphs[index]
     for node in sub.nodes:
-        if node.op_name in ("IF", "WHILE"):
-            _plan_control(it, node, context, program, labels)
-            continue
-        if ops.copies_only(node.op_name):
-            from .firmware_plan_state import plan_stateful
-            plan_stateful(it, node, context, program, labels, _plan_subgraph)
+        if ops.copies_only(node.op_name):       # IF, WHILE, CALL_ONCE, resource variables
+            from .firmware_plan_control import plan_control
+            plan_control(it, node, context, program, labels, _plan_subgraph)
             continue
         tensors = {i: sub.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
         for t in tensors.values():
@@ -458,72 +454,6 @@ def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels
         key = (node.subgraph, node.index)
         program.append(PlanNode(node, tensors, offsets, context.scratch.get(key), context.persistent.get(key, ()),
                                 context.kernels))
-
-
-def copies(node, pairs: list, program: list) -> None:
-    """TFLM's whole-tensor copies (ctx.copy_tensors): equal sizes, none between tensors sharing
-    memory or of no bytes; one CopyStep, as McuExecutor.copy runs them."""
-    todo = []
-    for src, dst in pairs:
-        if src is None or dst is None or src.nbytes != dst.nbytes:
-            raise PlanError(f"op {node.index} {node.op_name}: a copy between tensors of different "
-                            "sizes (TFLM fails the invoke; call by call says so)")
-        _placed(src, node)
-        _placed(dst, node)
-        same = not src.is_constant and not dst.is_constant and src.offset == dst.offset
-        if src.nbytes and not same:
-            todo.append((src, dst))
-    if not todo:
-        return
-    step = CopyStep.of(node, len(todo))
-    step.subgraph = node.subgraph
-    objects = [s for s, _ in todo] + [d for _, d in todo]
-    tensors = dict(enumerate(objects))
-    program.append(PlanNode(step, tensors, {k: t.offset for k, t in tensors.items() if t.offset is not None}))
-
-
-def _condition(t, node) -> int:
-    if t is None or t.is_constant or t.offset is None:
-        raise PlanError(f"op {node.index} {node.op_name}: its condition is not a tensor in the arena")
-    return t.offset
-
-
-def _plan_control(it: Any, node, context: _Context, program: list, labels: list) -> None:
-    """IF and WHILE as kernels/control_flow.py runs them, the host's decisions made by jumps."""
-    tensors = it.subgraphs[node.subgraph].tensors
-    inputs = [tensors[i] if i >= 0 else None for i in node.inputs]
-    outputs = [tensors[i] if i >= 0 else None for i in node.outputs]
-    ins = lambda k: it.subgraph_tensors(k, False)     # noqa: E731
-    outs = lambda k: it.subgraph_tensors(k, True)     # noqa: E731
-    labels[0] += 1
-    tag = f"{node.subgraph}:{node.index}#{labels[0]}"
-    program.append(Mark(node, ENTER))
-    if node.op_name == "IF":
-        then, other = int(node.options["then_subgraph_index"]), int(node.options["else_subgraph_index"])
-        program.append(Jump(node, f"else {tag}", _condition(inputs[0], node)))
-        for branch, name in ((then, "then"), (other, "else")):
-            if name == "else":
-                program.append(Label(f"else {tag}"))
-            copies(node, list(zip(inputs[1:], ins(branch))), program)
-            _plan_subgraph(it, branch, context, program, labels)
-            if outs(branch):
-                copies(node, list(zip(outs(branch), outputs)), program)
-            if name == "then":
-                program.append(Jump(node, f"end {tag}"))
-    else:
-        cond, body = int(node.options["cond_subgraph_index"]), int(node.options["body_subgraph_index"])
-        copies(node, list(zip(inputs, ins(cond))), program)
-        copies(node, list(zip(inputs, outputs)), program)
-        program.append(Label(f"cond {tag}"))
-        _plan_subgraph(it, cond, context, program, labels)
-        program.append(Jump(node, f"end {tag}", _condition(outs(cond)[0], node)))
-        copies(node, list(zip(outputs, ins(body))), program)
-        _plan_subgraph(it, body, context, program, labels)
-        copies(node, list(zip(outs(body), outputs)), program)
-        copies(node, list(zip(outputs, ins(cond))), program)
-        program.append(Jump(node, f"cond {tag}"))
-    program.append(Label(f"end {tag}"))
-    program.append(Mark(node, LEAVE))
 
 
 def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],
