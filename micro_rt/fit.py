@@ -64,7 +64,8 @@ class PlanBytes:
     op_constants: int
     table: int                    # the entries and mrt_plan_t
     structs: int                  # the calls' argument structs
-    state: int                    # the structs kernels write
+    state: int                    # the structs kernels write (and the runtime's CALL_ONCE flags)
+    flags: int = 0                # of which the runtime's CALL_ONCE flags (a word each)
 
     @property
     def flash(self) -> int:
@@ -149,7 +150,8 @@ def plan_bytes(it: Interpreter) -> PlanBytes:
     ends = [item.offset for item in plan.constants[1:]] + [plan.constants_bytes]
     model = sum(end - item.offset for item, end in zip(plan.constants, ends) if item.data in weights)
     table = 4 * ENTRY_WORDS * len(plan.entries) + 8       # the entries, mrt_plan_t
-    return PlanBytes(model, plan.constants_bytes - model, table, len(plan.plan_blob), len(plan.state_blob))
+    return PlanBytes(model, plan.constants_bytes - model, table, len(plan.plan_blob), len(plan.state_blob),
+                     4 * len(plan.flags))
 
 
 def kernel_measurement(it: Interpreter, stack_bytes: int = 0) -> KernelMeasurement:
@@ -226,9 +228,10 @@ class FitReport:
             parts += [("stack", m.stack_bytes, f"high-water mark of {m.stack_scope}"),
                       ("static data", m.static_bytes, ".data and .bss the image keeps")]
             if m.plan:
+                flags = f" (with the runtime's CALL_ONCE flags {m.plan.flags})" if m.plan.flags else ""
                 parts.append(("plan structs", m.plan.ram, f"the calls' argument structs {m.plan.structs} "
                                                           f"(RAM, as TFLM's are) + those kernels write "
-                                                          f"{m.plan.state}"))
+                                                          f"{m.plan.state}{flags}"))
         return parts
 
     def flash_parts(self) -> list[tuple[str, int, str]]:
