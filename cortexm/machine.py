@@ -13,6 +13,7 @@ exact instruction counting, a per-core cycle model and alignment checking.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Union
@@ -315,13 +316,8 @@ class VirtualMCU:
         paint_lo = self._stack.paint(uc, self.stack_top)
         sp = calling.enter(uc, [int(a) & 0xFFFFFFFF for a in args], self.stack_top, self.ret_addr)
         self.hooks.reset(budget, 0)
-        handle = None if observer is None else uc.hook_add(unicorn.UC_HOOK_BLOCK, observer[2], begin=observer[0],
-                                                            end=observer[1])
-        try:
+        with (self.hooks.observing(*observer) if observer is not None else nullcontext()):
             err = self.engine.run(entry, self.ret_addr)
-        finally:
-            if handle is not None:
-                uc.hook_del(handle)
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
         self._check_returned(name, budget, err, stats.budget_hit, pc)

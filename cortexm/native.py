@@ -29,7 +29,8 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Optional
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional
 
 import unicorn
 from unicorn import unicorn_const as UC
@@ -45,6 +46,7 @@ _lib_error: Optional[str] = None
 _lib_path: Optional[Path] = None
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
+_BLOCK_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
 # where the MMIO alias of the flash lies: 4 GiB above the flash, a physical address no 32-bit
 # guest address reaches (only the TLB fill maps flash loads there)
 FLASH_ALIAS_OFFSET = 1 << 32
@@ -183,6 +185,7 @@ def _declare(lib: ctypes.CDLL) -> None:
                                        ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
                                        ctypes.POINTER(ctypes.c_int64)]
     lib.mrt_account_window.restype = ctypes.c_int
+    lib.mrt_set_observer.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
     lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint64]
     lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
     lib.mrt_add_segment.restype = vp
@@ -351,6 +354,41 @@ class HookSet:
         if status != UC.UC_ERR_OK:
             raise unicorn.UcError(status)
         self._handles.append(handle.value)
+
+    @contextmanager
+    def observing(self, lo: int, hi: int, callback: Callable) -> Iterator[None]:
+        """Within the block, `callback(uc, address, size, None)` runs for every block starting in
+        [lo, hi], after the block was counted (as a Unicorn block hook added after ours would).
+        Natively the block hook makes the call (mrt_set_observer): a Unicorn hook of its own,
+        even on a small range, slows every block down. An exception in the callback stops the
+        emulation and is raised when the block ends."""
+        if not self.native:
+            handle = self.uc.hook_add(UC.UC_HOOK_BLOCK, callback, begin=lo, end=hi)
+            try:
+                yield
+            finally:
+                self.uc.hook_del(handle)
+            return
+        failed: list = []
+        uc = self.uc
+
+        def trampoline(_engine, address, size, _user):
+            if failed:
+                return
+            try:
+                callback(uc, address, size, None)
+            except BaseException as e:     # a ctypes callback cannot raise: stop and raise later
+                failed.append(e)
+                uc.emu_stop()
+
+        function = _BLOCK_CALLBACK(trampoline)
+        self._lib.mrt_set_observer(self._state, lo, hi, ctypes.cast(function, ctypes.c_void_p))
+        try:
+            yield
+        finally:
+            self._lib.mrt_set_observer(self._state, 0, 0, None)
+        if failed:
+            raise failed[0]
 
     def set_flash_range(self, lo: int, hi: int):
         self.flash_lo, self.flash_hi = lo, hi

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from unicorn import UC_HOOK_BLOCK
 from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_PC, UC_ARM_REG_SP
 
 from micro_rt.errors import EmulationError
@@ -88,11 +87,10 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
         sp = uc.reg_read(UC_ARM_REG_SP)
         uc.mem_write(paint_lo, bytes([STACK_PAINT]) * (sp - paint_lo))     # what main used before
         windows.start()
-        hook = uc.hook_add(UC_HOOK_BLOCK, windows.observer[2], begin=windows.observer[0], end=windows.observer[1])
         try:
-            run(invoke, back, "mrt_invoke")
+            with mcu.hooks.observing(*windows.observer):
+                run(invoke, back, "mrt_invoke")
         finally:
-            uc.hook_del(hook)
             windows.stop()
         tail, left = mcu.hooks.edges(), mcu.hooks.stats()
         for mark in windows.marks:

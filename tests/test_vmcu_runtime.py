@@ -452,3 +452,39 @@ def test_a_handle_known_only_at_run_time_runs_call_by_call():
     assert [r.as_dict() for r in per_call.last_run] == [r.as_dict() for r in whole.last_run]
     per_call.close()
     whole.close()
+
+
+def test_python_hooks_see_the_same_operator_boundaries(monkeypatch):
+    """The boundaries are observed by the native block hook (mrt_set_observer) or, without the
+    native library, by a Unicorn block hook of their own: the same records and runtime cost."""
+    from micro_rt.cortexm import machine, native as native_module
+    native = _interpreter(MODELS / "mobilenet_tiny_int8.tflite", "cortex-m4", True, flash_wait_states=2)
+    python = _interpreter(MODELS / "mobilenet_tiny_int8.tflite", "cortex-m4", True, flash_wait_states=2)
+    inputs = random_inputs(native, 0)
+    expected = _run(native, inputs)
+    with monkeypatch.context() as patch:          # the machine is made at the first invoke
+        for module in (machine, native_module):
+            patch.setattr(module, "load_native", lambda: None)
+        got = _run(python, inputs)
+    for a, b in zip(expected, got):
+        assert np.array_equal(a, b)
+    assert native.executor.mcu.hooks.native and not python.executor.mcu.hooks.native
+    assert [(r.index, r.instructions, r.cycles, r.stack_bytes) for r in native.last_run] == \
+        [(r.index, r.instructions, r.cycles, r.stack_bytes) for r in python.last_run]
+    assert native.executor.last_runtime == python.executor.last_runtime
+    native.close()
+    python.close()
+
+
+def test_an_error_in_the_boundary_observer_stops_the_invoke():
+    it = _interpreter(MODELS / "mobilenet_tiny_int8.tflite", "cortex-m4", True)
+    _run(it, random_inputs(it, 0))
+    assert it.executor.runs_whole()
+
+    def fail(index):
+        raise RuntimeError(f"observer failed at entry {index}")
+    whole = it.executor._whole
+    whole.windows.start(fail)
+    with pytest.raises(RuntimeError, match="observer failed at entry 0"):
+        it.executor.mcu.call("mrt_invoke", whole.image.plan_address, observer=whole.windows.observer)
+    it.close()
