@@ -215,3 +215,21 @@ def test_mcu_equals_host_with_complete_profile(name, core):
                     assert_same_any_nan([h], [m], what)
     finally:
         emu.close()
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(MODELS) if n.startswith(("gather_", "embedding_"))])
+def test_random_inputs_index_inside_the_tables(name):
+    """`run`, `fit`, `profile` and `export` feed seeded random inputs: an input that indexes a
+    table (GATHER / GATHER_ND positions, EMBEDDING_LOOKUP ids) is drawn inside it, so the
+    invoke runs instead of being refused as TFLM would refuse it."""
+    from micro_rt import Interpreter
+    from micro_rt.inputs import random_inputs
+    it = Interpreter.from_bytes(_path(name).read_bytes(), target="cortex-m4")
+    for seed in range(8):
+        for distribution in ("uniform", "normal"):
+            inputs = random_inputs(it, seed, distribution)
+            for position, (lo, hi) in MODELS[name].items():
+                assert lo <= inputs[position].min() and inputs[position].max() <= hi, (seed, distribution, position)
+            for i, x in enumerate(inputs):
+                it.set_input(x, i)
+            it.invoke()
