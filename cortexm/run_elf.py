@@ -26,7 +26,7 @@ from . import calling
 from .calling import STACK_PAINT, StackProbe
 from .machine import VirtualMCU
 from .memory_system import MemorySystem
-from .op_windows import OperatorWindows
+from .op_windows import BOUNDARY_SYMBOL, OperatorWindows
 
 INVOKE = "mrt_invoke"
 CYCLES_WORD = "g_mrt_emulator_cycles"
@@ -56,7 +56,7 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
                      clock_hz=clock_hz, stack_bytes=stack_bytes)
     try:
         elf = mcu.elf
-        for name in (INVOKE, CYCLES_WORD, CONSOLE, CONSOLE_LEN):
+        for name in (INVOKE, BOUNDARY_SYMBOL, CYCLES_WORD, CONSOLE, CONSOLE_LEN):
             if name not in elf.symbols:
                 raise EmulationError(f"{Path(path).name} has no symbol '{name}': not the emulator "
                                      "build of a micro-rt export project (make emulator)")

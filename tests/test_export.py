@@ -147,3 +147,10 @@ def test_export_refuses_what_it_cannot_do(capsys, tmp_path):
     err = capsys.readouterr().err
     assert code == 2 and "cannot be exported: no C kernel for op 0" in err, err
     assert not (tmp_path / "c").exists()
+
+
+def test_run_program_refuses_an_elf_that_is_not_an_export_build():
+    """micro_rt's own firmware has the runtime but no console or cycle word: a clear error."""
+    from micro_rt.errors import EmulationError
+    with pytest.raises(EmulationError, match=r"has no symbol 'g_mrt_emulator_cycles': not the emulator build"):
+        run_program(FIRMWARE / "cortex-m4.elf", "cortex-m4")
