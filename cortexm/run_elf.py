@@ -92,13 +92,12 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
                 run(invoke, back, "mrt_invoke")
         finally:
             windows.stop()
-        tail, left = mcu.hooks.edges(), mcu.hooks.stats()
-        for mark in windows.marks:
-            _add(total, mark.edges)
-        _add(total, tail)
+        left = mcu.hooks.stats()
         stack = probe.high_water(uc, paint_lo, sp)
-        cost = windows.attribute(tail, left.last_block, left.flash_read_misses - entered.flash_read_misses,
+        cost = windows.attribute(mcu.hooks.edges(), left.last_block,
+                                 left.flash_read_misses - entered.flash_read_misses,
                                  stack, sp, entry_prev=entered.last_block)
+        _add(total, cost.edges)               # the call's edges, every window's
         mcu.write(elf.symbols[CYCLES_WORD].addr, cost.cycles.to_bytes(4, "little"))
         mcu.hooks.clear_edges()
         run(back, mcu.ret_addr, "the program, after mrt_invoke")

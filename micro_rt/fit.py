@@ -11,7 +11,7 @@ parts could only add to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
@@ -127,14 +127,24 @@ def measure_kernels(data: bytes, target: str,
     with Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True,
                                 mcu_options={"whole_invoke": True}) as it:
         stack = 0
-        for _ in range(MAX_MEASURED_INVOKES):
-            for i, x in enumerate(random_inputs(it, 0)):
-                it.set_input(x, i)
-            it.invoke(progress=progress)
+        for _ in invoke_until_every_operator_runs(it, 0, progress):
             stack = max([stack] + [r.stack_bytes for r in it.last_run])
-            if not any(r.ended_run for r in it.last_run):
-                break
         return kernel_measurement(it, stack)
+
+
+def invoke_until_every_operator_runs(it: Interpreter, seed: int,
+                                     progress: Optional[Callable[[int, int], None]] = None) -> Iterator[bool]:
+    """Invoke `it` on the seeded inputs of `seed`, again while an operator ends the inference
+    early (a CIRCULAR_BUFFER's period), at most MAX_MEASURED_INVOKES times; yields after each
+    invoke whether it ended early (`fit` and `profile` measure the one that runs every operator)."""
+    for _ in range(MAX_MEASURED_INVOKES):
+        for i, x in enumerate(random_inputs(it, seed)):
+            it.set_input(x, i)
+        it.invoke(progress=progress)
+        ended = any(r.ended_run for r in it.last_run)
+        yield ended
+        if not ended:
+            return
 
 
 def plan_bytes(it: Interpreter) -> PlanBytes:

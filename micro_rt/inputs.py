@@ -75,7 +75,7 @@ def _valid_ranges(it) -> dict[int, tuple[int, int]]:
             valid[position] = (max(old[0], low), min(old[1], high))
 
     for op in main.operators:
-        ins = [i for i in op.inputs]
+        ins = op.inputs
         if op.op_name == "RSQRT" and ins:
             q = main.tensors[ins[0]].quantization
             if q is not None and len(q.zero_points) and np.issubdtype(np.dtype(main.tensors[ins[0]].dtype), np.integer):

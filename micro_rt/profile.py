@@ -189,9 +189,8 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
     interpreter, which the caller closes); a model with operators no kernel is registered for
     is not run. `memory_system`: a board's flash interface (cortexm.memory_system.MemorySystem),
     else the core's default one with `flash_wait_states`."""
-    from .fit import MAX_MEASURED_INVOKES, ops_not_simulated, ops_without_kernels
+    from .fit import invoke_until_every_operator_runs, ops_not_simulated, ops_without_kernels
     from .interpreter import Interpreter
-    from .inputs import random_inputs
     options = {"clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
                "strict_alignment": strict_alignment, "arena_misalign": arena_misalign, "whole_invoke": True}
     if memory_system is not None:
@@ -202,16 +201,10 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
     if missing or not_simulated:          # the model cannot run: no total at all
         return profile_report(it, [], clock_hz, 0.0, without_kernels=missing,
                               not_simulated=not_simulated), it
-    ended_early, seconds = 0, 0.0
-    for _ in range(MAX_MEASURED_INVOKES):
-        for i, x in enumerate(random_inputs(it, seed)):
-            it.set_input(x, i)
-        before = it.executor.emulation_seconds if it.executor is not None else 0.0
-        it.invoke(progress=progress)
-        seconds = it.executor.emulation_seconds - before
-        if not any(r.ended_run for r in it.last_run):
-            break
-        ended_early += 1
+    ended_early, seconds, before = 0, 0.0, 0.0      # the executor is made at the first invoke
+    for ended in invoke_until_every_operator_runs(it, seed, progress):
+        seconds, before = it.executor.emulation_seconds - before, it.executor.emulation_seconds
+        ended_early += ended
     report = profile_report(it, it.last_run, clock_hz, seconds,
                             runtime=runtime_fields(it.executor))
     if ended_early and not any(r.ended_run for r in it.last_run):
