@@ -78,6 +78,15 @@ class FlashAccelerator:
     unified: bool        # one cache serves instruction and data reads (dcache_bytes is then 0)
     prefetch: bool
     citations: tuple[Citation, ...]
+    icache_ways: int = 0     # associativity (0: fully associative); replacement is LRU
+    dcache_ways: int = 0
+
+    @property
+    def data_reads_by_word(self) -> bool:
+        """An ST ART fetches one flash word per D-code read, not a line ('Each DCode bus read
+        access fetches 64 or 128 bits, which are saved in a current buffer', RM0440 section
+        3.3.4; RM0090 section 3.5.2 has 128-bit reads and lines alike)."""
+        return self.kind == "st-art"
 
 
 @dataclass(frozen=True)
@@ -162,8 +171,11 @@ def simulator_parameters(board: Board, clock_hz: Optional[int] = None) -> Simula
     """Map a board to the simulator's parameters at `clock_hz` (default: the board's clock).
 
     A line fill takes ceil(line / read) flash reads; each read stalls the core
-    (wait_states + 1) * bus_divider - 1 cycles (no overlap assumed). A unified cache serves
-    data reads from the same capacity, so the data lines are the cache's lines."""
+    (wait_states + 1) * bus_divider - 1 cycles (no overlap assumed: the documents are silent on
+    critical-word-first refill, so the whole fill is charged). A unified cache serves data reads
+    from the same capacity, so the data lines are the cache's lines. An ST ART reads data one
+    flash word at a time (FlashAccelerator.data_reads_by_word): its data cache then holds
+    dcache_bytes / read_bytes words and a data miss costs one read."""
     clock = board.clock.default_hz if clock_hz is None else int(clock_hz)
     if not 0 < clock <= board.clock.max_hz:
         raise InputError(f"board {board.name}: clock {clock / 1e6:g} MHz is outside "
@@ -173,9 +185,13 @@ def simulator_parameters(board: Board, clock_hz: Optional[int] = None) -> Simula
     per_read = (wait_states + 1) * board.flash.bus_divider - 1
     fill = math.ceil(acc.line_bytes / acc.read_bytes) * per_read
     data_bytes = acc.icache_bytes if acc.unified else acc.dcache_bytes
+    data_unit = acc.read_bytes if acc.data_reads_by_word else acc.line_bytes
     memory_system = {"wait_states": fill, "line_bytes": acc.line_bytes, "prefetch": acc.prefetch,
-                     "icache_bytes": acc.icache_bytes,
-                     "dcache_lines": max(1, data_bytes // acc.line_bytes)}
+                     "icache_bytes": acc.icache_bytes, "icache_ways": acc.icache_ways,
+                     "dcache_lines": max(1, data_bytes // data_unit),
+                     "dcache_ways": acc.icache_ways if acc.unified else acc.dcache_ways,
+                     "data_unit_bytes": data_unit,
+                     "data_miss_cycles": per_read if acc.data_reads_by_word else fill}
     return SimulatorParameters(board.name, board.core, clock, wait_states, fill, memory_system,
                                board.memory.flash_bytes, board.memory.arena_bytes,
                                board.memory.sram_wait_states_at(clock))
@@ -347,11 +363,16 @@ def _flash(f: _Fields, max_hz: int) -> FlashTiming:
 
 def _accelerator(f: _Fields) -> FlashAccelerator:
     f.check_keys(("kind", "description", "read_bytes", "line_bytes", "icache_bytes",
-                  "dcache_bytes", "unified", "prefetch", "cite"))
+                  "dcache_bytes", "unified", "prefetch", "cite"), ("icache_ways", "dcache_ways"))
     acc = FlashAccelerator(f.text("kind"), f.text("description"), f.count("read_bytes", 1),
                            f.count("line_bytes", 1), f.count("icache_bytes"),
                            f.count("dcache_bytes"), f.get("unified", bool),
-                           f.get("prefetch", bool), f.citations())
+                           f.get("prefetch", bool), f.citations(),
+                           f.count("icache_ways", 0, 0), f.count("dcache_ways", 0, 0))
+    for key, size in (("icache_ways", acc.icache_bytes), ("dcache_ways", acc.dcache_bytes)):
+        ways = getattr(acc, key)
+        if ways and (not size or (size // acc.line_bytes) % ways):
+            f.fail(f._at(key), f"({ways}) must divide the cache's {size // acc.line_bytes} lines")
     for key in ("read_bytes", "line_bytes"):
         if getattr(acc, key) & (getattr(acc, key) - 1):
             f.fail(f._at(key), f"must be a power of two, not {getattr(acc, key)}")

@@ -2,8 +2,8 @@
 
 cycles(call) = Σ_blocks count × static cost of the block            (core_timing.py)
              + Σ_taken-edges count × refill cost of the branch        (from the block-edge counts)
-             + instruction-fetch stalls from flash                    (memory_system.py, wait states)
-             + data-load stalls from flash (weights, literal pools)   (flash data port / memory hook counts)
+             + instruction-fetch stalls from flash                    (memory_system.py, simulated as it ran)
+             + data-load stalls from flash (weights, literal pools)   (flash data port / memory hook)
 
 Where a cycle is counted: the native block hook (native_hook.c, through native.HookSet) counts
 *edges* (previous block -> block) while the call runs, so a conditional branch is charged as
@@ -11,7 +11,8 @@ taken exactly when the next block executed is not the fall-through one; after th
 `CycleModel.count` prices every block once per (ELF, core) from a capstone disassembly
 (thumb_decode.py) and sums the four terms above: natively over the hook's edge table
 (native_hook.c mrt_account) when the hook library is loaded, else with `account` below, its
-Python twin (tests/test_flash_port.py holds them equal).
+Python twin (tests/test_native_memory_system.py holds them equal). The stalls come from the
+flash interface the hooks simulated while the call ran.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .core_timing import BlockCost, CodeReader, block_cost
-from .memory_system import MemorySystem, fetch_stalls
+from .memory_system import MemorySystem
 
 __all__ = ["CycleBreakdown", "CycleModel", "MemorySystem", "account"]
 
@@ -41,79 +42,54 @@ class CycleBreakdown:
 
 
 def account(edges: dict, costs: dict, last_block: Optional[tuple[int, int]], mem: MemorySystem,
-            flash: tuple[int, int], data_flash_misses: int, warm_lines: Optional[set] = None
-            ) -> tuple[int, CycleBreakdown, int]:
-    """(instructions, cycle breakdown, executed block count) of one call.
+            fetch_stalls: int, data_flash_misses: int) -> tuple[int, CycleBreakdown, int]:
+    """(instructions, cycle breakdown, executed block count) of one call or part of a call.
 
-    edges: {(prev, prev_size, cur, cur_size): count}; costs: {(addr, size): BlockCost}.
-    warm_lines: I-cache content carried over between calls (updated in place)."""
+    edges: {(prev, prev_size, cur, cur_size): count}; costs: {(addr, size): BlockCost};
+    fetch_stalls and data_flash_misses: what the flash interface (memory_system.py, simulated
+    as the code ran) counted over the same span."""
     bd = CycleBreakdown()
     insns = 0
     blocks = 0
-    line = mem.line_bytes
-    flo, fhi = flash
-    fetched: dict = {}        # (addr,size) -> [count, taken-entries] of the blocks in flash
     for (p, ps, c, cs), n in edges.items():
         bc = costs[(c, cs)]
         insns += n * bc.n_insns
         blocks += n
         bd.core += n * bc.cycles
-        sequential = (p + ps == c)
-        if p and not sequential:
+        if p and p + ps != c:
             bd.branches += n * costs[(p, ps)].taken_extra if (p, ps) in costs else 0
-        if mem.wait_states and flo <= c < fhi:
-            f = fetched.setdefault((c, cs), [0, 0])
-            f[0] += n
-            # a taken transfer (or the call entry) refetches the target line; a sequential entry
-            # continuing in the line the previous block ended in does not
-            if not sequential or (p + ps - 1) // line != c // line:
-                f[1] += n
     if last_block is not None and last_block in costs:
         bd.branches += costs[last_block].taken_extra        # the final return
-    bd.fetch = fetch_stalls(mem, fetched, costs, warm_lines)
-    bd.data_flash = data_flash_misses * mem.wait_states
+    bd.fetch = int(fetch_stalls)
+    bd.data_flash = data_flash_misses * mem.data_miss
     return insns, bd, blocks
 
 
 class CycleModel:
-    """The cycles of a machine's calls: the static cost of every executed block (computed once
-    per firmware and core, from the code as the machine reads it) and the I-cache content one
-    call leaves to the next."""
+    """The cycles of a machine's calls: the static cost of every executed block, computed once
+    per firmware and core from the code as the machine reads it, and the flash interface's
+    stalls the hooks simulated."""
 
     def __init__(self, core: str, firmware_sha256: str, memory_system: MemorySystem, read: CodeReader):
         self.core = core
         self.memory_system = memory_system
         self._read = read
         self._costs = _COST_CACHE.setdefault((firmware_sha256, core), {})
-        self._warm_lines: set = set()
 
-    def count(self, edges: dict, last_block: Optional[tuple[int, int]], flash: tuple[int, int],
-              data_flash_misses: int, hooks=None) -> tuple[int, CycleBreakdown, int]:
-        """(instructions, cycle breakdown, executed blocks) of a call from its block-edge counts.
-        hooks: the native.HookSet that counted them, to price them natively (it then keeps the
-        warm I-cache lines); without it (or with Python hooks) `account` prices them."""
+    def count(self, edges: dict, last_block: Optional[tuple[int, int]], fetch_stalls: int,
+              data_flash_misses: int, hooks=None, part: bool = False) -> tuple[int, CycleBreakdown, int]:
+        """(instructions, cycle breakdown, executed blocks) of a call (or, with `part`, a part
+        of one) from its block-edge counts and its flash stalls. hooks: the native.HookSet that
+        counted them, to price them natively; without it (or with Python hooks) `account`
+        prices them."""
         costs = self._block_costs(edges)
-        native = hooks.account(self.memory_system, flash, edges, costs) if hooks is not None else None
+        native = None
+        if hooks is not None:
+            window = (last_block, fetch_stalls, data_flash_misses) if part else None
+            native = hooks.account(edges, costs, window)
         if native is not None:
             return _native_result(native)
-        return account(edges, costs, last_block, self.memory_system, flash, data_flash_misses,
-                       self._warm_lines)
-
-    def price(self, edges: dict, last_block: Optional[tuple[int, int]], flash: tuple[int, int],
-              data_flash_misses: int, hooks=None, warm_lines: Optional[set] = None
-              ) -> tuple[int, CycleBreakdown, int]:
-        """`count` of a part of a call (the whole-invoke runtime's operators): with
-        `warm_lines` None the I-cache lines carry on from and to `count`'s (natively with native
-        hooks), so parts priced in turn see each other's lines as calls do; else against the
-        caller's own set (updated in place)."""
-        costs = self._block_costs(edges)
-        if warm_lines is None:
-            native = (hooks.account(self.memory_system, flash, edges, costs, (last_block, data_flash_misses))
-                      if hooks is not None else None)
-            if native is not None:
-                return _native_result(native)
-            warm_lines = self._warm_lines
-        return account(edges, costs, last_block, self.memory_system, flash, data_flash_misses, warm_lines)
+        return account(edges, costs, last_block, self.memory_system, fetch_stalls, data_flash_misses)
 
     def _block_costs(self, edges: dict) -> dict:
         costs = self._costs

@@ -142,8 +142,7 @@ class VirtualMCU:
         return HookSet(uc, memory_hook=self._memory_hook,
                        check_alignment=self.check_alignment and self._memory_hook,
                        flash_lo=FLASH_BASE, flash_hi=self.memory.flash_end,
-                       line_bytes=self.memory_system.line_bytes,
-                       dcache_lines=self.memory_system.dcache_lines,
+                       memory_system=self.memory_system,
                        prefer_native=self._native, static_checks=self._static,
                        flash_port=self._flash_port)
 
@@ -321,7 +320,7 @@ class VirtualMCU:
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
         self._check_returned(name, budget, err, stats.budget_hit, pc)
-        return self._result(name, budget, stats, pc, paint_lo, sp, carry=observer is None)
+        return self._result(name, budget, stats, pc, paint_lo, sp)
 
     def _check_returned(self, name: str, budget: int, err: Optional[unicorn.UcError], budget_hit: bool,
                         pc: int) -> None:
@@ -336,20 +335,12 @@ class VirtualMCU:
             raise EmulationError(f"{name}: stopped at pc 0x{pc:08x} <{self.symbol_at(pc)}> "
                                  f"instead of returning")
 
-    def _result(self, name: str, budget: int, stats, pc: int, paint_lo: int, sp: int,
-                carry: bool = True) -> CallResult:
-        """Counts, cycles, stack and alignment events of a call that returned. `carry`: its
-        I-cache lines carry on to the next call (an observed call's observer prices its parts
-        in turn instead, so its last part alone leaves them unchanged)."""
+    def _result(self, name: str, budget: int, stats, pc: int, paint_lo: int, sp: int) -> CallResult:
+        """Counts, cycles, stack and alignment events of a call that returned."""
         edges = self.hooks.edges()
         self.last_edges = edges
-        flash = (FLASH_BASE, self.memory.flash_end)
-        if carry:
-            insns, bd, blocks = self._cycles.count(edges, stats.last_block, flash, stats.flash_read_misses,
-                                                   self.hooks)
-        else:
-            insns, bd, blocks = self._cycles.price(edges, stats.last_block, flash, stats.flash_read_misses,
-                                                   warm_lines=set())
+        insns, bd, blocks = self._cycles.count(edges, stats.last_block, stats.fetch_stalls,
+                                               stats.flash_read_misses, self.hooks)
         if insns > budget:
             raise self._faults.budget(name, budget, insns, pc)
         stack_used = self._stack.high_water(self.uc, paint_lo, sp)
@@ -358,14 +349,12 @@ class VirtualMCU:
         return CallResult(calling.result(self.uc), insns, cycles, stack_used, events, bd, blocks,
                           stats.flash_reads, cycles / self.clock_hz)
 
-    def price(self, edges: dict, last_block: Optional[tuple[int, int]], data_flash_misses: int,
-              warm_lines: Optional[set] = None) -> tuple[int, CycleBreakdown, int]:
-        """(instructions, cycles, blocks) of part of a call from its block edges, as `call`
-        counts them: with `warm_lines` None the I-cache lines calls carry over (the native
-        memory-system model's when the hooks are native) are read and left to the next part or
-        call, as a board's cache; else the caller's own set is."""
-        return self._cycles.price(edges, last_block, (FLASH_BASE, self.memory.flash_end), data_flash_misses,
-                                  self.hooks, warm_lines)
+    def price(self, edges: dict, last_block: Optional[tuple[int, int]], fetch_stalls: int,
+              data_flash_misses: int) -> tuple[int, CycleBreakdown, int]:
+        """(instructions, cycles, blocks) of part of a call from its block edges and the flash
+        interface's stalls over that part (differences of `hooks.stats()`), as `call` counts
+        them."""
+        return self._cycles.count(edges, last_block, fetch_stalls, data_flash_misses, self.hooks, part=True)
 
     def _alignment_events(self) -> list[alignment.AlignmentEvent]:
         return alignment.call_events(self.hooks.unaligned(), self.read_code, self.symbol_at,

@@ -36,6 +36,8 @@ import unicorn
 from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_PC
 
+from .memory_system import FlashInterface, MemorySystem
+
 _SRC = Path(__file__).with_name("native_hook.c")
 LIBRARY_NAME = "_mrt_hook"          # setup.py: Extension("micro_rt.cortexm._mrt_hook")
 SLOWDOWN = ("the emulator falls back to Python hooks, about 20x slower (a float model on a "
@@ -160,7 +162,12 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_set_funcs.argtypes = [vp, vp, vp, ctypes.c_int]
     lib.mrt_set_it_reset.argtypes = [vp, vp, ctypes.c_int]
     lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
-                                      ctypes.c_uint32, ctypes.c_uint32]
+                                      ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32]
+    lib.mrt_configure_mem.restype = ctypes.c_int
+    lib.mrt_configure_fetch.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                        ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    lib.mrt_configure_fetch.restype = ctypes.c_int
+    lib.mrt_flush_caches.argtypes = [vp]
     lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
     lib.mrt_edge_count.argtypes = [vp]
     lib.mrt_edge_count.restype = ctypes.c_uint32
@@ -177,12 +184,10 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_set_cost.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64,
                                  ctypes.c_int64]
     lib.mrt_set_cost.restype = ctypes.c_int
-    lib.mrt_account.argtypes = [vp, ctypes.c_int64, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32,
-                                ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64)]
+    lib.mrt_account.argtypes = [vp, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)]
     lib.mrt_account.restype = ctypes.c_int
     lib.mrt_account_window.argtypes = [vp, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32, ctypes.c_uint32,
-                                       ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int64, ctypes.c_uint32,
-                                       ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                       ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int64,
                                        ctypes.POINTER(ctypes.c_int64)]
     lib.mrt_account_window.restype = ctypes.c_int
     lib.mrt_set_observer.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
@@ -207,12 +212,13 @@ def native_error() -> Optional[str]:
 
 class Stats:
     __slots__ = ("bytes", "budget_hit", "flash_reads", "flash_read_misses", "unaligned_total",
-                 "unaligned_dropped", "last_block")
+                 "unaligned_dropped", "last_block", "fetch_stalls", "line_fills")
 
-    def __init__(self, b=0, hit=False, fr=0, frm=0, ut=0, ud=0, last=None):
+    def __init__(self, b=0, hit=False, fr=0, frm=0, ut=0, ud=0, last=None, fs=0, lf=0):
         self.bytes, self.budget_hit, self.flash_reads, self.flash_read_misses = b, hit, fr, frm
         self.unaligned_total, self.unaligned_dropped = ut, ud
         self.last_block = last          # (addr, size) of the last block executed, or None
+        self.fetch_stalls, self.line_fills = fs, lf   # instruction fetches from flash so far
 
 
 class HookSet:
@@ -224,10 +230,12 @@ class HookSet:
     """
 
     def __init__(self, uc: unicorn.Uc, *, memory_hook: bool, check_alignment: bool,
-                 flash_lo: int, flash_hi: int, line_bytes: int = 16, dcache_lines: int = 1,
+                 flash_lo: int, flash_hi: int, memory_system: Optional[MemorySystem] = None,
                  prefer_native: bool = True, static_checks=None, flash_port: bool = False):
         """static_checks: (by_start, by_pc) from static_alignment.static_checks, registers mapped to
         Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc.
+        memory_system: the flash interface whose fetches and data loads the hooks simulate
+        (fetches only with wait states; data loads only with the memory hook or the port).
         flash_port: count data loads from flash through the flash data port (native only; the
         caller then hands the flash's host memory to `add_flash_segments`)."""
         self.static_checks = static_checks
@@ -235,8 +243,8 @@ class HookSet:
         self.memory_hook = memory_hook
         self.check_alignment = check_alignment
         self.flash_lo, self.flash_hi = flash_lo, flash_hi
-        self.line_shift = max(0, int(line_bytes).bit_length() - 1)
-        self.dcache_lines = max(1, int(dcache_lines))
+        self.memory_system = memory_system or MemorySystem()
+        self.flash_model = FlashInterface(self.memory_system, fetch=self.memory_system.wait_states > 0)
         self._lib = load_native() if prefer_native else None
         self.native = self._lib is not None
         self._handles: list[int] = []
@@ -260,8 +268,7 @@ class HookSet:
         rr = ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p)
         lib.mrt_set_funcs(self._state, stop, rr, UC_ARM_REG_PC)
         lib.mrt_set_it_reset(self._state, ctypes.cast(uclib.uc_reg_write, ctypes.c_void_p), UC_ARM_REG_EPSR)
-        lib.mrt_configure_mem(self._state, int(self.check_alignment), self.flash_lo, self.flash_hi,
-                              self.line_shift, self.dcache_lines)
+        self._configure_native()
         lib.mrt_set_alias(self._state, FLASH_ALIAS_OFFSET if self.flash_port else 0)
         if self.static_checks is not None:
             for which, table in enumerate(self.static_checks):
@@ -390,13 +397,24 @@ class HookSet:
         if failed:
             raise failed[0]
 
+    def _configure_native(self) -> None:
+        """Hand the flash range and the flash interface to the library (its caches emptied)."""
+        lib, ms = self._lib, self.memory_system
+        shift = lambda n: max(0, int(n).bit_length() - 1)      # noqa: E731 (powers of two)
+        if (lib.mrt_configure_mem(self._state, int(self.check_alignment), self.flash_lo, self.flash_hi,
+                                  shift(ms.data_unit), ms.dcache_lines, ms.dcache_ways)
+                or lib.mrt_configure_fetch(self._state, int(self.flash_model.fetch_on), shift(ms.line_bytes),
+                                           ms.icache_lines, ms.icache_ways, int(ms.prefetch),
+                                           ms.wait_states, ms.sequential_fill)):
+            raise MemoryError("mrt_configure_mem / mrt_configure_fetch failed")
+
     def set_flash_range(self, lo: int, hi: int):
+        """The flash moved or grew: the caches start empty, as after a reset."""
         self.flash_lo, self.flash_hi = lo, hi
         if self.native:
-            self._lib.mrt_configure_mem(self._state, int(self.check_alignment), lo, hi,
-                                        self.line_shift, self.dcache_lines)
+            self._configure_native()
         else:
-            self._dc = [None] * self._dc_n
+            self.flash_model.flush()
 
     # ---- python fallback ----
     def _install_python(self):
@@ -405,14 +423,9 @@ class HookSet:
         self._bytes = 0
         self._budget = 1 << 62
         self._hit = False
-        self._fr = self._frm = 0
         self._unal: dict = {}
         self._unal_total = 0
-        n = 1
-        while n < self.dcache_lines:
-            n <<= 1
-        self._dc_n = n
-        self._dc = [None] * n
+        flash = self.flash_model
 
         by_start, by_pc = self.static_checks if self.static_checks is not None else ({}, {})
 
@@ -435,6 +448,8 @@ class HookSet:
             if chk:
                 run_checks(uc, chk, address + size)
             self._prev = (address, size)
+            if self.flash_lo <= address < self.flash_hi:
+                flash.fetch_block(address, size)
             self._bytes += size
             if self._bytes > self._budget and not self._hit:
                 self._hit = True
@@ -452,12 +467,7 @@ class HookSet:
                     # an unaligned load is two naturally aligned ones (native_hook.c)
                     first = address & ~(size - 1)
                     for a in ((first, first + size) if address != first else (first,)):
-                        line = a >> self.line_shift
-                        idx = line & (self._dc_n - 1)
-                        self._fr += 1
-                        if self._dc[idx] != line:
-                            self._dc[idx] = line
-                            self._frm += 1
+                        flash.data_read(a)
             self._python_hooks.append((UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem, 1, 0))
         self._add_python_hooks()
 
@@ -484,7 +494,7 @@ class HookSet:
             self._bytes = 0
             self._budget = byte_budget
             self._hit = False
-            self._fr = self._frm = 0
+            self.flash_model.reset()
             self._unal = {}
             self._unal_total = 0
 
@@ -501,20 +511,22 @@ class HookSet:
     def stats(self) -> Stats:
         if not self.native:
             last = self._prev if self._prev[1] else None
-            return Stats(self._bytes, self._hit, self._fr, self._frm, self._unal_total, 0, last)
-        buf = (ctypes.c_uint64 * 10)()
+            f = self.flash_model
+            return Stats(self._bytes, self._hit, f.data_reads, f.data_misses, self._unal_total, 0, last,
+                         f.fetch_stalls, f.fills)
+        buf = (ctypes.c_uint64 * 12)()
         self._lib.mrt_stats(self._state, buf)
         last = (buf[7], buf[8]) if buf[8] else None
-        return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6], last)
+        return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6], last, buf[10], buf[11])
 
-    def account(self, memory_system, flash: tuple[int, int], edges: dict, costs: dict,
-                window: Optional[tuple[Optional[tuple[int, int]], int]] = None
+    def account(self, edges: dict, costs: dict,
+                window: Optional[tuple[Optional[tuple[int, int]], int, int]] = None
                 ) -> Optional[tuple[int, int, int, int, int, int]]:
         """(instructions, blocks, core, branches, fetch, data_flash) of the call just run, priced
-        natively from the edge table (native_hook.c mrt_account: the twin of cycles.account, with
-        its own warm I-cache lines); None with the Python hooks. costs: {(addr, size): BlockCost}
-        holding every block of `edges`. `window`: (last block, data-load misses) of a part of
-        the call, whose edges are `edges` (mrt_account_window: the warm lines carry on alike)."""
+        natively from the edge table and the flash interface's totals (native_hook.c
+        mrt_account: the twin of cycles.account); None with the Python hooks. costs:
+        {(addr, size): BlockCost} holding every block of `edges`. `window`: (last block, fetch
+        stalls, data-load misses) of a part of the call, whose edges are `edges`."""
         if not self.native:
             return None
         lib, priced = self._lib, self._priced
@@ -524,17 +536,15 @@ class HookSet:
                 if lib.mrt_set_cost(self._state, c, cs, bc.n_insns, bc.cycles, bc.taken_extra):
                     raise MemoryError("mrt_set_cost failed")
                 priced.add((c, cs))
-        ms = memory_system
+        data_miss = self.memory_system.data_miss
         out = (ctypes.c_int64 * 6)()
         if window is None:
-            status = lib.mrt_account(self._state, ms.wait_states, ms.line_bytes, int(ms.prefetch),
-                                     ms.icache_bytes, flash[0], flash[1], out)
+            status = lib.mrt_account(self._state, data_miss, out)
         else:
-            last, misses = window
+            last, fetch, misses = window
             flat = (ctypes.c_uint64 * (5 * max(len(edges), 1)))(*(v for key, n in edges.items() for v in (*key, n)))
-            status = lib.mrt_account_window(self._state, flat, len(edges), *(last or (0, 0)), misses,
-                                            ms.wait_states, ms.line_bytes, int(ms.prefetch), ms.icache_bytes,
-                                            flash[0], flash[1], out)
+            status = lib.mrt_account_window(self._state, flat, len(edges), *(last or (0, 0)), fetch, misses,
+                                            data_miss, out)
         if status:
             raise MemoryError(f"mrt_account failed ({status})")
         return tuple(out)

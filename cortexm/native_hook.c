@@ -11,8 +11,17 @@
  * so once the executed bytes exceed 4 x budget the budget is certainly exhausted -> uc_emu_stop.
  *
  * Memory hook (optional, read+write): records accesses that are not naturally aligned (word
- * accesses not 4-aligned, halfword not 2-aligned) per PC, and models a small direct-mapped
- * data cache / line buffer in front of the flash for data loads from flash (weights).
+ * accesses not 4-aligned, halfword not 2-aligned) per PC, and feeds data loads from flash
+ * (weights) to the data side of the flash interface model.
+ *
+ * Flash interface (memory_system.py holds the Python twin): both sides are simulated access by
+ * access, in execution order. Instruction side (mrt_configure_fetch): each block run from flash
+ * fetches the lines it spans; a line still in the line buffer costs nothing, a line in the
+ * instruction cache (LRU, set associative) nothing, the next sequential line while prefetch is on
+ * the fill less what executing the previous line hides, any other line a whole fill. Data side:
+ * each load from flash looks its unit up in the data cache (LRU too); a miss costs one unit's
+ * read. The stall totals run with the call (mrt_stats), so any part of a call is priced by
+ * differences of them.
  *
  * Flash data port (the fast way to see data loads from flash): any Unicorn memory hook sends
  * every load and store of the guest through QEMU's slow path (~4x slower emulation). Instead,
@@ -79,14 +88,25 @@ typedef struct {                 /* one host buffer behind a part of the flash *
 
 typedef struct { uint64_t paddr; int32_t perms; } tlb_entry_t;   /* Unicorn's uc_tlb_entry */
 
-/* static cost of one translation block (core_timing.BlockCost), and what one call fetched
- * of it from flash (valid while gen is the call's generation) */
+/* static cost of one translation block (core_timing.BlockCost) */
 typedef struct {
     uint32_t addr, size, n_insns, used;
     int64_t cycles, taken_extra;
-    uint32_t gen, pad;
-    uint64_t f_n, f_entries;
 } cost_t;
+
+/* An LRU cache of line numbers: `sets` sets of `ways` ways (sets 0: no cache, every look-up
+ * misses). Tags hold line + 1 (0 = empty); stamps the look-up clock of each way's last use.
+ * A look-up scans its set, except in a set of more than LRU_SCAN_WAYS ways (a large fully
+ * associative cache), where `where` (open addressing by line, slot + 1; 0 = free) finds the
+ * way and only a miss scans the set for its victim. */
+#define LRU_SCAN_WAYS 8
+typedef struct {
+    uint32_t sets, ways;
+    uint32_t *tags;
+    uint64_t *stamps, clock;
+    uint32_t mru;                /* index of the way used last: a repeated look-up is one compare */
+    uint32_t *where, where_mask;
+} lru_t;
 
 typedef struct mrt_state {
     /* edges */
@@ -106,10 +126,15 @@ typedef struct mrt_state {
     /* memory hook */
     int32_t check_align;
     uint32_t flash_lo, flash_hi;
-    uint32_t line_shift;
-    uint32_t dc_mask;            /* number of lines - 1 (power of two); 0 lines -> 1-line buffer */
-    uint32_t *dc_tags;
+    uint32_t line_shift;         /* data side: log2 of the unit one data-cache entry holds */
+    lru_t dc;
     uint64_t flash_reads, flash_read_misses;
+    /* instruction side (mrt_configure_fetch) */
+    int32_t fetch_on, fetch_prefetch;
+    uint32_t fetch_shift, fetch_last;
+    int64_t fetch_fill, fetch_sequential;
+    lru_t ic;
+    uint64_t fetch_stalls, fetch_fills;
     unal_t *unal;
     uint32_t unal_cap, unal_n;
     uint64_t unal_total, unal_dropped;
@@ -119,12 +144,9 @@ typedef struct mrt_state {
     uint64_t alias_offset;
     segment_t **seg;                 /* each allocated alone: MMIO regions keep pointers to them */
     uint32_t nseg, seg_cap;
-    /* cycle accounting (mrt_account): block costs, the I-cache lines one call leaves warm */
+    /* cycle accounting (mrt_account): block costs */
     cost_t *costs;
-    uint32_t costs_cap, costs_n, gen;
-    uint32_t *order, order_cap;      /* cost entries fetched from flash, in first-seen order */
-    uint32_t *foot, foot_cap;
-    uint32_t *warm, warm_n, warm_cap; /* sorted */
+    uint32_t costs_cap, costs_n;
     /* mrt_set_observer: called for the blocks starting in [obs_lo, obs_hi] */
     uint32_t obs_lo, obs_hi;
     block_cb_fn observe;
@@ -199,6 +221,116 @@ static int grow(mrt_state *s) {
     return 0;
 }
 
+/* (Re)shape an LRU cache: `lines` lines in sets of `ways` (0 or >= lines: one fully associative
+ * set); lines 0: no cache. Empties it. Returns -1 when out of memory. */
+static int lru_configure(lru_t *c, uint32_t lines, uint32_t ways) {
+    free(c->tags); free(c->stamps); free(c->where);
+    memset(c, 0, sizeof *c);
+    if (!lines) return 0;
+    if (!ways || ways > lines) ways = lines;
+    c->ways = ways;
+    c->sets = lines / ways ? lines / ways : 1;
+    c->tags = (uint32_t *)calloc((size_t)c->sets * ways, sizeof(uint32_t));
+    c->stamps = (uint64_t *)calloc((size_t)c->sets * ways, sizeof(uint64_t));
+    if (ways > LRU_SCAN_WAYS) {
+        uint32_t n = 1;
+        while (n < 4 * c->sets * ways) n <<= 1;
+        c->where = (uint32_t *)calloc(n, sizeof(uint32_t));
+        c->where_mask = n - 1;
+    }
+    if (!c->tags || !c->stamps || (ways > LRU_SCAN_WAYS && !c->where)) {
+        free(c->tags); free(c->stamps); free(c->where);
+        memset(c, 0, sizeof *c);
+        return -1;
+    }
+    return 0;
+}
+
+static void lru_flush(lru_t *c) {
+    if (!c->sets) return;
+    memset(c->tags, 0, (size_t)c->sets * c->ways * sizeof(uint32_t));
+    memset(c->stamps, 0, (size_t)c->sets * c->ways * sizeof(uint64_t));
+    if (c->where) memset(c->where, 0, ((size_t)c->where_mask + 1) * sizeof(uint32_t));
+}
+
+/* The `where` position of the line whose tag is `tag`, or of the free position it would take. */
+static inline uint32_t where_find(const lru_t *c, uint32_t tag) {
+    uint32_t i = hash1(tag) & c->where_mask;
+    while (c->where[i] && c->tags[c->where[i] - 1] != tag) i = (i + 1) & c->where_mask;
+    return i;
+}
+
+/* Forget the position of the line with `tag` (linear probing's backward-shift deletion). */
+static void where_remove(lru_t *c, uint32_t tag) {
+    uint32_t i = where_find(c, tag), m = c->where_mask;
+    if (!c->where[i]) return;
+    uint32_t j = i;
+    for (;;) {
+        c->where[i] = 0;
+        for (;;) {
+            j = (j + 1) & m;
+            if (!c->where[j]) return;
+            uint32_t home = hash1(c->tags[c->where[j] - 1]) & m;
+            /* j's entry may fill the hole at i unless its home lies cyclically in (i, j] */
+            if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) break;
+        }
+        c->where[i] = c->where[j];
+        i = j;
+    }
+}
+
+/* Look `line` up: 1 on a hit; on a miss 0, the line then replaces the set's least recently
+ * used way (memory_system.LruCache is the twin). */
+static inline int lru_access(lru_t *c, uint32_t line) {
+    if (!c->sets) return 0;
+    uint32_t tag = line + 1;
+    c->clock++;
+    if (c->tags[c->mru] == tag) { c->stamps[c->mru] = c->clock; return 1; }
+    uint32_t base = (line % c->sets) * c->ways, victim = base;
+    if (c->where) {
+        uint32_t k = where_find(c, tag);
+        if (c->where[k]) {
+            uint32_t i = c->where[k] - 1;
+            c->stamps[i] = c->clock; c->mru = i;
+            return 1;
+        }
+        for (uint32_t w = 1; w < c->ways; w++)
+            if (c->stamps[base + w] < c->stamps[victim]) victim = base + w;
+        if (c->tags[victim]) where_remove(c, c->tags[victim]);
+        c->tags[victim] = tag;
+        c->where[where_find(c, tag)] = victim + 1;
+    } else {
+        for (uint32_t w = 0; w < c->ways; w++) {
+            uint32_t i = base + w;
+            if (c->tags[i] == tag) { c->stamps[i] = c->clock; c->mru = i; return 1; }
+            if (c->stamps[i] < c->stamps[victim]) victim = i;
+        }
+        c->tags[victim] = tag;
+    }
+    c->stamps[victim] = c->clock;
+    c->mru = victim;
+    return 0;
+}
+
+/* One data load from flash at a, through the data cache. */
+static inline void flash_data_read(mrt_state *s, uint32_t a) {
+    s->flash_reads++;
+    if (!lru_access(&s->dc, a >> s->line_shift)) s->flash_read_misses++;
+}
+
+/* The instruction fetches of a block of `size` bytes at a, run from flash. */
+static inline void flash_fetch(mrt_state *s, uint32_t a, uint32_t size) {
+    uint32_t lo = a >> s->fetch_shift, hi = (a + (size ? size : 1) - 1) >> s->fetch_shift;
+    for (uint32_t line = lo; line <= hi; line++) {
+        if (line == s->fetch_last) continue;          /* still in the line buffer */
+        int sequential = line == s->fetch_last + 1;
+        s->fetch_last = line;
+        if (lru_access(&s->ic, line)) continue;
+        s->fetch_fills++;
+        s->fetch_stalls += (uint64_t)(sequential && s->fetch_prefetch ? s->fetch_sequential : s->fetch_fill);
+    }
+}
+
 void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
     mrt_state *s = (mrt_state *)user;
     uint32_t a = (uint32_t)address;
@@ -231,6 +363,7 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
         s->budget_hit = 1;
         if (s->emu_stop) s->emu_stop(uc);
     }
+    if (s->fetch_on && a >= s->flash_lo && a < s->flash_hi) flash_fetch(s, a, size);
     if (s->observe && a >= s->obs_lo && a <= s->obs_hi) s->observe(uc, address, size, NULL);
 }
 
@@ -249,17 +382,6 @@ void mrt_set_observer(mrt_state *s, uint32_t lo, uint32_t hi, block_cb_fn cb) {
 #define UC_PROT_WRITE 2
 #define UC_PROT_EXEC 4
 #define UC_PROT_ALL 7
-
-/* One data load from flash at a, through the direct-mapped data cache / line buffer. */
-static inline void flash_data_read(mrt_state *s, uint32_t a) {
-    uint32_t line = a >> s->line_shift;
-    uint32_t idx = line & s->dc_mask;
-    s->flash_reads++;
-    if (s->dc_tags[idx] != line + 1) {   /* +1 so that tag 0 means empty */
-        s->dc_tags[idx] = line + 1;
-        s->flash_read_misses++;
-    }
-}
 
 /* Unicorn (2.1) runs QEMU's cpu_restore_state before a TLB-fill hook and before a memory hook,
  * then resumes the translation block. On Thumb-2 that restore puts the IT state of the access
@@ -422,154 +544,49 @@ int mrt_set_cost(mrt_state *s, uint32_t addr, uint32_t size, uint32_t n_insns, i
     return cost_insert(s, &c);
 }
 
-static int grow_u32(uint32_t **buf, uint32_t *cap, uint32_t need) {
-    if (need <= *cap) return 0;
-    uint32_t ncap = *cap ? *cap : 256;
-    while (ncap < need) ncap *= 2;
-    uint32_t *nb = (uint32_t *)realloc(*buf, ncap * sizeof(uint32_t));
-    if (!nb) return -1;
-    *buf = nb;
-    *cap = ncap;
-    return 0;
-}
-
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Python's int(round(x)) for x >= 0: round half to even */
-static int64_t round_half_even(double x) {
-    int64_t r = (int64_t)x;
-    double frac = x - (double)r;
-    if (frac > 0.5 || (frac == 0.5 && (r & 1))) r++;
-    return r;
-}
-
-static int64_t icache_stalls(mrt_state *s, uint32_t norder, int64_t W, uint32_t L, uint32_t icache_bytes) {
-    uint64_t cap = icache_bytes / L, refs = 0;
-    uint32_t nf = 0;
-    for (uint32_t k = 0; k < norder; k++) {
-        const cost_t *c = &s->costs[s->order[k]];
-        uint32_t lo = c->addr / L, hi = (c->addr + (c->size ? c->size : 1) - 1) / L;
-        if (grow_u32(&s->foot, &s->foot_cap, nf + (hi - lo + 1))) return -1;
-        for (uint32_t l = lo; l <= hi; l++) s->foot[nf++] = l;
-        refs += c->f_n * (uint64_t)(hi - lo + 1);
-    }
-    qsort(s->foot, nf, sizeof(uint32_t), cmp_u32);
-    uint32_t F = 0;
-    for (uint32_t i = 0; i < nf; i++)
-        if (F == 0 || s->foot[F - 1] != s->foot[i]) s->foot[F++] = s->foot[i];
-    uint64_t cold = F;
-    if (F <= cap) {
-        uint32_t i = 0, j = 0;
-        while (i < F && j < s->warm_n) {       /* cold = |foot - warm| */
-            if (s->foot[i] == s->warm[j]) { cold--; i++; j++; }
-            else if (s->foot[i] < s->warm[j]) i++;
-            else j++;
-        }
-    }
-    int64_t stalls = (int64_t)cold * W;
-    if (F > cap) {   /* capacity misses: each line fetch hits with probability cap/footprint */
-        double miss = 1.0 - (double)cap / (double)F;
-        stalls += round_half_even((double)refs * miss * (double)W);
-    }
-    s->warm_n = 0;
-    if (F <= cap) {
-        if (grow_u32(&s->warm, &s->warm_cap, F)) return -1;
-        memcpy(s->warm, s->foot, F * sizeof(uint32_t));
-        s->warm_n = F;
-    }
-    return stalls;
-}
-
-static int64_t line_buffer_stalls(mrt_state *s, uint32_t norder, int64_t W, uint32_t L, int prefetch) {
-    double stalls = 0.0;
-    int64_t istalls = 0;
-    for (uint32_t k = 0; k < norder; k++) {
-        const cost_t *c = &s->costs[s->order[k]];
-        int64_t nl = (int64_t)((c->addr + (c->size ? c->size : 1) - 1) / L - c->addr / L + 1);
-        int64_t n = (int64_t)c->f_n, entries = (int64_t)c->f_entries;
-        if (prefetch) {
-            /* the next line is prefetched while this one executes: a sequential line stalls
-             * only for what its execution time does not hide */
-            double per_line = (double)c->cycles / (double)nl;
-            double seq = (double)(W + 1) - per_line;
-            if (seq < 0.0) seq = 0.0;
-            stalls += (double)(entries * W) + (double)(n * nl - entries) * seq;
-        } else {
-            istalls += n * nl * W;
-        }
-    }
-    return prefetch ? round_half_even(stalls) : istalls;
-}
-
-/* Instructions and cycles of edges tab[0..cap) (unused ones have count 0), the last block
- * (last, last_size: its return is charged; size 0: none) and `misses` data loads that missed,
- * as cycles.account prices them: the I-cache lines warm (s->warm) carry on to the next.
+/* Instructions and cycles of edges tab[0..cap) (unused ones have count 0) and the last block
+ * (last, last_size: its return is charged; size 0: none), as cycles.account prices them, with
+ * the instruction-fetch stalls `fetch` and the `misses` data loads that missed, each costing
+ * `data_miss`, that the flash interface counted over the same part of the call.
  * out: instructions, blocks, core, branches, fetch, data_flash. Returns 0, 1 when a block has
- * no cost yet (mrt_set_cost it first), -1 when out of memory. */
+ * no cost yet (mrt_set_cost it first). */
 static int account_edges(mrt_state *s, const edge_t *tab, uint32_t cap, uint32_t last, uint32_t last_size,
-                         uint64_t misses, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
-                         uint32_t flo, uint32_t fhi, int64_t *out) {
+                         uint64_t fetch, uint64_t misses, int64_t data_miss, int64_t *out) {
     int64_t insns = 0, blocks = 0, core = 0, branches = 0;
-    uint32_t norder = 0;
-    if (++s->gen == 0) s->gen = 1;
     for (uint32_t i = 0; i < cap; i++) {
         const edge_t *e = &tab[i];
         if (!e->count) continue;
         int64_t n = (int64_t)e->count;
-        cost_t *c = cost_find(s, e->cur, e->cur_size);
+        const cost_t *c = cost_find(s, e->cur, e->cur_size);
         if (!c) return 1;
         insns += n * c->n_insns;
         blocks += n;
         core += n * c->cycles;
-        uint64_t p = e->prev, ps = e->prev_size, cur = e->cur;
-        int sequential = (p + ps == cur);
-        if (p && !sequential) {
+        if (e->prev && e->prev + e->prev_size != e->cur) {      /* a taken transfer */
             const cost_t *pc = cost_find(s, e->prev, e->prev_size);
             if (pc) branches += n * pc->taken_extra;
-        }
-        if (W && flo <= e->cur && e->cur < fhi) {
-            if (c->gen != s->gen) {
-                if (grow_u32(&s->order, &s->order_cap, norder + 1)) return -1;
-                c->gen = s->gen; c->f_n = 0; c->f_entries = 0;
-                s->order[norder++] = (uint32_t)(c - s->costs);
-            }
-            c->f_n += (uint64_t)n;
-            /* a taken transfer (or the call entry) refetches the target line; a sequential
-             * entry continuing in the line the previous block ended in does not */
-            if (!sequential || (p + ps - 1) / L != cur / L) c->f_entries += (uint64_t)n;
         }
     }
     if (last_size) {                                  /* the final return */
         const cost_t *lc = cost_find(s, last, last_size);
         if (lc) branches += lc->taken_extra;
     }
-    int64_t fetch = 0;
-    if (W) {
-        fetch = icache_bytes ? icache_stalls(s, norder, W, L, icache_bytes)
-                             : line_buffer_stalls(s, norder, W, L, prefetch);
-        if (fetch < 0) return -1;
-    }
-    out[0] = insns; out[1] = blocks; out[2] = core; out[3] = branches; out[4] = fetch;
-    out[5] = (int64_t)misses * W;
+    out[0] = insns; out[1] = blocks; out[2] = core; out[3] = branches; out[4] = (int64_t)fetch;
+    out[5] = (int64_t)misses * data_miss;
     return 0;
 }
 
 /* Instructions and cycles of the call just run, from its edge table (cycles.account, exactly). */
-int mrt_account(mrt_state *s, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
-                uint32_t flo, uint32_t fhi, int64_t *out) {
-    return account_edges(s, s->tab, s->cap, s->prev, s->prev_size, s->flash_read_misses, W, L, prefetch,
-                         icache_bytes, flo, fhi, out);
+int mrt_account(mrt_state *s, int64_t data_miss, int64_t *out) {
+    return account_edges(s, s->tab, s->cap, s->prev, s->prev_size, s->fetch_stalls, s->flash_read_misses,
+                         data_miss, out);
 }
 
 /* The same for a part of a call given as n edges of 5 uint64 (prev, prev_size, cur, cur_size,
- * count; mrt_edges' layout), its last block and its data-load misses: the whole-invoke
- * runtime's operators, priced in turn so the warm I-cache lines carry from one to the next. */
+ * count; mrt_edges' layout), its last block, and the fetch stalls and data-load misses the
+ * flash interface counted over that part (differences of mrt_stats). */
 int mrt_account_window(mrt_state *s, const uint64_t *edges, uint32_t n, uint32_t last, uint32_t last_size,
-                       uint64_t misses, int64_t W, uint32_t L, int prefetch, uint32_t icache_bytes,
-                       uint32_t flo, uint32_t fhi, int64_t *out) {
+                       uint64_t fetch, uint64_t misses, int64_t data_miss, int64_t *out) {
     edge_t *tab = (edge_t *)calloc(n ? n : 1, sizeof(edge_t));
     if (!tab) return -1;
     for (uint32_t i = 0; i < n; i++) {
@@ -577,7 +594,7 @@ int mrt_account_window(mrt_state *s, const uint64_t *edges, uint32_t n, uint32_t
         tab[i].prev = (uint32_t)v[0]; tab[i].prev_size = (uint32_t)v[1];
         tab[i].cur = (uint32_t)v[2]; tab[i].cur_size = (uint32_t)v[3]; tab[i].count = v[4];
     }
-    int status = account_edges(s, tab, n, last, last_size, misses, W, L, prefetch, icache_bytes, flo, fhi, out);
+    int status = account_edges(s, tab, n, last, last_size, fetch, misses, data_miss, out);
     free(tab);
     return status;
 }
@@ -589,18 +606,18 @@ mrt_state *mrt_new(void) {
     s->tab = (edge_t *)calloc(s->cap, sizeof(edge_t));
     s->unal_cap = 256;
     s->unal = (unal_t *)calloc(s->unal_cap, sizeof(unal_t));
-    s->dc_mask = 0;
-    s->dc_tags = (uint32_t *)calloc(1, sizeof(uint32_t));
     s->line_shift = 4;
+    s->fetch_last = UINT32_MAX - 1;
     s->byte_budget = UINT64_MAX;
     return s;
 }
 
 void mrt_free(mrt_state *s) {
     if (!s) return;
-    free(s->tab); free(s->unal); free(s->dc_tags);
+    free(s->tab); free(s->unal);
+    lru_configure(&s->dc, 0, 0); lru_configure(&s->ic, 0, 0);
     free(s->blk.tab); free(s->blk.checks); free(s->code.tab); free(s->code.checks);
-    free(s->costs); free(s->order); free(s->foot); free(s->warm);
+    free(s->costs);
     for (uint32_t i = 0; i < s->nseg; i++) free(s->seg[i]);
     free(s->seg);
     free(s);
@@ -615,25 +632,37 @@ void mrt_set_it_reset(mrt_state *s, reg_write_fn rw, int epsr_reg) {
     s->reg_write = rw; s->epsr_reg = epsr_reg;
 }
 
-void mrt_configure_mem(mrt_state *s, int check_align, uint32_t flash_lo, uint32_t flash_hi,
-                       uint32_t line_shift, uint32_t dcache_lines) {
+/* The data side: loads from [flash_lo, flash_hi) in units of 2^unit_shift bytes through a data
+ * cache of `dcache_lines` such units in sets of `dcache_ways` (0: fully associative); emptied.
+ * Returns -1 when out of memory. */
+int mrt_configure_mem(mrt_state *s, int check_align, uint32_t flash_lo, uint32_t flash_hi,
+                      uint32_t unit_shift, uint32_t dcache_lines, uint32_t dcache_ways) {
     s->check_align = check_align;
-    s->flash_lo = flash_lo; s->flash_hi = flash_hi; s->line_shift = line_shift;
-    uint32_t n = 1;
-    while (n < dcache_lines) n <<= 1;
-    free(s->dc_tags);
-    s->dc_tags = (uint32_t *)calloc(n, sizeof(uint32_t));
-    s->dc_mask = n - 1;
+    s->flash_lo = flash_lo; s->flash_hi = flash_hi; s->line_shift = unit_shift;
+    return lru_configure(&s->dc, dcache_lines, dcache_ways);
 }
 
-/* Start of a call: clear counters (not the data cache tags: they persist across calls like a
- * real cache would, unless mrt_flush_dcache is called). */
+/* The instruction side: on (0: fetches not modelled), lines of 2^line_shift bytes, an
+ * instruction cache of `icache_lines` lines in sets of `icache_ways` (0 lines: a line buffer
+ * only), prefetch of the next sequential line; `fill` stall cycles per line fill, `sequential`
+ * for a prefetched one. Emptied. Returns -1 when out of memory. */
+int mrt_configure_fetch(mrt_state *s, int on, uint32_t line_shift, uint32_t icache_lines,
+                        uint32_t icache_ways, int prefetch, int64_t fill, int64_t sequential) {
+    s->fetch_on = on; s->fetch_shift = line_shift; s->fetch_prefetch = prefetch;
+    s->fetch_fill = fill; s->fetch_sequential = sequential;
+    s->fetch_last = UINT32_MAX - 1;
+    return lru_configure(&s->ic, icache_lines, icache_ways);
+}
+
+/* Start of a call: clear counters (not the caches: they persist across calls as a real cache's
+ * content does, unless mrt_flush_caches is called); the line buffer refills at the entry. */
 void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
     memset(s->tab, 0, s->cap * sizeof(edge_t));
     s->n = 0; s->last_idx = 0;
     s->prev = entry_prev; s->prev_size = 0;
     s->bytes = 0; s->byte_budget = byte_budget; s->budget_hit = 0;
     s->flash_reads = 0; s->flash_read_misses = 0;
+    s->fetch_stalls = 0; s->fetch_fills = 0; s->fetch_last = UINT32_MAX - 1;
     s->unal_n = 0; s->unal_total = 0; s->unal_dropped = 0;
     s->checks_run = 0;
 }
@@ -658,7 +687,7 @@ void *mrt_add_segment(mrt_state *s, uint32_t lo, uint32_t hi, const uint8_t *hos
     return g;
 }
 
-void mrt_flush_dcache(mrt_state *s) { memset(s->dc_tags, 0, (s->dc_mask + 1) * sizeof(uint32_t)); }
+void mrt_flush_caches(mrt_state *s) { lru_flush(&s->dc); lru_flush(&s->ic); s->fetch_last = UINT32_MAX - 1; }
 
 uint32_t mrt_edge_count(mrt_state *s) { return s->n; }
 
@@ -676,11 +705,12 @@ uint32_t mrt_edges(mrt_state *s, uint64_t *out, uint32_t max) {
 }
 
 /* stats: bytes, budget_hit, flash_reads, flash_read_misses, unal_n, unal_total, unal_dropped,
- * last block address, last block size */
+ * last block address, last block size, checks run, fetch stalls, line fills */
 void mrt_stats(mrt_state *s, uint64_t *out) {
     out[0] = s->bytes; out[1] = (uint64_t)s->budget_hit; out[2] = s->flash_reads;
     out[3] = s->flash_read_misses; out[4] = s->unal_n; out[5] = s->unal_total; out[6] = s->unal_dropped;
     out[7] = s->prev; out[8] = s->prev_size; out[9] = s->checks_run;
+    out[10] = s->fetch_stalls; out[11] = s->fetch_fills;
 }
 
 /* unaligned records: 5 uint64 each (pc, addr, size, type, count) */

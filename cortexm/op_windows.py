@@ -10,10 +10,11 @@ everything else (the runtime's loop, the argument words it moves, the boundary c
 runtime's overhead = the whole call less its entries. That is what a DWT cycle counter around
 Invoke() reads on a board.
 
-Cycles: each entry's part is priced in turn by the machine's memory-system model (natively:
-native_hook.c mrt_account_window), so the I-cache lines one operator leaves warm are what the
-next one finds, as from one call to the next call by call and across invokes; the flash data
-cache is the one the whole call ran through (the runtime's reads of its entry table included).
+Cycles: the flash interface is simulated as the code runs (memory_system.py), so each
+boundary's snapshot holds the fetch stalls and data misses so far: an entry's are the
+difference between its two boundaries, with the caches as the operators and the runtime before
+it left them, as on a board; each entry's blocks are priced by native_hook.c
+mrt_account_window.
 Both whole-invoke profiling (whole_invoke.WholeInvoke) and a whole program's run (run_elf: an
 exported project calling mrt_invoke from its main) price a runtime call this way, so they agree.
 """
@@ -70,6 +71,7 @@ class _Mark:
     status: int
     edges: dict
     flash_misses: int
+    fetch_stalls: int
     unaligned_total: int
     unaligned: Optional[list]
     sp: int
@@ -88,7 +90,6 @@ class OperatorWindows:
         self._paint = bytes([STACK_PAINT]) * mcu.stack_bytes
         self._on_begin: Optional[Callable[[int], None]] = None
         self._cleared_at = 0            # the unaligned total when the records were last cleared
-        self._runtime_lines: set = set()    # the I-cache lines of the runtime's own code
 
     @classmethod
     def of_firmware(cls, mcu: Any) -> "OperatorWindows":
@@ -115,7 +116,7 @@ class OperatorWindows:
         checks the budget coarsely, by code bytes, so it may stop a little later)."""
         used = 0
         for mark in self.marks:
-            used += self.mcu.price(mark.edges, None, 0, set())[0]
+            used += self.mcu.price(mark.edges, None, 0, 0)[0]
             if used > budget:
                 return mark.index if mark.phase == ENDED else None
         return self.running_entry()
@@ -134,7 +135,7 @@ class OperatorWindows:
         previous = self.marks[-1] if self.marks else None
         changed = stats.unaligned_total != (previous.unaligned_total if previous else 0)
         mark = _Mark(uc.reg_read(UC_ARM_REG_R0), phase, status - (1 << 32) if status & 0x80000000 else status,
-                     hooks.edges(), stats.flash_read_misses, stats.unaligned_total,
+                     hooks.edges(), stats.flash_read_misses, stats.fetch_stalls, stats.unaligned_total,
                      hooks.unaligned() if changed and phase == ENDED else None, uc.reg_read(UC_ARM_REG_SP))
         hooks.clear_edges()          # each mark holds the edges since the previous one
         if phase == BEGINS:
@@ -153,9 +154,8 @@ class OperatorWindows:
     def _entry_cost(self, begin: _Mark, end: _Mark) -> tuple[EntryCost, int]:
         """The kernel's part of the window between two boundaries, as a call of its own counts
         it: entered from nowhere (the runtime's branch is the runtime's), its return charged;
-        priced after the previous entry, the I-cache lines carrying on from it as from one
-        call to the next (and the flash data cache as the runtime's reads of the plan left it,
-        as on a board). With its cycles but instruction fetch."""
+        its flash stalls are those the flash interface counted between the two boundaries (the
+        caches as the previous entry and the runtime left them, as on a board)."""
         edges: dict = {}
         last_block = None
         lo, hi = self.runtime
@@ -168,25 +168,27 @@ class OperatorWindows:
             if lo <= p < hi:
                 key = (0, 0, c, cs)
             edges[key] = edges.get(key, 0) + n
-        insns, bd, _ = self.mcu.price(edges, last_block, end.flash_misses - begin.flash_misses)
+        insns, bd, _ = self.mcu.price(edges, last_block, end.fetch_stalls - begin.fetch_stalls,
+                                      end.flash_misses - begin.flash_misses)
         events = []
         if end.unaligned is not None:
             events = alignment.call_events(end.unaligned, self.mcu.read_code, self.mcu.symbol_at,
                                            strict=self.mcu.strict_alignment, armv6m=self.mcu.armv6m)
-        return EntryCost(insns, bd.total, end.stack_bytes, events), bd.total - bd.fetch
+        return EntryCost(insns, bd.total, end.stack_bytes, events)
 
-    def attribute(self, tail_edges: dict, last_block: Optional[tuple[int, int]], flash_misses: int,
-                  stack_bytes: int, entry_sp: int, entry_prev: Optional[tuple[int, int]] = None) -> InvokeResult:
+    def attribute(self, tail_edges: dict, last_block: Optional[tuple[int, int]], fetch_stalls: int,
+                  flash_misses: int, stack_bytes: int, entry_sp: int,
+                  entry_prev: Optional[tuple[int, int]] = None) -> InvokeResult:
         """The call's cost once it returned: `tail_edges` ran after the last boundary,
-        `last_block` returned, `flash_misses` data reads missed the flash cache over the call,
-        `stack_bytes` below `entry_sp` (the stack pointer it was entered with) it used.
+        `last_block` returned, the flash interface stalled `fetch_stalls` cycles on instruction
+        fetches and `flash_misses` data reads missed over the call, `stack_bytes` below
+        `entry_sp` (the stack pointer it was entered with) it used.
         `entry_prev`: the caller's block, whose branch into the call is the caller's."""
         if entry_prev is not None:
             for mark in self.marks:
                 mark.edges = _entered_from_nowhere(mark.edges, entry_prev)
             tail_edges = _entered_from_nowhere(tail_edges, entry_prev)
         marks = self.marks
-        not_fetch = 0             # the entries' cycles but instruction fetch
         trace: list[tuple[int, Optional[EntryCost]]] = []
         k = 0
         while k < len(marks):
@@ -198,9 +200,7 @@ class OperatorWindows:
             end = marks[k + 1] if k + 1 < len(marks) else None
             if mark.phase != BEGINS or end is None or end.phase != ENDED or end.index != mark.index:
                 raise EmulationError(f"the runtime's operator boundaries are out of order at entry {mark.index}")
-            cost, rest = self._entry_cost(mark, end)
-            trace.append((mark.index, cost))
-            not_fetch += rest
+            trace.append((mark.index, self._entry_cost(mark, end)))
             k += 2
         entries = [cost for _, cost in trace if cost is not None]
         # the whole call: every window's edges (the call's result counted the last one alone)
@@ -208,17 +208,12 @@ class OperatorWindows:
         for mark in marks:
             for key, n in mark.edges.items():
                 edges[key] = edges.get(key, 0) + n
-        instructions, bd, _ = self.mcu.price(edges, last_block, flash_misses, set())
-        # Instructions, core, branch and data-load cycles add up over the parts: the runtime's
-        # are the whole call's less its entries'. Instruction fetch does not (a line one part
-        # fetches another finds warm): the runtime's is that of its own code, whose lines stay
-        # in the I-cache from one invoke to the next as a board's small hot loop does.
-        lo, hi = self.runtime
-        own = {key: n for key, n in edges.items() if lo <= key[2] < hi}
-        fetch = self.mcu.price(own, None, 0, self._runtime_lines)[1].fetch
+        instructions, bd, _ = self.mcu.price(edges, last_block, fetch_stalls, flash_misses)
+        # every term adds up over the parts (the flash stalls were counted as the code ran): the
+        # runtime's are the whole call's less its entries'
         frame = max((entry_sp - m.sp for m in marks), default=0)
         runtime = RuntimeCost(instructions - sum(e.instructions for e in entries),
-                              bd.total - bd.fetch - not_fetch + fetch, frame)
+                              bd.total - sum(e.cycles for e in entries), frame)
         cycles = runtime.cycles + sum(e.cycles for e in entries)
         stack = max([stack_bytes] + [frame + e.stack_bytes for e in entries])
         return InvokeResult(trace, runtime, instructions, cycles, stack, edges)

@@ -7,7 +7,7 @@ when main does). The runtime's `mrt_invoke` is timed as `profile` times it: the 
 main calls it and where it returns, and in between the runtime's operator boundaries split the
 call into its operators' windows and its own part, priced in turn as the whole-invoke mode
 prices them (op_windows: entered from nowhere, its return charged, each operator finding the
-I-cache lines the one before left). Before main goes on, the count is written to
+caches as the one before left them). Before main goes on, the count is written to
 the program's `g_mrt_emulator_cycles`, so the program prints what the emulator measured (on a
 board it prints what its cycle counter read). The program prints to its console buffer
 (`g_mrt_console`, `g_mrt_console_len`), which is read back after the run.
@@ -95,6 +95,7 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
         left = mcu.hooks.stats()
         stack = probe.high_water(uc, paint_lo, sp)
         cost = windows.attribute(mcu.hooks.edges(), left.last_block,
+                                 left.fetch_stalls - entered.fetch_stalls,
                                  left.flash_read_misses - entered.flash_read_misses,
                                  stack, sp, entry_prev=entered.last_block)
         _add(total, cost.edges)               # the call's edges, every window's
@@ -105,7 +106,7 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
         n = int.from_bytes(mcu.read(elf.symbols[CONSOLE_LEN].addr, 4), "little")
         size = elf.symbols[CONSOLE].size
         console = mcu.read(elf.symbols[CONSOLE].addr, min(n, size)).decode("ascii", "replace")
-        everything, _, _ = mcu.price(total, mcu.hooks.stats().last_block, 0, set())
+        everything, _, _ = mcu.price(total, mcu.hooks.stats().last_block, 0, 0)
         # the windows repaint the stack as each entry begins: the deepest is the attribution's
         return ProgramRun(console, n >= size, everything, cost.instructions, cost.cycles, cost.stack_bytes)
     finally:

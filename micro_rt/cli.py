@@ -200,8 +200,17 @@ def cmd_fit(args) -> int:
                         measure=not args.no_emulate, progress=progress)
     report.board, report.budget_source = setup.board, setup.budget_source
     from .reports.tables import fit_tables
-    _emit(args, report.as_dict(), report.text(), fit_tables)
+    payload, text = report.as_dict(), report.text()
+    if setup.validation is not None:        # a board answer says how far it is known to be right
+        payload["validation"] = setup.validation
+        text = "\n".join([text, *_validation_lines(setup.validation)])
+    _emit(args, payload, text, fit_tables)
     return report.exit_code
+
+
+def _validation_lines(validation: dict) -> list[str]:
+    """A board answer's validation status and the figures no document backs, as text."""
+    return [validation["summary"]] + [f"unverified figure ({u})" for u in validation["unverified"]]
 
 
 # ---- run ---------------------------------------------------------------------------------
@@ -351,7 +360,8 @@ def cmd_profile(args) -> int:
                                       progress=progress, kernels=args.kernels)
         it.close()
     if setup.board:
-        report = {"board": setup.board, "board_notes": setup.board_notes, **report}
+        report = {"board": setup.board, "board_notes": setup.board_notes,
+                  "validation": setup.validation, **report}
     text = profile_table(report)
     if setup.board:
         text = "\n".join([f"board {setup.board}: " + "; ".join(setup.board_notes[1:]), text])

@@ -31,6 +31,9 @@ class Setup:
     # The board's flash interface (fields of cortexm.memory_system.MemorySystem); None: the
     # core's default interface with `flash_wait_states`.
     memory_system: Optional[dict] = None
+    # How far the board's figures are known to be from silicon (cortexm.validation): status,
+    # summary line, measured error range, the board's unverified figures. None without a board.
+    validation: Optional[dict] = None
     cycles: bool = True                # run the emulated inference
     optimize_seconds: float = 2.0      # 0: no optimize suggestion
     seed: int = 0
@@ -90,8 +93,10 @@ def board_setup(name: str, clock_hz: Optional[int] = None,
     caches, the cost of a line fill at that clock), and as budgets its code flash and the
     contiguous SRAM its vendor's linker script puts .bss (the arena) in."""
     from .cortexm.boards import load_board, simulator_parameters
+    from .cortexm.validation import board_validation
     board = load_board(name, board_dirs)
     sim = simulator_parameters(board, clock_hz)
+    validation = board_validation(board, sim.clock_hz)
     acc, mem = board.accelerator, sim.memory_system
     region_names = ", ".join(board.memory.arena_regions)
     cache = (f"{mem['icache_bytes']:,} B instruction cache" if mem["icache_bytes"] else
@@ -103,11 +108,11 @@ def board_setup(name: str, clock_hz: Optional[int] = None,
              f"{acc.kind} modelled as {mem['line_bytes']}-byte lines, "
              f"{'prefetch, ' if mem['prefetch'] else ''}{cache}, "
              f"{mem['dcache_lines']} data line{'s' if mem['dcache_lines'] != 1 else ''} "
-             "for constants read from flash"]
+             "for constants read from flash", *validation.lines()]
     return Setup(target=board.core, clock_hz=sim.clock_hz,
                  flash_wait_states=sim.line_fill_cycles, ram_budget=sim.arena_bytes,
                  flash_budget=sim.flash_bytes, board=board.name, board_notes=notes,
-                 memory_system=dict(mem),
+                 memory_system=dict(mem), validation=validation.as_dict(),
                  budget_source=f"board {board.name}: RAM = SRAM {region_names} "
                                f"({sim.arena_bytes:,} B, where its linker puts the arena), "
                                f"flash = {board.memory.code_region} ({sim.flash_bytes:,} B)")

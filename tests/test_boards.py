@@ -79,7 +79,13 @@ def test_line_fill_counts_bus_divider_and_reads_per_line():
     assert h743.line_fill_cycles == (4 + 1) * 2 - 1
     l4 = boards.simulator_parameters(boards.load_board("nucleo-l4r5zi"))
     assert l4.line_fill_cycles == 4 * 5           # 32-byte ART line from 64-bit reads
-    assert l4.memory_system["dcache_lines"] == 8
+    # the ART reads data one 64-bit flash word at a time: its 8 lines of 4 x 64 bits hold 32
+    # words, and a data miss costs one read
+    assert l4.memory_system["dcache_lines"] == 32 and l4.memory_system["data_unit_bytes"] == 8
+    assert l4.memory_system["data_miss_cycles"] == 5
+    h7 = h743.memory_system                       # Cortex-M7 L1: line fills, 2 / 4 ways
+    assert (h7["data_unit_bytes"], h7["data_miss_cycles"], h7["icache_ways"], h7["dcache_ways"]) \
+        == (32, h743.line_fill_cycles, 2, 4)
 
 
 def test_wait_states_follow_the_clock():

@@ -5,6 +5,9 @@
    an MMIO alias that a virtual TLB maps flash pages' loads onto; the reference is a memory hook
    on every access. Both feed the same data-cache model.
 2. The native pricing of a call's edges (native_hook.c mrt_account) against cycles.account.
+3. The native flash-interface simulation (instruction fetches and data loads, native_hook.c
+   flash_fetch / flash_data_read) against its Python twin (memory_system.FlashInterface, run by
+   the Python hooks).
 
 Every count must be equal: instructions, cycles and their breakdown, flash data loads, and the
 values read, on every core and memory system (the cores' defaults and every board's), across
@@ -26,10 +29,15 @@ from vmcu_test_firmware import CORES, elfs, mcu  # noqa: F401 (fixture)
 
 def memory_systems(core: str) -> list[MemorySystem]:
     """The core's default interface at 0 and 5 wait states, no-cache variants, I-caches too
-    small for the code (capacity misses), every board's."""
+    small for the code (capacity misses, fully and set associative), every board's."""
     out = [default_memory_system(core, 0), default_memory_system(core, 5),
            MemorySystem(3, 16, False, 0, 1), MemorySystem(2, 8, True, 0, 1),
-           MemorySystem(2, 16, True, 64, 2), MemorySystem(7, 32, False, 128, 4)]
+           MemorySystem(2, 16, True, 64, 2), MemorySystem(7, 32, False, 128, 4),
+           MemorySystem(6, 16, True, 128, 8, icache_ways=2, dcache_ways=2, data_unit_bytes=8,
+                        data_miss_cycles=2),
+           # more ways than native_hook.c scans (LRU_SCAN_WAYS): its hashed look-up, with evictions
+           MemorySystem(4, 16, True, 256, 16, data_unit_bytes=4, data_miss_cycles=3),
+           MemorySystem(4, 16, True, 512, 32, icache_ways=16, dcache_ways=16)]
     for board in list_boards():
         sp = simulator_parameters(board)
         if sp.target == core:
@@ -38,8 +46,8 @@ def memory_systems(core: str) -> list[MemorySystem]:
 
 
 class Twin:
-    """Prices every call of a machine once more with the Python reference (cycles.account, its
-    own warm I-cache lines) and checks the native pricing against it."""
+    """Prices every call of a machine once more with the Python reference (cycles.account, from
+    the flash stalls the hooks counted) and checks the native pricing against it."""
 
     def __init__(self, m):
         self.m = m
@@ -50,8 +58,7 @@ class Twin:
         r = self.m.call(*args)
         stats = self.m.hooks.stats()
         insns, bd, blocks = self.model.count(self.m.last_edges, stats.last_block,
-                                             (FLASH_BASE, self.m.memory.flash_end),
-                                             stats.flash_read_misses)
+                                             stats.fetch_stalls, stats.flash_read_misses)
         assert (r.instructions, r.breakdown, r.blocks) == (insns, bd, blocks), args
         self.checked += 1
         return r
@@ -101,6 +108,39 @@ def test_port_counts_equal_the_memory_hook(elfs, core):
             assert got[0].flash_data_reads >= len(weights) and got[1].flash_data_reads >= len(words)
         port.close()
         ref.close()
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_native_flash_interface_equals_its_python_twin(elfs, core):
+    """The same calls with the native hooks and with the Python hooks (FlashInterface): equal
+    instructions, cycles, fetch stalls, line fills and data misses on every memory system, the
+    caches' content carried from call to call."""
+    rng = np.random.default_rng(2)
+    weights = rng.integers(-128, 128, 3000).astype(np.int8)
+    words = rng.integers(-2**31, 2**31, 700).astype(np.int32)
+    for ms in memory_systems(core):
+        runs = []
+        for native in (True, False):
+            m = mcu(elfs, core, memory_system=ms, native=native)
+            assert m.hooks.native == native
+            got = []
+            for r in _calls(m, weights, words):
+                got.append(_facts(r))
+            stats = m.hooks.stats()
+            runs.append((got, stats.fetch_stalls, stats.line_fills))
+            m.close()
+        assert runs[0] == runs[1], ms
+        if ms.wait_states:
+            assert any(f[5] for f in runs[0][0]), ms       # fetch stalls were counted
+
+
+def test_lru_cache_keeps_the_most_recent_lines():
+    from micro_rt.cortexm.memory_system import LruCache
+    c = LruCache(4, 2)                 # 2 sets of 2 ways: even lines in set 0
+    assert [c.access(x) for x in (0, 2, 0, 4, 0, 2)] == [False, False, True, False, True, False]
+    full = LruCache(3)
+    assert [full.access(x) for x in (1, 2, 3, 1, 4, 2, 1)] == [False, False, False, True, False, False, True]
+    assert LruCache(0).access(1) is False
 
 
 @pytest.mark.parametrize("core", ["cortex-m0plus", "cortex-m4"])

@@ -35,6 +35,7 @@ class BoardRow:
     cycles: Optional[int]
     cycles_complete: bool
     note: str = ""               # why a figure is missing or incomplete
+    validation: Optional[dict] = None   # cortexm.validation: how far the board answer is known right
 
     @property
     def ram_margin(self) -> Optional[int]:
@@ -46,7 +47,8 @@ class BoardRow:
 
     def as_dict(self) -> dict:
         return {**asdict(self), "ram_margin": self.ram_margin, "flash_margin": self.flash_margin,
-                "fits": {FITS: True, DOES_NOT_FIT: False}.get(self.verdict)}
+                "fits": {FITS: True, DOES_NOT_FIT: False}.get(self.verdict),
+                "validated": validated_short(self.validation)}
 
 
 def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, seed: int,
@@ -75,7 +77,7 @@ def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, see
     return BoardRow(setup.board, setup.target, setup.clock_hz, fit.verdict,
                     fit.ram_used, setup.ram_budget, fit.flash_used, setup.flash_budget,
                     p["total_ms"] if ran else None, p["total_cycles"] if ran else None,
-                    bool(ran and p["complete"]), "; ".join(notes))
+                    bool(ran and p["complete"]), "; ".join(notes), setup.validation)
 
 
 def measure_boards(path: str, data: bytes, boards: Sequence[str], *, kernels: str = "cmsis-nn",
@@ -113,7 +115,7 @@ def boards_payload(model: str, rows: Sequence[BoardRow], kernels: str) -> dict:
 def boards_text(p: dict) -> str:
     rows = p["boards"]
     head = (f"{'board':<20}{'core':<15}{'MHz':>5}  {'verdict':<13}{'RAM used':>11}{'margin':>11}"
-            f"{'flash used':>12}{'margin':>11}{'latency ms':>12}")
+            f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  validated")
     lines = [f"{p['model']} on {len(rows)} boards, kernels {p['kernels']}:", head]
 
     def num(v, width):
@@ -124,8 +126,13 @@ def boards_text(p: dict) -> str:
             ms = f">={ms}"
         lines.append(f"{r['board']:<20}{r['core']:<15}{r['clock_hz'] / 1e6:>5g}  "
                      f"{r['verdict']:<13}{num(r['ram_used'], 11)}{num(r['ram_margin'], 11)}"
-                     f"{num(r['flash_used'], 12)}{num(r['flash_margin'], 11)}{ms:>12}")
+                     f"{num(r['flash_used'], 12)}{num(r['flash_margin'], 11)}{ms:>12}  "
+                     f"{r['validated']}")
     notes = [f"  {r['board']}: {r['note']}" for r in rows if r["note"]]
+    notes += [f"  {r['board']}: {r['validation']['summary']}"
+              + (f"; {len(r['validation']['unverified'])} figure(s) unverified (micro-rt fit "
+                 f"--board {r['board']} lists them)" if r['validation']['unverified'] else "")
+              for r in rows if r["validation"]]
     if notes:
         lines += ["notes (figures missing or incomplete):", *notes]
     lines.append("RAM = arena + stack + static data + plan state against the SRAM the board's "
@@ -133,6 +140,16 @@ def boards_text(p: dict) -> str:
                  "read-only data (micro-rt fit --board B lists each); latency = one inference at "
                  "the board's clock through its flash interface (>= : operators left out)")
     return "\n".join(lines)
+
+
+def validated_short(validation: Optional[dict]) -> str:
+    """'-14%..-7% (7)': the measured error range over that many measurements; 'no': none."""
+    if not validation:
+        return "-"
+    if validation["status"] != "validated":
+        return "no"
+    return (f"{validation['min_error']:+.0%}..{validation['max_error']:+.0%} "
+            f"({validation['measurements']})")
 
 
 def boards_tables(p: dict) -> tuple[list[str], list[Table]]:
@@ -145,6 +162,8 @@ def boards_tables(p: dict) -> tuple[list[str], list[Table]]:
                    Column("flash_used", "flash used B", True, missing="-"),
                    Column("flash_budget", "flash B", True, missing="-"),
                    Column("flash_margin", "flash margin B", True, missing="-"), ms,
-                   Column("cycles_complete", "cycles complete"), Column("note", "note")],
+                   Column("cycles_complete", "cycles complete"),
+                   Column("validated", "validated"),
+                   Column("note", "note")],
                   p["boards"], "Boards")
     return [f"**{p['model']}** on {len(p['boards'])} boards, kernels {p['kernels']}"], [table]

@@ -195,6 +195,9 @@ def report_text(r: ModelReport) -> str:
         if "not accounted for:" in fit:          # listed once, with the warnings below
             fit = fit[:fit.index("not accounted for:")]
         lines += fit + [f"budgets: {s.budget_source}"]
+    if s.validation is not None:
+        lines.append(s.validation["summary"])
+        lines += [f"unverified figure ({u})" for u in s.validation["unverified"]]
     else:
         lines.append(f"RAM {r.fit.ram_used:,} B, flash {r.fit.flash_used:,} B (no budget "
                      "given: no verdict; --ram/--flash or --board give one)")
