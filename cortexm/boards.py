@@ -191,7 +191,8 @@ def simulator_parameters(board: Board, clock_hz: Optional[int] = None) -> Simula
                      "dcache_lines": max(1, data_bytes // data_unit),
                      "dcache_ways": acc.icache_ways if acc.unified else acc.dcache_ways,
                      "data_unit_bytes": data_unit,
-                     "data_miss_cycles": per_read if acc.data_reads_by_word else fill}
+                     "data_miss_cycles": per_read if acc.data_reads_by_word else fill,
+                     "sram_wait_states": board.memory.sram_wait_states_at(clock)}
     return SimulatorParameters(board.name, board.core, clock, wait_states, fill, memory_system,
                                board.memory.flash_bytes, board.memory.arena_bytes,
                                board.memory.sram_wait_states_at(clock))

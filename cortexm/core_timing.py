@@ -66,6 +66,8 @@ class BlockCost:
     cycles: int               # core cycles, control transfer at the end not taken
     taken_extra: int          # extra cycles when the block is left by a taken control transfer
     last: str                 # class of the last instruction
+    loads: int = 0            # 32-bit words the block loads (LDR 1, LDRD 2, LDM / POP / VLDM their
+                              # registers): what a wait-stated SRAM delays, less the loads from flash
 
 
 # ------------------------------------------------------------------------------------------
@@ -302,6 +304,10 @@ CORE_MODELS = {
 }
 
 
+# 32-bit words one load instruction of a class reads; LDM / VLD / VLDM: their register count
+LOAD_WORDS = {"ld": 1, "ldrd": 2}
+
+
 def block_cost(core: str, addr: int, size: int, read: CodeReader) -> BlockCost:
     """The static cost of the translation block of `size` bytes at `addr` on `core`."""
     code = read(addr, size)
@@ -312,4 +318,7 @@ def block_cost(core: str, addr: int, size: int, read: CodeReader) -> BlockCost:
         n += (size - decoded) // 2
     cyc, extra = CORE_MODELS[core](insns, read)
     cyc += (size - decoded) // 2
-    return BlockCost(addr, size, n, cyc, extra, insns[-1].cls if insns else "?")
+    loads = sum(LOAD_WORDS.get(i.cls, 0) or (i.nregs if i.cls in ("ldm", "vld", "vldm") else 0)
+                for i in insns)
+    return BlockCost(addr, size, n, cyc, extra, insns[-1].cls if insns else "?", loads)
+

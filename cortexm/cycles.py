@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .core_timing import BlockCost, CodeReader, block_cost
-from .memory_system import MemorySystem
+from .memory_system import FlashCounts, MemorySystem
 
 __all__ = ["CycleBreakdown", "CycleModel", "MemorySystem", "account"]
 
@@ -35,33 +35,40 @@ class CycleBreakdown:
     branches: int = 0
     fetch: int = 0
     data_flash: int = 0
+    sram: int = 0             # wait states of the words loaded from SRAM
 
     @property
     def total(self) -> int:
-        return self.core + self.branches + self.fetch + self.data_flash
+        return self.core + self.branches + self.fetch + self.data_flash + self.sram
+
+
+def sram_stalls(mem: MemorySystem, words_loaded: int, flash: FlashCounts) -> int:
+    """The SRAM's wait states over a span: every word loaded that was not a load from flash."""
+    return mem.sram_wait_states * max(0, words_loaded - flash.data_reads)
 
 
 def account(edges: dict, costs: dict, last_block: Optional[tuple[int, int]], mem: MemorySystem,
-            fetch_stalls: int, data_flash_misses: int) -> tuple[int, CycleBreakdown, int]:
+            flash: FlashCounts) -> tuple[int, CycleBreakdown, int]:
     """(instructions, cycle breakdown, executed block count) of one call or part of a call.
 
     edges: {(prev, prev_size, cur, cur_size): count}; costs: {(addr, size): BlockCost};
-    fetch_stalls and data_flash_misses: what the flash interface (memory_system.py, simulated
-    as the code ran) counted over the same span."""
+    flash: what the flash interface (memory_system.py, simulated as the code ran) counted over
+    the same span."""
     bd = CycleBreakdown()
-    insns = 0
-    blocks = 0
+    insns = blocks = loads = 0
     for (p, ps, c, cs), n in edges.items():
         bc = costs[(c, cs)]
         insns += n * bc.n_insns
         blocks += n
+        loads += n * bc.loads
         bd.core += n * bc.cycles
         if p and p + ps != c:
             bd.branches += n * costs[(p, ps)].taken_extra if (p, ps) in costs else 0
     if last_block is not None and last_block in costs:
         bd.branches += costs[last_block].taken_extra        # the final return
-    bd.fetch = int(fetch_stalls)
-    bd.data_flash = data_flash_misses * mem.data_miss
+    bd.fetch = flash.fetch_stalls
+    bd.data_flash = flash.data_misses * mem.data_miss
+    bd.sram = sram_stalls(mem, loads, flash)
     return insns, bd, blocks
 
 
@@ -76,20 +83,20 @@ class CycleModel:
         self._read = read
         self._costs = _COST_CACHE.setdefault((firmware_sha256, core), {})
 
-    def count(self, edges: dict, last_block: Optional[tuple[int, int]], fetch_stalls: int,
-              data_flash_misses: int, hooks=None, part: bool = False) -> tuple[int, CycleBreakdown, int]:
+    def count(self, edges: dict, last_block: Optional[tuple[int, int]], flash: FlashCounts,
+              hooks=None, part: bool = False) -> tuple[int, CycleBreakdown, int]:
         """(instructions, cycle breakdown, executed blocks) of a call (or, with `part`, a part
-        of one) from its block-edge counts and its flash stalls. hooks: the native.HookSet that
+        of one) from its block-edge counts and its flash counts. hooks: the native.HookSet that
         counted them, to price them natively; without it (or with Python hooks) `account`
         prices them."""
         costs = self._block_costs(edges)
-        native = None
-        if hooks is not None:
-            window = (last_block, fetch_stalls, data_flash_misses) if part else None
-            native = hooks.account(edges, costs, window)
-        if native is not None:
-            return _native_result(native)
-        return account(edges, costs, last_block, self.memory_system, fetch_stalls, data_flash_misses)
+        native = (hooks.account(edges, costs, (last_block, flash) if part else None)
+                  if hooks is not None else None)
+        if native is None:
+            return account(edges, costs, last_block, self.memory_system, flash)
+        insns, blocks, core, branches, fetch, data_flash, loads = native
+        bd = CycleBreakdown(core, branches, fetch, data_flash, sram_stalls(self.memory_system, loads, flash))
+        return insns, bd, blocks
 
     def _block_costs(self, edges: dict) -> dict:
         costs = self._costs
@@ -97,8 +104,3 @@ class CycleModel:
             if (c, cs) not in costs:
                 costs[(c, cs)] = block_cost(self.core, c, cs, self._read)
         return costs
-
-
-def _native_result(native: tuple) -> tuple[int, CycleBreakdown, int]:
-    insns, blocks, core, branches, fetch, data_flash = native
-    return insns, CycleBreakdown(core, branches, fetch, data_flash), blocks

@@ -34,7 +34,7 @@ from .faults import BudgetExceeded, CallFaults
 from .flash_constants import FlashConstants
 from .memory_map import (DEFAULT_FLASH, FLASH_BASE, FLASH_LIMIT, SRAM_BASE, MemoryMap, as_bytes,
                          page_aligned_buffer, round_up)
-from .memory_system import MemorySystem, default_memory_system
+from .memory_system import FlashCounts, MemorySystem, default_memory_system
 from .native import HookSet, load_native
 from .static_alignment import static_checks
 
@@ -126,7 +126,9 @@ class VirtualMCU:
         speed. A flash wait-state model needs the data loads from flash: through the flash data
         port (native.py) when the native hook library is there, else (or with flash_port=False)
         through the memory hook."""
-        self.model_flash_data = bool(model_flash_data) and self.memory_system.wait_states > 0
+        # the SRAM's wait states are charged to the words loaded less those loaded from flash
+        ms = self.memory_system
+        self.model_flash_data = bool(model_flash_data) and (ms.wait_states > 0 or ms.sram_wait_states > 0)
         strict = self.check_alignment and self.strict_alignment
         self._flash_port = (self.model_flash_data and not strict and bool(flash_port) and bool(native)
                             and load_native() is not None)
@@ -339,8 +341,7 @@ class VirtualMCU:
         """Counts, cycles, stack and alignment events of a call that returned."""
         edges = self.hooks.edges()
         self.last_edges = edges
-        insns, bd, blocks = self._cycles.count(edges, stats.last_block, stats.fetch_stalls,
-                                               stats.flash_read_misses, self.hooks)
+        insns, bd, blocks = self._cycles.count(edges, stats.last_block, stats.flash, self.hooks)
         if insns > budget:
             raise self._faults.budget(name, budget, insns, pc)
         stack_used = self._stack.high_water(self.uc, paint_lo, sp)
@@ -349,12 +350,12 @@ class VirtualMCU:
         return CallResult(calling.result(self.uc), insns, cycles, stack_used, events, bd, blocks,
                           stats.flash_reads, cycles / self.clock_hz)
 
-    def price(self, edges: dict, last_block: Optional[tuple[int, int]], fetch_stalls: int,
-              data_flash_misses: int) -> tuple[int, CycleBreakdown, int]:
-        """(instructions, cycles, blocks) of part of a call from its block edges and the flash
-        interface's stalls over that part (differences of `hooks.stats()`), as `call` counts
-        them."""
-        return self._cycles.count(edges, last_block, fetch_stalls, data_flash_misses, self.hooks, part=True)
+    def price(self, edges: dict, last_block: Optional[tuple[int, int]],
+              flash: FlashCounts = FlashCounts()) -> tuple[int, CycleBreakdown, int]:
+        """(instructions, cycles, blocks) of part of a call from its block edges and what the
+        flash interface counted over that part (a difference of two `hooks.stats().flash`), as
+        `call` counts them."""
+        return self._cycles.count(edges, last_block, flash, self.hooks, part=True)
 
     def _alignment_events(self) -> list[alignment.AlignmentEvent]:
         return alignment.call_events(self.hooks.unaligned(), self.read_code, self.symbol_at,

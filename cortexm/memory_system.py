@@ -37,7 +37,9 @@ class MemorySystem:
     prefetch: the next sequential line is fetched while the current one executes;
     icache_bytes / icache_ways: instruction cache (0: a line buffer only; ways 0: fully
     associative); dcache_lines / dcache_ways: data cache entries of `data_unit_bytes` (0: the
-    line) and their associativity; data_miss_cycles: stall of a data miss (None: a line fill).
+    line) and their associativity; data_miss_cycles: stall of a data miss (None: a line fill);
+    sram_wait_states: stall of each 32-bit word loaded from SRAM (a store is taken to be absorbed
+    by the core's write buffer).
     """
     wait_states: int = 0
     line_bytes: int = 16
@@ -48,6 +50,7 @@ class MemorySystem:
     dcache_ways: int = 0
     data_unit_bytes: int = 0
     data_miss_cycles: Optional[int] = None
+    sram_wait_states: int = 0
 
     @property
     def data_unit(self) -> int:
@@ -88,6 +91,19 @@ def default_memory_system(core: str, wait_states: int) -> MemorySystem:
     if core == "cortex-m33":
         return MemorySystem(wait_states, 16, True, 8192, 256, icache_ways=2, dcache_ways=2)
     raise ValueError(core)
+
+
+@dataclass(frozen=True)
+class FlashCounts:
+    """What the flash interface counted over a span of execution: instruction-fetch stall
+    cycles, data loads from flash that missed its cache, and all data loads from flash."""
+    fetch_stalls: int = 0
+    data_misses: int = 0
+    data_reads: int = 0
+
+    def __sub__(self, other: "FlashCounts") -> "FlashCounts":
+        return FlashCounts(self.fetch_stalls - other.fetch_stalls, self.data_misses - other.data_misses,
+                           self.data_reads - other.data_reads)
 
 
 class LruCache:

@@ -36,7 +36,7 @@ import unicorn
 from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_PC
 
-from .memory_system import FlashInterface, MemorySystem
+from .memory_system import FlashCounts, FlashInterface, MemorySystem
 
 _SRC = Path(__file__).with_name("native_hook.c")
 LIBRARY_NAME = "_mrt_hook"          # setup.py: Extension("micro_rt.cortexm._mrt_hook")
@@ -182,7 +182,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_clear_unaligned.argtypes = [vp]
     lib.mrt_clear_edges.argtypes = [vp]
     lib.mrt_set_cost.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64,
-                                 ctypes.c_int64]
+                                 ctypes.c_int64, ctypes.c_int64]
     lib.mrt_set_cost.restype = ctypes.c_int
     lib.mrt_account.argtypes = [vp, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)]
     lib.mrt_account.restype = ctypes.c_int
@@ -219,6 +219,11 @@ class Stats:
         self.unaligned_total, self.unaligned_dropped = ut, ud
         self.last_block = last          # (addr, size) of the last block executed, or None
         self.fetch_stalls, self.line_fills = fs, lf   # instruction fetches from flash so far
+
+    @property
+    def flash(self) -> FlashCounts:
+        """The flash interface's counts so far (differences of two price a span)."""
+        return FlashCounts(self.fetch_stalls, self.flash_read_misses, self.flash_reads)
 
 
 class HookSet:
@@ -520,31 +525,31 @@ class HookSet:
         return Stats(buf[0], bool(buf[1]), buf[2], buf[3], buf[5], buf[6], last, buf[10], buf[11])
 
     def account(self, edges: dict, costs: dict,
-                window: Optional[tuple[Optional[tuple[int, int]], int, int]] = None
-                ) -> Optional[tuple[int, int, int, int, int, int]]:
-        """(instructions, blocks, core, branches, fetch, data_flash) of the call just run, priced
+                window: Optional[tuple[Optional[tuple[int, int]], FlashCounts]] = None
+                ) -> Optional[tuple[int, int, int, int, int, int, int]]:
+        """(instructions, blocks, core, branches, fetch, data_flash, words loaded) of the call just run, priced
         natively from the edge table and the flash interface's totals (native_hook.c
         mrt_account: the twin of cycles.account); None with the Python hooks. costs:
-        {(addr, size): BlockCost} holding every block of `edges`. `window`: (last block, fetch
-        stalls, data-load misses) of a part of the call, whose edges are `edges`."""
+        {(addr, size): BlockCost} holding every block of `edges`. `window`: (last block, flash
+        counts) of a part of the call, whose edges are `edges`."""
         if not self.native:
             return None
         lib, priced = self._lib, self._priced
         for (_, _, c, cs) in edges:
             if (c, cs) not in priced:
                 bc = costs[(c, cs)]
-                if lib.mrt_set_cost(self._state, c, cs, bc.n_insns, bc.cycles, bc.taken_extra):
+                if lib.mrt_set_cost(self._state, c, cs, bc.n_insns, bc.cycles, bc.taken_extra, bc.loads):
                     raise MemoryError("mrt_set_cost failed")
                 priced.add((c, cs))
         data_miss = self.memory_system.data_miss
-        out = (ctypes.c_int64 * 6)()
+        out = (ctypes.c_int64 * 7)()
         if window is None:
             status = lib.mrt_account(self._state, data_miss, out)
         else:
-            last, fetch, misses = window
+            last, flash = window
             flat = (ctypes.c_uint64 * (5 * max(len(edges), 1)))(*(v for key, n in edges.items() for v in (*key, n)))
-            status = lib.mrt_account_window(self._state, flat, len(edges), *(last or (0, 0)), fetch, misses,
-                                            data_miss, out)
+            status = lib.mrt_account_window(self._state, flat, len(edges), *(last or (0, 0)), flash.fetch_stalls,
+                                            flash.data_misses, data_miss, out)
         if status:
             raise MemoryError(f"mrt_account failed ({status})")
         return tuple(out)

@@ -91,7 +91,7 @@ typedef struct { uint64_t paddr; int32_t perms; } tlb_entry_t;   /* Unicorn's uc
 /* static cost of one translation block (core_timing.BlockCost) */
 typedef struct {
     uint32_t addr, size, n_insns, used;
-    int64_t cycles, taken_extra;
+    int64_t cycles, taken_extra, loads;
 } cost_t;
 
 /* An LRU cache of line numbers: `sets` sets of `ways` ways (sets 0: no cache, every look-up
@@ -537,10 +537,11 @@ static int cost_insert(mrt_state *s, const cost_t *c) {
 
 /* The static cost of block (addr, size), priced by Python (core_timing.block_cost). */
 int mrt_set_cost(mrt_state *s, uint32_t addr, uint32_t size, uint32_t n_insns, int64_t cycles,
-                 int64_t taken_extra) {
+                 int64_t taken_extra, int64_t loads) {
     cost_t c;
     memset(&c, 0, sizeof c);
     c.addr = addr; c.size = size; c.n_insns = n_insns; c.cycles = cycles; c.taken_extra = taken_extra;
+    c.loads = loads;
     return cost_insert(s, &c);
 }
 
@@ -548,11 +549,11 @@ int mrt_set_cost(mrt_state *s, uint32_t addr, uint32_t size, uint32_t n_insns, i
  * (last, last_size: its return is charged; size 0: none), as cycles.account prices them, with
  * the instruction-fetch stalls `fetch` and the `misses` data loads that missed, each costing
  * `data_miss`, that the flash interface counted over the same part of the call.
- * out: instructions, blocks, core, branches, fetch, data_flash. Returns 0, 1 when a block has
- * no cost yet (mrt_set_cost it first). */
+ * out: instructions, blocks, core, branches, fetch, data_flash, words loaded. Returns 0, 1 when
+ * a block has no cost yet (mrt_set_cost it first). */
 static int account_edges(mrt_state *s, const edge_t *tab, uint32_t cap, uint32_t last, uint32_t last_size,
                          uint64_t fetch, uint64_t misses, int64_t data_miss, int64_t *out) {
-    int64_t insns = 0, blocks = 0, core = 0, branches = 0;
+    int64_t insns = 0, blocks = 0, core = 0, branches = 0, loads = 0;
     for (uint32_t i = 0; i < cap; i++) {
         const edge_t *e = &tab[i];
         if (!e->count) continue;
@@ -562,6 +563,7 @@ static int account_edges(mrt_state *s, const edge_t *tab, uint32_t cap, uint32_t
         insns += n * c->n_insns;
         blocks += n;
         core += n * c->cycles;
+        loads += n * c->loads;
         if (e->prev && e->prev + e->prev_size != e->cur) {      /* a taken transfer */
             const cost_t *pc = cost_find(s, e->prev, e->prev_size);
             if (pc) branches += n * pc->taken_extra;
@@ -572,7 +574,7 @@ static int account_edges(mrt_state *s, const edge_t *tab, uint32_t cap, uint32_t
         if (lc) branches += lc->taken_extra;
     }
     out[0] = insns; out[1] = blocks; out[2] = core; out[3] = branches; out[4] = (int64_t)fetch;
-    out[5] = (int64_t)misses * data_miss;
+    out[5] = (int64_t)misses * data_miss; out[6] = loads;
     return 0;
 }
 

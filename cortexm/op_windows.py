@@ -29,6 +29,7 @@ from micro_rt.errors import EmulationError
 
 from . import alignment
 from .calling import STACK_PAINT, StackProbe
+from .memory_system import FlashCounts
 
 INVOKE_SYMBOL = "mrt_invoke"
 BOUNDARY_SYMBOL = "mrt_op_boundary"
@@ -70,8 +71,7 @@ class _Mark:
     phase: int
     status: int
     edges: dict
-    flash_misses: int
-    fetch_stalls: int
+    flash: FlashCounts           # the flash interface's counts so far
     unaligned_total: int
     unaligned: Optional[list]
     sp: int
@@ -116,7 +116,7 @@ class OperatorWindows:
         checks the budget coarsely, by code bytes, so it may stop a little later)."""
         used = 0
         for mark in self.marks:
-            used += self.mcu.price(mark.edges, None, 0, 0)[0]
+            used += self.mcu.price(mark.edges, None)[0]
             if used > budget:
                 return mark.index if mark.phase == ENDED else None
         return self.running_entry()
@@ -135,7 +135,7 @@ class OperatorWindows:
         previous = self.marks[-1] if self.marks else None
         changed = stats.unaligned_total != (previous.unaligned_total if previous else 0)
         mark = _Mark(uc.reg_read(UC_ARM_REG_R0), phase, status - (1 << 32) if status & 0x80000000 else status,
-                     hooks.edges(), stats.flash_read_misses, stats.fetch_stalls, stats.unaligned_total,
+                     hooks.edges(), stats.flash, stats.unaligned_total,
                      hooks.unaligned() if changed and phase == ENDED else None, uc.reg_read(UC_ARM_REG_SP))
         hooks.clear_edges()          # each mark holds the edges since the previous one
         if phase == BEGINS:
@@ -168,21 +168,19 @@ class OperatorWindows:
             if lo <= p < hi:
                 key = (0, 0, c, cs)
             edges[key] = edges.get(key, 0) + n
-        insns, bd, _ = self.mcu.price(edges, last_block, end.fetch_stalls - begin.fetch_stalls,
-                                      end.flash_misses - begin.flash_misses)
+        insns, bd, _ = self.mcu.price(edges, last_block, end.flash - begin.flash)
         events = []
         if end.unaligned is not None:
             events = alignment.call_events(end.unaligned, self.mcu.read_code, self.mcu.symbol_at,
                                            strict=self.mcu.strict_alignment, armv6m=self.mcu.armv6m)
         return EntryCost(insns, bd.total, end.stack_bytes, events)
 
-    def attribute(self, tail_edges: dict, last_block: Optional[tuple[int, int]], fetch_stalls: int,
-                  flash_misses: int, stack_bytes: int, entry_sp: int,
+    def attribute(self, tail_edges: dict, last_block: Optional[tuple[int, int]], flash: FlashCounts,
+                  stack_bytes: int, entry_sp: int,
                   entry_prev: Optional[tuple[int, int]] = None) -> InvokeResult:
         """The call's cost once it returned: `tail_edges` ran after the last boundary,
-        `last_block` returned, the flash interface stalled `fetch_stalls` cycles on instruction
-        fetches and `flash_misses` data reads missed over the call, `stack_bytes` below
-        `entry_sp` (the stack pointer it was entered with) it used.
+        `last_block` returned, the flash interface counted `flash` over the call, `stack_bytes`
+        below `entry_sp` (the stack pointer it was entered with) it used.
         `entry_prev`: the caller's block, whose branch into the call is the caller's."""
         if entry_prev is not None:
             for mark in self.marks:
@@ -208,7 +206,7 @@ class OperatorWindows:
         for mark in marks:
             for key, n in mark.edges.items():
                 edges[key] = edges.get(key, 0) + n
-        instructions, bd, _ = self.mcu.price(edges, last_block, fetch_stalls, flash_misses)
+        instructions, bd, _ = self.mcu.price(edges, last_block, flash)
         # every term adds up over the parts (the flash stalls were counted as the code ran): the
         # runtime's are the whole call's less its entries'
         frame = max((entry_sp - m.sp for m in marks), default=0)

@@ -94,9 +94,7 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
             windows.stop()
         left = mcu.hooks.stats()
         stack = probe.high_water(uc, paint_lo, sp)
-        cost = windows.attribute(mcu.hooks.edges(), left.last_block,
-                                 left.fetch_stalls - entered.fetch_stalls,
-                                 left.flash_read_misses - entered.flash_read_misses,
+        cost = windows.attribute(mcu.hooks.edges(), left.last_block, left.flash - entered.flash,
                                  stack, sp, entry_prev=entered.last_block)
         _add(total, cost.edges)               # the call's edges, every window's
         mcu.write(elf.symbols[CYCLES_WORD].addr, cost.cycles.to_bytes(4, "little"))
@@ -106,7 +104,7 @@ def run_program(path: str | Path, core: str, *, memory_system: Optional[MemorySy
         n = int.from_bytes(mcu.read(elf.symbols[CONSOLE_LEN].addr, 4), "little")
         size = elf.symbols[CONSOLE].size
         console = mcu.read(elf.symbols[CONSOLE].addr, min(n, size)).decode("ascii", "replace")
-        everything, _, _ = mcu.price(total, mcu.hooks.stats().last_block, 0, 0)
+        everything, _, _ = mcu.price(total, mcu.hooks.stats().last_block)
         # the windows repaint the stack as each entry begins: the deepest is the attribution's
         return ProgramRun(console, n >= size, everything, cost.instructions, cost.cycles, cost.stack_bytes)
     finally:

@@ -102,8 +102,8 @@ class WholeInvoke:
         ended = last is not None and last.phase == ENDED and last.status != 0 and \
             self.plan.entries[last.index].ends_run
         stats = mcu.hooks.stats()
-        cost = windows.attribute(mcu.last_edges, stats.last_block, stats.fetch_stalls,
-                                 stats.flash_read_misses, result.stack_bytes, mcu.stack_top)
+        cost = windows.attribute(mcu.last_edges, stats.last_block, stats.flash, result.stack_bytes,
+                                 mcu.stack_top)
         return replace(cost, ended_run=ended)
 
     def resolve_region(self, region: str, offset: int) -> int:
