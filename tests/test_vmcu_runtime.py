@@ -81,18 +81,13 @@ def test_unaligned_accesses_are_named_per_operator_as_call_by_call(options):
 
 @pytest.mark.parametrize("core", ["cortex-m4", "cortex-m7", "cortex-m33"])
 def test_with_flash_wait_states_the_memory_model_carries_across_operators(core):
-    # The native memory-system model prices each operator's part of the one call in turn, its
-    # I-cache lines carrying on to the next operator as from one call to the next (and across
-    # invokes); the argument structs lie in RAM as call by call (and as TFLM's on the stack).
-    # So instructions, core, branch and fetch cycles are equal; only the flash data cache (M7,
-    # M33) may hold other lines when an operator starts: call by call, the runners' constants
-    # are placed during the first invoke and grow the emulated flash, which empties the cache
-    # model mid-invoke, so the first two invokes' first operators miss more; the whole invoke
-    # places them before its first invoke. And the runtime reads its entry table from flash
-    # through the same cache, as on a board: in the M33's 4 KiB direct-mapped one it evicts
-    # lines a later kernel reads again (M7's 16 KiB: none here). Each moved an operator's
-    # cycles by at most 0.5% here; instructions are always equal, and cycles to the cycle on
-    # the M4 (an 8-line buffer: no state to differ) and on the warm M7.
+    # The flash interface is simulated as the code runs, in both modes, its caches carrying
+    # from operator to operator (and across invokes); the argument structs lie in RAM as call
+    # by call (and as TFLM's on the stack). Instructions are equal; cycles differ only by what
+    # the caches hold when an operator starts: in the whole invoke the runtime's own code and
+    # its reads of the entry table go through the same caches between operators, as on a
+    # board, and call by call the runners' constants grow the emulated flash during the first
+    # invoke, which empties the caches. Each moves an operator's cycles by well under 1%.
     path = MODELS / "mobilenet_tiny_int8.tflite"
     per_call = _interpreter(path, core, False, flash_wait_states=5)
     whole = _interpreter(path, core, True, flash_wait_states=5)
@@ -103,8 +98,6 @@ def test_with_flash_wait_states_the_memory_model_carries_across_operators(core):
         for a, b in zip(per_call.last_run, whole.last_run):
             assert a.instructions == b.instructions
             assert abs(a.cycles - b.cycles) <= 0.01 * a.cycles, (core, seed, a.index, a.cycles, b.cycles)
-            if core == "cortex-m4" or core == "cortex-m7" and seed == 2:
-                assert a.cycles == b.cycles, (core, seed, a.index)
     per_call.close()
     whole.close()
 
