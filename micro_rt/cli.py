@@ -362,9 +362,12 @@ def cmd_profile(args) -> int:
 # ---- boards --------------------------------------------------------------------------------
 def cmd_boards(args) -> int:
     from .cortexm.boards import list_boards
-    from .reports.boards import boards_exit_code, boards_payload, boards_tables, boards_text, measure_boards
+    from .reports.boards import (boards_exit_code, boards_payload, boards_tables, boards_text,
+                                 check_model, measure_boards)
     _, data = _load(args.model)        # a bad model is one error, not one per board
-    boards = [b.name for b in list_boards(args.board_dir)]
+    catalog = list_boards(args.board_dir)
+    check_model(data, [b.core for b in catalog], kernels="cmsis-nn", planner=args.planner)
+    boards = [b.name for b in catalog]
     rows = measure_boards(args.model, data, boards, planner=args.planner, seed=args.seed,
                           workers=args.workers, board_dirs=args.board_dir)
     payload = boards_payload(args.model, rows, "cmsis-nn")
