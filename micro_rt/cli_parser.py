@@ -57,6 +57,9 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     """The parser; `commands` maps each command name to the function that runs it."""
     parser = _Parser(prog="micro-rt", description=DESCRIPTION, epilog=EXIT_CODES,
                      formatter_class=_HelpFormatter)
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar and no warnings on stderr (also accepted after "
+                             "the command)")
     parser.add_argument("--version", action="version", version=f"micro-rt {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="show tracebacks on errors (also accepted after the command)")
@@ -82,9 +85,10 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                            help="text, json, csv (the main table) or markdown")
         p.add_argument("--json", action="store_true",
                        help="print JSON instead of text" + (" (same as --format json)" if formats else ""))
-        p.add_argument("--quiet", action="store_true",
+        # --quiet and --debug also go after the command; SUPPRESS keeps the command's parser
+        # from resetting one given before it.
+        p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
                        help="no progress bar and no warnings on stderr")
-        # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show tracebacks on errors")
         p.set_defaults(func=func)
