@@ -221,7 +221,7 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
     given = bool(args.input)
     sets = [{"seed": args.seed, "distribution": "--input files" if given else "uniform"}]
     input_sets = [first_inputs]
-    for n in range(1, args.seeds):
+    for n in range(1, args.seeds or cli_parser.CHECK_SEEDS):
         kind = INPUT_DISTRIBUTIONS[n % len(INPUT_DISTRIBUTIONS)]
         sets.append({"seed": args.seed + n, "distribution": kind})
         input_sets.append(random_inputs(it, args.seed + n, kind))
@@ -242,12 +242,27 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
     return equal
 
 
+def _refuse_input_count(it: Interpreter, given: Sequence[str]) -> None:
+    """--input files are one per model input, in order: any other count is refused."""
+    if given and len(given) != it.num_inputs:
+        sg = it.model.main
+        names = ", ".join(f"{i} '{sg.tensors[t].name}'" for i, t in enumerate(sg.inputs))
+        s = "s" if it.num_inputs != 1 else ""
+        raise InputError(f"the model has {it.num_inputs} input{s} ({names}) but {len(given)} "
+                         f"--input file{'s were' if len(given) != 1 else ' was'} given: give one "
+                         ".npy file per input, in order (or none for seeded random inputs)")
+
+
 def cmd_run(args) -> int:
     from .inputs import random_inputs
+    if args.seeds is not None and not args.check:
+        raise InputError(f"--seeds {args.seeds} goes with --check: it is the number of input "
+                         "sets compared with tflite-micro (see micro-rt run --help)")
     _, data = _load(args.model)
     it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
+    _refuse_input_count(it, args.input or [])
     inputs = random_inputs(it, args.seed)
-    for i, path in enumerate((args.input or [])[:it.num_inputs]):
+    for i, path in enumerate(args.input or []):
         try:
             inputs[i] = load_array(path)
         except (OSError, ValueError, EOFError) as e:

@@ -12,6 +12,7 @@ from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, pars
 from .reports.formats import FORMATS
 
 EXIT_OK, EXIT_NO, EXIT_ERROR, EXIT_CANNOT_TELL, EXIT_INTERNAL = 0, 1, 2, 3, 4
+CHECK_SEEDS = 5          # run --check's input sets unless --seeds says
 EXIT_CODES = """Exit codes (the same for every command, so CI can gate on them):
   0  the answer is yes: the model fits, the outputs agree, the profile is complete
   1  the answer is no: the model does not fit, the outputs differ from tflite-micro
@@ -121,8 +122,9 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                    help="seed of the random inputs, 0 to 2^32-1")
     p.add_argument("--check", action="store_true",
                    help="also run the tflite-micro oracle on several input sets and compare")
-    p.add_argument("--seeds", type=int_range(1, 1000), default=5, metavar="N",
-                   help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
+    p.add_argument("--seeds", type=int_range(1, 1000), default=None, metavar="N",
+                   help="input sets for --check, only with --check (the run's own, then seeds "
+                        f"SEED+1...), 1 to 1000 (default: {CHECK_SEEDS})")
 
     p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
                 "micro_rt's CMSIS-NN-style C kernels; with reference kernels: plain C loops as TFLM's "
