@@ -9,6 +9,7 @@ from typing import Callable, Mapping, Optional
 from . import __version__
 from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, parse_frequency,
                          seconds_range, size_type)
+from .report import WHOLE_ARRAY_ELEMENTS
 from .reports.formats import FORMATS
 
 EXIT_OK, EXIT_NO, EXIT_ERROR, EXIT_CANNOT_TELL, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -125,6 +126,11 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int_range(1, 1000), default=None, metavar="N",
                    help="input sets for --check, only with --check (the run's own, then seeds "
                         f"SEED+1...), 1 to 1000 (default: {CHECK_SEEDS})")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="save each output as DIR/output_<i>.npy (i = the output's index; "
+                        "numpy.load reads them), DIR created if missing (default: none; text "
+                        f"shows arrays of up to {WHOLE_ARRAY_ELEMENTS} values whole, larger "
+                        "ones summarised; --json prints every value)")
 
     p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
                 "micro_rt's CMSIS-NN-style C kernels; with reference kernels: plain C loops as TFLM's "

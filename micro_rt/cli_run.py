@@ -1,5 +1,5 @@
-"""`micro-rt run`: invoke the model on given or seeded inputs, show its outputs, and with
---check compare with tflite-micro."""
+"""`micro-rt run`: invoke the model on given or seeded inputs, show each output (whole when
+small, else summarised), save them (--output DIR), and with --check compare with tflite-micro."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,8 @@ from .cli_parser import CHECK_SEEDS, EXIT_NO, EXIT_OK
 from .errors import InputError, MicroRtError
 from .files import load_array
 from .interpreter import Interpreter
-from .report import kernels_fields
+from .report import (WHOLE_ARRAY_ELEMENTS, array_summary, kernels_fields, quantization_fields,
+                     quantization_label)
 
 
 def _dequantize(value: np.ndarray, details: dict) -> Optional[np.ndarray]:
@@ -63,11 +64,27 @@ def _refuse_input_count(it: Interpreter, given: Sequence[str]) -> None:
                          ".npy file per input, in order (or none for seeded random inputs)")
 
 
+def _save_outputs(directory: str, outputs: Sequence[np.ndarray]) -> list[str]:
+    """run --output DIR: each output as DIR/output_<i>.npy; the paths written."""
+    paths = [str(Path(directory) / f"output_{i}.npy") for i in range(len(outputs))]
+    try:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        for path, value in zip(paths, outputs):
+            np.save(path, value, allow_pickle=False)
+    except OSError as e:
+        raise MicroRtError(f"--output '{directory}': cannot write the outputs there: "
+                           f"{e.strerror or e}") from None
+    return paths
+
+
 def cmd_run(args) -> int:
     from .inputs import random_inputs
     if args.seeds is not None and not args.check:
         raise InputError(f"--seeds {args.seeds} goes with --check: it is the number of input "
                          "sets compared with tflite-micro (see micro-rt run --help)")
+    if args.output and Path(args.output).exists() and not Path(args.output).is_dir():
+        raise InputError(f"--output '{args.output}' is a file; give a directory (each output "
+                         "is saved in it as output_<i>.npy)")
     _, data = load_model(args.model)
     it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
     _refuse_input_count(it, args.input or [])
@@ -83,18 +100,25 @@ def cmd_run(args) -> int:
     with progress_bar(args, f"running {Path(args.model).name}", len(it.nodes)) as progress:
         it.invoke(progress=progress)
     outputs = [it.get_output(i) for i in range(it.num_outputs)]
+    files = _save_outputs(args.output, outputs) if args.output else [None] * len(outputs)
     payload = {"model": args.model, "target": it.target.name, **kernels_fields(args.kernels),
                "seed": args.seed, "outputs": []}
     lines = []
-    for i, value in enumerate(outputs):
-        details = it.get_output_details(i)
-        deq = _dequantize(value, details)
-        entry = {"index": i, "dtype": value.dtype.name, "shape": list(value.shape),
-                 "raw": value.tolist(), "dequantized": None if deq is None else deq.tolist()}
-        payload["outputs"].append(entry)
-        lines.append(f"output {i} {value.dtype.name}{list(value.shape)}: {np.array2string(value, threshold=64)}")
-        if deq is not None:
-            lines.append(f"  dequantized: {np.array2string(deq, precision=5, threshold=64)}")
+    sg = it.model.main
+    for i, (value, file) in enumerate(zip(outputs, files)):
+        tensor = sg.tensors[sg.outputs[i]]
+        deq = _dequantize(value, it.get_output_details(i))
+        payload["outputs"].append(
+            {"index": i, "name": tensor.name, "dtype": value.dtype.name, "shape": list(value.shape),
+             "quantization": quantization_fields(tensor.quantization), "file": file,
+             "raw": value.tolist(), "dequantized": None if deq is None else deq.tolist()})
+        lines.append(f"output {i} '{tensor.name}' {value.dtype.name}{list(value.shape)}, "
+                     f"{quantization_label(tensor.quantization)}"
+                     + (f" -> {file}" if file else ""))
+        lines += array_summary(value, deq)
+    if not args.output and any(v.size > WHOLE_ARRAY_ELEMENTS for v in outputs):
+        lines.append(f"(arrays over {WHOLE_ARRAY_ELEMENTS} values summarised: --output DIR "
+                     "saves each output as .npy, --json prints every value)")
     equal = _check(args, data, it, inputs, payload, lines) if args.check else True
     emit(args, payload, "\n".join(lines))
     return EXIT_OK if equal else EXIT_NO
