@@ -23,7 +23,8 @@ from .cli_run import cmd_run
 from .cli_values import parse_frequency, parse_size
 from .errors import InputError, MicroRtError
 from .model import read_model
-from .report import format_bytes, kernels_fields, kernels_label, plan_table
+from .report import (format_bytes, kernels_fields, kernels_label, plan_table,
+                     quantization_fields, quantization_label)
 from .resolver import builtin_op_resolver
 from .targets import get_target
 
@@ -53,18 +54,27 @@ def cmd_info(args) -> int:
                     "scales": len(t.quantization.scales),
                     "quantized_dimension": t.quantization.quantized_dimension}}
                for t in sg.tensors]
+    def describe_io(indices):
+        """A model input or output: also its name and quantization (scale, zero point)."""
+        return [dict(d, name=sg.tensors[d["tensor"]].name,
+                     quantization=quantization_fields(sg.tensors[d["tensor"]].quantization))
+                for d in describe(indices)]
+
     unsupported = sorted({o["op"] for o in ops if not o["supported"]})
     weights = sum(t.nbytes for t in sg.tensors if t.is_constant)
     payload = {"model": args.model, "file_bytes": len(data), "weight_bytes": weights,
-               "subgraphs": len(model.subgraphs), "inputs": describe(sg.inputs),
-               "outputs": describe(sg.outputs), "total_macs": sum(o["macs"] for o in ops),
+               "subgraphs": len(model.subgraphs), "inputs": describe_io(sg.inputs),
+               "outputs": describe_io(sg.outputs), "total_macs": sum(o["macs"] for o in ops),
                "ops": ops, "tensors": tensors, "unsupported_ops": unsupported,
                "metadata": sorted(model.metadata)}
     lines = [f"{args.model}: {len(data)} bytes, {len(sg.operators)} operators, "
              f"{len(sg.tensors)} tensors, weights {format_bytes(weights)}, "
              f"{payload['total_macs']:,} MACs"]
     fmt = lambda items: ", ".join(f"{d['type'].lower()}{d['shape']}" for d in items)
-    lines.append(f"inputs: {fmt(payload['inputs'])}   outputs: {fmt(payload['outputs'])}")
+    for kind in ("input", "output"):
+        for i, d in enumerate(payload[f"{kind}s"]):
+            lines.append(f"{kind} {i} '{d['name']}' {d['type'].lower()}{d['shape']}, "
+                         f"{quantization_label(sg.tensors[d['tensor']].quantization)}")
     lines.append(f"{'#':>4}  {'op':<22}{'v':>2}  {'MACs':>12}  inputs -> outputs")
     for o in ops:
         flag = "" if o["supported"] else "   [no kernel]"

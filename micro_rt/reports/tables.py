@@ -25,7 +25,26 @@ def info_tables(p: dict) -> tuple[list[str], list[Table]]:
     ops = Table([Column("index", "#", True), Column("op", "op"), Column("version", "v", True),
                  Column("macs", "MACs", True), Column("inputs", "inputs"),
                  Column("outputs", "outputs"), Column("supported", "kernel")], rows, "Operators")
-    return summary, [ops]
+    io = [{"io": kind, "index": i, "name": d["name"], "type": d["type"].lower(),
+           "shape": "[" + ",".join(map(str, d["shape"])) + "]", **_quantization_cells(d["quantization"])}
+          for kind in ("input", "output") for i, d in enumerate(p[f"{kind}s"])]
+    tensors = Table([Column("io", "model"), Column("index", "#", True), Column("name", "tensor"),
+                     Column("type", "type"), Column("shape", "shape"),
+                     Column("scale", "scale", True, lambda v: f"{v:.8g}", missing="–"),
+                     Column("zero_point", "zero point", True, missing="–"),
+                     Column("quantization", "quantization")], io, "Inputs and outputs")
+    return summary, [ops, tensors]
+
+
+def _quantization_cells(q) -> dict:
+    """info's quantization fields (micro_rt.report.quantization_fields) as table cells."""
+    if q is None:
+        return {"scale": None, "zero_point": None, "quantization": "none"}
+    if q.get("per_channel"):
+        return {"scale": None, "zero_point": None,
+                "quantization": f"per-channel: {q['channels']} scales on dimension "
+                                f"{q['quantized_dimension']}"}
+    return {"scale": q["scale"], "zero_point": q["zero_point"], "quantization": "per-tensor"}
 
 
 def plan_tables(p: dict) -> tuple[list[str], list[Table]]:
