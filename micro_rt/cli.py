@@ -23,8 +23,9 @@ from .cli_run import cmd_run
 from .cli_values import parse_frequency, parse_size
 from .errors import InputError, MicroRtError
 from .model import read_model
-from .report import (format_bytes, kernels_fields, kernels_label, plan_table,
+from .report import (OP_WIDTH, elide, format_bytes, kernels_fields, kernels_label, plan_table,
                      quantization_fields, quantization_label)
+from .reports.formats import summarise_items
 from .resolver import builtin_op_resolver
 from .targets import get_target
 
@@ -70,16 +71,19 @@ def cmd_info(args) -> int:
     lines = [f"{args.model}: {len(data)} bytes, {len(sg.operators)} operators, "
              f"{len(sg.tensors)} tensors, weights {format_bytes(weights)}, "
              f"{payload['total_macs']:,} MACs"]
-    fmt = lambda items: ", ".join(f"{d['type'].lower()}{d['shape']}" for d in items)
     for kind in ("input", "output"):
         for i, d in enumerate(payload[f"{kind}s"]):
             lines.append(f"{kind} {i} '{d['name']}' {d['type'].lower()}{d['shape']}, "
                          f"{quantization_label(sg.tensors[d['tensor']].quantization)}")
-    lines.append(f"{'#':>4}  {'op':<22}{'v':>2}  {'MACs':>12}  inputs -> outputs")
+    shapes = lambda items, noun: summarise_items(
+        [f"{d['type'].lower()}{d['shape']}" for d in items], noun, separator=", ")
+    width = min(max([20] + [len(o["op"]) for o in ops]), OP_WIDTH) + 2
+    lines.append(f"{'#':>4}  {'op':<{width}}{'v':>2}  {'MACs':>12}  inputs -> outputs")
     for o in ops:
         flag = "" if o["supported"] else "   [no kernel]"
-        lines.append(f"{o['index']:>4}  {o['op']:<22}{o['version']:>2}  {o['macs']:>12,}  "
-                     f"{fmt(o['inputs'])} -> {fmt(o['outputs'])}{flag}")
+        lines.append(f"{o['index']:>4}  {elide(o['op'], width - 2):<{width}}{o['version']:>2}  "
+                     f"{o['macs']:>12,}  {shapes(o['inputs'], 'inputs')} -> "
+                     f"{shapes(o['outputs'], 'outputs')}{flag}")
     if unsupported:
         lines.append(f"not supported by micro_rt's kernels: {', '.join(unsupported)}")
     not_simulated = sorted({op.op_name for op in sg.operators if resolver.supports(op.op_name, op.is_custom)

@@ -32,6 +32,20 @@ def kernels_fields(kernels: str) -> dict:
     return {"kernels": kernels, "kernels_note": KERNELS_NOTES.get(kernels)}
 
 
+ELLIPSIS = "…"
+OP_WIDTH = 36                 # an operator column's widest: TFLM's longest name (35) fits
+
+
+def elide(text: str, width: int) -> str:
+    """'sequential/conv2d/Conv2D;sequential/conv2d/BiasAdd' -> 'sequenti…BiasAdd' (16): at
+    most `width` characters, the start and the end kept (a TFLite name's most telling parts)."""
+    if len(text) <= width:
+        return text
+    keep = width - len(ELLIPSIS)
+    head = (keep + 1) // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (keep - head):]
+
+
 def format_bytes(n: int) -> str:
     if n >= 1024 * 1024:
         return f"{n} B ({n / 1024 / 1024:.2f} MiB)"
