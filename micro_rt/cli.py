@@ -10,23 +10,22 @@ Exit codes (the same for every command, so CI can gate on them):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import traceback
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
-
-import numpy as np
+from typing import Optional, Sequence
 
 from .analysis import op_macs
+from .cli_common import (emit, load_model, plan_interpreter, progress_bar, refuse_directory, warn,
+                         write_text)
+from .cli_run import cmd_run
 from .cli_values import parse_frequency, parse_size
 from .errors import InputError, MicroRtError
-from .files import load_array, read_model_file
-from .interpreter import Interpreter
-from .model import Model, read_model
-from .report import format_bytes, kernels_fields, kernels_label, plan_table
+from .model import read_model
+from .report import (OP_WIDTH, elide, format_bytes, kernels_fields, kernels_label, plan_table,
+                     quantization_fields, quantization_label)
+from .reports.formats import summarise_items
 from .resolver import builtin_op_resolver
 from .targets import get_target
 
@@ -36,73 +35,9 @@ from .cli_parser import EXIT_CANNOT_TELL, EXIT_ERROR, EXIT_INTERNAL, EXIT_NO, EX
 __all__ = ["main", "build_parser", "parse_size", "parse_frequency"]
 
 
-def _load(path: str) -> tuple[Model, bytes]:
-    data = read_model_file(path)
-    return read_model(data), data
-
-
-def _interpreter(args, data: bytes, plan_only: bool = True) -> Interpreter:
-    return Interpreter.from_bytes(data, target=args.target, kernels=args.kernels,
-                                  planner=getattr(args, "planner", "greedy"), plan_only=plan_only)
-
-
-def _emit(args, payload: dict, text: str, tables: Optional[Callable[[dict], tuple]] = None) -> None:
-    """Print the answer in --format: json (the payload, as --json always printed it), text,
-    or csv/markdown from `tables(payload)` -> (summary lines, tables) (micro_rt.reports.tables)."""
-    if args.format == "json":
-        print(json.dumps(payload, indent=2))
-    elif args.format in ("csv", "markdown") and tables is not None:
-        from .reports.formats import render
-        print(render(args.format, *tables(payload)))
-    else:
-        print(text)
-
-
-def _warn(args, text: str) -> None:
-    if not args.quiet:
-        print(f"micro-rt: warning: {' '.join(text.split())}", file=sys.stderr)
-
-
-@contextmanager
-def _progress(args, label: str, total: int) -> Iterator[Optional[Callable[[int, int], None]]]:
-    """A progress bar on stderr, only when stderr is a terminal (never in logs, --json or
-    --quiet); yields the `progress(done, total)` callback, or None. The bar appears on the
-    first call, so work that turns out not to run shows none."""
-    if args.format != "text" or args.quiet or not sys.stderr.isatty():
-        yield None
-        return
-    from tqdm import tqdm
-    bars: list = []
-
-    def update(done: int, _total: int) -> None:
-        if not bars:
-            bars.append(tqdm(total=total, desc=label, unit="op", leave=False, dynamic_ncols=True,
-                             file=sys.stderr))
-        bars[0].update(done - bars[0].n)
-    try:
-        yield update
-    finally:
-        for bar in bars:
-            bar.close()
-
-
-def _write_text(path: str, text: str) -> None:
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text)
-    except OSError as e:
-        raise MicroRtError(f"cannot write '{path}': {e.strerror}") from None
-
-
-def _refuse_directory(option: str, path: Optional[str]) -> None:
-    """Before any work: an output path naming an existing directory is a usage error."""
-    if path is not None and Path(path).is_dir():
-        raise MicroRtError(f"{option} '{path}' is a directory; give a file name")
-
-
 # ---- info --------------------------------------------------------------------------------
 def cmd_info(args) -> int:
-    model, data = _load(args.model)
+    model, data = load_model(args.model)
     sg = model.main
     resolver = builtin_op_resolver()
 
@@ -120,23 +55,35 @@ def cmd_info(args) -> int:
                     "scales": len(t.quantization.scales),
                     "quantized_dimension": t.quantization.quantized_dimension}}
                for t in sg.tensors]
+    def describe_io(indices):
+        """A model input or output: also its name and quantization (scale, zero point)."""
+        return [dict(d, name=sg.tensors[d["tensor"]].name,
+                     quantization=quantization_fields(sg.tensors[d["tensor"]].quantization))
+                for d in describe(indices)]
+
     unsupported = sorted({o["op"] for o in ops if not o["supported"]})
     weights = sum(t.nbytes for t in sg.tensors if t.is_constant)
     payload = {"model": args.model, "file_bytes": len(data), "weight_bytes": weights,
-               "subgraphs": len(model.subgraphs), "inputs": describe(sg.inputs),
-               "outputs": describe(sg.outputs), "total_macs": sum(o["macs"] for o in ops),
+               "subgraphs": len(model.subgraphs), "inputs": describe_io(sg.inputs),
+               "outputs": describe_io(sg.outputs), "total_macs": sum(o["macs"] for o in ops),
                "ops": ops, "tensors": tensors, "unsupported_ops": unsupported,
                "metadata": sorted(model.metadata)}
     lines = [f"{args.model}: {len(data)} bytes, {len(sg.operators)} operators, "
              f"{len(sg.tensors)} tensors, weights {format_bytes(weights)}, "
              f"{payload['total_macs']:,} MACs"]
-    fmt = lambda items: ", ".join(f"{d['type'].lower()}{d['shape']}" for d in items)
-    lines.append(f"inputs: {fmt(payload['inputs'])}   outputs: {fmt(payload['outputs'])}")
-    lines.append(f"{'#':>4}  {'op':<22}{'v':>2}  {'MACs':>12}  inputs -> outputs")
+    for kind in ("input", "output"):
+        for i, d in enumerate(payload[f"{kind}s"]):
+            lines.append(f"{kind} {i} '{d['name']}' {d['type'].lower()}{d['shape']}, "
+                         f"{quantization_label(sg.tensors[d['tensor']].quantization)}")
+    shapes = lambda items, noun: summarise_items(
+        [f"{d['type'].lower()}{d['shape']}" for d in items], noun, separator=", ")
+    width = min(max([20] + [len(o["op"]) for o in ops]), OP_WIDTH) + 2
+    lines.append(f"{'#':>4}  {'op':<{width}}{'v':>2}  {'MACs':>12}  inputs -> outputs")
     for o in ops:
         flag = "" if o["supported"] else "   [no kernel]"
-        lines.append(f"{o['index']:>4}  {o['op']:<22}{o['version']:>2}  {o['macs']:>12,}  "
-                     f"{fmt(o['inputs'])} -> {fmt(o['outputs'])}{flag}")
+        lines.append(f"{o['index']:>4}  {elide(o['op'], width - 2):<{width}}{o['version']:>2}  "
+                     f"{o['macs']:>12,}  {shapes(o['inputs'], 'inputs')} -> "
+                     f"{shapes(o['outputs'], 'outputs')}{flag}")
     if unsupported:
         lines.append(f"not supported by micro_rt's kernels: {', '.join(unsupported)}")
     not_simulated = sorted({op.op_name for op in sg.operators if resolver.supports(op.op_name, op.is_custom)
@@ -147,30 +94,30 @@ def cmd_info(args) -> int:
     if model.metadata:
         lines.append(f"metadata: {', '.join(sorted(model.metadata))}")
     from .reports.tables import info_tables
-    _emit(args, payload, "\n".join(lines), info_tables)
+    emit(args, payload, "\n".join(lines), info_tables)
     return 0
 
 
 # ---- plan --------------------------------------------------------------------------------
 def cmd_plan(args) -> int:
     from .fit import ops_without_kernels
-    model, data = _load(args.model)
-    it = _interpreter(args, data)
+    model, data = load_model(args.model)
+    it = plan_interpreter(args, data)
     plan = it.plan
     payload = dict(plan.as_dict(), **kernels_fields(args.kernels))
     payload["unresolved_ops"] = it.unresolved
     text = plan_table(plan, args.kernels)
     missing = ops_without_kernels(it)
     if missing:
-        _warn(args, "no kernel for " + ", ".join(missing) + ": their op data and scratch "
+        warn(args, "no kernel for " + ", ".join(missing) + ": their op data and scratch "
               "buffers are not in these totals")
     if args.html:
         from .reports.page import plans_html
-        _write_text(args.html, plans_html([(f"{plan.planner} planner on {plan.target}", plan,
+        write_text(args.html, plans_html([(f"{plan.planner} planner on {plan.target}", plan,
                                             model.main)], Path(args.model).name, model.subgraphs))
         text += f"\nlane chart written to {args.html}"
     from .reports.tables import plan_tables
-    _emit(args, payload, text, plan_tables)
+    emit(args, payload, text, plan_tables)
     return EXIT_OK
 
 
@@ -192,9 +139,9 @@ def cmd_fit(args) -> int:
     setup = _board_or_target(args)
     if setup.ram_budget is None:
         raise InputError("fit needs a RAM budget: --ram SIZE, or --board NAME for the board's SRAM")
-    _, data = _load(args.model)
-    it = _interpreter(args, data)
-    with _progress(args, f"measuring kernels of {Path(args.model).name} on {args.target}",
+    _, data = load_model(args.model)
+    it = plan_interpreter(args, data)
+    with progress_bar(args, f"measuring kernels of {Path(args.model).name} on {args.target}",
                    len(it.nodes)) as progress:
         report = assess(args.model, data, it, setup.ram_budget, setup.flash_budget,
                         measure=not args.no_emulate, progress=progress)
@@ -204,7 +151,7 @@ def cmd_fit(args) -> int:
     if setup.validation is not None:        # a board answer says how far it is known to be right
         payload["validation"] = setup.validation
         text = "\n".join([text, *_validation_lines(setup.validation)])
-    _emit(args, payload, text, fit_tables)
+    emit(args, payload, text, fit_tables)
     return report.exit_code
 
 
@@ -213,83 +160,12 @@ def _validation_lines(validation: dict) -> list[str]:
     return [validation["summary"]] + [f"unverified figure ({u})" for u in validation["unverified"]]
 
 
-# ---- run ---------------------------------------------------------------------------------
-def _dequantize(value: np.ndarray, details: dict) -> Optional[np.ndarray]:
-    q = details["quantization_parameters"]
-    if len(q["scales"]) != 1 or not np.issubdtype(value.dtype, np.integer):
-        return None
-    return (value.astype(np.float64) - float(q["zero_points"][0])) * float(q["scales"][0])
-
-
-def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict,
-           lines: list) -> bool:
-    """Compare with tflite-micro on --seeds input sets: the run's own inputs, then seeded ones
-    alternating uniform over each type's range and normal around the zero point."""
-    from .inputs import INPUT_DISTRIBUTIONS, random_inputs
-    from .tools.oracle import check_against_oracle
-    given = bool(args.input)
-    sets = [{"seed": args.seed, "distribution": "--input files" if given else "uniform"}]
-    input_sets = [first_inputs]
-    for n in range(1, args.seeds):
-        kind = INPUT_DISTRIBUTIONS[n % len(INPUT_DISTRIBUTIONS)]
-        sets.append({"seed": args.seed + n, "distribution": kind})
-        input_sets.append(random_inputs(it, args.seed + n, kind))
-    with _progress(args, "checking against tflite-micro", len(input_sets)) as progress:
-        # a fresh interpreter: the oracle starts fresh, and the run's invoke moved any state
-        fresh = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
-        agreements = check_against_oracle(data, fresh, input_sets, progress)
-    equal = all(a.equal for a in agreements)
-    payload["check"] = {"equal": equal, "input_sets": sets,
-                        "outputs": [a.as_dict() for a in agreements]}
-    first = "the inputs given (--input)" if given else f"seed {args.seed} uniform"
-    lines.append(f"check against tflite-micro on {len(input_sets)} input sets: {first}"
-                 + (f", then seeds {args.seed + 1}..{args.seed + len(input_sets) - 1} alternating "
-                    "normal around the zero point and uniform over each type's range"
-                    if len(input_sets) > 1 else ""))
-    for a in agreements:
-        lines.append(f"check output {a.index} ({a.dtype}, required: {a.tolerance}): {a.verdict}")
-    return equal
-
-
-def cmd_run(args) -> int:
-    from .inputs import random_inputs
-    _, data = _load(args.model)
-    it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
-    inputs = random_inputs(it, args.seed)
-    for i, path in enumerate((args.input or [])[:it.num_inputs]):
-        try:
-            inputs[i] = load_array(path)
-        except (OSError, ValueError, EOFError) as e:
-            raise MicroRtError(f"cannot read input {i} from '{path}' (a .npy file "
-                               f"saved with numpy.save): {e}") from None
-    for i, value in enumerate(inputs):
-        it.set_input(value, i)
-    with _progress(args, f"running {Path(args.model).name}", len(it.nodes)) as progress:
-        it.invoke(progress=progress)
-    outputs = [it.get_output(i) for i in range(it.num_outputs)]
-    payload = {"model": args.model, "target": it.target.name, **kernels_fields(args.kernels),
-               "seed": args.seed, "outputs": []}
-    lines = []
-    for i, value in enumerate(outputs):
-        details = it.get_output_details(i)
-        deq = _dequantize(value, details)
-        entry = {"index": i, "dtype": value.dtype.name, "shape": list(value.shape),
-                 "raw": value.tolist(), "dequantized": None if deq is None else deq.tolist()}
-        payload["outputs"].append(entry)
-        lines.append(f"output {i} {value.dtype.name}{list(value.shape)}: {np.array2string(value, threshold=64)}")
-        if deq is not None:
-            lines.append(f"  dequantized: {np.array2string(deq, precision=5, threshold=64)}")
-    equal = _check(args, data, it, inputs, payload, lines) if args.check else True
-    _emit(args, payload, "\n".join(lines))
-    return EXIT_OK if equal else EXIT_NO
-
-
 # ---- optimize -----------------------------------------------------------------------------
 def cmd_optimize(args) -> int:
     from .optimize import check_outputs, optimize
-    _refuse_directory("-o/--output", args.output)
-    _refuse_directory("--html", args.html)
-    _, data = _load(args.model)
+    refuse_directory("-o/--output", args.output)
+    refuse_directory("--html", args.html)
+    _, data = load_model(args.model)
     result = optimize(data, target=args.target, kernels=args.kernels, time_limit=args.time_limit,
                       oracle_verify=args.oracle_verify)
     try:
@@ -330,12 +206,12 @@ def cmd_optimize(args) -> int:
                              + ("bit-exact with the original" if check[who] else "DIFFER"))
     if args.html:
         from .reports.page import plans_html
-        _write_text(args.html, plans_html(
+        write_text(args.html, plans_html(
             [("original: file order, TFLM greedy", result.original_plan, read_model(data).main),
              (f"optimized: {result.summary}", result.optimized_plan, read_model(result.data).main)],
             Path(args.model).name))
         lines.append(f"lane charts written to {args.html}")
-    _emit(args, payload, "\n".join(lines))
+    emit(args, payload, "\n".join(lines))
     if check is not None and False in (check["micro_rt"], check["oracle"]):
         return EXIT_NO
     return EXIT_OK
@@ -349,8 +225,8 @@ def cmd_profile(args) -> int:
     if get_target(args.target).is_host:
         raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "
                            "cortex-m0plus, cortex-m4, cortex-m7 or cortex-m33")
-    model, data = _load(args.model)
-    with _progress(args, f"emulating {Path(args.model).name} on {setup.where}",
+    model, data = load_model(args.model)
+    with progress_bar(args, f"emulating {Path(args.model).name} on {setup.where}",
                    len(model.main.operators)) as progress:
         report, it = emulated_profile(data, args.target, setup.clock_hz,
                                       flash_wait_states=setup.flash_wait_states,
@@ -365,27 +241,30 @@ def cmd_profile(args) -> int:
     text = profile_table(report)
     if setup.board:
         text = "\n".join([f"board {setup.board}: " + "; ".join(setup.board_notes[1:]), text])
-    _emit(args, report, text, profile_tables)
+    emit(args, report, text, profile_tables)
     return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
 
 
 # ---- boards --------------------------------------------------------------------------------
 def cmd_boards(args) -> int:
     from .cortexm.boards import list_boards
-    from .reports.boards import boards_exit_code, boards_payload, boards_tables, boards_text, measure_boards
-    _, data = _load(args.model)        # a bad model is one error, not one per board
-    boards = [b.name for b in list_boards(args.board_dir)]
+    from .reports.boards import (boards_exit_code, boards_payload, boards_tables, boards_text,
+                                 check_model, measure_boards)
+    _, data = load_model(args.model)        # a bad model is one error, not one per board
+    catalog = list_boards(args.board_dir)
+    check_model(data, [b.core for b in catalog], kernels="cmsis-nn", planner=args.planner)
+    boards = [b.name for b in catalog]
     rows = measure_boards(args.model, data, boards, planner=args.planner, seed=args.seed,
                           workers=args.workers, board_dirs=args.board_dir)
     payload = boards_payload(args.model, rows, "cmsis-nn")
-    _emit(args, payload, boards_text(payload), boards_tables)
+    emit(args, payload, boards_text(payload), boards_tables)
     return boards_exit_code(rows)
 
 
 # ---- export --------------------------------------------------------------------------------
 def cmd_export(args) -> int:
     from .export import export_project
-    _, data = _load(args.model)
+    _, data = load_model(args.model)
     result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
                             seed=args.seed)
     payload = {"model": args.model, "board": result.board, "core": result.core,
@@ -400,7 +279,7 @@ def cmd_export(args) -> int:
             f"flash it and read its output\n"
             f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "
             f"{result.profile_instructions:,} instructions (seed {args.seed})")
-    _emit(args, payload, text)
+    emit(args, payload, text)
     return EXIT_OK
 
 
@@ -419,16 +298,16 @@ def cmd_report(args) -> int:
     from .reports.model_report import gather, report_text
     from .reports.page import report_page
     from .reports.tables import report_tables
-    _refuse_directory("-o/--output", args.output)
-    model, data = _load(args.model)
+    refuse_directory("-o/--output", args.output)
+    model, data = load_model(args.model)
     setup = _report_setup(args, args.board, args.target)
-    with _progress(args, f"emulating {Path(args.model).name} on {setup.target}",
+    with progress_bar(args, f"emulating {Path(args.model).name} on {setup.target}",
                    len(model.main.operators)) as progress:
         report = gather(args.model, data, setup, progress)
     lines = [report_text(report)]
     if args.output:
         page = report_page(report, model.main)
-        _write_text(args.output, page)
+        write_text(args.output, page)
         lines.append(f"report written to {args.output} ({len(page.encode()):,} B)")
     if args.model_explorer:
         paths = write_node_data(args.model_explorer, args.model, report.operators,
@@ -436,21 +315,21 @@ def cmd_report(args) -> int:
         lines.append(f"Model Explorer node data written to {args.model_explorer}: "
                      f"model-explorer {args.model} --node_data_paths="
                      + ",".join(str(p) for p in paths))
-    _emit(args, report.as_dict(), "\n".join(lines), lambda _: report_tables(report))
+    emit(args, report.as_dict(), "\n".join(lines), lambda _: report_tables(report))
     return report.exit_code
 
 
 def cmd_compare(args) -> int:
     from .reports.compare import Side, compare_dict, compare_page, compare_tables, compare_text
     from .reports.model_report import gather
-    _refuse_directory("--html", args.html)
+    refuse_directory("--html", args.html)
     sides = []
     for path, board, target in ((args.model, args.board, args.target),
                                 (args.model_b, args.board_b or (None if args.target_b else args.board),
                                  args.target_b or (None if args.board_b else args.target))):
-        model, data = _load(path)
+        model, data = load_model(path)
         setup = _report_setup(args, board, target)
-        with _progress(args, f"emulating {Path(path).name} on {setup.target}",
+        with progress_bar(args, f"emulating {Path(path).name} on {setup.target}",
                        len(model.main.operators)) as progress:
             report = gather(path, data, setup, progress)
         label = f"{path} on {f'board {setup.board}' if setup.board else setup.target}"
@@ -458,9 +337,9 @@ def cmd_compare(args) -> int:
     a, b = sides
     text = compare_text(a, b)
     if args.html:
-        _write_text(args.html, compare_page(a, b))
+        write_text(args.html, compare_page(a, b))
         text += f"\ncomparison written to {args.html}"
-    _emit(args, compare_dict(a, b), text, lambda _: compare_tables(a, b))
+    emit(args, compare_dict(a, b), text, lambda _: compare_tables(a, b))
     return EXIT_OK
 
 

@@ -9,9 +9,11 @@ from typing import Callable, Mapping, Optional
 from . import __version__
 from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, parse_frequency,
                          seconds_range, size_type)
+from .report import WHOLE_ARRAY_ELEMENTS
 from .reports.formats import FORMATS
 
 EXIT_OK, EXIT_NO, EXIT_ERROR, EXIT_CANNOT_TELL, EXIT_INTERNAL = 0, 1, 2, 3, 4
+CHECK_SEEDS = 5          # run --check's input sets unless --seeds says
 EXIT_CODES = """Exit codes (the same for every command, so CI can gate on them):
   0  the answer is yes: the model fits, the outputs agree, the profile is complete
   1  the answer is no: the model does not fit, the outputs differ from tflite-micro
@@ -57,6 +59,9 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     """The parser; `commands` maps each command name to the function that runs it."""
     parser = _Parser(prog="micro-rt", description=DESCRIPTION, epilog=EXIT_CODES,
                      formatter_class=_HelpFormatter)
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar and no warnings on stderr (also accepted after "
+                             "the command)")
     parser.add_argument("--version", action="version", version=f"micro-rt {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="show tracebacks on errors (also accepted after the command)")
@@ -82,9 +87,10 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                            help="text, json, csv (the main table) or markdown")
         p.add_argument("--json", action="store_true",
                        help="print JSON instead of text" + (" (same as --format json)" if formats else ""))
-        p.add_argument("--quiet", action="store_true",
+        # --quiet and --debug also go after the command; SUPPRESS keeps the command's parser
+        # from resetting one given before it.
+        p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
                        help="no progress bar and no warnings on stderr")
-        # Also after the command; SUPPRESS keeps it from resetting a --debug given before it.
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show tracebacks on errors")
         p.set_defaults(func=func)
@@ -117,8 +123,14 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                    help="seed of the random inputs, 0 to 2^32-1")
     p.add_argument("--check", action="store_true",
                    help="also run the tflite-micro oracle on several input sets and compare")
-    p.add_argument("--seeds", type=int_range(1, 1000), default=5, metavar="N",
-                   help="input sets for --check (the run's own, then seeds SEED+1...), 1 to 1000")
+    p.add_argument("--seeds", type=int_range(1, 1000), default=None, metavar="N",
+                   help="input sets for --check, only with --check (the run's own, then seeds "
+                        f"SEED+1...), 1 to 1000 (default: {CHECK_SEEDS})")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="save each output as DIR/output_<i>.npy (i = the output's index; "
+                        "numpy.load reads them), DIR created if missing (default: none; text "
+                        f"shows arrays of up to {WHOLE_ARRAY_ELEMENTS} values whole, larger "
+                        "ones summarised; --json prints every value)")
 
     p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
                 "micro_rt's CMSIS-NN-style C kernels; with reference kernels: plain C loops as TFLM's "

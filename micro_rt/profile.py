@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from .report import kernels_fields, kernels_label
+from .report import OP_WIDTH, elide, kernels_fields, kernels_label
 
 
 @dataclass
@@ -235,25 +235,28 @@ def profile_table(report: dict) -> str:
                         + (f" {op['reason']}" if "index" in op else ": no kernel registered")
                         for op in report["ops_not_counted"])
         return f"cannot profile on {where}: {why}; there is no total"
-    lines = [f"{'#':>4}  {'op':<20}{'instructions':>14}{'cycles':>14}{'MACs':>12}{'MAC/cyc':>9}"
+    # the op column fits the longest name up to OP_WIDTH (longer ones elided), at least 21
+    w = min(max([21] + [len(_name(op)) for op in report["ops"]]), OP_WIDTH)
+    lines = [f"{'#':>4}  {'op':<{w}}{'instructions':>14}{'cycles':>14}{'MACs':>12}{'MAC/cyc':>9}"
              f"{'stack':>7}{'ms':>9}"]
     for op in report["ops"]:
+        name = elide(_name(op), w)
         if not op["on_mcu"]:
             host = f"(host kernel: {_no_c_kernel(report['kernels'])}, not counted)"
-            lines.append(f"{op_number(op):>4}  {_name(op):<20}{host:>56}")
+            lines.append(f"{op_number(op):>4}  {name:<{w}}{host:>56}")
             continue
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
-        lines.append(f"{op_number(op):>4}  {_name(op):<20}{op['instructions']:>14,}{op['cycles']:>14,}"
+        lines.append(f"{op_number(op):>4}  {name:<{w}}{op['instructions']:>14,}{op['cycles']:>14,}"
                      f"{op['macs']:>12,}{mpc:>9}{op['stack_bytes']:>7}{op['cycles'] / clock * 1e3:>9.3f}")
         if op.get("ended_run"):
             lines.append(f"{'':>4}  (it ended the invoke, kTfLiteAbort as in TFLM: the operators after it did not run)")
         if op.get("cycles_with_subgraphs", op["cycles"]) != op["cycles"]:
             cycles = op["cycles_with_subgraphs"]
-            lines.append(f"{'':>4}  {'  with its subgraphs':<20}{op['instructions_with_subgraphs']:>14,}"
+            lines.append(f"{'':>4}  {'  with its subgraphs':<{w}}{op['instructions_with_subgraphs']:>14,}"
                          f"{cycles:>14,}{'':>28}{cycles / clock * 1e3:>9.3f}")
     own = report.get("runtime")
     if own is not None:
-        lines.append(f"{'':>4}  {'runtime (between ops)':<20}{own['instructions']:>14,}{own['cycles']:>14,}"
+        lines.append(f"{'':>4}  {'runtime (between ops)':<{w}}{own['instructions']:>14,}{own['cycles']:>14,}"
                      f"{'':>21}{own['frame_bytes']:>7}{own['cycles'] / clock * 1e3:>9.3f}")
     n = len(report["ops_not_counted"])
     label = "total" if report["complete"] else f"INCOMPLETE total ({n} operator{'s' if n != 1 else ''} not counted)"

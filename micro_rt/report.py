@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
+
 from .allocator import ArenaPlan
+from .model import Quantization
 
 
 # What each `--kernels` name stands for, said wherever the name is shown: "cmsis-nn" is not
@@ -27,6 +30,20 @@ def kernels_label(kernels: str) -> str:
 def kernels_fields(kernels: str) -> dict:
     """The JSON fields naming the kernels: {"kernels": ..., "kernels_note": ...}."""
     return {"kernels": kernels, "kernels_note": KERNELS_NOTES.get(kernels)}
+
+
+ELLIPSIS = "…"
+OP_WIDTH = 36                 # an operator column's widest: TFLM's longest name (35) fits
+
+
+def elide(text: str, width: int) -> str:
+    """'sequential/conv2d/Conv2D;sequential/conv2d/BiasAdd' -> 'sequenti…BiasAdd' (16): at
+    most `width` characters, the start and the end kept (a TFLite name's most telling parts)."""
+    if len(text) <= width:
+        return text
+    keep = width - len(ELLIPSIS)
+    head = (keep + 1) // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (keep - head):]
 
 
 def format_bytes(n: int) -> str:
@@ -65,3 +82,62 @@ def plan_table(plan: ArenaPlan, kernels: Optional[str] = None) -> str:
     rows += [f"total (head + tail, as TFLM reports): {format_bytes(plan.total_bytes)}",
              f"smallest arena that works:            {format_bytes(plan.required_bytes)}"]
     return "\n".join(rows)
+
+
+# ---- a tensor's quantization and an array's values, as `info` and `run` show them ---------
+def quantization_fields(q: Optional[Quantization]) -> Optional[dict]:
+    """JSON: {"scale", "zero_point"} for a per-tensor quantization; {"per_channel": True,
+    "channels", "quantized_dimension"} for a per-channel one; None when not quantized."""
+    if q is None:
+        return None
+    if q.per_channel:
+        return {"per_channel": True, "channels": int(q.scales.size),
+                "quantized_dimension": q.quantized_dimension}
+    return {"scale": float(q.scales[0]), "zero_point": int(q.zero_points[0])}
+
+
+def quantization_label(q: Optional[Quantization]) -> str:
+    """'scale 0.00390625, zero point -128', 'per-channel: 16 scales on dimension 3' or
+    'not quantized'."""
+    fields = quantization_fields(q)
+    if fields is None:
+        return "not quantized"
+    if fields.get("per_channel"):
+        return (f"per-channel: {fields['channels']} scales on dimension "
+                f"{fields['quantized_dimension']}")
+    return f"scale {fields['scale']:.8g}, zero point {fields['zero_point']}"
+
+
+WHOLE_ARRAY_ELEMENTS = 16     # arrays up to this size are printed whole by `run`
+FIRST_ELEMENTS = 8            # of a larger one, the first values
+
+
+def _number(v) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _values(a: np.ndarray) -> str:
+    return np.array2string(a, precision=5, separator=" ", max_line_width=10 ** 6,
+                           threshold=10 ** 9).replace("\n", "")
+
+
+def array_summary(value: np.ndarray, dequantized: Optional[np.ndarray] = None) -> list[str]:
+    """An output's values for a person: whole when small (WHOLE_ARRAY_ELEMENTS), else the
+    count, min, max and the first few (the whole array goes to --output files or --json).
+    Lines are indented to sit under the output's heading line."""
+    if value.size <= WHOLE_ARRAY_ELEMENTS:
+        lines = [f"  values: {_values(value)}"]
+        if dequantized is not None:
+            lines.append(f"  dequantized: {_values(dequantized)}")
+        return lines
+    flat = value.reshape(-1)
+    lo, hi = flat.min().item(), flat.max().item()
+    line = f"  {value.size:,} values, min {_number(lo)}, max {_number(hi)}"
+    if dequantized is not None:
+        d = dequantized.reshape(-1)
+        line += f" (dequantized {_number(d.min().item())} .. {_number(d.max().item())})"
+    lines = [line, f"  first {FIRST_ELEMENTS}: {_values(flat[:FIRST_ELEMENTS])} ..."]
+    if dequantized is not None:
+        lines.append(f"  dequantized first {FIRST_ELEMENTS}: "
+                     f"{_values(dequantized.reshape(-1)[:FIRST_ELEMENTS])} ...")
+    return lines

@@ -11,7 +11,7 @@ import pytest
 
 from cli_runner import chain_with, run_cli
 from conftest import PROJECT_MODELS, shared_model
-from micro_rt.cli import parse_size
+from micro_rt.cli import COMMANDS, build_parser, parse_size
 
 MODEL = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")
 
@@ -127,3 +127,30 @@ def test_console_script_is_installed():
     result = subprocess.run([exe, "fit", MODEL, "--ram", "64K", "--kernels", "cmsis-nn"],
                             capture_output=True, text=True)
     assert result.returncode in (0, 1) and "arena" in result.stdout
+
+
+# the least each command needs to parse
+_ARGV = {"optimize": ["-o", "out.tflite"], "export": ["--board", "b", "-o", "dir"],
+         "compare": ["model_b.tflite"]}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("flag", ["--quiet", "--debug"])
+def test_quiet_and_debug_go_before_or_after_the_command(command, flag):
+    parser = build_parser()
+    rest = [command, "m.tflite", *_ARGV.get(command, [])]
+    for argv in ([flag, *rest], [*rest, flag]):
+        args = parser.parse_args(argv)
+        assert getattr(args, flag[2:]) is True, argv
+    args = parser.parse_args(rest)
+    assert (args.quiet, args.debug) == (False, False)
+
+
+def test_quiet_before_the_command_silences_warnings(capsys, tmp_path):
+    path = tmp_path / "my_op.tflite"
+    path.write_bytes(chain_with("MY_OP", custom=True))
+    code, _, err = run_cli(capsys, "plan", str(path))
+    assert code == 0 and "warning: no kernel for" in err
+    for argv in (["--quiet", "plan", str(path)], ["plan", str(path), "--quiet"]):
+        code, out, err = run_cli(capsys, *argv)
+        assert code == 0 and err == "" and "head" in out

@@ -136,3 +136,16 @@ def test_boards_formats(capsys):
     lines = csv.strip().splitlines()
     assert code == 0 and lines[0].startswith("board,core,clock_hz,verdict,ram_used")
     assert len(lines) == 1 + len(boards.list_boards())
+
+
+@pytest.mark.parametrize("model, extra, says", [
+    # TFLM's prepare refuses ARG_MAX's int64 output: an error in what was given, as in plan/run
+    (PROJECT_MODELS / "ops" / "refuse_arg_max_int64_f32.tflite", [], "Only int32_t are supported"),
+    # the offline planner on a model without an offline plan
+    (MODEL, ["--planner", "offline"], "OfflineMemoryAllocation"),
+])
+def test_boards_refuses_a_model_prepare_refuses_once(capsys, model, extra, says):
+    code, out, err = run_cli(capsys, "boards", str(model), "--workers", "1", *extra)
+    plan_code, _, plan_err = run_cli(capsys, "plan", str(model), "--kernels", "cmsis-nn", *extra)
+    assert code == plan_code == 2 and out == ""
+    assert err == plan_err and err.count("\n") == 1 and says in err

@@ -189,3 +189,39 @@ def test_alignment_reports_are_warnings_and_node_data(tmp_path, capsys):
     expected = {o["index"]: sum(int(a.split(" x")[-1].split()[0]) for a in o["alignment"])
                 for o in profile["ops"]}
     assert per_op == expected and sum(per_op.values()) > 0
+
+
+def _twin(path, dtype: str, prefix: str) -> str:
+    """x -> RELU -> TANH -> LOGISTIC in `dtype`, every tensor named with `prefix`: an int8
+    model and its int16 twin from another conversion (same operators, other names)."""
+    from micro_rt.builder import ModelBuilder
+    b = ModelBuilder()
+    scale = 1 / 128 if dtype == "INT8" else 1 / 32768
+    t = [b.add_tensor(f"{prefix}/t{k}", (1, 16), dtype, scale=scale, zero_point=0)
+         for k in range(3)]
+    # LOGISTIC's output: TFLM's fixed quantization, [0, 1) over the type's range
+    t.append(b.add_tensor(f"{prefix}/t3", (1, 16), dtype, scale=2 * scale if dtype == "INT8"
+                          else scale, zero_point=-128 if dtype == "INT8" else 0))
+    for k, op in enumerate(("RELU", "TANH", "LOGISTIC")):
+        b.add_operator(op, [t[k]], [t[k + 1]])
+    b.inputs, b.outputs = [t[0]], [t[3]]
+    path.write_bytes(b.build())
+    return str(path)
+
+
+def test_compare_int8_and_int16_twin_matches_operators_by_position(tmp_path, capsys):
+    a = _twin(tmp_path / "m_int8.tflite", "INT8", "model_int8")
+    b = _twin(tmp_path / "m_int16.tflite", "INT16", "quantized16")
+    rc, cmp = _json(capsys, ["compare", a, b, "--no-cycles"])
+    assert rc == 0 and cmp["operators_matched_by"] == "position"
+    ops = cmp["operators"]
+    assert [(o["index"], o["b_index"], o["op"]) for o in ops] == \
+        [(0, 0, "RELU"), (1, 1, "TANH"), (2, 2, "LOGISTIC")]
+    assert all(o["live_b"] == 2 * o["live_a"] for o in ops)       # int16: twice the bytes
+    rc = main(["compare", a, b, "--no-cycles"])
+    out = capsys.readouterr().out
+    assert rc == 0 and ("Per operator (matched by position and operator: the output tensor "
+                        "names differ)") in out
+    # the same names: matched by name, as before
+    rc, same = _json(capsys, ["compare", a, a, "--no-cycles"])
+    assert same["operators_matched_by"] == "names" and len(same["operators"]) == 3

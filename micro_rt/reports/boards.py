@@ -80,6 +80,27 @@ def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, see
                     bool(ran and p["complete"]), "; ".join(notes), setup.validation)
 
 
+def check_model(data: bytes, cores: Sequence[str], *, kernels: str = "cmsis-nn",
+                planner: str = "greedy") -> None:
+    """Before any board is measured: the model loads and prepares as every other command
+    prepares it (plan only, so an operator without a kernel is left to the rows as "cannot
+    tell"). The boards' cores are tried in turn until one prepares the model; a model none
+    prepares (TFLM's prepare refuses it, the planner cannot plan it) raises the first core's
+    error, said once instead of once per board."""
+    from ..errors import MicroRtError
+    from ..interpreter import Interpreter
+    first: Optional[MicroRtError] = None
+    for core in dict.fromkeys(cores):
+        try:
+            with Interpreter.from_bytes(data, target=core, kernels=kernels, planner=planner,
+                                        plan_only=True):
+                return
+        except MicroRtError as e:
+            first = first or e
+    if first is not None:
+        raise first
+
+
 def measure_boards(path: str, data: bytes, boards: Sequence[str], *, kernels: str = "cmsis-nn",
                    planner: str = "greedy", seed: int = 0, workers: Optional[int] = None,
                    board_dirs: Optional[Sequence[str]] = None) -> list[BoardRow]:

@@ -2,13 +2,17 @@
 model on two boards), with the difference B - A.
 
 Operators are matched by operator name and first output tensor name, so an optimized model
-whose operators were reordered still lines up with its original; when the names do not match
-one to one there is no per-operator comparison (said so), never a guessed one.
+whose operators were reordered still lines up with its original. When the names do not match
+one to one (an int8 model and its int16 twin from another conversion), operators are matched
+by position when both models have the same operators in the same order; the output says which
+way they were matched. Otherwise there is no per-operator comparison (said so), never a
+guessed one.
 """
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from enum import Enum
 from typing import Optional
 
 from ..model import Subgraph
@@ -100,22 +104,40 @@ def _key(sg: Subgraph, o: OperatorFact) -> tuple[str, str]:
     return o.op, sg.tensors[first].name if first is not None else ""
 
 
-def match_operators(a: Side, b: Side) -> Optional[list[tuple[OperatorFact, OperatorFact]]]:
-    """A's operators paired with B's by (op, first output's name); None unless one to one."""
-    keys_a = [_key(a.sg, o) for o in a.report.operators]
-    keys_b = {_key(b.sg, o): o for o in b.report.operators}
-    if (len(keys_a) != len(b.report.operators) or len(set(keys_a)) != len(keys_a)
-            or set(keys_a) != set(keys_b)):
+class Matching(Enum):
+    """How compare paired A's operators with B's; the value is said in the output."""
+    NAMES = "operator and output tensor name"
+    POSITION = "position and operator: the output tensor names differ"
+
+
+@dataclass
+class OperatorMatch:
+    by: Matching
+    pairs: list[tuple[OperatorFact, OperatorFact]]
+
+
+def match_operators(a: Side, b: Side) -> Optional[OperatorMatch]:
+    """A's operators paired with B's by (op, first output's name) when those match one to
+    one; else position by position when both have the same operators in the same order;
+    else None."""
+    ops_a, ops_b = a.report.operators, b.report.operators
+    if len(ops_a) != len(ops_b):
         return None
-    return [(o, keys_b[k]) for o, k in zip(a.report.operators, keys_a)]
+    keys_a = [_key(a.sg, o) for o in ops_a]
+    keys_b = {_key(b.sg, o): o for o in ops_b}
+    if len(set(keys_a)) == len(keys_a) and set(keys_a) == set(keys_b):
+        return OperatorMatch(Matching.NAMES, [(o, keys_b[k]) for o, k in zip(ops_a, keys_a)])
+    if all(oa.op == ob.op for oa, ob in zip(ops_a, ops_b)):
+        return OperatorMatch(Matching.POSITION, list(zip(ops_a, ops_b)))
+    return None
 
 
 def operator_table(a: Side, b: Side) -> Optional[Table]:
-    pairs = match_operators(a, b)
-    if pairs is None:
+    match = match_operators(a, b)
+    if match is None:
         return None
     rows = []
-    for oa, ob in pairs:
+    for oa, ob in match.pairs:
         rows.append({"index": oa.index, "b_index": ob.index, "op": oa.op,
                      "cycles_a": _op_cycles(oa), "cycles_b": _op_cycles(ob),
                      "delta": ob.cycles - oa.cycles if oa.cycles is not None and ob.cycles is not None else None,
@@ -127,7 +149,7 @@ def operator_table(a: Side, b: Side) -> Optional[Table]:
                   Column("delta", "cycles B - A", True, _signed, missing="–"),
                   Column("live_a", "live bytes A", True), Column("live_b", "live bytes B", True),
                   Column("macs_a", "MACs A", True), Column("macs_b", "MACs B", True)],
-                 rows, "Per operator (matched by operator and output tensor name)")
+                 rows, f"Per operator (matched by {match.by.value})")
 
 
 def _op_cycles(o: OperatorFact):
@@ -137,27 +159,30 @@ def _op_cycles(o: OperatorFact):
 
 
 def no_match_note(a: Side, b: Side) -> str:
-    return (f"no per-operator comparison: the operators do not match one to one by operator "
-            f"and output tensor name ({len(a.report.operators)} in A, "
-            f"{len(b.report.operators)} in B)")
+    return (f"no per-operator comparison: the operators match one to one neither by operator "
+            f"and output tensor name nor by position and operator ({len(a.report.operators)} "
+            f"in A, {len(b.report.operators)} in B)")
 
 
 def compare_dict(a: Side, b: Side) -> dict:
-    ops = operator_table(a, b)
+    ops, match = operator_table(a, b), match_operators(a, b)
     return {"a": {"label": a.label, **a.report.as_dict()},
             "b": {"label": b.label, **b.report.as_dict()},
             "summary": summary_table(a, b).rows,
-            "operators": None if ops is None else ops.rows}
+            "operators": None if ops is None else ops.rows,
+            "operators_matched_by": None if match is None else match.by.name.lower()}
 
 
 def compare_page(a: Side, b: Side) -> str:
     top = max(a.report.plan.head_bytes, b.report.plan.head_bytes)
-    ops = operator_table(a, b)
+    ops, match = operator_table(a, b), match_operators(a, b)
     body = ["<h2>Side by side</h2>",
             f'<ul class="notes"><li>A: {html.escape(a.label)}</li><li>B: {html.escape(b.label)}</li></ul>',
             _table_html(_rows_with_ids(summary_table(a, b), "m"), "compare-table")]
     if ops is not None:
-        body += ["<h2>Per operator</h2>", _table_html(_rows_with_ids(ops, "o"), "compare-ops")]
+        body += ["<h2>Per operator</h2>",
+                 f'<p class="sub">operators matched by {html.escape(match.by.value)}</p>',
+                 _table_html(_rows_with_ids(ops, "o"), "compare-ops")]
     else:
         body.append(f'<p class="sub">{html.escape(no_match_note(a, b))}</p>')
     for k, side in enumerate((a, b)):

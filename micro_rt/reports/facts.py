@@ -16,6 +16,7 @@ from ..analysis import op_macs
 from ..model import Subgraph, TensorInfo
 from ..planner import live_bytes
 from ..subgraphs import walk_lifetimes
+from .formats import summarise_items
 
 # A buffer's role decides its colour in the lane chart; the legend lists them in this order.
 ROLES = ("input", "output", "activation", "scratch", "untouched")
@@ -125,6 +126,12 @@ class OperatorFact:
     @property
     def shapes(self) -> str:
         return f"{' '.join(self.inputs)} -> {' '.join(self.outputs)}"
+
+    @property
+    def shapes_summary(self) -> str:
+        """`shapes` with a long list as its count and first few ('49 outputs: ...')."""
+        return (f"{summarise_items(self.inputs, 'inputs')} -> "
+                f"{summarise_items(self.outputs, 'outputs')}")
 
     def as_dict(self) -> dict:
         return dict(asdict(self), shapes=self.shapes)

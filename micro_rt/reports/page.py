@@ -14,7 +14,7 @@ from ..model import Subgraph
 from ..report import kernels_label
 from .charts import ROLE_COLOURS, TAIL_COLOUR, byte_label, cycles_chart, lane_chart, live_chart
 from .facts import BufferFact, buffer_facts, main_view
-from .formats import Column, Table
+from .formats import NAME_WIDTH, Column, Shown, Table
 from .model_report import ModelReport
 
 PAGE_CSS = """
@@ -65,7 +65,7 @@ th,td{padding:3px 8px;border-bottom:1px solid #edf0f3;text-align:left;white-spac
 th{position:sticky;top:0;background:#f3f5f7;cursor:pointer;user-select:none;z-index:1}
 th.num,td.num{text-align:right;font-variant-numeric:tabular-nums}
 th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
-td.nc{color:#8c1d18;font-style:italic}tr.hot td{background:var(--hot)}tbody tr:hover td{background:#fff7d6}
+td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:12em;max-width:28em}td.nc{color:#8c1d18;font-style:italic}tr.hot td{background:var(--hot)}tbody tr:hover td{background:#fff7d6}
 td.share{min-width:90px}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(280px,1fr));gap:4px 24px}
 dl{margin:0;display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;font-size:13px}dt{color:var(--muted)}dd{margin:0}
@@ -189,7 +189,7 @@ def buffer_table(chart_id: str, buffers: Sequence[BufferFact]) -> Table:
              "consumers": ", ".join(b.consumers), "_item": f"{chart_id}:{b.index}",
              "_id": f"{chart_id}-b{b.index}"} for b in buffers]
     return Table([Column("index", "#", True), Column("role", "role"), Column("what", "buffer"),
-                  Column("name", "name"), Column("type", "type"),
+                  Column("name", "name", width=NAME_WIDTH), Column("type", "type"),
                   Column("size", "bytes", True), Column("offset", "offset", True),
                   Column("end", "end", True), Column("live", "live at ops"),
                   Column("producer", "made by"), Column("consumers", "read by")], rows)
@@ -211,7 +211,7 @@ def operator_table(report: ModelReport) -> Table:
     measured = report.profile is not None and report.profile["total_cycles"] is not None
     rows = []
     for o in report.operators:
-        row = dict(o.as_dict(), _id=f"op-{o.index}",
+        row = dict(o.as_dict(), _id=f"op-{o.index}", shapes=Shown(o.shapes, o.shapes_summary),
                    _item=f"cycles:{o.index}" if measured else None)
         if measured and o.cycles is None:
             row["cycles"] = "not counted"

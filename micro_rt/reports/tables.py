@@ -5,11 +5,21 @@ four formats cannot disagree: (summary lines, tables); CSV prints the first tabl
 """
 from __future__ import annotations
 
-from .formats import Column, Table
+from ..report import OP_WIDTH
+from .formats import NAME_WIDTH, Column, Shown, Table, summarise_items
+
+
+def _labels(items: list) -> list[str]:
+    return [f"{d['type'].lower()}[{','.join(map(str, d['shape']))}]" for d in items]
 
 
 def _shapes(items: list) -> str:
-    return " ".join(f"{d['type'].lower()}[{','.join(map(str, d['shape']))}]" for d in items)
+    return " ".join(_labels(items))
+
+
+def _shape_list(items: list, noun: str) -> Shown:
+    """Whole in CSV; its count and first few for a person when long (a 49-output UNPACK)."""
+    return Shown(_shapes(items), summarise_items(_labels(items), noun))
 
 
 def info_tables(p: dict) -> tuple[list[str], list[Table]]:
@@ -20,12 +30,33 @@ def info_tables(p: dict) -> tuple[list[str], list[Table]]:
     if p["unsupported_ops"]:
         summary.append(f"not supported by micro_rt's kernels: {', '.join(p['unsupported_ops'])}")
     rows = [{"index": o["index"], "op": o["op"], "version": o["version"], "macs": o["macs"],
-             "inputs": _shapes(o["inputs"]), "outputs": _shapes(o["outputs"]),
+             "inputs": _shape_list(o["inputs"], "inputs"),
+             "outputs": _shape_list(o["outputs"], "outputs"),
              "supported": o["supported"]} for o in p["ops"]]
-    ops = Table([Column("index", "#", True), Column("op", "op"), Column("version", "v", True),
+    ops = Table([Column("index", "#", True), Column("op", "op", width=OP_WIDTH),
+                 Column("version", "v", True),
                  Column("macs", "MACs", True), Column("inputs", "inputs"),
                  Column("outputs", "outputs"), Column("supported", "kernel")], rows, "Operators")
-    return summary, [ops]
+    io = [{"io": kind, "index": i, "name": d["name"], "type": d["type"].lower(),
+           "shape": "[" + ",".join(map(str, d["shape"])) + "]", **_quantization_cells(d["quantization"])}
+          for kind in ("input", "output") for i, d in enumerate(p[f"{kind}s"])]
+    tensors = Table([Column("io", "model"), Column("index", "#", True), Column("name", "tensor", width=NAME_WIDTH),
+                     Column("type", "type"), Column("shape", "shape"),
+                     Column("scale", "scale", True, lambda v: f"{v:.8g}", missing="–"),
+                     Column("zero_point", "zero point", True, missing="–"),
+                     Column("quantization", "quantization")], io, "Inputs and outputs")
+    return summary, [ops, tensors]
+
+
+def _quantization_cells(q) -> dict:
+    """info's quantization fields (micro_rt.report.quantization_fields) as table cells."""
+    if q is None:
+        return {"scale": None, "zero_point": None, "quantization": "none"}
+    if q.get("per_channel"):
+        return {"scale": None, "zero_point": None,
+                "quantization": f"per-channel: {q['channels']} scales on dimension "
+                                f"{q['quantized_dimension']}"}
+    return {"scale": q["scale"], "zero_point": q["zero_point"], "quantization": "per-tensor"}
 
 
 def plan_tables(p: dict) -> tuple[list[str], list[Table]]:
