@@ -25,6 +25,7 @@ ENV_VAR = "MICRO_RT_BOARDS"
 SCHEMA = 1
 FPU_KINDS = ("none", "single", "double")
 REGION_KINDS = ("flash", "external-flash", "sram", "tcm")
+DATA_KINDS = ("sram", "tcm")
 CITATION_STATUSES = ("vendor-document", "vendor-code", "third-party", "unverified")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
 
@@ -95,23 +96,43 @@ class MemoryRegion:
     kind: str            # one of REGION_KINDS
     base: int
     size: int
-    note: str = ""
+    note: str = ""       # what the region is (e.g. the SRAM blocks it joins)
+    timing: str = ""     # how the core reaches it, as the board's documents say (cited in
+                         # memory.cite); reported, not used by the cycle model
 
     @property
     def end(self) -> int:
         return self.base + self.size
+
+    @property
+    def holds_data(self) -> bool:
+        return self.kind in DATA_KINDS
 
 
 @dataclass(frozen=True)
 class MemoryMap:
     regions: tuple[MemoryRegion, ...]
     code_region: str
-    arena_regions: tuple[str, ...]   # contiguous regions where the vendor's linker puts .bss
+    # The contiguous regions where the vendor's default linker script puts .data and .bss
+    # (static data, and the arena when it is an ordinary static array); the name is the
+    # board files' field.
+    arena_regions: tuple[str, ...]
     sram_wait_states: tuple[tuple[int, int], ...]
     citations: tuple[Citation, ...]
+    # Where the vendor's start-up puts the stack, when not with .bss (the RP2040's SCRATCH_Y).
+    stack_region: str = ""
 
     def region(self, name: str) -> MemoryRegion:
         return next(r for r in self.regions if r.name == name)
+
+    @property
+    def data_regions(self) -> tuple[MemoryRegion, ...]:
+        """The SRAM and TCM regions, in address order: where a user can place data."""
+        return tuple(sorted((r for r in self.regions if r.holds_data), key=lambda r: r.base))
+
+    @property
+    def stack_regions(self) -> tuple[str, ...]:
+        return (self.stack_region,) if self.stack_region else self.arena_regions
 
     @property
     def flash_bytes(self) -> int:
@@ -123,7 +144,7 @@ class MemoryMap:
 
     @property
     def sram_bytes(self) -> int:
-        return sum(r.size for r in self.regions if r.kind in ("sram", "tcm"))
+        return sum(r.size for r in self.data_regions)
 
     def sram_wait_states_at(self, core_hz: int) -> int:
         return next(ws for max_hz, ws in self.sram_wait_states if core_hz <= max_hz)
@@ -388,13 +409,14 @@ def _accelerator(f: _Fields) -> FlashAccelerator:
 
 
 def _memory(f: _Fields, max_hz: int) -> MemoryMap:
-    f.check_keys(("regions", "code_region", "arena_regions", "cite"), ("sram_wait_states",))
+    f.check_keys(("regions", "code_region", "arena_regions", "cite"),
+                 ("sram_wait_states", "stack_region"))
     regions: list[MemoryRegion] = []
     for i, item in enumerate(f.items("regions")):
         r = _Fields(f.path, item, f"{f._at('regions')}[{i}]")
-        r.check_keys(("name", "kind", "base", "size"), ("note",))
+        r.check_keys(("name", "kind", "base", "size"), ("note", "timing"))
         region = MemoryRegion(r.text("name"), r.choice("kind", REGION_KINDS), _address(r, "base"),
-                              r.count("size", 1), r.text("note", ""))
+                              r.count("size", 1), r.text("note", ""), r.text("timing", ""))
         if region.end > 1 << 32:
             r.fail(r._at("size"), "runs past the 32-bit address space")
         for other in regions:
@@ -414,16 +436,19 @@ def _memory(f: _Fields, max_hz: int) -> MemoryMap:
         f.fail(f._at("arena_regions"), "needs at least one region name")
     for i, name in enumerate(arena):
         where = f"{f._at('arena_regions')}[{i}]"
-        if name not in by_name or by_name[name].kind not in ("sram", "tcm"):
+        if name not in by_name or not by_name[name].holds_data:
             f.fail(where, f"must name an SRAM or TCM region, not {name!r}")
         if i and by_name[arena[i - 1]].end != by_name[name].base:
             f.fail(where, f"region {name} does not start where {arena[i - 1]} ends (the arena "
                           f"regions must be contiguous, in address order)")
+    stack = f.text("stack_region", "")
+    if stack and (stack not in by_name or not by_name[stack].holds_data):
+        f.fail(f._at("stack_region"), f"must name an SRAM or TCM region, not {stack!r}")
     sram_wait = f.clock_table("sram_wait_states", [[max_hz, 0]])
     if sram_wait[-1][0] < max_hz:
         f.fail(f._at("sram_wait_states"), f"ends at {sram_wait[-1][0]} Hz, below clock.max_hz "
                                           f"{max_hz}")
-    return MemoryMap(tuple(regions), code, tuple(arena), sram_wait, f.citations())
+    return MemoryMap(tuple(regions), code, tuple(arena), sram_wait, f.citations(), stack)
 
 
 def load_board_file(path: os.PathLike | str) -> Board:

@@ -129,7 +129,8 @@ def _board_or_target(args, **common):
     setup = make_setup(board=args.board, target=args.target, clock_hz=getattr(args, "clock", None),
                        flash_wait_states=getattr(args, "flash_wait_states", None),
                        ram_budget=getattr(args, "ram", None),
-                       flash_budget=getattr(args, "flash", None), **common)
+                       flash_budget=getattr(args, "flash", None),
+                       arena_region=getattr(args, "arena_region", None), **common)
     args.target = setup.target
     return setup
 
@@ -144,7 +145,7 @@ def cmd_fit(args) -> int:
     with progress_bar(args, f"measuring kernels of {Path(args.model).name} on {args.target}",
                    len(it.nodes)) as progress:
         report = assess(args.model, data, it, setup.ram_budget, setup.flash_budget,
-                        measure=not args.no_emulate, progress=progress)
+                        measure=not args.no_emulate, progress=progress, layout=setup.ram_layout)
     report.board, report.budget_source = setup.board, setup.budget_source
     from .reports.tables import fit_tables
     payload, text = report.as_dict(), report.text()
@@ -249,13 +250,15 @@ def cmd_profile(args) -> int:
 def cmd_boards(args) -> int:
     from .cortexm.boards import list_boards
     from .reports.boards import (boards_exit_code, boards_payload, boards_tables, boards_text,
-                                 check_model, measure_boards)
+                                 check_arena_region, check_model, measure_boards)
     _, data = load_model(args.model)        # a bad model is one error, not one per board
     catalog = list_boards(args.board_dir)
+    check_arena_region(args.arena_region, catalog)
     check_model(data, [b.core for b in catalog], kernels="cmsis-nn", planner=args.planner)
     boards = [b.name for b in catalog]
     rows = measure_boards(args.model, data, boards, planner=args.planner, seed=args.seed,
-                          workers=args.workers, board_dirs=args.board_dir)
+                          workers=args.workers, board_dirs=args.board_dir,
+                          arena_region=args.arena_region)
     payload = boards_payload(args.model, rows, "cmsis-nn")
     emit(args, payload, boards_text(payload), boards_tables)
     return boards_exit_code(rows)
@@ -290,7 +293,8 @@ def _report_setup(args, board: Optional[str], target: Optional[str]):
                       clock_hz=args.clock, flash_wait_states=args.flash_wait_states,
                       ram_budget=args.ram, flash_budget=args.flash, cycles=not args.no_cycles,
                       strict_alignment=args.strict_alignment, seed=args.seed,
-                      optimize_seconds=getattr(args, "optimize_seconds", 0.0))
+                      optimize_seconds=getattr(args, "optimize_seconds", 0.0),
+                      arena_region=getattr(args, "arena_region", None))
 
 
 def cmd_report(args) -> int:

@@ -115,6 +115,7 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p.add_argument("--no-emulate", action="store_true",
                    help="skip the emulated inference that measures kernel stack and code: the "
                         "verdict is then for the arena and the model only")
+    _add_arena_region(p)
 
     p = command("run", "invoke the model on given or random inputs", commands["run"])
     p.add_argument("--input", action="append", metavar="FILE.npy",
@@ -147,6 +148,7 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p.add_argument("--arena-misalign", type=int_range(0, 15), default=0, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs, 0 to 2^32-1")
+    _add_arena_region(p)
 
     p = command("optimize", "reorder operators and write an offline memory plan", commands["optimize"])
     p.add_argument("-o", "--output", required=True, metavar="OUT.tflite",
@@ -173,6 +175,8 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                         "number of CPUs)")
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
+    _add_arena_region(p, "on every board that has a RAM region of that name (the others place "
+                         "it as without the option)")
 
     p = command("export", "a C project for a board: the model's constants and firmware plan, "
                 "micro_rt's device runtime and the kernel sources it needs, a main.c that runs one "
@@ -231,9 +235,17 @@ def _add_setup_options(p: argparse.ArgumentParser) -> None:
                    help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
 
 
+def _add_arena_region(p: argparse.ArgumentParser, where: str = "with --board") -> None:
+    p.add_argument("--arena-region", metavar="NAME",
+                   help=f"the board's RAM region the tensor arena goes in, {where} (default: with "
+                        "the static data where the vendor's linker puts .bss when everything fits "
+                        "there, else the largest region that holds it)")
+
+
 def _add_report_options(p: argparse.ArgumentParser) -> None:
     _add_where_options(p)
     _add_setup_options(p)
+    _add_arena_region(p)
     p.add_argument("-o", "--output", metavar="REPORT.html",
                    help="where to write the page (default: none, the summary is printed)")
     p.add_argument("--model-explorer", metavar="DIR",

@@ -19,6 +19,7 @@ from .allocator import ArenaPlan
 from .errors import MicroRtError, UnsupportedOpError
 from .inputs import random_inputs
 from .interpreter import Interpreter
+from .placement import Part, Placement, RamLayout, Role, place
 from .profile import OpRecord
 from .report import format_bytes, kernels_fields, kernels_label
 
@@ -205,7 +206,9 @@ class FitReport:
     plan: ArenaPlan
     kernels: str
     model_bytes: int
-    ram_budget: Optional[int]       # None: RAM is reported, not judged (micro-rt report)
+    # One RAM budget (--ram, a bare target); None: judged by `layout`, or not at all
+    # (micro-rt report without a budget).
+    given_ram_budget: Optional[int]
     flash_budget: Optional[int]
     measured: Optional[KernelMeasurement] = None
     # Why kernel stack and code are left out by the user's choice (host target, --no-emulate);
@@ -215,6 +218,8 @@ class FitReport:
     unresolved_ops: list[str] = field(default_factory=list)
     board: Optional[str] = None       # the budgets and core are this board's (--board)
     budget_source: str = ""           # where the budgets come from, when not given plainly
+    # A board's RAM regions: each part placed in one (micro_rt.placement), judged per region.
+    layout: Optional[RamLayout] = None
 
     @property
     def model_flash_bytes(self) -> int:
@@ -268,19 +273,43 @@ class FitReport:
         return sum(n for _, n, _ in self.ram_parts())
 
     @property
+    def placement(self) -> Optional[Placement]:
+        """Where each part of RAM goes on the board (None without a board's regions): the arena
+        as a user can place it, the rest where the vendor's linker puts it."""
+        if self.layout is None:
+            return None
+        roles = {"arena": Role.ARENA, "stack": Role.STACK}     # the rest is .data / .bss
+        return place([Part(name, n, roles.get(name, Role.DATA)) for name, n, _ in self.ram_parts()],
+                     self.layout)
+
+    @property
+    def ram_budget(self) -> Optional[int]:
+        """The RAM judged against: the given budget, or the size of the board's regions the
+        parts went to."""
+        placement = self.placement
+        return self.given_ram_budget if placement is None else placement.budget
+
+    def _ram_verdict(self) -> Optional[str]:
+        placement = self.placement
+        if placement is None:
+            return self._verdict(self.ram_used, self.ram_budget)
+        return self._judged(placement.fits)
+
+    @property
     def flash_used(self) -> int:
         return sum(n for _, n, _ in self.flash_parts())
 
     def _verdict(self, used: int, budget: Optional[int]) -> Optional[str]:
-        if budget is None:
-            return None
-        if used > budget:
+        return None if budget is None else self._judged(used <= budget)
+
+    def _judged(self, fits: bool) -> str:
+        if not fits:
             return DOES_NOT_FIT          # true whatever is missing: it could only add
         return CANNOT_TELL if self.not_accounted else FITS
 
     @property
     def verdict(self) -> str:
-        parts = [v for v in (self._verdict(self.ram_used, self.ram_budget),
+        parts = [v for v in (self._ram_verdict(),
                              self._verdict(self.flash_used, self.flash_budget)) if v]
         for v in (DOES_NOT_FIT, CANNOT_TELL):
             if v in parts:
@@ -298,10 +327,13 @@ class FitReport:
         def parts(items):
             return [{"part": name, "bytes": n, "what": what} for name, n, what in items]
 
-        def resource(used, budget, **parts):
-            return {"budget": budget, "used": used,
-                    "margin": None if budget is None else budget - used,
-                    "fits": as_bool[self._verdict(used, budget)], "complete": complete, **parts}
+        def resource(used, budget, verdict, margin, **parts):
+            return {"budget": budget, "used": used, "margin": margin, "fits": as_bool[verdict],
+                    "complete": complete, **parts}
+
+        placement = self.placement
+        ram_margin = (placement.margin if placement else
+                      None if self.ram_budget is None else self.ram_budget - self.ram_used)
 
         return {
             "fits": as_bool[self.verdict], "verdict": self.verdict,
@@ -309,13 +341,18 @@ class FitReport:
             **kernels_fields(self.kernels),
             "scope": self.scope or "arena, kernel stack, static data, model and kernel code",
             "not_accounted": self.not_accounted,
-            "ram": resource(self.ram_used, self.ram_budget, arena_bytes=self.plan.required_bytes,
+            "ram": resource(self.ram_used, self.ram_budget, self._ram_verdict(), ram_margin,
+                            arena_bytes=self.plan.required_bytes,
                             kernel_stack_bytes=m.stack_bytes if m else None,
                             stack_scope=m.stack_scope if m else None,
                             static_bytes=m.static_bytes if m else None,
                             plan_state_bytes=m.plan.ram if m and m.plan else None,
-                            parts=parts(self.ram_parts())),
-            "flash": resource(self.flash_used, self.flash_budget, model_bytes=self.model_flash_bytes,
+                            parts=parts(self.ram_parts()),
+                            placement=placement.as_dict() if placement else None),
+            "flash": resource(self.flash_used, self.flash_budget,
+                              self._verdict(self.flash_used, self.flash_budget),
+                              None if self.flash_budget is None else self.flash_budget - self.flash_used,
+                              model_bytes=self.model_flash_bytes,
                               model_file_bytes=self.model_bytes,
                               op_constants_bytes=m.plan.op_constants if m and m.plan else None,
                               plan_bytes=m.plan.flash if m and m.plan else None,
@@ -333,16 +370,33 @@ class FitReport:
             "unresolved_ops": self.unresolved_ops,
         }
 
-    def _line(self, what: str, used: int, budget: Optional[int]) -> str:
+    def _line(self, what: str, used: int, budget: Optional[int],
+              placement: Optional[Placement] = None) -> str:
         counted = " counted so far" if self.not_accounted else ""
         if budget is None:
             return f"{what}: {format_bytes(used)}{counted} (no budget given)"
-        margin = budget - used
-        verdict = self._verdict(used, budget)
+        verdict = self._verdict(used, budget) if placement is None else self._judged(placement.fits)
         word = {FITS: "fits", DOES_NOT_FIT: "does NOT fit", CANNOT_TELL: "cannot tell"}[verdict]
         after = " before the parts not accounted for" if verdict == CANNOT_TELL else ""
+        if placement is not None:
+            tightest = min(placement.regions, key=lambda r: r.margin)
+            names = " and ".join(r.span.name for r in placement.regions)
+            return (f"{what}: {format_bytes(used)}{counted} in {names} of {format_bytes(budget)} "
+                    f"-> {word}, margin {tightest.margin:+d} B in {tightest.span.name} (the "
+                    f"tightest region){after}")
+        margin = budget - used
         return (f"{what}: {format_bytes(used)}{counted} of {format_bytes(budget)} -> {word}, "
                 f"margin {margin:+d} B ({margin / budget:+.1%}){after}")
+
+    def _placement_lines(self, placement: Placement) -> list[str]:
+        lines = [f"placed on board {self.layout.board}: {placement.how}"]
+        if placement.problem:
+            lines.append(f"  does NOT fit: {placement.problem}")
+        lines += [f"  {line}" for line in placement.lines()]
+        lines.append("  the cycle model prices every SRAM region alike: no data cache, and the "
+                     "board's SRAM wait states (if any) on every word loaded (the per-region "
+                     "timing above is the board's, not modelled)")
+        return lines
 
     def text(self) -> str:
         plan, m = self.plan, self.measured
@@ -357,17 +411,20 @@ class FitReport:
         if verdict == CANNOT_TELL:
             lines.append(f"no verdict: {things}")
         elif verdict == DOES_NOT_FIT and n:
-            over = " and ".join(name for name, used, budget in
-                                (("RAM", self.ram_used, self.ram_budget),
-                                 ("flash", self.flash_used, self.flash_budget))
-                                if budget is not None and used > budget)
+            over = " and ".join(name for name, verdict in
+                                (("RAM", self._ram_verdict()),
+                                 ("flash", self._verdict(self.flash_used, self.flash_budget)))
+                                if verdict == DOES_NOT_FIT)
             lines.append(f"what is counted already exceeds the {over} budget; the {things} "
                          "would only add to it")
         width = max(len(name) for name, _, _ in self.ram_parts() + self.flash_parts())
-        lines.append(self._line("RAM  ", self.ram_used, self.ram_budget))
+        placement = self.placement
+        lines.append(self._line("RAM  ", self.ram_used, self.ram_budget, placement))
         lines += [f"  {name:<{width}} {n:>10,}  {what}" for name, n, what in self.ram_parts()]
         if not m:
             lines.append("  " + ("" if self.scope else "+ kernel stack and static data not measured"))
+        if placement is not None:
+            lines += self._placement_lines(placement)
         lines.append(self._line("flash", self.flash_used, self.flash_budget))
         lines += [f"  {name:<{width}} {n:>10,}  {what}" for name, n, what in self.flash_parts()]
         if not m:
@@ -388,13 +445,15 @@ class FitReport:
 def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
            flash_budget: Optional[int], measure: bool = True,
            progress: Optional[Callable[[int, int], None]] = None,
-           measured: Optional[KernelMeasurement] = None) -> FitReport:
+           measured: Optional[KernelMeasurement] = None,
+           layout: Optional[RamLayout] = None) -> FitReport:
     """The fit of the model planned by `it` (a plan-only interpreter with the user's kernels,
     target and planner). `measure=False` (--no-emulate) keeps kernel stack and code out of the
     question by the user's choice. `measured`: an inference already emulated by the caller
-    (micro-rt report profiles once and judges the fit from the same run)."""
-    report = FitReport(model, it.plan, it.kernels, len(data), ram_budget, flash_budget,
-                       unresolved_ops=it.unresolved)
+    (micro-rt report profiles once and judges the fit from the same run). `layout`: a board's
+    RAM regions, which then judge RAM in place of `ram_budget` (micro_rt.placement)."""
+    report = FitReport(model, it.plan, it.kernels, len(data), None if layout else ram_budget,
+                       flash_budget, unresolved_ops=it.unresolved, layout=layout)
     missing = ops_without_kernels(it)
     report.not_accounted += [f"op {op}: no kernel registered, so its op data, scratch buffers, "
                              "stack and code are not counted" for op in missing]

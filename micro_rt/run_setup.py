@@ -7,7 +7,7 @@ overrides the board's.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
 
 DEFAULT_CLOCK_HZ = 100_000_000          # `micro-rt profile` without a board
@@ -23,9 +23,13 @@ class Setup:
     clock_hz: int = DEFAULT_CLOCK_HZ
     flash_wait_states: int = 0         # core stall cycles per flash line fill, as in `profile`
     strict_alignment: bool = False     # report every unaligned access, as `profile` does
+    # One RAM budget: --ram, or a board's default data region(s) (what its linker script gives
+    # .bss, as `export` links); with `ram_layout` set, fit and report judge the layout instead.
     ram_budget: Optional[int] = None
     flash_budget: Optional[int] = None
     budget_source: str = ""            # where the budgets come from, said in the output
+    # A board's RAM regions and where each part goes (micro_rt.placement); None: one budget.
+    ram_layout: Optional[Any] = None
     board: Optional[str] = None
     board_notes: list[str] = field(default_factory=list)
     # The board's flash interface (fields of cortexm.memory_system.MemorySystem); None: the
@@ -39,7 +43,9 @@ class Setup:
     seed: int = 0
 
     def as_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["ram_layout"] = None if self.ram_layout is None else asdict(self.ram_layout)
+        return out
 
     def mcu_memory_system(self) -> Any:
         """The virtual MCU's flash interface for this setup (None: the core's default)."""
@@ -56,22 +62,27 @@ class Setup:
 def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
                clock_hz: Optional[int] = None, flash_wait_states: Optional[int] = None,
                ram_budget: Optional[int] = None, flash_budget: Optional[int] = None,
-               board_dirs: Optional[Sequence[str]] = None, **common) -> Setup:
+               board_dirs: Optional[Sequence[str]] = None, arena_region: Optional[str] = None,
+               **common) -> Setup:
     """A board's core, clock, flash timing and budgets, each overridden by what is given
     (the CLI's --clock, --flash-wait-states, --ram, --flash), or a bare target (default
     cortex-m4). `board_dirs`: user directories of board files searched before the catalog.
-    `common`: the other Setup fields (kernels, planner, cycles, ...)."""
+    `arena_region` (--arena-region): the board's region the arena goes in. `common`: the other
+    Setup fields (kernels, planner, cycles, ...)."""
+    from .errors import InputError
     given = [name for name, value in (("--ram", ram_budget), ("--flash", flash_budget))
              if value is not None]
+    if arena_region is not None and (not board or ram_budget is not None):
+        raise InputError(f"--arena-region {arena_region} names a RAM region of a board: give "
+                         "--board, and no --ram (which replaces the board's regions with one budget)")
     if not board:
         return Setup(target=target or DEFAULT_TARGET, clock_hz=clock_hz or DEFAULT_CLOCK_HZ,
                      flash_wait_states=flash_wait_states or 0, ram_budget=ram_budget,
                      flash_budget=flash_budget,
                      budget_source=f"given with {' and '.join(given)}" if given else "",
                      **common)
-    setup = board_setup(board, clock_hz, board_dirs)
+    setup = board_setup(board, clock_hz, board_dirs, arena_region)
     if target and target != setup.target:
-        from .errors import InputError
         raise InputError(f"--target {target} and --board {setup.board} disagree: the board's "
                          f"core is {setup.target} (give one of them)")
     for key, value in common.items():
@@ -80,7 +91,8 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
         setup.flash_wait_states = flash_wait_states
         setup.board_notes.append(f"flash line fill set to {flash_wait_states} cycles by "
                                  "--flash-wait-states")
-    setup.ram_budget = setup.ram_budget if ram_budget is None else ram_budget
+    if ram_budget is not None:
+        setup.ram_budget, setup.ram_layout = ram_budget, None
     setup.flash_budget = setup.flash_budget if flash_budget is None else flash_budget
     if given:
         setup.budget_source += f"; {' and '.join(given)} given instead"
@@ -88,17 +100,26 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
 
 
 def board_setup(name: str, clock_hz: Optional[int] = None,
-                board_dirs: Optional[Sequence[str]] = None) -> Setup:
+                board_dirs: Optional[Sequence[str]] = None,
+                arena_region: Optional[str] = None) -> Setup:
     """A Setup from the board catalog: its core, clock, flash interface (line size, prefetch,
-    caches, the cost of a line fill at that clock), and as budgets its code flash and the
-    contiguous SRAM its vendor's linker script puts .bss (the arena) in."""
+    caches, the cost of a line fill at that clock), and as budgets its code flash and its RAM
+    regions, each part of RAM placed as a user links it (micro_rt.placement: static data and
+    stack where the vendor's linker script puts them, the arena there or in the largest region
+    that holds it, or in `arena_region`)."""
     from .cortexm.boards import load_board, simulator_parameters
     from .cortexm.validation import board_validation
+    from .placement import ram_layout
     board = load_board(name, board_dirs)
     sim = simulator_parameters(board, clock_hz)
+    layout = ram_layout(board, arena_region)
     validation = board_validation(board, sim.clock_hz)
     acc, mem = board.accelerator, sim.memory_system
     region_names = ", ".join(board.memory.arena_regions)
+    stack = (f", the stack in {board.memory.stack_region} (where its start-up puts it)"
+             if board.memory.stack_region else "")
+    arena = (f"the arena in {layout.arena_region} (--arena-region)" if layout.arena_region else
+             "the arena there when everything fits, else in the largest region that holds it")
     cache = (f"{mem['icache_bytes']:,} B instruction cache" if mem["icache_bytes"] else
              "no instruction cache")
     notes = [f"{board.title} ({board.vendor} {board.mcu}), {board.core} at "
@@ -109,10 +130,16 @@ def board_setup(name: str, clock_hz: Optional[int] = None,
              f"{'prefetch, ' if mem['prefetch'] else ''}{cache}, "
              f"{mem['dcache_lines']} data line{'s' if mem['dcache_lines'] != 1 else ''} "
              "for constants read from flash", *validation.lines()]
+    if layout.arena_region:
+        span = layout.span([layout.arena_region])
+        timing = f"; {span.timing}" if span.timing else ""
+        notes.append(f"arena in {span.label()} (--arena-region){timing}; the cycle model prices "
+                     "every SRAM region alike (the board's SRAM wait states, if any)")
     return Setup(target=board.core, clock_hz=sim.clock_hz,
                  flash_wait_states=sim.line_fill_cycles, ram_budget=sim.arena_bytes,
                  flash_budget=sim.flash_bytes, board=board.name, board_notes=notes,
-                 memory_system=dict(mem), validation=validation.as_dict(),
-                 budget_source=f"board {board.name}: RAM = SRAM {region_names} "
-                               f"({sim.arena_bytes:,} B, where its linker puts the arena), "
-                               f"flash = {board.memory.code_region} ({sim.flash_bytes:,} B)")
+                 memory_system=dict(mem), ram_layout=layout, validation=validation.as_dict(),
+                 budget_source=f"board {board.name}: RAM = its SRAM and TCM regions, static data "
+                               f"in {region_names} ({sim.arena_bytes:,} B, where its linker puts "
+                               f".bss){stack}, {arena}; flash = {board.memory.code_region} "
+                               f"({sim.flash_bytes:,} B)")

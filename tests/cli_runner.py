@@ -30,3 +30,25 @@ def cast_from_uint8() -> bytes:
     b.add_operator("CAST", [x], [y])
     b.inputs, b.outputs = [x], [y]
     return b.build()
+
+
+def int16_conv_pool(side: int = 96) -> bytes:
+    """An int16 image model of the size of an int16 visual-wake-words arena: a side x side x 1
+    int16 image -> CONV_2D 3x3 (8 filters, 16x8) -> MAX_POOL_2D 2x2. At 96 its arena needs
+    about 181 KiB (the 96x96x8 int16 activation and its input or pooled output live together):
+    more than a 128 KiB DTCM, less than a 512 KiB AXI SRAM."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    b = ModelBuilder("micro_rt test: int16 conv + pool")
+    x = b.add_tensor("image", (1, side, side, 1), "INT16", scale=1 / 4096, zero_point=0)
+    w = b.add_tensor("filters", (8, 3, 3, 1), "INT8", data=rng.integers(-127, 128, (8, 3, 3, 1)),
+                     scale=[0.01] * 8, zero_point=[0] * 8)
+    bias = b.add_tensor("bias", (8,), "INT64", data=rng.integers(-1000, 1000, 8))
+    c = b.add_tensor("conv", (1, side, side, 8), "INT16", scale=1 / 2048, zero_point=0)
+    b.add_operator("CONV_2D", [x, w, bias], [c], options=dict(
+        padding="SAME", stride_w=1, stride_h=1, fused_activation_function="RELU"))
+    y = b.add_tensor("pooled", (1, side // 2, side // 2, 8), "INT16", scale=1 / 2048, zero_point=0)
+    b.add_operator("MAX_POOL_2D", [c], [y], options=dict(
+        padding="VALID", stride_w=2, stride_h=2, filter_width=2, filter_height=2))
+    b.inputs, b.outputs = [x], [y]
+    return b.build()

@@ -73,6 +73,26 @@ def test_simulator_parameters_build_a_memory_system(name):
     assert params.flash_bytes == board.memory.region(board.memory.code_region).size
 
 
+def test_ram_regions_are_listed_with_their_documented_timing():
+    """Every SRAM and TCM region a user can place data in, in address order; where the vendor's
+    linker puts .bss, and the stack where the start-up puts it elsewhere."""
+    h743 = boards.load_board("nucleo-h743zi2").memory
+    assert [(r.name, r.base, r.size) for r in h743.data_regions] == [
+        ("ITCM", 0, 64 << 10), ("DTCM", 0x20000000, 128 << 10), ("AXI_SRAM", 0x24000000, 512 << 10),
+        ("D2_SRAM", 0x30000000, 288 << 10), ("D3_SRAM", 0x38000000, 64 << 10)]
+    assert h743.arena_regions == h743.stack_regions == ("DTCM",)
+    assert "TCM port" in h743.region("DTCM").timing and "D-cache" in h743.region("AXI_SRAM").timing
+    h7a3 = boards.load_board("nucleo-h7a3zi-q").memory
+    axi = [r for r in h7a3.data_regions if r.name.startswith("AXI_SRAM")]
+    assert sum(r.size for r in axi) == 1 << 20 and all(a.end == b.base for a, b in zip(axi, axi[1:]))
+    rt = boards.load_board("mimxrt1060-evk").memory
+    assert {r.name for r in rt.data_regions} == {"ITCM", "DTCM", "OCRAM"} and rt.arena_regions == ("DTCM",)
+    pico = boards.load_board("raspberry-pi-pico").memory
+    assert pico.arena_regions == ("SRAM",) and pico.stack_regions == ("SRAM5",)
+    f446 = boards.load_board("nucleo-f446re").memory
+    assert f446.stack_regions == f446.arena_regions == ("SRAM1", "SRAM2")
+
+
 def test_line_fill_counts_bus_divider_and_reads_per_line():
     h743 = boards.simulator_parameters(boards.load_board("nucleo-h743zi2"))
     assert h743.flash_wait_states == 4            # 240 MHz AXI clock, VOS0
@@ -197,6 +217,10 @@ MALFORMED = {
                        r"field 'memory.arena_regions\[0\]' must name an SRAM or TCM region"),
     "arena not contiguous": (lambda d: d["memory"].update(arena_regions=["SRAM2", "SRAM1"]),
                              r"field 'memory.arena_regions\[1\]' region SRAM1 does not start"),
+    "stack in flash": (lambda d: d["memory"].update(stack_region="FLASH"),
+                       r"field 'memory.stack_region' must name an SRAM or TCM region"),
+    "timing not text": (lambda d: d["memory"]["regions"][1].update(timing=3),
+                        r"field 'memory.regions\[1\].timing' must be a str"),
     "code in sram": (lambda d: d["memory"].update(code_region="SRAM1"),
                      r"field 'memory.code_region' must name a flash region"),
     "wrong schema": (lambda d: d.update(schema=2), r"field 'schema' must be 1"),

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from typing import Optional, Sequence
 
+from ..cortexm.boards import Board
+from ..errors import InputError
 from ..fit import CANNOT_TELL, DOES_NOT_FIT, FITS
 from .formats import Column, Table
 
@@ -35,31 +37,48 @@ class BoardRow:
     cycles: Optional[int]
     cycles_complete: bool
     note: str = ""               # why a figure is missing or incomplete
+    ram_margin: Optional[int] = None   # the tightest RAM region's margin (fit's)
+    arena_in: Optional[str] = None     # the region(s) the arena went in
+    placement: str = ""                # where each part of RAM went
     validation: Optional[dict] = None   # cortexm.validation: how far the board answer is known right
-
-    @property
-    def ram_margin(self) -> Optional[int]:
-        return None if self.ram_used is None else self.ram_budget - self.ram_used
 
     @property
     def flash_margin(self) -> Optional[int]:
         return None if self.flash_used is None else self.flash_budget - self.flash_used
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "ram_margin": self.ram_margin, "flash_margin": self.flash_margin,
+        return {**asdict(self), "flash_margin": self.flash_margin,
                 "fits": {FITS: True, DOES_NOT_FIT: False}.get(self.verdict),
                 "validated": validated_short(self.validation)}
 
 
+def check_arena_region(name: Optional[str], boards: Sequence[Board]) -> None:
+    """--arena-region for `boards`: some board must have a RAM region of that name."""
+    if name is not None and not any(_region_named(b, name) for b in boards):
+        known = sorted({r.name for b in boards for r in b.memory.data_regions})
+        raise InputError(f"--arena-region {name}: no board has a RAM region of that name; their "
+                         f"RAM regions are {', '.join(known)}")
+
+
+def _region_named(board: Board, name: str) -> bool:
+    return any(r.name.lower() == name.strip().lower() for r in board.memory.data_regions)
+
+
 def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, seed: int,
-             board_dirs: Optional[Sequence[str]]) -> BoardRow:
-    """One board (in a worker process): errors become a 'cannot tell' row naming them."""
+             board_dirs: Optional[Sequence[str]], arena_region: Optional[str] = None) -> BoardRow:
+    """One board (in a worker process): errors become a 'cannot tell' row naming them. The
+    arena goes in `arena_region` on a board that has a RAM region of that name."""
+    from ..cortexm.boards import load_board
     from ..errors import MicroRtError
     from ..run_setup import make_setup
     from .model_report import gather
+    notes = []
     try:
+        if arena_region is not None and not _region_named(load_board(board, board_dirs), arena_region):
+            notes.append(f"no RAM region {arena_region}: the arena placed as without --arena-region")
+            arena_region = None
         setup = make_setup(board=board, board_dirs=board_dirs, kernels=kernels, planner=planner,
-                           seed=seed, optimize_seconds=0.0)
+                           seed=seed, optimize_seconds=0.0, arena_region=arena_region)
     except MicroRtError as e:
         return BoardRow(board, "?", 0, CANNOT_TELL, None, None, None, None, None, None,
                         False, f"board not usable: {' '.join(str(e).split())}")
@@ -71,13 +90,17 @@ def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, see
                         " ".join(str(e).split()))
     p, fit = report.profile, report.fit
     ran = bool(p and p["total_cycles"] is not None)
-    notes = [f"not accounted for: {n}" for n in fit.not_accounted]
+    notes += [f"not accounted for: {n}" for n in fit.not_accounted]
     if not ran:
         notes.insert(0, report.cycles_note or "the model was not run")
+    placement = fit.placement
     return BoardRow(setup.board, setup.target, setup.clock_hz, fit.verdict,
-                    fit.ram_used, setup.ram_budget, fit.flash_used, setup.flash_budget,
+                    fit.ram_used, fit.ram_budget, fit.flash_used, setup.flash_budget,
                     p["total_ms"] if ran else None, p["total_cycles"] if ran else None,
-                    bool(ran and p["complete"]), "; ".join(notes), setup.validation)
+                    bool(ran and p["complete"]), "; ".join(notes),
+                    placement.margin, placement.where("arena").name,
+                    "; ".join([*placement.lines(), *([placement.problem] if placement.problem else [])]),
+                    setup.validation)
 
 
 def check_model(data: bytes, cores: Sequence[str], *, kernels: str = "cmsis-nn",
@@ -103,11 +126,13 @@ def check_model(data: bytes, cores: Sequence[str], *, kernels: str = "cmsis-nn",
 
 def measure_boards(path: str, data: bytes, boards: Sequence[str], *, kernels: str = "cmsis-nn",
                    planner: str = "greedy", seed: int = 0, workers: Optional[int] = None,
-                   board_dirs: Optional[Sequence[str]] = None) -> list[BoardRow]:
+                   board_dirs: Optional[Sequence[str]] = None,
+                   arena_region: Optional[str] = None) -> list[BoardRow]:
     """Every board's row, sorted: fitting boards fastest first, then cannot tell, then the
-    rest. `workers` processes measure boards at once (default: the CPUs)."""
+    rest. `workers` processes measure boards at once (default: the CPUs). `arena_region`:
+    the arena's region on the boards that have one of that name."""
     workers = max(1, min(workers or os.cpu_count() or 1, len(boards)))
-    args = [(path, data, b, kernels, planner, seed, board_dirs) for b in boards]
+    args = [(path, data, b, kernels, planner, seed, board_dirs, arena_region) for b in boards]
     if workers == 1:
         rows = [_measure(*a) for a in args]
     else:
@@ -136,7 +161,7 @@ def boards_payload(model: str, rows: Sequence[BoardRow], kernels: str) -> dict:
 def boards_text(p: dict) -> str:
     rows = p["boards"]
     head = (f"{'board':<20}{'core':<15}{'MHz':>5}  {'verdict':<13}{'RAM used':>11}{'margin':>11}"
-            f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  validated")
+            f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  {'arena in':<14}validated")
     lines = [f"{p['model']} on {len(rows)} boards, kernels {p['kernels']}:", head]
 
     def num(v, width):
@@ -148,7 +173,7 @@ def boards_text(p: dict) -> str:
         lines.append(f"{r['board']:<20}{r['core']:<15}{r['clock_hz'] / 1e6:>5g}  "
                      f"{r['verdict']:<13}{num(r['ram_used'], 11)}{num(r['ram_margin'], 11)}"
                      f"{num(r['flash_used'], 12)}{num(r['flash_margin'], 11)}{ms:>12}  "
-                     f"{r['validated']}")
+                     f"{r['arena_in'] or '-':<14}{r['validated']}")
     notes = [f"  {r['board']}: {r['note']}" for r in rows if r["note"]]
     notes += [f"  {r['board']}: {r['validation']['summary']}"
               + (f"; {len(r['validation']['unverified'])} figure(s) unverified (micro-rt fit "
@@ -156,8 +181,10 @@ def boards_text(p: dict) -> str:
               for r in rows if r["validation"]]
     if notes:
         lines += ["notes (figures missing or incomplete):", *notes]
-    lines.append("RAM = arena + stack + static data + plan state against the SRAM the board's "
-                 "linker puts .bss in; flash = model weights + op constants + plan + code + "
+    lines.append("RAM = arena + stack + static data + plan state, each in its region: static data "
+                 "and stack where the board's linker puts them, the arena there or in the largest "
+                 "region that holds it (margin: the tightest region's); flash = model weights + op "
+                 "constants + plan + code + "
                  "read-only data (micro-rt fit --board B lists each); latency = one inference at "
                  "the board's clock through its flash interface (>= : operators left out)")
     return "\n".join(lines)
@@ -183,8 +210,8 @@ def boards_tables(p: dict) -> tuple[list[str], list[Table]]:
                    Column("flash_used", "flash used B", True, missing="-"),
                    Column("flash_budget", "flash B", True, missing="-"),
                    Column("flash_margin", "flash margin B", True, missing="-"), ms,
-                   Column("cycles_complete", "cycles complete"),
-                   Column("validated", "validated"),
+                   Column("arena_in", "arena in", missing="-"), Column("placement", "RAM placement"),
+                   Column("cycles_complete", "cycles complete"), Column("validated", "validated"),
                    Column("note", "note")],
                   p["boards"], "Boards")
     return [f"**{p['model']}** on {len(p['boards'])} boards, kernels {p['kernels']}"], [table]

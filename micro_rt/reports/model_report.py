@@ -45,7 +45,8 @@ class ModelReport:
     @property
     def judged(self) -> bool:
         """A budget was given: the page shows a verdict."""
-        return self.setup.ram_budget is not None or self.setup.flash_budget is not None
+        s = self.setup
+        return s.ram_budget is not None or s.ram_layout is not None or s.flash_budget is not None
 
     @property
     def cycles_complete(self) -> bool:
@@ -109,7 +110,7 @@ def gather(path: str, data: bytes, setup: Setup,
                     f"on seeded random inputs (seed {setup.seed})")
     # A failed emulation is retried by assess, which then lists why stack and code are missing.
     fit = assess(path, data, it, setup.ram_budget, setup.flash_budget, measure=setup.cycles,
-                 measured=measured)
+                 measured=measured, layout=setup.ram_layout)
     if not setup.cycles and not it.target.is_host:
         fit.scope = "arena and model only (kernel stack and code not measured: --no-cycles)"
     # '3 FOO (...)' names an operator of subgraph 0, '1:3 FOO' one of subgraph 1

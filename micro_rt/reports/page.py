@@ -270,6 +270,10 @@ def verdict_section(r: ModelReport) -> str:
                f" — {len(fit.not_accounted)} part(s) not accounted for (listed under warnings)")
         headline = f'<span class="big {css}">{word}</span>{html.escape(why)}'
         source = f'<p class="sub">budgets: {html.escape(r.setup.budget_source)}</p>'
+        placement = fit.placement
+        if placement is not None:
+            source += "".join(f'<p class="sub">{html.escape(line)}</p>' for line in
+                              [f"placed: {placement.how}", *placement.lines()])
     else:
         headline = ('<span class="big none">no verdict</span> no budget given: '
                     "pass --ram/--flash or --board for one")
@@ -283,7 +287,7 @@ def verdict_section(r: ModelReport) -> str:
     ram_parts += [(name, n, colours[k % len(colours)]) for k, (name, n, _) in enumerate(fit.ram_parts()[1:])]
     flash_parts = [(name, n, colours[(k + 2) % len(colours)]) for k, (name, n, _) in enumerate(fit.flash_parts())]
     complete = not fit.not_accounted
-    meters = (_meter("RAM", fit.ram_used, r.setup.ram_budget, ram_parts, complete)
+    meters = (_meter("RAM", fit.ram_used, fit.ram_budget if r.judged else None, ram_parts, complete)
               + _meter("Flash", fit.flash_used, r.setup.flash_budget, flash_parts, complete))
     scope = f'<p class="sub">{html.escape(fit.scope)}</p>' if fit.scope else ""
     return (f'<h2>Verdict</h2><div class="verdict"><div>{headline}{source}{scope}{meters}</div>'

@@ -87,17 +87,33 @@ def fit_tables(p: dict) -> tuple[list[str], list[Table]]:
         r = p[name]
         parts = ", ".join(f"{k.replace('_bytes', '').replace('_', ' ')} {v:,}"
                           for k, v in r.items() if k.endswith("_bytes") and v is not None)
+        placement = r.get("placement")
+        where = None if not placement else "; ".join(
+            f"{', '.join(q['part'] for q in placement['parts'] if q['region']['name'] == use['name'])}"
+            f" in {use['name']}" for use in placement["regions"]
+            if any(q["region"]["name"] == use["name"] for q in placement["parts"]))
         rows.append({"resource": name.upper() if name == "ram" else name, "used": r["used"],
                      "budget": r["budget"], "margin": r["margin"],
                      "verdict": verdicts[r["fits"]] if r["budget"] is not None else None,
-                     "complete": r["complete"], "parts": parts})
+                     "complete": r["complete"], "parts": parts, "where": where})
     table = Table([Column("resource", "resource"), Column("used", "used B", True),
                    Column("budget", "budget B", True, missing="none"),
                    Column("margin", "margin B", True, missing="–"),
                    Column("verdict", "verdict", missing="not judged"),
-                   Column("complete", "complete"), Column("parts", "made of (B)")], rows,
+                   Column("complete", "complete"), Column("parts", "made of (B)"),
+                   Column("where", "placed in", missing="–")], rows,
                   "Budget", notes=[f"- not accounted for: {n}" for n in p["not_accounted"]])
-    return summary, [table]
+    placement = p["ram"].get("placement")
+    if not placement:
+        return summary, [table]
+    regions = Table([Column("name", "region"), Column("base", "base", show=lambda v: f"0x{v:08x}"),
+                     Column("size", "size B", True), Column("parts", "parts", show=", ".join),
+                     Column("used", "used B", True), Column("margin", "margin B", True),
+                     Column("fits", "fits"), Column("timing", "timing", missing="–")],
+                    [dict(r, timing=r["timing"] or None) for r in placement["regions"]],
+                    "RAM placement", notes=[f"- {placement['how']}"] +
+                    ([f"- does not fit: {placement['problem']}"] if placement["problem"] else []))
+    return summary, [table, regions]
 
 
 def profile_tables(p: dict) -> tuple[list[str], list[Table]]:
