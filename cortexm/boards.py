@@ -150,35 +150,102 @@ class SimulatorParameters:
     board: str
     target: str
     clock_hz: int
-    flash_wait_states: int   # the board's figure, in flash-interface clock cycles
+    flash_wait_states: int   # wait states, in flash-interface clock cycles (the datasheet's WS)
     line_fill_cycles: int
     memory_system: dict
     flash_bytes: int
     arena_bytes: int
     sram_wait_states: int
+    required_wait_states: int = 0   # the fewest the board's flash table allows at this clock
 
 
-def simulator_parameters(board: Board, clock_hz: Optional[int] = None) -> SimulatorParameters:
-    """Map a board to the simulator's parameters at `clock_hz` (default: the board's clock).
+# The most flash wait states a board file's table or --flash-wait-states may give: a sanity
+# bound, not a part's figure (the catalog's largest is 380, the i.MX RT1060's XIP line fill
+# from QSPI flash in core cycles; on-chip flash latency fields hold 0-15 at most).
+MAX_FLASH_WAIT_STATES = 1023
 
-    A line fill takes ceil(line / read) flash reads; each read stalls the core
-    (wait_states + 1) * bus_divider - 1 cycles (no overlap assumed). A unified cache serves
-    data reads from the same capacity, so the data lines are the cache's lines."""
+
+def line_fill_cycles(wait_states: int, line_bytes: int, read_bytes: int, bus_divider: int = 1) -> int:
+    """Core stall cycles of one line fill: ceil(line / read) flash reads, each stalling the
+    core (wait_states + 1) * bus_divider - 1 cycles (no overlap assumed). The one home of the
+    cost of a wait state, for boards and bare targets alike."""
+    per_read = (wait_states + 1) * bus_divider - 1
+    return math.ceil(line_bytes / read_bytes) * per_read
+
+
+@dataclass(frozen=True)
+class FlashSetting:
+    """A flash interface at a wait-state count: what the virtual MCU's memory system gets."""
+    wait_states: int          # flash-interface clock cycles per access beyond the first
+    line_fill_cycles: int     # core stall cycles per line fill
+    memory_system: dict       # the fields of cortexm.memory_system.MemorySystem
+    description: str          # what a wait state costs here, for the output
+
+
+def core_flash(core: str, wait_states: int) -> FlashSetting:
+    """A bare target's flash interface: the core's default one (memory_system.default_memory_system:
+    its line size, prefetch and caches), a line read whole in one access on the core clock
+    (read = line, bus divider 1), so a line fill costs `wait_states` core cycles."""
+    from dataclasses import asdict
+    from .memory_system import default_memory_system
+    _check_wait_states(wait_states, f"target {core}")
+    line = default_memory_system(core, 0).line_bytes
+    fill = line_fill_cycles(wait_states, line, line)
+    memory = asdict(default_memory_system(core, fill))
+    return FlashSetting(wait_states, fill, memory,
+                        f"{wait_states} wait states on {core}'s default flash interface "
+                        f"({line}-byte lines read in one access), so a line fill costs {fill} "
+                        "core cycles")
+
+
+def board_flash(board: Board, clock_hz: int, wait_states: Optional[int] = None) -> FlashSetting:
+    """The board's flash interface at `clock_hz` with `wait_states` (default: its table's at that
+    clock). Fewer wait states than the table requires at that clock are refused (the flash would
+    return wrong data); more are allowed, as firmware may set more. A unified cache serves data
+    reads from the same capacity, so the data lines are the cache's lines."""
+    acc, flash = board.accelerator, board.flash
+    required = flash.wait_states_at(clock_hz)
+    given = wait_states is not None
+    wait_states = required if wait_states is None else int(wait_states)
+    _check_wait_states(wait_states, f"board {board.name}")
+    if wait_states < required:
+        raise InputError(f"board {board.name}: {wait_states} flash wait states is fewer than the "
+                         f"{required} its flash needs at {clock_hz / 1e6:g} MHz (flash.wait_states "
+                         f"in {board.path}); give {required} or more, or a lower clock")
+    fill = line_fill_cycles(wait_states, acc.line_bytes, acc.read_bytes, flash.bus_divider)
+    data_bytes = acc.icache_bytes if acc.unified else acc.dcache_bytes
+    memory = {"wait_states": fill, "line_bytes": acc.line_bytes, "prefetch": acc.prefetch,
+              "icache_bytes": acc.icache_bytes, "dcache_lines": max(1, data_bytes // acc.line_bytes)}
+    reads = math.ceil(acc.line_bytes / acc.read_bytes)
+    source = (f"given; the table needs {required} at this clock" if given
+              else "the board's table at this clock")
+    bus = (f", the flash on core clock / {flash.bus_divider}" if flash.bus_divider > 1 else "")
+    return FlashSetting(wait_states, fill, memory,
+                        f"{wait_states} wait states ({source}), so a line fill of "
+                        f"{acc.line_bytes} B ({reads} read{'s' if reads != 1 else ''} of "
+                        f"{acc.read_bytes} B{bus}) costs {fill} core cycles")
+
+
+def _check_wait_states(wait_states: int, where: str) -> None:
+    if not 0 <= wait_states <= MAX_FLASH_WAIT_STATES:
+        raise InputError(f"{where}: {wait_states} flash wait states is outside "
+                         f"0-{MAX_FLASH_WAIT_STATES}")
+
+
+def simulator_parameters(board: Board, clock_hz: Optional[int] = None,
+                         wait_states: Optional[int] = None) -> SimulatorParameters:
+    """Map a board to the simulator's parameters at `clock_hz` (default: the board's clock) and
+    `wait_states` (default: its flash table's at that clock; the line fill as board_flash)."""
     clock = board.clock.default_hz if clock_hz is None else int(clock_hz)
     if not 0 < clock <= board.clock.max_hz:
         raise InputError(f"board {board.name}: clock {clock / 1e6:g} MHz is outside "
-                         f"0-{board.clock.max_hz / 1e6:g} MHz")
-    acc = board.accelerator
-    wait_states = board.flash.wait_states_at(clock)
-    per_read = (wait_states + 1) * board.flash.bus_divider - 1
-    fill = math.ceil(acc.line_bytes / acc.read_bytes) * per_read
-    data_bytes = acc.icache_bytes if acc.unified else acc.dcache_bytes
-    memory_system = {"wait_states": fill, "line_bytes": acc.line_bytes, "prefetch": acc.prefetch,
-                     "icache_bytes": acc.icache_bytes,
-                     "dcache_lines": max(1, data_bytes // acc.line_bytes)}
-    return SimulatorParameters(board.name, board.core, clock, wait_states, fill, memory_system,
+                         f"0-{board.clock.max_hz / 1e6:g} MHz (clock.max_hz in {board.path})")
+    setting = board_flash(board, clock, wait_states)
+    return SimulatorParameters(board.name, board.core, clock, setting.wait_states,
+                               setting.line_fill_cycles, setting.memory_system,
                                board.memory.flash_bytes, board.memory.arena_bytes,
-                               board.memory.sram_wait_states_at(clock))
+                               board.memory.sram_wait_states_at(clock),
+                               board.flash.wait_states_at(clock))
 
 
 # ---- lookup ---------------------------------------------------------------------------------

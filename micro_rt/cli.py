@@ -344,17 +344,17 @@ def cmd_profile(args) -> int:
     with _progress(args, f"emulating {Path(args.model).name} on {setup.where}",
                    len(model.main.operators)) as progress:
         report, it = emulated_profile(data, args.target, setup.clock_hz,
-                                      flash_wait_states=setup.flash_wait_states,
                                       memory_system=setup.mcu_memory_system(),
                                       strict_alignment=args.strict_alignment,
                                       arena_misalign=args.arena_misalign, seed=args.seed,
                                       progress=progress, kernels=args.kernels)
         it.close()
-    if setup.board:
-        report = {"board": setup.board, "board_notes": setup.board_notes, **report}
+    report = {**({"board": setup.board, "board_notes": setup.board_notes} if setup.board else {}),
+              **report, "flash_wait_states": setup.flash_wait_states,
+              "line_fill_cycles": setup.line_fill_cycles}
     text = profile_table(report)
-    if setup.board:
-        text = "\n".join([f"board {setup.board}: " + "; ".join(setup.board_notes[1:]), text])
+    head = f"board {setup.board}: " + "; ".join(setup.board_notes[1:]) if setup.board else setup.flash_note
+    text = "\n".join([head, text])
     _emit(args, report, text, profile_tables)
     return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
 

@@ -258,7 +258,7 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
     from .fit import RUNTIME_ROOTS, assess, kernel_measurement, ops_not_simulated, ops_without_kernels
     name = Path(model_path).name
     options = {"whole_invoke": True, "clock_hz": setup.clock_hz,
-               "flash_wait_states": setup.flash_wait_states, "memory_system": setup.mcu_memory_system()}
+               "memory_system": setup.mcu_memory_system()}
     with Interpreter.from_bytes(data, target=board.core, kernels="cmsis-nn", emulate=True,
                                 mcu_options=options, plan_only=True) as it:
         missing = ops_without_kernels(it) + [f"{i} {op} ({why})" for i, op, why in ops_not_simulated(it)]

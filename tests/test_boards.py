@@ -194,7 +194,6 @@ MALFORMED = {
     "code in sram": (lambda d: d["memory"].update(code_region="SRAM1"),
                      r"field 'memory.code_region' must name a flash region"),
     "wrong schema": (lambda d: d.update(schema=2), r"field 'schema' must be 1"),
-    "upper-case name": (lambda d: d.update(name="Bad-Board"), r"field 'name' must be lower case"),
 }
 
 
@@ -247,3 +246,29 @@ def test_published_measurements_refer_to_catalog_boards():
             e["clock_hz"] / e["median_throughput_per_s"], abs=1)
         assert re.fullmatch(r"[0-9a-f]{40}", e["source"]["commit"])
         assert e["source"]["repository"].startswith("mlcommons/tiny_results_v")
+
+
+# ---- wait states -----------------------------------------------------------------------------
+def test_one_line_fill_formula_for_boards_and_bare_targets():
+    assert boards.line_fill_cycles(5, 32, 8) == 4 * 5
+    assert boards.line_fill_cycles(4, 32, 32, bus_divider=2) == (4 + 1) * 2 - 1
+    assert boards.line_fill_cycles(0, 32, 8) == 0
+    assert boards.core_flash("cortex-m4", 3).line_fill_cycles == 3
+    assert boards.core_flash("cortex-m4", 3).memory_system["line_bytes"] == 16
+    board = boards.load_board("nucleo-h743zi2")
+    assert boards.board_flash(board, 480_000_000).line_fill_cycles == (4 + 1) * 2 - 1
+    assert boards.board_flash(board, 480_000_000, 6).line_fill_cycles == (6 + 1) * 2 - 1
+    assert boards.simulator_parameters(board, wait_states=6).required_wait_states == 4
+
+
+def test_wait_states_below_the_table_or_past_the_bound_are_refused():
+    board = boards.load_board("nucleo-l4r5zi")
+    with pytest.raises(InputError, match=r"board nucleo-l4r5zi: 2 flash wait states is fewer than "
+                                         r"the 3 its flash needs at 80 MHz \(flash.wait_states in "):
+        boards.simulator_parameters(board, 80_000_000, 2)
+    assert boards.simulator_parameters(board, 80_000_000, 15).line_fill_cycles == 4 * 15
+    with pytest.raises(InputError, match=r"1024 flash wait states is outside 0-1023"):
+        boards.board_flash(board, 120_000_000, boards.MAX_FLASH_WAIT_STATES + 1)
+    with pytest.raises(InputError, match=r"clock 121 MHz is outside 0-120 MHz \(clock.max_hz in .*"
+                                         r"nucleo-l4r5zi.json\)"):
+        boards.simulator_parameters(board, 121_000_000)

@@ -136,3 +136,59 @@ def test_boards_formats(capsys):
     lines = csv.strip().splitlines()
     assert code == 0 and lines[0].startswith("board,core,clock_hz,verdict,ram_used")
     assert len(lines) == 1 + len(boards.list_boards())
+
+
+def test_flash_wait_states_are_the_datasheets_wait_states(capsys):
+    """--flash-wait-states N is N wait states, the board's flash interface turns them into the
+    cost of a line fill: the L4R5's own 5 at 120 MHz give exactly the board's default cycles."""
+    board = boards.load_board("nucleo-l4r5zi")
+    assert board.flash.wait_states_at(120_000_000) == 5
+    code, default = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi")
+    code5, given = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi",
+                         "--flash-wait-states", "5")
+    assert code == code5 == 0
+    assert given["total_cycles"] == default["total_cycles"]
+    assert given["flash_wait_states"] == default["flash_wait_states"] == 5
+    assert given["line_fill_cycles"] == default["line_fill_cycles"] == 4 * 5   # 32 B from 8 B reads
+    # More than the table needs is what firmware may set: allowed, and it costs more.
+    code, more = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi",
+                       "--flash-wait-states", "7")
+    assert code == 0 and more["line_fill_cycles"] == 4 * 7
+    assert more["total_cycles"] > default["total_cycles"]
+    code, out, _ = run_cli(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi",
+                           "--flash-wait-states", "7", "--quiet")
+    assert "7 wait states (given; the table needs 5 at this clock)" in out.splitlines()[0]
+    assert "costs 28 core cycles" in out.splitlines()[0]
+    # At a lower clock the table needs fewer, and its figure is again the default.
+    _, slow = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi", "--clock", "80MHz")
+    _, slow3 = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi", "--clock", "80MHz",
+                     "--flash-wait-states", "3")
+    assert slow["flash_wait_states"] == 3 and slow3["total_cycles"] == slow["total_cycles"]
+
+
+def test_fewer_wait_states_than_the_flash_needs_are_refused(capsys):
+    for command in ("profile", "report"):
+        code, out, err = run_cli(capsys, command, str(MODEL), "--board", "nucleo-l4r5zi",
+                                 "--flash-wait-states", "4", "--quiet")
+        assert code == 2 and not out
+        assert ("board nucleo-l4r5zi: 4 flash wait states is fewer than the 5 its flash needs at "
+                "120 MHz") in err and "nucleo-l4r5zi.json" in err and len(err.splitlines()) == 1
+    code, _, err = run_cli(capsys, "profile", str(MODEL), "--board", "nucleo-h743zi2",
+                           "--clock", "480MHz", "--flash-wait-states", "3")
+    assert code == 2 and "fewer than the 4 its flash needs at 480 MHz" in err
+
+
+def test_bare_target_wait_states_cost_one_core_cycle_each_per_line(capsys):
+    """Without a board a line of the core's default flash interface is read in one access, so
+    a line fill costs N core cycles, and the header says so."""
+    _, zero = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4")
+    _, five = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4", "--flash-wait-states", "5")
+    assert (zero["flash_wait_states"], zero["line_fill_cycles"]) == (0, 0)
+    assert (five["flash_wait_states"], five["line_fill_cycles"]) == (5, 5)
+    direct, run = emulated_profile(MODEL.read_bytes(), "cortex-m4", 100_000_000, flash_wait_states=5)
+    run.close()
+    assert five["total_cycles"] == direct["total_cycles"] > zero["total_cycles"]
+    code, out, _ = run_cli(capsys, "profile", str(MODEL), "--flash-wait-states", "5", "--quiet")
+    assert out.splitlines()[0] == ("flash: 5 wait states on cortex-m4's default flash interface "
+                                   "(16-byte lines read in one access), so a line fill costs 5 core "
+                                   "cycles")

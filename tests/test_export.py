@@ -108,8 +108,9 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     profiled = _profile(capsys, path, board)
     assert run.invoke_instructions == profiled["total_instructions"] == exported["profile_instructions"]
     assert abs(run.invoke_cycles - profiled["total_cycles"]) <= CYCLE_BOUND_BOARD * profiled["total_cycles"]
-    flat = run_program(out / "model-emulator.elf", core)
-    profiled = _profile(capsys, path, board, "--flash-wait-states", "0")
+    flat = run_program(out / "model-emulator.elf", core)      # the core's default flash, 0 wait states
+    code, profiled = _json(capsys, "profile", str(path), "--target", core, "--flash-wait-states", "0")
+    assert code == 0
     assert flat.invoke_instructions == profiled["total_instructions"]
     assert abs(flat.invoke_cycles - profiled["total_cycles"]) <= CYCLE_BOUND_0WS * profiled["total_cycles"]
 
