@@ -382,6 +382,26 @@ class _Fields:
         return tuple(table)
 
 
+def _no_unreachable_entries(f: _Fields, key: str, table: tuple[tuple[int, int], ...],
+                            top_hz: int) -> None:
+    """Refuse an entry after the one that already covers the part's highest clock (`top_hz`, at
+    the table's clock): no clock the part runs at reaches it."""
+    for i in range(1, len(table)):
+        if table[i - 1][0] >= top_hz:
+            f.fail(f"{f._at(key)}[{i}]", f"({table[i][0]} Hz) is past the part's highest clock: "
+                                         f"the entry before it covers up to {table[i - 1][0]} Hz, "
+                                         f"which reaches {top_hz} Hz (from clock.max_hz)")
+
+
+# The Cortex-M default memory map (Arm Cortex-M0+ TRM, DDI 0484C, 3.4 Table 3.2; Cortex-M33
+# TRM, 100230_0004_00, B1.4; Cortex-M4/M7 the same Armv7-M regions): instructions are fetched
+# only from 0x00000000-0x3FFFFFFF and 0x60000000-0x9FFFFFFF (elsewhere execute-never, and the
+# images micro_rt runs and exports set up no MPU), and 0xE0000000-0xE00FFFFF is the Private
+# Peripheral Bus (the core's NVIC, SysTick, debug), where no memory can be.
+EXECUTABLE_RANGES = ((0x00000000, 0x40000000), (0x60000000, 0xA0000000))
+PRIVATE_PERIPHERAL_BUS = (0xE0000000, 0xE0100000)
+
+
 def _address(f: _Fields, key: str) -> int:
     value = f.data.get(key)
     if isinstance(value, str):
@@ -409,6 +429,12 @@ def _flash(f: _Fields, max_hz: int) -> FlashTiming:
     if timing.table[-1][0] * timing.bus_divider < max_hz:
         f.fail(f._at("wait_states"), f"ends at {timing.table[-1][0]} Hz (flash clock), below "
                                      f"clock.max_hz {max_hz} / bus_divider {timing.bus_divider}")
+    _no_unreachable_entries(f, "wait_states", timing.table, math.ceil(max_hz / timing.bus_divider))
+    for i, (_, wait_states) in enumerate(timing.table):
+        if wait_states > MAX_FLASH_WAIT_STATES:
+            f.fail(f"{f._at('wait_states')}[{i}]", f"has {wait_states} wait states, more than "
+                                                   f"the {MAX_FLASH_WAIT_STATES} micro_rt accepts "
+                                                   "(a typo, or a figure in other units?)")
     return timing
 
 
@@ -442,6 +468,11 @@ def _memory(f: _Fields, max_hz: int) -> MemoryMap:
                               r.count("size", 1), r.text("note", ""))
         if region.end > 1 << 32:
             r.fail(r._at("size"), "runs past the 32-bit address space")
+        lo, hi = PRIVATE_PERIPHERAL_BUS
+        if region.base < hi and lo < region.end:
+            r.fail(r._at("base"), f"region {region.name} (0x{region.base:08x}-0x{region.end - 1:08x}) "
+                                  "overlaps the core's Private Peripheral Bus "
+                                  "(0xE0000000-0xE00FFFFF), where no memory can be")
         for other in regions:
             if other.name == region.name:
                 r.fail(r._at("name"), f"'{region.name}' is used twice")
@@ -454,6 +485,12 @@ def _memory(f: _Fields, max_hz: int) -> MemoryMap:
     code = f.text("code_region")
     if code not in by_name or by_name[code].kind not in ("flash", "external-flash"):
         f.fail(f._at("code_region"), f"must name a flash region, not '{code}'")
+    region = by_name[code]
+    if not any(lo <= region.base and region.end <= hi for lo, hi in EXECUTABLE_RANGES):
+        f.fail(f._at("code_region"), f"region {code} (0x{region.base:08x}-0x{region.end - 1:08x}) "
+                                     "is not where a Cortex-M core fetches instructions "
+                                     "(0x00000000-0x3FFFFFFF or 0x60000000-0x9FFFFFFF; the rest "
+                                     "of the default memory map is execute-never)")
     arena = f.items("arena_regions")
     if not arena:
         f.fail(f._at("arena_regions"), "needs at least one region name")
@@ -468,6 +505,7 @@ def _memory(f: _Fields, max_hz: int) -> MemoryMap:
     if sram_wait[-1][0] < max_hz:
         f.fail(f._at("sram_wait_states"), f"ends at {sram_wait[-1][0]} Hz, below clock.max_hz "
                                           f"{max_hz}")
+    _no_unreachable_entries(f, "sram_wait_states", sram_wait, max_hz)
     return MemoryMap(tuple(regions), code, tuple(arena), sram_wait, f.citations())
 
 

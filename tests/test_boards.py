@@ -194,6 +194,38 @@ MALFORMED = {
     "code in sram": (lambda d: d["memory"].update(code_region="SRAM1"),
                      r"field 'memory.code_region' must name a flash region"),
     "wrong schema": (lambda d: d.update(schema=2), r"field 'schema' must be 1"),
+    # impossible memory
+    "zero-size region": (lambda d: d["memory"]["regions"][1].update(size=0),
+                         r"field 'memory.regions\[1\].size' must be >= 1, not 0"),
+    "region past 4 GiB": (lambda d: d["memory"]["regions"][1].update(base="0xFFFF0000"),
+                          r"field 'memory.regions\[1\].size' runs past the 32-bit address space"),
+    "region on the PPB": (lambda d: d["memory"]["regions"][2].update(base="0xE0000000"),
+                          r"field 'memory.regions\[2\].base' region SRAM2 \(0xe0000000-0xe0003fff\) "
+                          r"overlaps the core's Private Peripheral Bus"),
+    "code in execute-never memory": (lambda d: d["memory"]["regions"][0].update(base="0x40000000"),
+                                     r"field 'memory.code_region' region FLASH \(0x40000000-0x4007ffff\) "
+                                     r"is not where a Cortex-M core fetches instructions"),
+    # clocks above the part's maximum
+    "table entry above max clock": (
+        lambda d: d["flash"].update(wait_states=[[90_000_000, 2], [180_000_000, 5], [216_000_000, 7]]),
+        r"field 'flash.wait_states\[2\]' \(216000000 Hz\) is past the part's highest clock: the "
+        r"entry before it covers up to 180000000 Hz, which reaches 180000000 Hz"),
+    "sram table entry above max clock": (
+        lambda d: d["memory"].update(sram_wait_states=[[180_000_000, 0], [200_000_000, 1]]),
+        r"field 'memory.sram_wait_states\[1\]' \(200000000 Hz\) is past the part's highest clock"),
+    # wait states the part cannot have
+    "negative wait states": (lambda d: d["flash"].update(wait_states=[[180_000_000, -1]]),
+                             r"field 'flash.wait_states\[0\]' must be \[max_hz, count\] with "
+                             r"max_hz > 0 and count >= 0, not \[180000000, -1\]"),
+    "fractional wait states": (lambda d: d["flash"].update(wait_states=[[180_000_000, 2.5]]),
+                               r"field 'flash.wait_states\[0\]' must be \[max_hz, count\]"),
+    "wait states falling": (lambda d: d["flash"].update(wait_states=[[90_000_000, 3], [180_000_000, 2]]),
+                            r"field 'flash.wait_states\[1\]' must have a higher max_hz than the "
+                            r"entry before it and no fewer wait states"),
+    "wait states past the bound": (lambda d: d["flash"].update(wait_states=[[180_000_000, 5000]]),
+                                   r"field 'flash.wait_states\[0\]' has 5000 wait states, more "
+                                   r"than the 1023 micro_rt accepts"),
+    "upper-case name": (lambda d: d.update(name="Bad-Board"), r"field 'name' must be lower case"),
 }
 
 
