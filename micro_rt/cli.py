@@ -334,6 +334,10 @@ def cmd_optimize(args) -> int:
 
 # ---- profile ------------------------------------------------------------------------------
 def cmd_profile(args) -> int:
+    """Cycles per operator; with --board also whether the model fits the board (fit's verdict
+    from the same emulated inference): exit 0 only when the profile is complete and it fits,
+    1 when it does not fit, 3 when the total or the fit leaves something out."""
+    from .fit import FITS, DOES_NOT_FIT, assess, kernel_measurement
     from .profile import emulated_profile, profile_table
     from .reports.tables import profile_tables
     setup = _board_or_target(args)
@@ -341,6 +345,7 @@ def cmd_profile(args) -> int:
         raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "
                            "cortex-m0plus, cortex-m4, cortex-m7 or cortex-m33")
     model, data = _load(args.model)
+    measured = None
     with _progress(args, f"emulating {Path(args.model).name} on {setup.where}",
                    len(model.main.operators)) as progress:
         report, it = emulated_profile(data, args.target, setup.clock_hz,
@@ -348,15 +353,29 @@ def cmd_profile(args) -> int:
                                       strict_alignment=args.strict_alignment,
                                       arena_misalign=args.arena_misalign, seed=args.seed,
                                       progress=progress, kernels=args.kernels)
-        it.close()
+        try:
+            if setup.board and report["total_cycles"] is not None:
+                measured = kernel_measurement(it)
+        finally:
+            it.close()
     report = {**({"board": setup.board, "board_notes": setup.board_notes} if setup.board else {}),
               **report, "flash_wait_states": setup.flash_wait_states,
               "line_fill_cycles": setup.line_fill_cycles}
+    fit = None
+    if setup.board:
+        fit = assess(args.model, data, _interpreter(args, data), setup.ram_budget,
+                     setup.flash_budget, measured=measured)
+        fit.board, fit.budget_source = setup.board, setup.budget_source
+        report["fit"] = {**fit.as_dict(), "summary": fit.summary()}
     text = profile_table(report)
     head = f"board {setup.board}: " + "; ".join(setup.board_notes[1:]) if setup.board else setup.flash_note
-    text = "\n".join([head, text])
+    text = "\n".join([head, text] + ([fit.summary()] if fit else []))
     _emit(args, report, text, profile_tables)
-    return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
+    if fit is not None and fit.verdict == DOES_NOT_FIT:
+        return EXIT_NO
+    if not report["complete"] or (fit is not None and fit.verdict != FITS):
+        return EXIT_CANNOT_TELL
+    return EXIT_OK
 
 
 # ---- boards --------------------------------------------------------------------------------

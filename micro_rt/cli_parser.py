@@ -129,7 +129,10 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
 
     p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
                 "micro_rt's CMSIS-NN-style C kernels; with reference kernels: plain C loops as TFLM's "
-                "reference kernels)", commands["profile"], target=None, kernels="cmsis-nn", formats=True)
+                "reference kernels); with --board also whether the model fits the board's RAM and "
+                "flash, as fit judges it (exit 0 the profile is complete and, with --board, the "
+                "model fits; 1 it does not fit the board; 3 the total or the fit leaves something "
+                "out)", commands["profile"], target=None, kernels="cmsis-nn", formats=True)
     _add_where_options(p)
     p.add_argument("--clock", type=parse_frequency, default=None,
                    help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. "

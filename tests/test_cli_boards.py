@@ -192,3 +192,46 @@ def test_bare_target_wait_states_cost_one_core_cycle_each_per_line(capsys):
     assert out.splitlines()[0] == ("flash: 5 wait states on cortex-m4's default flash interface "
                                    "(16-byte lines read in one access), so a line fill costs 5 core "
                                    "cycles")
+
+
+def _relu(path, n: int):
+    """int8 x -> RELU -> y with n elements: an arena of about 2 n bytes, a seeded input of n."""
+    from micro_rt.builder import ModelBuilder
+    b = ModelBuilder()
+    x, y = (b.add_tensor(name, (1, n), "INT8", scale=0.1, zero_point=0) for name in "xy")
+    b.add_operator("RELU", [x], [y])
+    b.inputs, b.outputs = [x], [y]
+    path.write_bytes(b.build())
+    return path
+
+
+def test_profile_board_says_whether_the_model_fits_and_exits_1_when_not(capsys, tmp_path):
+    """A board answer includes whether the model fits there, as fit judges it: an arena of
+    200 KB on the 144 KiB NUCLEO-G0B1RE does not, and profile exits 1."""
+    model = _relu(tmp_path / "relu.tflite", 100_000)
+    _, fit = _json(capsys, "fit", str(model), "--board", "nucleo-g0b1re", "--kernels", "cmsis-nn")
+    code, prof = _json(capsys, "profile", str(model), "--board", "nucleo-g0b1re")
+    assert fit["verdict"] == "does not fit" and code == 1
+    assert prof["complete"] and prof["total_cycles"] > 0
+    assert (prof["fit"]["verdict"], prof["fit"]["ram"], prof["fit"]["flash"]) == \
+        ("does not fit", fit["ram"], fit["flash"])
+    over = fit["ram"]["used"] - fit["ram"]["budget"]
+    assert prof["fit"]["summary"].startswith("does not fit board nucleo-g0b1re: RAM 196 KiB of 144 KiB "
+                                             f"(over by {over / 1024:.3g} KiB)")
+    code, out, _ = run_cli(capsys, "profile", str(model), "--board", "nucleo-g0b1re", "--quiet")
+    assert code == 1 and out.splitlines()[-1] == prof["fit"]["summary"]
+    code, csv, _ = run_cli(capsys, "profile", str(model), "--board", "nucleo-g0b1re", "--quiet",
+                           "--format", "markdown")
+    assert code == 1 and prof["fit"]["summary"] in csv
+    # report --board judges the same and exits the same
+    code, report = _json(capsys, "report", str(model), "--board", "nucleo-g0b1re",
+                         "--optimize-seconds", "0")
+    assert code == 1 and report["fit"]["verdict"] == "does not fit"
+    assert report["fit"]["ram"]["used"] == fit["ram"]["used"]
+    # a model that fits: exit 0 and the verdict says so
+    code, prof = _json(capsys, "profile", str(MODEL), "--board", "nucleo-g0b1re")
+    assert code == 0 and prof["fit"]["verdict"] == "fits"
+    assert prof["fit"]["summary"].startswith("fits board nucleo-g0b1re: RAM ")
+    # without a board there is no budget and no verdict
+    code, prof = _json(capsys, "profile", str(model), "--target", "cortex-m0plus")
+    assert code == 0 and "fit" not in prof
