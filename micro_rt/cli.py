@@ -393,22 +393,35 @@ def cmd_boards(args) -> int:
 
 # ---- export --------------------------------------------------------------------------------
 def cmd_export(args) -> int:
-    from .export import export_project
+    """The project, or no (exit 1, nothing written) when its image would not fit the board."""
+    from .export import ImageTooLarge, export_project
     _, data = _load(args.model)
-    result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
-                            seed=args.seed)
-    payload = {"model": args.model, "board": result.board, "core": result.core,
+    try:
+        result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
+                                seed=args.seed)
+    except ImageTooLarge as e:
+        if args.format == "json":
+            print(json.dumps({"model": args.model, "board": args.board, "exported": False,
+                              "reason": str(e), "image": e.size.as_dict()}, indent=2))
+        print(f"micro-rt: export: {e} (nothing written)", file=sys.stderr)
+        return EXIT_NO
+    payload = {"model": args.model, "board": result.board, "core": result.core, "exported": True,
                "directory": str(result.directory), "files": result.files,
                "kernel_sources": result.kernel_sources, "plan_entries": result.entries,
                "stack_bytes": result.stack_bytes, "seed": args.seed,
                "profile_cycles": result.profile_cycles,
-               "profile_instructions": result.profile_instructions}
-    text = (f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
-            f"{result.entries} kernel calls, kernels from {', '.join(result.kernel_sources)}\n"
-            f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "
-            f"flash it and read its output\n"
-            f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "
-            f"{result.profile_instructions:,} instructions (seed {args.seed})")
+               "profile_instructions": result.profile_instructions,
+               "image": result.image.as_dict()}
+    flash, ram = result.image.flash, result.image.ram
+    text = "\n".join([
+        f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
+        f"{result.entries} kernel calls, kernels from {', '.join(result.kernel_sources)}",
+        f"image: flash {flash.used:,} B of {flash.capacity:,} B, RAM {ram.used:,} B of "
+        f"{ram.capacity:,} B (as board.ld places it, with the seeded test input)",
+        f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "
+        f"flash it and read its output",
+        f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "
+        f"{result.profile_instructions:,} instructions (seed {args.seed})"])
     _emit(args, payload, text)
     return EXIT_OK
 

@@ -174,7 +174,9 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p = command("export", "a C project for a board: the model's constants and firmware plan, "
                 "micro_rt's device runtime and the kernel sources it needs, a main.c that runs one "
                 "inference and prints its outputs and cycles, the board's linker script and a "
-                "Makefile for arm-none-eabi-gcc", commands["export"], target=None, kernels=None)
+                "Makefile for arm-none-eabi-gcc (exit 0 written; 1 the image, counted as its linker "
+                "script places it with the seeded test input, would not fit the board's flash or "
+                "RAM: nothing written; 2 an error)", commands["export"], target=None, kernels=None)
     p.add_argument("--board", required=True, metavar="NAME",
                    help="a board of the catalog (micro-rt boards lists them): its core, flash and "
                         "RAM regions (required)")
