@@ -411,7 +411,8 @@ def cmd_export(args) -> int:
                "stack_bytes": result.stack_bytes, "seed": args.seed,
                "profile_cycles": result.profile_cycles,
                "profile_instructions": result.profile_instructions,
-               "image": result.image.as_dict()}
+               "image": result.image.as_dict(), "assumed": result.assumed,
+               "left_to_user": result.left_to_user}
     flash, ram = result.image.flash, result.image.ram
     text = "\n".join([
         f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
@@ -419,9 +420,12 @@ def cmd_export(args) -> int:
         f"image: flash {flash.used:,} B of {flash.capacity:,} B, RAM {ram.used:,} B of "
         f"{ram.capacity:,} B (as board.ld places it, with the seeded test input)",
         f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "
-        f"flash it and read its output",
+        f"load it and read its output",
         f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "
-        f"{result.profile_instructions:,} instructions (seed {args.seed})"])
+        f"{result.profile_instructions:,} instructions (seed {args.seed})",
+        f"left to you: {result.assumed}, as profile assumed: the start-up sets none of them "
+        "(only the FPU where there is one), so the core runs at its reset clock and flash "
+        "settings; README.txt names the vendor calls that set them and how to load the image"])
     _emit(args, payload, text)
     return EXIT_OK
 

@@ -234,3 +234,30 @@ def test_export_counts_the_seeded_input_fit_does_not(capsys, tmp_path, monkeypat
     assert "FLASH (FLASH) " in err and "of 24,576 B, over by" in err and "seeded test inputs 25,000 B" in err
     assert "RAM" not in err.split(": ", 2)[2]           # only flash is over
 
+
+@pytest.mark.parametrize("board,calls", [
+    ("nucleo-l4r5zi", ["HAL_RCC_ClockConfig(&clk, FLASH_LATENCY_5)", "__HAL_FLASH_INSTRUCTION_CACHE_ENABLE()"]),
+    ("nucleo-h743zi2", ["HAL_RCC_ClockConfig(&clk, FLASH_LATENCY_4)", "SCB_EnableICache()"]),
+    ("ek-ra6m4", ["bsp_clock_init()", "R_BSP_FlashCacheEnable()"]),
+    ("nrf5340-dk", ["nrfx_clock_divider_set(NRF_CLOCK_DOMAIN_HFCLK, NRF_CLOCK_HFCLK_DIV_1)",
+                    "nrf_cache_enable(NRF_CACHE)"]),
+    ("mimxrt1060-evk", ["BOARD_BootClockRUN()", "FlexSPI configuration block"]),
+    ("raspberry-pi-pico", ["set_sys_clock_khz(125000, true)", "boot stage 2"]),
+])
+def test_export_says_what_it_leaves_to_the_user(capsys, tmp_path, board, calls):
+    """The start-up sets no clock, flash latency or cache: the export says what profile assumed
+    of each, and README.txt names the vendor's call that sets it."""
+    setup = board_setup(board)
+    out = tmp_path / "p"
+    code, exported = _json(capsys, "export", str(MODELS / "anomaly_fc_int8.tflite"), "--board", board,
+                           "-o", str(out))
+    assert code == 0
+    kind = load_board(board).accelerator.kind
+    assert exported["assumed"] == (f"core clock {setup.clock_hz / 1e6:g} MHz, flash latency "
+                                   f"{setup.flash_wait_states} wait states, the {kind} on")
+    readme = (out / "README.txt").read_text()
+    left = readme[readme.index("Left to you"):readme.index("The image as board.ld places it")]
+    assert f"core clock: profile assumed {setup.clock_hz / 1e6:g} MHz" in left
+    assert f"flash latency: profile assumed {setup.flash_wait_states} wait states" in left
+    for call in calls:
+        assert call in left, call
