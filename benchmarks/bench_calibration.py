@@ -66,7 +66,6 @@ def measure(models: Path) -> list[dict]:
         if key not in estimates:
             setup = make_setup(board=e["board"], clock_hz=e["clock_hz"])
             report, it = emulated_profile(path.read_bytes(), setup.target, setup.clock_hz,
-                                          flash_wait_states=setup.flash_wait_states,
                                           memory_system=setup.mcu_memory_system())
             it.close()
             if not report["complete"]:

@@ -180,43 +180,112 @@ class SimulatorParameters:
     board: str
     target: str
     clock_hz: int
-    flash_wait_states: int   # the board's figure, in flash-interface clock cycles
+    flash_wait_states: int   # wait states, in flash-interface clock cycles (the datasheet's WS)
     line_fill_cycles: int
     memory_system: dict
     flash_bytes: int
     arena_bytes: int
     sram_wait_states: int
+    required_wait_states: int = 0   # the fewest the board's flash table allows at this clock
 
 
-def simulator_parameters(board: Board, clock_hz: Optional[int] = None) -> SimulatorParameters:
-    """Map a board to the simulator's parameters at `clock_hz` (default: the board's clock).
+# The most flash wait states a board file's table or --flash-wait-states may give: a sanity
+# bound, not a part's figure (the catalog's largest is 380, the i.MX RT1060's XIP line fill
+# from QSPI flash in core cycles; on-chip flash latency fields hold 0-15 at most).
+MAX_FLASH_WAIT_STATES = 1023
 
-    A line fill takes ceil(line / read) flash reads; each read stalls the core
-    (wait_states + 1) * bus_divider - 1 cycles (no overlap assumed: the documents are silent on
-    critical-word-first refill, so the whole fill is charged). A unified cache serves data reads
-    from the same capacity, so the data lines are the cache's lines. An ST ART reads data one
-    flash word at a time (FlashAccelerator.data_reads_by_word): its data cache then holds
+
+def line_fill_cycles(wait_states: int, line_bytes: int, read_bytes: int, bus_divider: int = 1) -> int:
+    """Core stall cycles of one line fill: ceil(line / read) flash reads, each stalling the
+    core (wait_states + 1) * bus_divider - 1 cycles (no overlap assumed: the documents are silent
+    on critical-word-first refill, so the whole fill is charged). The one home of the cost of a
+    wait state, for boards and bare targets alike."""
+    per_read = (wait_states + 1) * bus_divider - 1
+    return math.ceil(line_bytes / read_bytes) * per_read
+
+
+@dataclass(frozen=True)
+class FlashSetting:
+    """A flash interface at a wait-state count: what the virtual MCU's memory system gets."""
+    wait_states: int          # flash-interface clock cycles per access beyond the first
+    line_fill_cycles: int     # core stall cycles per line fill
+    memory_system: dict       # the fields of cortexm.memory_system.MemorySystem
+    description: str          # what a wait state costs here, for the output
+
+
+def core_flash(core: str, wait_states: int) -> FlashSetting:
+    """A bare target's flash interface: the core's default one (memory_system.default_memory_system:
+    its line size, prefetch and caches), a line read whole in one access on the core clock
+    (read = line, bus divider 1), so a line fill costs `wait_states` core cycles."""
+    from dataclasses import asdict
+    from .memory_system import default_memory_system
+    _check_wait_states(wait_states, f"target {core}")
+    line = default_memory_system(core, 0).line_bytes
+    fill = line_fill_cycles(wait_states, line, line)
+    memory = asdict(default_memory_system(core, fill))
+    return FlashSetting(wait_states, fill, memory,
+                        f"{wait_states} wait states on {core}'s default flash interface "
+                        f"({line}-byte lines read in one access), so a line fill costs {fill} "
+                        "core cycles")
+
+
+def board_flash(board: Board, clock_hz: int, wait_states: Optional[int] = None) -> FlashSetting:
+    """The board's flash interface at `clock_hz` with `wait_states` (default: its table's at that
+    clock). Fewer wait states than the table requires at that clock are refused (the flash would
+    return wrong data); more are allowed, as firmware may set more. A unified cache serves data
+    reads from the same capacity, so the data lines are the cache's lines. An ST ART reads data
+    one flash word at a time (FlashAccelerator.data_reads_by_word): its data cache then holds
     dcache_bytes / read_bytes words and a data miss costs one read."""
+    acc, flash = board.accelerator, board.flash
+    required = flash.wait_states_at(clock_hz)
+    given = wait_states is not None
+    wait_states = required if wait_states is None else int(wait_states)
+    _check_wait_states(wait_states, f"board {board.name}")
+    if wait_states < required:
+        raise InputError(f"board {board.name}: {wait_states} flash wait states is fewer than the "
+                         f"{required} its flash needs at {clock_hz / 1e6:g} MHz (flash.wait_states "
+                         f"in {board.path}); give {required} or more, or a lower clock")
+    fill = line_fill_cycles(wait_states, acc.line_bytes, acc.read_bytes, flash.bus_divider)
+    per_read = line_fill_cycles(wait_states, acc.read_bytes, acc.read_bytes, flash.bus_divider)
+    data_bytes = acc.icache_bytes if acc.unified else acc.dcache_bytes
+    data_unit = acc.read_bytes if acc.data_reads_by_word else acc.line_bytes
+    memory = {"wait_states": fill, "line_bytes": acc.line_bytes, "prefetch": acc.prefetch,
+              "icache_bytes": acc.icache_bytes, "icache_ways": acc.icache_ways,
+              "dcache_lines": max(1, data_bytes // data_unit),
+              "dcache_ways": acc.icache_ways if acc.unified else acc.dcache_ways,
+              "data_unit_bytes": data_unit,
+              "data_miss_cycles": per_read if acc.data_reads_by_word else fill,
+              "sram_wait_states": board.memory.sram_wait_states_at(clock_hz)}
+    reads = math.ceil(acc.line_bytes / acc.read_bytes)
+    source = (f"given; the table needs {required} at this clock" if given
+              else "the board's table at this clock")
+    bus = (f", the flash on core clock / {flash.bus_divider}" if flash.bus_divider > 1 else "")
+    return FlashSetting(wait_states, fill, memory,
+                        f"{wait_states} wait states ({source}), so a line fill of "
+                        f"{acc.line_bytes} B ({reads} read{'s' if reads != 1 else ''} of "
+                        f"{acc.read_bytes} B{bus}) costs {fill} core cycles")
+
+
+def _check_wait_states(wait_states: int, where: str) -> None:
+    if not 0 <= wait_states <= MAX_FLASH_WAIT_STATES:
+        raise InputError(f"{where}: {wait_states} flash wait states is outside "
+                         f"0-{MAX_FLASH_WAIT_STATES}")
+
+
+def simulator_parameters(board: Board, clock_hz: Optional[int] = None,
+                         wait_states: Optional[int] = None) -> SimulatorParameters:
+    """Map a board to the simulator's parameters at `clock_hz` (default: the board's clock) and
+    `wait_states` (default: its flash table's at that clock; the line fill as board_flash)."""
     clock = board.clock.default_hz if clock_hz is None else int(clock_hz)
     if not 0 < clock <= board.clock.max_hz:
         raise InputError(f"board {board.name}: clock {clock / 1e6:g} MHz is outside "
-                         f"0-{board.clock.max_hz / 1e6:g} MHz")
-    acc = board.accelerator
-    wait_states = board.flash.wait_states_at(clock)
-    per_read = (wait_states + 1) * board.flash.bus_divider - 1
-    fill = math.ceil(acc.line_bytes / acc.read_bytes) * per_read
-    data_bytes = acc.icache_bytes if acc.unified else acc.dcache_bytes
-    data_unit = acc.read_bytes if acc.data_reads_by_word else acc.line_bytes
-    memory_system = {"wait_states": fill, "line_bytes": acc.line_bytes, "prefetch": acc.prefetch,
-                     "icache_bytes": acc.icache_bytes, "icache_ways": acc.icache_ways,
-                     "dcache_lines": max(1, data_bytes // data_unit),
-                     "dcache_ways": acc.icache_ways if acc.unified else acc.dcache_ways,
-                     "data_unit_bytes": data_unit,
-                     "data_miss_cycles": per_read if acc.data_reads_by_word else fill,
-                     "sram_wait_states": board.memory.sram_wait_states_at(clock)}
-    return SimulatorParameters(board.name, board.core, clock, wait_states, fill, memory_system,
+                         f"0-{board.clock.max_hz / 1e6:g} MHz (clock.max_hz in {board.path})")
+    setting = board_flash(board, clock, wait_states)
+    return SimulatorParameters(board.name, board.core, clock, setting.wait_states,
+                               setting.line_fill_cycles, setting.memory_system,
                                board.memory.flash_bytes, board.memory.arena_bytes,
-                               board.memory.sram_wait_states_at(clock))
+                               board.memory.sram_wait_states_at(clock),
+                               board.flash.wait_states_at(clock))
 
 
 # ---- lookup ---------------------------------------------------------------------------------
@@ -353,6 +422,26 @@ class _Fields:
         return tuple(table)
 
 
+def _no_unreachable_entries(f: _Fields, key: str, table: tuple[tuple[int, int], ...],
+                            top_hz: int) -> None:
+    """Refuse an entry after the one that already covers the part's highest clock (`top_hz`, at
+    the table's clock): no clock the part runs at reaches it."""
+    for i in range(1, len(table)):
+        if table[i - 1][0] >= top_hz:
+            f.fail(f"{f._at(key)}[{i}]", f"({table[i][0]} Hz) is past the part's highest clock: "
+                                         f"the entry before it covers up to {table[i - 1][0]} Hz, "
+                                         f"which reaches {top_hz} Hz (from clock.max_hz)")
+
+
+# The Cortex-M default memory map (Arm Cortex-M0+ TRM, DDI 0484C, 3.4 Table 3.2; Cortex-M33
+# TRM, 100230_0004_00, B1.4; Cortex-M4/M7 the same Armv7-M regions): instructions are fetched
+# only from 0x00000000-0x3FFFFFFF and 0x60000000-0x9FFFFFFF (elsewhere execute-never, and the
+# images micro_rt runs and exports set up no MPU), and 0xE0000000-0xE00FFFFF is the Private
+# Peripheral Bus (the core's NVIC, SysTick, debug), where no memory can be.
+EXECUTABLE_RANGES = ((0x00000000, 0x40000000), (0x60000000, 0xA0000000))
+PRIVATE_PERIPHERAL_BUS = (0xE0000000, 0xE0100000)
+
+
 def _address(f: _Fields, key: str) -> int:
     value = f.data.get(key)
     if isinstance(value, str):
@@ -380,6 +469,12 @@ def _flash(f: _Fields, max_hz: int) -> FlashTiming:
     if timing.table[-1][0] * timing.bus_divider < max_hz:
         f.fail(f._at("wait_states"), f"ends at {timing.table[-1][0]} Hz (flash clock), below "
                                      f"clock.max_hz {max_hz} / bus_divider {timing.bus_divider}")
+    _no_unreachable_entries(f, "wait_states", timing.table, math.ceil(max_hz / timing.bus_divider))
+    for i, (_, wait_states) in enumerate(timing.table):
+        if wait_states > MAX_FLASH_WAIT_STATES:
+            f.fail(f"{f._at('wait_states')}[{i}]", f"has {wait_states} wait states, more than "
+                                                   f"the {MAX_FLASH_WAIT_STATES} micro_rt accepts "
+                                                   "(a typo, or a figure in other units?)")
     return timing
 
 
@@ -419,6 +514,11 @@ def _memory(f: _Fields, max_hz: int) -> MemoryMap:
                               r.count("size", 1), r.text("note", ""), r.text("timing", ""))
         if region.end > 1 << 32:
             r.fail(r._at("size"), "runs past the 32-bit address space")
+        lo, hi = PRIVATE_PERIPHERAL_BUS
+        if region.base < hi and lo < region.end:
+            r.fail(r._at("base"), f"region {region.name} (0x{region.base:08x}-0x{region.end - 1:08x}) "
+                                  "overlaps the core's Private Peripheral Bus "
+                                  "(0xE0000000-0xE00FFFFF), where no memory can be")
         for other in regions:
             if other.name == region.name:
                 r.fail(r._at("name"), f"'{region.name}' is used twice")
@@ -431,6 +531,12 @@ def _memory(f: _Fields, max_hz: int) -> MemoryMap:
     code = f.text("code_region")
     if code not in by_name or by_name[code].kind not in ("flash", "external-flash"):
         f.fail(f._at("code_region"), f"must name a flash region, not '{code}'")
+    region = by_name[code]
+    if not any(lo <= region.base and region.end <= hi for lo, hi in EXECUTABLE_RANGES):
+        f.fail(f._at("code_region"), f"region {code} (0x{region.base:08x}-0x{region.end - 1:08x}) "
+                                     "is not where a Cortex-M core fetches instructions "
+                                     "(0x00000000-0x3FFFFFFF or 0x60000000-0x9FFFFFFF; the rest "
+                                     "of the default memory map is execute-never)")
     arena = f.items("arena_regions")
     if not arena:
         f.fail(f._at("arena_regions"), "needs at least one region name")
@@ -448,6 +554,7 @@ def _memory(f: _Fields, max_hz: int) -> MemoryMap:
     if sram_wait[-1][0] < max_hz:
         f.fail(f._at("sram_wait_states"), f"ends at {sram_wait[-1][0]} Hz, below clock.max_hz "
                                           f"{max_hz}")
+    _no_unreachable_entries(f, "sram_wait_states", sram_wait, max_hz)
     return MemoryMap(tuple(regions), code, tuple(arena), sram_wait, f.citations(), stack)
 
 

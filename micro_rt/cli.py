@@ -220,6 +220,10 @@ def cmd_optimize(args) -> int:
 
 # ---- profile ------------------------------------------------------------------------------
 def cmd_profile(args) -> int:
+    """Cycles per operator; with --board also whether the model fits the board (fit's verdict
+    from the same emulated inference): exit 0 only when the profile is complete and it fits,
+    1 when it does not fit, 3 when the total or the fit leaves something out."""
+    from .fit import FITS, DOES_NOT_FIT, assess, kernel_measurement
     from .profile import emulated_profile, profile_table
     from .reports.tables import profile_tables
     setup = _board_or_target(args)
@@ -227,23 +231,38 @@ def cmd_profile(args) -> int:
         raise MicroRtError(f"--target {args.target}: profile emulates a Cortex-M core; choose "
                            "cortex-m0plus, cortex-m4, cortex-m7 or cortex-m33")
     model, data = load_model(args.model)
+    measured = None
     with progress_bar(args, f"emulating {Path(args.model).name} on {setup.where}",
                    len(model.main.operators)) as progress:
         report, it = emulated_profile(data, args.target, setup.clock_hz,
-                                      flash_wait_states=setup.flash_wait_states,
                                       memory_system=setup.mcu_memory_system(),
                                       strict_alignment=args.strict_alignment,
                                       arena_misalign=args.arena_misalign, seed=args.seed,
                                       progress=progress, kernels=args.kernels)
-        it.close()
+        try:
+            if setup.board and report["total_cycles"] is not None:
+                measured = kernel_measurement(it)
+        finally:
+            it.close()
+    report = {**({"board": setup.board, "board_notes": setup.board_notes} if setup.board else {}),
+              **report, "flash_wait_states": setup.flash_wait_states,
+              "line_fill_cycles": setup.line_fill_cycles}
+    fit = None
     if setup.board:
-        report = {"board": setup.board, "board_notes": setup.board_notes,
-                  "validation": setup.validation, **report}
+        report["validation"] = setup.validation
+        fit = assess(args.model, data, plan_interpreter(args, data), setup.ram_budget,
+                     setup.flash_budget, measured=measured, layout=setup.ram_layout)
+        fit.board, fit.budget_source = setup.board, setup.budget_source
+        report["fit"] = {**fit.as_dict(), "summary": fit.summary()}
     text = profile_table(report)
-    if setup.board:
-        text = "\n".join([f"board {setup.board}: " + "; ".join(setup.board_notes[1:]), text])
+    head = f"board {setup.board}: " + "; ".join(setup.board_notes[1:]) if setup.board else setup.flash_note
+    text = "\n".join([head, text] + ([fit.summary()] if fit else []))
     emit(args, report, text, profile_tables)
-    return EXIT_OK if report["complete"] else EXIT_CANNOT_TELL
+    if fit is not None and fit.verdict == DOES_NOT_FIT:
+        return EXIT_NO
+    if not report["complete"] or (fit is not None and fit.verdict != FITS):
+        return EXIT_CANNOT_TELL
+    return EXIT_OK
 
 
 # ---- boards --------------------------------------------------------------------------------
@@ -266,22 +285,39 @@ def cmd_boards(args) -> int:
 
 # ---- export --------------------------------------------------------------------------------
 def cmd_export(args) -> int:
-    from .export import export_project
+    """The project, or no (exit 1, nothing written) when its image would not fit the board."""
+    from .export import ImageTooLarge, export_project
     _, data = load_model(args.model)
-    result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
-                            seed=args.seed)
-    payload = {"model": args.model, "board": result.board, "core": result.core,
+    try:
+        result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
+                                seed=args.seed)
+    except ImageTooLarge as e:
+        if args.format == "json":
+            print(json.dumps({"model": args.model, "board": args.board, "exported": False,
+                              "reason": str(e), "image": e.size.as_dict()}, indent=2))
+        print(f"micro-rt: export: {e} (nothing written)", file=sys.stderr)
+        return EXIT_NO
+    payload = {"model": args.model, "board": result.board, "core": result.core, "exported": True,
                "directory": str(result.directory), "files": result.files,
                "kernel_sources": result.kernel_sources, "plan_entries": result.entries,
                "stack_bytes": result.stack_bytes, "seed": args.seed,
                "profile_cycles": result.profile_cycles,
-               "profile_instructions": result.profile_instructions}
-    text = (f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
-            f"{result.entries} kernel calls, kernels from {', '.join(result.kernel_sources)}\n"
-            f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "
-            f"flash it and read its output\n"
-            f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "
-            f"{result.profile_instructions:,} instructions (seed {args.seed})")
+               "profile_instructions": result.profile_instructions,
+               "image": result.image.as_dict(), "assumed": result.assumed,
+               "left_to_user": result.left_to_user}
+    flash, ram = result.image.flash, result.image.ram
+    text = "\n".join([
+        f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
+        f"{result.entries} kernel calls, kernels from {', '.join(result.kernel_sources)}",
+        f"image: flash {flash.used:,} B of {flash.capacity:,} B, RAM {ram.used:,} B of "
+        f"{ram.capacity:,} B (as board.ld places it, with the seeded test input)",
+        f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "
+        f"load it and read its output",
+        f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "
+        f"{result.profile_instructions:,} instructions (seed {args.seed})",
+        f"left to you: {result.assumed}, as profile assumed: the start-up sets none of them "
+        "(only the FPU where there is one), so the core runs at its reset clock and flash "
+        "settings; README.txt names the vendor calls that set them and how to load the image"])
     emit(args, payload, text)
     return EXIT_OK
 

@@ -7,6 +7,7 @@ import re
 from typing import Callable, Mapping, Optional
 
 from . import __version__
+from .cortexm.boards import MAX_FLASH_WAIT_STATES
 from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, parse_frequency,
                          seconds_range, size_type)
 from .report import WHOLE_ARRAY_ELEMENTS
@@ -53,6 +54,12 @@ KERNELS_HELP = ("reference: micro_rt's kernels modelled on TFLM's reference kern
                 "to CMSIS-NN's API, not Arm's CMSIS-NN library (on a Cortex-M target they run as C "
                 "on the virtual MCU)")
 TARGETS_HELP = "host64, cortex-m0plus, cortex-m4, cortex-m7, cortex-m33"
+WAIT_STATES_HELP = (f"flash wait states as in the datasheet (flash-interface clock cycles added to "
+                    f"each flash access), 0 to {MAX_FLASH_WAIT_STATES}; with --board no fewer than "
+                    "its flash needs at the clock, and a line fill costs what the board's flash "
+                    "interface makes of them; on a bare --target a line is read in one access, so "
+                    "a line fill costs N core cycles (default: the board's table at the clock, "
+                    "else 0)")
 
 
 def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
@@ -135,14 +142,16 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
 
     p = command("profile", "cycles per operator on a virtual Cortex-M (with cmsis-nn kernels: "
                 "micro_rt's CMSIS-NN-style C kernels; with reference kernels: plain C loops as TFLM's "
-                "reference kernels)", commands["profile"], target=None, kernels="cmsis-nn", formats=True)
+                "reference kernels); with --board also whether the model fits the board's RAM and "
+                "flash, as fit judges it (exit 0 the profile is complete and, with --board, the "
+                "model fits; 1 it does not fit the board; 3 the total or the fit leaves something "
+                "out)", commands["profile"], target=None, kernels="cmsis-nn", formats=True)
     _add_where_options(p)
     p.add_argument("--clock", type=parse_frequency, default=None,
                    help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. "
                         "120MHz (default: the board's clock, else 100MHz)")
-    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
-                   help="core stall cycles per flash line fill, 0 to 15 (default: the board's "
-                        "figure at its clock, else 0)")
+    p.add_argument("--flash-wait-states", type=int_range(0, MAX_FLASH_WAIT_STATES), default=None,
+                   metavar="N", help=WAIT_STATES_HELP)
     p.add_argument("--strict-alignment", action="store_true",
                    help="report every unaligned access, as if UNALIGN_TRP were set")
     p.add_argument("--arena-misalign", type=int_range(0, 15), default=0, help=argparse.SUPPRESS)
@@ -181,7 +190,9 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p = command("export", "a C project for a board: the model's constants and firmware plan, "
                 "micro_rt's device runtime and the kernel sources it needs, a main.c that runs one "
                 "inference and prints its outputs and cycles, the board's linker script and a "
-                "Makefile for arm-none-eabi-gcc", commands["export"], target=None, kernels=None)
+                "Makefile for arm-none-eabi-gcc (exit 0 written; 1 the image, counted as its linker "
+                "script places it with the seeded test input, would not fit the board's flash or "
+                "RAM: nothing written; 2 an error)", commands["export"], target=None, kernels=None)
     p.add_argument("--board", required=True, metavar="NAME",
                    help="a board of the catalog (micro-rt boards lists them): its core, flash and "
                         "RAM regions (required)")
@@ -220,9 +231,8 @@ def _add_setup_options(p: argparse.ArgumentParser) -> None:
     """What report and compare run the model with; each overrides the board's figure."""
     p.add_argument("--clock", type=parse_frequency, default=None,
                    help="core clock, e.g. 120MHz (default: the board's, else 100MHz)")
-    p.add_argument("--flash-wait-states", type=int_range(0, 15), default=None, metavar="N",
-                   help="core stall cycles per flash line fill, as in profile (default: the "
-                        "board's figure, else 0)")
+    p.add_argument("--flash-wait-states", type=int_range(0, MAX_FLASH_WAIT_STATES), default=None,
+                   metavar="N", help=WAIT_STATES_HELP)
     p.add_argument("--ram", type=size_type(RAM_LIMIT), default=None,
                    help="RAM budget, e.g. 256K (default: the board's, else none and no verdict)")
     p.add_argument("--flash", type=size_type(FLASH_LIMIT), default=None,

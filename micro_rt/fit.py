@@ -21,7 +21,7 @@ from .inputs import random_inputs
 from .interpreter import Interpreter
 from .placement import Part, Placement, RamLayout, Role, place
 from .profile import OpRecord
-from .report import format_bytes, kernels_fields, kernels_label
+from .report import compact_bytes, format_bytes, kernels_fields, kernels_label
 
 FITS, DOES_NOT_FIT, CANNOT_TELL = "fits", "does not fit", "cannot tell"
 
@@ -369,6 +369,28 @@ class FitReport:
             "measured_on_virtual_mcu": m is not None,
             "unresolved_ops": self.unresolved_ops,
         }
+
+    def summary(self) -> str:
+        """The verdict in one line, as `profile --board` ends with it: 'does not fit
+        nucleo-l4r5zi: RAM 2.56 MiB of 640 KiB (over by 1.93 MiB)'."""
+        where = f"board {self.board}" if self.board else self.plan.target
+        judged = [(what, used, budget) for what, used, budget in
+                  (("RAM", self.ram_used, self.ram_budget), ("flash", self.flash_used, self.flash_budget))
+                  if budget is not None]
+        verdict = self.verdict
+        placement = self.placement
+        ram_over = placement is not None and self._judged(placement.fits) == DOES_NOT_FIT
+        shown = ([j for j in judged if j[1] > j[2] or (j[0] == "RAM" and ram_over)]
+                 if verdict == DOES_NOT_FIT else judged)
+        figures = ", ".join(f"{what} {compact_bytes(used)} of {compact_bytes(budget)}"
+                            + (f" (over by {compact_bytes(used - budget)})" if used > budget else "")
+                            for what, used, budget in shown)
+        if verdict == CANNOT_TELL:
+            n = len(self.not_accounted)
+            return (f"cannot tell whether it fits {where}: {n} part{'s' if n != 1 else ''} not "
+                    f"accounted for; counted so far {figures}")
+        problem = f"; {placement.problem}" if ram_over and placement.problem else ""
+        return f"{verdict} {where}: {figures}{problem}"
 
     def _line(self, what: str, used: int, budget: Optional[int],
               placement: Optional[Placement] = None) -> str:

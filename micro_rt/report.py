@@ -54,6 +54,14 @@ def format_bytes(n: int) -> str:
     return f"{n} B"
 
 
+def compact_bytes(n: int) -> str:
+    """2684354 -> '2.56 MiB', 655360 -> '640 KiB': a size in one short figure, for verdict lines."""
+    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
+
+
 def plan_table(plan: ArenaPlan, kernels: Optional[str] = None) -> str:
     """The lifetime table and the totals; a model with several subgraphs numbers each buffer
     subgraph:tensor (scratch: subgraph:operator), as `profile` numbers operators."""

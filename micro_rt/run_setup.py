@@ -3,7 +3,9 @@ catalog (micro_rt.cortexm.boards) with its core, clock, flash interface and memo
 
 One home for that mapping, so `fit`, `profile`, `report`, `compare` and `boards` read a board
 the same way; every figure the user gives (--clock, --flash-wait-states, --ram, --flash)
-overrides the board's.
+overrides the board's (wait states no fewer than the board's flash needs at the clock).
+A wait state is the datasheet's: one flash-interface clock cycle more per flash access; what a
+line fill then costs in core cycles is cortexm.boards' (board_flash, core_flash).
 """
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ class Setup:
     kernels: str = "cmsis-nn"
     planner: str = "greedy"
     clock_hz: int = DEFAULT_CLOCK_HZ
-    flash_wait_states: int = 0         # core stall cycles per flash line fill, as in `profile`
+    flash_wait_states: int = 0         # the datasheet's wait states: flash-interface cycles per access
+    line_fill_cycles: int = 0          # what they cost: core stall cycles per flash line fill
+    flash_note: str = ""               # what a wait state costs on this flash interface
     strict_alignment: bool = False     # report every unaligned access, as `profile` does
     # One RAM budget: --ram, or a board's default data region(s) (what its linker script gives
     # .bss, as `export` links); with `ram_layout` set, fit and report judge the layout instead.
@@ -32,8 +36,8 @@ class Setup:
     ram_layout: Optional[Any] = None
     board: Optional[str] = None
     board_notes: list[str] = field(default_factory=list)
-    # The board's flash interface (fields of cortexm.memory_system.MemorySystem); None: the
-    # core's default interface with `flash_wait_states`.
+    # The flash interface (fields of cortexm.memory_system.MemorySystem, wait_states = the line
+    # fill's stall cycles): the board's, or the core's default one (cortexm.boards).
     memory_system: Optional[dict] = None
     # How far the board's figures are known to be from silicon (cortexm.validation): status,
     # summary line, measured error range, the board's unverified figures. None without a board.
@@ -48,11 +52,11 @@ class Setup:
         return out
 
     def mcu_memory_system(self) -> Any:
-        """The virtual MCU's flash interface for this setup (None: the core's default)."""
+        """The virtual MCU's flash interface for this setup (None on the host target)."""
         if self.memory_system is None:
             return None
         from .cortexm.memory_system import MemorySystem
-        return MemorySystem(**{**self.memory_system, "wait_states": self.flash_wait_states})
+        return MemorySystem(**self.memory_system)
 
     @property
     def where(self) -> str:
@@ -76,21 +80,23 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
         raise InputError(f"--arena-region {arena_region} names a RAM region of a board: give "
                          "--board, and no --ram (which replaces the board's regions with one budget)")
     if not board:
-        return Setup(target=target or DEFAULT_TARGET, clock_hz=clock_hz or DEFAULT_CLOCK_HZ,
-                     flash_wait_states=flash_wait_states or 0, ram_budget=ram_budget,
-                     flash_budget=flash_budget,
-                     budget_source=f"given with {' and '.join(given)}" if given else "",
-                     **common)
-    setup = board_setup(board, clock_hz, board_dirs, arena_region)
+        setup = Setup(target=target or DEFAULT_TARGET, clock_hz=clock_hz or DEFAULT_CLOCK_HZ,
+                      ram_budget=ram_budget, flash_budget=flash_budget,
+                      budget_source=f"given with {' and '.join(given)}" if given else "",
+                      **common)
+        from .targets import get_target
+        if not get_target(setup.target).is_host:
+            from .cortexm.boards import core_flash
+            flash = core_flash(setup.target, flash_wait_states or 0)
+            setup.flash_wait_states, setup.line_fill_cycles = flash.wait_states, flash.line_fill_cycles
+            setup.memory_system, setup.flash_note = flash.memory_system, f"flash: {flash.description}"
+        return setup
+    setup = board_setup(board, clock_hz, board_dirs, arena_region, flash_wait_states)
     if target and target != setup.target:
         raise InputError(f"--target {target} and --board {setup.board} disagree: the board's "
                          f"core is {setup.target} (give one of them)")
     for key, value in common.items():
         setattr(setup, key, value)
-    if flash_wait_states is not None:
-        setup.flash_wait_states = flash_wait_states
-        setup.board_notes.append(f"flash line fill set to {flash_wait_states} cycles by "
-                                 "--flash-wait-states")
     if ram_budget is not None:
         setup.ram_budget, setup.ram_layout = ram_budget, None
     setup.flash_budget = setup.flash_budget if flash_budget is None else flash_budget
@@ -101,17 +107,18 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
 
 def board_setup(name: str, clock_hz: Optional[int] = None,
                 board_dirs: Optional[Sequence[str]] = None,
-                arena_region: Optional[str] = None) -> Setup:
+                arena_region: Optional[str] = None, flash_wait_states: Optional[int] = None) -> Setup:
     """A Setup from the board catalog: its core, clock, flash interface (line size, prefetch,
-    caches, the cost of a line fill at that clock), and as budgets its code flash and its RAM
-    regions, each part of RAM placed as a user links it (micro_rt.placement: static data and
-    stack where the vendor's linker script puts them, the arena there or in the largest region
-    that holds it, or in `arena_region`)."""
-    from .cortexm.boards import load_board, simulator_parameters
+    caches, the cost of a line fill at that clock with its wait states, default the table's),
+    and as budgets its code flash and its RAM regions, each part of RAM placed as a user links
+    it (micro_rt.placement: static data and stack where the vendor's linker script puts them,
+    the arena there or in the largest region that holds it, or in `arena_region`)."""
+    from .cortexm.boards import board_flash, load_board, simulator_parameters
     from .cortexm.validation import board_validation
     from .placement import ram_layout
     board = load_board(name, board_dirs)
-    sim = simulator_parameters(board, clock_hz)
+    sim = simulator_parameters(board, clock_hz, flash_wait_states)
+    flash = board_flash(board, sim.clock_hz, flash_wait_states)
     layout = ram_layout(board, arena_region)
     validation = board_validation(board, sim.clock_hz)
     acc, mem = board.accelerator, sim.memory_system
@@ -124,8 +131,7 @@ def board_setup(name: str, clock_hz: Optional[int] = None,
              "no instruction cache")
     notes = [f"{board.title} ({board.vendor} {board.mcu}), {board.core} at "
              f"{sim.clock_hz / 1e6:g} MHz",
-             f"flash: {sim.flash_wait_states} wait states at this clock, so a line fill of "
-             f"{mem['line_bytes']} B costs {sim.line_fill_cycles} core cycles; the board's "
+             f"flash: {flash.description}; the board's "
              f"{acc.kind} modelled as {mem['line_bytes']}-byte lines, "
              f"{'prefetch, ' if mem['prefetch'] else ''}{cache}, "
              f"{mem['dcache_lines']} data line{'s' if mem['dcache_lines'] != 1 else ''} "
@@ -135,8 +141,9 @@ def board_setup(name: str, clock_hz: Optional[int] = None,
         timing = f"; {span.timing}" if span.timing else ""
         notes.append(f"arena in {span.label()} (--arena-region){timing}; the cycle model prices "
                      "every SRAM region alike (the board's SRAM wait states, if any)")
-    return Setup(target=board.core, clock_hz=sim.clock_hz,
-                 flash_wait_states=sim.line_fill_cycles, ram_budget=sim.arena_bytes,
+    return Setup(target=board.core, clock_hz=sim.clock_hz, flash_wait_states=sim.flash_wait_states,
+                 line_fill_cycles=sim.line_fill_cycles, flash_note=notes[1],
+                 ram_budget=sim.arena_bytes,
                  flash_budget=sim.flash_bytes, board=board.name, board_notes=notes,
                  memory_system=dict(mem), ram_layout=layout, validation=validation.as_dict(),
                  budget_source=f"board {board.name}: RAM = its SRAM and TCM regions, static data "

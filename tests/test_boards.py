@@ -224,6 +224,37 @@ MALFORMED = {
     "code in sram": (lambda d: d["memory"].update(code_region="SRAM1"),
                      r"field 'memory.code_region' must name a flash region"),
     "wrong schema": (lambda d: d.update(schema=2), r"field 'schema' must be 1"),
+    # impossible memory
+    "zero-size region": (lambda d: d["memory"]["regions"][1].update(size=0),
+                         r"field 'memory.regions\[1\].size' must be >= 1, not 0"),
+    "region past 4 GiB": (lambda d: d["memory"]["regions"][1].update(base="0xFFFF0000"),
+                          r"field 'memory.regions\[1\].size' runs past the 32-bit address space"),
+    "region on the PPB": (lambda d: d["memory"]["regions"][2].update(base="0xE0000000"),
+                          r"field 'memory.regions\[2\].base' region SRAM2 \(0xe0000000-0xe0003fff\) "
+                          r"overlaps the core's Private Peripheral Bus"),
+    "code in execute-never memory": (lambda d: d["memory"]["regions"][0].update(base="0x40000000"),
+                                     r"field 'memory.code_region' region FLASH \(0x40000000-0x4007ffff\) "
+                                     r"is not where a Cortex-M core fetches instructions"),
+    # clocks above the part's maximum
+    "table entry above max clock": (
+        lambda d: d["flash"].update(wait_states=[[90_000_000, 2], [180_000_000, 5], [216_000_000, 7]]),
+        r"field 'flash.wait_states\[2\]' \(216000000 Hz\) is past the part's highest clock: the "
+        r"entry before it covers up to 180000000 Hz, which reaches 180000000 Hz"),
+    "sram table entry above max clock": (
+        lambda d: d["memory"].update(sram_wait_states=[[180_000_000, 0], [200_000_000, 1]]),
+        r"field 'memory.sram_wait_states\[1\]' \(200000000 Hz\) is past the part's highest clock"),
+    # wait states the part cannot have
+    "negative wait states": (lambda d: d["flash"].update(wait_states=[[180_000_000, -1]]),
+                             r"field 'flash.wait_states\[0\]' must be \[max_hz, count\] with "
+                             r"max_hz > 0 and count >= 0, not \[180000000, -1\]"),
+    "fractional wait states": (lambda d: d["flash"].update(wait_states=[[180_000_000, 2.5]]),
+                               r"field 'flash.wait_states\[0\]' must be \[max_hz, count\]"),
+    "wait states falling": (lambda d: d["flash"].update(wait_states=[[90_000_000, 3], [180_000_000, 2]]),
+                            r"field 'flash.wait_states\[1\]' must have a higher max_hz than the "
+                            r"entry before it and no fewer wait states"),
+    "wait states past the bound": (lambda d: d["flash"].update(wait_states=[[180_000_000, 5000]]),
+                                   r"field 'flash.wait_states\[0\]' has 5000 wait states, more "
+                                   r"than the 1023 micro_rt accepts"),
     "upper-case name": (lambda d: d.update(name="Bad-Board"), r"field 'name' must be lower case"),
 }
 
@@ -277,3 +308,29 @@ def test_published_measurements_refer_to_catalog_boards():
             e["clock_hz"] / e["median_throughput_per_s"], abs=1)
         assert re.fullmatch(r"[0-9a-f]{40}", e["source"]["commit"])
         assert e["source"]["repository"].startswith("mlcommons/tiny_results_v")
+
+
+# ---- wait states -----------------------------------------------------------------------------
+def test_one_line_fill_formula_for_boards_and_bare_targets():
+    assert boards.line_fill_cycles(5, 32, 8) == 4 * 5
+    assert boards.line_fill_cycles(4, 32, 32, bus_divider=2) == (4 + 1) * 2 - 1
+    assert boards.line_fill_cycles(0, 32, 8) == 0
+    assert boards.core_flash("cortex-m4", 3).line_fill_cycles == 3
+    assert boards.core_flash("cortex-m4", 3).memory_system["line_bytes"] == 16
+    board = boards.load_board("nucleo-h743zi2")
+    assert boards.board_flash(board, 480_000_000).line_fill_cycles == (4 + 1) * 2 - 1
+    assert boards.board_flash(board, 480_000_000, 6).line_fill_cycles == (6 + 1) * 2 - 1
+    assert boards.simulator_parameters(board, wait_states=6).required_wait_states == 4
+
+
+def test_wait_states_below_the_table_or_past_the_bound_are_refused():
+    board = boards.load_board("nucleo-l4r5zi")
+    with pytest.raises(InputError, match=r"board nucleo-l4r5zi: 2 flash wait states is fewer than "
+                                         r"the 3 its flash needs at 80 MHz \(flash.wait_states in "):
+        boards.simulator_parameters(board, 80_000_000, 2)
+    assert boards.simulator_parameters(board, 80_000_000, 15).line_fill_cycles == 4 * 15
+    with pytest.raises(InputError, match=r"1024 flash wait states is outside 0-1023"):
+        boards.board_flash(board, 120_000_000, boards.MAX_FLASH_WAIT_STATES + 1)
+    with pytest.raises(InputError, match=r"clock 121 MHz is outside 0-120 MHz \(clock.max_hz in .*"
+                                         r"nucleo-l4r5zi.json\)"):
+        boards.simulator_parameters(board, 121_000_000)

@@ -154,3 +154,102 @@ def test_boards_refuses_a_model_prepare_refuses_once(capsys, model, extra, says)
     plan_code, _, plan_err = run_cli(capsys, "plan", str(model), "--kernels", "cmsis-nn", *extra)
     assert code == plan_code == 2 and out == ""
     assert err == plan_err and err.count("\n") == 1 and says in err
+
+
+def test_flash_wait_states_are_the_datasheets_wait_states(capsys):
+    """--flash-wait-states N is N wait states, the board's flash interface turns them into the
+    cost of a line fill: the L4R5's own 5 at 120 MHz give exactly the board's default cycles."""
+    board = boards.load_board("nucleo-l4r5zi")
+    assert board.flash.wait_states_at(120_000_000) == 5
+    code, default = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi")
+    code5, given = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi",
+                         "--flash-wait-states", "5")
+    assert code == code5 == 0
+    assert given["total_cycles"] == default["total_cycles"]
+    assert given["flash_wait_states"] == default["flash_wait_states"] == 5
+    assert given["line_fill_cycles"] == default["line_fill_cycles"] == 4 * 5   # 32 B from 8 B reads
+    # More than the table needs is what firmware may set: allowed, and it costs more.
+    code, more = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi",
+                       "--flash-wait-states", "7")
+    assert code == 0 and more["line_fill_cycles"] == 4 * 7
+    assert more["total_cycles"] > default["total_cycles"]
+    code, out, _ = run_cli(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi",
+                           "--flash-wait-states", "7", "--quiet")
+    assert "7 wait states (given; the table needs 5 at this clock)" in out.splitlines()[0]
+    assert "costs 28 core cycles" in out.splitlines()[0]
+    # At a lower clock the table needs fewer, and its figure is again the default.
+    _, slow = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi", "--clock", "80MHz")
+    _, slow3 = _json(capsys, "profile", str(MODEL), "--board", "nucleo-l4r5zi", "--clock", "80MHz",
+                     "--flash-wait-states", "3")
+    assert slow["flash_wait_states"] == 3 and slow3["total_cycles"] == slow["total_cycles"]
+
+
+def test_fewer_wait_states_than_the_flash_needs_are_refused(capsys):
+    for command in ("profile", "report"):
+        code, out, err = run_cli(capsys, command, str(MODEL), "--board", "nucleo-l4r5zi",
+                                 "--flash-wait-states", "4", "--quiet")
+        assert code == 2 and not out
+        assert ("board nucleo-l4r5zi: 4 flash wait states is fewer than the 5 its flash needs at "
+                "120 MHz") in err and "nucleo-l4r5zi.json" in err and len(err.splitlines()) == 1
+    code, _, err = run_cli(capsys, "profile", str(MODEL), "--board", "nucleo-h743zi2",
+                           "--clock", "480MHz", "--flash-wait-states", "3")
+    assert code == 2 and "fewer than the 4 its flash needs at 480 MHz" in err
+
+
+def test_bare_target_wait_states_cost_one_core_cycle_each_per_line(capsys):
+    """Without a board a line of the core's default flash interface is read in one access, so
+    a line fill costs N core cycles, and the header says so."""
+    _, zero = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4")
+    _, five = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4", "--flash-wait-states", "5")
+    assert (zero["flash_wait_states"], zero["line_fill_cycles"]) == (0, 0)
+    assert (five["flash_wait_states"], five["line_fill_cycles"]) == (5, 5)
+    direct, run = emulated_profile(MODEL.read_bytes(), "cortex-m4", 100_000_000, flash_wait_states=5)
+    run.close()
+    assert five["total_cycles"] == direct["total_cycles"] > zero["total_cycles"]
+    code, out, _ = run_cli(capsys, "profile", str(MODEL), "--flash-wait-states", "5", "--quiet")
+    assert out.splitlines()[0] == ("flash: 5 wait states on cortex-m4's default flash interface "
+                                   "(16-byte lines read in one access), so a line fill costs 5 core "
+                                   "cycles")
+
+
+def _relu(path, n: int):
+    """int8 x -> RELU -> y with n elements: an arena of about 2 n bytes, a seeded input of n."""
+    from micro_rt.builder import ModelBuilder
+    b = ModelBuilder()
+    x, y = (b.add_tensor(name, (1, n), "INT8", scale=0.1, zero_point=0) for name in "xy")
+    b.add_operator("RELU", [x], [y])
+    b.inputs, b.outputs = [x], [y]
+    path.write_bytes(b.build())
+    return path
+
+
+def test_profile_board_says_whether_the_model_fits_and_exits_1_when_not(capsys, tmp_path):
+    """A board answer includes whether the model fits there, as fit judges it: an arena of
+    200 KB on the 144 KiB NUCLEO-G0B1RE does not, and profile exits 1."""
+    model = _relu(tmp_path / "relu.tflite", 100_000)
+    _, fit = _json(capsys, "fit", str(model), "--board", "nucleo-g0b1re", "--kernels", "cmsis-nn")
+    code, prof = _json(capsys, "profile", str(model), "--board", "nucleo-g0b1re")
+    assert fit["verdict"] == "does not fit" and code == 1
+    assert prof["complete"] and prof["total_cycles"] > 0
+    assert (prof["fit"]["verdict"], prof["fit"]["ram"], prof["fit"]["flash"]) == \
+        ("does not fit", fit["ram"], fit["flash"])
+    over = fit["ram"]["used"] - fit["ram"]["budget"]
+    assert prof["fit"]["summary"].startswith("does not fit board nucleo-g0b1re: RAM 196 KiB of 144 KiB "
+                                             f"(over by {over / 1024:.3g} KiB)")
+    code, out, _ = run_cli(capsys, "profile", str(model), "--board", "nucleo-g0b1re", "--quiet")
+    assert code == 1 and out.splitlines()[-1] == prof["fit"]["summary"]
+    code, csv, _ = run_cli(capsys, "profile", str(model), "--board", "nucleo-g0b1re", "--quiet",
+                           "--format", "markdown")
+    assert code == 1 and prof["fit"]["summary"] in csv
+    # report --board judges the same and exits the same
+    code, report = _json(capsys, "report", str(model), "--board", "nucleo-g0b1re",
+                         "--optimize-seconds", "0")
+    assert code == 1 and report["fit"]["verdict"] == "does not fit"
+    assert report["fit"]["ram"]["used"] == fit["ram"]["used"]
+    # a model that fits: exit 0 and the verdict says so
+    code, prof = _json(capsys, "profile", str(MODEL), "--board", "nucleo-g0b1re")
+    assert code == 0 and prof["fit"]["verdict"] == "fits"
+    assert prof["fit"]["summary"].startswith("fits board nucleo-g0b1re: RAM ")
+    # without a board there is no budget and no verdict
+    code, prof = _json(capsys, "profile", str(model), "--target", "cortex-m0plus")
+    assert code == 0 and "fit" not in prof

@@ -46,7 +46,7 @@ def _refused(capsys, argv, option, shown):
     (["profile", MODEL, "--clock", "120"], "--clock", "'120'"),        # no unit: not 120 Hz
     (["profile", MODEL, "--clock", "64M"], "--clock", "'64M'"),
     (["profile", MODEL, "--flash-wait-states", "-1"], "--flash-wait-states", "'-1'"),
-    (["profile", MODEL, "--flash-wait-states", "99"], "--flash-wait-states", "'99'"),
+    (["profile", MODEL, "--flash-wait-states", "1024"], "--flash-wait-states", "'1024'"),
     (["profile", MODEL, "--seed", "-1"], "--seed", "'-1'"),
     (["optimize", MODEL, "-o", "{tmp}/x.tflite", "--time-limit", "nan"], "--time-limit", "'nan'"),
     (["optimize", MODEL, "-o", "{tmp}/x.tflite", "--time-limit", "-1"], "--time-limit", "'-1'"),

@@ -25,6 +25,7 @@ from elftools.elf.elffile import ELFFile
 
 from conftest import require_tool
 from micro_rt.cli import main
+from micro_rt.cortexm.boards import load_board
 from micro_rt.cortexm.image import reference_graph
 from micro_rt.cortexm.run_elf import run_program
 from micro_rt.fit import RUNTIME_ROOTS
@@ -36,6 +37,10 @@ MODELS = Path(__file__).resolve().parents[1] / "models"
 FIRMWARE = Path(__file__).resolve().parents[1] / "cortexm" / "firmware"
 CYCLE_BOUND_0WS = 0.002
 CYCLE_BOUND_BOARD = 0.03
+# export counts its image as board.ld places it; main.c and startup.c (measured 882-910 B with
+# gcc 12.2, counted as 1 KiB + the names) and the alignment are bounds, so it may count this
+# much more than the link places, never less
+IMAGE_BOUND_SLACK = 768
 EXPORT_OWN = {"main", "Reset_Handler", "Default_Handler", "mrt_putc", "mrt_puts", "mrt_put_u32",
               "mrt_put_hex", "mrt_copy_in", "mrt_cycles_start", "mrt_cycles_now", "SysTick_Handler"}
 FIRMWARE_OWN = {"mrt_reset_handler", "mrt_fault_handler"}      # the emulator firmware's start-up
@@ -59,6 +64,21 @@ def _host_outputs(model: Path, core: str) -> list[str]:
         it.set_input(x, i)
     it.invoke()
     return [np.ascontiguousarray(it.get_output(i)).tobytes().hex() for i in range(it.num_outputs)]
+
+
+def _placed(path: Path, board: str) -> dict[str, int]:
+    """Bytes a linked image takes of the board's flash (to the end of the last thing loaded
+    there, .data's initial values) and RAM (to the top of the stack), from the ELF."""
+    memory = load_board(board).memory
+    flash_base = memory.region(memory.code_region).base
+    ram_base = memory.region(memory.arena_regions[0]).base
+    with open(path, "rb") as fh:
+        elf = ELFFile(fh)
+        loads = [seg for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD" and seg["p_filesz"]]
+        top = next(s["st_value"] for s in elf.get_section_by_name(".symtab").iter_symbols()
+                   if s.name == "__stack_top")
+        return {"flash": max(seg["p_paddr"] + seg["p_filesz"] for seg in loads) - flash_base,
+                "ram": top - ram_base}
 
 
 def _functions(path: Path) -> tuple[set[str], dict[str, int]]:
@@ -108,8 +128,9 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     profiled = _profile(capsys, path, board)
     assert run.invoke_instructions == profiled["total_instructions"] == exported["profile_instructions"]
     assert abs(run.invoke_cycles - profiled["total_cycles"]) <= CYCLE_BOUND_BOARD * profiled["total_cycles"]
-    flat = run_program(out / "model-emulator.elf", core)
-    profiled = _profile(capsys, path, board, "--flash-wait-states", "0")
+    flat = run_program(out / "model-emulator.elf", core)      # the core's default flash, 0 wait states
+    code, profiled = _json(capsys, "profile", str(path), "--target", core, "--flash-wait-states", "0")
+    assert code == 0
     assert flat.invoke_instructions == profiled["total_instructions"]
     assert abs(flat.invoke_cycles - profiled["total_cycles"]) <= CYCLE_BOUND_0WS * profiled["total_cycles"]
 
@@ -130,6 +151,12 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
         + fit["flash"]["data_init_bytes"]
     assert flash["plan_bytes"] == flash["plan_table_bytes"] + fit["ram"]["plan_state_bytes"]
     assert fit["ram"]["kernel_stack_bytes"] == run.invoke_stack_bytes
+
+    # what export counted before writing the project is what the link placed, never less
+    placed = _placed(out / "model.elf", board)
+    for region in ("flash", "ram"):
+        counted = exported["image"][region]["used"]
+        assert placed[region] <= counted <= placed[region] + IMAGE_BOUND_SLACK, (region, placed, counted)
 
 
 def test_export_refuses_what_it_cannot_do(capsys, tmp_path):
@@ -154,3 +181,83 @@ def test_run_program_refuses_an_elf_that_is_not_an_export_build():
     from micro_rt.errors import EmulationError
     with pytest.raises(EmulationError, match=r"has no symbol 'g_mrt_emulator_cycles': not the emulator build"):
         run_program(FIRMWARE / "cortex-m4.elf", "cortex-m4")
+
+
+def _relu(path: Path, n: int) -> Path:
+    """int8 x -> RELU -> y of n elements: arena 2 n, seeded input n (flash), console about 2 n."""
+    from micro_rt.builder import ModelBuilder
+    b = ModelBuilder()
+    x, y = (b.add_tensor(name, (1, n), "INT8", scale=0.1, zero_point=0) for name in "xy")
+    b.add_operator("RELU", [x], [y])
+    b.inputs, b.outputs = [x], [y]
+    path.write_bytes(b.build())
+    return path
+
+
+def test_export_refuses_an_image_that_does_not_fit(capsys, tmp_path):
+    """No project for an image that would not link: exit 1, one line naming what is over and
+    by how much, nothing written."""
+    model = _relu(tmp_path / "relu.tflite", 100_000)
+    code = main(["export", str(model), "--board", "nucleo-g0b1re", "-o", str(tmp_path / "a")])
+    err = capsys.readouterr().err
+    assert code == 1 and not (tmp_path / "a").exists() and len(err.splitlines()) == 1
+    assert "the image does not fit board nucleo-g0b1re: RAM (SRAM) " in err
+    assert re.search(r"of 147,456 B, over by [\d,]+ B .*largest: console [\d,]+ B, arena 200,000 B", err)
+    code, refused = _json(capsys, "export", str(model), "--board", "nucleo-g0b1re", "-o",
+                          str(tmp_path / "a"))
+    ram = refused["image"]["ram"]
+    assert code == 1 and refused["exported"] is False and ram["used"] > ram["capacity"] == 147_456
+    assert {"part": "arena", "bytes": 200_000} in ram["parts"]
+
+
+def test_export_counts_the_seeded_input_fit_does_not(capsys, tmp_path, monkeypatch):
+    """fit counts the model's flash, the export also the seeded test input main.c feeds it: on
+    a board with 24 KiB of flash a 25,000-byte input makes the image too large although fit
+    says the model fits."""
+    data = json.loads((Path(__file__).resolve().parents[1] / "cortexm" / "board_data"
+                       / "nucleo-g0b1re.json").read_text())
+    data.update(name="small-flash", title="SMALL-FLASH", aliases=[])
+    for region in data["memory"]["regions"]:
+        if region["name"] == data["memory"]["code_region"]:
+            region["size"] = 24 * 1024
+    boards_dir = tmp_path / "boards"
+    boards_dir.mkdir()
+    (boards_dir / "small-flash.json").write_text(json.dumps(data))
+    monkeypatch.setenv("MICRO_RT_BOARDS", str(boards_dir))          # fit has no --board-dir
+    model = _relu(tmp_path / "relu.tflite", 25_000)
+    code, fit = _json(capsys, "fit", str(model), "--board", "small-flash", "--kernels", "cmsis-nn")
+    assert fit["flash"]["fits"] is True and fit["flash"]["used"] < 24 * 1024
+    code = main(["export", str(model), "--board", "small-flash", "--board-dir", str(boards_dir),
+                 "-o", str(tmp_path / "p")])
+    err = capsys.readouterr().err
+    assert code == 1 and not (tmp_path / "p").exists()
+    assert "FLASH (FLASH) " in err and "of 24,576 B, over by" in err and "seeded test inputs 25,000 B" in err
+    assert "RAM" not in err.split(": ", 2)[2]           # only flash is over
+
+
+@pytest.mark.parametrize("board,calls", [
+    ("nucleo-l4r5zi", ["HAL_RCC_ClockConfig(&clk, FLASH_LATENCY_5)", "__HAL_FLASH_INSTRUCTION_CACHE_ENABLE()"]),
+    ("nucleo-h743zi2", ["HAL_RCC_ClockConfig(&clk, FLASH_LATENCY_4)", "SCB_EnableICache()"]),
+    ("ek-ra6m4", ["bsp_clock_init()", "R_BSP_FlashCacheEnable()"]),
+    ("nrf5340-dk", ["nrfx_clock_divider_set(NRF_CLOCK_DOMAIN_HFCLK, NRF_CLOCK_HFCLK_DIV_1)",
+                    "nrf_cache_enable(NRF_CACHE)"]),
+    ("mimxrt1060-evk", ["BOARD_BootClockRUN()", "FlexSPI configuration block"]),
+    ("raspberry-pi-pico", ["set_sys_clock_khz(125000, true)", "boot stage 2"]),
+])
+def test_export_says_what_it_leaves_to_the_user(capsys, tmp_path, board, calls):
+    """The start-up sets no clock, flash latency or cache: the export says what profile assumed
+    of each, and README.txt names the vendor's call that sets it."""
+    setup = board_setup(board)
+    out = tmp_path / "p"
+    code, exported = _json(capsys, "export", str(MODELS / "anomaly_fc_int8.tflite"), "--board", board,
+                           "-o", str(out))
+    assert code == 0
+    kind = load_board(board).accelerator.kind
+    assert exported["assumed"] == (f"core clock {setup.clock_hz / 1e6:g} MHz, flash latency "
+                                   f"{setup.flash_wait_states} wait states, the {kind} on")
+    readme = (out / "README.txt").read_text()
+    left = readme[readme.index("Left to you"):readme.index("The image as board.ld places it")]
+    assert f"core clock: profile assumed {setup.clock_hz / 1e6:g} MHz" in left
+    assert f"flash latency: profile assumed {setup.flash_wait_states} wait states" in left
+    for call in calls:
+        assert call in left, call

@@ -96,7 +96,10 @@ def test_board_gives_core_clock_wait_states_and_budgets(capsys):
     assert rc == 0
     setup = report["setup"]
     assert (setup["board"], setup["target"], setup["clock_hz"]) == (board.name, board.core, sim.clock_hz)
-    assert setup["flash_wait_states"] == sim.line_fill_cycles
+    assert (setup["flash_wait_states"], setup["line_fill_cycles"]) == (sim.flash_wait_states,
+                                                                       sim.line_fill_cycles)
+    assert f"with {sim.flash_wait_states} flash wait states (a line fill costs " \
+        f"{sim.line_fill_cycles} core cycles)" in report["cycles_note"]
     assert (setup["ram_budget"], setup["flash_budget"]) == (sim.arena_bytes, sim.flash_bytes)
     assert report["fit"]["verdict"] == "fits"
     # The same cycles as `profile --board`, and as the board's flash interface gives them.

@@ -91,7 +91,6 @@ def gather(path: str, data: bytes, setup: Setup,
     else:
         try:
             profile, run = emulated_profile(data, setup.target, setup.clock_hz,
-                                            flash_wait_states=setup.flash_wait_states,
                                             memory_system=setup.mcu_memory_system(),
                                             strict_alignment=setup.strict_alignment,
                                             seed=setup.seed, progress=progress, kernels=setup.kernels)
@@ -106,7 +105,8 @@ def gather(path: str, data: bytes, setup: Setup,
             flavour = "CMSIS-NN-style" if setup.kernels == "cmsis-nn" else setup.kernels
             note = (f"one inference of micro_rt's {flavour} C kernels on a virtual "
                     f"{setup.target} at {setup.clock_hz / 1e6:g} MHz with "
-                    f"{setup.flash_wait_states} flash wait states (stall cycles per line fill), "
+                    f"{setup.flash_wait_states} flash wait states (a line fill costs "
+                    f"{setup.line_fill_cycles} core cycles), "
                     f"on seeded random inputs (seed {setup.seed})")
     # A failed emulation is retried by assess, which then lists why stack and code are missing.
     fit = assess(path, data, it, setup.ram_budget, setup.flash_budget, measure=setup.cycles,

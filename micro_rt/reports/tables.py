@@ -132,6 +132,8 @@ def profile_tables(p: dict) -> tuple[list[str], list[Table]]:
             summary.append(f"runtime overhead not measured ({p['runtime_not_measured']}): the total is "
                            "the operators' alone")
     summary += [f"alignment: {a}" for a in p["alignment"]]
+    if p.get("fit"):                  # profile --board: whether the model fits the board
+        summary.append(p["fit"]["summary"])
     clock = p["clock_hz"]
     rows = [dict(o, counted=o["on_mcu"],
                  cycles=o["cycles"] if o["on_mcu"] else None,
