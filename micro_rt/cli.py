@@ -10,6 +10,7 @@ Exit codes (the same for every command, so CI can gate on them):
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import traceback
 import warnings
