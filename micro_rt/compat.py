@@ -143,8 +143,8 @@ def check_mcu_options(options: Any, emulate: bool, executor_class: Callable[[], 
     if not options:
         return {}
     if not emulate:
-        raise InputError("mcu_options only apply when the model runs on the virtual MCU "
-                         "(kernels='cmsis-nn' on a Cortex-M target)")
+        raise InputError("mcu_options only apply when the model runs on the virtual MCU: "
+                         "pass emulate=True (on a Cortex-M target)")
     params = {name: p for name, p in inspect.signature(executor_class()).parameters.items()
               if p.kind == inspect.Parameter.KEYWORD_ONLY}
     for key, value in options.items():
