@@ -26,6 +26,7 @@ from .errors import InputError, MicroRtError
 from .files import load_array, read_model_file
 from .interpreter import Interpreter
 from .model import Model, read_model
+from .flavours import default_kernels
 from .report import format_bytes, kernels_fields, kernels_label, plan_table
 from .resolver import builtin_op_resolver
 from .targets import get_target
@@ -39,6 +40,13 @@ __all__ = ["main", "build_parser", "parse_size", "parse_frequency"]
 def _load(path: str) -> tuple[Model, bytes]:
     data = read_model_file(path)
     return read_model(data), data
+
+
+def _resolve_kernels(args) -> None:
+    """--kernels not given: the flavour TFLM is built with for the target (known by now: given,
+    or the board's core), as the help says."""
+    if args.kernels is None:
+        args.kernels = default_kernels(args.target)
 
 
 def _interpreter(args, data: bytes, plan_only: bool = True) -> Interpreter:
@@ -155,9 +163,10 @@ def cmd_info(args) -> int:
 def cmd_plan(args) -> int:
     from .fit import ops_without_kernels
     model, data = _load(args.model)
+    _resolve_kernels(args)
     it = _interpreter(args, data)
     plan = it.plan
-    payload = dict(plan.as_dict(), **kernels_fields(args.kernels))
+    payload = dict(plan.as_dict(), **kernels_fields(args.kernels, plan.target))
     payload["unresolved_ops"] = it.unresolved
     text = plan_table(plan, args.kernels)
     missing = ops_without_kernels(it)
@@ -177,13 +186,14 @@ def cmd_plan(args) -> int:
 # ---- fit ---------------------------------------------------------------------------------
 def _board_or_target(args, **common):
     """The run setup of fit and profile: --board's core, clock, flash interface and budgets,
-    each overridden by the option given, or --target (default cortex-m4)."""
+    each overridden by the option given, or --target (default cortex-m4); the kernels given,
+    else the core's flavour."""
     from .run_setup import make_setup
     setup = make_setup(board=args.board, target=args.target, clock_hz=getattr(args, "clock", None),
                        flash_wait_states=getattr(args, "flash_wait_states", None),
                        ram_budget=getattr(args, "ram", None),
-                       flash_budget=getattr(args, "flash", None), **common)
-    args.target = setup.target
+                       flash_budget=getattr(args, "flash", None), kernels=args.kernels, **common)
+    args.target, args.kernels = setup.target, setup.kernels
     return setup
 
 
@@ -227,7 +237,8 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
         input_sets.append(random_inputs(it, args.seed + n, kind))
     with _progress(args, "checking against tflite-micro", len(input_sets)) as progress:
         # a fresh interpreter: the oracle starts fresh, and the run's invoke moved any state
-        fresh = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
+        fresh = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels,
+                                       emulate=args.emulate)
         agreements = check_against_oracle(data, fresh, input_sets, progress)
     equal = all(a.equal for a in agreements)
     payload["check"] = {"equal": equal, "input_sets": sets,
@@ -245,7 +256,8 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
 def cmd_run(args) -> int:
     from .inputs import random_inputs
     _, data = _load(args.model)
-    it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
+    _resolve_kernels(args)
+    it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels, emulate=args.emulate)
     inputs = random_inputs(it, args.seed)
     for i, path in enumerate((args.input or [])[:it.num_inputs]):
         try:
@@ -258,9 +270,16 @@ def cmd_run(args) -> int:
     with _progress(args, f"running {Path(args.model).name}", len(it.nodes)) as progress:
         it.invoke(progress=progress)
     outputs = [it.get_output(i) for i in range(it.num_outputs)]
-    payload = {"model": args.model, "target": it.target.name, **kernels_fields(args.kernels),
+    payload = {"model": args.model, "target": it.target.name,
+               **kernels_fields(args.kernels, it.target.name),
+               "arena_bytes": it.arena_required_bytes(),
+               "executed_on": "virtual_mcu" if it.emulate else "host",
                "seed": args.seed, "outputs": []}
-    lines = []
+    ran = (f"on the virtual {it.target.name}, {args.kernels} C kernels" if it.emulate else
+           "on the host's kernels" if it.target.is_host else
+           f"on the host's kernels (bit-exact with the {args.kernels} C kernels, which --emulate "
+           "runs)")
+    lines = [f"ran {ran}, in the {payload['arena_for']} ({it.arena_required_bytes():,} B)"]
     for i, value in enumerate(outputs):
         details = it.get_output_details(i)
         deq = _dequantize(value, details)
@@ -281,6 +300,7 @@ def cmd_optimize(args) -> int:
     _refuse_directory("-o/--output", args.output)
     _refuse_directory("--html", args.html)
     _, data = _load(args.model)
+    _resolve_kernels(args)
     result = optimize(data, target=args.target, kernels=args.kernels, time_limit=args.time_limit,
                       oracle_verify=args.oracle_verify)
     try:
@@ -288,7 +308,7 @@ def cmd_optimize(args) -> int:
     except OSError as e:
         raise MicroRtError(f"cannot write '{args.output}': {e.strerror}") from None
     payload = dict(result.as_dict(), model=args.model, output=args.output, target=args.target,
-                   **kernels_fields(args.kernels))
+                   **kernels_fields(args.kernels, args.target))
     check = None if args.no_check else check_outputs(data, result.data, seeds=range(args.seeds))
     payload["outputs_equal"] = check
     saved = result.original_head - result.predicted_head
@@ -365,9 +385,9 @@ def cmd_boards(args) -> int:
     from .reports.boards import boards_exit_code, boards_payload, boards_tables, boards_text, measure_boards
     _, data = _load(args.model)        # a bad model is one error, not one per board
     boards = [b.name for b in list_boards(args.board_dir)]
-    rows = measure_boards(args.model, data, boards, planner=args.planner, seed=args.seed,
-                          workers=args.workers, board_dirs=args.board_dir)
-    payload = boards_payload(args.model, rows, "cmsis-nn")
+    rows = measure_boards(args.model, data, boards, kernels=args.kernels, planner=args.planner,
+                          seed=args.seed, workers=args.workers, board_dirs=args.board_dir)
+    payload = boards_payload(args.model, rows)
     _emit(args, payload, boards_text(payload), boards_tables)
     return boards_exit_code(rows)
 
@@ -377,15 +397,17 @@ def cmd_export(args) -> int:
     from .export import export_project
     _, data = _load(args.model)
     result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
-                            seed=args.seed)
+                            seed=args.seed, kernels=args.kernels)
     payload = {"model": args.model, "board": result.board, "core": result.core,
+               **kernels_fields(result.kernels, result.core),
                "directory": str(result.directory), "files": result.files,
                "kernel_sources": result.kernel_sources, "plan_entries": result.entries,
                "stack_bytes": result.stack_bytes, "seed": args.seed,
                "profile_cycles": result.profile_cycles,
                "profile_instructions": result.profile_instructions}
     text = (f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
-            f"{result.entries} kernel calls, kernels from {', '.join(result.kernel_sources)}\n"
+            f"{result.entries} kernel calls of {kernels_label(result.kernels)} C kernels, from "
+            f"{', '.join(result.kernel_sources)}\n"
             f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "
             f"flash it and read its output\n"
             f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "

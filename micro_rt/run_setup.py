@@ -1,14 +1,17 @@
 """Where a model is judged and timed: a bare target with the user's figures, or a board of the
 catalog (micro_rt.cortexm.boards) with its core, clock, flash interface and memory as budgets.
 
-One home for that mapping, so `fit`, `profile`, `report`, `compare` and `boards` read a board
-the same way; every figure the user gives (--clock, --flash-wait-states, --ram, --flash)
-overrides the board's.
+One home for that mapping, so `fit`, `profile`, `report`, `compare`, `boards` and `export` read
+a board the same way; every figure the user gives (--clock, --flash-wait-states, --ram, --flash,
+--kernels) overrides the board's. Without --kernels the flavour is the one TFLM is built with
+for the core (flavours.default_kernels), decided once the core is known.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
+
+from .flavours import default_kernels
 
 DEFAULT_CLOCK_HZ = 100_000_000          # `micro-rt profile` without a board
 DEFAULT_TARGET = "cortex-m4"
@@ -18,7 +21,7 @@ DEFAULT_TARGET = "cortex-m4"
 class Setup:
     """What a command was asked for: where the model runs and what it is judged against."""
     target: str = DEFAULT_TARGET
-    kernels: str = "cmsis-nn"
+    kernels: Optional[str] = None      # None: the target's own (flavours.default_kernels)
     planner: str = "greedy"
     clock_hz: int = DEFAULT_CLOCK_HZ
     flash_wait_states: int = 0         # core stall cycles per flash line fill, as in `profile`
@@ -34,6 +37,10 @@ class Setup:
     cycles: bool = True                # run the emulated inference
     optimize_seconds: float = 2.0      # 0: no optimize suggestion
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kernels is None:
+            self.kernels = default_kernels(self.target)
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -57,7 +64,8 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
     """A board's core, clock, flash timing and budgets, each overridden by what is given
     (the CLI's --clock, --flash-wait-states, --ram, --flash), or a bare target (default
     cortex-m4). `board_dirs`: user directories of board files searched before the catalog.
-    `common`: the other Setup fields (kernels, planner, cycles, ...)."""
+    `common`: the other Setup fields (kernels, planner, cycles, ...); kernels None (or left
+    out): the flavour TFLM is built with for the target or the board's core."""
     given = [name for name, value in (("--ram", ram_budget), ("--flash", flash_budget))
              if value is not None]
     if not board:
@@ -73,6 +81,7 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
                          f"core is {setup.target} (give one of them)")
     for key, value in common.items():
         setattr(setup, key, value)
+    setup.kernels = setup.kernels or default_kernels(setup.target)   # None: the core's flavour
     if flash_wait_states is not None:
         setup.flash_wait_states = flash_wait_states
         setup.board_notes.append(f"flash line fill set to {flash_wait_states} cycles by "
