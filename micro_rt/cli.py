@@ -24,9 +24,9 @@ from .analysis import op_macs
 from .cli_values import parse_frequency, parse_size
 from .errors import InputError, MicroRtError
 from .files import load_array, read_model_file
+from .flavours import default_kernels
 from .interpreter import Interpreter
 from .model import Model, read_model
-from .flavours import default_kernels
 from .report import format_bytes, kernels_fields, kernels_label, plan_table
 from .resolver import builtin_op_resolver
 from .targets import get_target
@@ -406,7 +406,7 @@ def cmd_export(args) -> int:
                "profile_cycles": result.profile_cycles,
                "profile_instructions": result.profile_instructions}
     text = (f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
-            f"{result.entries} kernel calls of {kernels_label(result.kernels)} C kernels, from "
+            f"{result.entries} kernel calls, kernels {kernels_label(result.kernels)} from "
             f"{', '.join(result.kernel_sources)}\n"
             f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "
             f"flash it and read its output\n"

@@ -115,12 +115,9 @@ def check_name(argument: str, value: Any, choices: Iterable[str]) -> str:
     return value
 
 
-def check_flag(argument: str, value: Any, optional: bool = False) -> Optional[bool]:
-    if value is None and optional:
-        return None
+def check_flag(argument: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise InputTypeError(f"{argument} must be True or False{' or None' if optional else ''}, "
-                             f"got {type(value).__name__} {value!r}")
+        raise InputTypeError(f"{argument} must be True or False, got {type(value).__name__} {value!r}")
     return bool(value)
 
 
