@@ -42,7 +42,7 @@ def run_interpreter(model: str, n: int, recycle: bool) -> dict:
     from micro_rt import Interpreter
     from micro_rt.inputs import random_inputs
     options = {} if recycle else {"recycle_every": 0}
-    it = Interpreter.from_file(model, target="cortex-m4", kernels="cmsis-nn", mcu_options=options)
+    it = Interpreter.from_file(model, target="cortex-m4", kernels="cmsis-nn", emulate=True, mcu_options=options)
     inputs = random_inputs(it, 0)
     samples = []
     start = time.perf_counter()

@@ -5,7 +5,7 @@
                                        [--markdown] [--write]
     python benchmarks/bench_profile.py --baseline-soft-float [--write]
 
-For each model and core: build `Interpreter.from_file(path, target=core, kernels="cmsis-nn")`
+For each model and core: build `Interpreter.from_file(path, target=core, kernels="cmsis-nn", emulate=True)`
 (default machine config: exact instruction counting), feed a seeded random input, invoke.
 Small models are invoked twice and the second invoke is timed (Unicorn's translation cache
 is warm); models above --big-macs MACs are invoked once (that single invoke is timed).
@@ -75,7 +75,7 @@ def op_shape(it, node) -> str:
 
 def run_model(path: Path, core: str, big_macs: int, seed: int = 0) -> dict:
     from micro_rt import Interpreter
-    it = Interpreter.from_file(str(path), target=core, kernels="cmsis-nn")
+    it = Interpreter.from_file(str(path), target=core, kernels="cmsis-nn", emulate=True)
     rng = np.random.default_rng(seed)
     d = it.get_input_details(0)
     dt = np.dtype(d["dtype"])

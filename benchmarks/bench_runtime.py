@@ -37,7 +37,7 @@ def find_model(name: str):
 def measure(path: Path, core: str, whole: bool, invokes: int) -> dict:
     from micro_rt import Interpreter
     from micro_rt.inputs import random_inputs
-    it = Interpreter.from_file(str(path), target=core, kernels="cmsis-nn", mcu_options={"whole_invoke": whole})
+    it = Interpreter.from_file(str(path), target=core, kernels="cmsis-nn", emulate=True, mcu_options={"whole_invoke": whole})
     for i, x in enumerate(random_inputs(it, 0)):
         it.set_input(x, i)
     it.invoke()                                   # warm-up: plan, translations, block costs

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .analysis import op_macs
-from .cli_common import (emit, load_model, plan_interpreter, progress_bar, refuse_directory, warn,
+from .cli_common import (emit, load_model, plan_interpreter, progress_bar, refuse_directory, resolve_kernels, warn,
                          write_text)
 from .cli_run import cmd_run
 from .cli_values import parse_frequency, parse_size
 from .errors import InputError, MicroRtError
+from .flavours import default_kernels
 from .model import read_model
 from .report import (OP_WIDTH, elide, format_bytes, kernels_fields, kernels_label, plan_table,
                      quantization_fields, quantization_label)
@@ -103,9 +104,10 @@ def cmd_info(args) -> int:
 def cmd_plan(args) -> int:
     from .fit import ops_without_kernels
     model, data = load_model(args.model)
+    resolve_kernels(args)
     it = plan_interpreter(args, data)
     plan = it.plan
-    payload = dict(plan.as_dict(), **kernels_fields(args.kernels))
+    payload = dict(plan.as_dict(), **kernels_fields(args.kernels, plan.target))
     payload["unresolved_ops"] = it.unresolved
     text = plan_table(plan, args.kernels)
     missing = ops_without_kernels(it)
@@ -125,14 +127,16 @@ def cmd_plan(args) -> int:
 # ---- fit ---------------------------------------------------------------------------------
 def _board_or_target(args, **common):
     """The run setup of fit and profile: --board's core, clock, flash interface and budgets,
-    each overridden by the option given, or --target (default cortex-m4)."""
+    each overridden by the option given, or --target (default cortex-m4); the kernels given,
+    else the core's flavour."""
     from .run_setup import make_setup
     setup = make_setup(board=args.board, target=args.target, clock_hz=getattr(args, "clock", None),
                        flash_wait_states=getattr(args, "flash_wait_states", None),
                        ram_budget=getattr(args, "ram", None),
                        flash_budget=getattr(args, "flash", None),
-                       arena_region=getattr(args, "arena_region", None), **common)
-    args.target = setup.target
+                       arena_region=getattr(args, "arena_region", None),
+                       kernels=args.kernels, **common)
+    args.target, args.kernels = setup.target, setup.kernels
     return setup
 
 
@@ -168,6 +172,7 @@ def cmd_optimize(args) -> int:
     refuse_directory("-o/--output", args.output)
     refuse_directory("--html", args.html)
     _, data = load_model(args.model)
+    resolve_kernels(args)
     result = optimize(data, target=args.target, kernels=args.kernels, time_limit=args.time_limit,
                       oracle_verify=args.oracle_verify)
     try:
@@ -175,7 +180,7 @@ def cmd_optimize(args) -> int:
     except OSError as e:
         raise MicroRtError(f"cannot write '{args.output}': {e.strerror}") from None
     payload = dict(result.as_dict(), model=args.model, output=args.output, target=args.target,
-                   **kernels_fields(args.kernels))
+                   **kernels_fields(args.kernels, args.target))
     check = None if args.no_check else check_outputs(data, result.data, seeds=range(args.seeds))
     payload["outputs_equal"] = check
     saved = result.original_head - result.predicted_head
@@ -274,12 +279,14 @@ def cmd_boards(args) -> int:
     _, data = load_model(args.model)        # a bad model is one error, not one per board
     catalog = list_boards(args.board_dir)
     check_arena_region(args.arena_region, catalog)
-    check_model(data, [b.core for b in catalog], kernels="cmsis-nn", planner=args.planner)
+    check_model(data, [b.core for b in catalog], kernels=args.kernels or default_kernels(catalog[0].core),
+                planner=args.planner)
     boards = [b.name for b in catalog]
-    rows = measure_boards(args.model, data, boards, planner=args.planner, seed=args.seed,
+    rows = measure_boards(args.model, data, boards, kernels=args.kernels, planner=args.planner,
+                          seed=args.seed,
                           workers=args.workers, board_dirs=args.board_dir,
                           arena_region=args.arena_region)
-    payload = boards_payload(args.model, rows, "cmsis-nn")
+    payload = boards_payload(args.model, rows)
     emit(args, payload, boards_text(payload), boards_tables)
     return boards_exit_code(rows)
 
@@ -291,7 +298,7 @@ def cmd_export(args) -> int:
     _, data = load_model(args.model)
     try:
         result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
-                                seed=args.seed)
+                                seed=args.seed, kernels=args.kernels)
     except ImageTooLarge as e:
         if args.format == "json":
             print(json.dumps({"model": args.model, "board": args.board, "exported": False,
@@ -299,6 +306,7 @@ def cmd_export(args) -> int:
         print(f"micro-rt: export: {e} (nothing written)", file=sys.stderr)
         return EXIT_NO
     payload = {"model": args.model, "board": result.board, "core": result.core, "exported": True,
+               **kernels_fields(result.kernels, result.core),
                "directory": str(result.directory), "files": result.files,
                "kernel_sources": result.kernel_sources, "plan_entries": result.entries,
                "stack_bytes": result.stack_bytes, "seed": args.seed,
@@ -309,7 +317,8 @@ def cmd_export(args) -> int:
     flash, ram = result.image.flash, result.image.ram
     text = "\n".join([
         f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
-        f"{result.entries} kernel calls, kernels from {', '.join(result.kernel_sources)}",
+        f"{result.entries} kernel calls, kernels {kernels_label(result.kernels)} from "
+        f"{', '.join(result.kernel_sources)}",
         f"image: flash {flash.used:,} B of {flash.capacity:,} B, RAM {ram.used:,} B of "
         f"{ram.capacity:,} B (as board.ld places it, with the seeded test input)",
         f"build: make -C {result.directory} (arm-none-eabi-gcc); README.txt says how to "

@@ -19,6 +19,14 @@ def load_model(path: str) -> tuple[Model, bytes]:
     return read_model(data), data
 
 
+def resolve_kernels(args) -> None:
+    """--kernels not given: the flavour TFLM is built with for the target (known by now: given,
+    or the board's core), as the help says."""
+    if args.kernels is None:
+        from .flavours import default_kernels
+        args.kernels = default_kernels(args.target)
+
+
 def plan_interpreter(args, data: bytes, plan_only: bool = True) -> Interpreter:
     return Interpreter.from_bytes(data, target=args.target, kernels=args.kernels,
                                   planner=getattr(args, "planner", "greedy"), plan_only=plan_only)

@@ -11,6 +11,7 @@ from .cortexm.boards import MAX_FLASH_WAIT_STATES
 from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, parse_frequency,
                          seconds_range, size_type)
 from .report import WHOLE_ARRAY_ELEMENTS
+from .flavours import KERNEL_FLAVOURS
 from .reports.formats import FORMATS
 
 EXIT_OK, EXIT_NO, EXIT_ERROR, EXIT_CANNOT_TELL, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -49,10 +50,14 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-KERNELS_HELP = ("reference: micro_rt's kernels modelled on TFLM's reference kernels (profile and fit "
-                "run them as plain C on the virtual MCU); cmsis-nn: micro_rt's own kernels written "
-                "to CMSIS-NN's API, not Arm's CMSIS-NN library (on a Cortex-M target they run as C "
-                "on the virtual MCU)")
+KERNELS_HELP = ("whose arena is planned and which C kernels are measured. reference: micro_rt's "
+                "kernels modelled on TFLM's reference kernels (profile and fit run them as plain C "
+                "on the virtual MCU); cmsis-nn: micro_rt's own kernels written to CMSIS-NN's API, "
+                "not Arm's CMSIS-NN library, with the arena TFLM allocates with CMSIS-NN kernels")
+# What the default is, said in each command's --help: decided once the target is known.
+KERNELS_BY_TARGET = ("the flavour TFLM is built with for the target, decided after --target or "
+                     "--board: cmsis-nn on a Cortex-M core, reference on host64")
+KERNELS_FOR_BOARDS = "cmsis-nn, the flavour TFLM is built with for a board's Cortex-M core"
 TARGETS_HELP = "host64, cortex-m0plus, cortex-m4, cortex-m7, cortex-m33"
 WAIT_STATES_HELP = (f"flash wait states as in the datasheet (flash-interface clock cycles added to "
                     f"each flash access), 0 to {MAX_FLASH_WAIT_STATES}; with --board no fewer than "
@@ -75,17 +80,17 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help: str, func, *, target: Optional[str] = "cortex-m4",
-                kernels: Optional[str] = "reference", planner: bool = False,
+                kernels: Optional[str] = KERNELS_BY_TARGET, planner: bool = False,
                 formats: bool = False):
+        """One subcommand; `kernels`: what --kernels defaults to, in words (None: no option)."""
         p = sub.add_parser(name, help=help, description=help, epilog=EXIT_CODES,
                            formatter_class=_HelpFormatter)
         p.add_argument("model", help=".tflite file")
         if target:
-            p.add_argument("--target", default=target,
-                           help=TARGETS_HELP if kernels else TARGETS_HELP.split(", ", 1)[1])
+            p.add_argument("--target", default=target, help=TARGETS_HELP)
         if kernels:
-            p.add_argument("--kernels", default=kernels, choices=["reference", "cmsis-nn"],
-                           help=KERNELS_HELP)
+            p.add_argument("--kernels", default=None, choices=KERNEL_FLAVOURS,
+                           help=f"{KERNELS_HELP} (default: {kernels})")
         if planner:
             p.add_argument("--planner", default="greedy", choices=["greedy", "linear", "offline"],
                            help="TFLM's greedy or linear planner, or the model's offline plan")
@@ -129,6 +134,10 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                    help="one per model input, in order (default: seeded random inputs)")
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs, 0 to 2^32-1")
+    p.add_argument("--emulate", action="store_true",
+                   help="run on the virtual MCU of the Cortex-M target, with the flavour's C "
+                        "kernels, instead of the host's kernels (the outputs are the same, bit "
+                        "for bit)")
     p.add_argument("--check", action="store_true",
                    help="also run the tflite-micro oracle on several input sets and compare")
     p.add_argument("--seeds", type=int_range(1, 1000), default=None, metavar="N",
@@ -145,7 +154,7 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                 "reference kernels); with --board also whether the model fits the board's RAM and "
                 "flash, as fit judges it (exit 0 the profile is complete and, with --board, the "
                 "model fits; 1 it does not fit the board; 3 the total or the fit leaves something "
-                "out)", commands["profile"], target=None, kernels="cmsis-nn", formats=True)
+                "out)", commands["profile"], target=None, formats=True)
     _add_where_options(p)
     p.add_argument("--clock", type=parse_frequency, default=None,
                    help="core clock with a unit (Hz, kHz, MHz, GHz), 1 kHz to 2 GHz, e.g. "
@@ -175,7 +184,8 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p = command("boards", "the model on every board of the catalog: fits or not (RAM and flash "
                 "with margins) and latency at the board's clock, one row per board, fastest "
                 "fitting board first (exit 0 some board fits, 1 none, 3 cannot tell)",
-                commands["boards"], target=None, kernels=None, planner=True, formats=True)
+                commands["boards"], target=None, kernels=KERNELS_FOR_BOARDS, planner=True,
+                formats=True)
     p.add_argument("--board-dir", action="append", metavar="DIR",
                    help="a directory of board files (NAME.json) searched before the shipped "
                         "catalog; repeatable (default: none, and $MICRO_RT_BOARDS)")
@@ -192,7 +202,8 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                 "inference and prints its outputs and cycles, the board's linker script and a "
                 "Makefile for arm-none-eabi-gcc (exit 0 written; 1 the image, counted as its linker "
                 "script places it with the seeded test input, would not fit the board's flash or "
-                "RAM: nothing written; 2 an error)", commands["export"], target=None, kernels=None)
+                "RAM: nothing written; 2 an error)", commands["export"], target=None,
+                kernels=KERNELS_FOR_BOARDS)
     p.add_argument("--board", required=True, metavar="NAME",
                    help="a board of the catalog (micro-rt boards lists them): its core, flash and "
                         "RAM regions (required)")
@@ -208,11 +219,11 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                                 "per-operator table, arena lane chart, live bytes, cycles per "
                                 "operator, warnings and suggestions (exit 0; with a budget 1/3 as "
                                 "fit; 3 when the cycle total is incomplete)", commands["report"],
-                                target=None, kernels="cmsis-nn", planner=True, formats=True))
+                                target=None, planner=True, formats=True))
     _add_compare_options(command("compare", "two models side by side (original vs optimized, "
                                  "int8 vs int16, one model on two boards): arena, RAM, flash, "
                                  "cycles, per operator (exit 0 unless an error)", commands["compare"],
-                                 target=None, kernels="cmsis-nn", planner=True, formats=True))
+                                 target=None, planner=True, formats=True))
     return parser
 
 

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .cli_common import emit, load_model, progress_bar
+from .cli_common import emit, load_model, progress_bar, resolve_kernels
 from .cli_parser import CHECK_SEEDS, EXIT_NO, EXIT_OK
 from .errors import InputError, MicroRtError
 from .files import load_array
@@ -38,7 +38,8 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
         input_sets.append(random_inputs(it, args.seed + n, kind))
     with progress_bar(args, "checking against tflite-micro", len(input_sets)) as progress:
         # a fresh interpreter: the oracle starts fresh, and the run's invoke moved any state
-        fresh = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
+        fresh = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels,
+                                       emulate=args.emulate)
         agreements = check_against_oracle(data, fresh, input_sets, progress)
     equal = all(a.equal for a in agreements)
     payload["check"] = {"equal": equal, "input_sets": sets,
@@ -86,7 +87,8 @@ def cmd_run(args) -> int:
         raise InputError(f"--output '{args.output}' is a file; give a directory (each output "
                          "is saved in it as output_<i>.npy)")
     _, data = load_model(args.model)
-    it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels)
+    resolve_kernels(args)
+    it = Interpreter.from_bytes(data, target=args.target, kernels=args.kernels, emulate=args.emulate)
     _refuse_input_count(it, args.input or [])
     inputs = random_inputs(it, args.seed)
     for i, path in enumerate(args.input or []):
@@ -101,9 +103,16 @@ def cmd_run(args) -> int:
         it.invoke(progress=progress)
     outputs = [it.get_output(i) for i in range(it.num_outputs)]
     files = _save_outputs(args.output, outputs) if args.output else [None] * len(outputs)
-    payload = {"model": args.model, "target": it.target.name, **kernels_fields(args.kernels),
+    payload = {"model": args.model, "target": it.target.name,
+               **kernels_fields(args.kernels, it.target.name),
+               "arena_bytes": it.arena_required_bytes(),
+               "executed_on": "virtual_mcu" if it.emulate else "host",
                "seed": args.seed, "outputs": []}
-    lines = []
+    ran = (f"on the virtual {it.target.name}, {args.kernels} C kernels" if it.emulate else
+           "on the host's kernels" if it.target.is_host else
+           f"on the host's kernels (bit-exact with the {args.kernels} C kernels, which --emulate "
+           "runs)")
+    lines = [f"ran {ran}, in the {payload['arena_for']} ({it.arena_required_bytes():,} B)"]
     sg = it.model.main
     for i, (value, file) in enumerate(zip(outputs, files)):
         tensor = sg.tensors[sg.outputs[i]]

@@ -115,12 +115,9 @@ def check_name(argument: str, value: Any, choices: Iterable[str]) -> str:
     return value
 
 
-def check_flag(argument: str, value: Any, optional: bool = False) -> Optional[bool]:
-    if value is None and optional:
-        return None
+def check_flag(argument: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise InputTypeError(f"{argument} must be True or False{' or None' if optional else ''}, "
-                             f"got {type(value).__name__} {value!r}")
+        raise InputTypeError(f"{argument} must be True or False, got {type(value).__name__} {value!r}")
     return bool(value)
 
 
@@ -143,8 +140,8 @@ def check_mcu_options(options: Any, emulate: bool, executor_class: Callable[[], 
     if not options:
         return {}
     if not emulate:
-        raise InputError("mcu_options only apply when the model runs on the virtual MCU "
-                         "(kernels='cmsis-nn' on a Cortex-M target)")
+        raise InputError("mcu_options only apply when the model runs on the virtual MCU: "
+                         "pass emulate=True (on a Cortex-M target)")
     params = {name: p for name, p in inspect.signature(executor_class()).parameters.items()
               if p.kind == inspect.Parameter.KEYWORD_ONLY}
     for key, value in options.items():

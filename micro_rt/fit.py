@@ -21,7 +21,7 @@ from .inputs import random_inputs
 from .interpreter import Interpreter
 from .placement import Part, Placement, RamLayout, Role, place
 from .profile import OpRecord
-from .report import compact_bytes, format_bytes, kernels_fields, kernels_label
+from .report import arena_for, compact_bytes, format_bytes, kernels_fields, kernels_label
 
 FITS, DOES_NOT_FIT, CANNOT_TELL = "fits", "does not fit", "cannot tell"
 
@@ -233,7 +233,7 @@ class FitReport:
         plan, m = self.plan, self.measured
         temp = (", + temp peak while preparing and 16-byte rounding"
                 if plan.required_bytes > plan.total_bytes else "")
-        parts = [("arena", plan.required_bytes,
+        parts = [("arena", plan.required_bytes, f"{arena_for(self.kernels, plan.target)}: "
                   f"head {plan.head_bytes} + tail {plan.tail_bytes}{temp}")]
         if m and m.plan:
             parts[0] = ("arena", plan.required_bytes, parts[0][2] + " (TFLM's arena; micro_rt's "
@@ -338,7 +338,7 @@ class FitReport:
         return {
             "fits": as_bool[self.verdict], "verdict": self.verdict,
             "target": self.plan.target, "board": self.board, "budget_source": self.budget_source,
-            **kernels_fields(self.kernels),
+            **kernels_fields(self.kernels, self.plan.target),
             "scope": self.scope or "arena, kernel stack, static data, model and kernel code",
             "not_accounted": self.not_accounted,
             "ram": resource(self.ram_used, self.ram_budget, self._ram_verdict(), ram_margin,

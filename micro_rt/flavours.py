@@ -5,6 +5,9 @@ glue (tensorflow/lite/micro/kernels/cmsis_nn/*.cc) wraps the reference op data i
 struct (adding the scratch buffer index) and asks for the scratch its kernel reports through
 `arm_*_get_buffer_size`. The host kernels mirror the reference allocations; this module adds
 the difference, so `--kernels cmsis-nn` accounts what a CMSIS-NN build allocates.
+
+Without a flavour given, every command and the Interpreter take the one TFLM is built with for
+the target (`default_kernels`): CMSIS-NN on a Cortex-M core, reference on the host.
 """
 from __future__ import annotations
 
@@ -13,6 +16,16 @@ from typing import Any
 import numpy as np
 
 KERNEL_FLAVOURS = ("reference", "cmsis-nn")
+
+
+def default_kernels(target: Any) -> str:
+    """The flavour a user deploys on `target` (a micro_rt.targets.Target or its name), used
+    wherever no flavour is given: "cmsis-nn" on a Cortex-M core (TFLM's Cortex-M builds take
+    the CMSIS-NN kernels), "reference" on host64 (the tflite-micro pip package's build)."""
+    if isinstance(target, str):
+        from .targets import get_target
+        target = get_target(target)
+    return "reference" if target.is_host else "cmsis-nn"
 
 # (op, reference struct) -> the CMSIS-NN glue's struct wrapping it.
 CMSIS_NN_STRUCTS = {

@@ -33,7 +33,7 @@ from .resolver import MutableOpResolver
 from .profile import OpRecord, RunRecords
 from .planner import PLANNERS
 from .resource_variables import ResourceVariables, resource_variable_count
-from .flavours import KERNEL_FLAVOURS, prepare_extras
+from .flavours import KERNEL_FLAVOURS, default_kernels, prepare_extras
 from .targets import TARGETS, Target, get_target
 
 # Inputs a builtin cannot do without (TFLM's kernels dereference them unconditionally);
@@ -110,20 +110,21 @@ def _as_model(model: Any) -> Model:
     return model
 
 
-def _target_and_emulation(target: Any, kernels: str, emulate: Optional[bool]) -> tuple[Target, bool]:
-    """The target, and whether operators run on the virtual MCU: CMSIS-NN kernels on a
-    Cortex-M target do unless told otherwise; reference kernels run there when asked
-    (`emulate=True`), else on the host."""
+def _target_and_kernels(target: Any, kernels: Optional[str]) -> tuple[Target, str]:
+    """The target, and the kernel flavour: the one given, else the one TFLM is built with
+    for the target (flavours.default_kernels: cmsis-nn on a Cortex-M core, reference on the
+    host)."""
     try:
         target_info = get_target(compat.check_name("target", target, TARGETS))
     except InputError:
         raise
     except MicroRtError as e:
         raise InputError(str(e)) from None
-    emulate = (kernels == "cmsis-nn" and target_info.cpu is not None) if emulate is None else emulate
-    if emulate and target_info.cpu is None:
-        raise InputError(f"emulation needs a Cortex-M target, not {target_info.name}")
-    return target_info, emulate
+    if kernels is None:
+        return target_info, default_kernels(target_info)
+    if compat.check_name("kernels", kernels, KERNEL_FLAVOURS) not in KERNEL_FLAVOURS:
+        raise InputError(f"unknown kernels '{kernels}'; choose from {', '.join(KERNEL_FLAVOURS)}")
+    return target_info, kernels
 
 
 def _mcu_executor_class() -> type:
@@ -132,20 +133,25 @@ def _mcu_executor_class() -> type:
 
 
 class Interpreter:
-    """Runs a .tflite model the way TFLM does: on the host kernels, or, with CMSIS-NN kernels
-    on a Cortex-M target, operator by operator on the virtual MCU."""
+    """Runs a .tflite model the way TFLM does: on the host kernels, or, when asked
+    (`emulate=True`, on a Cortex-M target), on the virtual MCU with the flavour's C kernels."""
 
     def __init__(self, model: Model | bytes, custom_op_registerers: Optional[Sequence[Any]] = None,
                  arena_size: Optional[int] = None,
                  intrepreter_config: Any = InterpreterConfig.kAllocationRecording,
                  alt_decompression_memory_size: int = 0, *,
                  op_resolver: Optional[MutableOpResolver] = None, target: str = "cortex-m4",
-                 kernels: str = "reference", planner: str = "greedy",
+                 kernels: Optional[str] = None, planner: str = "greedy",
                  preserve_all_tensors: bool = False, plan_only: bool = False,
-                 emulate: Optional[bool] = None, mcu_options: Optional[dict] = None,
+                 emulate: bool = False, mcu_options: Optional[dict] = None,
                  blas_threads: Optional[int] = 1):
         """The positional arguments are tflite_micro's (`intrepreter_config` is spelled as
-        there); micro_rt's own are keywords. `plan_only=True` accepts operators without
+        there); micro_rt's own are keywords. `kernels` ("reference" or "cmsis-nn") is the
+        flavour whose arena is planned; None: the one TFLM is built with for `target`
+        (cmsis-nn on a Cortex-M core, reference on host64). The model runs on the host's
+        kernels (bit-exact with either flavour's C kernels) unless `emulate=True`, which runs
+        it on the virtual MCU of a Cortex-M target, with `mcu_options` for the machine.
+        `plan_only=True` accepts operators without
         kernels (they count no op data and fail if invoked), so memory can be planned for
         models micro_rt cannot run. `blas_threads` caps numpy's BLAS thread pool during
         invoke (None leaves it alone): the matrices of microcontroller models are small,
@@ -156,14 +162,13 @@ class Interpreter:
         preserve_all_tensors = (compat.check_flag("preserve_all_tensors", preserve_all_tensors)
                                 or compat.preserves_all_tensors(intrepreter_config))
         self.plan_only = compat.check_flag("plan_only", plan_only)
-        emulate = compat.check_flag("emulate", emulate, optional=True)
+        self.emulate = compat.check_flag("emulate", emulate)
         if compat.check_name("planner", planner, PLANNERS) not in PLANNERS:
             raise InputError(f"unknown planner '{planner}'; choose from {', '.join(PLANNERS)}")
-        if compat.check_name("kernels", kernels, KERNEL_FLAVOURS) not in KERNEL_FLAVOURS:
-            raise InputError(f"unknown kernels '{kernels}'; choose from {', '.join(KERNEL_FLAVOURS)}")
         self.model = model
-        self.kernels = kernels
-        target_info, self.emulate = _target_and_emulation(target, kernels, emulate)
+        target_info, self.kernels = _target_and_kernels(target, kernels)
+        if self.emulate and target_info.is_host:
+            raise InputError(f"emulate=True (run --emulate) needs a Cortex-M target, not {target_info.name}")
         self.mcu_options = compat.check_mcu_options(mcu_options, self.emulate, _mcu_executor_class)
         self._blas = BlasThreadLimit(blas_threads)
         self._executor = None

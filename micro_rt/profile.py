@@ -154,7 +154,8 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
     total_instructions = sum(r.instructions for r in records) + own["instructions"] if ran else None
     return {
         "target": interpreter.target.name,
-        **kernels_fields(interpreter.kernels),
+        **kernels_fields(interpreter.kernels, interpreter.target.name),
+        "arena_bytes": interpreter.plan.required_bytes,
         "clock_hz": clock_hz,
         "complete": not not_counted,
         "ops_not_counted": not_counted,
@@ -263,6 +264,8 @@ def profile_table(report: dict) -> str:
     lines.append(f"{label} on {where}: {report['total_cycles']:,} cycles = "
                  f"{report['total_ms']:.2f} ms, {report['total_instructions']:,} instructions, "
                  f"{report['total_macs']:,} MACs, max stack {report['max_stack_bytes']} B")
+    lines.append(f"run in the {report['arena_for']} ({report['arena_bytes']:,} B, as planned for "
+                 "those kernels)")
     if report.get("invokes_ended_early"):
         n = report["invokes_ended_early"]
         lines.append(f"(the {n} inference{'s' if n > 1 else ''} before this one ended early, kTfLiteAbort as "

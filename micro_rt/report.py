@@ -19,6 +19,8 @@ KERNELS_NOTES = {
                 "and buffer sizes), not Arm's CMSIS-NN library",
 }
 _KERNELS_SHORT = {"cmsis-nn": "micro_rt's CMSIS-NN-style kernels"}
+# The TFLM build whose arena micro_rt accounts for each flavour (flavours.py).
+_TFLM_BUILDS = {"reference": "reference kernels", "cmsis-nn": "CMSIS-NN kernels"}
 
 
 def kernels_label(kernels: str) -> str:
@@ -27,9 +29,16 @@ def kernels_label(kernels: str) -> str:
     return f"{kernels} ({short})" if short else kernels
 
 
-def kernels_fields(kernels: str) -> dict:
-    """The JSON fields naming the kernels: {"kernels": ..., "kernels_note": ...}."""
-    return {"kernels": kernels, "kernels_note": KERNELS_NOTES.get(kernels)}
+def arena_for(kernels: str, target: str) -> str:
+    """Whose arena an answer reports: 'arena for TFLM with CMSIS-NN kernels on cortex-m4'."""
+    return f"arena for TFLM with {_TFLM_BUILDS.get(kernels, f'{kernels} kernels')} on {target}"
+
+
+def kernels_fields(kernels: str, target: str) -> dict:
+    """The JSON fields naming the kernels and whose arena the answer reports:
+    {"kernels": ..., "kernels_note": ..., "arena_for": ...}."""
+    return {"kernels": kernels, "kernels_note": KERNELS_NOTES.get(kernels),
+            "arena_for": arena_for(kernels, target)}
 
 
 ELLIPSIS = "…"
@@ -62,7 +71,7 @@ def compact_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def plan_table(plan: ArenaPlan, kernels: Optional[str] = None) -> str:
+def plan_table(plan: ArenaPlan, kernels: str) -> str:
     """The lifetime table and the totals; a model with several subgraphs numbers each buffer
     subgraph:tensor (scratch: subgraph:operator), as `profile` numbers operators."""
     several = plan.subgraph_count > 1
@@ -77,8 +86,8 @@ def plan_table(plan: ArenaPlan, kernels: Optional[str] = None) -> str:
                     + ", ".join(f"{i} '{name}'" for i, name in enumerate(plan.subgraph_names)))
     efficiency = plan.efficiency
     rows += ["",
-             f"target {plan.target}, planner {plan.planner}"
-             + (f", kernels {kernels_label(kernels)}" if kernels else ""),
+             f"target {plan.target}, planner {plan.planner}, kernels {kernels_label(kernels)}",
+             f"{arena_for(kernels, plan.target)}:",
              f"head (planned activations + scratch): {format_bytes(plan.head_bytes)}",
              f"  lower bound for this order: {format_bytes(plan.lower_bound)} "
              f"(efficiency {efficiency:.1%}"

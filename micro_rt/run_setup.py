@@ -5,12 +5,15 @@ One home for that mapping, so `fit`, `profile`, `report`, `compare` and `boards`
 the same way; every figure the user gives (--clock, --flash-wait-states, --ram, --flash)
 overrides the board's (wait states no fewer than the board's flash needs at the clock).
 A wait state is the datasheet's: one flash-interface clock cycle more per flash access; what a
-line fill then costs in core cycles is cortexm.boards' (board_flash, core_flash).
+line fill then costs in core cycles is cortexm.boards' (board_flash, core_flash). Without --kernels the flavour is the one TFLM is
+built with for the core (flavours.default_kernels), decided once the core is known.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
+
+from .flavours import default_kernels
 
 DEFAULT_CLOCK_HZ = 100_000_000          # `micro-rt profile` without a board
 DEFAULT_TARGET = "cortex-m4"
@@ -20,7 +23,7 @@ DEFAULT_TARGET = "cortex-m4"
 class Setup:
     """What a command was asked for: where the model runs and what it is judged against."""
     target: str = DEFAULT_TARGET
-    kernels: str = "cmsis-nn"
+    kernels: Optional[str] = None      # None: the target's own (flavours.default_kernels)
     planner: str = "greedy"
     clock_hz: int = DEFAULT_CLOCK_HZ
     flash_wait_states: int = 0         # the datasheet's wait states: flash-interface cycles per access
@@ -45,6 +48,10 @@ class Setup:
     cycles: bool = True                # run the emulated inference
     optimize_seconds: float = 2.0      # 0: no optimize suggestion
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kernels is None:
+            self.kernels = default_kernels(self.target)
 
     def as_dict(self) -> dict:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -72,7 +79,8 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
     (the CLI's --clock, --flash-wait-states, --ram, --flash), or a bare target (default
     cortex-m4). `board_dirs`: user directories of board files searched before the catalog.
     `arena_region` (--arena-region): the board's region the arena goes in. `common`: the other
-    Setup fields (kernels, planner, cycles, ...)."""
+    Setup fields (kernels, planner, cycles, ...); kernels None (or left out): the flavour TFLM
+    is built with for the target or the board's core."""
     from .errors import InputError
     given = [name for name, value in (("--ram", ram_budget), ("--flash", flash_budget))
              if value is not None]
@@ -97,6 +105,7 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
                          f"core is {setup.target} (give one of them)")
     for key, value in common.items():
         setattr(setup, key, value)
+    setup.kernels = setup.kernels or default_kernels(setup.target)   # None: the core's flavour
     if ram_budget is not None:
         setup.ram_budget, setup.ram_layout = ram_budget, None
     setup.flash_budget = setup.flash_budget if flash_budget is None else flash_budget

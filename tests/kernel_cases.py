@@ -25,6 +25,9 @@ from micro_rt.errors import KernelError, UnsupportedOpError
 from micro_rt.model import read_model
 from micro_rt.tools.oracle import invoke_both
 
+# The oracle is the tflite-micro pip package, a reference-kernel build: micro_rt is compared with
+# it on the same kernels (the Interpreter's default on the default cortex-m4 target is cmsis-nn).
+ORACLE_KERNELS = "reference"
 
 # --------------------------------------------------------------------------- tensor specs
 
@@ -235,7 +238,7 @@ def assert_matches_oracle_on(oracle, data: bytes, input_sets: Sequence[Sequence[
     `any_nan`: a float32 NaN may differ in sign and payload (where NaNs meet in a sum, which one
     survives depends on the operand order the C compiler chose, which IEEE leaves open)."""
     from micro_rt.errors import OracleError
-    ours = Interpreter.from_bytes(data)
+    ours = Interpreter.from_bytes(data, kernels=ORACLE_KERNELS)
     theirs = oracle.interpreter(data, max(1 << 16, 2 * ours.arena_required_bytes()))
     ran = 0
     for k, inputs in enumerate(input_sets):
@@ -340,9 +343,9 @@ def assert_single_op_matches_oracle(oracle, data: bytes, trials: int = 3, seed: 
     if theirs is None:
         assert may_reject, "the oracle rejected a model the test expects to run"
         with pytest.raises(KernelError):
-            Interpreter.from_bytes(data)
+            Interpreter.from_bytes(data, kernels=ORACLE_KERNELS)
         return
-    ours = Interpreter.from_bytes(data)
+    ours = Interpreter.from_bytes(data, kernels=ORACLE_KERNELS)
     rng = np.random.default_rng(seed)
     for trial in range(trials):
         invoke_both(ours, theirs, model_inputs(ours.model.main, rng, first=trial == 0))
@@ -372,13 +375,13 @@ def assert_ops_match_oracle(oracle, data: bytes, seeds: Sequence[int]) -> Counte
     sg = read_model(data).main
     single: dict = {}
     try:
-        ours = Interpreter.from_bytes(data, preserve_all_tensors=True)
+        ours = Interpreter.from_bytes(data, kernels=ORACLE_KERNELS, preserve_all_tensors=True)
         arena = max(ours.arena_required_bytes() * 2, 1 << 16)
     except UnsupportedOpError:
         ours, arena = None, max(len(data) * 10, 1 << 20)
         for op in sg.operators:
             try:
-                single[op.index] = Interpreter.from_bytes(op_submodel(data, op.index))
+                single[op.index] = Interpreter.from_bytes(op_submodel(data, op.index), kernels=ORACLE_KERNELS)
             except UnsupportedOpError:
                 pass
         assert single, "micro_rt supports none of the model's operators"

@@ -159,6 +159,36 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
         assert placed[region] <= counted <= placed[region] + IMAGE_BOUND_SLACK, (region, placed, counted)
 
 
+def test_export_takes_the_kernels_flavour(capsys, tmp_path):
+    """Without --kernels export writes the CMSIS-NN-style kernels (the flavour TFLM is built
+    with for the board's Cortex-M core); with --kernels reference the reference flavour's plain
+    C loops, and that project runs as `profile --board B --kernels reference` counts."""
+    require_tool("arm-none-eabi-gcc")
+    require_tool("make")
+    path, board, core = MODELS / "mobilenet_tiny_int8.tflite", "nucleo-l4r5zi", "cortex-m4"
+    code, default = _json(capsys, "export", str(path), "--board", board, "-o", str(tmp_path / "cmsis"))
+    assert code == 0 and default["kernels"] == "cmsis-nn"
+    out = tmp_path / "reference"
+    code, exported = _json(capsys, "export", str(path), "--board", board, "-o", str(out),
+                           "--kernels", "reference")
+    assert code == 0 and exported["kernels"] == "reference"
+    assert exported["arena_for"] == "arena for TFLM with reference kernels on cortex-m4"
+    reference_sources = {s for s in exported["kernel_sources"] if s.startswith("mrt_ref_")}
+    assert reference_sources and not reference_sources & set(default["kernel_sources"])
+    assert "kernels reference" in (out / "README.txt").read_text()
+    subprocess.run(["make", "-s", "-C", str(out), "emulator"], check=True, capture_output=True)
+    setup = board_setup(board)
+    run = run_program(out / "model-emulator.elf", core, memory_system=setup.mcu_memory_system(),
+                      clock_hz=setup.clock_hz)
+    lines = run.console.splitlines()
+    assert lines[1] == "status 0"
+    printed = [re.fullmatch(r"output (\d+) ([0-9a-f]*)", line).group(2) for line in lines[3:]]
+    assert printed == _host_outputs(path, core)
+    profiled = _profile(capsys, path, board, "--kernels", "reference")
+    assert run.invoke_instructions == profiled["total_instructions"] == exported["profile_instructions"]
+    assert exported["profile_instructions"] != default["profile_instructions"]
+
+
 def test_export_refuses_what_it_cannot_do(capsys, tmp_path):
     model = str(MODELS / "mobilenet_tiny_int8.tflite")
     code = main(["export", model, "--board", "no-such-board", "-o", str(tmp_path / "a")])

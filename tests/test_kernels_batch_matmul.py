@@ -110,13 +110,15 @@ def test_persistent_requests(target, kernels, opdata):
     (dict(dtype="int8", lhs=(2, 3, 4), rhs=(2, 4, 5), out_shape=(2, 3, 6)), "must hold"),
     (dict(dtype="int8", lhs=(1, 1, 1, 1, 1, 3, 4), rhs=(4, 5)), "2 to 5 dimensions"),
 ])
-def test_refusals(kw, words):
+def test_refusals(kw, words):       # the reference kernel's (TFLM's batch_matmul.cc) refusals
     with pytest.raises(KernelError, match=words):
-        Interpreter.from_bytes(bmm_model(np.random.default_rng(1), **kw))
+        Interpreter.from_bytes(bmm_model(np.random.default_rng(1), **kw), kernels="reference")
 
 
 def test_cmsis_nn_glue_takes_ranks_up_to_4():
     data = bmm_model(np.random.default_rng(2), dtype="int8", lhs=(1, 2, 1, 3, 4), rhs=(4, 5))
-    Interpreter.from_bytes(data, target="cortex-m4")
+    Interpreter.from_bytes(data, target="cortex-m4", kernels="reference")
     with pytest.raises(KernelError, match="2 to 4 dimensions"):
         Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn")
+    with pytest.raises(KernelError, match="2 to 4 dimensions"):     # the target's default
+        Interpreter.from_bytes(data, target="cortex-m4")

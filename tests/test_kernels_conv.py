@@ -83,10 +83,10 @@ def test_persistent_and_scratch_requests(target):
     """OpData from init, then per-channel multiplier and shift arrays (4 bytes per output
     channel each) for CONV_2D and per-channel FULLY_CONNECTED."""
     rng = np.random.default_rng(0)
-    it = Interpreter.from_bytes(conv_model(rng, oc=6), target=target)
+    it = Interpreter.from_bytes(conv_model(rng, oc=6), target=target, kernels="reference")
     assert kernel_persistent(it) == (3, it.target.sizeof("OpDataConv") + 24 + 24)
     assert scratch_sizes(it) == []
-    it = Interpreter.from_bytes(fc_model(rng, per_channel=True), target=target)
+    it = Interpreter.from_bytes(fc_model(rng, per_channel=True), target=target, kernels="reference")
     assert kernel_persistent(it) == (3, it.target.sizeof("OpDataFullyConnected") + 20 + 20)
 
 

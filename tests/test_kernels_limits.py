@@ -69,7 +69,7 @@ def layer(op: str, rng, *, kind="int8", bias=None, bias_type="INT32", out_scale=
 def run_three(oracle, data: bytes, seeds=range(4), on_mcu: bool = True) -> None:
     """micro_rt on the host, micro_rt on the virtual MCU and the oracle: outputs bit-equal."""
     host = Interpreter.from_bytes(data)
-    mcu = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn")
+    mcu = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn", emulate=True)
     theirs = oracle.interpreter(data, 1 << 20)
     details = host.get_input_details(0)
     for seed in seeds:
@@ -187,7 +187,7 @@ def test_non_finite_float_filter_on_padded_windows_is_refused(op, bad, oracle):
                                           r"\((nan|inf) at \[0, 0, 0, 0\]\).*outside the image"):
         Interpreter.from_bytes(model("SAME"))
     for kernels, target in (("reference", "host64"), ("cmsis-nn", "cortex-m4")):
-        ours = Interpreter.from_bytes(model("VALID"), kernels=kernels, target=target)
+        ours = Interpreter.from_bytes(model("VALID"), kernels=kernels, target=target, emulate=target != "host64")
         ours.set_input(x, 0)
         ours.invoke()
         np.testing.assert_allclose(ours.get_output(0), oracle.run(model("VALID"), [x], 1)[0],
@@ -222,7 +222,7 @@ def test_float_overflow_clamps_to_float_max_like_tflm(case, act, oracle):
     want = oracle.run(data, inputs, 1, arena_size=1 << 20)[0]
     assert np.isin(np.abs(want), [np.finfo(np.float32).max]).any()     # the case overflows
     for kernels, target in (("reference", "host64"), ("cmsis-nn", "cortex-m4")):
-        ours = Interpreter.from_bytes(data, kernels=kernels, target=target)
+        ours = Interpreter.from_bytes(data, kernels=kernels, target=target, emulate=target != "host64")
         for k, v in enumerate(inputs):
             ours.set_input(v, k)
         with np.errstate(over="ignore"):

@@ -23,7 +23,7 @@ INT8_MODELS = ["mobilenet_tiny_int8.tflite", "residual_block_int8.tflite", "ince
 
 def _emulated_equals_host(data: bytes, core: str, seeds=range(2)) -> Interpreter:
     host = Interpreter.from_bytes(data, target=core)
-    emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+    emu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True)
     for seed in seeds:
         for i, x in enumerate(random_inputs(host, seed)):
             host.set_input(x, i)
@@ -55,7 +55,7 @@ def test_dsp_cores_need_fewer_cycles_than_m0plus():
     data = (PROJECT_MODELS / "mobilenet_tiny_int8.tflite").read_bytes()
     cycles = {}
     for core in ("cortex-m0plus", "cortex-m4"):
-        it = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+        it = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True)
         it.invoke()
         cycles[core] = sum(r.cycles for r in it.last_run)
     assert cycles["cortex-m4"] < cycles["cortex-m0plus"]
@@ -91,7 +91,7 @@ def test_misplaced_arena_is_reported_by_tensor_and_instruction():
     """Shift the arena base by 2 bytes: with strict alignment every word access into a tensor
     is reported, naming the operator, the tensor, the PC, the function and the instruction."""
     data = (PROJECT_MODELS / "mobilenet_tiny_int8.tflite").read_bytes()
-    it = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn",
+    it = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn", emulate=True,
                                 mcu_options={"arena_misalign": 2, "strict_alignment": True})
     it.invoke()
     in_arena = lambda run: [a for r in run for a in r.alignment if not a.tensor.startswith("constant")]
@@ -101,7 +101,7 @@ def test_misplaced_arena_is_reported_by_tensor_and_instruction():
     assert a.op and a.symbol and a.instruction and a.pc
     assert "tensor" in a.tensor or "scratch" in a.tensor
     assert "faults on silicon" in str(a)
-    aligned = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn",
+    aligned = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn", emulate=True,
                                      mcu_options={"strict_alignment": True})
     aligned.invoke()
     assert not in_arena(aligned.last_run)     # (weight rows of odd length still are, in flash)
@@ -109,7 +109,7 @@ def test_misplaced_arena_is_reported_by_tensor_and_instruction():
 
 def test_runaway_kernel_is_stopped_and_named():
     it = Interpreter.from_bytes((PROJECT_MODELS / "mobilenet_tiny_int8.tflite").read_bytes(),
-                                target="cortex-m4", kernels="cmsis-nn", mcu_options={"budget": 1000})
+                                target="cortex-m4", kernels="cmsis-nn", emulate=True, mcu_options={"budget": 1000})
     with pytest.raises(EmulationError, match=r"operator 0 CONV_2D exceeded its instruction budget of "
                                              r"1,000 \(set by the caller; .*\): the kernel did not finish"):
         it.invoke()

@@ -19,7 +19,7 @@ CONTROL = PROJECT_MODELS / "control_flow"
 def test_mcu_outputs_equal_host_and_control_ops_cost_cycles(name):
     data = (CONTROL / name).read_bytes()
     host = Interpreter.from_bytes(data, target="cortex-m4")
-    mcu = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn")
+    mcu = Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn", emulate=True)
     rng = np.random.default_rng(3)
     for _ in range(4):
         inputs = control_inputs(host, rng)
@@ -40,7 +40,7 @@ def test_profile_counts_each_loop_iteration(capsys):
     """Every iteration's body operators are counted: the loop runs as many times as the flags
     have leading Trues, and the body's records say so."""
     path = str(CONTROL / "while_flags_int8.tflite")
-    it = Interpreter.from_file(path, target="cortex-m4", kernels="cmsis-nn")
+    it = Interpreter.from_file(path, target="cortex-m4", kernels="cmsis-nn", emulate=True)
     for leading in (0, 3):
         flags = np.array([True] * leading + [False] * (6 - leading))
         it.set_input(flags, 0)

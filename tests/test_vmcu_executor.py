@@ -42,7 +42,7 @@ def _conv_model(h: int, cin: int, cout: int, dtype: str = "INT8") -> bytes:
 
 
 def _mcu_interpreter(data: bytes, core: str = "cortex-m4", **mcu_options) -> Interpreter:
-    return Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", mcu_options=mcu_options)
+    return Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True, mcu_options=mcu_options)
 
 
 def test_constant_larger_than_flash_is_refused_with_the_numbers(monkeypatch):

@@ -115,7 +115,7 @@ def test_lstm_f32_matches_twin(core, case, monkeypatch):
     data = lstm_model("float32", batch, steps, n_input, n_state, seed=batch * 7 + steps, **options)
     shape = (steps, batch, n_input) if options.get("time_major") else (batch, steps, n_input)
     glibc, twin = Interpreter.from_bytes(data), Interpreter.from_bytes(data)
-    mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+    mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True)
     device_exp = lambda x: device_libm(core, "expf", x)          # noqa: E731
     node = mcu.nodes[0]
     for k, x in enumerate(_float_inputs(np.random.default_rng(steps), shape, 4)):
@@ -152,7 +152,7 @@ def test_shared_float_lstm_model_runs_whole_on_the_mcu(name, monkeypatch):
     data = (SHARED_MODELS / name).read_bytes()
     for core in CORES:
         glibc, twin = Interpreter.from_bytes(data), Interpreter.from_bytes(data)
-        mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+        mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True)
         device_exp = lambda x: device_libm(core, "expf", x)          # noqa: E731
         d = glibc.get_input_details(0)
         lstm = [n for n in mcu.nodes if n.op_name == "UNIDIRECTIONAL_SEQUENCE_LSTM"]

@@ -20,7 +20,7 @@ ON_MCU = {"SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalEnergy", "S
 
 def host_and_mcu(data: bytes, core: str):
     return (Interpreter.from_bytes(data, target=core, preserve_all_tensors=True),
-            Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", preserve_all_tensors=True))
+            Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True, preserve_all_tensors=True))
 
 
 def assert_stream_equal(data: bytes, core: str, frames, reset_at: int = -1, defined=None) -> list:

@@ -112,7 +112,7 @@ def test_keyword_models_run_whole_on_the_mcu(name):
     shape, dtype = tuple(d["shape"]), np.dtype(d["dtype"])
     rng = np.random.default_rng(7)
     for core in CORES:
-        mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn")
+        mcu = Interpreter.from_bytes(data, target=core, kernels="cmsis-nn", emulate=True)
         host = Interpreter.from_bytes(data)
         states = [t.index for t in host.tensors if t.is_variable]
         for _ in range(4):
@@ -148,7 +148,7 @@ def test_svdf_f32_tanh_within_ulp_of_twin(core):
         tanh = svdf_model(batch, input_size, filters, rank, memory, "float", "TANH", seed=40 + k)
         plain = Interpreter.from_bytes(svdf_model(batch, input_size, filters, rank, memory, "float", "NONE",
                                                   seed=40 + k))
-        host, mcu = Interpreter.from_bytes(tanh), Interpreter.from_bytes(tanh, target=core, kernels="cmsis-nn")
+        host, mcu = Interpreter.from_bytes(tanh), Interpreter.from_bytes(tanh, target=core, kernels="cmsis-nn", emulate=True)
         state = mcu.nodes[0].inputs[4]
         for x in _float_inputs(np.random.default_rng(k), (batch, input_size), memory + 2):
             for it in (host, mcu, plain):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Optional, Sequence
 
 from ..allocator import ArenaPlan
 from ..errors import MicroRtError, UnsupportedOpError
@@ -101,9 +101,11 @@ class _Candidate:
     tensors: list[int]                     # tensor of each tensor buffer
 
 
-def optimize(data: bytes, *, target: str = "host64", kernels: str = "reference",
+def optimize(data: bytes, *, target: str = "host64", kernels: Optional[str] = None,
              time_limit: float = 10.0, seed: int = 0, oracle_verify: bool = False) -> OptimizeResult:
     """Find an operator order and an offline plan with the smallest head; return the model.
+    The head is planned for `target` with `kernels` (None: the target's own flavour,
+    flavours.default_kernels: reference on host64, cmsis-nn on a Cortex-M core).
 
     `oracle_verify`: also measure candidates with the tflite-micro oracle and keep the best it
     reports (for models whose kernels micro_rt lacks: their scratch requests are unknown)."""

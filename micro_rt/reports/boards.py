@@ -1,8 +1,9 @@
 """`micro-rt boards MODEL`: the model on every board of the catalog, one row per board.
 
-Each board is measured as `micro-rt report --board B` measures it (reports.model_report.gather:
-the arena planned for the board's core, one emulated inference of micro_rt's CMSIS-NN-style C
-kernels at the board's clock through its flash interface, the fit judged on that run), in
+Each board is measured as `micro-rt report --board B` and `micro-rt fit --board B` measure it
+(reports.model_report.gather: the arena planned for the board's core, one emulated inference of
+micro_rt's C kernels of the flavour, CMSIS-NN-style unless `--kernels reference`, at the board's
+clock through its flash interface, the fit judged on that run), in
 worker processes, one board each. Rows are sorted by what a user picks a board for: boards the
 model fits first, fastest first; then the ones micro_rt cannot tell about; then the ones it
 does not fit.
@@ -18,6 +19,7 @@ from typing import Optional, Sequence
 from ..cortexm.boards import Board
 from ..errors import InputError
 from ..fit import CANNOT_TELL, DOES_NOT_FIT, FITS
+from ..report import KERNELS_NOTES, arena_for, kernels_label
 from .formats import Column, Table
 
 _ORDER = {FITS: 0, CANNOT_TELL: 1, DOES_NOT_FIT: 2}
@@ -41,6 +43,7 @@ class BoardRow:
     arena_in: Optional[str] = None     # the region(s) the arena went in
     placement: str = ""                # where each part of RAM went
     validation: Optional[dict] = None   # cortexm.validation: how far the board answer is known right
+    kernels: str = ""            # the flavour measured ("" when the board is not usable)
 
     @property
     def flash_margin(self) -> Optional[int]:
@@ -49,7 +52,8 @@ class BoardRow:
     def as_dict(self) -> dict:
         return {**asdict(self), "flash_margin": self.flash_margin,
                 "fits": {FITS: True, DOES_NOT_FIT: False}.get(self.verdict),
-                "validated": validated_short(self.validation)}
+                "validated": validated_short(self.validation),
+                "arena_for": arena_for(self.kernels, self.core) if self.kernels else None}
 
 
 def check_arena_region(name: Optional[str], boards: Sequence[Board]) -> None:
@@ -64,7 +68,7 @@ def _region_named(board: Board, name: str) -> bool:
     return any(r.name.lower() == name.strip().lower() for r in board.memory.data_regions)
 
 
-def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, seed: int,
+def _measure(path: str, data: bytes, board: str, kernels: Optional[str], planner: str, seed: int,
              board_dirs: Optional[Sequence[str]], arena_region: Optional[str] = None) -> BoardRow:
     """One board (in a worker process): errors become a 'cannot tell' row naming them. The
     arena goes in `arena_region` on a board that has a RAM region of that name."""
@@ -87,7 +91,7 @@ def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, see
     except MicroRtError as e:
         return BoardRow(setup.board, setup.target, setup.clock_hz, CANNOT_TELL, None,
                         setup.ram_budget, None, setup.flash_budget, None, None, False,
-                        " ".join(str(e).split()))
+                        " ".join(str(e).split()), kernels=setup.kernels)
     p, fit = report.profile, report.fit
     ran = bool(p and p["total_cycles"] is not None)
     notes += [f"not accounted for: {n}" for n in fit.not_accounted]
@@ -100,7 +104,7 @@ def _measure(path: str, data: bytes, board: str, kernels: str, planner: str, see
                     bool(ran and p["complete"]), "; ".join(notes),
                     placement.margin, placement.where("arena").name,
                     "; ".join([*placement.lines(), *([placement.problem] if placement.problem else [])]),
-                    setup.validation)
+                    validation=setup.validation, kernels=setup.kernels)
 
 
 def check_model(data: bytes, cores: Sequence[str], *, kernels: str = "cmsis-nn",
@@ -124,13 +128,14 @@ def check_model(data: bytes, cores: Sequence[str], *, kernels: str = "cmsis-nn",
         raise first
 
 
-def measure_boards(path: str, data: bytes, boards: Sequence[str], *, kernels: str = "cmsis-nn",
+def measure_boards(path: str, data: bytes, boards: Sequence[str], *, kernels: Optional[str] = None,
                    planner: str = "greedy", seed: int = 0, workers: Optional[int] = None,
                    board_dirs: Optional[Sequence[str]] = None,
                    arena_region: Optional[str] = None) -> list[BoardRow]:
     """Every board's row, sorted: fitting boards fastest first, then cannot tell, then the
     rest. `workers` processes measure boards at once (default: the CPUs). `arena_region`:
-    the arena's region on the boards that have one of that name."""
+    the arena's region on the boards that have one of that name. `kernels` None: each
+    board's core's flavour (flavours.default_kernels), as `fit --board` takes it."""
     workers = max(1, min(workers or os.cpu_count() or 1, len(boards)))
     args = [(path, data, b, kernels, planner, seed, board_dirs, arena_region) for b in boards]
     if workers == 1:
@@ -153,8 +158,15 @@ def boards_exit_code(rows: Sequence[BoardRow]) -> int:
     return 3 if CANNOT_TELL in verdicts else 1
 
 
-def boards_payload(model: str, rows: Sequence[BoardRow], kernels: str) -> dict:
-    return {"model": model, "kernels": kernels, "boards": [r.as_dict() for r in rows],
+def boards_payload(model: str, rows: Sequence[BoardRow]) -> dict:
+    """The JSON answer; "kernels" is the flavour the boards were measured with, "arena_for"
+    whose arena the RAM figures count. One flavour for all: the one given, else a Cortex-M
+    core's (cortexm.boards refuses a board with a host core)."""
+    kernels = next((r.kernels for r in rows if r.kernels), None)
+    return {"model": model, "kernels": kernels,
+            "kernels_note": KERNELS_NOTES.get(kernels) if kernels else None,
+            "arena_for": arena_for(kernels, "each board's core") if kernels else None,
+            "boards": [r.as_dict() for r in rows],
             "fits_on": [r.board for r in rows if r.verdict == FITS]}
 
 
@@ -162,7 +174,8 @@ def boards_text(p: dict) -> str:
     rows = p["boards"]
     head = (f"{'board':<20}{'core':<15}{'MHz':>5}  {'verdict':<13}{'RAM used':>11}{'margin':>11}"
             f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  {'arena in':<14}validated")
-    lines = [f"{p['model']} on {len(rows)} boards, kernels {p['kernels']}:", head]
+    lines = [f"{p['model']} on {len(rows)} boards, kernels {kernels_label(p['kernels'] or '-')}:",
+             head]
 
     def num(v, width):
         return f"{'-' if v is None else f'{v:,}':>{width}}"
@@ -181,10 +194,11 @@ def boards_text(p: dict) -> str:
               for r in rows if r["validation"]]
     if notes:
         lines += ["notes (figures missing or incomplete):", *notes]
-    lines.append("RAM = arena + stack + static data + plan state, each in its region: static data "
-                 "and stack where the board's linker puts them, the arena there or in the largest "
-                 "region that holds it (margin: the tightest region's); flash = model weights + op "
-                 "constants + plan + code + "
+    arena = f"the {p['arena_for']}" if p["arena_for"] else "arena"
+    lines.append(f"RAM = {arena} + stack + static data + plan state, each in its region: static "
+                 "data and stack where the board's linker puts them, the arena there or in the "
+                 "largest region that holds it (margin: the tightest region's); flash = model "
+                 "weights + op constants + plan + code + "
                  "read-only data (micro-rt fit --board B lists each); latency = one inference at "
                  "the board's clock through its flash interface (>= : operators left out)")
     return "\n".join(lines)
@@ -212,6 +226,10 @@ def boards_tables(p: dict) -> tuple[list[str], list[Table]]:
                    Column("flash_margin", "flash margin B", True, missing="-"), ms,
                    Column("arena_in", "arena in", missing="-"), Column("placement", "RAM placement"),
                    Column("cycles_complete", "cycles complete"), Column("validated", "validated"),
+                   Column("kernels", "kernels"),
                    Column("note", "note")],
                   p["boards"], "Boards")
-    return [f"**{p['model']}** on {len(p['boards'])} boards, kernels {p['kernels']}"], [table]
+    summary = [f"**{p['model']}** on {len(p['boards'])} boards, kernels {p['kernels']}"]
+    if p["arena_for"]:
+        summary.append(f"RAM counts the {p['arena_for']}")
+    return summary, [table]

@@ -18,7 +18,7 @@ from ..fit import CANNOT_TELL, FitReport, assess, kernel_measurement, ops_withou
 from ..interpreter import Interpreter
 from ..model import read_model
 from ..profile import emulated_profile, op_number
-from ..report import kernels_fields
+from ..report import arena_for, kernels_fields
 from ..run_setup import Setup, make_setup  # noqa: F401  (make_setup: the CLI's entry)
 from .facts import BufferFact, OperatorFact, buffer_facts, operator_facts
 
@@ -54,7 +54,7 @@ class ModelReport:
 
     def as_dict(self) -> dict:
         return {"model": self.model, "model_bytes": self.model_bytes,
-                "setup": self.setup.as_dict(), **kernels_fields(self.setup.kernels),
+                "setup": self.setup.as_dict(), **kernels_fields(self.setup.kernels, self.setup.target),
                 "fit": self.fit.as_dict() if self.judged else None,
                 "ram_used": self.fit.ram_used, "flash_used": self.fit.flash_used,
                 "not_accounted": self.fit.not_accounted,
@@ -200,8 +200,9 @@ def report_text(r: ModelReport) -> str:
         lines.append(s.validation["summary"])
         lines += [f"unverified figure ({u})" for u in s.validation["unverified"]]
     else:
-        lines.append(f"RAM {r.fit.ram_used:,} B, flash {r.fit.flash_used:,} B (no budget "
-                     "given: no verdict; --ram/--flash or --board give one)")
+        lines.append(f"RAM {r.fit.ram_used:,} B (with the {arena_for(s.kernels, s.target)}), "
+                     f"flash {r.fit.flash_used:,} B (no budget given: no verdict; --ram/--flash "
+                     "or --board give one)")
     p = r.profile
     if p and p["total_cycles"] is not None:
         total = f"{p['total_ms']:.3f} ms ({p['total_cycles']:,} cycles at {s.clock_hz / 1e6:g} MHz)"

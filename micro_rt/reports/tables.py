@@ -60,7 +60,8 @@ def _quantization_cells(q) -> dict:
 
 
 def plan_tables(p: dict) -> tuple[list[str], list[Table]]:
-    summary = [f"target {p['target']}, planner {p['planner']}, kernels {p['kernels']}",
+    summary = [f"target {p['target']}, planner {p['planner']}, kernels {p['kernels']}: "
+               f"{p['arena_for']}",
                f"head (planned activations + scratch): {p['head_bytes']:,} B; lower bound "
                f"{p['lower_bound']:,} B (efficiency {p['efficiency']:.1%})",
                f"tail (persistent): {p['tail_bytes']:,} B",
@@ -80,7 +81,7 @@ def plan_tables(p: dict) -> tuple[list[str], list[Table]]:
 def fit_tables(p: dict) -> tuple[list[str], list[Table]]:
     word = {"fits": "FITS", "does not fit": "DOES NOT FIT", "cannot tell": "CANNOT TELL"}
     summary = [f"**{word[p['verdict']]}** on {p['target']}, kernels {p['kernels']}; "
-               f"scope: {p['scope']}"]
+               f"scope: {p['scope']}", f"RAM counts the {p['arena_for']}"]
     verdicts = {True: "fits", False: "does not fit", None: "cannot tell"}
     rows = []
     for name in ("ram", "flash"):
@@ -124,7 +125,8 @@ def profile_tables(p: dict) -> tuple[list[str], list[Table]]:
     else:
         label = "total" if p["complete"] else "INCOMPLETE total"
         summary = [f"{label} on {where}: {p['total_cycles']:,} cycles = {p['total_ms']:.3f} ms, "
-                   f"{p['total_macs']:,} MACs, max stack {p['max_stack_bytes']} B"]
+                   f"{p['total_macs']:,} MACs, max stack {p['max_stack_bytes']} B",
+                   f"run in the {p['arena_for']} ({p['arena_bytes']:,} B)"]
         if not p["complete"]:
             summary.append("not counted (ran on host kernels): " + ", ".join(
                 f"{o['index']} {o['op']}" for o in p["ops_not_counted"]))

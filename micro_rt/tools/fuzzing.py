@@ -289,6 +289,7 @@ def run_stages(data: bytes, report: Optional[Callable[[str, object], None]] = No
 
         def mcu():
             _, result.mcu_outputs, _ = _run(data, result.inputs, target=MCU_TARGET, kernels="cmsis-nn",
+                                            emulate=True,
                                             mcu_options={"invoke_budget": invoke_budget, "whole_invoke": True})
 
         stages = {"load": lambda: read_model(data), "info": lambda: _cli(["info", path, "--json"]),

@@ -250,8 +250,10 @@ def check_against_oracle(data: bytes, ours, input_sets: Sequence[Sequence[np.nda
 
 def paired(data: bytes, preserve_all_tensors: bool = False, **interpreter_kwargs):
     """micro_rt's interpreter and the oracle's on the same model, the oracle's arena sized
-    from micro_rt's minimum with room to spare."""
+    from micro_rt's minimum with room to spare. micro_rt's kernels are the oracle's build's,
+    reference, unless `interpreter_kwargs` name others."""
     from ..interpreter import Interpreter
+    interpreter_kwargs.setdefault("kernels", "reference")
     ours = Interpreter.from_bytes(data, preserve_all_tensors=preserve_all_tensors, **interpreter_kwargs)
     theirs = interpreter(data, _oracle_arena(ours), preserve_all_tensors)
     return ours, theirs
