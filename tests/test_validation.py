@@ -74,3 +74,17 @@ def test_fit_and_profile_print_the_status(capsys):
     code, out, _ = run_cli(capsys, *["profile", MODEL, "--board", "nucleo-g0b1re", "--quiet"])
     assert "not validated: no published CMSIS-NN measurement on this board" in out
     assert "unverified figure" in out
+
+
+def test_csv_and_markdown_carry_the_status(capsys):
+    for command in ("fit", "profile"):
+        code, out, _ = run_cli(capsys, command, MODEL, "--board", "nucleo-l4r5zi", "--format", "csv",
+                               "--quiet")
+        header, first = out.splitlines()[:2]
+        assert header.split(",")[-1] == "validation" and "validated: " in first, command
+        code, out, _ = run_cli(capsys, command, MODEL, "--board", "nucleo-g0b1re", "--format",
+                               "markdown", "--quiet")
+        assert "not validated: " in out and "unverified figure" in out, command
+    code, out, _ = run_cli(capsys, "boards", MODEL, "--format", "csv", "--workers", "1", "--quiet")
+    header = out.splitlines()[0].split(",")
+    assert "validated" in header

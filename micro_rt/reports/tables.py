@@ -78,10 +78,27 @@ def plan_tables(p: dict) -> tuple[list[str], list[Table]]:
     return summary, [buffers, tail]
 
 
+def validation_lines(p: dict) -> list[str]:
+    """A board answer's validation status and its unverified figures (cortexm.validation), for
+    the summaries; [] without a board."""
+    v = p.get("validation")
+    return [] if not v else [v["summary"], *(f"unverified figure ({u})" for u in v["unverified"])]
+
+
+def _validation_column(p: dict, rows: list[dict]) -> list[Column]:
+    """CSV prints one table, so a board answer carries its validation status as a column."""
+    v = p.get("validation")
+    if not v:
+        return []
+    for row in rows:
+        row["validation"] = v["summary"]
+    return [Column("validation", "validation")]
+
+
 def fit_tables(p: dict) -> tuple[list[str], list[Table]]:
     word = {"fits": "FITS", "does not fit": "DOES NOT FIT", "cannot tell": "CANNOT TELL"}
     summary = [f"**{word[p['verdict']]}** on {p['target']}, kernels {p['kernels']}; "
-               f"scope: {p['scope']}", f"RAM counts the {p['arena_for']}"]
+               f"scope: {p['scope']}", f"RAM counts the {p['arena_for']}", *validation_lines(p)]
     verdicts = {True: "fits", False: "does not fit", None: "cannot tell"}
     rows = []
     for name in ("ram", "flash"):
@@ -102,7 +119,7 @@ def fit_tables(p: dict) -> tuple[list[str], list[Table]]:
                    Column("margin", "margin B", True, missing="–"),
                    Column("verdict", "verdict", missing="not judged"),
                    Column("complete", "complete"), Column("parts", "made of (B)"),
-                   Column("where", "placed in", missing="–")], rows,
+                   Column("where", "placed in", missing="–"), *_validation_column(p, rows)], rows,
                   "Budget", notes=[f"- not accounted for: {n}" for n in p["not_accounted"]])
     placement = p["ram"].get("placement")
     if not placement:
@@ -136,6 +153,7 @@ def profile_tables(p: dict) -> tuple[list[str], list[Table]]:
     summary += [f"alignment: {a}" for a in p["alignment"]]
     if p.get("fit"):                  # profile --board: whether the model fits the board
         summary.append(p["fit"]["summary"])
+    summary += validation_lines(p)
     clock = p["clock_hz"]
     rows = [dict(o, counted=o["on_mcu"],
                  cycles=o["cycles"] if o["on_mcu"] else None,
@@ -153,7 +171,8 @@ def profile_tables(p: dict) -> tuple[list[str], list[Table]]:
                  Column("cycles", "cycles", True, missing=nc), Column("macs", "MACs", True),
                  Column("macs_per_cycle", "MACs/cycle", True, lambda v: f"{v:.3f}", missing="–"),
                  Column("stack_bytes", "stack B", True),
-                 Column("ms", "ms", True, lambda v: f"{v:.3f}", missing=nc)], rows, "Operators")
+                 Column("ms", "ms", True, lambda v: f"{v:.3f}", missing=nc),
+                 *_validation_column(p, rows)], rows, "Operators")
     return summary, [ops]
 
 
