@@ -100,12 +100,14 @@ typedef struct {
  * associative cache), where `where` (open addressing by line, slot + 1; 0 = free) finds the
  * way and only a miss scans the set for its victim. */
 #define LRU_SCAN_WAYS 8
+#define LRU_HINTS 256
 typedef struct {
     uint32_t sets, ways;
     uint32_t *tags;
     uint64_t *stamps, clock;
     uint32_t mru;                /* index of the way used last: a repeated look-up is one compare */
     uint32_t *where, where_mask;
+    uint32_t hint[LRU_HINTS];    /* by line % LRU_HINTS: the way that held it last (checked by tag) */
 } lru_t;
 
 typedef struct mrt_state {
@@ -283,15 +285,20 @@ static void where_remove(lru_t *c, uint32_t tag) {
  * used way (memory_system.LruCache is the twin). */
 static inline int lru_access(lru_t *c, uint32_t line) {
     if (!c->sets) return 0;
-    uint32_t tag = line + 1;
+    uint32_t tag = line + 1, *hint = &c->hint[line % LRU_HINTS];
     c->clock++;
     if (c->tags[c->mru] == tag) { c->stamps[c->mru] = c->clock; return 1; }
+    if (c->tags[*hint] == tag) {     /* a hint is a way index of this cache: always in range */
+        c->mru = *hint;
+        c->stamps[*hint] = c->clock;
+        return 1;
+    }
     uint32_t base = (line % c->sets) * c->ways, victim = base;
     if (c->where) {
         uint32_t k = where_find(c, tag);
         if (c->where[k]) {
             uint32_t i = c->where[k] - 1;
-            c->stamps[i] = c->clock; c->mru = i;
+            c->stamps[i] = c->clock; c->mru = i; *hint = i;
             return 1;
         }
         for (uint32_t w = 1; w < c->ways; w++)
@@ -302,13 +309,13 @@ static inline int lru_access(lru_t *c, uint32_t line) {
     } else {
         for (uint32_t w = 0; w < c->ways; w++) {
             uint32_t i = base + w;
-            if (c->tags[i] == tag) { c->stamps[i] = c->clock; c->mru = i; return 1; }
+            if (c->tags[i] == tag) { c->stamps[i] = c->clock; c->mru = i; *hint = i; return 1; }
             if (c->stamps[i] < c->stamps[victim]) victim = i;
         }
         c->tags[victim] = tag;
     }
     c->stamps[victim] = c->clock;
-    c->mru = victim;
+    c->mru = victim; *hint = victim;
     return 0;
 }
 
