@@ -1,6 +1,8 @@
 """Running `micro-rt` in-process for the CLI tests, and the small builder-made models they use."""
 from __future__ import annotations
 
+import json
+
 from micro_rt.builder import ModelBuilder
 from micro_rt.cli import main
 
@@ -10,6 +12,12 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def run_json(capsys, *argv) -> tuple[int, dict]:
+    """Exit code and JSON answer of one quiet `micro-rt` command."""
+    code, out, _ = run_cli(capsys, *argv, "--json", "--quiet")
+    return code, json.loads(out)
 
 
 def chain_with(op: str, custom: bool = False) -> bytes:
@@ -52,3 +60,14 @@ def int16_conv_pool(side: int = 96) -> bytes:
         padding="VALID", stride_w=2, stride_h=2, filter_width=2, filter_height=2))
     b.inputs, b.outputs = [x], [y]
     return b.build()
+
+
+def relu_model(path, n: int):
+    """int8 x -> RELU -> y of n elements at `path`: an arena of about 2 n bytes and a seeded
+    input of n (flash, in an exported image), to size a model against a board."""
+    b = ModelBuilder()
+    x, y = (b.add_tensor(name, (1, n), "INT8", scale=0.1, zero_point=0) for name in "xy")
+    b.add_operator("RELU", [x], [y])
+    b.inputs, b.outputs = [x], [y]
+    path.write_bytes(b.build())
+    return path

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from cli_runner import chain_with, run_cli
+from cli_runner import chain_with, relu_model, run_cli, run_json
 from conftest import PROJECT_MODELS
 from micro_rt.cortexm import boards
 from micro_rt.cortexm.memory_system import MemorySystem
@@ -23,8 +23,7 @@ def _no_user_boards(monkeypatch):
 
 
 def _json(capsys, *argv) -> tuple[int, dict]:
-    code, out, _ = run_cli(capsys, *argv, "--json", "--quiet")
-    return code, json.loads(out)
+    return run_json(capsys, *argv)
 
 
 def _tiny_board(directory, name: str = "tiny-m0", sram: int = 4096) -> None:
@@ -212,21 +211,10 @@ def test_bare_target_wait_states_cost_one_core_cycle_each_per_line(capsys):
                                    "cycles")
 
 
-def _relu(path, n: int):
-    """int8 x -> RELU -> y with n elements: an arena of about 2 n bytes, a seeded input of n."""
-    from micro_rt.builder import ModelBuilder
-    b = ModelBuilder()
-    x, y = (b.add_tensor(name, (1, n), "INT8", scale=0.1, zero_point=0) for name in "xy")
-    b.add_operator("RELU", [x], [y])
-    b.inputs, b.outputs = [x], [y]
-    path.write_bytes(b.build())
-    return path
-
-
 def test_profile_board_says_whether_the_model_fits_and_exits_1_when_not(capsys, tmp_path):
     """A board answer includes whether the model fits there, as fit judges it: an arena of
     200 KB on the 144 KiB NUCLEO-G0B1RE does not, and profile exits 1."""
-    model = _relu(tmp_path / "relu.tflite", 100_000)
+    model = relu_model(tmp_path / "relu.tflite", 100_000)
     _, fit = _json(capsys, "fit", str(model), "--board", "nucleo-g0b1re", "--kernels", "cmsis-nn")
     code, prof = _json(capsys, "profile", str(model), "--board", "nucleo-g0b1re")
     assert fit["verdict"] == "does not fit" and code == 1

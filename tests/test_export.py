@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
 
+from cli_runner import relu_model
 from conftest import require_tool
 from micro_rt.cli import main
 from micro_rt.cortexm.boards import load_board
@@ -213,21 +214,10 @@ def test_run_program_refuses_an_elf_that_is_not_an_export_build():
         run_program(FIRMWARE / "cortex-m4.elf", "cortex-m4")
 
 
-def _relu(path: Path, n: int) -> Path:
-    """int8 x -> RELU -> y of n elements: arena 2 n, seeded input n (flash), console about 2 n."""
-    from micro_rt.builder import ModelBuilder
-    b = ModelBuilder()
-    x, y = (b.add_tensor(name, (1, n), "INT8", scale=0.1, zero_point=0) for name in "xy")
-    b.add_operator("RELU", [x], [y])
-    b.inputs, b.outputs = [x], [y]
-    path.write_bytes(b.build())
-    return path
-
-
 def test_export_refuses_an_image_that_does_not_fit(capsys, tmp_path):
     """No project for an image that would not link: exit 1, one line naming what is over and
     by how much, nothing written."""
-    model = _relu(tmp_path / "relu.tflite", 100_000)
+    model = relu_model(tmp_path / "relu.tflite", 100_000)
     code = main(["export", str(model), "--board", "nucleo-g0b1re", "-o", str(tmp_path / "a")])
     err = capsys.readouterr().err
     assert code == 1 and not (tmp_path / "a").exists() and len(err.splitlines()) == 1
@@ -254,7 +244,7 @@ def test_export_counts_the_seeded_input_fit_does_not(capsys, tmp_path, monkeypat
     boards_dir.mkdir()
     (boards_dir / "small-flash.json").write_text(json.dumps(data))
     monkeypatch.setenv("MICRO_RT_BOARDS", str(boards_dir))          # fit has no --board-dir
-    model = _relu(tmp_path / "relu.tflite", 25_000)
+    model = relu_model(tmp_path / "relu.tflite", 25_000)
     code, fit = _json(capsys, "fit", str(model), "--board", "small-flash", "--kernels", "cmsis-nn")
     assert fit["flash"]["fits"] is True and fit["flash"]["used"] < 24 * 1024
     code = main(["export", str(model), "--board", "small-flash", "--board-dir", str(boards_dir),

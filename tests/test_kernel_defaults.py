@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from cli_runner import run_cli
+from cli_runner import run_cli, run_json
 from conftest import PROJECT_MODELS
 from micro_rt import Interpreter
 from micro_rt.cli import COMMANDS
@@ -28,8 +28,7 @@ def _no_user_boards(monkeypatch):
 
 
 def _json(capsys, *argv) -> tuple[int, dict]:
-    code, out, _ = run_cli(capsys, *argv, "--json", "--quiet")
-    return code, json.loads(out)
+    return run_json(capsys, *argv)
 
 
 # ---- the CLI's default, decided after the target -------------------------------------------
