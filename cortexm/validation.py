@@ -46,14 +46,22 @@ class BoardValidation:
 
     def lines(self) -> list[str]:
         """The status and each figure no document backs, as text lines."""
-        return [self.summary] + [f"unverified figure ({u}); the answer carries that doubt"
-                                 for u in self.unverified]
+        return status_lines(self.as_dict())
 
     def as_dict(self) -> dict:
         return {"status": self.status.value, "summary": self.summary,
                 "measurements": self.measurements, "min_error": self.min_error,
                 "max_error": self.max_error, "mean_abs_error": self.mean_abs_error,
                 "unverified": list(self.unverified)}
+
+
+def status_lines(validation: Optional[dict]) -> list[str]:
+    """A board answer's status and each figure no document backs, as text lines, from
+    `BoardValidation.as_dict()` (as Setup and the JSON answers carry it); [] for None."""
+    if not validation:
+        return []
+    return [validation["summary"]] + [f"unverified figure ({u}); the answer carries that doubt"
+                                      for u in validation["unverified"]]
 
 
 def code_fingerprint() -> str:

@@ -23,6 +23,7 @@ from .cli_common import (emit, load_model, plan_interpreter, progress_bar, refus
 from .cli_run import cmd_run
 from .cli_values import parse_frequency, parse_size
 from .errors import InputError, MicroRtError
+from .cortexm.validation import status_lines
 from .flavours import default_kernels
 from .model import read_model
 from .report import (OP_WIDTH, elide, format_bytes, kernels_fields, kernels_label, plan_table,
@@ -156,14 +157,9 @@ def cmd_fit(args) -> int:
     payload, text = report.as_dict(), report.text()
     if setup.validation is not None:        # a board answer says how far it is known to be right
         payload["validation"] = setup.validation
-        text = "\n".join([text, *_validation_lines(setup.validation)])
+        text = "\n".join([text, *status_lines(setup.validation)])
     emit(args, payload, text, fit_tables)
     return report.exit_code
-
-
-def _validation_lines(validation: dict) -> list[str]:
-    """A board answer's validation status and the figures no document backs, as text."""
-    return [validation["summary"]] + [f"unverified figure ({u})" for u in validation["unverified"]]
 
 
 # ---- optimize -----------------------------------------------------------------------------

@@ -88,3 +88,12 @@ def test_csv_and_markdown_carry_the_status(capsys):
     code, out, _ = run_cli(capsys, "boards", MODEL, "--format", "csv", "--workers", "1", "--quiet")
     header = out.splitlines()[0].split(",")
     assert "validated" in header
+
+
+def test_report_text_says_the_status_on_a_board_and_no_budget_without_one(capsys):
+    code, out, _ = run_cli(capsys, "report", MODEL, "--board", "nucleo-g0b1re",
+                           "--optimize-seconds", "0", "--quiet")
+    assert "not validated: " in out and "unverified figure" in out
+    code, out, _ = run_cli(capsys, "report", MODEL, "--target", "cortex-m4",
+                           "--optimize-seconds", "0", "--quiet")
+    assert "no budget given: no verdict" in out and "validated" not in out

@@ -13,6 +13,7 @@ from typing import Callable, Optional
 
 from ..allocator import ArenaPlan
 from ..arena import align_up
+from ..cortexm.validation import status_lines
 from ..errors import MicroRtError
 from ..fit import CANNOT_TELL, FitReport, assess, kernel_measurement, ops_without_kernels
 from ..interpreter import Interpreter
@@ -196,13 +197,11 @@ def report_text(r: ModelReport) -> str:
         if "not accounted for:" in fit:          # listed once, with the warnings below
             fit = fit[:fit.index("not accounted for:")]
         lines += fit + [f"budgets: {s.budget_source}"]
-    if s.validation is not None:
-        lines.append(s.validation["summary"])
-        lines += [f"unverified figure ({u})" for u in s.validation["unverified"]]
     else:
         lines.append(f"RAM {r.fit.ram_used:,} B (with the {arena_for(s.kernels, s.target)}), "
                      f"flash {r.fit.flash_used:,} B (no budget given: no verdict; --ram/--flash "
                      "or --board give one)")
+    lines += status_lines(s.validation)
     p = r.profile
     if p and p["total_cycles"] is not None:
         total = f"{p['total_ms']:.3f} ms ({p['total_cycles']:,} cycles at {s.clock_hz / 1e6:g} MHz)"

@@ -5,6 +5,7 @@ four formats cannot disagree: (summary lines, tables); CSV prints the first tabl
 """
 from __future__ import annotations
 
+from ..cortexm.validation import status_lines
 from ..report import OP_WIDTH
 from .formats import NAME_WIDTH, Column, Shown, Table, summarise_items
 
@@ -78,13 +79,6 @@ def plan_tables(p: dict) -> tuple[list[str], list[Table]]:
     return summary, [buffers, tail]
 
 
-def validation_lines(p: dict) -> list[str]:
-    """A board answer's validation status and its unverified figures (cortexm.validation), for
-    the summaries; [] without a board."""
-    v = p.get("validation")
-    return [] if not v else [v["summary"], *(f"unverified figure ({u})" for u in v["unverified"])]
-
-
 def _validation_column(p: dict, rows: list[dict]) -> list[Column]:
     """CSV prints one table, so a board answer carries its validation status as a column."""
     v = p.get("validation")
@@ -98,7 +92,7 @@ def _validation_column(p: dict, rows: list[dict]) -> list[Column]:
 def fit_tables(p: dict) -> tuple[list[str], list[Table]]:
     word = {"fits": "FITS", "does not fit": "DOES NOT FIT", "cannot tell": "CANNOT TELL"}
     summary = [f"**{word[p['verdict']]}** on {p['target']}, kernels {p['kernels']}; "
-               f"scope: {p['scope']}", f"RAM counts the {p['arena_for']}", *validation_lines(p)]
+               f"scope: {p['scope']}", f"RAM counts the {p['arena_for']}", *status_lines(p.get("validation"))]
     verdicts = {True: "fits", False: "does not fit", None: "cannot tell"}
     rows = []
     for name in ("ram", "flash"):
@@ -153,7 +147,7 @@ def profile_tables(p: dict) -> tuple[list[str], list[Table]]:
     summary += [f"alignment: {a}" for a in p["alignment"]]
     if p.get("fit"):                  # profile --board: whether the model fits the board
         summary.append(p["fit"]["summary"])
-    summary += validation_lines(p)
+    summary += status_lines(p.get("validation"))
     clock = p["clock_hz"]
     rows = [dict(o, counted=o["on_mcu"],
                  cycles=o["cycles"] if o["on_mcu"] else None,
