@@ -21,7 +21,6 @@ import pytest
 from conftest import requires_arm_gcc, shared_models
 from micro_rt.cortexm.boards import list_boards, simulator_parameters
 from micro_rt.cortexm.cycles import CycleModel
-from micro_rt.cortexm.machine import FLASH_BASE
 from micro_rt.cortexm.memory_system import MemorySystem, default_memory_system
 from micro_rt.cortexm.native import HookSet
 from vmcu_test_firmware import CORES, elfs, mcu  # noqa: F401 (fixture)
