@@ -245,17 +245,8 @@ def board_flash(board: Board, clock_hz: int, wait_states: Optional[int] = None) 
         raise InputError(f"board {board.name}: {wait_states} flash wait states is fewer than the "
                          f"{required} its flash needs at {clock_hz / 1e6:g} MHz (flash.wait_states "
                          f"in {board.path}); give {required} or more, or a lower clock")
-    fill = line_fill_cycles(wait_states, acc.line_bytes, acc.read_bytes, flash.bus_divider)
-    per_read = line_fill_cycles(wait_states, acc.read_bytes, acc.read_bytes, flash.bus_divider)
-    data_bytes = acc.icache_bytes if acc.unified else acc.dcache_bytes
-    data_unit = acc.read_bytes if acc.data_reads_by_word else acc.line_bytes
-    memory = {"wait_states": fill, "line_bytes": acc.line_bytes, "prefetch": acc.prefetch,
-              "icache_bytes": acc.icache_bytes, "icache_ways": acc.icache_ways,
-              "dcache_lines": max(1, data_bytes // data_unit),
-              "dcache_ways": acc.icache_ways if acc.unified else acc.dcache_ways,
-              "data_unit_bytes": data_unit,
-              "data_miss_cycles": per_read if acc.data_reads_by_word else fill,
-              "sram_wait_states": board.memory.sram_wait_states_at(clock_hz)}
+    memory = flash_interface(board, clock_hz, wait_states)
+    fill = memory["wait_states"]
     reads = math.ceil(acc.line_bytes / acc.read_bytes)
     source = (f"given; the table needs {required} at this clock" if given
               else "the board's table at this clock")
@@ -264,6 +255,27 @@ def board_flash(board: Board, clock_hz: int, wait_states: Optional[int] = None) 
                         f"{wait_states} wait states ({source}), so a line fill of "
                         f"{acc.line_bytes} B ({reads} read{'s' if reads != 1 else ''} of "
                         f"{acc.read_bytes} B{bus}) costs {fill} core cycles")
+
+
+def flash_interface(board: Board, clock_hz: int, wait_states: int, *, prefetch: bool = True,
+                    icache: bool = True, dcache: bool = True) -> dict:
+    """The fields of cortexm.memory_system.MemorySystem for the board's flash interface at
+    `wait_states` with its prefetch and caches as enabled (a disabled cache is a line buffer
+    only, one data entry): what board_flash gives a configured part, and what a firmware run
+    gives the registers as its firmware set them (any count: at reset the part may run slower
+    than the board's clock)."""
+    acc, flash = board.accelerator, board.flash
+    fill = line_fill_cycles(wait_states, acc.line_bytes, acc.read_bytes, flash.bus_divider)
+    per_read = line_fill_cycles(wait_states, acc.read_bytes, acc.read_bytes, flash.bus_divider)
+    data_bytes = (acc.icache_bytes if icache else 0) if acc.unified else (acc.dcache_bytes if dcache else 0)
+    data_unit = acc.read_bytes if acc.data_reads_by_word else acc.line_bytes
+    return {"wait_states": fill, "line_bytes": acc.line_bytes, "prefetch": acc.prefetch and prefetch,
+            "icache_bytes": acc.icache_bytes if icache else 0, "icache_ways": acc.icache_ways,
+            "dcache_lines": max(1, data_bytes // data_unit),
+            "dcache_ways": acc.icache_ways if acc.unified else acc.dcache_ways,
+            "data_unit_bytes": data_unit,
+            "data_miss_cycles": per_read if acc.data_reads_by_word else fill,
+            "sram_wait_states": board.memory.sram_wait_states_at(clock_hz)}
 
 
 def _check_wait_states(wait_states: int, where: str) -> None:

@@ -89,7 +89,7 @@ class CycleModel:
         of one) from its block-edge counts and its flash counts. hooks: the native.HookSet that
         counted them, to price them natively; without it (or with Python hooks) `account`
         prices them."""
-        costs = self._block_costs(edges)
+        costs = self.block_costs(edges)
         native = (hooks.account(edges, costs, (last_block, flash) if part else None)
                   if hooks is not None else None)
         if native is None:
@@ -98,7 +98,8 @@ class CycleModel:
         bd = CycleBreakdown(core, branches, fetch, data_flash, sram_stalls(self.memory_system, loads, flash))
         return insns, bd, blocks
 
-    def _block_costs(self, edges: dict) -> dict:
+    def block_costs(self, edges: dict) -> dict:
+        """{(addr, size): BlockCost} holding every block of `edges` (priced once, shared)."""
         costs = self._costs
         for (_, _, c, cs) in edges:
             if (c, cs) not in costs:

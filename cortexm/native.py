@@ -192,6 +192,10 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_account_window.restype = ctypes.c_int
     lib.mrt_set_observer.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
     lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint64]
+    lib.mrt_set_budget.argtypes = [vp, ctypes.c_uint64]
+    lib.mrt_stop_at_next_block.argtypes = [vp]
+    lib.mrt_edge_stalls.argtypes = [vp, _u64p, ctypes.c_uint32]
+    lib.mrt_edge_stalls.restype = ctypes.c_uint32
     lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
     lib.mrt_add_segment.restype = vp
 
@@ -413,6 +417,17 @@ class HookSet:
                                            ms.wait_states, ms.sequential_fill)):
             raise MemoryError("mrt_configure_mem / mrt_configure_fetch failed")
 
+    def set_memory_system(self, memory_system: MemorySystem) -> None:
+        """The flash interface changed while running (a firmware wrote its latency or cache
+        enables): simulate the new one from here; its caches start empty. Counts are kept."""
+        self.memory_system = memory_system
+        model = FlashInterface(memory_system, fetch=memory_system.wait_states > 0)
+        model.fetch_stalls, model.fills = self.flash_model.fetch_stalls, self.flash_model.fills
+        model.data_reads, model.data_misses = self.flash_model.data_reads, self.flash_model.data_misses
+        self.flash_model = model
+        if self.native:
+            self._configure_native()
+
     def set_flash_range(self, lo: int, hi: int):
         """The flash moved or grew: the caches start empty, as after a reset."""
         self.flash_lo, self.flash_hi = lo, hi
@@ -424,10 +439,13 @@ class HookSet:
     # ---- python fallback ----
     def _install_python(self):
         self._edges: dict = {}
+        self._edge_stalls: dict = {}
+        self._key = (0, 0, 0, 0)
         self._prev = (0, 0)
         self._bytes = 0
         self._budget = 1 << 62
         self._hit = False
+        self._from = 0
         self._unal: dict = {}
         self._unal_total = 0
         flash = self.flash_model
@@ -446,19 +464,23 @@ class HookSet:
                     self._record(c.pc, v, c.size, UC.UC_MEM_WRITE if c.write else UC.UC_MEM_READ)
 
         def block(uc, address, size, _):
+            if self._bytes + size > self._budget and self._bytes > self._from and not self._hit:
+                self._hit = True              # stopped before the block runs: not counted
+                uc.emu_stop()
+                return
             key = (self._prev[0], self._prev[1], address, size)
             e = self._edges
             e[key] = e.get(key, 0) + 1
+            self._key = key
             chk = by_start.get(address)
             if chk:
                 run_checks(uc, chk, address + size)
             self._prev = (address, size)
             if self.flash_lo <= address < self.flash_hi:
+                before = flash.fetch_stalls
                 flash.fetch_block(address, size)
+                self._charge(key, flash.fetch_stalls - before, 0)
             self._bytes += size
-            if self._bytes > self._budget and not self._hit:
-                self._hit = True
-                uc.emu_stop()
 
         self._python_hooks = [(UC.UC_HOOK_CODE, lambda uc, a, s, _, c=checks: run_checks(uc, c, 1 << 33), pc, pc)
                               for pc, checks in by_pc.items()]
@@ -472,13 +494,20 @@ class HookSet:
                     # an unaligned load is two naturally aligned ones (native_hook.c)
                     first = address & ~(size - 1)
                     for a in ((first, first + size) if address != first else (first,)):
+                        before = flash.data_misses
                         flash.data_read(a)
+                        self._charge(self._key, 0, flash.data_misses - before)
             self._python_hooks.append((UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem, 1, 0))
         self._add_python_hooks()
 
     def _add_python_hooks(self):
         for htype, callback, begin, end in self._python_hooks:
             self._handles.append(self.uc.hook_add(htype, callback, begin=begin, end=end))
+
+    def _charge(self, key, fetch_stalls: int, data_misses: int) -> None:
+        if fetch_stalls or data_misses:
+            f, d = self._edge_stalls.get(key, (0, 0))
+            self._edge_stalls[key] = (f + fetch_stalls, d + data_misses)
 
     def _record(self, pc, address, size, access):
         self._unal_total += 1
@@ -495,13 +524,25 @@ class HookSet:
             self._lib.mrt_reset(self._state, ctypes.c_uint64(min(byte_budget, (1 << 64) - 1)), entry_prev)
         else:
             self._edges = {}
+            self._edge_stalls = {}
             self._prev = (entry_prev, 0)
             self._bytes = 0
             self._budget = byte_budget
             self._hit = False
+            self._from = 0
             self.flash_model.reset()
             self._unal = {}
             self._unal_total = 0
+
+    def set_budget(self, more_instructions: int) -> None:
+        """Let the run go on for at least `more_instructions` (at most twice as many: the budget
+        counts bytes) and stop before the block that would pass that; the counts are kept. A run
+        stopped so resumes at the pc it stopped at, where the next block is counted once."""
+        limit = min(self.stats().bytes + 4 * max(0, int(more_instructions)), (1 << 64) - 1)
+        if self.native:
+            self._lib.mrt_set_budget(self._state, ctypes.c_uint64(limit))
+        else:
+            self._budget, self._hit, self._from = limit, False, self._bytes
 
     def edges(self) -> dict:
         if not self.native:
@@ -511,6 +552,30 @@ class HookSet:
         k = self._lib.mrt_edges(self._state, buf, n)
         vals = list(buf)
         return {(vals[5 * i], vals[5 * i + 1], vals[5 * i + 2], vals[5 * i + 3]): vals[5 * i + 4]
+                for i in range(k)}
+
+    def stop_at_next_block(self) -> None:
+        """End the run before the next block starts (for a callback inside a block: Unicorn's
+        emu_stop from an MMIO callback stops at the accessing instruction, which then runs again)."""
+        if self.native:
+            self._lib.mrt_stop_at_next_block(self._state)
+        else:
+            self._budget, self._from, self._hit = self._bytes, -1, False
+
+    def edge_count(self) -> int:
+        """How many distinct edges were counted so far (grows only when new code runs)."""
+        return self._lib.mrt_edge_count(self._state) if self.native else len(self._edges)
+
+    def edge_stalls(self) -> dict:
+        """{(prev, prev_size, cur, cur_size): (fetch stall cycles, data-cache misses)}: the flash
+        interface's stalls, each charged to the block that met it (for a per-function profile)."""
+        if not self.native:
+            return dict(self._edge_stalls)
+        n = self._lib.mrt_edge_count(self._state)
+        buf = (ctypes.c_uint64 * (6 * max(n, 1)))()
+        k = self._lib.mrt_edge_stalls(self._state, buf, n)
+        v = list(buf)
+        return {(v[6 * i], v[6 * i + 1], v[6 * i + 2], v[6 * i + 3]): (v[6 * i + 4], v[6 * i + 5])
                 for i in range(k)}
 
     def stats(self) -> Stats:
@@ -569,6 +634,7 @@ class HookSet:
             self._lib.mrt_clear_edges(self._state)
         else:
             self._edges = {}
+            self._edge_stalls = {}
 
     def clear_unaligned(self) -> None:
         """Forget the unaligned records so far (`stats().unaligned_total` keeps counting)."""

@@ -51,6 +51,8 @@ typedef struct {
     uint64_t count;
     int32_t chk;                 /* index into the block-start check table, or -1 */
     uint32_t pad;
+    uint64_t fetch_stalls;       /* the flash interface's stall cycles fetching this block */
+    uint64_t data_misses;        /* data loads from flash this block made that missed the cache */
 } edge_t;
 
 /* static alignment check: address = konst + sum coef[i] * reg[i] (registers read when the
@@ -117,7 +119,7 @@ typedef struct mrt_state {
     uint32_t prev, prev_size;
     uint32_t last_idx;
     /* budget */
-    uint64_t bytes, byte_budget;
+    uint64_t bytes, byte_budget, budget_from;
     int32_t budget_hit;
     int32_t pc_reg;
     emu_stop_fn emu_stop;
@@ -322,7 +324,10 @@ static inline int lru_access(lru_t *c, uint32_t line) {
 /* One data load from flash at a, through the data cache. */
 static inline void flash_data_read(mrt_state *s, uint32_t a) {
     s->flash_reads++;
-    if (!lru_access(&s->dc, a >> s->line_shift)) s->flash_read_misses++;
+    if (!lru_access(&s->dc, a >> s->line_shift)) {
+        s->flash_read_misses++;
+        s->tab[s->last_idx].data_misses++;      /* the block running now (its edge) */
+    }
 }
 
 /* The instruction fetches of a block of `size` bytes at a, run from flash. */
@@ -353,6 +358,7 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
                 }
                 e->prev = s->prev; e->prev_size = s->prev_size; e->cur = a; e->cur_size = size;
                 e->chk = ctable_find(&s->blk, a);
+                e->fetch_stalls = 0; e->data_misses = 0;
                 s->n++;
                 break;
             }
@@ -361,16 +367,30 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
         }
         s->last_idx = (uint32_t)(e - s->tab);
     }
+    if (s->bytes + size > s->byte_budget && s->bytes > s->budget_from && !s->budget_hit) {
+        /* The budget stops the run before this block executes (Unicorn does not run a block
+         * whose hook asked it to stop): it is not counted, so a run resumed at this pc counts
+         * it once, with the same previous block. The first block after a budget is set always
+         * runs, so every slice makes progress. */
+        s->budget_hit = 1;
+        if (e->count == 0) {                 /* a slot claimed just now: give it back */
+            e->prev = e->prev_size = e->cur = e->cur_size = 0;
+            s->n--;
+            s->last_idx = 0;
+        }
+        if (s->emu_stop) s->emu_stop(uc);
+        return;
+    }
     e->count++;
     if (e->chk >= 0) run_checks(s, uc, &s->blk, e->chk, a + size);
     s->prev = a;
     s->prev_size = size;
     s->bytes += size;
-    if (s->bytes > s->byte_budget && !s->budget_hit) {
-        s->budget_hit = 1;
-        if (s->emu_stop) s->emu_stop(uc);
+    if (s->fetch_on && a >= s->flash_lo && a < s->flash_hi) {
+        uint64_t before = s->fetch_stalls;
+        flash_fetch(s, a, size);
+        e->fetch_stalls += s->fetch_stalls - before;
     }
-    if (s->fetch_on && a >= s->flash_lo && a < s->flash_hi) flash_fetch(s, a, size);
     if (s->observe && a >= s->obs_lo && a <= s->obs_hi) s->observe(uc, address, size, NULL);
 }
 
@@ -669,7 +689,7 @@ void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
     memset(s->tab, 0, s->cap * sizeof(edge_t));
     s->n = 0; s->last_idx = 0;
     s->prev = entry_prev; s->prev_size = 0;
-    s->bytes = 0; s->byte_budget = byte_budget; s->budget_hit = 0;
+    s->bytes = 0; s->byte_budget = byte_budget; s->budget_hit = 0; s->budget_from = 0;
     s->flash_reads = 0; s->flash_read_misses = 0;
     s->fetch_stalls = 0; s->fetch_fills = 0; s->fetch_last = UINT32_MAX - 1;
     s->unal_n = 0; s->unal_total = 0; s->unal_dropped = 0;
@@ -677,6 +697,16 @@ void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
 }
 
 /* The flash data port: loads from flash are seen at flash address + alias_offset (0: off). */
+/* A new budget for the run going on (counts kept): it stops before the block that would take
+ * the executed bytes past `byte_budget` (a run sliced to reach a modelled time). */
+/* Stop before the next block (from a callback inside the current one: an MMIO write that pends
+ * an exception; uc_emu_stop there would stop at the writing instruction, which then runs again). */
+void mrt_stop_at_next_block(mrt_state *s) { s->byte_budget = s->bytes; s->budget_from = 0; s->budget_hit = 0; }
+
+void mrt_set_budget(mrt_state *s, uint64_t byte_budget) {
+    s->byte_budget = byte_budget; s->budget_hit = 0; s->budget_from = s->bytes;
+}
+
 void mrt_set_alias(mrt_state *s, uint64_t alias_offset) { s->alias_offset = alias_offset; }
 
 /* Host memory of flash [lo, hi); the MMIO region mirroring it takes the returned pointer as its
@@ -708,6 +738,21 @@ uint32_t mrt_edges(mrt_state *s, uint64_t *out, uint32_t max) {
         if (!e->count) continue;
         out[k * 5 + 0] = e->prev; out[k * 5 + 1] = e->prev_size;
         out[k * 5 + 2] = e->cur; out[k * 5 + 3] = e->cur_size; out[k * 5 + 4] = e->count;
+        k++;
+    }
+    return k;
+}
+
+/* The flash interface's stalls per edge, in mrt_edges' order: out must hold n entries of 6
+ * uint64 (prev, prev_size, cur, cur_size, fetch stall cycles, data-cache misses). */
+uint32_t mrt_edge_stalls(mrt_state *s, uint64_t *out, uint32_t max) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->cap && k < max; i++) {
+        edge_t *e = &s->tab[i];
+        if (!e->count) continue;
+        out[k * 6 + 0] = e->prev; out[k * 6 + 1] = e->prev_size;
+        out[k * 6 + 2] = e->cur; out[k * 6 + 3] = e->cur_size;
+        out[k * 6 + 4] = e->fetch_stalls; out[k * 6 + 5] = e->data_misses;
         k++;
     }
     return k;

@@ -20,6 +20,7 @@ from typing import Optional, Sequence
 from .analysis import op_macs
 from .cli_common import (emit, load_model, plan_interpreter, progress_bar, refuse_directory, resolve_kernels, warn,
                          write_text)
+from .cli_emulate import cmd_emulate
 from .cli_run import cmd_run
 from .cli_values import parse_frequency, parse_size
 from .errors import InputError, MicroRtError
@@ -392,7 +393,7 @@ def cmd_compare(args) -> int:
 # ---- entry point ------------------------------------------------------------------------
 COMMANDS = {"info": cmd_info, "plan": cmd_plan, "fit": cmd_fit, "run": cmd_run, "profile": cmd_profile,
             "optimize": cmd_optimize, "boards": cmd_boards, "export": cmd_export, "report": cmd_report,
-            "compare": cmd_compare}
+            "compare": cmd_compare, "emulate": cmd_emulate}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -215,6 +215,8 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs main.c feeds the model, as profile's --seed")
 
+    _add_emulate_command(sub, commands["emulate"])
+
     _add_report_options(command("report", "one self-contained HTML page: budget verdict, "
                                 "per-operator table, arena lane chart, live bytes, cycles per "
                                 "operator, warnings and suggestions (exit 0; with a budget 1/3 as "
@@ -225,6 +227,54 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                                  "cycles, per operator (exit 0 unless an error)", commands["compare"],
                                  target=None, planner=True, formats=True))
     return parser
+
+
+def _add_emulate_command(sub, func) -> None:
+    help = ("run a firmware image (an ELF) from its reset vector on the virtual MCU: its console "
+            "output, cycles at the board clock, a profile per function, heap, stack high-water, "
+            "faults and image size per region (exit: the program's own exit code when it exits "
+            "through semihosting; 3 when it does not finish: --max-cycles, a lock-up, an "
+            "unmodelled peripheral, a reset request; 2 an error)")
+    p = sub.add_parser("emulate", help=help, description=help, epilog=EXIT_CODES,
+                       formatter_class=_HelpFormatter)
+    p.add_argument("firmware", metavar="APP.elf", help="a linked 32-bit ARM ELF with a vector table")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--board", metavar="NAME", default=None,
+                       help="a board of the catalog: its memory map, console UART and flash "
+                            "registers (micro-rt boards lists them)")
+    where.add_argument("--target", default=None, choices=["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"],
+                       help="a core, with a generic memory map made from the image (default "
+                            "without --board: cortex-m4)")
+    p.add_argument("--board-dir", action="append", metavar="DIR",
+                   help="a directory of board files searched before the shipped catalog; repeatable")
+    p.add_argument("--clock", type=parse_frequency, default=None,
+                   help="core clock with a unit, for ms and semihosting time (default: the "
+                        "board's clock, else 100MHz)")
+    p.add_argument("--flash-wait-states", type=int_range(0, MAX_FLASH_WAIT_STATES), default=None,
+                   metavar="N", help="wait states of the configured flash interface (used where the "
+                                     "board file names no flash-control register; default: the "
+                                     "board's at its clock, else 0)")
+    p.add_argument("--input", action="append", metavar="SYMBOL=FILE",
+                   help="write FILE (.npy: its array's bytes; else raw bytes) into the data "
+                        "object SYMBOL: into its initial image for .data, when main is entered "
+                        "for .bss; repeatable")
+    p.add_argument("--output", action="append", metavar="SYMBOL[=FILE]",
+                   help="read the data object SYMBOL at the end: in the report, and saved to "
+                        "FILE (.npy as uint8, else raw) when given; repeatable")
+    p.add_argument("--max-cycles", type=int_range(1, 10 ** 12), default=1_000_000_000, metavar="N",
+                   help="stop a program that has not exited after N cycles, 1 to 10^12")
+    p.add_argument("--ignore-mmio", action="store_true",
+                   help="read unmodelled peripheral addresses as 0 and drop writes to them, "
+                        "counted in the report (default: such an access stops the run, named)")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text, json, csv (the function table) or markdown")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--html", metavar="FILE", help="also write the report as an HTML page")
+    p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="no warnings on stderr")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show tracebacks on errors")
+    p.set_defaults(func=func)
 
 
 def _add_where_options(p: argparse.ArgumentParser, suffix: str = "", side: str = "") -> None:

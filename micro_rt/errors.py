@@ -48,6 +48,11 @@ class EmulationError(MicroRtError, RuntimeError):
     """The virtual MCU faulted, ran away or touched unmapped memory."""
 
 
+class FirmwareError(EmulationError):
+    """A firmware image cannot be run: not a 32-bit little-endian ARM ELF, truncated, overlapping
+    segments, no vector table, a segment outside the memory map (names the file and the field)."""
+
+
 class OracleError(MicroRtError, RuntimeError):
     """The tflite-micro oracle refused a model or failed to run it (carries TFLM's reason).
     Also a RuntimeError, the type the oracle itself raises, for callers that catch that."""

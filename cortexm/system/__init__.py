@@ -1,0 +1,17 @@
+"""The virtual MCU as a system: a firmware image run from its reset vector.
+
+Where `cortexm.machine.VirtualMCU` calls micro_rt's own kernels, this package runs what a user
+flashes: the ELF's vector table gives the initial stack pointer and the reset handler, the board
+(or a generic map) gives the memory, and the parts Unicorn lacks are modelled here:
+
+    firmware.py      reading and checking the ELF (FirmwareError names what is wrong)
+    address_map.py   the regions a run has (a board's, or a generic one holding the image)
+    clock.py         the cumulative cycle count: what DWT->CYCCNT reads at any instruction
+    exceptions.py    exception entry and return, priorities, fault status (CFSR/HFSR)
+    scs.py           the System Control Space: SCB, NVIC, SysTick, DWT, ITM, FPU registers
+    semihosting.py   Arm semihosting as newlib's rdimon start-up uses it
+    peripherals.py   a board's console UART and flash-control registers; other MMIO
+    heap.py          malloc / free / realloc / _sbrk watched at their entries
+    profile.py       a flat per-function profile from the block edges
+    run.py           the run itself (`emulate`), and its report record
+"""

@@ -1,0 +1,62 @@
+"""The cumulative cycle count of a firmware run: what DWT->CYCCNT reads at any instruction.
+
+cycles(now) = the cycle model (cortexm/cycles.py) over every block edge counted so far (a block
+is counted when it starts, so a read inside a block sees that whole block) + the flash
+interface's stalls so far + the exception entries taken. Reading it changes nothing, so a
+program's own CYCCNT deltas add up to the run's cycles however often it reads. When the firmware
+changes the flash latency, misses already taken keep the price they had.
+"""
+from __future__ import annotations
+
+from ..cycles import CycleBreakdown, CycleModel, account, sram_stalls
+from ..memory_system import MemorySystem
+from ..native import HookSet
+
+
+class RunningCycles:
+    def __init__(self, hooks: HookSet, model: CycleModel, memory_system: MemorySystem):
+        self._hooks = hooks
+        self._model = model
+        self._known = -1
+        self._edges: dict = {}
+        self.memory_system = memory_system
+        self._miss_base_cycles = 0       # data misses priced before the last latency change
+        self._miss_base_count = 0
+        self.extra = 0                   # exception entries
+        self.instructions = 0
+
+    def edges(self) -> dict:
+        n = self._hooks.edge_count()
+        if n != self._known:
+            self._edges = self._hooks.edges()
+            self._known = n
+        return self._edges
+
+    def breakdown(self) -> CycleBreakdown:
+        hooks, model = self._hooks, self._model
+        before = self._known
+        edges = self.edges()
+        stats = hooks.stats()
+        flash = stats.flash
+        if hooks.native:
+            fresh = edges if self._known != before or before < 0 else {}
+            costs = model.block_costs(fresh)
+            insns, _blocks, core, branches, fetch, _data, loads = hooks.account(fresh, costs, None)
+            bd = CycleBreakdown(core, branches, fetch, 0, sram_stalls(self.memory_system, loads, flash))
+        else:
+            costs = model.block_costs(edges)
+            insns, bd, _ = account(edges, costs, None, self.memory_system, flash)
+        self.instructions = insns
+        bd.data_flash = self._miss_base_cycles + (flash.data_misses - self._miss_base_count) * self.memory_system.data_miss
+        return bd
+
+    def now(self) -> int:
+        return self.breakdown().total + self.extra
+
+    def reprice(self, memory_system: MemorySystem) -> None:
+        """The flash interface changed (the firmware wrote its latency or cache enables): misses
+        from here cost the new price."""
+        misses = self._hooks.stats().flash.data_misses
+        self._miss_base_cycles += (misses - self._miss_base_count) * self.memory_system.data_miss
+        self._miss_base_count = misses
+        self.memory_system = memory_system

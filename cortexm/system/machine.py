@@ -1,0 +1,288 @@
+"""The machine of a firmware run: the image checked and loaded into the board's (or a generic)
+memory map, the engine with its hooks, the System Control Space, the peripherals, semihosting
+and the heap watch, all in their reset state. run.py runs it."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import unicorn
+from unicorn import unicorn_const as UC
+from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
+
+from micro_rt.errors import FirmwareError
+
+from .. import alignment
+from ..boards import Board
+from ..calling import STACK_PAINT
+from ..cycles import CycleModel
+from ..engine import CPU_MODELS
+from ..native import HookSet
+from ..static_alignment import static_checks
+from .address_map import AddressMap, board_map, generic_map
+from .clock import RunningCycles
+from .exceptions import LATENCY_DOCUMENTED, Exc, ExceptionUnit, FaultRecord, Lockup, bit_names, \
+    CFSR_BITS, HFSR_BITS, exception_name
+from .firmware import FirmwareFile, read_firmware
+from .heap import HeapWatch
+from .memory_state import MemoryState, configured_wait_states
+from .peripherals import FlashState, MmioPolicy, Peripherals
+from .profile import flat_profile
+from .report import Ending, FirmwareReport, RegionUse
+from .scs import SystemControlSpace
+from .semihosting import SEMIHOSTING_BKPT, Semihost
+
+STOP_ADDRESS = 0xFFFF_FFFE          # never executed: the engine's "until"
+DEFAULT_MAX_CYCLES = 1_000_000_000
+DEFAULT_CLOCK_HZ = 100_000_000
+INTR_UDEF, INTR_SWI, INTR_PREFETCH_ABORT, INTR_DATA_ABORT, INTR_BKPT = 1, 2, 3, 4, 7
+INTR_CFSR = {INTR_UDEF: 16, 17: 19, 18: 17, 22: 24}          # QEMU exception -> CFSR bit
+MEMORY_CAUSES = {UC.UC_MEM_READ_UNMAPPED: ("read of unmapped memory", 9),
+                 UC.UC_MEM_WRITE_UNMAPPED: ("write to unmapped memory", 9),
+                 UC.UC_MEM_FETCH_UNMAPPED: ("instruction fetch from unmapped memory", 8),
+                 UC.UC_MEM_WRITE_PROT: ("write to read-only memory (flash)", 9),
+                 UC.UC_MEM_READ_PROT: ("read of protected memory", 9),
+                 UC.UC_MEM_FETCH_PROT: ("instruction fetch from non-executable memory", 0)}
+
+
+@dataclass
+class EmulateRequest:
+    path: Path
+    board: Optional[Board] = None
+    target: Optional[str] = None            # a core, when no board is given
+    clock_hz: Optional[int] = None
+    flash_wait_states: Optional[int] = None
+    max_cycles: int = DEFAULT_MAX_CYCLES
+    inputs: dict = field(default_factory=dict)       # symbol -> bytes
+    outputs: tuple = ()                               # symbols read at the end
+    mmio: MmioPolicy = MmioPolicy.STOP
+
+
+class FirmwareMachine:
+    """Everything one run needs, built from a request, at reset."""
+
+    def __init__(self, req: EmulateRequest):
+        self.req = req
+        self.fw: FirmwareFile = read_firmware(req.path)
+        img = self.fw.image
+        self.name = self.fw.name
+        self.board = req.board
+        self.core = req.board.core if req.board is not None else (req.target or "cortex-m4")
+        if self.core not in CPU_MODELS:
+            raise FirmwareError(f"target '{self.core}' is not an emulated Cortex-M core "
+                                f"({', '.join(CPU_MODELS)})")
+        if req.board is not None:
+            self.clock_hz = req.clock_hz or req.board.clock.default_hz
+            self.clock_source = "given" if req.clock_hz else f"board {req.board.name}'s default"
+            self.amap: AddressMap = board_map(req.board)
+        else:
+            self.clock_hz = req.clock_hz or DEFAULT_CLOCK_HZ
+            self.clock_source = "given" if req.clock_hz else "no board: 100 MHz assumed"
+            self.amap = generic_map(img.segments, self._peek_sp(img), self.name)
+        self.amap.check_segments(img.segments, self.name)
+        self.vector_table = self._vector_table_address()
+        self.notes: list[str] = []
+        self._build()
+
+    # ------------------------------------------------------------------ reset state
+    def _peek_sp(self, img) -> Optional[int]:
+        loads = sorted((s.paddr, s) for s in img.segments if s.data and s.paddr < 0x2000_0000)
+        if not loads or len(loads[0][1].data) < 8:
+            return None
+        return struct.unpack_from("<I", loads[0][1].data, 0)[0]
+
+    def _image_bytes(self, addr: int, n: int) -> Optional[bytes]:
+        for s in self.fw.image.segments:
+            if s.paddr <= addr and addr + n <= s.paddr + len(s.data):
+                return bytes(s.data[addr - s.paddr:addr - s.paddr + n])
+        return None
+
+    def _vector_table_address(self) -> int:
+        code = self.amap.code_region
+        if self._image_bytes(code.base, 8) is not None:
+            return code.base
+        starts = sorted(s.paddr for s in self.fw.image.segments if s.data and code.base <= s.paddr < code.end)
+        if self.amap.generic and starts:
+            return starts[0]
+        lowest = f"; the image's lowest segment in it starts at 0x{starts[0]:08x}" if starts else ""
+        raise FirmwareError(f"{self.name}: no vector table at the boot address 0x{code.base:08x} "
+                            f"(the start of {code.name}, {self.amap.source}){lowest}: is the image "
+                            "linked for this board?")
+
+    def _reset_vectors(self) -> tuple[int, int]:
+        raw = self._image_bytes(self.vector_table, 8)
+        sp, reset = struct.unpack("<II", raw)
+        ram = self.amap.region_of(sp - 4) if sp >= 4 else None
+        if ram is None or not ram.kind.writable:
+            raise FirmwareError(f"{self.name}: the initial stack pointer 0x{sp:08x} (vector table "
+                                f"word 0 at 0x{self.vector_table:08x}) is in no RAM region of the "
+                                f"{self.amap.source}")
+        if sp & 3:
+            raise FirmwareError(f"{self.name}: the initial stack pointer 0x{sp:08x} is not word-aligned")
+        if not reset & 1:
+            raise FirmwareError(f"{self.name}: the reset vector 0x{reset:08x} (word 1 at "
+                                f"0x{self.vector_table + 4:08x}) has no Thumb bit: not a handler "
+                                "address (is there a vector table at the boot address?)")
+        target = reset & ~1
+        if self.amap.region_of(target) is None or (self._image_bytes(target, 2) is None
+                                                    and not self.amap.region_of(target).kind.writable):
+            raise FirmwareError(f"{self.name}: the reset vector 0x{reset:08x} points outside every "
+                                f"region holding code ({', '.join(str(r) for r in self.amap.regions)})")
+        return sp, target
+
+    # ------------------------------------------------------------------ the machine
+    def _build(self) -> None:
+        req, img = self.req, self.fw.image
+        self.initial_sp, self.reset = self._reset_vectors()
+        uc = unicorn.Uc(UC.UC_ARCH_ARM, UC.UC_MODE_THUMB)
+        uc.ctl_set_cpu_model(CPU_MODELS[self.core])
+        self.uc = uc
+        self.amap.map_into(uc)
+        self._apply_data_inputs()
+        self.amap.load(img.segments)
+        self.wait_states = configured_wait_states(self.board, self.clock_hz, req.flash_wait_states)
+        self.peripherals = Peripherals(self.board, req.mmio, self._flash_changed)
+        reset_flash = (self.peripherals.flash.state("reset") if self.peripherals.flash is not None
+                       else FlashState(None, source="configured: the board file names no flash-control "
+                                       "register" if self.board is not None else "configured: no board"))
+        self.memory = MemoryState(self.board, self.core, self.clock_hz, self.wait_states, reset_flash,
+                                  l1_icache=False, l1_dcache=False)
+        self.memory.l1_icache = self.memory.l1_dcache = not self.memory.l1_gated
+        self.memory_at_reset = self.memory.describe()
+        self.memory_changes: list[tuple[int, str]] = []
+        ms = self.memory.memory_system()
+        code = self.amap.code_region
+        self.hooks = HookSet(uc, memory_hook=False, check_alignment=False, flash_lo=code.base,
+                             flash_hi=code.end, memory_system=ms, static_checks=static_checks(img),
+                             flash_port=True)
+        self.hooks.add_flash_segments([s for s in self.amap.flash_host_segments() if s[0] == code.base])
+        self.model = CycleModel(self.core, img.sha256, ms, self._read_code)
+        self.clock = RunningCycles(self.hooks, self.model, ms)
+        self.exceptions = ExceptionUnit(self.core, self._read, self._write, has_fpu=self.core != "cortex-m0plus")
+        self.exceptions.vtor = self.vector_table
+        d_geo, i_geo = self._l1_geometry(ms)
+        self.scs = SystemControlSpace(self.core, self.exceptions, self.clock.now, self._caches_changed,
+                                      self.hooks.stop_at_next_block, d_geo, i_geo)
+        self.scs.map_into(uc)
+        self.peripherals.map_into(uc)
+        self.semihost = Semihost(lambda: self.clock.now() / self.clock_hz, self.clock.now, self.name,
+                                 heap_info=self._heap_info())
+        self.heap = HeapWatch(img)
+        self.heap.install(uc)
+        self._main_inputs = self._bss_inputs()
+        self.stop_reason: Optional[tuple] = None        # (access, address, size, pc) of a memory fault
+        self.interrupt: Optional[tuple] = None
+        uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid)
+        uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)
+
+    def _heap_info(self) -> tuple[int, int, int, int]:
+        """SYS_HEAPINFO's answer: the heap from the end of the image's data in the initial stack
+        pointer's region up to that stack pointer, the stack from it down to the heap's base."""
+        region = self.amap.region_of(self.initial_sp - 4)
+        base = region.base
+        for s in self.fw.image.segments:
+            if region.base <= s.vaddr < self.initial_sp:
+                base = max(base, s.vaddr + s.memsz)
+        base = (base + 7) & ~7
+        return base, self.initial_sp, self.initial_sp, base
+
+    def _l1_geometry(self, ms) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        if self.core != "cortex-m7":
+            return (0, 0, 0), (0, 0, 0)
+        full = MemoryState(self.board, self.core, self.clock_hz, self.wait_states,
+                           FlashState(None, source=""), True, True).memory_system()
+        line = full.line_bytes
+        dl = full.dcache_lines if full.data_unit == line else 0
+        dways = full.dcache_ways or 1
+        iways = full.icache_ways or 1
+        return ((max(1, dl // dways), dways, line) if dl > 1 else (0, 0, 0),
+                (max(1, full.icache_lines // iways), iways, line) if full.icache_lines else (0, 0, 0))
+
+    def _read(self, addr: int, n: int) -> bytes:
+        return bytes(self.uc.mem_read(addr, n))
+
+    def _write(self, addr: int, data: bytes) -> None:
+        self.uc.mem_write(addr, data)
+
+    def _read_code(self, addr: int, n: int) -> bytes:
+        try:
+            return bytes(self.uc.mem_read(addr, n))
+        except unicorn.UcError:
+            return b""
+
+    def _flash_changed(self, state: FlashState) -> None:
+        self.memory.flash = state
+        self._memory_changed()
+
+    def _caches_changed(self, icache: bool, dcache: bool) -> None:
+        self.memory.l1_icache, self.memory.l1_dcache = icache, dcache
+        self._memory_changed()
+
+    def _memory_changed(self) -> None:
+        ms = self.memory.memory_system()
+        self.hooks.set_memory_system(ms)
+        self.clock.reprice(ms)
+        self.model.memory_system = ms
+        self.memory_changes.append((self.clock.now(), self.memory.describe()))
+
+    # ------------------------------------------------------------------ inputs and outputs
+    def _symbol(self, name: str, what: str):
+        sym = self.fw.image.symbols.get(name)
+        if sym is None:
+            raise FirmwareError(f"{self.name}: no symbol '{name}' for {what}")
+        if sym.is_func or not sym.size:
+            raise FirmwareError(f"{self.name}: symbol '{name}' for {what} is "
+                                f"{'a function' if sym.is_func else 'of size 0'}, not a data object")
+        return sym
+
+    def _checked(self, name: str, data: bytes):
+        sym = self._symbol(name, "--input")
+        if len(data) > sym.size:
+            raise FirmwareError(f"{self.name}: --input {name}: {len(data)} B does not fit the symbol's "
+                                f"{sym.size} B")
+        return sym
+
+    def _apply_data_inputs(self) -> None:
+        """--input into .data: its initial image, at the load address the start-up copies from."""
+        for name, data in self.req.inputs.items():
+            sym = self._checked(name, data)
+            seg = next((s for s in self.fw.image.segments if s.vaddr <= sym.addr < s.vaddr + s.memsz), None)
+            if seg is not None and sym.addr + len(data) <= seg.vaddr + len(seg.data):
+                off = sym.addr - seg.vaddr
+                seg.data = seg.data[:off] + data + seg.data[off + len(data):]
+
+    def _bss_inputs(self) -> dict:
+        """--input into .bss (no initial image): written where `main` is entered."""
+        out = {}
+        for name, data in self.req.inputs.items():
+            sym = self._checked(name, data)
+            seg = next((s for s in self.fw.image.segments if s.vaddr <= sym.addr < s.vaddr + s.memsz), None)
+            if seg is None or sym.addr + len(data) > seg.vaddr + len(seg.data):
+                out[sym.addr] = data
+        if out:
+            main = self.fw.image.symbols.get("main")
+            if main is None or not main.is_func:
+                raise FirmwareError(f"{self.name}: --input into .bss is written when main is entered, "
+                                    "and the image has no function 'main'")
+            self.uc.hook_add(UC.UC_HOOK_CODE, self._write_bss_inputs, begin=main.addr, end=main.addr)
+        return out
+
+    def _write_bss_inputs(self, uc, address, size, _user) -> None:
+        for addr, data in self._main_inputs.items():
+            uc.mem_write(addr, data)
+        self._main_inputs = {}
+
+    # ------------------------------------------------------------------ engine callbacks
+    def _on_invalid(self, uc, access, address, size, value, _user) -> bool:
+        pc = uc.reg_read(UC_ARM_REG_PC)
+        if access in (UC.UC_MEM_READ_UNMAPPED, UC.UC_MEM_WRITE_UNMAPPED) and \
+                self.peripherals.ignore_page(uc, address, pc, "read" if access == UC.UC_MEM_READ_UNMAPPED else "write"):
+            return True
+        self.stop_reason = (access, address, size, pc)
+        return False
+
+    def _on_intr(self, uc, intno, _user) -> None:
+        self.interrupt = (intno, uc.reg_read(UC_ARM_REG_PC))
+        uc.emu_stop()

@@ -1,0 +1,70 @@
+"""Which flash interface a firmware run sees, as its registers change.
+
+With a board whose file names its flash-control registers, the run starts from their reset
+values (latency, prefetch, cache enables) and follows what the firmware writes. Without such
+registers it keeps the configured interface: the board's wait states at its clock with the
+accelerator on (what `profile` assumes), or a bare core's default. On a Cortex-M7 the L1 caches
+are also gated by CCR.IC / CCR.DC, off at reset (Armv7-M ARM B3.2.8; Cortex-M7 TRM: caches are
+disabled at reset).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..boards import Board, board_flash, core_flash, flash_interface
+from ..memory_system import MemorySystem
+from .peripherals import FlashState
+
+L1_KINDS = ("cortex-m7-l1",)
+
+
+@dataclass
+class MemoryState:
+    board: Optional[Board]
+    core: str
+    clock_hz: int
+    configured_wait_states: int
+    flash: FlashState
+    l1_icache: bool = True
+    l1_dcache: bool = True
+
+    @property
+    def l1_gated(self) -> bool:
+        """The caches of this interface are the core's L1 (enabled through CCR)."""
+        if self.core != "cortex-m7":
+            return False
+        return self.board is None or any(k in self.board.accelerator.kind for k in L1_KINDS)
+
+    def memory_system(self) -> MemorySystem:
+        ic = self.flash.icache and (self.l1_icache or not self.l1_gated)
+        dc = self.flash.dcache and (self.l1_dcache or not self.l1_gated)
+        ws = self.configured_wait_states if self.flash.latency is None else self.flash.latency
+        if self.board is not None:
+            fields = flash_interface(self.board, self.clock_hz, ws, prefetch=self.flash.prefetch,
+                                     icache=ic, dcache=dc)
+        else:
+            fields = dict(core_flash(self.core, ws).memory_system)
+            if not ic:
+                fields["icache_bytes"] = 0
+            if not dc:
+                fields["dcache_lines"] = 1
+            fields["prefetch"] = fields["prefetch"] and self.flash.prefetch
+        return MemorySystem(**fields)
+
+    def describe(self) -> str:
+        flash = self.flash
+        if flash.latency is None:
+            flash = FlashState(self.configured_wait_states, flash.prefetch, flash.icache, flash.dcache,
+                               flash.source)
+        text = flash.describe()
+        if self.l1_gated:
+            text += (f"; L1 I-cache {'on' if self.l1_icache else 'off'}, D-cache "
+                     f"{'on' if self.l1_dcache else 'off'} (CCR)")
+        return text
+
+
+def configured_wait_states(board: Optional[Board], clock_hz: int, wait_states: Optional[int]) -> int:
+    if board is None:
+        return 0 if wait_states is None else int(wait_states)
+    return board_flash(board, clock_hz, wait_states).wait_states

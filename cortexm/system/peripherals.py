@@ -1,0 +1,174 @@
+"""The peripherals a firmware run models: the board's console UART and its flash-control
+registers (latency, prefetch, caches: the memory model follows what the firmware writes), and
+what happens at every other peripheral address.
+
+Both come from the board file's `peripherals` section (cortexm/board_data/README.md). A board
+without one has no console here, and its memory model stays where `profile` puts it (the board's
+wait states at its clock, the accelerator on); the report says which.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable, Optional
+
+import unicorn
+
+from ..memory_map import PAGE
+
+PERIPHERAL_RANGES = ((0x4000_0000, 0x6000_0000), (0xA000_0000, 0xE000_0000))
+
+
+class MmioPolicy(Enum):
+    STOP = "stop"          # an access to an unmodelled peripheral ends the run, named
+    IGNORE = "ignore"      # it reads 0, a write is dropped; counted in the report
+
+
+@dataclass
+class FlashState:
+    """The flash interface as the registers hold it now."""
+    latency: Optional[int]            # wait states; None: the board file names no latency field
+    prefetch: bool = True
+    icache: bool = True
+    dcache: bool = True
+    source: str = ""                  # "reset", "set by the firmware", "configured (no register model)"
+
+    def describe(self) -> str:
+        ws = "?" if self.latency is None else str(self.latency)
+        return (f"{ws} wait states, prefetch {'on' if self.prefetch else 'off'}, I-cache "
+                f"{'on' if self.icache else 'off'}, D-cache {'on' if self.dcache else 'off'} ({self.source})")
+
+
+MEANINGS = ("latency", "prefetch", "icache", "dcache", "cache")
+
+
+class FlashControl:
+    """The board's flash-control registers. `changed(state)` is called when a write changes what
+    the memory model depends on."""
+
+    def __init__(self, registers, changed: Callable[[FlashState], None]):
+        self.registers = list(registers)
+        self.values = {r.address: r.reset for r in self.registers}
+        self._changed = changed
+        self.history: list[tuple[str, str]] = []           # (register, new value) as written
+
+    def state(self, source: str) -> FlashState:
+        fields = {}
+        for r in self.registers:
+            v = self.values[r.address]
+            for meaning, (lo, width) in _fields(r).items():
+                fields[meaning] = v >> lo & ((1 << width) - 1)
+        cache = fields.get("cache")
+        return FlashState(fields.get("latency"), bool(fields.get("prefetch", 1)),
+                          bool(fields.get("icache", 1 if cache is None else cache)),
+                          bool(fields.get("dcache", 1 if cache is None else cache)), source)
+
+    def owns(self, addr: int) -> bool:
+        return addr in self.values
+
+    def read(self, addr: int) -> int:
+        return self.values[addr]
+
+    def write(self, addr: int, value: int) -> None:
+        before = self.state("")
+        self.values[addr] = value & 0xFFFFFFFF
+        reg = next(r for r in self.registers if r.address == addr)
+        self.history.append((reg.name, f"0x{value:08x}"))
+        after = self.state("set by the firmware")
+        if (after.latency, after.prefetch, after.icache, after.dcache) != \
+                (before.latency, before.prefetch, before.icache, before.dcache):
+            self._changed(after)
+
+
+def _fields(register) -> dict:
+    """{meaning: (lowest bit, width)} of a board's flash-control register (its `fields`, keyed
+    by meaning name or enum)."""
+    out = {}
+    for key, value in dict(register.fields).items():
+        name = getattr(key, "value", key)
+        out[str(name)] = (int(value[0]), int(value[1]))
+    return out
+
+
+@dataclass
+class PeripheralEvents:
+    console: bytearray = field(default_factory=bytearray)
+    ignored: dict = field(default_factory=dict)            # page-aligned address -> accesses
+    first_ignored: dict = field(default_factory=dict)      # address -> (pc, access) of the first
+
+
+class Peripherals:
+    """Maps the modelled peripheral blocks into the engine and decides about the rest."""
+
+    def __init__(self, board, policy: MmioPolicy, flash_changed: Callable[[FlashState], None]):
+        self.policy = policy
+        self.events = PeripheralEvents()
+        per = getattr(board, "peripherals", None) if board is not None else None
+        self.console = getattr(per, "console", None) if per is not None else None
+        regs = tuple(getattr(per, "flash_control", ()) or ()) if per is not None else ()
+        self.flash = FlashControl(regs, flash_changed) if regs else None
+        self._blocks: list[tuple[int, int]] = []
+
+    def map_into(self, uc: unicorn.Uc) -> None:
+        pages: dict[int, list] = {}
+        if self.console is not None:
+            size = max(PAGE, getattr(self.console, "size", 0) or PAGE)
+            base = self.console.base // PAGE * PAGE
+            self._map(uc, base, ((self.console.base + size + PAGE - 1) // PAGE * PAGE) - base)
+        if self.flash is not None:
+            for addr in self.flash.values:
+                pages.setdefault(addr // PAGE * PAGE, []).append(addr)
+            for page in pages:
+                if not any(lo <= page < hi for lo, hi in self._blocks):
+                    self._map(uc, page, PAGE)
+
+    def _map(self, uc: unicorn.Uc, base: int, size: int) -> None:
+        uc.mmio_map(base, size, self._read, base, self._write, base)
+        self._blocks.append((base, base + size))
+
+    def _read(self, uc, offset: int, size: int, base: int) -> int:
+        addr = base + offset
+        word = addr & ~3
+        c = self.console
+        if self.flash is not None and self.flash.owns(word):
+            v = self.flash.read(word)
+        elif c is not None and word == c.base + c.status_offset:
+            v = c.ready_value | 0
+        else:
+            v = 0
+        return (v >> 8 * (addr & 3)) & ((1 << 8 * size) - 1)
+
+    def _write(self, uc, offset: int, size: int, value: int, base: int) -> None:
+        addr = base + offset
+        c = self.console
+        if self.flash is not None and self.flash.owns(addr & ~3):
+            old = self.flash.read(addr & ~3)
+            shift = 8 * (addr & 3)
+            mask = ((1 << 8 * size) - 1) << shift
+            self.flash.write(addr & ~3, (old & ~mask) | ((value << shift) & mask))
+        elif c is not None and addr == c.base + c.data_offset:
+            self.events.console.append(value & 0xFF)
+
+    # ------------------------------------------------------------------ unmodelled addresses
+    @staticmethod
+    def is_peripheral(addr: int) -> bool:
+        return any(lo <= addr < hi for lo, hi in PERIPHERAL_RANGES)
+
+    def ignore_page(self, uc: unicorn.Uc, addr: int, pc: int, access: str) -> bool:
+        """With MmioPolicy.IGNORE, map the page holding `addr` as reads-zero / writes-dropped and
+        count its accesses; True when the access may go on."""
+        if self.policy is not MmioPolicy.IGNORE or not self.is_peripheral(addr):
+            return False
+        page = addr // PAGE * PAGE
+        self.events.first_ignored.setdefault(addr, (pc, access))
+        uc.mmio_map(page, PAGE, self._count_read, page, self._count_write, page)
+        return True
+
+    def _count_read(self, uc, offset: int, size: int, page: int) -> int:
+        a = page + offset
+        self.events.ignored[a] = self.events.ignored.get(a, 0) + 1
+        return 0
+
+    def _count_write(self, uc, offset: int, size: int, value: int, page: int) -> None:
+        a = page + offset
+        self.events.ignored[a] = self.events.ignored.get(a, 0) + 1

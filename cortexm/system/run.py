@@ -1,0 +1,335 @@
+"""A firmware image run from its reset vector on the virtual MCU: `micro-rt emulate`.
+
+The loop: take any pending exception that can preempt; run the engine until something needs
+the system (a semihosting BKPT, an SVC, a fault, a branch to EXC_RETURN, a register write that
+pends an exception, the next SysTick interrupt or --max-cycles: the native hook's budget stops
+the engine before the block that would pass it, so a resumed run counts every block once);
+handle it; go on. A SysTick interrupt is taken at the first block boundary at or after its
+modelled time; an exception pended by a register write, at the end of the writing block.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Optional
+
+import unicorn
+from unicorn import unicorn_const as UC
+from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
+
+from .. import alignment
+from ..calling import STACK_PAINT
+from .exceptions import (CFSR_BITS, HFSR_BITS, LATENCY_DOCUMENTED, Exc, FaultRecord, Lockup, bit_names,
+                         exception_name)
+from .machine import EmulateRequest, FirmwareMachine
+from .peripherals import MmioPolicy
+from .profile import flat_profile
+from .report import Ending, FirmwareReport, RegionUse
+from .semihosting import SEMIHOSTING_BKPT
+
+__all__ = ["EmulateRequest", "run_firmware"]
+
+STOP_ADDRESS = 0xFFFF_FFFE                 # never executed: the engine's "until"
+EXC_RETURN_AREA = 0xFFFF_FF00
+MAX_SLICE = 1 << 26                        # instructions between checks of --max-cycles
+NEAR = 8                                   # cycles: a SysTick this close is due now
+INTR_UDEF, INTR_SWI, INTR_PREFETCH_ABORT, INTR_DATA_ABORT, INTR_BKPT = 1, 2, 3, 4, 7
+INTR_USAGE = {INTR_UDEF: (16, "undefined instruction"), 17: (19, "coprocessor not present or disabled"),
+              18: (17, "invalid state (a branch without the Thumb bit)"), 22: (24, "unaligned access")}
+MEMORY_CAUSES = {UC.UC_MEM_READ_UNMAPPED: ("read of unmapped memory", 9),
+                 UC.UC_MEM_WRITE_UNMAPPED: ("write to unmapped memory", 9),
+                 UC.UC_MEM_FETCH_UNMAPPED: ("instruction fetch from unmapped memory", 8),
+                 UC.UC_MEM_WRITE_PROT: ("write to read-only memory (flash)", 9),
+                 UC.UC_MEM_READ_PROT: ("read of protected memory", 9),
+                 UC.UC_MEM_FETCH_PROT: ("instruction fetch from non-executable memory", 0)}
+
+
+def run_firmware(req: EmulateRequest) -> FirmwareReport:
+    """Run the image of `req` from reset to its exit, a lock-up or --max-cycles."""
+    return FirmwareRun(FirmwareMachine(req)).run()
+
+
+class FirmwareRun:
+    def __init__(self, m: FirmwareMachine):
+        self.m = m
+        self.uc = m.uc
+        self.faults: list[FaultRecord] = []
+        self.ending: Optional[Ending] = None
+        self.message = ""
+        self.exit_code: Optional[int] = None
+        self.handlers: set[int] = set()
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> FirmwareReport:
+        m, uc = self.m, self.uc
+        uc.reg_write(UC_ARM_REG_MSP, m.initial_sp)
+        uc.reg_write(UC_ARM_REG_SP, m.initial_sp)
+        self.paint_lo = self._paint_stack()
+        m.hooks.reset(1 << 60, 0)
+        pc = m.reset
+        tick_due = None
+        while self.ending is None:
+            now = m.clock.now()
+            if now + NEAR >= m.req.max_cycles:
+                self._end(Ending.MAX_CYCLES, f"stopped at --max-cycles {m.req.max_cycles:,} without "
+                                             f"exiting, at pc 0x{pc:08x} <{self.symbol(pc)}>")
+                break
+            if tick_due is None:
+                tick_due = m.scs.systick_next()
+            if tick_due is not None and now + NEAR >= tick_due:
+                m.exceptions.pending.add(Exc.SYSTICK)
+                tick_due = None
+            pc = self._take_pending(pc)
+            if self.ending is not None:
+                break
+            m.hooks.set_budget(self._slice(now, tick_due))
+            m.interrupt = m.stop_reason = None
+            error = None
+            try:
+                uc.emu_start(pc | 1, STOP_ADDRESS)
+            except unicorn.UcError as exc:
+                error = exc
+            pc = uc.reg_read(UC_ARM_REG_PC)
+            pc = self._handle_stop(pc, error)
+            if m.scs.events.reset_requested and self.ending is None:
+                self._end(Ending.RESET_REQUEST, f"the program requested a system reset "
+                                                f"(AIRCR.SYSRESETREQ) near pc 0x{pc:08x} <{self.symbol(pc)}>")
+        return self._report()
+
+    def _slice(self, now: int, tick_due: Optional[int]) -> int:
+        """Instructions to run before the next look: half the cycles to the next event at the
+        run's cycles per instruction so far (the budget counts 4 bytes an instruction, so up to
+        twice as many 16-bit ones run: the slice ends near the event, a block past it at most)."""
+        target = self.m.req.max_cycles if tick_due is None else min(tick_due, self.m.req.max_cycles)
+        insns = self.m.clock.instructions
+        cpi = max(0.5, now / insns) if insns else 1.0
+        return int(max(1, min(MAX_SLICE, (target - now) / cpi / 2)))
+
+    def _take_pending(self, pc: int) -> int:
+        exc = self.m.exceptions
+        n = exc.next_pending(self.uc)
+        while n is not None:
+            try:
+                handler = exc.take(self.uc, n, pc)
+            except Lockup as why:
+                self._end(Ending.LOCKUP, f"{exception_name(n)} could not be taken: {why}")
+                return pc
+            self.handlers.add(handler)
+            pc = handler
+            n = exc.next_pending(self.uc)
+        return pc
+
+    def _handle_stop(self, pc: int, error: Optional[unicorn.UcError]) -> int:
+        m = self.m
+        if m.interrupt is not None:
+            intno, ipc = m.interrupt
+            return self._on_interrupt(intno, ipc)
+        if m.stop_reason is not None:
+            access, address, size, fpc = m.stop_reason
+            if access == UC.UC_MEM_FETCH_UNMAPPED and address >= EXC_RETURN_AREA:
+                return self._exception_return(address)
+            if m.peripherals.is_peripheral(address) and m.req.mmio is MmioPolicy.STOP:
+                what = "read of" if access == UC.UC_MEM_READ_UNMAPPED else "write to"
+                self._end(Ending.UNMODELLED_PERIPHERAL,
+                          f"{what} 0x{address:08x} ({size} B), a peripheral micro_rt does not model, "
+                          f"by pc 0x{fpc:08x} <{self.symbol(fpc)}> (run with --ignore-mmio to read such "
+                          "addresses as 0 and count them)")
+                return fpc
+            cause, bit = MEMORY_CAUSES.get(access, (f"memory access type {access}", 9))
+            is_data = access in (UC.UC_MEM_READ_UNMAPPED, UC.UC_MEM_WRITE_UNMAPPED, UC.UC_MEM_WRITE_PROT,
+                                 UC.UC_MEM_READ_PROT)
+            return self._fault(cause, bit, fpc, address if is_data else None)
+        if error is not None:
+            if error.errno == UC.UC_ERR_INSN_INVALID:
+                return self._fault("undefined instruction", 16, pc, None)
+            if error.errno in (UC.UC_ERR_READ_UNALIGNED, UC.UC_ERR_WRITE_UNALIGNED, UC.UC_ERR_FETCH_UNALIGNED):
+                return self._fault("unaligned access", 24, pc, None)
+            self._end(Ending.ERROR, f"the engine stopped at pc 0x{pc:08x} <{self.symbol(pc)}>: {error}")
+        return pc
+
+    def _on_interrupt(self, intno: int, ipc: int) -> int:
+        m, uc = self.m, self.uc
+        if intno == INTR_BKPT:
+            imm = self.m._read_code(ipc, 2)[:1]
+            if imm == bytes([SEMIHOSTING_BKPT]):
+                try:
+                    m.semihost.call(uc)
+                except unicorn.UcError:
+                    return self._fault("semihosting parameter block outside memory", 9, ipc,
+                                       uc.reg_read(unicorn.arm_const.UC_ARM_REG_R1))
+                if m.semihost.exit is not None:
+                    code = m.semihost.exit.code
+                    self.exit_code = code - (1 << 32) if code & 0x8000_0000 else code
+                    self._end(Ending.EXIT, f"the program exited with code {self.exit_code}")
+                return ipc + 2
+            self._end(Ending.BREAKPOINT, f"BKPT #{imm[0] if imm else 0} at pc 0x{ipc:08x} "
+                                         f"<{self.symbol(ipc)}>: a debugger would halt here")
+            return ipc
+        if intno == INTR_SWI:
+            m.exceptions.pending.add(Exc.SVCALL)
+            if m.exceptions.next_pending(uc) != Exc.SVCALL:
+                m.exceptions.pending.discard(Exc.SVCALL)
+                return self._fault("SVC where SVCall cannot be taken (priority)", None, ipc - 2, None)
+            return ipc
+        if intno == INTR_PREFETCH_ABORT and ipc >= EXC_RETURN_AREA:
+            return self._exception_return(ipc)
+        if intno in INTR_USAGE:
+            bit, cause = INTR_USAGE[intno]
+            return self._fault(cause, bit, ipc, None)
+        if intno == INTR_PREFETCH_ABORT:
+            return self._fault("instruction fetch fault", 0, ipc, None)
+        if intno == INTR_DATA_ABORT:
+            return self._fault("data access fault", 9, ipc, None)
+        self._end(Ending.ERROR, f"CPU exception {intno} at pc 0x{ipc:08x} <{self.symbol(ipc)}>, which "
+                                "micro_rt does not model")
+        return ipc
+
+    def _exception_return(self, address: int) -> int:
+        try:
+            return self.m.exceptions.exception_return(self.uc, address | 1)
+        except Lockup as why:
+            self._end(Ending.LOCKUP, str(why))
+            return address
+
+    def _fault(self, cause: str, cfsr_bit: Optional[int], pc: int, address: Optional[int]) -> int:
+        exc, uc = self.m.exceptions, self.uc
+        record = FaultRecord("HardFault", cause, pc, self.symbol(pc), address, cycle=self.m.clock.now())
+        self.faults.append(record)
+        try:
+            target = exc.fault_target(cfsr_bit, uc)
+        except Lockup as why:
+            record.cfsr = bit_names(exc.cfsr, CFSR_BITS)
+            self._end(Ending.LOCKUP, f"{cause} by pc 0x{pc:08x} <{self.symbol(pc)}>: {why}")
+            return pc
+        if address is not None and cfsr_bit is not None and not exc.armv6m:
+            if cfsr_bit == 9:
+                exc.bfar, exc.cfsr = address, exc.cfsr | 1 << 15
+            elif cfsr_bit == 1:
+                exc.mmfar, exc.cfsr = address, exc.cfsr | 1 << 7
+        record.exception = exception_name(target)
+        record.cfsr, record.hfsr = bit_names(exc.cfsr, CFSR_BITS), bit_names(exc.hfsr, HFSR_BITS)
+        try:
+            handler = exc.take(uc, target, pc)
+        except Lockup as why:
+            self._end(Ending.LOCKUP, f"{cause} by pc 0x{pc:08x} <{self.symbol(pc)}>: {why}")
+            return pc
+        self.handlers.add(handler)
+        record.handled_by = self.symbol(handler)
+        return handler
+
+    def _end(self, ending: Ending, message: str) -> None:
+        self.ending, self.message = ending, message
+
+    def symbol(self, pc: int) -> str:
+        return self.m.fw.image.symbol_at(pc)
+
+    # ------------------------------------------------------------------ the stack
+    def _paint_stack(self) -> int:
+        """Paint the RAM between the image's static data and the initial stack pointer; the
+        lowest address painted."""
+        m = self.m
+        region = m.amap.region_of(m.initial_sp - 4)
+        low = region.base
+        for s in m.fw.image.segments:
+            end = s.vaddr + s.memsz
+            if region.base <= s.vaddr < m.initial_sp and end <= m.initial_sp:
+                low = max(low, end)
+        low = (low + 7) & ~7
+        if m.initial_sp > low:
+            self.uc.mem_write(low, bytes([STACK_PAINT]) * (m.initial_sp - low))
+        return low
+
+    def _stack_high_water(self) -> int:
+        m = self.m
+        low = self.paint_lo
+        top = m.heap.stats.break_top
+        if top is not None and low <= top < m.initial_sp:
+            low = (top + 7) & ~7
+        if m.initial_sp <= low:
+            return 0
+        data = bytes(self.uc.mem_read(low, m.initial_sp - low))
+        untouched = len(data) - len(data.lstrip(bytes([STACK_PAINT])))
+        return m.initial_sp - (low + untouched)
+
+    # ------------------------------------------------------------------ the report
+    def _report(self) -> FirmwareReport:
+        m = self.m
+        bd = m.clock.breakdown()
+        cycles = bd.total + m.exceptions.entry_cycles
+        edges = m.hooks.edges()
+        costs = m.model.block_costs(edges)
+        profile = flat_profile(m.fw.image, edges, costs, m.hooks.edge_stalls(),
+                               data_miss=m.clock.memory_system.data_miss,
+                               sram_wait_states=m.clock.memory_system.sram_wait_states,
+                               handlers=self.handlers,
+                               extra={"exception entry": m.exceptions.entry_cycles}
+                               if m.exceptions.entry_cycles else {})
+        unaligned = alignment.call_events(m.hooks.unaligned(), m._read_code, self.symbol, strict=False,
+                                          armv6m=m.core == "cortex-m0plus")
+        consoles = [("semihosting", m.semihost.console), ("ITM", m.scs.events.console),
+                    ("UART", m.peripherals.events.console)]
+        outputs = {}
+        for name in m.req.outputs:
+            sym = m._symbol(name, "--output")
+            outputs[name] = bytes(self.uc.mem_read(sym.addr, sym.size))
+        return FirmwareReport(
+            file=m.name, sha256=m.fw.image.sha256, core=m.core,
+            board=m.board.name if m.board is not None else None, map_source=m.amap.source,
+            clock_hz=m.clock_hz, clock_source=m.clock_source, vector_table=m.vector_table,
+            initial_sp=m.initial_sp, reset_handler=self.symbol(m.reset),
+            ending=self.ending, message=self.message, exit_code=self.exit_code,
+            console=b"".join(c for _, c in consoles).decode("utf-8", "replace"),
+            console_sources=[name for name, c in consoles if c],
+            cycles=cycles, instructions=m.clock.instructions,
+            breakdown={"core": bd.core, "branches": bd.branches, "fetch_stalls": bd.fetch,
+                       "flash_data_stalls": bd.data_flash, "sram_wait_states": bd.sram,
+                       "exception_entry": m.exceptions.entry_cycles},
+            profile=profile, heap=m.heap.stats.to_dict(), stack_bytes=self._stack_high_water(),
+            faults=self.faults, unaligned=unaligned,
+            exceptions={exception_name(n): k for n, k in sorted(m.exceptions.taken.items())},
+            memory_at_reset=m.memory_at_reset, memory_at_end=m.memory.describe(),
+            memory_changes=m.memory_changes, regions=self._regions(),
+            ignored_mmio=dict(m.peripherals.events.ignored),
+            system_registers_unmodelled=dict(m.scs.events.unmodelled),
+            semihosting_calls=dict(m.semihost.calls), cyccnt_reads=m.scs.events.cyccnt_reads,
+            outputs=outputs, notes=self._notes(), dropped_symbols=len(m.fw.dropped_symbols))
+
+    def _regions(self) -> list[RegionUse]:
+        m = self.m
+        out = []
+        for r in m.amap.regions:
+            used = 0
+            for s in m.fw.image.segments:
+                if r.base <= s.paddr < r.end and s.data:
+                    used += len(s.data)
+                if r.base <= s.vaddr < r.end and (s.vaddr != s.paddr or not s.data):
+                    used += s.memsz
+                elif r.base <= s.vaddr < r.end and s.memsz > len(s.data):
+                    used += s.memsz - len(s.data)
+            out.append(RegionUse(r.name, r.kind.value, r.base, r.size, used))
+        return out
+
+    def _notes(self) -> list[str]:
+        m = self.m
+        notes = []
+        if m.amap.generic:
+            notes.append(f"no board: the {m.amap.source} (" + ", ".join(str(r) for r in m.amap.regions)
+                         + "); no peripherals, no console UART")
+        if m.exceptions.taken:
+            if not LATENCY_DOCUMENTED[m.core]:
+                notes.append(f"exception entry is priced at 12 cycles: no document gives the "
+                             f"{m.core}'s interrupt latency")
+            notes.append("exception return (unstacking) is not priced beyond its branch: no document found")
+        if m.scs.events.cyccnt_reads_without_counter:
+            notes.append(f"{m.scs.events.cyccnt_reads_without_counter} read(s) of DWT_CYCCNT while it "
+                         + ("does not exist (the Cortex-M0+ has no cycle counter): read as 0"
+                            if m.core == "cortex-m0plus" else
+                            "was not counting (DEMCR.TRCENA and DWT_CTRL.CYCCNTENA must be set)"))
+        if self.faults:
+            notes.append("a fault's block is counted whole, though it stopped at the faulting instruction")
+        if m.semihost.unknown:
+            notes.append("semihosting operations not implemented: "
+                         + ", ".join(f"0x{op:x}" for op in sorted(set(m.semihost.unknown))))
+        if m.board is not None and m.peripherals.flash is None:
+            notes.append(f"board {m.board.name}'s file names no flash-control register: the flash "
+                         "interface stayed as configured for profile, whatever the firmware wrote")
+        return notes

@@ -1,0 +1,373 @@
+"""The System Control Space (0xE000E000 and the debug blocks around it), which Unicorn does not
+emulate: SCB, NVIC, SysTick, DWT, ITM and the FPU's context registers.
+
+Register addresses and reset values are those of the Armv7-M Architecture Reference Manual
+(ARM DDI 0403, B3.2 System Control Space, B3.3 SysTick, B3.4 NVIC, C1.8 DWT, C1.7 ITM) and, for the
+Armv8-M and Armv6-M cores, the same registers where those architectures keep them. A debugger is
+taken to be attached with trace on: ITM's TCR.ITMENA and TER[0] read 1, so that a program's
+ITM_SendChar prints (an SWO viewer would have set them). SysTick's CALIB reads NOREF: there is no
+reference clock, SysTick counts the core clock. The Cortex-M0+ has no cycle counter (its DWT has
+none, Armv6-M C1.8): its DWT reads as zero, and the report says when a program read it.
+
+Registers that are not modelled (TPIU, ETM, the ROM tables, MPU regions) read back what was written
+or zero, and are listed in the report; they change nothing in the run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import unicorn
+
+from .exceptions import Exc, ExceptionUnit
+
+SCS_BASE = 0xE000_0000
+SCS_SIZE = 0x10_0000
+
+ITM_STIM0, ITM_TER, ITM_TCR = 0xE000_0000, 0xE000_0E00, 0xE000_0E80
+DWT_CTRL, DWT_CYCCNT = 0xE000_1000, 0xE000_1004
+SYST_CSR, SYST_RVR, SYST_CVR, SYST_CALIB = 0xE000_E010, 0xE000_E014, 0xE000_E018, 0xE000_E01C
+NVIC_ISER, NVIC_ICER, NVIC_ISPR, NVIC_ICPR, NVIC_IABR, NVIC_IPR = (0xE000_E100, 0xE000_E180, 0xE000_E200,
+                                                                    0xE000_E280, 0xE000_E300, 0xE000_E400)
+NVIC_STIR = 0xE000_EF00
+CPUID, ICSR, VTOR, AIRCR, SCR, CCR = 0xE000_ED00, 0xE000_ED04, 0xE000_ED08, 0xE000_ED0C, 0xE000_ED10, 0xE000_ED14
+SHPR1, SHPR2, SHPR3, SHCSR, CFSR, HFSR = 0xE000_ED18, 0xE000_ED1C, 0xE000_ED20, 0xE000_ED24, 0xE000_ED28, 0xE000_ED2C
+MMFAR, BFAR = 0xE000_ED34, 0xE000_ED38
+CLIDR, CTR, CCSIDR, CSSELR, CPACR = 0xE000_ED78, 0xE000_ED7C, 0xE000_ED80, 0xE000_ED84, 0xE000_ED88
+DEMCR = 0xE000_EDFC
+FPCCR, FPCAR = 0xE000_EF34, 0xE000_EF38
+CACHE_MAINTENANCE = (0xE000_EF50, 0xE000_EF7C)     # ICIALLU ... DCCISW (Cortex-M7)
+
+# CPUID of the revisions Unicorn's models stand for (Arm TRMs: M0+ r0p1, M4 r0p1, M7 r1p2, M33 r0p3)
+CPUIDS = {"cortex-m0plus": 0x410CC601, "cortex-m4": 0x410FC241, "cortex-m7": 0x411FC272,
+          "cortex-m33": 0x410FD213}
+CCR_RESET = {"cortex-m0plus": 0x0000_0208, "cortex-m4": 0x0000_0200, "cortex-m7": 0x0004_0200,
+             "cortex-m33": 0x0000_0201}
+CCR_DC, CCR_IC = 1 << 16, 1 << 17
+DWT_CTRL_RESET = 0x4000_0000          # NUMCOMP = 4 (Cortex-M4/M7 TRM DWT), CYCCNTENA = 0
+VECTKEY = 0x05FA
+
+
+@dataclass
+class SystemEvents:
+    """What the SCS saw that the run reports or acts on."""
+    console: bytearray = field(default_factory=bytearray)       # ITM stimulus port 0
+    reset_requested: bool = False
+    cyccnt_reads: int = 0
+    cyccnt_reads_without_counter: int = 0     # M0+ (no counter) or DWT / trace disabled
+    unmodelled: dict = field(default_factory=dict)               # address -> accesses
+    cache_enables: list = field(default_factory=list)            # (cycle, "I-cache on", ...)
+
+
+class SystemControlSpace:
+    """Reads and writes of the SCS, on a Unicorn MMIO region. `cycles()` is the running cycle
+    count; `caches_changed(icache, dcache)` follows CCR's cache enables (Cortex-M7);
+    `stop()` ends the engine's run before the next block, so the run loop can take a newly
+    pending exception."""
+
+    def __init__(self, core: str, exceptions: ExceptionUnit, cycles: Callable[[], int],
+                 caches_changed: Callable[[bool, bool], None], stop: Callable[[], None],
+                 dcache_geometry: tuple[int, int, int] = (0, 0, 0), icache_geometry: tuple[int, int, int] = (0, 0, 0)):
+        self.core = core
+        self.exc = exceptions
+        self.cycles = cycles
+        self._caches_changed = caches_changed
+        self._stop = stop
+        self.events = SystemEvents()
+        self.has_cyccnt = core != "cortex-m0plus"
+        self.ccr = CCR_RESET[core]
+        self.cpacr = 0
+        self.demcr = 0
+        self.dwt_ctrl = DWT_CTRL_RESET if self.has_cyccnt else 0
+        self._cyc_offset = 0                  # CYCCNT = cycles() - offset while counting
+        self._cyc_frozen = 0                  # its value while not counting
+        self.itm_tcr, self.itm_ter = 1, 1
+        self.syst_csr = 0
+        self.syst_rvr = 0
+        self._syst_start: Optional[int] = None   # cycle the counter was (re)loaded at
+        self._syst_cvr_at_start = 0
+        self._countflag = False
+        self.fpccr = 0xC000_0000 if core != "cortex-m0plus" else 0
+        self.fpcar = 0
+        self.csselr = 0
+        self._geometry = {0: dcache_geometry, 1: icache_geometry}   # CSSELR.InD -> (sets, ways, line)
+        self._plain: dict[int, int] = {}     # registers kept as written (MPU, SCR, ACTLR, ...)
+
+    # ------------------------------------------------------------------ Unicorn MMIO
+    def map_into(self, uc: unicorn.Uc) -> None:
+        uc.mmio_map(SCS_BASE, SCS_SIZE, self._mmio_read, None, self._mmio_write, None)
+
+    def _mmio_read(self, uc, offset: int, size: int, _user) -> int:
+        addr = SCS_BASE + offset
+        word = self.read(addr & ~3)
+        shift = 8 * (addr & 3)
+        return (word >> shift) & ((1 << (8 * size)) - 1)
+
+    def _mmio_write(self, uc, offset: int, size: int, value: int, _user) -> None:
+        addr = SCS_BASE + offset
+        if size < 4 and NVIC_IPR <= addr < NVIC_IPR + 0x1F0:          # byte-wide priorities
+            for i in range(size):
+                self.exc.priority[16 + addr - NVIC_IPR + i] = value >> (8 * i) & 0xFF
+            return
+        if size < 4 and SHPR1 <= addr < SHPR3 + 4:
+            for i in range(size):
+                self.exc.priority[4 + addr - SHPR1 + i] = value >> (8 * i) & 0xFF
+            return
+        if size < 4 and addr == ITM_STIM0:
+            self.events.console.append(value & 0xFF)
+            return
+        self.write(addr & ~3, value & 0xFFFFFFFF)
+
+    # ------------------------------------------------------------------ the cycle counter
+    @property
+    def counting(self) -> bool:
+        return self.has_cyccnt and bool(self.demcr & (1 << 24)) and bool(self.dwt_ctrl & 1)
+
+    def cyccnt(self) -> int:
+        return ((self.cycles() - self._cyc_offset) if self.counting else self._cyc_frozen) & 0xFFFFFFFF
+
+    def _set_cyccnt(self, value: int) -> None:
+        self._cyc_frozen = value
+        self._cyc_offset = self.cycles() - value
+
+    def _set_counting(self, before: bool) -> None:
+        if before and not self.counting:
+            self._cyc_frozen = (self.cycles() - self._cyc_offset) & 0xFFFFFFFF
+        elif not before and self.counting:
+            self._cyc_offset = self.cycles() - self._cyc_frozen
+
+    # ------------------------------------------------------------------ SysTick
+    def systick_period(self) -> int:
+        return (self.syst_rvr & 0xFFFFFF) + 1
+
+    def systick_next(self) -> Optional[int]:
+        """The cycle of the next SysTick interrupt, when enabled with TICKINT."""
+        if self.syst_csr & 3 != 3 or self._syst_start is None or self.syst_rvr == 0:
+            return None
+        first = self._syst_cvr_at_start or self.systick_period()
+        now = self.cycles()
+        if now < self._syst_start + first:
+            return self._syst_start + first
+        k = (now - self._syst_start - first) // self.systick_period() + 1
+        return self._syst_start + first + k * self.systick_period()
+
+    def _systick_value(self) -> int:
+        if not self.syst_csr & 1 or self._syst_start is None:
+            return self._syst_cvr_at_start
+        elapsed = self.cycles() - self._syst_start
+        first = self._syst_cvr_at_start or self.systick_period()
+        if elapsed < first:
+            return (first - elapsed) % (self.syst_rvr + 1 if self.syst_rvr else 1)
+        self._countflag = True
+        return (self.syst_rvr - (elapsed - first) % self.systick_period()) & 0xFFFFFF
+
+    # ------------------------------------------------------------------ registers
+    def read(self, addr: int) -> int:
+        exc = self.exc
+        if addr == ITM_STIM0:
+            return 1                                         # FIFO ready
+        if addr == ITM_TER:
+            return self.itm_ter
+        if addr == ITM_TCR:
+            return self.itm_tcr
+        if 0xE000_1000 <= addr < 0xE000_2000:
+            if not self.has_cyccnt:
+                if addr == DWT_CYCCNT:
+                    self.events.cyccnt_reads_without_counter += 1
+                return 0
+            if addr == DWT_CTRL:
+                return self.dwt_ctrl
+            if addr == DWT_CYCCNT:
+                self.events.cyccnt_reads += 1
+                if not self.counting:
+                    self.events.cyccnt_reads_without_counter += 1
+                return self.cyccnt()
+        if addr == SYST_CSR:
+            v = self.syst_csr | 4 | (0x10000 if self._countflag else 0)
+            self._systick_value()
+            v |= 0x10000 if self._countflag else 0
+            self._countflag = False
+            return v
+        if addr == SYST_RVR:
+            return self.syst_rvr
+        if addr == SYST_CVR:
+            return self._systick_value()
+        if addr == SYST_CALIB:
+            return 0x8000_0000                               # NOREF
+        if NVIC_ISER <= addr < NVIC_ISER + 0x40 or NVIC_ICER <= addr < NVIC_ICER + 0x40:
+            base = 16 + 32 * ((addr & 0x3F) >> 2)
+            return sum(1 << i for i in range(32) if base + i in exc.enabled)
+        if NVIC_ISPR <= addr < NVIC_ISPR + 0x40 or NVIC_ICPR <= addr < NVIC_ICPR + 0x40:
+            base = 16 + 32 * ((addr & 0x3F) >> 2)
+            return sum(1 << i for i in range(32) if base + i in exc.pending)
+        if NVIC_IABR <= addr < NVIC_IABR + 0x40:
+            base = 16 + 32 * ((addr & 0x3F) >> 2)
+            return sum(1 << i for i in range(32) if base + i in exc.active)
+        if NVIC_IPR <= addr < NVIC_IPR + 0x1F0:
+            n = 16 + addr - NVIC_IPR
+            return sum(exc.priority.get(n + i, 0) << (8 * i) for i in range(4))
+        if addr == CPUID:
+            return CPUIDS[self.core]
+        if addr == ICSR:
+            active = exc.current or 0
+            pend = exc.next_pending_any()
+            return (active | (pend or 0) << 12 | (1 << 22 if exc.pending else 0)
+                    | (1 << 28 if Exc.PENDSV in exc.pending else 0)
+                    | (1 << 26 if Exc.SYSTICK in exc.pending else 0))
+        if addr == VTOR:
+            return exc.vtor
+        if addr == AIRCR:
+            return 0xFA05_0000 | exc.prigroup << 8
+        if addr == CCR:
+            return self.ccr
+        if SHPR1 <= addr <= SHPR3:
+            n = 4 + addr - SHPR1
+            return sum(exc.priority.get(n + i, 0) << (8 * i) for i in range(4))
+        if addr == SHCSR:
+            active = sum(1 << b for n, b in ((Exc.MEMMANAGE, 0), (Exc.BUSFAULT, 1), (Exc.USAGEFAULT, 3),
+                                             (Exc.SVCALL, 7), (Exc.PENDSV, 10), (Exc.SYSTICK, 11))
+                         if n in exc.active)
+            return exc.shcsr | active
+        if addr == CFSR:
+            return exc.cfsr
+        if addr == HFSR:
+            return exc.hfsr
+        if addr == MMFAR:
+            return exc.mmfar
+        if addr == BFAR:
+            return exc.bfar
+        if addr == CLIDR:
+            return 0x0900_0003 if self.core == "cortex-m7" else 0
+        if addr == CTR:
+            return 0x8303_C003 if self.core == "cortex-m7" else 0
+        if addr == CCSIDR:
+            sets, ways, line = self._geometry[self.csselr & 1]
+            if not sets:
+                return 0
+            return ((sets - 1) << 13 | (ways - 1) << 3 | (max(line, 16).bit_length() - 1 - 4)
+                    | 0xF000_0000)
+        if addr == CSSELR:
+            return self.csselr
+        if addr == CPACR:
+            return self.cpacr
+        if addr == DEMCR:
+            return self.demcr
+        if addr == FPCCR:
+            return self.fpccr
+        if addr == FPCAR:
+            return self.fpcar
+        return self._unmodelled_read(addr)
+
+    def write(self, addr: int, value: int) -> None:
+        exc = self.exc
+        if addr == ITM_STIM0:
+            self.events.console.append(value & 0xFF)
+        elif addr == ITM_TER:
+            self.itm_ter = value
+        elif addr == ITM_TCR:
+            self.itm_tcr = value
+        elif 0xE000_1000 <= addr < 0xE000_2000:
+            if not self.has_cyccnt:
+                return
+            if addr == DWT_CTRL:
+                before = self.counting
+                self.dwt_ctrl = (self.dwt_ctrl & 0xF000_0000) | (value & 0x0FFF_FFFF)
+                self._set_counting(before)
+            elif addr == DWT_CYCCNT:
+                self._set_cyccnt(value)
+            # LAR / LSR and the comparators: accepted
+        elif addr == SYST_CSR:
+            was = self.syst_csr & 1
+            self.syst_csr = value & 7
+            if self.syst_csr & 1 and not was:
+                self._syst_start = self.cycles()
+            self._stop()
+        elif addr == SYST_RVR:
+            self.syst_rvr = value & 0xFFFFFF
+        elif addr == SYST_CVR:
+            self._syst_cvr_at_start = 0                        # any write clears it
+            self._countflag = False
+            if self.syst_csr & 1:
+                self._syst_start = self.cycles()
+            self._stop()
+        elif NVIC_ISER <= addr < NVIC_ISER + 0x40:
+            self._bits(addr, value, exc.enabled.add)
+            self._stop()
+        elif NVIC_ICER <= addr < NVIC_ICER + 0x40:
+            self._bits(addr, value, exc.enabled.discard)
+        elif NVIC_ISPR <= addr < NVIC_ISPR + 0x40:
+            self._bits(addr, value, exc.pending.add)
+            self._stop()
+        elif NVIC_ICPR <= addr < NVIC_ICPR + 0x40:
+            self._bits(addr, value, exc.pending.discard)
+        elif NVIC_IPR <= addr < NVIC_IPR + 0x1F0:
+            for i in range(4):
+                exc.priority[16 + addr - NVIC_IPR + i] = value >> (8 * i) & 0xFF
+        elif addr == NVIC_STIR:
+            exc.pending.add(16 + (value & 0x1FF))
+            self._stop()
+        elif addr == ICSR:
+            if value & (1 << 28):
+                exc.pending.add(Exc.PENDSV)
+            if value & (1 << 27):
+                exc.pending.discard(Exc.PENDSV)
+            if value & (1 << 26):
+                exc.pending.add(Exc.SYSTICK)
+            if value & (1 << 25):
+                exc.pending.discard(Exc.SYSTICK)
+            if value & (1 << 31):
+                exc.pending.add(Exc.NMI)
+            self._stop()
+        elif addr == VTOR:
+            exc.vtor = value & ~0x7F
+        elif addr == AIRCR:
+            if value >> 16 == VECTKEY:
+                exc.prigroup = value >> 8 & 7
+                if value & 4:
+                    self.events.reset_requested = True
+                    self._stop()
+        elif addr == CCR:
+            before = self.ccr
+            self.ccr = value
+            if self.core == "cortex-m7" and (before ^ value) & (CCR_DC | CCR_IC):
+                self._caches_changed(bool(value & CCR_IC), bool(value & CCR_DC))
+        elif SHPR1 <= addr <= SHPR3:
+            for i in range(4):
+                exc.priority[4 + addr - SHPR1 + i] = value >> (8 * i) & 0xFF
+        elif addr == SHCSR:
+            exc.shcsr = value & 0x0007_0000
+        elif addr == CFSR:
+            exc.cfsr &= ~value
+        elif addr == HFSR:
+            exc.hfsr &= ~value
+        elif addr == MMFAR:
+            exc.mmfar = value
+        elif addr == BFAR:
+            exc.bfar = value
+        elif addr == CSSELR:
+            self.csselr = value & 0xF
+        elif addr == CPACR:
+            self.cpacr = value
+        elif addr == DEMCR:
+            before = self.counting
+            self.demcr = value
+            self._set_counting(before)
+        elif addr == FPCCR:
+            self.fpccr = value
+        elif addr == FPCAR:
+            self.fpcar = value
+        elif CACHE_MAINTENANCE[0] <= addr < CACHE_MAINTENANCE[1]:
+            pass                 # invalidate / clean by set-way or address: nothing to keep
+        else:
+            self._plain[addr] = value
+            self.events.unmodelled[addr] = self.events.unmodelled.get(addr, 0) + 1
+
+    def _bits(self, addr: int, value: int, act: Callable[[int], None]) -> None:
+        base = 16 + 32 * ((addr & 0x3F) >> 2)
+        for i in range(32):
+            if value >> i & 1:
+                act(base + i)
+
+    def _unmodelled_read(self, addr: int) -> int:
+        self.events.unmodelled[addr] = self.events.unmodelled.get(addr, 0) + 1
+        return self._plain.get(addr, 0)
