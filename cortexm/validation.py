@@ -18,14 +18,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from .boards import SHIPPED_DIR, Board
+from .boards import ANSWER_SECTIONS, SHIPPED_DIR, Board
 
 SUMMARY_PATH = SHIPPED_DIR / "measurements" / "validation.json"
 _HERE = Path(__file__).resolve().parent
 # What a board answer's cycles depend on: the kernels' machine code, the cycle and memory-system
-# model, and the board figures. A change to any of them invalidates the measured errors.
+# model, and the board figures (the catalog: its records, how a file is read, how a board maps
+# to the memory system). A change to any of them invalidates the measured errors.
 FINGERPRINT_FILES = ("core_timing.py", "cycles.py", "memory_system.py", "native_hook.c",
-                     "op_windows.py", "boards.py")
+                     "op_windows.py", "boards.py", "board_file.py", "board_records.py")
 
 
 class Status(enum.Enum):
@@ -93,9 +94,11 @@ def _percent(x: float) -> str:
 
 
 def board_validation(board: Board, clock_hz: Optional[int] = None) -> BoardValidation:
-    """The status of an answer for `board` at `clock_hz` (None: the board's clock)."""
+    """The status of an answer for `board` at `clock_hz` (None: the board's clock). The figures
+    no document backs are those of the sections the answer is computed from (ANSWER_SECTIONS:
+    not `peripherals`, which serves the emulation of firmware from reset)."""
     unverified = tuple(f"{section}: {c.source}" for section, c in board.citations()
-                       if c.status == "unverified")
+                       if c.status == "unverified" and section in ANSWER_SECTIONS)
     data = _summary()
     shipped = board.path.resolve().parent == SHIPPED_DIR.resolve()
     entry = data["boards"].get(board.name) if shipped else None
