@@ -9,6 +9,7 @@ from pathlib import Path
 
 from elftools.elf.constants import P_FLAGS
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from micro_rt.errors import EmulationError
 
@@ -115,7 +116,7 @@ def load_elf(path: str | Path) -> ElfImage:
                                     memsz=seg["p_memsz"], executable=bool(seg["p_flags"] & P_FLAGS.PF_X)))
         symbols: dict[str, Symbol] = {}
         symtab = elf.get_section_by_name(".symtab")
-        if symtab is not None:
+        if isinstance(symtab, SymbolTableSection):
             for sym in symtab.iter_symbols():
                 typ = sym["st_info"]["type"]
                 if not sym.name or typ not in ("STT_FUNC", "STT_OBJECT", "STT_NOTYPE"):

@@ -26,6 +26,7 @@ PERIPHERAL_AREA = (0x4000_0000, 0x6000_0000)
 SYSTEM_AREA = 0xE000_0000            # the Private Peripheral Bus and vendor system space
 GENERIC_CODE_ROUND = 0x1_0000
 GENERIC_RAM_MIN = 0x1_0000
+GENERIC_MAX_REGION = 64 * 1024 * 1024      # no Cortex-M part has more on chip: a larger span is a bad image
 
 
 class RegionKind(Enum):
@@ -97,7 +98,11 @@ class AddressMap:
         for r in self.regions:
             buf = self._buffers[r.name]
             prot = UC.UC_PROT_ALL if r.kind.writable else UC.UC_PROT_READ | UC.UC_PROT_EXEC
-            uc.mem_map_ptr(r.base, round_up(r.size, PAGE), prot, buf.ctypes.data)
+            try:
+                uc.mem_map_ptr(r.base, round_up(r.size, PAGE), prot, buf.ctypes.data)
+            except unicorn.UcError as exc:
+                raise FirmwareError(f"region {r} cannot be mapped ({exc}): it overlaps another "
+                                    "region") from None
 
     def host(self, region: Region) -> np.ndarray:
         return self._buffers[region.name]
@@ -138,10 +143,21 @@ def generic_map(segments: Sequence[Segment], initial_sp: Optional[int], file: st
     code = [s for s in segments if s.vaddr < SRAM_AREA or (s.data and s.paddr < SRAM_AREA)]
     ram = [s for s in segments if SRAM_AREA <= s.vaddr < PERIPHERAL_AREA[0]]
     ext = [s for s in segments if 0x6000_0000 <= s.vaddr < SYSTEM_AREA]
+    areas = ((0, SRAM_AREA, "Code"), (SRAM_AREA, PERIPHERAL_AREA[0], "SRAM"),
+             (0x6000_0000, SYSTEM_AREA, "external RAM / device"))
     for i, s in enumerate(segments):
-        if PERIPHERAL_AREA[0] <= s.vaddr < 0x6000_0000 or s.vaddr >= SYSTEM_AREA:
-            raise FirmwareError(f"{file}: segment {i} runs at 0x{s.vaddr:08x}, in the peripheral or "
-                                "system area of the Cortex-M memory map, where no memory is")
+        for what, addr, size in (("runs", s.vaddr, s.memsz), ("loads", s.paddr, len(s.data))):
+            area = next((a for a in areas if a[0] <= addr < a[1]), None)
+            if area is None:
+                if what == "loads" and not size:
+                    continue
+                raise FirmwareError(f"{file}: segment {i} {what} at 0x{addr:08x}, in the peripheral or "
+                                    "system area of the Cortex-M memory map, where no memory is")
+            _, hi, name = area
+            if size and addr + size > hi:
+                raise FirmwareError(f"{file}: segment {i} at 0x{addr:08x} ({size} B) runs past the end "
+                                    f"of the Cortex-M {name} area (0x{hi:08x}): no generic region can "
+                                    "hold it")
     if not code:
         raise FirmwareError(f"{file}: no segment in the Code area (below 0x20000000): nowhere to "
                             "boot from")
@@ -154,6 +170,12 @@ def generic_map(segments: Sequence[Segment], initial_sp: Optional[int], file: st
     if initial_sp is not None and SRAM_AREA < initial_sp <= PERIPHERAL_AREA[0]:
         ram_hi = max(ram_hi, initial_sp)
     regions.append(Region("RAM", RegionKind.SRAM, SRAM_AREA, round_up(ram_hi - SRAM_AREA, PAGE)))
+    for r in regions:
+        if r.size > GENERIC_MAX_REGION:
+            raise FirmwareError(f"{file}: a generic {r.name} region holding the image (and the initial "
+                                f"stack pointer) would span 0x{r.base:08x}-0x{r.end - 1:08x}, "
+                                f"{r.size // (1 << 20)} MiB: more than any part has "
+                                f"({GENERIC_MAX_REGION >> 20} MiB); give --board for its memory map")
     for i, s in enumerate(ext):
         base = s.vaddr // PAGE * PAGE
         regions.append(Region(f"EXT{i}", RegionKind.SRAM, base, round_up(s.vaddr + s.memsz - base, PAGE)))

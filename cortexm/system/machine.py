@@ -113,6 +113,9 @@ class FirmwareMachine:
 
     def _reset_vectors(self) -> tuple[int, int]:
         raw = self._image_bytes(self.vector_table, 8)
+        if raw is None:
+            raise FirmwareError(f"{self.name}: no vector table at 0x{self.vector_table:08x}: the image "
+                                "holds fewer than 8 bytes there (initial stack pointer, reset vector)")
         sp, reset = struct.unpack("<II", raw)
         ram = self.amap.region_of(sp - 4) if sp >= 4 else None
         if ram is None or not ram.kind.writable:

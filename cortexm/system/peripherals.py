@@ -39,55 +39,46 @@ class FlashState:
                 f"{'on' if self.icache else 'off'}, D-cache {'on' if self.dcache else 'off'} ({self.source})")
 
 
-MEANINGS = ("latency", "prefetch", "icache", "dcache", "cache")
-
-
 class FlashControl:
-    """The board's flash-control registers. `changed(state)` is called when a write changes what
-    the memory model depends on."""
+    """The board's flash-control registers (cortexm.board_records.FlashControlRegister), holding
+    what the firmware wrote. `changed(state)` is called when a write changes what the memory
+    model depends on."""
 
     def __init__(self, registers, changed: Callable[[FlashState], None]):
         self.registers = list(registers)
         self.values = {r.address: r.reset for r in self.registers}
         self._changed = changed
-        self.history: list[tuple[str, str]] = []           # (register, new value) as written
+        self.history: list[tuple[str, str]] = []           # (register, value written)
 
     def state(self, source: str) -> FlashState:
         fields = {}
         for r in self.registers:
-            v = self.values[r.address]
-            for meaning, (lo, width) in _fields(r).items():
-                fields[meaning] = v >> lo & ((1 << width) - 1)
+            for f in r.fields:
+                fields[f.meaning.value] = f.value_in(self.values[r.address])
         cache = fields.get("cache")
         return FlashState(fields.get("latency"), bool(fields.get("prefetch", 1)),
                           bool(fields.get("icache", 1 if cache is None else cache)),
                           bool(fields.get("dcache", 1 if cache is None else cache)), source)
 
-    def owns(self, addr: int) -> bool:
-        return addr in self.values
+    def register_at(self, addr: int):
+        return next((r for r in self.registers if r.address <= addr < r.end), None)
 
-    def read(self, addr: int) -> int:
-        return self.values[addr]
+    def read(self, addr: int, size: int) -> int:
+        r = self.register_at(addr)
+        shift = 8 * (addr - r.address)
+        return (self.values[r.address] >> shift) & ((1 << 8 * size) - 1)
 
-    def write(self, addr: int, value: int) -> None:
+    def write(self, addr: int, size: int, value: int) -> None:
+        r = self.register_at(addr)
         before = self.state("")
-        self.values[addr] = value & 0xFFFFFFFF
-        reg = next(r for r in self.registers if r.address == addr)
-        self.history.append((reg.name, f"0x{value:08x}"))
+        shift = 8 * (addr - r.address)
+        mask = (((1 << 8 * size) - 1) << shift) & ((1 << 8 * r.size_bytes) - 1)
+        self.values[r.address] = (self.values[r.address] & ~mask) | ((value << shift) & mask)
+        self.history.append((r.name, f"0x{self.values[r.address]:0{2 * r.size_bytes}x}"))
         after = self.state("set by the firmware")
         if (after.latency, after.prefetch, after.icache, after.dcache) != \
                 (before.latency, before.prefetch, before.icache, before.dcache):
             self._changed(after)
-
-
-def _fields(register) -> dict:
-    """{meaning: (lowest bit, width)} of a board's flash-control register (its `fields`, keyed
-    by meaning name or enum)."""
-    out = {}
-    for key, value in dict(register.fields).items():
-        name = getattr(key, "value", key)
-        out[str(name)] = (int(value[0]), int(value[1]))
-    return out
 
 
 @dataclass
@@ -110,42 +101,33 @@ class Peripherals:
         self._blocks: list[tuple[int, int]] = []
 
     def map_into(self, uc: unicorn.Uc) -> None:
-        pages: dict[int, list] = {}
+        """The console's register block and the pages of the flash-control registers, as MMIO
+        (a page shared by both is mapped once)."""
+        spans = []
         if self.console is not None:
-            size = max(PAGE, getattr(self.console, "size", 0) or PAGE)
-            base = self.console.base // PAGE * PAGE
-            self._map(uc, base, ((self.console.base + size + PAGE - 1) // PAGE * PAGE) - base)
+            spans.append((self.console.base, self.console.base + self.console.size))
         if self.flash is not None:
-            for addr in self.flash.values:
-                pages.setdefault(addr // PAGE * PAGE, []).append(addr)
-            for page in pages:
-                if not any(lo <= page < hi for lo, hi in self._blocks):
-                    self._map(uc, page, PAGE)
+            spans += [(r.address, r.end) for r in self.flash.registers]
+        pages = sorted({p for lo, hi in spans for p in range(lo // PAGE * PAGE, hi, PAGE)})
+        for page in pages:
+            uc.mmio_map(page, PAGE, self._read, page, self._write, page)
+            self._blocks.append((page, page + PAGE))
 
-    def _map(self, uc: unicorn.Uc, base: int, size: int) -> None:
-        uc.mmio_map(base, size, self._read, base, self._write, base)
-        self._blocks.append((base, base + size))
-
-    def _read(self, uc, offset: int, size: int, base: int) -> int:
-        addr = base + offset
-        word = addr & ~3
+    def _read(self, uc, offset: int, size: int, page: int) -> int:
+        addr = page + offset
         c = self.console
-        if self.flash is not None and self.flash.owns(word):
-            v = self.flash.read(word)
-        elif c is not None and word == c.base + c.status_offset:
-            v = c.ready_value | 0
-        else:
-            v = 0
-        return (v >> 8 * (addr & 3)) & ((1 << 8 * size) - 1)
+        if self.flash is not None and self.flash.register_at(addr) is not None:
+            return self.flash.read(addr, size)
+        if c is not None and c.base + c.status_offset <= addr < c.base + c.status_offset + c.register_bytes:
+            shift = 8 * (addr - c.base - c.status_offset)
+            return (c.idle_status >> shift) & ((1 << 8 * size) - 1)
+        return 0
 
-    def _write(self, uc, offset: int, size: int, value: int, base: int) -> None:
-        addr = base + offset
+    def _write(self, uc, offset: int, size: int, value: int, page: int) -> None:
+        addr = page + offset
         c = self.console
-        if self.flash is not None and self.flash.owns(addr & ~3):
-            old = self.flash.read(addr & ~3)
-            shift = 8 * (addr & 3)
-            mask = ((1 << 8 * size) - 1) << shift
-            self.flash.write(addr & ~3, (old & ~mask) | ((value << shift) & mask))
+        if self.flash is not None and self.flash.register_at(addr) is not None:
+            self.flash.write(addr, size, value)
         elif c is not None and addr == c.base + c.data_offset:
             self.events.console.append(value & 0xFF)
 

@@ -1,0 +1,24 @@
+"""The test programs of tests/firmware_src, built with arm-none-eabi-gcc for the core asked:
+newlib with rdimon (semihosting) and the shared vector table and linker script."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from conftest import require_tool
+
+SOURCES = Path(__file__).parent / "firmware_src"
+CPU_FLAGS = {"cortex-m0plus": ["-mcpu=cortex-m0plus"], "cortex-m4": ["-mcpu=cortex-m4"],
+             "cortex-m7": ["-mcpu=cortex-m7"], "cortex-m33": ["-mcpu=cortex-m33"]}
+
+
+def build(program: str, out_dir: Path, core: str = "cortex-m4", *extra: str) -> Path:
+    """tests/firmware_src/<program>.c linked for `core` into out_dir (built once per name)."""
+    gcc = require_tool("arm-none-eabi-gcc")
+    elf = out_dir / f"{program}-{core}.elf"
+    if not elf.exists():
+        cmd = [gcc, *CPU_FLAGS[core], "-mthumb", "-O2", "-g", "-specs=rdimon.specs",
+               "-T", str(SOURCES / "link.ld"), str(SOURCES / "vectors.c"), str(SOURCES / f"{program}.c"),
+               "-Wl,--gc-sections", "-o", str(elf), *extra]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return elf
