@@ -329,6 +329,14 @@ class FirmwareRun:
         if m.semihost.unknown:
             notes.append("semihosting operations not implemented: "
                          + ", ".join(f"0x{op:x}" for op in sorted(set(m.semihost.unknown))))
+        latency = m.memory.flash.latency
+        if m.board is not None and latency is not None:
+            needed = m.board.flash.wait_states_at(m.clock_hz)
+            if latency < needed:
+                notes.append(f"the flash latency the firmware left, {latency} wait states, is below the "
+                             f"{needed} {m.board.mcu} needs at {m.clock_hz / 1e6:g} MHz: the firmware "
+                             "did not set the flash up for the clock ms are given at (on silicon it "
+                             "runs at its reset clock until it configures one)")
         if m.board is not None and m.peripherals.flash is None:
             notes.append(f"board {m.board.name}'s file names no flash-control register: the flash "
                          "interface stayed as configured for profile, whatever the firmware wrote")
