@@ -42,7 +42,7 @@ def seed_images(out: Path) -> dict[str, bytes]:
     for core in CORES:
         for program in PROGRAMS:
             elf = out / f"{program}-{core}.elf"
-            subprocess.run([gcc, f"-mcpu={core}", "-mthumb", "-O2", "-specs=rdimon.specs", "-T",
+            subprocess.run([gcc, f"-mcpu={core}", "-mthumb", "-O2", "-specs=rdimon.specs", f"-L{SOURCES}", "-T",
                             str(SOURCES / "link.ld"), str(SOURCES / "vectors.c"), str(SOURCES / f"{program}.c"),
                             "-Wl,--gc-sections", "-o", str(elf)], check=True)
             seeds[f"{program}-{core}"] = elf.read_bytes()

@@ -496,7 +496,7 @@ class HookSet:
                     for a in ((first, first + size) if address != first else (first,)):
                         before = flash.data_misses
                         flash.data_read(a)
-                        self._charge(self._key, 0, flash.data_misses - before)
+                        self._charge(self._key, 0, flash.data_misses - before, 1)
             self._python_hooks.append((UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE, mem, 1, 0))
         self._add_python_hooks()
 
@@ -504,10 +504,10 @@ class HookSet:
         for htype, callback, begin, end in self._python_hooks:
             self._handles.append(self.uc.hook_add(htype, callback, begin=begin, end=end))
 
-    def _charge(self, key, fetch_stalls: int, data_misses: int) -> None:
-        if fetch_stalls or data_misses:
-            f, d = self._edge_stalls.get(key, (0, 0))
-            self._edge_stalls[key] = (f + fetch_stalls, d + data_misses)
+    def _charge(self, key, fetch_stalls: int, data_misses: int, data_reads: int = 0) -> None:
+        if fetch_stalls or data_misses or data_reads:
+            f, d, r = self._edge_stalls.get(key, (0, 0, 0))
+            self._edge_stalls[key] = (f + fetch_stalls, d + data_misses, r + data_reads)
 
     def _record(self, pc, address, size, access):
         self._unal_total += 1
@@ -567,16 +567,16 @@ class HookSet:
         return self._lib.mrt_edge_count(self._state) if self.native else len(self._edges)
 
     def edge_stalls(self) -> dict:
-        """{(prev, prev_size, cur, cur_size): (fetch stall cycles, data-cache misses)}: the flash
-        interface's stalls, each charged to the block that met it (for a per-function profile)."""
+        """{(prev, prev_size, cur, cur_size): (fetch stall cycles, data-cache misses, data loads
+        from flash)}: what the flash interface met, each charged to the block that met it (for a
+        per-function profile)."""
         if not self.native:
             return dict(self._edge_stalls)
         n = self._lib.mrt_edge_count(self._state)
-        buf = (ctypes.c_uint64 * (6 * max(n, 1)))()
+        buf = (ctypes.c_uint64 * (7 * max(n, 1)))()
         k = self._lib.mrt_edge_stalls(self._state, buf, n)
         v = list(buf)
-        return {(v[6 * i], v[6 * i + 1], v[6 * i + 2], v[6 * i + 3]): (v[6 * i + 4], v[6 * i + 5])
-                for i in range(k)}
+        return {tuple(v[7 * i:7 * i + 4]): tuple(v[7 * i + 4:7 * i + 7]) for i in range(k)}
 
     def stats(self) -> Stats:
         if not self.native:

@@ -53,6 +53,7 @@ typedef struct {
     uint32_t pad;
     uint64_t fetch_stalls;       /* the flash interface's stall cycles fetching this block */
     uint64_t data_misses;        /* data loads from flash this block made that missed the cache */
+    uint64_t data_reads;         /* data loads from flash this block made */
 } edge_t;
 
 /* static alignment check: address = konst + sum coef[i] * reg[i] (registers read when the
@@ -324,6 +325,7 @@ static inline int lru_access(lru_t *c, uint32_t line) {
 /* One data load from flash at a, through the data cache. */
 static inline void flash_data_read(mrt_state *s, uint32_t a) {
     s->flash_reads++;
+    s->tab[s->last_idx].data_reads++;
     if (!lru_access(&s->dc, a >> s->line_shift)) {
         s->flash_read_misses++;
         s->tab[s->last_idx].data_misses++;      /* the block running now (its edge) */
@@ -358,7 +360,7 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
                 }
                 e->prev = s->prev; e->prev_size = s->prev_size; e->cur = a; e->cur_size = size;
                 e->chk = ctable_find(&s->blk, a);
-                e->fetch_stalls = 0; e->data_misses = 0;
+                e->fetch_stalls = 0; e->data_misses = 0; e->data_reads = 0;
                 s->n++;
                 break;
             }
@@ -743,16 +745,17 @@ uint32_t mrt_edges(mrt_state *s, uint64_t *out, uint32_t max) {
     return k;
 }
 
-/* The flash interface's stalls per edge, in mrt_edges' order: out must hold n entries of 6
- * uint64 (prev, prev_size, cur, cur_size, fetch stall cycles, data-cache misses). */
+/* The flash interface's counts per edge, in mrt_edges' order: out must hold n entries of 7
+ * uint64 (prev, prev_size, cur, cur_size, fetch stall cycles, data-cache misses, data loads
+ * from flash). */
 uint32_t mrt_edge_stalls(mrt_state *s, uint64_t *out, uint32_t max) {
     uint32_t k = 0;
     for (uint32_t i = 0; i < s->cap && k < max; i++) {
         edge_t *e = &s->tab[i];
         if (!e->count) continue;
-        out[k * 6 + 0] = e->prev; out[k * 6 + 1] = e->prev_size;
-        out[k * 6 + 2] = e->cur; out[k * 6 + 3] = e->cur_size;
-        out[k * 6 + 4] = e->fetch_stalls; out[k * 6 + 5] = e->data_misses;
+        uint64_t *o = out + k * 7;
+        o[0] = e->prev; o[1] = e->prev_size; o[2] = e->cur; o[3] = e->cur_size;
+        o[4] = e->fetch_stalls; o[5] = e->data_misses; o[6] = e->data_reads;
         k++;
     }
     return k;

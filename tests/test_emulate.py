@@ -179,3 +179,16 @@ def test_text_csv_markdown_and_html_views(capsys, out, tmp_path):
 def test_api_report_record(out):
     r = run_firmware(EmulateRequest(build("hello", out)))
     assert r.exit_status == 5 and r.ending.ok and r.seconds == r.cycles / 100e6
+
+
+@pytest.mark.parametrize("board", ["nucleo-l4r5zi", "ek-ra6m4", "nrf5340-dk"])
+def test_the_profile_adds_up_to_the_cycles(capsys, out, board):
+    """Every cycle of the run is in one function's self cycles or in the exception entries, on
+    boards with flash wait states, a flash cache and (the RA6M4 at 200 MHz) SRAM wait states."""
+    elf = build("systick", out, "cortex-m33" if board != "nucleo-l4r5zi" else "cortex-m4",
+                flash_at_zero=board != "nucleo-l4r5zi")
+    code, r, _ = emulate(capsys, elf, "--board", board)
+    assert code == 0
+    assert sum(f["exclusive_cycles"] for f in r["functions"]) + sum(r["cycles_outside_functions"].values()) \
+        == r["cycles"]
+    assert sum(f["instructions"] for f in r["functions"]) == r["instructions"]

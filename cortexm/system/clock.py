@@ -22,6 +22,7 @@ class RunningCycles:
         self.memory_system = memory_system
         self._miss_base_cycles = 0       # data misses priced before the last latency change
         self._miss_base_count = 0
+        self._edge_misses: dict = {}     # edge -> (misses priced, their cycles) at the last change
         self.extra = 0                   # exception entries
         self.instructions = 0
 
@@ -55,8 +56,30 @@ class RunningCycles:
 
     def reprice(self, memory_system: MemorySystem) -> None:
         """The flash interface changed (the firmware wrote its latency or cache enables): misses
-        from here cost the new price."""
+        from here cost the new price (per edge too, for the profile)."""
         misses = self._hooks.stats().flash.data_misses
         self._miss_base_cycles += (misses - self._miss_base_count) * self.memory_system.data_miss
         self._miss_base_count = misses
+        price = self.memory_system.data_miss
+        for key, (_, count, _) in self._hooks.edge_stalls().items():
+            seen, cycles = self._edge_misses.get(key, (0, 0))
+            self._edge_misses[key] = (count, cycles + (count - seen) * price)
         self.memory_system = memory_system
+
+    def edge_memory_cycles(self, edges: dict, costs: dict) -> dict:
+        """{edge: memory stall cycles}: the fetch stalls and the data misses met in each edge's
+        block (each miss at the price it had when it happened), and the SRAM wait states of its
+        loads that were not loads from flash: together the breakdown's fetch, data and SRAM
+        terms, edge by edge."""
+        price = self.memory_system.data_miss
+        sram = self.memory_system.sram_wait_states
+        stalls = self._hooks.edge_stalls()
+        out = {}
+        for key, n in edges.items():
+            fetch, count, reads = stalls.get(key, (0, 0, 0))
+            seen, cycles = self._edge_misses.get(key, (0, 0))
+            loads = n * costs[(key[2], key[3])].loads
+            # unclamped: a block whose flash reads outnumber the words its loads count (an
+            # unaligned load is two reads) gives back what the total's difference took
+            out[key] = fetch + cycles + (count - seen) * price + sram * (loads - reads)
+        return out

@@ -44,10 +44,11 @@ class FlatProfile:
         return next((r for r in self.rows if r.name == name), None)
 
 
-def flat_profile(image: ElfImage, edges: dict, costs: dict, stalls: dict, *, data_miss: int,
-                 sram_wait_states: int, handlers: Iterable[int] = (), extra: Optional[dict] = None) -> FlatProfile:
-    """edges {(prev, ps, cur, cs): n}; costs {(addr, size): BlockCost}; stalls {edge: (fetch
-    stall cycles, data misses)}; handlers: exception handler addresses (entries not calls)."""
+def flat_profile(image: ElfImage, edges: dict, costs: dict, stalls: dict, *,
+                 handlers: Iterable[int] = (), extra: Optional[dict] = None) -> FlatProfile:
+    """edges {(prev, ps, cur, cs): n}; costs {(addr, size): BlockCost}; stalls {edge: memory
+    stall cycles (clock.RunningCycles.edge_memory_cycles)}; handlers: exception handler
+    addresses (entries not calls)."""
     handlers = {h & ~1 for h in handlers}
     func_of: dict[int, Optional[object]] = {}
 
@@ -71,8 +72,7 @@ def flat_profile(image: ElfImage, edges: dict, costs: dict, stalls: dict, *, dat
         bc = costs[(c, cs)]
         sym = owner(c)
         r = row_of(sym)
-        fetch, misses = stalls.get(key, (0, 0))
-        mem = fetch + misses * data_miss + n * bc.loads * sram_wait_states
+        mem = stalls.get(key, 0)
         r.instructions += n * bc.n_insns
         r.exclusive_cycles += n * bc.cycles + mem
         r.memory_stall_cycles += mem

@@ -33,6 +33,7 @@ EXC_RETURN_AREA = 0xFFFF_FF00
 MAX_SLICE = 1 << 26                        # instructions between checks of --max-cycles
 NEAR = 8                                   # cycles: a SysTick this close is due now
 INTR_UDEF, INTR_SWI, INTR_PREFETCH_ABORT, INTR_DATA_ABORT, INTR_BKPT = 1, 2, 3, 4, 7
+INTR_EXCEPTION_EXIT = 8                    # QEMU's Armv8-M: a branch to EXC_RETURN
 INTR_USAGE = {INTR_UDEF: (16, "undefined instruction"), 17: (19, "coprocessor not present or disabled"),
               18: (17, "invalid state (a branch without the Thumb bit)"), 22: (24, "unaligned access")}
 MEMORY_CAUSES = {UC.UC_MEM_READ_UNMAPPED: ("read of unmapped memory", 9),
@@ -170,7 +171,7 @@ class FirmwareRun:
                 m.exceptions.pending.discard(Exc.SVCALL)
                 return self._fault("SVC where SVCall cannot be taken (priority)", None, ipc - 2, None)
             return ipc
-        if intno == INTR_PREFETCH_ABORT and ipc >= EXC_RETURN_AREA:
+        if intno in (INTR_PREFETCH_ABORT, INTR_EXCEPTION_EXIT) and ipc >= EXC_RETURN_AREA:
             return self._exception_return(ipc)
         if intno in INTR_USAGE:
             bit, cause = INTR_USAGE[intno]
@@ -257,9 +258,7 @@ class FirmwareRun:
         cycles = bd.total + m.exceptions.entry_cycles
         edges = m.hooks.edges()
         costs = m.model.block_costs(edges)
-        profile = flat_profile(m.fw.image, edges, costs, m.hooks.edge_stalls(),
-                               data_miss=m.clock.memory_system.data_miss,
-                               sram_wait_states=m.clock.memory_system.sram_wait_states,
+        profile = flat_profile(m.fw.image, edges, costs, m.clock.edge_memory_cycles(edges, costs),
                                handlers=self.handlers,
                                extra={"exception entry": m.exceptions.entry_cycles}
                                if m.exceptions.entry_cycles else {})
