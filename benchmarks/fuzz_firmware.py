@@ -64,7 +64,11 @@ def run_one(data: bytes, max_cycles: int, timeout: float) -> tuple[str, str]:
     proc.start()
     child.close()
     if parent.poll(timeout):
-        result = parent.recv()
+        try:
+            result = parent.recv()
+        except EOFError:                      # the child died before it answered
+            proc.join()
+            result = ("crash", f"exit code {proc.exitcode}")
     elif proc.is_alive():
         proc.kill()
         result = ("hang", f"no answer within {timeout} s")

@@ -3,7 +3,7 @@ calloc (newlib's reentrant `_malloc_r` family when the image has it, else the pl
 `_sbrk`.
 
 A code hook on each entry reads the arguments; the result is read where the call returns, by a
-one-shot hook on the return address (its translation is dropped so the hook takes effect). A
+one-shot block hook on the return address. A
 call made inside a watched call (newlib's realloc calling malloc) is not counted again. Bytes in
 use are the sizes asked for; the heap's extent is what _sbrk handed out.
 """
@@ -75,8 +75,9 @@ class HeapWatch:
         self.stats.calls[what] += 1
         args = tuple(uc.reg_read(r) for r in regs)
         ret = uc.reg_read(UC_ARM_REG_LR) & ~1
-        hook = uc.hook_add(UC.UC_HOOK_CODE, self._on_return, family, begin=ret, end=ret)
-        uc.ctl_remove_cache(ret, ret + 2)
+        # a block hook: the return lands by a branch, so a translation block starts at `ret`, and
+        # a block hook added now fires on blocks already translated (a code hook would not)
+        hook = uc.hook_add(UC.UC_HOOK_BLOCK, self._on_return, family, begin=ret, end=ret)
         self._pending[family] = (what, args, ret, uc.reg_read(UC_ARM_REG_SP), hook)
 
     def _on_return(self, uc, address, size, family) -> None:
