@@ -80,7 +80,7 @@ def run_one(data: bytes, max_cycles: int, timeout: float) -> tuple[str, str]:
 
 def main() -> int:
     from micro_rt.tools.elf_fuzzing import make_firmware_mutant
-    import micro_rt.cortexm.system.run  # noqa: F401  (imported once, before the children fork)
+    import micro_rt.cortexm.system.run  # noqa: F401 (imported once, before the children fork)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)

@@ -24,7 +24,7 @@ from typing import Optional
 
 import unicorn
 from unicorn.arm_const import (UC_ARM_REG_CONTROL, UC_ARM_REG_FPSCR, UC_ARM_REG_LR, UC_ARM_REG_MSP,
-                               UC_ARM_REG_PC, UC_ARM_REG_PRIMASK, UC_ARM_REG_PSP, UC_ARM_REG_R0,
+                               UC_ARM_REG_PRIMASK, UC_ARM_REG_PSP, UC_ARM_REG_R0,
                                UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3, UC_ARM_REG_R12,
                                UC_ARM_REG_S0, UC_ARM_REG_SP, UC_ARM_REG_XPSR)
 

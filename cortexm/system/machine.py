@@ -10,41 +10,27 @@ from typing import Optional
 
 import unicorn
 from unicorn import unicorn_const as UC
-from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
+from unicorn.arm_const import UC_ARM_REG_PC
 
 from micro_rt.errors import FirmwareError
 
-from .. import alignment
 from ..boards import Board
-from ..calling import STACK_PAINT
 from ..cycles import CycleModel
 from ..engine import CPU_MODELS
 from ..native import HookSet
 from ..static_alignment import static_checks
 from .address_map import AddressMap, board_map, generic_map
 from .clock import RunningCycles
-from .exceptions import LATENCY_DOCUMENTED, Exc, ExceptionUnit, FaultRecord, Lockup, bit_names, \
-    CFSR_BITS, HFSR_BITS, exception_name
+from .exceptions import ExceptionUnit
 from .firmware import FirmwareFile, read_firmware
 from .heap import HeapWatch
 from .memory_state import MemoryState, configured_wait_states
 from .peripherals import FlashState, MmioPolicy, Peripherals
-from .profile import flat_profile
-from .report import Ending, FirmwareReport, RegionUse
 from .scs import SystemControlSpace
-from .semihosting import SEMIHOSTING_BKPT, Semihost
+from .semihosting import Semihost
 
-STOP_ADDRESS = 0xFFFF_FFFE          # never executed: the engine's "until"
 DEFAULT_MAX_CYCLES = 1_000_000_000
 DEFAULT_CLOCK_HZ = 100_000_000
-INTR_UDEF, INTR_SWI, INTR_PREFETCH_ABORT, INTR_DATA_ABORT, INTR_BKPT = 1, 2, 3, 4, 7
-INTR_CFSR = {INTR_UDEF: 16, 17: 19, 18: 17, 22: 24}          # QEMU exception -> CFSR bit
-MEMORY_CAUSES = {UC.UC_MEM_READ_UNMAPPED: ("read of unmapped memory", 9),
-                 UC.UC_MEM_WRITE_UNMAPPED: ("write to unmapped memory", 9),
-                 UC.UC_MEM_FETCH_UNMAPPED: ("instruction fetch from unmapped memory", 8),
-                 UC.UC_MEM_WRITE_PROT: ("write to read-only memory (flash)", 9),
-                 UC.UC_MEM_READ_PROT: ("read of protected memory", 9),
-                 UC.UC_MEM_FETCH_PROT: ("instruction fetch from non-executable memory", 0)}
 
 
 @dataclass

@@ -9,7 +9,6 @@ modelled time; an exception pended by a register write, at the end of the writin
 """
 from __future__ import annotations
 
-import struct
 from typing import Optional
 
 import unicorn
