@@ -2,13 +2,14 @@
 what is wrong (exit 2), or a fault the report names, never a hang or a Python exception."""
 from __future__ import annotations
 
+import json
 import struct
 
 import pytest
 
 from cli_runner import run_cli
 from conftest import requires_arm_gcc
-from firmware_programs import build
+from firmware_programs import build, build_source
 from micro_rt.cortexm.system.machine import EmulateRequest
 from micro_rt.cortexm.system.run import run_firmware
 from micro_rt.errors import FirmwareError
@@ -94,15 +95,8 @@ def test_executing_where_no_region_is_a_reported_fault(tmp_path, capsys):
     spins; the report names the fetch fault and the run ends at --max-cycles."""
     src = tmp_path / "jump.c"
     src.write_text("int main(void) { ((void (*)(void))0x30000001u)(); return 0; }\n")
-    from firmware_programs import SOURCES
-    import shutil
-    import subprocess
-    gcc = shutil.which("arm-none-eabi-gcc")
-    elf = tmp_path / "jump.elf"
-    subprocess.run([gcc, "-mcpu=cortex-m4", "-mthumb", "-O2", "-specs=rdimon.specs", "-T", str(SOURCES / "link.ld"),
-                    str(SOURCES / "vectors.c"), str(src), "-o", str(elf)], check=True)
+    elf = build_source(src, tmp_path)
     code, out, _ = run_cli(capsys, "emulate", str(elf), "--max-cycles", "200000", "--json")
-    import json
     r = json.loads(out)
     assert code == 3 and r["ending"] == "max-cycles"
     (f,) = r["faults"]
