@@ -194,6 +194,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint64]
     lib.mrt_set_budget.argtypes = [vp, ctypes.c_uint64]
     lib.mrt_stop_at_next_block.argtypes = [vp]
+    lib.mrt_truncate_last_block.argtypes = [vp, ctypes.c_uint32]
+    lib.mrt_truncate_last_block.restype = ctypes.c_int
     lib.mrt_edge_stalls.argtypes = [vp, _u64p, ctypes.c_uint32]
     lib.mrt_edge_stalls.restype = ctypes.c_uint32
     lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
@@ -561,6 +563,30 @@ class HookSet:
             self._lib.mrt_stop_at_next_block(self._state)
         else:
             self._budget, self._from, self._hit = self._bytes, -1, False
+
+    def truncate_last_block(self, executed: int) -> None:
+        """The block counted last ran only its first `executed` bytes (the run stopped inside
+        it and goes on after them): count that part instead of the whole block."""
+        if self.native:
+            status = self._lib.mrt_truncate_last_block(self._state, int(executed))
+            if status == -2:
+                raise MemoryError("mrt_truncate_last_block failed")
+            if status:
+                raise ValueError(f"{executed} bytes are not inside the last block counted")
+            return
+        key = self._key
+        if key not in self._edges or not 0 < executed < key[3] or self._prev != key[2:]:
+            raise ValueError(f"{executed} bytes are not inside the last block counted")
+        self._edges[key] -= 1
+        moved = (0, 0, 0)
+        if not self._edges[key]:
+            del self._edges[key]
+            moved = self._edge_stalls.pop(key, (0, 0, 0))
+        part = (key[0], key[1], key[2], executed)
+        self._edges[part] = self._edges.get(part, 0) + 1
+        self._charge(part, *moved)
+        self._bytes -= key[3] - executed
+        self._prev, self._key = (key[2], executed), part
 
     def edge_count(self) -> int:
         """How many distinct edges were counted so far (grows only when new code runs)."""

@@ -208,8 +208,7 @@ static inline uint32_t hash4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
     return h;
 }
 
-static int grow(mrt_state *s) {
-    uint32_t ncap = s->cap * 2;
+static int rebuild(mrt_state *s, uint32_t ncap) {
     edge_t *nt = (edge_t *)calloc(ncap, sizeof(edge_t));
     if (!nt) return -1;
     for (uint32_t i = 0; i < s->cap; i++) {
@@ -224,6 +223,30 @@ static int grow(mrt_state *s) {
     s->cap = ncap;
     s->last_idx = 0;
     return 0;
+}
+
+static int grow(mrt_state *s) { return rebuild(s, s->cap * 2); }
+
+/* The slot of edge (p, ps) -> (c, cs), claimed (count 0) when new; NULL when out of memory.
+ * The slow path, for mrt_truncate_last_block. */
+static edge_t *edge_slot(mrt_state *s, uint32_t p, uint32_t ps, uint32_t c, uint32_t cs) {
+    if ((s->n + 1) * 2 > s->cap && grow(s)) return NULL;
+    uint32_t mask = s->cap - 1;
+    for (uint32_t j = hash4(p, ps, c, cs) & mask;; j = (j + 1) & mask) {
+        edge_t *e = &s->tab[j];
+        if (e->count == 0) {
+            memset(e, 0, sizeof *e);
+            e->prev = p; e->prev_size = ps; e->cur = c; e->cur_size = cs;
+            e->chk = ctable_find(&s->blk, c);
+            s->n++;
+            s->last_idx = j;
+            return e;
+        }
+        if (e->cur == c && e->prev == p && e->cur_size == cs && e->prev_size == ps) {
+            s->last_idx = j;
+            return e;
+        }
+    }
 }
 
 /* (Re)shape an LRU cache: `lines` lines in sets of `ways` (0 or >= lines: one fully associative
@@ -699,6 +722,34 @@ void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
 }
 
 /* The flash data port: loads from flash are seen at flash address + alias_offset (0: off). */
+/* The block counted last ran only its first `executed` bytes (the run was stopped inside it, after
+ * an MMIO write that pends an exception, and goes on after the writing instruction): count that
+ * part, as a block of its own, instead of the whole. An edge no longer run is dropped and its
+ * flash counts move to the part (the same block start: the same function). Returns 0, -1 when
+ * `executed` is not inside the last block, -2 when out of memory. */
+int mrt_truncate_last_block(mrt_state *s, uint32_t executed) {
+    edge_t *e = &s->tab[s->last_idx];
+    if (!s->n || !e->count || e->cur != s->prev || e->cur_size != s->prev_size
+        || executed == 0 || executed >= e->cur_size) return -1;
+    edge_t old = *e;
+    e->count--;
+    s->bytes -= old.cur_size - executed;
+    uint64_t fs = 0, dm = 0, dr = 0;
+    if (e->count == 0) {
+        fs = old.fetch_stalls; dm = old.data_misses; dr = old.data_reads;
+        memset(e, 0, sizeof *e);
+        s->n--;
+        if (rebuild(s, s->cap)) return -2;          /* no hole in the probe chains */
+    }
+    edge_t *part = edge_slot(s, old.prev, old.prev_size, old.cur, executed);
+    if (!part) return -2;
+    part->count++;
+    part->fetch_stalls += fs; part->data_misses += dm; part->data_reads += dr;
+    s->prev = old.cur;
+    s->prev_size = executed;
+    return 0;
+}
+
 /* A new budget for the run going on (counts kept): it stops before the block that would take
  * the executed bytes past `byte_budget` (a run sliced to reach a modelled time). */
 /* Stop before the next block (from a callback inside the current one: an MMIO write that pends

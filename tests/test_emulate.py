@@ -192,3 +192,22 @@ def test_the_profile_adds_up_to_the_cycles(capsys, out, board):
     assert sum(f["exclusive_cycles"] for f in r["functions"]) + sum(r["cycles_outside_functions"].values()) \
         == r["cycles"]
     assert sum(f["instructions"] for f in r["functions"]) == r["instructions"]
+
+
+def test_nvic_priorities_pendsv_itm_and_the_fp_context(capsys, out):
+    """IRQ1 (priority 0x40) pended inside IRQ0's handler (0x80) preempts it right after the
+    write; IRQ2 (0xC0) waits for IRQ0's return; PendSV (lowest) runs when pended from Thread
+    mode; IRQ2's own FPU use leaves the interrupted FP work's registers as they were."""
+    elf = build("system", out, "cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
+    code, r, _ = emulate(capsys, elf)
+    assert code == 0 and r["console"] == "order 01a2P\nfp ok\n" and r["console_sources"] == ["ITM"]
+    assert r["exceptions_taken"] == {"PendSV": 1, "IRQ0": 1, "IRQ1": 1, "IRQ2": 1}
+    assert sum(f["exclusive_cycles"] for f in r["functions"]) + sum(r["cycles_outside_functions"].values()) \
+        == r["cycles"]
+
+
+def test_a_system_reset_request_ends_the_run(capsys, out, tmp_path):
+    elf = build("system", tmp_path, "cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-DRESET_AT_END")
+    code, r, _ = emulate(capsys, elf)
+    assert code == 3 and r["ending"] == "reset-request" and "SYSRESETREQ" in r["message"]
+    assert r["console"] == "order 01a2P\nfp ok\n"

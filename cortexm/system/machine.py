@@ -153,7 +153,7 @@ class FirmwareMachine:
         self.exceptions.vtor = self.vector_table
         d_geo, i_geo = self._l1_geometry(ms)
         self.scs = SystemControlSpace(self.core, self.exceptions, self.clock.now, self._caches_changed,
-                                      self.hooks.stop_at_next_block, d_geo, i_geo)
+                                      self.hooks.stop_at_next_block, self._stop_after_write, d_geo, i_geo)
         self.scs.map_into(uc)
         self.peripherals.map_into(uc)
         self.semihost = Semihost(lambda: self.clock.now() / self.clock_hz, self.clock.now, self.name,
@@ -162,9 +162,28 @@ class FirmwareMachine:
         self.heap.install(uc)
         self._main_inputs = self._bss_inputs()
         self.stop_reason: Optional[tuple] = None        # (access, address, size, pc) of a memory fault
+        self.stopped_in_write = False
         self.interrupt: Optional[tuple] = None
         uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid)
         uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)
+
+    def _stop_after_write(self) -> None:
+        """End the engine's run right after the instruction whose MMIO write is being handled.
+        Unicorn stops with the pc at that instruction, its write done; the run loop goes on
+        after it (`resume_after_write`), so it is not executed twice."""
+        self.stopped_in_write = True
+        self.uc.emu_stop()
+
+    def resume_after_write(self, pc: int) -> int:
+        """The pc after the writing instruction at `pc`, with the block it ended counted only up
+        to there."""
+        self.stopped_in_write = False
+        first = int.from_bytes(self._read_code(pc, 2) or b"\0\0", "little")
+        after = pc + (4 if first >> 11 in (0b11101, 0b11110, 0b11111) else 2)
+        last = self.hooks.stats().last_block
+        if last is not None and last[0] < after < last[0] + last[1]:
+            self.hooks.truncate_last_block(after - last[0])
+        return after
 
     def _heap_info(self) -> tuple[int, int, int, int]:
         """SYS_HEAPINFO's answer: the heap from the end of the image's data in the initial stack

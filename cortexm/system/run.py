@@ -5,7 +5,8 @@ the system (a semihosting BKPT, an SVC, a fault, a branch to EXC_RETURN, a regis
 pends an exception, the next SysTick interrupt or --max-cycles: the native hook's budget stops
 the engine before the block that would pass it, so a resumed run counts every block once);
 handle it; go on. A SysTick interrupt is taken at the first block boundary at or after its
-modelled time; an exception pended by a register write, at the end of the writing block.
+modelled time; an exception pended by a register write (NVIC, ICSR), right after the writing
+instruction; one pending while masked, within 16 instructions of the code unmasking it.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ __all__ = ["EmulateRequest", "run_firmware"]
 STOP_ADDRESS = 0xFFFF_FFFE                 # never executed: the engine's "until"
 EXC_RETURN_AREA = 0xFFFF_FF00
 MAX_SLICE = 1 << 26                        # instructions between checks of --max-cycles
+MASKED_SLICE = 16                          # ... while an exception waits for its mask to lift
 NEAR = 8                                   # cycles: a SysTick this close is due now
 INTR_UDEF, INTR_SWI, INTR_PREFETCH_ABORT, INTR_DATA_ABORT, INTR_BKPT = 1, 2, 3, 4, 7
 INTR_EXCEPTION_EXIT = 8                    # QEMU's Armv8-M: a branch to EXC_RETURN
@@ -102,7 +104,10 @@ class FirmwareRun:
         target = self.m.req.max_cycles if tick_due is None else min(tick_due, self.m.req.max_cycles)
         insns = self.m.clock.instructions
         cpi = max(0.5, now / insns) if insns else 1.0
-        return int(max(1, min(MAX_SLICE, (target - now) / cpi / 2)))
+        # an exception pending while masked is taken once the code unmasks it (CPSIE, MSR
+        # BASEPRI: instructions, not register writes the machine sees): look often meanwhile
+        longest = MASKED_SLICE if self.m.exceptions.pending else MAX_SLICE
+        return int(max(1, min(longest, (target - now) / cpi / 2)))
 
     def _take_pending(self, pc: int) -> int:
         exc = self.m.exceptions
@@ -120,6 +125,9 @@ class FirmwareRun:
 
     def _handle_stop(self, pc: int, error: Optional[unicorn.UcError]) -> int:
         m = self.m
+        if m.stopped_in_write and m.interrupt is None and m.stop_reason is None and error is None:
+            return m.resume_after_write(pc)
+        m.stopped_in_write = False
         if m.interrupt is not None:
             intno, ipc = m.interrupt
             return self._on_interrupt(intno, ipc)

@@ -62,17 +62,20 @@ class SystemEvents:
 class SystemControlSpace:
     """Reads and writes of the SCS, on a Unicorn MMIO region. `cycles()` is the running cycle
     count; `caches_changed(icache, dcache)` follows CCR's cache enables (Cortex-M7);
-    `stop()` ends the engine's run before the next block, so the run loop can take a newly
-    pending exception."""
+    `stop()` ends the engine's run before the next block (SysTick's set-up: the loop schedules
+    its interrupt); `stop_now()` right after the writing instruction, so the run loop takes an
+    exception the write pended where silicon would (NVIC, ICSR, AIRCR)."""
 
     def __init__(self, core: str, exceptions: ExceptionUnit, cycles: Callable[[], int],
                  caches_changed: Callable[[bool, bool], None], stop: Callable[[], None],
+                 stop_now: Callable[[], None],
                  dcache_geometry: tuple[int, int, int] = (0, 0, 0), icache_geometry: tuple[int, int, int] = (0, 0, 0)):
         self.core = core
         self.exc = exceptions
         self.cycles = cycles
         self._caches_changed = caches_changed
         self._stop = stop
+        self._stop_now = stop_now
         self.events = SystemEvents()
         self.has_cyccnt = core != "cortex-m0plus"
         self.ccr = CCR_RESET[core]
@@ -292,12 +295,12 @@ class SystemControlSpace:
             self._stop()
         elif NVIC_ISER <= addr < NVIC_ISER + 0x40:
             self._bits(addr, value, exc.enabled.add)
-            self._stop()
+            self._stop_now()
         elif NVIC_ICER <= addr < NVIC_ICER + 0x40:
             self._bits(addr, value, exc.enabled.discard)
         elif NVIC_ISPR <= addr < NVIC_ISPR + 0x40:
             self._bits(addr, value, exc.pending.add)
-            self._stop()
+            self._stop_now()
         elif NVIC_ICPR <= addr < NVIC_ICPR + 0x40:
             self._bits(addr, value, exc.pending.discard)
         elif NVIC_IPR <= addr < NVIC_IPR + 0x1F0:
@@ -305,7 +308,7 @@ class SystemControlSpace:
                 exc.priority[16 + addr - NVIC_IPR + i] = value >> (8 * i) & 0xFF
         elif addr == NVIC_STIR:
             exc.pending.add(16 + (value & 0x1FF))
-            self._stop()
+            self._stop_now()
         elif addr == ICSR:
             if value & (1 << 28):
                 exc.pending.add(Exc.PENDSV)
@@ -317,7 +320,7 @@ class SystemControlSpace:
                 exc.pending.discard(Exc.SYSTICK)
             if value & (1 << 31):
                 exc.pending.add(Exc.NMI)
-            self._stop()
+            self._stop_now()
         elif addr == VTOR:
             exc.vtor = value & ~0x7F
         elif addr == AIRCR:
@@ -325,7 +328,7 @@ class SystemControlSpace:
                 exc.prigroup = value >> 8 & 7
                 if value & 4:
                     self.events.reset_requested = True
-                    self._stop()
+                    self._stop_now()
         elif addr == CCR:
             before = self.ccr
             self.ccr = value
