@@ -134,3 +134,12 @@ def test_firmware_mutants_end_in_a_report_or_a_micro_rt_error(hello):
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert seen == set(MUTATORS)
     assert outcomes.get("report", 0) > 0 and sum(v for o, v in outcomes.items() if o.startswith("error")) > 0
+
+
+def test_board_clock_and_wait_states_are_checked(hello, tmp_path, capsys):
+    path = tmp_path / "hello.elf"
+    path.write_bytes(hello)
+    code, _, err = run_cli(capsys, "emulate", str(path), "--board", "nucleo-l4r5zi", "--clock", "200MHz")
+    assert code == 2 and "clock 200 MHz is outside 0-120 MHz" in err and "nucleo-l4r5zi.json" in err
+    code, _, err = run_cli(capsys, "emulate", str(path), "--board", "nucleo-l4r5zi", "--flash-wait-states", "2")
+    assert code == 2 and "fewer than the 5" in err

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..boards import Board, board_flash, core_flash, flash_interface
+from ..boards import Board, core_flash, flash_interface, simulator_parameters
 from ..memory_system import MemorySystem
 from .peripherals import FlashState
 
@@ -65,6 +65,9 @@ class MemoryState:
 
 
 def configured_wait_states(board: Optional[Board], clock_hz: int, wait_states: Optional[int]) -> int:
+    """The wait states of the configured interface: given, else the board's table at the clock
+    (a clock above the part's maximum, or fewer wait states than its table needs, is the
+    InputError `profile --board` gives), else 0 on a bare core."""
     if board is None:
         return 0 if wait_states is None else int(wait_states)
-    return board_flash(board, clock_hz, wait_states).wait_states
+    return simulator_parameters(board, clock_hz, wait_states).flash_wait_states
