@@ -59,6 +59,7 @@ def test_dwt_deltas_are_the_profile_cycles(capsys, out):
     # each delta is work's call plus the call and the CYCCNT read around it: a few cycles
     assert 0 <= total - work["inclusive_cycles"] <= 8 * 12
     assert r["cyccnt_reads"] == 16
+    assert r["system_registers_not_modelled"] == {}       # DEMCR, DWT_CTRL, LAR: all modelled
 
 
 def test_the_cycle_count_is_cumulative(out):

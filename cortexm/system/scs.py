@@ -46,6 +46,10 @@ CCR_RESET = {"cortex-m0plus": 0x0000_0208, "cortex-m4": 0x0000_0200, "cortex-m7"
 CCR_DC, CCR_IC = 1 << 16, 1 << 17
 DWT_CTRL_RESET = 0x4000_0000          # NUMCOMP = 4 (Cortex-M4/M7 TRM DWT), CYCCNTENA = 0
 VECTKEY = 0x05FA
+# registers that read back what was written and act through the state they hold
+KEPT = {ITM_TER: "itm_ter", ITM_TCR: "itm_tcr", CPACR: "cpacr", CSSELR: "csselr", FPCCR: "fpccr",
+        FPCAR: "fpcar", MMFAR: "exc.mmfar", BFAR: "exc.bfar"}
+KEPT_MASK = {CSSELR: 0xF}
 
 
 @dataclass
@@ -165,14 +169,20 @@ class SystemControlSpace:
         return (self.syst_rvr - (elapsed - first) % self.systick_period()) & 0xFFFFFF
 
     # ------------------------------------------------------------------ registers
+    def _kept(self, addr: int):
+        """(object, attribute) of a register read back as written, or None."""
+        name = KEPT.get(addr)
+        if name is None:
+            return None
+        return (self.exc, name[4:]) if name.startswith("exc.") else (self, name)
+
     def read(self, addr: int) -> int:
         exc = self.exc
+        kept = self._kept(addr)
+        if kept is not None:
+            return getattr(*kept)
         if addr == ITM_STIM0:
             return 1                                         # FIFO ready
-        if addr == ITM_TER:
-            return self.itm_ter
-        if addr == ITM_TCR:
-            return self.itm_tcr
         if 0xE000_1000 <= addr < 0xE000_2000:
             if not self.has_cyccnt:
                 if addr == DWT_CYCCNT:
@@ -235,40 +245,27 @@ class SystemControlSpace:
             return exc.cfsr
         if addr == HFSR:
             return exc.hfsr
-        if addr == MMFAR:
-            return exc.mmfar
-        if addr == BFAR:
-            return exc.bfar
         if addr == CLIDR:
             return 0x0900_0003 if self.core == "cortex-m7" else 0
         if addr == CTR:
             return 0x8303_C003 if self.core == "cortex-m7" else 0
+        if addr == DEMCR:
+            return self.demcr
         if addr == CCSIDR:
             sets, ways, line = self._geometry[self.csselr & 1]
             if not sets:
                 return 0
             return ((sets - 1) << 13 | (ways - 1) << 3 | (max(line, 16).bit_length() - 1 - 4)
                     | 0xF000_0000)
-        if addr == CSSELR:
-            return self.csselr
-        if addr == CPACR:
-            return self.cpacr
-        if addr == DEMCR:
-            return self.demcr
-        if addr == FPCCR:
-            return self.fpccr
-        if addr == FPCAR:
-            return self.fpcar
         return self._unmodelled_read(addr)
 
     def write(self, addr: int, value: int) -> None:
         exc = self.exc
-        if addr == ITM_STIM0:
+        kept = self._kept(addr)
+        if kept is not None:
+            setattr(*kept, value & KEPT_MASK.get(addr, 0xFFFF_FFFF))
+        elif addr == ITM_STIM0:
             self.events.console.append(value & 0xFF)
-        elif addr == ITM_TER:
-            self.itm_ter = value
-        elif addr == ITM_TCR:
-            self.itm_tcr = value
         elif 0xE000_1000 <= addr < 0xE000_2000:
             if not self.has_cyccnt:
                 return
@@ -343,22 +340,10 @@ class SystemControlSpace:
             exc.cfsr &= ~value
         elif addr == HFSR:
             exc.hfsr &= ~value
-        elif addr == MMFAR:
-            exc.mmfar = value
-        elif addr == BFAR:
-            exc.bfar = value
-        elif addr == CSSELR:
-            self.csselr = value & 0xF
-        elif addr == CPACR:
-            self.cpacr = value
         elif addr == DEMCR:
             before = self.counting
             self.demcr = value
             self._set_counting(before)
-        elif addr == FPCCR:
-            self.fpccr = value
-        elif addr == FPCAR:
-            self.fpcar = value
         elif CACHE_MAINTENANCE[0] <= addr < CACHE_MAINTENANCE[1]:
             pass                 # invalidate / clean by set-way or address: nothing to keep
         else:
