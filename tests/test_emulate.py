@@ -87,6 +87,7 @@ def test_malloc_and_free_are_counted(capsys, out):
     assert code == 0 and r["console"] == "heap done\n"
     assert h["calls"]["malloc"] == 11 and h["calls"]["free"] == 11 and h["calls"]["realloc"] == 1
     assert h["peak_in_use"] == 10 * 100 + 300 and h["sbrk_bytes"] > 0
+    assert h["callers"]["malloc"]["main"] == 10 and h["callers"]["realloc"] == {"main": 1}
     assert r["stack_high_water_bytes"] > 0
 
 

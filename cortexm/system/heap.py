@@ -5,7 +5,9 @@ calloc (newlib's reentrant `_malloc_r` family when the image has it, else the pl
 A code hook on each entry reads the arguments; the result is read where the call returns, by a
 one-shot block hook on the return address. A
 call made inside a watched call (newlib's realloc calling malloc) is not counted again. Bytes in
-use are the sizes asked for; the heap's extent is what _sbrk handed out.
+use are the sizes asked for; the heap's extent is what _sbrk handed out. Each call is also
+counted by the function it came from, so "mallocs per inference" is the count from the
+inference's functions.
 """
 from __future__ import annotations
 
@@ -38,16 +40,19 @@ class HeapStats:
     sbrk_bytes: int = 0               # the heap's extent as _sbrk grew it
     break_top: Optional[int] = None   # the highest program break handed out
     watched: tuple = ()               # the symbols watched
+    callers: dict = field(default_factory=dict)   # "malloc" -> {calling function: calls}
 
     def to_dict(self) -> dict:
         return {"calls": dict(self.calls), "bytes_requested": self.bytes_requested,
                 "in_use_at_end": self.in_use, "peak_in_use": self.peak_in_use,
                 "failed_allocations": self.failed, "sbrk_bytes": self.sbrk_bytes,
-                "watched": list(self.watched)}
+                "watched": list(self.watched),
+                "callers": {what: dict(sorted(by.items(), key=lambda kv: -kv[1])) for what, by in self.callers.items()}}
 
 
 class HeapWatch:
     def __init__(self, image: ElfImage):
+        self.image = image
         self.stats = HeapStats()
         self._entries: dict[int, tuple[str, tuple]] = {}
         names = []
@@ -75,6 +80,10 @@ class HeapWatch:
         self.stats.calls[what] += 1
         args = tuple(uc.reg_read(r) for r in regs)
         ret = uc.reg_read(UC_ARM_REG_LR) & ~1
+        caller = self.image.function_at(ret - 2)
+        by = self.stats.callers.setdefault(what, {})
+        name = caller.name if caller is not None else f"0x{ret:08x}"
+        by[name] = by.get(name, 0) + 1
         # a block hook: the return lands by a branch, so a translation block starts at `ret`, and
         # a block hook added now fires on blocks already translated (a code hook would not)
         hook = uc.hook_add(UC.UC_HOOK_BLOCK, self._on_return, family, begin=ret, end=ret)

@@ -24,6 +24,10 @@ def summary_lines(p: dict) -> list[str]:
     calls = ", ".join(f"{k} {v}" for k, v in h["calls"].items() if v)
     lines.append(f"heap: {calls or 'no allocator calls'}; peak in use {h['peak_in_use']:,} B, "
                  f"{h['sbrk_bytes']:,} B from _sbrk" if h["watched"] else "heap: the image has no allocator")
+    for what in ("malloc", "calloc", "realloc"):
+        by = h["callers"].get(what)
+        if by:
+            lines.append(f"  {what} called from: " + ", ".join(f"{name} {n}" for name, n in list(by.items())[:5]))
     if p["exceptions_taken"]:
         lines.append("exceptions taken: " + ", ".join(f"{k} x{v}" for k, v in p["exceptions_taken"].items()))
     for f in p["faults"]:
