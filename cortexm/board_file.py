@@ -15,9 +15,9 @@ from micro_rt.errors import InputError
 from micro_rt.targets import TARGETS
 
 from .board_records import (CITATION_STATUSES, MAX_FLASH_WAIT_STATES, NO_PERIPHERALS, REGION_KINDS,
-                            BitField, Board, Citation, Clock, ConsoleUart, FlashAccelerator,
-                            FlashControlField, FlashControlRegister, FlashTiming, MemoryMap,
-                            MemoryRegion, Peripherals, normalize_name)
+                            BitField, Board, BootHeader, Citation, Clock, ConsoleUart,
+                            FlashAccelerator, FlashControlField, FlashControlRegister, FlashTiming,
+                            MemoryMap, MemoryRegion, Peripherals, normalize_name)
 
 SCHEMA = 1
 FPU_KINDS = ("none", "single", "double")
@@ -375,6 +375,11 @@ def _peripherals(f: _Fields, memory: MemoryMap) -> Peripherals:
     return Peripherals(console, tuple(registers), f.citations())
 
 
+def _boot(f: _Fields) -> BootHeader:
+    f.check_keys(("needs", "cite"))
+    return BootHeader(f.text("needs"), f.citations())
+
+
 def load_board_file(path: os.PathLike | str) -> Board:
     """Parse and validate one board file."""
     path = Path(path)
@@ -387,7 +392,7 @@ def load_board_file(path: os.PathLike | str) -> Board:
                          f"{e.colno}: {e.msg}") from None
     f = _Fields(path, data, "")
     f.check_keys(("schema", "name", "title", "vendor", "mcu", "core", "fpu", "clock", "flash",
-                  "accelerator", "memory"), ("aliases", "notes", "peripherals"))
+                  "accelerator", "memory"), ("aliases", "notes", "peripherals", "boot"))
     if f.data["schema"] != SCHEMA:
         f.fail("schema", f"must be {SCHEMA}, not {f.data['schema']!r}")
     name = f.text("name")
@@ -414,5 +419,6 @@ def load_board_file(path: os.PathLike | str) -> Board:
     memory = _memory(f.obj("memory"), clock.max_hz)
     peripherals = (_peripherals(f.obj("peripherals"), memory) if "peripherals" in f.data
                    else NO_PERIPHERALS)
+    boot = _boot(f.obj("boot")) if "boot" in f.data else None
     return Board(name, title, tuple(aliases), vendor, mcu, core, fpu, clock, flash, accelerator,
-                 memory, tuple(notes), path, peripherals)
+                 memory, tuple(notes), path, peripherals, boot)

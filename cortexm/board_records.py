@@ -77,6 +77,12 @@ class FlashAccelerator:
     dcache_ways: int = 0
 
     @property
+    def is_core_l1(self) -> bool:
+        """The caches are the Cortex-M7's own L1 caches, enabled through the core's CCR (IC, DC)
+        rather than a vendor flash register (Armv7-M ARM B3.2.8: both off at reset)."""
+        return "cortex-m7-l1" in self.kind
+
+    @property
     def data_reads_by_word(self) -> bool:
         """An ST ART fetches one flash word per D-code read, not a line ('Each DCode bus read
         access fetches 64 or 128 bits, which are saved in a current buffer', RM0440 section
@@ -241,6 +247,16 @@ NO_PERIPHERALS = Peripherals(None, (), ())
 
 
 @dataclass(frozen=True)
+class BootHeader:
+    """What the part's boot ROM needs at the start of the code region before it starts an image,
+    on a part that does not start one from a vector table there (the RP2040's boot stage 2, the
+    i.MX RT's FlexSPI configuration block and image vector table). micro_rt does not emulate
+    boot ROMs, so `micro-rt emulate` refuses such a board's images."""
+    needs: str
+    citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True)
 class Board:
     name: str            # lower case, as printed
     title: str           # the vendor's spelling
@@ -256,10 +272,13 @@ class Board:
     notes: tuple[str, ...]
     path: Path
     peripherals: Peripherals = NO_PERIPHERALS
+    boot: Optional[BootHeader] = None     # None: the vector table at the code region's base
 
     def citations(self) -> list[tuple[str, Citation]]:
         """(section, citation) for every cited figure of the board, peripherals included."""
         sections = (("clock", self.clock), ("flash", self.flash),
                     ("accelerator", self.accelerator), ("memory", self.memory),
                     ("peripherals", self.peripherals))
+        if self.boot is not None:
+            sections += (("boot", self.boot),)
         return [(name, c) for name, part in sections for c in part.citations]

@@ -24,17 +24,18 @@ from micro_rt.errors import InputError
 from .board_file import (EXECUTABLE_RANGES, FPU_KINDS, PRIVATE_PERIPHERAL_BUS, SCHEMA,
                          load_board_file)
 from .board_records import (ANSWER_SECTIONS, CITATION_STATUSES, DATA_KINDS, MAX_FLASH_WAIT_STATES,
-                            NO_PERIPHERALS, REGION_KINDS, BitField, Board, Citation, Clock,
-                            ConsoleUart, FlashAccelerator, FlashControlField, FlashControlRegister,
-                            FlashTiming, MemoryMap, MemoryRegion, Peripherals, normalize_name)
+                            NO_PERIPHERALS, REGION_KINDS, BitField, Board, BootHeader, Citation,
+                            Clock, ConsoleUart, FlashAccelerator, FlashControlField,
+                            FlashControlRegister, FlashTiming, MemoryMap, MemoryRegion, Peripherals,
+                            normalize_name)
 
 __all__ = [
     # records (board_records) and reading a file (board_file)
     "ANSWER_SECTIONS", "CITATION_STATUSES", "DATA_KINDS", "MAX_FLASH_WAIT_STATES", "NO_PERIPHERALS",
-    "REGION_KINDS", "BitField", "Board", "Citation", "Clock", "ConsoleUart", "FlashAccelerator",
-    "FlashControlField", "FlashControlRegister", "FlashTiming", "MemoryMap", "MemoryRegion",
-    "Peripherals", "normalize_name", "EXECUTABLE_RANGES", "FPU_KINDS", "PRIVATE_PERIPHERAL_BUS",
-    "SCHEMA", "load_board_file",
+    "REGION_KINDS", "BitField", "Board", "BootHeader", "Citation", "Clock", "ConsoleUart",
+    "FlashAccelerator", "FlashControlField", "FlashControlRegister", "FlashTiming", "MemoryMap",
+    "MemoryRegion", "Peripherals", "normalize_name", "EXECUTABLE_RANGES", "FPU_KINDS",
+    "PRIVATE_PERIPHERAL_BUS", "SCHEMA", "load_board_file",
     # the catalog and the virtual MCU's view of a board (here)
     "SHIPPED_DIR", "ENV_VAR", "SimulatorParameters", "FlashSetting", "line_fill_cycles",
     "core_flash", "board_flash", "simulator_parameters", "board_dirs", "list_boards", "load_board",

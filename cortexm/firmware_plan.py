@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import bisect
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -398,6 +398,34 @@ def build_plan(nodes: Sequence[Union[PlanNode, Label, Jump, Mark]], core: str, a
     return FirmwarePlan(core, entries, bytes(blobs["plan"]), tuple(relocs["plan"]), bytes(blobs["state"]),
                         tuple(relocs["state"]), tuple(a._constants), round_up(a._constants_end, 16),
                         arena_bytes, arena_misalign, list(nodes), tuple(flags))
+
+
+def with_constants_at(plan: FirmwarePlan, offsets: Sequence[int]) -> FirmwarePlan:
+    """The same plan with its constants moved to `offsets` (one per item of plan.constants, in
+    order, each aligned as its item asks): every pointer word into an item, or just past its end,
+    moves with it."""
+    items = plan.constants
+    if len(offsets) != len(items):
+        raise PlanError(f"{len(offsets)} offsets for {len(items)} constants")
+    starts = {item.offset: k for k, item in enumerate(items)}
+
+    def moved(word: Word) -> Word:
+        if not isinstance(word, Reloc) or word.region != "constants":
+            return word
+        k = starts.get(word.offset)
+        if k is None:           # inside an item, else just past its end
+            k = next((j for j, item in enumerate(items)
+                      if item.offset < word.offset <= item.offset + len(item.data)), None)
+        if k is None:
+            raise PlanError(f"a pointer to constants offset {word.offset} points into no constant")
+        return Reloc("constants", offsets[k] + word.offset - items[k].offset)
+
+    entries = [replace(e, args=tuple(moved(a) for a in e.args)) for e in plan.entries]
+    constants = tuple(ConstantItem(o, item.data, item.align) for o, item in zip(offsets, items))
+    end = max((c.offset + len(c.data) for c in constants), default=0)
+    return replace(plan, entries=entries, constants=constants, constants_bytes=round_up(end, 16),
+                   plan_relocs=tuple((o, moved(r)) for o, r in plan.plan_relocs),
+                   state_relocs=tuple((o, moved(r)) for o, r in plan.state_relocs))
 
 
 def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:

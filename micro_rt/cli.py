@@ -291,7 +291,7 @@ def cmd_boards(args) -> int:
 # ---- export --------------------------------------------------------------------------------
 def cmd_export(args) -> int:
     """The project, or no (exit 1, nothing written) when its image would not fit the board."""
-    from .export import ImageTooLarge, export_project
+    from .export import SEMIHOSTING_ELF, ImageTooLarge, export_project
     _, data = load_model(args.model)
     try:
         result = export_project(args.model, data, args.board, args.output, board_dirs=args.board_dir,
@@ -310,7 +310,7 @@ def cmd_export(args) -> int:
                "profile_cycles": result.profile_cycles,
                "profile_instructions": result.profile_instructions,
                "image": result.image.as_dict(), "assumed": result.assumed,
-               "left_to_user": result.left_to_user}
+               "set_by_startup": result.set_by_startup, "left_to_user": result.left_to_user}
     flash, ram = result.image.flash, result.image.ram
     text = "\n".join([
         f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
@@ -322,9 +322,14 @@ def cmd_export(args) -> int:
         f"load it and read its output",
         f"profile on the virtual MCU: {result.profile_cycles:,} cycles, "
         f"{result.profile_instructions:,} instructions (seed {args.seed})",
-        f"left to you: {result.assumed}, as profile assumed: the start-up sets none of them "
-        "(only the FPU where there is one), so the core runs at its reset clock and flash "
-        "settings; README.txt names the vendor calls that set them and how to load the image"])
+        f"profile assumed {result.assumed}: the start-up sets that flash interface through the "
+        "board's flash-control registers (mrt_board.h) and leaves the clock to you (the core "
+        "runs at its reset clock); README.txt names the vendor calls and how to load the image",
+        f"emulate: make -C {result.directory} semihosting, then micro-rt emulate "
+        f"{result.directory}/{SEMIHOSTING_ELF} --board {result.board}"
+        if result.emulates else
+        f"emulate: not from reset on board {result.board}: its boot ROM needs what the image "
+        "lacks (README.txt)"])
     emit(args, payload, text)
     return EXIT_OK
 

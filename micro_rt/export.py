@@ -5,8 +5,10 @@ The project is what `fit` counts and `profile` times: the model's constants and 
 plan (micro_rt.cortexm.firmware_plan, written as C by firmware_plan_c), micro_rt's device
 runtime (mrt_runtime.c) and the C sources of the kernels the plan reaches, compiled with the
 flags of micro_rt's own firmware for the board's core (cortexm/src/Makefile), a main.c that runs
-one inference and prints its outputs and cycle count, a start-up file, a linker script made from
-the board's memory regions in the catalog, a Makefile and a README.txt. The kernels are the
+one inference and prints its outputs and cycle count, a start-up file that sets the flash
+interface profile assumed (mrt_board.h: export_bringup), a linker script made from the board's
+memory regions in the catalog that places the kernels and constants as profile's machine had
+them modulo the flash line (export_image), a Makefile and a README.txt. The kernels are the
 CMSIS-NN-style ones unless `kernels="reference"` (then TFLM-reference-style plain C loops).
 
     export_project(model_path, data, board, out_dir) -> ExportResult
@@ -15,21 +17,22 @@ from __future__ import annotations
 
 import re
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
 
 from .errors import InputError, MicroRtError
-from .export_bringup import assumed, left_to_user
-from .export_image import ImageSize, console_bytes, image_size, ram_span
+from .export_bringup import assumed, board_header, left_to_user, set_by_startup
+from .export_image import (ImageSize, PlacedCode, code_placement, console_bytes, constant_layout,
+                           constants_alignment, image_size, ram_span)
 from .inputs import random_inputs
 from .interpreter import Interpreter
 
 TEMPLATES = "export"                 # cortexm/src/export: main.c, startup.c
 RUNTIME_SOURCES = ("mrt_runtime.c",)
-ELF, EMULATOR_ELF = "model.elf", "model-emulator.elf"
+ELF, EMULATOR_ELF, SEMIHOSTING_ELF = "model.elf", "model-emulator.elf", "model-semihosting.elf"
 STACK_MARGIN = 1024                  # above the measured inference: main, start-up, printing
 CONSTANTS_SECTION = ".mrt_constants"
 
@@ -60,9 +63,11 @@ class ExportResult:
     profile_cycles: int = 0          # what the whole-invoke run measured (the board's flash)
     profile_instructions: int = 0
     image: Optional[ImageSize] = None    # flash and RAM as board.ld places them
-    left_to_user: list[str] = field(default_factory=list)   # clock, flash latency, caches, loading
-    assumed: str = ""                # what profile assumed of them, in one line
+    left_to_user: list[str] = field(default_factory=list)   # the clock, loading
+    assumed: str = ""                # what profile assumed of the clock and flash, in one line
     kernels: str = "cmsis-nn"        # the flavour of the C kernels exported
+    set_by_startup: list[str] = field(default_factory=list)  # flash latency, prefetch, caches
+    emulates: bool = True            # `micro-rt emulate` runs the board's images from reset
 
 
 def _empty_directory(out: Path) -> None:
@@ -70,17 +75,31 @@ def _empty_directory(out: Path) -> None:
         raise InputError(f"-o {out}: exists and is not an empty directory (give a new one)")
 
 
+# a name followed by its parameter list and a body (not a call, not a prototype)
+_DEFINITION = re.compile(r"\b(\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{")
+# a function the source puts in a section of its own choosing: section("...") in its attributes
+# (mrt_runtime.c), or mrt_data_checks.c's MRT_LATE(name), which means section .mrt_late.<name>
+_SECTION_ATTRIBUTE = re.compile(r'section\("([^"]+)"\)\)\)[^;{}()]*?\b(\w+)\s*\(')
+_LATE = re.compile(r"\bMRT_LATE\((\w+)\)")
+
+
 def _defined_in(sources: dict[str, str], names: set[str]) -> list[str]:
     """The C files (of `sources`: name -> text) that define one of the functions `names`
     (GCC's clones, name.isra.0 / .constprop.0 / .part.0, as the function they come from)."""
     wanted = {n.split(".")[0] for n in names}
-    found = []
-    for path, text in sources.items():
-        # a name followed by its parameter list and a body (not a call, not a prototype)
-        defined = set(re.findall(r"\b(\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{", text))
-        if defined & wanted:
-            found.append(path)
-    return found
+    return [path for path, text in sources.items() if set(_DEFINITION.findall(text)) & wanted]
+
+
+def _input_sections(sources: dict[str, str]) -> dict[str, str]:
+    """Every function `sources` define -> the input section GCC puts it in: its own
+    (-ffunction-sections: .text.<name>) unless an attribute names another."""
+    out: dict[str, str] = {}
+    for text in sources.values():
+        out.update((name, f".text.{name}") for name in _DEFINITION.findall(text))
+    for text in sources.values():
+        out.update((name, section) for section, name in _SECTION_ATTRIBUTE.findall(text))
+        out.update((name, f".mrt_late.{name}") for name in _LATE.findall(text))
+    return out
 
 
 def _c_string(text: str) -> str:
@@ -125,11 +144,16 @@ def _tensor_table(name: str, rows: list[tuple[int, int, Optional[str]]]) -> str:
     return f"const mrt_tensor_t {name}[{max(1, len(rows))}] = {{\n" + "\n".join(items) + "\n};\n"
 
 
-def _linker_script(board, stack_bytes: int, plan_sections: Sequence[str]) -> str:
+def _linker_script(board, stack_bytes: int, plan_sections: Sequence[str],
+                   placed: Sequence[PlacedCode], constants_align: int) -> str:
     code = board.memory.region(board.memory.code_region)
     ram = [board.memory.region(n) for n in board.memory.arena_regions]
     ram_base, ram_size = ram_span(board)
     keep = "\n".join(f"        KEEP(*({section}))" for section in plan_sections)
+    line = board.accelerator.line_bytes
+    # `.` counts from the section's start, the code region's base
+    kernels = "\n".join(f"        . = . + ((0x{(c.offset - code.base) % line:x} - .) & {line - 1});"
+                        f" *({c.section})" for c in placed)
     return f"""/* Generated by micro-rt export for {board.title} ({board.vendor} {board.mcu}, {board.core}),
  * from the board catalog ({board.path.name}): code in {code.name}, data, arena and stack in
  * {' + '.join(r.name for r in ram)} (where the vendor's linker script puts .bss). */
@@ -148,6 +172,10 @@ SECTIONS
     .text :
     {{
         KEEP(*(.vectors))
+        /* The runtime and the kernels first, in micro_rt's firmware order, each at its firmware
+         * address modulo the {line}-byte flash line, so they fetch the lines `profile` counted
+         * (whatever main.c and startup.c are built with); then the rest. */
+{kernels}
         *(.text .text.*)
         *(.mrt_runtime.*)
         *(.mrt_late.*)
@@ -158,7 +186,7 @@ SECTIONS
     .ARM.exidx : {{ *(.ARM.exidx .ARM.exidx.*) }} > FLASH
 
     /* The model's constants, then the plan: argument structs, entries, mrt_plan_t. */
-    .mrt_constants : ALIGN(16)
+    .mrt_constants : ALIGN({constants_align})
     {{
         KEEP(*({CONSTANTS_SECTION}))
 {keep}
@@ -196,8 +224,12 @@ def _makefile(build, core: str, board: str, sources: list[str]) -> str:
     cflags = " ".join([*build.cflags, *build.core_flags[core]])
     return f"""# Generated by micro-rt export for board {board} ({core}): micro_rt's firmware flags for
 # this core (cortexm/src/Makefile), so the kernels compile to the instructions micro_rt emulates.
-#   make            -> {ELF} (flash it; see README.txt)
-#   make emulator   -> {EMULATOR_ELF} (-DMRT_EMULATOR: for micro_rt's virtual MCU)
+#   make             -> {ELF} (flash it; see README.txt)
+#   make semihosting -> {SEMIHOSTING_ELF} (-DMRT_SEMIHOSTING: prints to the debugger and exits
+#                       with main's status; `micro-rt emulate {SEMIHOSTING_ELF} --board {board}`
+#                       runs it from its reset vector)
+#   make emulator    -> {EMULATOR_ELF} (-DMRT_EMULATOR: run as a call by micro_rt's
+#                       cortexm/run_elf.py, which times mrt_invoke as profile does)
 CROSS   ?= arm-none-eabi-
 CC      := $(CROSS)gcc
 SIZE    := $(CROSS)size
@@ -207,28 +239,40 @@ LIBS    := {' '.join(build.libs)}
 SRCS    := {' '.join(sources)}
 HDRS    := $(wildcard *.h)
 
-.PHONY: all emulator clean
+.PHONY: all semihosting emulator clean
 all: {ELF}
+semihosting: {SEMIHOSTING_ELF}
 emulator: {EMULATOR_ELF}
 
 {ELF}: $(SRCS) $(HDRS) board.ld Makefile
 \t$(CC) $(CFLAGS) $(DEFS) $(LDFLAGS) -o $@ $(SRCS) $(LIBS)
 \t$(SIZE) $@
 
+{SEMIHOSTING_ELF}: $(SRCS) $(HDRS) board.ld Makefile
+\t$(CC) $(CFLAGS) -DMRT_SEMIHOSTING $(LDFLAGS) -o $@ $(SRCS) $(LIBS)
+
 {EMULATOR_ELF}: $(SRCS) $(HDRS) board.ld Makefile
 \t$(CC) $(CFLAGS) -DMRT_EMULATOR $(LDFLAGS) -o $@ $(SRCS) $(LIBS)
 
 clean:
-\trm -f {ELF} {EMULATOR_ELF}
+\trm -f {ELF} {SEMIHOSTING_ELF} {EMULATOR_ELF}
 """
 
 
-def _readme(model: str, board, result: "ExportResult", fit_lines: list[str],
-            left: list[str]) -> str:
+def _readme(model: str, board, result: "ExportResult", fit_lines: list[str]) -> str:
     image = result.image
     placed = "\n".join(f"  {r.name} ({r.where}): {r.used:,} B of {r.capacity:,} B, margin "
                        f"{-r.over:,} B: " + ", ".join(f"{part} {n:,}" for part, n in r.parts if n)
                        for r in (image.flash, image.ram))
+    if board.boot is None:
+        emulate = (f"""make semihosting -> {SEMIHOSTING_ELF}, which `micro-rt emulate
+         {SEMIHOSTING_ELF} --board {board.name}` runs from its reset vector (start-up
+         included, the flash interface following the registers it writes) to main's exit,
+         printing the program's console and exiting with its status.""")
+    else:
+        emulate = ("""`micro-rt emulate` refuses this board's images: its boot ROM needs
+         what the image lacks (see "Left to you": loading), and micro_rt does not emulate
+         the boot ROM.""")
     return f"""micro-rt export of {model} for {board.title} ({board.vendor} {board.mcu}, {board.core})
 
 Build:   make                  (needs arm-none-eabi-gcc; CROSS=... for another prefix)
@@ -236,17 +280,19 @@ Load:    {ELF}, see "Left to you" below for this board
 Output:  main.c runs one inference on seeded random inputs (those of `micro-rt profile
          --seed 0`) and prints the status, the cycles of mrt_invoke and every output byte in
          hex to g_mrt_console (a RAM buffer: read it with the debugger, e.g. gdb
-         `x/s &g_mrt_console`); build with `make DEFS=-DMRT_SEMIHOSTING` to print through
-         the debugger's semihosting console as well (a debugger must then be attached).
-Cycles:  the DWT cycle counter (SysTick on Cortex-M0+). startup.c sets no clock, flash
-         latency or cache (only the FPU's CPACR where there is one): the core runs at its
-         reset clock with the flash latency and accelerator as reset leaves them, so the
-         cycles printed are not profile's until you set what is listed under "Left to you".
-Emulate: make emulator -> {EMULATOR_ELF}, which micro_rt's virtual MCU runs
-         (micro_rt.cortexm.run_elf.run_program), printing the cycles it measured.
+         `x/s &g_mrt_console`); `make semihosting` builds {SEMIHOSTING_ELF}, which prints
+         through the debugger's semihosting console as well and ends with main's status
+         (SYS_EXIT_EXTENDED; a debugger must then be attached).
+Cycles:  the DWT cycle counter (SysTick on Cortex-M0+). startup.c sets the flash interface
+         profile assumed through the registers mrt_board.h lists ("Set by startup.c" below)
+         but not the clock: the core runs at its reset clock until you set it ("Left to you").
+Emulate: {emulate}
+         make emulator -> {EMULATOR_ELF}, which micro_rt.cortexm.run_elf.run_program runs as
+         a call, timing mrt_invoke operator by operator as profile does.
 
 Files
   main.c, startup.c      one inference, the vector table and reset handler
+  mrt_board.h            the flash-control register writes of the start-up ({board.path.name})
   mrt_model.h, model.c   the arena ({result.stack_bytes} B stack besides it), the model's
                          constants, the inputs, the input/output/variable tensor places
   plan.c                 the firmware plan: {result.entries} kernel calls, walked by mrt_invoke
@@ -256,8 +302,11 @@ Files
   board.ld               memory regions of {board.name} from micro_rt's board catalog
   Makefile               micro_rt's firmware flags for {board.core}
 
+Set by startup.c (as `micro-rt profile --board {board.name}` assumed; the vendor's call doing it)
+""" + "\n".join(f"  - {line}" for line in result.set_by_startup) + f"""
+
 Left to you (what `micro-rt profile --board {board.name}` assumed; the vendor's call for each)
-""" + "\n".join(f"  - {line}" for line in left) + f"""
+""" + "\n".join(f"  - {line}" for line in result.left_to_user) + f"""
 
 The image as board.ld places it (micro-rt export counts it before writing the project; the
 start-up and main.c code and the alignment are upper bounds):
@@ -281,6 +330,8 @@ class _ModelRun:
     variables: list[tuple[int, bytes]]         # (arena offset, initial bytes)
     cycles: int
     instructions: int
+    constant_addresses: list[int]              # where profile's machine placed each plan constant
+    table_address: int                         # and the plan's entry table
 
 
 def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
@@ -310,6 +361,7 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
             raise ExportError(f"{name} cannot be exported: it does not run as one firmware plan: "
                               f"{executor.whole_invoke_unavailable}")
         plan = executor.firmware_plan
+        addresses = [executor.mcu.place_constant(item.data, item.align) for item in plan.constants]
         measured = kernel_measurement(it)
         fit = assess(model_path, data, it, setup.ram_budget, setup.flash_budget, measured=measured)
         fit.board, fit.budget_source = setup.board, setup.budget_source
@@ -327,7 +379,8 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
             [(tensors[k].offset, raw) for k, raw in initial.items()
              if tensors[k].offset is not None and any(raw)] + [(o, raw) for o, raw in buffers if any(raw)],
             sum(r.cycles for r in it.last_run) + executor.last_runtime.cycles,
-            sum(r.instructions for r in it.last_run) + executor.last_runtime.instructions)
+            sum(r.instructions for r in it.last_run) + executor.last_runtime.instructions,
+            addresses, executor.plan_image.flash_base)
 
 
 def _model_source(run: _ModelRun, header: str, seed: int) -> str:
@@ -361,6 +414,7 @@ def export_project(model_path: str, data: bytes, board_name: str, out_dir: str |
     core's, flavours.default_kernels: cmsis-nn)."""
     from .cortexm.boards import load_board
     from .cortexm.firmware_build import SOURCE_DIR, firmware_build
+    from .cortexm.firmware_plan import with_constants_at
     from .cortexm.firmware_plan_c import PLAN_SECTIONS, by_region, c_plan_source
     from .run_setup import board_setup
 
@@ -371,19 +425,28 @@ def export_project(model_path: str, data: bytes, board_name: str, out_dir: str |
     setup.kernels = kernels or setup.kernels
     name = Path(model_path).name
     run = _run(model_path, data, board, setup, seed)
+    line = board.accelerator.line_bytes
+    # the constants at profile's addresses modulo the flash line (export_image: code placement)
+    offsets, size = constant_layout(run.plan.constants, run.constant_addresses,
+                                    run.table_address, line)
+    run.plan = replace(with_constants_at(run.plan, offsets), constants_bytes=size)
     c_sources = {p.name: p.read_text() for p in sorted(SOURCE_DIR.glob("*.c"))
                  if p.name not in ("start.c", *RUNTIME_SOURCES)}
     kernel_sources = _defined_in(c_sources, run.functions)
+    runtime = {name: (SOURCE_DIR / name).read_text() for name in RUNTIME_SOURCES}
+    placed = code_placement(run.image_parts, _input_sections({**c_sources, **runtime}), line)
     stack = -(-(run.stack_bytes + STACK_MARGIN) // 256) * 256
     size = image_size(board, run.plan, run.image_parts, [n for _, n, _ in run.inputs],
                       [len(raw) for _, raw in run.variables], [n for _, n, _ in run.outputs],
-                      stack, name + board.name)
+                      stack, name + board.name, placed)
     if not size.fits:
         raise ImageTooLarge(size.refusal(board.name), size)
     result = ExportResult(out, board.name, board.core, [], kernel_sources, len(run.plan.entries), stack,
                           [raw for _, _, raw in run.outputs], run.cycles, run.instructions, size,
                           left_to_user(board, setup.clock_hz, setup.flash_wait_states),
-                          assumed(board, setup.clock_hz, setup.flash_wait_states), setup.kernels)
+                          assumed(board, setup.clock_hz, setup.flash_wait_states), setup.kernels,
+                          set_by_startup(board, setup.clock_hz, setup.flash_wait_states),
+                          board.boot is None)
     header = f"Generated by micro-rt export from {name} for board {board.name} ({board.core})"
     sources = ["main.c", "startup.c", "model.c", "plan.c", *RUNTIME_SOURCES, *kernel_sources]
     texts = {
@@ -392,9 +455,11 @@ def export_project(model_path: str, data: bytes, board_name: str, out_dir: str |
         "model.c": _model_source(run, header, seed),
         "plan.c": c_plan_source(run.plan, by_region({"arena": "g_mrt_arena", "constants": "g_mrt_constants"}),
                                 header),
-        "board.ld": _linker_script(board, stack, PLAN_SECTIONS),
+        "board.ld": _linker_script(board, stack, PLAN_SECTIONS, placed,
+                                   constants_alignment(run.plan.constants, line)),
         "Makefile": _makefile(firmware_build(), board.core, board.name, sources),
-        "README.txt": _readme(name, board, result, run.fit_lines, result.left_to_user),
+        "mrt_board.h": board_header(board, setup.clock_hz, setup.flash_wait_states),
+        "README.txt": _readme(name, board, result, run.fit_lines),
     }
     try:
         out.mkdir(parents=True, exist_ok=True)

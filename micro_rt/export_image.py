@@ -9,11 +9,26 @@ embeds (read-only data, in flash). The runtime's and the kernels' code, read-onl
 static data are what `ld --gc-sections` keeps of micro_rt's firmware for the plan's kernels
 (cortexm.image, the same sources and flags). Two parts are bounds, so the sum never falls short
 of what the linker places: main.c and startup.c (compiled by the user's arm-none-eabi-gcc;
-measured 882-910 B of code, vector table and strings with gcc 12.2 on the four cores, counted
-as OWN_CODE_BYTES plus the model's and the board's names) and the alignment padding (each
-placed object's alignment - 1, at most).
+measured 960-1130 B of code, vector table, register-write table and strings besides the names
+with gcc 12.2 on the catalog's boards, the most on a Cortex-M7, whose start-up also enables the
+L1 caches; counted as OWN_CODE_BYTES plus the model's and the board's names) and the alignment
+padding (each placed object's alignment - 1, at most).
 
-    image_size(board, plan, closure, inputs, variables, outputs, stack_bytes, names) -> ImageSize
+Code placement: a function's cycles depend on where its code falls in the flash lines (the
+line buffer, the prefetcher, which cache lines a loop spans), and micro_rt's firmware, which
+`profile` runs, places each function at an address of its own (cortexm/src/firmware.ld). The
+project's linker script puts each runtime and kernel function the image keeps first, in the
+firmware's order, each at the address its firmware copy has modulo the board's flash line
+(`code_placement`), so the image fetches the lines profile counted, whatever main.c and the
+start-up are built with; the padding that costs is counted exactly. The model's constants are
+laid out the same way: each at the address profile's machine gave it modulo the line
+(`constant_layout`), and the entry table after them, so the kernels' and the runtime's data
+reads from flash meet the lines profile counted.
+
+    code_placement(closure, sections, line_bytes) -> list[PlacedCode]
+    constant_layout(items, addresses, table_address, line_bytes)  # the same for the constants
+    image_size(board, plan, closure, inputs, variables, outputs, stack_bytes, names, placed)
+        -> ImageSize
 """
 from __future__ import annotations
 
@@ -23,9 +38,70 @@ from typing import Sequence
 from .report import compact_bytes
 
 CONSOLE_HEAD = 512          # main.c's console lines before the outputs (names, status, cycles)
-OWN_CODE_BYTES = 1024       # main.c + startup.c: code, vector table, string constants (a bound)
+OWN_CODE_BYTES = 1280       # main.c + startup.c: code, vector table, string constants (a bound)
 TENSOR_ROW_BYTES = 12       # mrt_tensor_t: offset, size, data pointer
 PLAN_HEADER_BYTES = 8       # mrt_plan_t: the entry count and the entries' address
+VECTOR_TABLE_BYTES = 64     # startup.c's 16 words, first in flash
+
+
+@dataclass(frozen=True)
+class PlacedCode:
+    """A function board.ld places at its firmware address modulo the board's flash line."""
+    section: str          # its input section (.text.<name>, or the one its attribute names)
+    offset: int           # its address in micro_rt's firmware
+    size: int
+
+
+def code_placement(closure, sections: dict[str, str], line_bytes: int) -> list[PlacedCode]:
+    """The functions of `closure` (cortexm.image.ImageParts, in the firmware's order) compiled
+    from micro_rt's sources, whose input sections `sections` names (function -> section; a
+    GCC clone, name.isra.0, has a section of its full name); libm's and libgcc's code, one
+    section per object, is left to the linker."""
+    from .cortexm.image import CODE
+    placed = []
+    for piece in closure.pieces:
+        base = piece.name.split(".")[0]
+        if piece.kind != CODE or base not in sections:
+            continue
+        section = sections[base]
+        if section == f".text.{base}":
+            section = f".text.{piece.name}"
+        placed.append(PlacedCode(section, piece.addr, piece.size))
+    return placed
+
+
+def placement_padding(placed: Sequence[PlacedCode], start: int, line_bytes: int) -> int:
+    """The bytes board.ld pads between the placed functions, laid out from `start`."""
+    addr, padding = start, 0
+    for code in placed:
+        gap = (code.offset - addr) % line_bytes
+        padding += gap
+        addr += gap + code.size
+    return padding
+
+
+def constant_layout(items, addresses: Sequence[int], table_address: int,
+                    line_bytes: int) -> tuple[list[int], int]:
+    """(offsets, size) of the project's constants region (aligned to constants_alignment) for the
+    plan's constants `items` (cortexm.firmware_plan.ConstantItem), in their order: each at the
+    address `profile` placed it at (`addresses`) modulo the flash line, or its own alignment if
+    larger, so the kernels' data reads from flash meet the lines profile counted; the size ends
+    where the entry table that follows the region sat in profile's machine (`table_address`),
+    modulo the line, so the runtime's reads of it do too."""
+    offsets, end = [], 0
+    for item, addr in zip(items, addresses):
+        unit = max(line_bytes, item.align)
+        offset = _up(end, item.align)
+        offset += (addr - offset) % unit
+        offsets.append(offset)
+        end = offset + len(item.data)
+    end = _up(end, 16)                       # the entry table's alignment (firmware_plan_c)
+    return offsets, end + (table_address - end) % max(16, line_bytes)
+
+
+def constants_alignment(items, line_bytes: int) -> int:
+    """The alignment of the project's constants section: every placement unit divides it."""
+    return max([16, line_bytes, *(item.align for item in items)])
 
 
 def console_bytes(output_sizes: Sequence[int]) -> int:
@@ -88,11 +164,13 @@ class ImageSize:
 
 
 def image_size(board, plan, closure, inputs: Sequence[int], variables: Sequence[int],
-               outputs: Sequence[int], stack_bytes: int, names: str) -> ImageSize:
+               outputs: Sequence[int], stack_bytes: int, names: str,
+               placed: Sequence[PlacedCode] = ()) -> ImageSize:
     """The image of `plan` (cortexm.firmware_plan.FirmwarePlan) on `board` with the runtime and
     kernels `closure` (cortexm.image.ImageParts) keeps; `inputs`, `variables`, `outputs`: the
     sizes of the embedded inputs, the variables' initial values and the outputs; `names`: the
-    model's and the board's names main.c prints."""
+    model's and the board's names main.c prints; `placed`: the functions board.ld places at
+    their firmware line offsets (code_placement), whose padding is counted."""
     from .cortexm.firmware_plan import ENTRY_WORDS
     code = board.memory.region(board.memory.code_region)
     _, ram_size = ram_span(board)
@@ -114,7 +192,10 @@ def image_size(board, plan, closure, inputs: Sequence[int], variables: Sequence[
     ])
     # every 16-aligned array (inputs, variables, constants) and code piece may start padded
     flash.parts.append(("alignment (at most)", closure.padding_bytes(code.base)
-                        + 15 * (len(inputs) + len(variables) + 2) + 3 * 4 + 16))
+                        + placement_padding(placed, code.base + VECTOR_TABLE_BYTES,
+                                            board.accelerator.line_bytes)
+                        + 15 * (len(inputs) + len(variables) + 2) + 3 * 4 + 16
+                        + constants_alignment(plan.constants, board.accelerator.line_bytes) - 16))
     arena = _up(max(16, plan.arena_bytes), 16)
     ram = Region("RAM", " + ".join(board.memory.arena_regions), ram_size, [
         *data, ("arena", arena),

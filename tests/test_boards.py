@@ -45,8 +45,9 @@ def test_shipped_board_file_validates(path):
     for section, citation in board.citations():
         assert citation.source.strip(), section
     # every section carries at least one citation (peripherals: tests/test_board_peripherals.py)
+    boot = {"boot"} if board.boot else set()
     assert {s for s, _ in board.citations()} == {"clock", "flash", "accelerator", "memory",
-                                                  "peripherals"}
+                                                  "peripherals"} | boot
 
 
 def test_catalog_has_the_requested_boards():
@@ -257,6 +258,17 @@ MALFORMED = {
                                    r"field 'flash.wait_states\[0\]' has 5000 wait states, more "
                                    r"than the 1023 micro_rt accepts"),
     "upper-case name": (lambda d: d.update(name="Bad-Board"), r"field 'name' must be lower case"),
+    # a boot header some boot ROMs need before the vector table
+    "boot without needs": (lambda d: d.update(boot={"cite": [{"status": "unverified",
+                                                              "source": "x"}]}),
+                           r"field 'boot.needs' is missing"),
+    "boot needs empty": (lambda d: d.update(boot={"needs": " ", "cite": [{"status": "unverified",
+                                                                          "source": "x"}]}),
+                         r"field 'boot.needs' must not be empty"),
+    "boot uncited": (lambda d: d.update(boot={"needs": "a header", "cite": []}),
+                     r"field 'boot.cite' needs at least one"),
+    "boot unknown field": (lambda d: d.update(boot={"needs": "a header", "at": 256, "cite": [
+        {"status": "unverified", "source": "x"}]}), r"field 'boot.at' is not a known field"),
 }
 
 

@@ -87,6 +87,13 @@ class FirmwareMachine:
 
     def _vector_table_address(self) -> int:
         code = self.amap.code_region
+        boot = self.board.boot if self.board is not None else None
+        if boot is not None:
+            raise FirmwareError(
+                f"{self.name}: board {self.board.name} does not start an image from a vector table "
+                f"at 0x{code.base:08x} (the start of {code.name}): its boot ROM needs {boot.needs} "
+                f"(boot.needs in {self.board.path.name}); micro_rt does not emulate the boot ROM, "
+                "so it cannot run this board's images from reset")
         if self._image_bytes(code.base, 8) is not None:
             return code.base
         starts = sorted(s.paddr for s in self.fw.image.segments if s.data and code.base <= s.paddr < code.end)

@@ -16,8 +16,6 @@ from ..boards import Board, core_flash, flash_interface, simulator_parameters
 from ..memory_system import MemorySystem
 from .peripherals import FlashState
 
-L1_KINDS = ("cortex-m7-l1",)
-
 
 @dataclass
 class MemoryState:
@@ -34,7 +32,7 @@ class MemoryState:
         """The caches of this interface are the core's L1 (enabled through CCR)."""
         if self.core != "cortex-m7":
             return False
-        return self.board is None or any(k in self.board.accelerator.kind for k in L1_KINDS)
+        return self.board is None or self.board.accelerator.is_core_l1
 
     def memory_system(self) -> MemorySystem:
         ic = self.flash.icache and (self.l1_icache or not self.l1_gated)

@@ -161,7 +161,11 @@ class SystemControlSpace:
     def _systick_value(self) -> int:
         if not self.syst_csr & 1 or self._syst_start is None:
             return self._syst_cvr_at_start
-        elapsed = self.cycles() - self._syst_start
+        # The clock advances block by block, so a read in the block that enabled the counter
+        # sees no cycle pass; on the core that read runs at least a cycle after the write, when
+        # the counter has reloaded from SYST_RVR (it does so on the next timer clock after a
+        # write clears SYST_CVR) and counts down from there.
+        elapsed = max(1, self.cycles() - self._syst_start)
         first = self._syst_cvr_at_start or self.systick_period()
         if elapsed < first:
             return (first - elapsed) % (self.syst_rvr + 1 if self.syst_rvr else 1)

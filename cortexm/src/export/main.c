@@ -3,8 +3,9 @@
  * The inputs (seeded random values, as `micro-rt profile --seed` uses) are copied into the
  * arena, mrt_invoke runs the plan once, and the status, the cycle count and every output byte
  * are printed to the console: a RAM buffer (g_mrt_console, read it with a debugger), and with
- * -DMRT_SEMIHOSTING also the debugger's semihosting console (a debugger must be attached, or
- * the BKPT stops the core).
+ * -DMRT_SEMIHOSTING (`make semihosting`) also the debugger's semihosting console (a debugger
+ * must be attached, or the BKPT stops the core); startup.c then ends the program with main's
+ * status, which `micro-rt emulate` exits with.
  *
  * Cycles: the DWT cycle counter (Armv7-M, Armv8-M); SysTick on Armv6-M (Cortex-M0+, no DWT
  * counter), counting its 24-bit wraps. Built with -DMRT_EMULATOR (`make emulator`), the
