@@ -192,13 +192,18 @@ class FirmwareMachine:
             self.hooks.truncate_last_block(after - last[0])
         return after
 
+    def is_stack_reservation(self, seg) -> bool:
+        """A segment with no file bytes that ends at the initial stack pointer: the stack a
+        linker script reserves (a NOLOAD .stack section), not static data."""
+        return not seg.data and seg.vaddr + seg.memsz == self.initial_sp
+
     def _heap_info(self) -> tuple[int, int, int, int]:
         """SYS_HEAPINFO's answer: the heap from the end of the image's data in the initial stack
         pointer's region up to that stack pointer, the stack from it down to the heap's base."""
         region = self.amap.region_of(self.initial_sp - 4)
         base = region.base
         for s in self.fw.image.segments:
-            if region.base <= s.vaddr < self.initial_sp:
+            if region.base <= s.vaddr < self.initial_sp and not self.is_stack_reservation(s):
                 base = max(base, s.vaddr + s.memsz)
         base = (base + 7) & ~7
         return base, self.initial_sp, self.initial_sp, base

@@ -232,14 +232,15 @@ class FirmwareRun:
 
     # ------------------------------------------------------------------ the stack
     def _paint_stack(self) -> int:
-        """Paint the RAM between the image's static data and the initial stack pointer; the
-        lowest address painted."""
+        """Paint the RAM between the image's static data and the initial stack pointer (a
+        linker script's NOLOAD stack section below it is stack, and painted); the lowest address
+        painted."""
         m = self.m
         region = m.amap.region_of(m.initial_sp - 4)
         low = region.base
         for s in m.fw.image.segments:
             end = s.vaddr + s.memsz
-            if region.base <= s.vaddr < m.initial_sp and end <= m.initial_sp:
+            if region.base <= s.vaddr < m.initial_sp and end <= m.initial_sp and not m.is_stack_reservation(s):
                 low = max(low, end)
         low = (low + 7) & ~7
         if m.initial_sp > low:
