@@ -196,6 +196,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.mrt_stop_at_next_block.argtypes = [vp]
     lib.mrt_truncate_last_block.argtypes = [vp, ctypes.c_uint32]
     lib.mrt_truncate_last_block.restype = ctypes.c_int
+    lib.mrt_keep_edge_flash.argtypes = [vp]
+    lib.mrt_keep_edge_flash.restype = ctypes.c_int
     lib.mrt_edge_stalls.argtypes = [vp, _u64p, ctypes.c_uint32]
     lib.mrt_edge_stalls.restype = ctypes.c_uint32
     lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
@@ -591,6 +593,12 @@ class HookSet:
     def edge_count(self) -> int:
         """How many distinct edges were counted so far (grows only when new code runs)."""
         return self._lib.mrt_edge_count(self._state) if self.native else len(self._edges)
+
+    def keep_edge_stalls(self) -> None:
+        """Count the flash interface's stalls per edge from here (for `edge_stalls`; off by
+        default: the table it needs costs the profile's emulation speed)."""
+        if self.native and self._lib.mrt_keep_edge_flash(self._state):
+            raise MemoryError("mrt_keep_edge_flash failed")
 
     def edge_stalls(self) -> dict:
         """{(prev, prev_size, cur, cur_size): (fetch stall cycles, data-cache misses, data loads

@@ -51,10 +51,16 @@ typedef struct {
     uint64_t count;
     int32_t chk;                 /* index into the block-start check table, or -1 */
     uint32_t pad;
-    uint64_t fetch_stalls;       /* the flash interface's stall cycles fetching this block */
-    uint64_t data_misses;        /* data loads from flash this block made that missed the cache */
-    uint64_t data_reads;         /* data loads from flash this block made */
 } edge_t;
+
+/* What the flash interface met in each edge's block, in a table parallel to the edges' (kept
+ * only when asked, mrt_keep_edge_flash: the per-function profile of a firmware run; apart, so
+ * the edge table stays as small as the profile's hot path wants it). */
+typedef struct {
+    uint64_t fetch_stalls;       /* stall cycles fetching the block */
+    uint64_t data_misses;        /* its data loads from flash that missed the cache */
+    uint64_t data_reads;         /* its data loads from flash */
+} edge_flash_t;
 
 /* static alignment check: address = konst + sum coef[i] * reg[i] (registers read when the
  * translation block starts / when the instruction is about to execute) */
@@ -116,6 +122,7 @@ typedef struct {
 typedef struct mrt_state {
     /* edges */
     edge_t *tab;
+    edge_flash_t *ef;            /* NULL unless mrt_keep_edge_flash */
     uint32_t cap, n;
     uint32_t prev, prev_size;
     uint32_t last_idx;
@@ -210,16 +217,19 @@ static inline uint32_t hash4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
 
 static int rebuild(mrt_state *s, uint32_t ncap) {
     edge_t *nt = (edge_t *)calloc(ncap, sizeof(edge_t));
-    if (!nt) return -1;
+    edge_flash_t *nf = s->ef ? (edge_flash_t *)calloc(ncap, sizeof(edge_flash_t)) : NULL;
+    if (!nt || (s->ef && !nf)) { free(nt); free(nf); return -1; }
     for (uint32_t i = 0; i < s->cap; i++) {
         edge_t *e = &s->tab[i];
         if (e->count == 0) continue;
         uint32_t j = hash4(e->prev, e->prev_size, e->cur, e->cur_size) & (ncap - 1);
         while (nt[j].count) j = (j + 1) & (ncap - 1);
         nt[j] = *e;
+        if (nf) nf[j] = s->ef[i];
     }
     free(s->tab);
     s->tab = nt;
+    if (nf) { free(s->ef); s->ef = nf; }
     s->cap = ncap;
     s->last_idx = 0;
     return 0;
@@ -236,6 +246,7 @@ static edge_t *edge_slot(mrt_state *s, uint32_t p, uint32_t ps, uint32_t c, uint
         edge_t *e = &s->tab[j];
         if (e->count == 0) {
             memset(e, 0, sizeof *e);
+            if (s->ef) memset(&s->ef[j], 0, sizeof s->ef[j]);
             e->prev = p; e->prev_size = ps; e->cur = c; e->cur_size = cs;
             e->chk = ctable_find(&s->blk, c);
             s->n++;
@@ -348,10 +359,10 @@ static inline int lru_access(lru_t *c, uint32_t line) {
 /* One data load from flash at a, through the data cache. */
 static inline void flash_data_read(mrt_state *s, uint32_t a) {
     s->flash_reads++;
-    s->tab[s->last_idx].data_reads++;
+    if (s->ef) s->ef[s->last_idx].data_reads++;         /* the block running now (its edge) */
     if (!lru_access(&s->dc, a >> s->line_shift)) {
         s->flash_read_misses++;
-        s->tab[s->last_idx].data_misses++;      /* the block running now (its edge) */
+        if (s->ef) s->ef[s->last_idx].data_misses++;
     }
 }
 
@@ -383,7 +394,7 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
                 }
                 e->prev = s->prev; e->prev_size = s->prev_size; e->cur = a; e->cur_size = size;
                 e->chk = ctable_find(&s->blk, a);
-                e->fetch_stalls = 0; e->data_misses = 0; e->data_reads = 0;
+                if (s->ef) memset(&s->ef[e - s->tab], 0, sizeof(edge_flash_t));
                 s->n++;
                 break;
             }
@@ -414,7 +425,7 @@ void mrt_block_hook(void *uc, uint64_t address, uint32_t size, void *user) {
     if (s->fetch_on && a >= s->flash_lo && a < s->flash_hi) {
         uint64_t before = s->fetch_stalls;
         flash_fetch(s, a, size);
-        e->fetch_stalls += s->fetch_stalls - before;
+        if (s->ef) s->ef[e - s->tab].fetch_stalls += s->fetch_stalls - before;
     }
     if (s->observe && a >= s->obs_lo && a <= s->obs_hi) s->observe(uc, address, size, NULL);
 }
@@ -668,7 +679,7 @@ mrt_state *mrt_new(void) {
 
 void mrt_free(mrt_state *s) {
     if (!s) return;
-    free(s->tab); free(s->unal);
+    free(s->tab); free(s->ef); free(s->unal);
     lru_configure(&s->dc, 0, 0); lru_configure(&s->ic, 0, 0);
     free(s->blk.tab); free(s->blk.checks); free(s->code.tab); free(s->code.checks);
     free(s->costs);
@@ -712,6 +723,7 @@ int mrt_configure_fetch(mrt_state *s, int on, uint32_t line_shift, uint32_t icac
  * content does, unless mrt_flush_caches is called); the line buffer refills at the entry. */
 void mrt_reset(mrt_state *s, uint64_t byte_budget, uint32_t entry_prev) {
     memset(s->tab, 0, s->cap * sizeof(edge_t));
+    if (s->ef) memset(s->ef, 0, s->cap * sizeof(edge_flash_t));
     s->n = 0; s->last_idx = 0;
     s->prev = entry_prev; s->prev_size = 0;
     s->bytes = 0; s->byte_budget = byte_budget; s->budget_hit = 0; s->budget_from = 0;
@@ -734,9 +746,9 @@ int mrt_truncate_last_block(mrt_state *s, uint32_t executed) {
     edge_t old = *e;
     e->count--;
     s->bytes -= old.cur_size - executed;
-    uint64_t fs = 0, dm = 0, dr = 0;
+    edge_flash_t moved = {0, 0, 0};
     if (e->count == 0) {
-        fs = old.fetch_stalls; dm = old.data_misses; dr = old.data_reads;
+        if (s->ef) { moved = s->ef[s->last_idx]; memset(&s->ef[s->last_idx], 0, sizeof moved); }
         memset(e, 0, sizeof *e);
         s->n--;
         if (rebuild(s, s->cap)) return -2;          /* no hole in the probe chains */
@@ -744,7 +756,11 @@ int mrt_truncate_last_block(mrt_state *s, uint32_t executed) {
     edge_t *part = edge_slot(s, old.prev, old.prev_size, old.cur, executed);
     if (!part) return -2;
     part->count++;
-    part->fetch_stalls += fs; part->data_misses += dm; part->data_reads += dr;
+    if (s->ef) {
+        edge_flash_t *f = &s->ef[part - s->tab];
+        f->fetch_stalls += moved.fetch_stalls; f->data_misses += moved.data_misses;
+        f->data_reads += moved.data_reads;
+    }
     s->prev = old.cur;
     s->prev_size = executed;
     return 0;
@@ -796,7 +812,14 @@ uint32_t mrt_edges(mrt_state *s, uint64_t *out, uint32_t max) {
     return k;
 }
 
-/* The flash interface's counts per edge, in mrt_edges' order: out must hold n entries of 7
+/* Keep the flash interface's counts per edge from here (emptied). Returns -1 when out of memory. */
+int mrt_keep_edge_flash(mrt_state *s) {
+    if (s->ef) return 0;
+    s->ef = (edge_flash_t *)calloc(s->cap, sizeof(edge_flash_t));
+    return s->ef ? 0 : -1;
+}
+
+/* The flash interface's counts per edge (zeros unless mrt_keep_edge_flash), in mrt_edges' order: out must hold n entries of 7
  * uint64 (prev, prev_size, cur, cur_size, fetch stall cycles, data-cache misses, data loads
  * from flash). */
 uint32_t mrt_edge_stalls(mrt_state *s, uint64_t *out, uint32_t max) {
@@ -806,7 +829,8 @@ uint32_t mrt_edge_stalls(mrt_state *s, uint64_t *out, uint32_t max) {
         if (!e->count) continue;
         uint64_t *o = out + k * 7;
         o[0] = e->prev; o[1] = e->prev_size; o[2] = e->cur; o[3] = e->cur_size;
-        o[4] = e->fetch_stalls; o[5] = e->data_misses; o[6] = e->data_reads;
+        const edge_flash_t *f = s->ef ? &s->ef[i] : NULL;
+        o[4] = f ? f->fetch_stalls : 0; o[5] = f ? f->data_misses : 0; o[6] = f ? f->data_reads : 0;
         k++;
     }
     return k;
@@ -840,5 +864,6 @@ void mrt_clear_unaligned(mrt_state *s) { s->unal_n = 0; s->unal_dropped = 0; }
  * next edge still names it): the next ones are a new part of the call's. */
 void mrt_clear_edges(mrt_state *s) {
     memset(s->tab, 0, s->cap * sizeof(edge_t));
+    if (s->ef) memset(s->ef, 0, s->cap * sizeof(edge_flash_t));
     s->n = 0; s->last_idx = 0;
 }

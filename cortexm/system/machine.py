@@ -154,6 +154,7 @@ class FirmwareMachine:
                              flash_hi=code.end, memory_system=ms, static_checks=static_checks(img),
                              flash_port=True)
         self.hooks.add_flash_segments([s for s in self.amap.flash_host_segments() if s[0] == code.base])
+        self.hooks.keep_edge_stalls()                   # the per-function profile's memory stalls
         self.model = CycleModel(self.core, img.sha256, ms, self._read_code)
         self.clock = RunningCycles(self.hooks, self.model, ms)
         self.exceptions = ExceptionUnit(self.core, self._read, self._write, has_fpu=self.core != "cortex-m0plus")
