@@ -44,6 +44,7 @@ results: test-venv
 	$(BIN)/python benchmarks/bench_host_kernels.py --runs 30 --write
 	$(BIN)/python benchmarks/bench_optimize.py --write
 	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N) --seed $(FUZZ_SEED) --write
+	$(BIN)/python benchmarks/fuzz_firmware.py -n 3000 --seed $(FUZZ_SEED) --write
 	$(BIN)/python benchmarks/bench_mcu_memory.py --write
 	$(BIN)/python benchmarks/bench_profile.py --write
 	$(BIN)/python benchmarks/bench_profile.py --baseline-soft-float --write
@@ -70,6 +71,7 @@ FUZZ_N ?= 10000
 FUZZ_SEED ?= 0
 fuzz: test-venv
 	$(BIN)/python benchmarks/fuzz_campaign.py -n $(FUZZ_N) --seed $(FUZZ_SEED) --write
+	$(BIN)/python benchmarks/fuzz_firmware.py -n 3000 --seed $(FUZZ_SEED) --write
 
 # Virtual-MCU firmware (needs arm-none-eabi-gcc): cortexm/firmware/cortex-m{0plus,4,7,33}.elf,
 # byte-for-byte reproducible (tests/test_vmcu_*.py rebuilds and compares).
