@@ -11,7 +11,10 @@ flashes: the ELF's vector table gives the initial stack pointer and the reset ha
     scs.py           the System Control Space: SCB, NVIC, SysTick, DWT, ITM, FPU registers
     semihosting.py   Arm semihosting as newlib's rdimon start-up uses it
     peripherals.py   a board's console UART and flash-control registers; other MMIO
+    memory_state.py  the flash interface as the firmware's register writes left it
     heap.py          malloc / free / realloc / _sbrk watched at their entries
     profile.py       a flat per-function profile from the block edges
-    run.py           the run itself (`emulate`), and its report record
+    machine.py       all of the above at reset, for one image
+    run.py           the run itself (`emulate`)
+    report.py        the run's record
 """
