@@ -19,6 +19,7 @@ from ..cycles import CycleModel
 from ..engine import CPU_MODELS
 from ..native import HookSet
 from ..static_alignment import static_checks
+from ..thumb_decode import is_32bit_halfword
 from .address_map import AddressMap, board_map, generic_map
 from .clock import RunningCycles
 from .exceptions import ExceptionUnit
@@ -69,7 +70,6 @@ class FirmwareMachine:
             self.amap = generic_map(img.segments, self._peek_sp(img), self.name)
         self.amap.check_segments(img.segments, self.name)
         self.vector_table = self._vector_table_address()
-        self.notes: list[str] = []
         self._build()
 
     # ------------------------------------------------------------------ reset state
@@ -136,16 +136,14 @@ class FirmwareMachine:
         uc.ctl_set_cpu_model(CPU_MODELS[self.core])
         self.uc = uc
         self.amap.map_into(uc)
-        self._apply_data_inputs()
+        self._main_inputs = self._place_inputs()
         self.amap.load(img.segments)
         self.wait_states = configured_wait_states(self.board, self.clock_hz, req.flash_wait_states)
         self.peripherals = Peripherals(self.board, req.mmio, self._flash_changed)
         reset_flash = (self.peripherals.flash.state("reset") if self.peripherals.flash is not None
                        else FlashState(None, source="configured: the board file names no flash-control "
                                        "register" if self.board is not None else "configured: no board"))
-        self.memory = MemoryState(self.board, self.core, self.clock_hz, self.wait_states, reset_flash,
-                                  l1_icache=False, l1_dcache=False)
-        self.memory.l1_icache = self.memory.l1_dcache = not self.memory.l1_gated
+        self.memory = MemoryState(self.board, self.core, self.clock_hz, self.wait_states, reset_flash)
         self.memory_at_reset = self.memory.describe()
         self.memory_changes: list[tuple[int, str]] = []
         ms = self.memory.memory_system()
@@ -164,11 +162,11 @@ class FirmwareMachine:
                                       self.hooks.stop_at_next_block, self._stop_after_write, d_geo, i_geo)
         self.scs.map_into(uc)
         self.peripherals.map_into(uc)
-        self.semihost = Semihost(lambda: self.clock.now() / self.clock_hz, self.clock.now, self.name,
-                                 heap_info=self._heap_info())
+        self.semihost = Semihost(self.clock.now, self.clock_hz, self.name, heap_info=self._heap_info())
         self.heap = HeapWatch(img)
         self.heap.install(uc)
-        self._main_inputs = self._bss_inputs()
+        if self._main_inputs:
+            self._hook_main_entry()
         self.stop_reason: Optional[tuple] = None        # (access, address, size, pc) of a memory fault
         self.stopped_in_write = False
         self.interrupt: Optional[tuple] = None
@@ -187,7 +185,7 @@ class FirmwareMachine:
         to there."""
         self.stopped_in_write = False
         first = int.from_bytes(self._read_code(pc, 2) or b"\0\0", "little")
-        after = pc + (4 if first >> 11 in (0b11101, 0b11110, 0b11111) else 2)
+        after = pc + (4 if is_32bit_halfword(first) else 2)
         last = self.hooks.stats().last_block
         if last is not None and last[0] < after < last[0] + last[1]:
             self.hooks.truncate_last_block(after - last[0])
@@ -258,37 +256,32 @@ class FirmwareMachine:
                                 f"{'a function' if sym.is_func else 'of size 0'}, not a data object")
         return sym
 
-    def _checked(self, name: str, data: bytes):
-        sym = self._symbol(name, "--input")
-        if len(data) > sym.size:
-            raise FirmwareError(f"{self.name}: --input {name}: {len(data)} B does not fit the symbol's "
-                                f"{sym.size} B")
-        return sym
-
-    def _apply_data_inputs(self) -> None:
-        """--input into .data: its initial image, at the load address the start-up copies from."""
+    def _place_inputs(self) -> dict:
+        """--input: into .data's initial image (the load image the start-up copies from), before
+        the image is loaded; the rest (.bss, no initial image) is returned {address: bytes}, to be
+        written where `main` is entered."""
+        at_main = {}
         for name, data in self.req.inputs.items():
-            sym = self._checked(name, data)
+            sym = self._symbol(name, "--input")
+            if len(data) > sym.size:
+                raise FirmwareError(f"{self.name}: --input {name}: {len(data)} B does not fit the "
+                                    f"symbol's {sym.size} B")
             seg = next((s for s in self.fw.image.segments if s.vaddr <= sym.addr < s.vaddr + s.memsz), None)
             if seg is not None and sym.addr + len(data) <= seg.vaddr + len(seg.data):
                 off = sym.addr - seg.vaddr
                 seg.data = seg.data[:off] + data + seg.data[off + len(data):]
-
-    def _bss_inputs(self) -> dict:
-        """--input into .bss (no initial image): written where `main` is entered."""
-        out = {}
-        for name, data in self.req.inputs.items():
-            sym = self._checked(name, data)
-            seg = next((s for s in self.fw.image.segments if s.vaddr <= sym.addr < s.vaddr + s.memsz), None)
-            if seg is None or sym.addr + len(data) > seg.vaddr + len(seg.data):
-                out[sym.addr] = data
-        if out:
+            else:
+                at_main[sym.addr] = data
+        if at_main:
             main = self.fw.image.symbols.get("main")
             if main is None or not main.is_func:
                 raise FirmwareError(f"{self.name}: --input into .bss is written when main is entered, "
                                     "and the image has no function 'main'")
-            self.uc.hook_add(UC.UC_HOOK_CODE, self._write_bss_inputs, begin=main.addr, end=main.addr)
-        return out
+        return at_main
+
+    def _hook_main_entry(self) -> None:
+        main = self.fw.image.symbols["main"]
+        self.uc.hook_add(UC.UC_HOOK_CODE, self._write_bss_inputs, begin=main.addr, end=main.addr)
 
     def _write_bss_inputs(self, uc, address, size, _user) -> None:
         for addr, data in self._main_inputs.items():
@@ -297,11 +290,10 @@ class FirmwareMachine:
 
     # ------------------------------------------------------------------ engine callbacks
     def _on_invalid(self, uc, access, address, size, value, _user) -> bool:
-        pc = uc.reg_read(UC_ARM_REG_PC)
         if access in (UC.UC_MEM_READ_UNMAPPED, UC.UC_MEM_WRITE_UNMAPPED) and \
-                self.peripherals.ignore_page(uc, address, pc, "read" if access == UC.UC_MEM_READ_UNMAPPED else "write"):
+                self.peripherals.ignore_page(uc, address):
             return True
-        self.stop_reason = (access, address, size, pc)
+        self.stop_reason = (access, address, size, uc.reg_read(UC_ARM_REG_PC))
         return False
 
     def _on_intr(self, uc, intno, _user) -> None:

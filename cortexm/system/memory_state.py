@@ -24,8 +24,14 @@ class MemoryState:
     clock_hz: int
     configured_wait_states: int
     flash: FlashState
-    l1_icache: bool = True
-    l1_dcache: bool = True
+    l1_icache: Optional[bool] = None      # None: as at reset (off where CCR gates the caches)
+    l1_dcache: Optional[bool] = None
+
+    def __post_init__(self):
+        if self.l1_icache is None:
+            self.l1_icache = not self.l1_gated
+        if self.l1_dcache is None:
+            self.l1_dcache = not self.l1_gated
 
     @property
     def l1_gated(self) -> bool:

@@ -48,7 +48,6 @@ class FlashControl:
         self.registers = list(registers)
         self.values = {r.address: r.reset for r in self.registers}
         self._changed = changed
-        self.history: list[tuple[str, str]] = []           # (register, value written)
 
     def state(self, source: str) -> FlashState:
         fields = {}
@@ -74,7 +73,6 @@ class FlashControl:
         shift = 8 * (addr - r.address)
         mask = (((1 << 8 * size) - 1) << shift) & ((1 << 8 * r.size_bytes) - 1)
         self.values[r.address] = (self.values[r.address] & ~mask) | ((value << shift) & mask)
-        self.history.append((r.name, f"0x{self.values[r.address]:0{2 * r.size_bytes}x}"))
         after = self.state("set by the firmware")
         if (after.latency, after.prefetch, after.icache, after.dcache) != \
                 (before.latency, before.prefetch, before.icache, before.dcache):
@@ -84,8 +82,7 @@ class FlashControl:
 @dataclass
 class PeripheralEvents:
     console: bytearray = field(default_factory=bytearray)
-    ignored: dict = field(default_factory=dict)            # page-aligned address -> accesses
-    first_ignored: dict = field(default_factory=dict)      # address -> (pc, access) of the first
+    ignored: dict = field(default_factory=dict)            # address -> accesses (--ignore-mmio)
 
 
 class Peripherals:
@@ -94,11 +91,9 @@ class Peripherals:
     def __init__(self, board, policy: MmioPolicy, flash_changed: Callable[[FlashState], None]):
         self.policy = policy
         self.events = PeripheralEvents()
-        per = getattr(board, "peripherals", None) if board is not None else None
-        self.console = getattr(per, "console", None) if per is not None else None
-        regs = tuple(getattr(per, "flash_control", ()) or ()) if per is not None else ()
+        self.console = board.peripherals.console if board is not None else None
+        regs = board.peripherals.flash_control if board is not None else ()
         self.flash = FlashControl(regs, flash_changed) if regs else None
-        self._blocks: list[tuple[int, int]] = []
 
     def map_into(self, uc: unicorn.Uc) -> None:
         """The console's register block and the pages of the flash-control registers, as MMIO
@@ -111,7 +106,6 @@ class Peripherals:
         pages = sorted({p for lo, hi in spans for p in range(lo // PAGE * PAGE, hi, PAGE)})
         for page in pages:
             uc.mmio_map(page, PAGE, self._read, page, self._write, page)
-            self._blocks.append((page, page + PAGE))
 
     def _read(self, uc, offset: int, size: int, page: int) -> int:
         addr = page + offset
@@ -136,21 +130,21 @@ class Peripherals:
     def is_peripheral(addr: int) -> bool:
         return any(lo <= addr < hi for lo, hi in PERIPHERAL_RANGES)
 
-    def ignore_page(self, uc: unicorn.Uc, addr: int, pc: int, access: str) -> bool:
+    def ignore_page(self, uc: unicorn.Uc, addr: int) -> bool:
         """With MmioPolicy.IGNORE, map the page holding `addr` as reads-zero / writes-dropped and
         count its accesses; True when the access may go on."""
         if self.policy is not MmioPolicy.IGNORE or not self.is_peripheral(addr):
             return False
         page = addr // PAGE * PAGE
-        self.events.first_ignored.setdefault(addr, (pc, access))
         uc.mmio_map(page, PAGE, self._count_read, page, self._count_write, page)
         return True
 
+    def _count(self, addr: int) -> None:
+        self.events.ignored[addr] = self.events.ignored.get(addr, 0) + 1
+
     def _count_read(self, uc, offset: int, size: int, page: int) -> int:
-        a = page + offset
-        self.events.ignored[a] = self.events.ignored.get(a, 0) + 1
+        self._count(page + offset)
         return 0
 
     def _count_write(self, uc, offset: int, size: int, value: int, page: int) -> None:
-        a = page + offset
-        self.events.ignored[a] = self.events.ignored.get(a, 0) + 1
+        self._count(page + offset)

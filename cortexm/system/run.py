@@ -264,7 +264,7 @@ class FirmwareRun:
         m = self.m
         bd = m.clock.breakdown()
         cycles = bd.total + m.exceptions.entry_cycles
-        edges = m.hooks.edges()
+        edges = m.clock.edges()
         costs = m.model.block_costs(edges)
         profile = flat_profile(m.fw.image, edges, costs, m.clock.edge_memory_cycles(edges, costs),
                                handlers=self.handlers,

@@ -74,8 +74,8 @@ class ExitRequest:
 @dataclass
 class Semihost:
     """One run's semihosting: the console it prints to and the files it opened."""
-    seconds: Callable[[], float]                 # modelled time since the run began
-    cycles: Callable[[], int]
+    cycles: Callable[[], int]                    # modelled cycles since the run began
+    clock_hz: int
     cmdline: str = ""
     heap_info: tuple = (0, 0, 0, 0)              # heap base, heap limit, stack base (top), stack limit
     console: bytearray = field(default_factory=bytearray)
@@ -181,9 +181,9 @@ class Semihost:
         if op in (Op.TMPNAM, Op.REMOVE, Op.RENAME, Op.SYSTEM):
             return self._fail(ENOSYS)
         if op == Op.CLOCK:
-            return int(self.seconds() * 100)
+            return self.cycles() * 100 // self.clock_hz
         if op == Op.TIME:
-            return int(self.seconds())
+            return self.cycles() // self.clock_hz
         if op == Op.ERRNO:
             return self.errno
         if op == Op.GET_CMDLINE:
