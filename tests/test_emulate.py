@@ -65,11 +65,14 @@ def test_dwt_deltas_are_the_profile_cycles(capsys, out):
 def test_the_cycle_count_is_cumulative(out):
     """The clock CYCCNT reads is the cycle model over every edge so far: pricing the run's edges
     afresh at the end gives the same total, however often the program read it."""
-    m = FirmwareMachine(EmulateRequest(build("dwt_loop", out)))
-    report = FirmwareRun(m).run()
-    edges = m.hooks.edges()
-    _, bd, _ = m.model.count(edges, None, m.hooks.stats().flash)
-    assert report.cycles == bd.total + m.exceptions.entry_cycles
+    for program in ("dwt_loop", "systick"):          # systick: exception entries in the count
+        m = FirmwareMachine(EmulateRequest(build(program, out)))
+        report = FirmwareRun(m).run()
+        edges = m.hooks.edges()
+        _, bd, _ = m.model.count(edges, None, m.hooks.stats().flash)
+        assert report.cycles == bd.total + m.exceptions.entry_cycles
+        assert m.clock.now() == report.cycles           # the clock DWT_CYCCNT reads is the run's count
+        assert (program == "systick") == (m.exceptions.entry_cycles > 0)
 
 
 def test_systick_interrupts_at_the_modelled_time(capsys, out):

@@ -8,14 +8,19 @@ changes the flash latency, misses already taken keep the price they had.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..cycles import CycleBreakdown, CycleModel, account, sram_stalls
 from ..memory_system import MemorySystem
 from ..native import HookSet
 
 
 class RunningCycles:
-    def __init__(self, hooks: HookSet, model: CycleModel, memory_system: MemorySystem):
+    def __init__(self, hooks: HookSet, model: CycleModel, memory_system: MemorySystem,
+                 exception_entries: Callable[[], int]):
+        """exception_entries(): the cycles the exception entries taken so far cost."""
         self._hooks = hooks
+        self._exception_entries = exception_entries
         self._model = model
         self._known = -1
         self._edges: dict = {}
@@ -23,7 +28,6 @@ class RunningCycles:
         self._miss_base_cycles = 0       # data misses priced before the last latency change
         self._miss_base_count = 0
         self._edge_misses: dict = {}     # edge -> (misses priced, their cycles) at the last change
-        self.extra = 0                   # exception entries
         self.instructions = 0
 
     def edges(self) -> dict:
@@ -37,10 +41,9 @@ class RunningCycles:
         hooks, model = self._hooks, self._model
         before = self._known
         edges = self.edges()
-        stats = hooks.stats()
-        flash = stats.flash
+        flash = hooks.stats().flash
         if hooks.native:
-            fresh = edges if self._known != before or before < 0 else {}
+            fresh = edges if self._known != before else {}       # blocks the library may lack
             costs = model.block_costs(fresh)
             insns, _blocks, core, branches, fetch, _data, loads = hooks.account(fresh, costs, None)
             bd = CycleBreakdown(core, branches, fetch, 0, sram_stalls(self.memory_system, loads, flash))
@@ -51,8 +54,12 @@ class RunningCycles:
         bd.data_flash = self._miss_base_cycles + (flash.data_misses - self._miss_base_count) * self.memory_system.data_miss
         return bd
 
+    def total(self, bd: CycleBreakdown) -> int:
+        """The run's cycles: a breakdown of the blocks' cycles and the exception entries."""
+        return bd.total + self._exception_entries()
+
     def now(self) -> int:
-        return self.breakdown().total + self.extra
+        return self.total(self.breakdown())
 
     def reprice(self, memory_system: MemorySystem) -> None:
         """The flash interface changed (the firmware wrote its latency or cache enables): misses

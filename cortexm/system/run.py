@@ -263,7 +263,7 @@ class FirmwareRun:
     def _report(self) -> FirmwareReport:
         m = self.m
         bd = m.clock.breakdown()
-        cycles = bd.total + m.exceptions.entry_cycles
+        cycles = m.clock.total(bd)
         edges = m.clock.edges()
         costs = m.model.block_costs(edges)
         profile = flat_profile(m.fw.image, edges, costs, m.clock.edge_memory_cycles(edges, costs),
