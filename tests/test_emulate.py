@@ -98,6 +98,7 @@ def test_hardfault_runs_the_programs_handler_and_is_named(capsys, out):
     code, r, _ = emulate(capsys, build("hardfault", out))
     assert code == 7
     assert "CFSR=00008200 HFSR=40000000 BFAR=30000000" in r["console"]
+    assert "after UFSR clear 00008200, after BFSR clear 00000000" in r["console"]
     (f,) = r["faults"]
     assert f["exception"] == "HardFault" and f["symbol"] == "bad_load" and f["address"] == "0x30000000"
     assert f["cfsr"] == ["PRECISERR", "BFARVALID"] and f["hfsr"] == ["FORCED"]

@@ -111,19 +111,16 @@ class SystemControlSpace:
         return (word >> shift) & ((1 << (8 * size)) - 1)
 
     def _mmio_write(self, uc, offset: int, size: int, value: int, _user) -> None:
+        """A byte or halfword write reaches `write` as the word with its bytes in place: the
+        other bytes 0, which a write-1-to-clear or write-1-to-set register (CFSR, ICSR, the
+        NVIC's) leaves alone; the byte-wide priority registers keep their other bytes."""
         addr = SCS_BASE + offset
-        if size < 4 and NVIC_IPR <= addr < NVIC_IPR + 0x1F0:          # byte-wide priorities
-            for i in range(size):
-                self.exc.priority[16 + addr - NVIC_IPR + i] = value >> (8 * i) & 0xFF
-            return
-        if size < 4 and SHPR1 <= addr < SHPR3 + 4:
-            for i in range(size):
-                self.exc.priority[4 + addr - SHPR1 + i] = value >> (8 * i) & 0xFF
-            return
-        if size < 4 and addr == ITM_STIM0:
-            self.events.console.append(value & 0xFF)
-            return
-        self.write(addr & ~3, value & 0xFFFFFFFF)
+        word, shift = addr & ~3, 8 * (addr & 3)
+        value = (value << shift) & 0xFFFFFFFF
+        if size < 4 and (NVIC_IPR <= addr < NVIC_IPR + 0x1F0 or SHPR1 <= addr < SHPR3 + 4):
+            mask = ((1 << 8 * size) - 1) << shift
+            value |= self.read(word) & ~mask
+        self.write(word, value)
 
     # ------------------------------------------------------------------ the cycle counter
     @property
