@@ -1,12 +1,15 @@
-"""Running an interpreter's operators on the virtual MCU, with the C kernels of the flavour its
+"""Running an interpreter's model on the virtual MCU, with the C kernels of the flavour its
 arena was planned for (`interpreter.kernels`: cmsis-nn or reference, see ops.REFERENCE_KERNELS).
 
 The interpreter's arena is mapped into emulated SRAM zero-copy, at the offsets its planner
-chose; constant tensors go to emulated flash. Every operator with a C kernel runs there (the
-others fall back to their numpy twins) and leaves an `OpRecord`: instructions, cycles, stack,
-and any unaligned access named by tensor, PC, symbol and instruction. Operators of every
-subgraph run so; a control-flow or resource-variable operator runs its host kernel, whose
-tensor copies (`copy`) run here and are its cycles.
+chose; constant tensors go to emulated flash. Every invoke is one call of the firmware's device
+runtime walking the model's plan (whole_invoke.py): the operators of every subgraph, IF / WHILE
+unrolled, CALL_ONCE and the resource variables' copies. An operator the plan has no C kernel
+call for (a custom operator registered in Python, a node whose call cannot be planned ahead)
+is a host entry: the runtime traps, the operator's host kernel runs on the arena, and its
+record says it ran on the host and is not counted. Each operator leaves an `OpRecord`:
+instructions, cycles, stack, and any unaligned access named by tensor, PC, symbol and
+instruction.
 """
 from __future__ import annotations
 
@@ -26,11 +29,10 @@ from micro_rt.subgraphs import model_lifetimes
 from . import ops
 from .engine import RECYCLE_EVERY
 from .faults import BudgetExceeded
-from .firmware_plan import CALL, ENTER, NOTE, PlanError, build_plan, plan_nodes, scratch_offsets
+from .firmware_plan import CALL, ENTER, NOTE, FirmwarePlan, PlanEntry, PlanError, build_plan, plan_nodes, scratch_offsets
 from .machine import VirtualMCU
 from .memory_map import SRAM_BASE
 from .memory_system import MemorySystem
-from .ops_control import CopyStep
 from .whole_invoke import RUNTIME_FUNCTIONS, InvokeFailed, RuntimeCost, WholeInvoke
 
 
@@ -68,24 +70,23 @@ class OpBudget:
 
 
 class McuExecutor:
-    """Binds one interpreter to one VirtualMCU.
+    """Binds one interpreter to one VirtualMCU and runs its invokes as the firmware's runtime
+    walking the model's plan.
 
-    Each operator may run `BUDGET_MARGIN` times the instructions its work is expected to need
-    (`op_budget`), and a whole invoke at most `invoke_budget` instructions (default: the sum of
-    its operators' budgets; no limit for a model with several subgraphs, whose loops run
-    operators any number of times: WHILE stops a loop that never ends). `budget` fixes every
-    operator's budget instead (tests)."""
+    A whole invoke may run at most `invoke_budget` instructions (default: the sum of what each
+    operator may run, `BUDGET_MARGIN` times the instructions its work is expected to need,
+    `op_budget`; no limit for a model with several subgraphs, whose loops run operators any
+    number of times: WHILE stops a loop that never ends). `budget` fixes every operator's
+    share instead (tests)."""
 
     def __init__(self, interpreter: Any, *, clock_hz: int = 100_000_000, flash_wait_states: int = 0,
                  strict_alignment: bool = False, arena_misalign: int = 0, budget: Optional[int] = None,
                  memory_system: Optional[MemorySystem] = None, invoke_budget: Optional[int] = None, recycle_every: int = RECYCLE_EVERY,
-                 flash_port: bool = True, whole_invoke: bool = False):
+                 flash_port: bool = True):
         self.it = interpreter
         self.kernels = interpreter.kernels      # the flavour the arena was planned for
-        self.whole_invoke = whole_invoke       # run each invoke as one firmware call when the model plans
         self._whole: Optional[WholeInvoke] = None
-        self.whole_invoke_unavailable: Optional[str] = None    # why the model runs call by call
-        self.last_runtime: Optional[RuntimeCost] = None        # the runtime's part of the last whole invoke
+        self.last_runtime: Optional[RuntimeCost] = None        # the runtime's part of the last invoke
         self.budget = budget
         head = interpreter.memory_bytes
         variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
@@ -116,29 +117,27 @@ class McuExecutor:
         self.emulation_seconds = 0.0
         self.functions_used: dict[str, int] = {}     # kernel code executed so far: name -> bytes
         self._blocks_noted: set[int] = set()          # block starts already looked up for it
-        self._op_budgets = {(node.subgraph, node.index): self.op_budget(node)
-                            for sub in interpreter.subgraphs for node in sub.nodes}
+        budgets = [self.op_budget(node) for sub in interpreter.subgraphs for node in sub.nodes]
         several = len(interpreter.subgraphs) > 1
         self.invoke_budget = (invoke_budget if invoke_budget is not None else None if several else
-                              sum(b.budget for b in self._op_budgets.values()))
-        self._invoke_used = 0
-        self._copying: dict[tuple[int, int], OpRecord] = {}   # control-flow ops running
+                              sum(b.budget for b in budgets))
         self._steps = model_lifetimes(interpreter.model).node_scopes
 
-    # ------------------------------------------------------------------ whole invoke
-    def runs_whole(self) -> bool:
-        """True when invokes run as one call of the firmware's runtime (`whole_invoke` and the
-        model plans; else `whole_invoke_unavailable` says why not)."""
-        if not self.whole_invoke:
-            return False
-        if self._whole is None and self.whole_invoke_unavailable is None:
+    # ------------------------------------------------------------------ the plan
+    def _planned(self) -> WholeInvoke:
+        """The model's plan, written into the machine at the first invoke."""
+        if self._whole is None:
             try:
-                plan = build_plan(plan_nodes(self.it, self._scratch, self._persistent), self.mcu.core, self.mcu.arena_misalign,
-                                  self.mcu.arena_bytes)
-                self._whole = WholeInvoke(self.mcu, plan)
+                plan = build_plan(plan_nodes(self.it, self._scratch, self._persistent), self.mcu.core,
+                                  self.mcu.arena_misalign, self.mcu.arena_bytes)
+                self._whole = WholeInvoke(self.mcu, plan, self._run_on_host)
             except PlanError as e:
-                self.whole_invoke_unavailable = str(e)
-        return self._whole is not None
+                raise EmulationError(f"the model cannot run on the virtual MCU: {e}") from None
+        return self._whole
+
+    def _run_on_host(self, entry: PlanEntry) -> int:
+        """A host entry's operator, run by its host kernel on the arena while the runtime waits."""
+        return self.it.run_on_host(self.it.subgraphs[entry.subgraph].nodes[entry.node_index])
 
     @property
     def persistent_offsets(self) -> dict[tuple[int, int], tuple[int, ...]]:
@@ -147,20 +146,30 @@ class McuExecutor:
         return dict(self._persistent)
 
     @property
-    def firmware_plan(self):
-        """The model's firmware plan (firmware_plan.FirmwarePlan) once `runs_whole`, else None."""
-        return self._whole.plan if self._whole is not None else None
+    def firmware_plan(self) -> FirmwarePlan:
+        """The model's firmware plan (firmware_plan.FirmwarePlan), written into the machine."""
+        return self._planned().plan
 
     @property
     def plan_image(self):
-        """The plan as written into the machine (whole_invoke.PlanImage) once `runs_whole`."""
-        return self._whole.image if self._whole is not None else None
+        """The plan as written into the machine (firmware_plan.PlanImage)."""
+        return self._planned().image
 
-    def invoke_whole(self, progress: Optional[Callable[[int, int], None]] = None) -> list[OpRecord]:
-        """One invoke as one firmware call (`runs_whole` first): a record per operator, as the
-        call-by-call mode keeps them (a loop's operators once, their runs summed; IF / WHILE with
-        their subgraphs' costs), the runtime's own part in `last_runtime`."""
-        whole, plan = self._whole, self._whole.plan
+    def host_entries(self) -> list[PlanEntry]:
+        """The plan's entries that run on the host (not counted), one per operator."""
+        seen, out = set(), []
+        for e in self.firmware_plan.entries:
+            if e.on_host and (e.subgraph, e.node_index) not in seen:
+                seen.add((e.subgraph, e.node_index))
+                out.append(e)
+        return out
+
+    def invoke(self, progress: Optional[Callable[[int, int], None]] = None) -> list[OpRecord]:
+        """One invoke as one firmware call: a record per operator (a loop's operators once, their
+        runs summed; IF / WHILE with their subgraphs' costs; a host entry's operator as run on
+        the host), the runtime's own part in `last_runtime`."""
+        whole = self._planned()
+        plan = whole.plan
         budget = self.invoke_budget if self.invoke_budget is not None else self.mcu.call_budget
         total = len(self.it.nodes)
         on_begin = None if progress is None else (
@@ -173,17 +182,16 @@ class McuExecutor:
         finally:
             self.emulation_seconds += time.perf_counter() - start
         self._note_code(result.edges)
-        for name in RUNTIME_FUNCTIONS:      # code_bytes counts kernels, in either mode
+        for name in RUNTIME_FUNCTIONS:      # code_bytes counts kernels
             self.functions_used.pop(name, None)
         self.last_runtime = result.runtime
         records = self._records_of(result.trace)
-        if result.ended_run:               # as call by call: the ending operator says so
+        if result.ended_run:               # the ending operator says so
             records[-1].ended_run = True
         return records
 
     def _records_of(self, trace: list) -> list[OpRecord]:
-        """The trace of a whole invoke replayed through RunRecords, as invoke_subgraph records
-        the call-by-call mode."""
+        """The trace of an invoke replayed through RunRecords: one record per operator run."""
         plan = self._whole.plan
         records, control, current = RunRecords(), [], None
         first = {}
@@ -210,6 +218,12 @@ class McuExecutor:
                     control.append(OpRecord(node.index, node.op_name, True, subgraph=node.subgraph))
                 else:
                     records.finish(node.subgraph, control.pop())
+                continue
+            if entry.on_host:                                   # its host kernel ran: nothing counted
+                finish()
+                records.start(node.subgraph, node.index)
+                records.finish(node.subgraph, OpRecord(node.index, node.op_name, False, subgraph=node.subgraph,
+                                                       host_reason=entry.host_reason))
                 continue
             if control and (control[-1].subgraph, control[-1].index) == (node.subgraph, node.index):
                 finish()                                        # the control-flow operator's copies
@@ -290,26 +304,6 @@ class McuExecutor:
             return OpBudget(self.budget, expected, macs, elements, fixed=True)
         return OpBudget(BUDGET_MARGIN * expected, expected, macs, elements)
 
-    def start_invoke(self) -> None:
-        """A new invoke starts: its instruction count starts from zero."""
-        self._invoke_used = 0
-
-    def _budget_error(self, node: Any, e: BudgetExceeded, limit: OpBudget, capped: bool) -> EmulationError:
-        where = f"stopped at pc 0x{e.pc:08x} <{e.symbol}>"
-        if not e.in_code:
-            return EmulationError(f"operator {node.index} {node.op_name}: {e}")
-        if capped:
-            return EmulationError(
-                f"the invoke exceeded its instruction budget of {self.invoke_budget:,}: operators "
-                f"before {node.index} ran {self._invoke_used:,} instructions, and operator "
-                f"{node.index} {node.op_name} did not finish within the {e.budget:,} left ({where})")
-        work = f"{limit.macs:,} MACs" if limit.macs else f"{limit.elements:,} tensor elements"
-        why = (f"set by the caller; {work} are expected to need at most {limit.expected:,}"
-               if limit.fixed else f"expected at most {limit.expected:,} for {work}")
-        return EmulationError(
-            f"operator {node.index} {node.op_name} exceeded its instruction budget of {e.budget:,} "
-            f"({why}): the kernel did not finish ({where})")
-
     def _map_variables(self, variables: list, start: int) -> None:
         """Variable tensors (state that carries over between invokes, in TFLM's tail) move
         into MCU memory after the head, so kernels that update them run on the MCU; their
@@ -353,92 +347,6 @@ class McuExecutor:
                 addr = self.mcu.place_constant(np.ascontiguousarray(t.data))
                 placed.append((addr, addr + t.nbytes, f"constant tensor {t.index} '{t.name}'"))
         return placed
-
-    def supports(self, node: Any) -> bool:
-        """A C kernel exists for this op and type, and every non-constant tensor it touches has
-        an arena place (a malformed model may leave one unplanned: the host kernel reports it)."""
-        all_tensors = self._tensors(node)
-        index = ops.data_input_index(node)
-        first = all_tensors[index] if index >= 0 else None
-        if first is None or first.dtype is None or not ops.supported(node.op_name, first.dtype, self.kernels):
-            return False
-        touched = [all_tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0]
-        return all(t.is_constant or t.offset is not None for t in touched)
-
-    def run(self, node: Any, host_invoke: Optional[Callable[[], None]] = None) -> Optional[OpRecord]:
-        """Run one node on the MCU; None when it has no C kernel (the caller runs the twin). A
-        control-flow or resource-variable node runs `host_invoke` (its host kernel), whose
-        copies come back through `copy` and are the node's cycles."""
-        if ops.copies_only(node.op_name) and host_invoke is not None:
-            return self._run_copying(node, host_invoke)
-        if not self.supports(node):
-            return None
-        all_tensors = self._tensors(node)
-        tensors = {i: all_tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
-        offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
-        try:
-            result = self._call(node, node, tensors, offsets,
-                                self._scratch.get((node.subgraph, node.index)),
-                                self._op_budgets[(node.subgraph, node.index)],
-                                self._persistent.get((node.subgraph, node.index), ()))
-        except ops.UnsupportedOnMcu:
-            return None
-        record = OpRecord(node.index, node.op_name, True, result.instructions, result.cycles,
-                          self._macs(node), result.stack_bytes, subgraph=node.subgraph,
-                          ended_run=result.ended_run)
-        record.alignment = [self._name_event(node, e) for e in result.alignment_events]
-        return record
-
-    def _call(self, node: Any, call: Any, tensors: dict, offsets: dict, scratch: Optional[int],
-              limit: OpBudget, persistent: tuple[int, ...] = ()) -> Any:
-        """Run `call` (the node, or a step standing for it) within its budget and what is left
-        of the invoke's; errors name `node`."""
-        budget = self._budget_left(limit)
-        start = time.perf_counter()
-        try:
-            result = ops.run_op(self.mcu, call, tensors, offsets, scratch, budget=budget, kernels=self.kernels,
-                                persistent_offsets=persistent)
-        except BudgetExceeded as e:
-            raise self._budget_error(node, e, limit, capped=budget < limit.budget) from e
-        except EmulationError as e:
-            raise EmulationError(f"op {node.index} {node.op_name}: {e}") from e
-        finally:
-            self.emulation_seconds += time.perf_counter() - start
-        self._invoke_used += result.instructions
-        self._note_code(self.mcu.last_edges)
-        return result
-
-    def _budget_left(self, limit: OpBudget) -> int:
-        if self.invoke_budget is None:
-            return limit.budget
-        return min(limit.budget, max(0, self.invoke_budget - self._invoke_used))
-
-    def _run_copying(self, node: Any, host_invoke: Callable[[], None]) -> OpRecord:
-        key = (node.subgraph, node.index)
-        record = OpRecord(node.index, node.op_name, True, subgraph=node.subgraph)
-        self._copying[key] = record
-        try:
-            host_invoke()
-        finally:
-            del self._copying[key]
-        return record
-
-    def copy(self, node: Any, pairs: list) -> None:
-        """Run a control-flow node's tensor copies (source, destination: tensors or resource
-        variables of equal size) as firmware memcpy calls; their cost is the node's."""
-        record = self._copying.get((node.subgraph, node.index))
-        if record is None:
-            raise EmulationError(f"op {node.index} {node.op_name}: copies outside its run on the MCU")
-        step = CopyStep.of(node, len(pairs))
-        objects = [src for src, _ in pairs] + [dst for _, dst in pairs]
-        tensors = dict(enumerate(objects))
-        offsets = {k: t.offset for k, t in tensors.items() if t.offset is not None}
-        limit = self._work_budget(0, sum(dst.nbytes for _, dst in pairs), False, len(pairs))
-        result = self._call(node, step, tensors, offsets, None, limit)
-        record.instructions += result.instructions
-        record.cycles += result.cycles
-        record.stack_bytes = max(record.stack_bytes, result.stack_bytes)
-        record.alignment += [self._name_event(node, e) for e in result.alignment_events]
 
     def _note_code(self, edges) -> None:
         for edge in edges:

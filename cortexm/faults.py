@@ -29,6 +29,7 @@ EXCEPTIONS = {1: "undefined instruction (UsageFault)", 2: "SVC", 3: "prefetch ab
               4: "data abort", 5: "IRQ", 6: "FIQ", 7: "breakpoint (BKPT)", 8: "exception return",
               17: "coprocessor not present (NOCP UsageFault)", 18: "invalid state (INVSTATE UsageFault)",
               19: "stack limit overflow (STKOF)", 22: "unaligned access (UsageFault)"}
+INTR_BKPT = 7
 _MEMORY_FAULTS = {UC.UC_MEM_READ_UNMAPPED: "read of unmapped memory",
                   UC.UC_MEM_WRITE_UNMAPPED: "write to unmapped memory",
                   UC.UC_MEM_FETCH_UNMAPPED: "instruction fetch from unmapped memory",
@@ -104,7 +105,7 @@ class CallFaults:
         what = EXCEPTIONS.get(intno, f"exception {intno}")
         if intno in (4, 22) or (intno == 3 and mcu.armv6m):
             return self._data_abort(name, what, pc)
-        if intno == 7:
+        if intno == INTR_BKPT:
             return EmulationError(f"{name}: hit a breakpoint (BKPT) at {self._where(pc)} (address 0x{pc:08x})")
         if intno == 1:
             dis = self._disassembly(pc)[1]

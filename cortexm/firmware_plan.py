@@ -44,8 +44,11 @@ moves by exactly a region's delta is a pointer into that region, every other wor
 (PlanError otherwise). Constants the runners place (`ctx.const`, constant tensors) go to the
 constants region, each once (the same bytes are shared, as in the emulator's flash).
 
-A node whose runner reads a non-constant tensor's values while describing its calls (a check of
-run-time data made on the host before the call) cannot be planned ahead: PlanError names it.
+A node whose calls cannot be planned ahead (no C kernel for it here; its runner reads a
+non-constant tensor's values while describing its calls, a check of run-time data made on the
+host before the call) is a host entry: a call of HOST_SYMBOL, the runtime's trap into the
+emulator, which runs the node's host kernel; `PlanEntry.host_reason` says why. The emulator's
+profile names it as not counted; `micro-rt export` refuses it.
 Calls with an `after` callback (kernels keeping state on the host between invokes) are planned;
 their argument structs are re-described before each invoke (`refresh_blocks`) and `after` runs
 after the invoke with a reader that maps the plan's addresses (`AddressReader`).
@@ -57,7 +60,6 @@ import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence, Union
 
-import numpy as np
 
 from micro_rt.errors import EmulationError
 
@@ -73,6 +75,7 @@ __all__ = ["CALL", "ENTER", "JUMP", "JUMP_IF_FALSE", "LEAVE", "MAX_ARGS", "NOTE"
            "refresh_blocks", "resolver", "scratch_offsets"]
 
 REGIONS = ("arena", "constants", "plan", "state")
+HOST_SYMBOL = "mrt_host_op"   # mrt_runtime.h: the trap an operator without a C kernel call runs
 MAX_ARGS = 16              # argument words per call the runtime passes (mrt_runtime.h MRT_PLAN_MAX_ARGS)
 ENTRY_WORDS = 2 + MAX_ARGS  # mrt_entry_t: the kernel's address, the control word, the argument words
 
@@ -87,7 +90,8 @@ _REGION_SPAN = 0x0100_0000      # the probe's regions hold at most 16 MiB of arg
 
 
 class PlanError(EmulationError):
-    """The model cannot run as one firmware plan (it runs call by call instead); says why."""
+    """A node's kernel calls cannot be planned ahead (it becomes a host entry, HostNode), or the
+    plan cannot be written into the machine; says why."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,12 @@ class PlanEntry:
     opcode: str = CALL
     target: int = 0
     ends_run: bool = False  # a nonzero return ends the invoke here, not an error (KernelCall)
+    host_reason: str = ""   # a HOST_SYMBOL call: why the operator runs on the host (not counted)
+
+    @property
+    def on_host(self) -> bool:
+        """The entry traps into the emulator, which runs the operator's host kernel."""
+        return bool(self.host_reason)
 
     @property
     def control(self) -> int:
@@ -166,6 +176,14 @@ class PlanNode:
     scratch: Any = None    # the node's scratch offset(s), in request order
     persistent: tuple = ()  # arena offsets of its persistent buffers (ops.persistent_requests order)
     kernels: str = "cmsis-nn"   # the C kernels' flavour (ops.REFERENCE_KERNELS)
+
+
+@dataclass
+class HostNode:
+    """A node the plan runs on the host (`reason`: why it has no C kernel call planned): the
+    runtime calls HOST_SYMBOL, whose breakpoint the emulator answers with the host kernel."""
+    node: Any
+    reason: str
 
 
 @dataclass
@@ -291,7 +309,9 @@ def _describe(layout: _Layout, pn: PlanNode) -> list[KernelCall]:
                         "kernel call is set up (a check of run-time data on the host), so it "
                         "cannot be planned ahead") from None
     except UnsupportedOnMcu as e:
-        raise PlanError(f"op {node.index} {node.op_name} has no C kernel here: {e}") from None
+        message = str(e)
+        raise PlanError(message if message.startswith(f"op {node.index} ") else
+                        f"op {node.index} {node.op_name}: {message}") from None
 
 
 def _classify(a: int, b: int, deltas: dict[str, int], layout_a: _Layout, where: str) -> Word:
@@ -316,10 +336,60 @@ def _words(data: bytes) -> list[int]:
     return list(struct.unpack("<%dI" % n, data[:4 * n]))
 
 
-def build_plan(nodes: Sequence[Union[PlanNode, Label, Jump, Mark]], core: str, arena_misalign: int = 0,
+def _host_entry(node: Any, reason: str, index: int) -> PlanEntry:
+    """A call of the host trap for `node` (its argument: the entry's own index); a kTfLiteAbort
+    from its host kernel ends the invoke there, from the main subgraph as TFLM's does."""
+    reason = reason.removeprefix(f"op {node.index} {node.op_name}").removeprefix(":").strip() or "no reason given"
+    return PlanEntry(node.subgraph, node.index, node.op_name, HOST_SYMBOL, (index,), (),
+                     ends_run=node.subgraph == 0, host_reason=reason)
+
+
+def _plan_calls(a: "_Layout", b: "_Layout", deltas: dict, pn: PlanNode) -> tuple[list, list, list]:
+    """One node's entries, the argument-struct bytes they need ((region, offset, bytes)) and
+    their pointer words ((region, (offset, Reloc))), or PlanError; nothing is kept of a node
+    that fails."""
+    calls_a, calls_b = _describe(a, pn), _describe(b, pn)
+    node = pn.node
+    where = f"op {node.index} {node.op_name}"
+    if len(calls_a) != len(calls_b):
+        raise PlanError(f"{where}: its calls depend on where memory lies")
+    entries, writes, relocs = [], [], []
+    for ca, cb in zip(calls_a, calls_b):
+        if ca.symbol != cb.symbol or len(ca.args) != len(cb.args) or len(ca.blocks) != len(cb.blocks):
+            raise PlanError(f"{where}: its calls depend on where memory lies")
+        if len(ca.args) > MAX_ARGS:
+            raise PlanError(f"{where}: {ca.symbol} takes {len(ca.args)} argument words; the "
+                            f"runtime passes at most {MAX_ARGS}")
+        args = tuple(_classify(x & 0xFFFFFFFF, y & 0xFFFFFFFF, deltas, a, f"{where} {ca.symbol} argument {k}")
+                     for k, (x, y) in enumerate(zip(ca.args, cb.args)))
+        blocks = []
+        for (addr_a, data_a), (addr_b, data_b) in zip(ca.blocks, cb.blocks):
+            region = "plan" if a.bases["plan"] <= addr_a < a.bases["plan"] + _REGION_SPAN else "state"
+            offset = addr_a - a.bases[region]
+            if addr_b - b.bases[region] != offset or len(data_a) != len(data_b) or len(data_a) % 4 and \
+                    data_a[-(len(data_a) % 4):] != data_b[-(len(data_b) % 4):]:
+                raise PlanError(f"{where}: its argument structs depend on where memory lies")
+            data = bytearray(data_a)
+            for k, (x, y) in enumerate(zip(_words(data_a), _words(data_b))):
+                word = _classify(x, y, deltas, a, f"{where} {ca.symbol} struct word {k}")
+                if isinstance(word, Reloc):
+                    relocs.append((region, (offset + 4 * k, word)))
+                    data[4 * k:4 * k + 4] = bytes(4)
+            writes.append((region, offset, bytes(data)))
+            blocks.append((region, offset, len(data_a)))
+        if ca.ends_run and node.subgraph:
+            raise PlanError(f"{where} in subgraph {node.subgraph} can end the invoke early "
+                            "(kTfLiteAbort): the runtime ends it only from the main subgraph")
+        entries.append(PlanEntry(node.subgraph, node.index, node.op_name, ca.symbol, args, tuple(blocks),
+                                 ca.refusal, ca.after, ends_run=ca.ends_run))
+    return entries, writes, relocs
+
+
+def build_plan(nodes: Sequence[Union[PlanNode, HostNode, Label, Jump, Mark, Store]], core: str, arena_misalign: int = 0,
                arena_bytes: int = 0) -> FirmwarePlan:
-    """The plan of `nodes` (in run order: PlanNodes, and for control flow Labels, Jumps and
-    Marks, as `plan_nodes` makes them) on `core`; PlanError when one cannot be planned."""
+    """The plan of `nodes` (in run order: PlanNodes and HostNodes, and for control flow Labels,
+    Jumps and Marks, as `plan_nodes` makes them) on `core`; a node whose calls cannot be planned
+    becomes a host entry naming why."""
     a, b = _Layout(core, _LAYOUT_A, arena_misalign), _Layout(core, _LAYOUT_B, arena_misalign)
     deltas = {r: _LAYOUT_B[r] - _LAYOUT_A[r] for r in REGIONS}
     entries: list[PlanEntry] = []
@@ -348,41 +418,22 @@ def build_plan(nodes: Sequence[Union[PlanNode, Label, Jump, Mark]], core: str, a
                 flagged.setdefault(pn.condition, []).append((entries[-1], ()))
             jumps.append((entries[-1], pn.label))
             continue
-        calls_a, calls_b = _describe(a, pn), _describe(b, pn)
-        node = pn.node
-        where = f"op {node.index} {node.op_name}"
-        if len(calls_a) != len(calls_b):
-            raise PlanError(f"{where}: its calls depend on where memory lies")
-        for ca, cb in zip(calls_a, calls_b):
-            if ca.symbol != cb.symbol or len(ca.args) != len(cb.args) or len(ca.blocks) != len(cb.blocks):
-                raise PlanError(f"{where}: its calls depend on where memory lies")
-            if len(ca.args) > MAX_ARGS:
-                raise PlanError(f"{where}: {ca.symbol} takes {len(ca.args)} argument words; the "
-                                f"runtime passes at most {MAX_ARGS}")
-            args = tuple(_classify(x & 0xFFFFFFFF, y & 0xFFFFFFFF, deltas, a, f"{where} {ca.symbol} argument {k}")
-                         for k, (x, y) in enumerate(zip(ca.args, cb.args)))
-            blocks = []
-            for (addr_a, data_a), (addr_b, data_b) in zip(ca.blocks, cb.blocks):
-                region = "plan" if a.bases["plan"] <= addr_a < a.bases["plan"] + _REGION_SPAN else "state"
-                offset = addr_a - a.bases[region]
-                if addr_b - b.bases[region] != offset or len(data_a) != len(data_b) or len(data_a) % 4 and \
-                        data_a[-(len(data_a) % 4):] != data_b[-(len(data_b) % 4):]:
-                    raise PlanError(f"{where}: its argument structs depend on where memory lies")
-                blob = blobs[region]
-                if len(blob) < offset + len(data_a):
-                    blob.extend(bytes(offset + len(data_a) - len(blob)))
-                blob[offset:offset + len(data_a)] = data_a
-                for k, (x, y) in enumerate(zip(_words(data_a), _words(data_b))):
-                    word = _classify(x, y, deltas, a, f"{where} {ca.symbol} struct word {k}")
-                    if isinstance(word, Reloc):
-                        relocs[region].append((offset + 4 * k, word))
-                        blob[offset + 4 * k:offset + 4 * k + 4] = bytes(4)
-                blocks.append((region, offset, len(data_a)))
-            if ca.ends_run and node.subgraph:
-                raise PlanError(f"{where} in subgraph {node.subgraph} can end the invoke early "
-                                "(kTfLiteAbort): the runtime ends it only from the main subgraph")
-            entries.append(PlanEntry(node.subgraph, node.index, node.op_name, ca.symbol, args, tuple(blocks),
-                                     ca.refusal, ca.after, ends_run=ca.ends_run))
+        if isinstance(pn, HostNode):
+            entries.append(_host_entry(pn.node, pn.reason, len(entries)))
+            continue
+        try:
+            planned, writes, new_relocs = _plan_calls(a, b, deltas, pn)
+        except PlanError as e:      # its kernel calls cannot be planned ahead: the host runs it, named
+            entries.append(_host_entry(pn.node, str(e), len(entries)))
+            continue
+        for region, offset, data in writes:
+            blob = blobs[region]
+            if len(blob) < offset + len(data):
+                blob.extend(bytes(offset + len(data) - len(blob)))
+            blob[offset:offset + len(data)] = data
+        for region, item in new_relocs:
+            relocs[region].append(item)
+        entries += planned
     for entry, label in jumps:
         entry.target = labels[label]
     flags = []
@@ -442,7 +493,7 @@ def plan_nodes(interpreter: Any, scratch: Optional[dict] = None, persistent: Opt
     """The model as a program for `build_plan`: subgraph 0's nodes in order; IF and WHILE
     unrolled into their copies (the mrt_copy calls TFLM's kernels make), jumps and the
     subgraphs' nodes; CALL_ONCE and the resource-variable operators as firmware_plan_control
-    plans them (PlanError where they cannot be planned: they run call by call).
+    plans them; a node that cannot be planned is a HostNode naming why.
     `persistent`: each node's persistent buffers' arena offsets (default: where the
     interpreter's McuExecutor placed them, after the variable tensors); the C kernels are those
     of `interpreter.kernels`' flavour."""
@@ -471,17 +522,26 @@ def _placed(t, node) -> None:
 def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels: list) -> None:
     sub = it.subgraphs[index]
     for node in sub.nodes:
-        if ops.copies_only(node.op_name):       # IF, WHILE, CALL_ONCE, resource variables
-            from .firmware_plan_control import plan_control
-            plan_control(it, node, context, program, labels, _plan_subgraph)
-            continue
-        tensors = {i: sub.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
-        for t in tensors.values():
-            _placed(t, node)
-        offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
-        key = (node.subgraph, node.index)
-        program.append(PlanNode(node, tensors, offsets, context.scratch.get(key), context.persistent.get(key, ()),
-                                context.kernels))
+        start = len(program)
+        try:
+            _plan_node(it, sub, node, context, program, labels)
+        except PlanError as e:          # the node runs on the host, named (build_plan does the same)
+            del program[start:]
+            program.append(HostNode(node, str(e)))
+
+
+def _plan_node(it: Any, sub: Any, node: Any, context: _Context, program: list, labels: list) -> None:
+    if ops.copies_only(node.op_name):       # IF, WHILE, CALL_ONCE, resource variables
+        from .firmware_plan_control import plan_control
+        plan_control(it, node, context, program, labels, _plan_subgraph)
+        return
+    tensors = {i: sub.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
+    for t in tensors.values():
+        _placed(t, node)
+    offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
+    key = (node.subgraph, node.index)
+    program.append(PlanNode(node, tensors, offsets, context.scratch.get(key), context.persistent.get(key, ()),
+                            context.kernels))
 
 
 def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],

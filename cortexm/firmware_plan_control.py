@@ -1,6 +1,6 @@
 """Control flow and resource variables in the firmware plan (firmware_plan.py), as the host
-kernels run them (micro_rt.kernels.control_flow, resource_variables) and the call-by-call mode
-prices them (their copies as mrt_copy calls, ops_control.CopyStep):
+kernels run them (micro_rt.kernels.control_flow, resource_variables), their copies as mrt_copy
+calls (ops_control.CopyStep):
 
 - IF / WHILE: their copies (TFLM's CopyOpInputsToSubgraphInputs and friends) and jumps on the
   condition bytes, between ENTER and LEAVE (the profiler's record of the operator).
@@ -10,14 +10,14 @@ prices them (their copies as mrt_copy calls, ops_control.CopyStep):
   subgraph's entries, a STORE of 0 to the byte, LEAVE. As the host kernel: the init subgraph
   runs at the first invoke only; reset() does not re-arm it (TFLM's kernel has no reset).
 - VAR_HANDLE: nothing to do at invoke (its output points at the id prepare set): a NOTE, so
-  the profile keeps its line, as call by call.
+  the profile keeps its line.
 - READ_VARIABLE / ASSIGN_VARIABLE: the copy between the variable's buffer (MicroResourceVariables'
   buffer, in the arena after the planned head: the interpreter lays it out there) and the
   tensor, or a NOTE when the copy moves nothing (no bytes). Which variable is decided when
   the plan is built, so the handle must be known then: a VAR_HANDLE's output (its id is set in
   prepare) or a constant. A handle that arrives at run time (computed, or a subgraph input), a
-  variable without a buffer, or sizes that differ (the host kernel refuses the invoke: call by
-  call says so) raise PlanError: the model runs call by call.
+  variable without a buffer, or sizes that differ (the host kernel refuses the invoke) raise
+  PlanError: the operator becomes a host entry (firmware_plan.HostNode), its host kernel says why.
 
 reset() needs nothing here: the variables' buffers are the interpreter's arena bytes, which the
 host resets (ResetAll) and the plan reads where they are.
@@ -50,7 +50,7 @@ def plan_control(it: Any, node: Any, context: Any, program: list, labels: list,
     elif node.op_name in ("READ_VARIABLE", "ASSIGN_VARIABLE"):
         _variable_copy(it, node, program)
     else:
-        raise PlanError(f"op {node.index} {node.op_name} runs call by call (the device runtime "
+        raise PlanError(f"op {node.index} {node.op_name} runs on the host (the device runtime "
                         "has no plan for it)")
 
 
@@ -77,7 +77,7 @@ def _variable_copy(it: Any, node: Any, program: list) -> None:
         where = f"subgraph {node.subgraph} {where}"
     resources = it.resource_variables
     if resources is None:
-        raise PlanError(f"{where}: the model has no resource variables (call by call says so)")
+        raise PlanError(f"{where}: the model has no resource variables (its host kernel says so)")
     tensors = it.subgraphs[node.subgraph].tensors
     reading = node.op_name == "READ_VARIABLE"
     k = node.outputs[0] if reading else node.inputs[1]
@@ -88,7 +88,7 @@ def _variable_copy(it: Any, node: Any, program: list) -> None:
     try:
         variable = resources.checked_buffer(resource_id, tensor, "read" if reading else "assign")
     except MicroRtError as e:
-        raise PlanError(f"{where} runs call by call, where its invoke fails: {e}") from None
+        raise PlanError(f"{where} runs on the host, where its invoke fails: {e}") from None
     before = len(program)
     copies(node, [(variable, tensor)] if reading else [(tensor, variable)], program)
     if len(program) == before:      # nothing copied: the operator still ran
@@ -106,7 +106,7 @@ def _static_id(it: Any, node: Any, where: str) -> int:
     made = any(n.op_name == "VAR_HANDLE" and k in n.outputs for n in sub.nodes)
     if (made and handle.offset is None) or handle.is_constant:    # bytes that never change
         return int(np.asarray(handle.data).reshape(-1).view(np.uint8)[:4].view("<i4")[0])
-    raise PlanError(f"{where} runs call by call: its handle (tensor '{handle.name}') is known only at run "
+    raise PlanError(f"{where} runs on the host: its handle (tensor '{handle.name}') is known only at run "
                     "time (not a VAR_HANDLE's output or a constant), so which variable it reaches cannot be "
                     "planned")
 
@@ -118,7 +118,7 @@ def copies(node, pairs: list, program: list) -> None:
     for src, dst in pairs:
         if src is None or dst is None or src.nbytes != dst.nbytes:
             raise PlanError(f"op {node.index} {node.op_name}: a copy between tensors of different "
-                            "sizes (TFLM fails the invoke; call by call says so)")
+                            "sizes (TFLM fails the invoke; its host kernel says so)")
         _placed(src, node)
         _placed(dst, node)
         same = not src.is_constant and not dst.is_constant and src.offset == dst.offset

@@ -20,7 +20,7 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 import unicorn
-from unicorn.arm_const import UC_ARM_REG_PC
+from unicorn.arm_const import UC_ARM_REG_PC, UC_ARM_REG_R0
 
 from micro_rt.errors import EmulationError
 from micro_rt.targets import get_target
@@ -30,7 +30,7 @@ from .calling import ArgsArea, StackProbe
 from .cycles import CycleBreakdown, CycleModel
 from .elf import ElfImage, load_elf
 from .engine import CPU_MODELS, RECYCLE_EVERY, Engine
-from .faults import BudgetExceeded, CallFaults
+from .faults import INTR_BKPT, BudgetExceeded, CallFaults
 from .flash_constants import FlashConstants
 from .memory_map import (DEFAULT_FLASH, FLASH_BASE, FLASH_LIMIT, SRAM_BASE, MemoryMap, as_bytes,
                          page_aligned_buffer, round_up)
@@ -42,6 +42,7 @@ from .static_alignment import static_checks
 # and the errors a call raises, next to the machine itself.
 __all__ = ["CPU_MODELS", "FLASH_BASE", "FLASH_LIMIT", "RECYCLE_EVERY", "SRAM_BASE", "BudgetExceeded", "CallResult",
            "VirtualMCU", "page_aligned_buffer"]
+HOST_TRAP_BKPT = bytes([0x03, 0xBE])     # bkpt #3: mrt_runtime.c mrt_host_op, the host trap
 
 
 @dataclass
@@ -302,11 +303,14 @@ class VirtualMCU:
 
     # ------------------------------------------------------------------ calling
     def call(self, func: Union[str, int], *args: int, budget: Optional[int] = None,
-             observer: Optional[tuple[int, int, Callable]] = None) -> CallResult:
+             observer: Optional[tuple[int, int, Callable]] = None,
+             host_trap: Optional[Callable[[int], int]] = None) -> CallResult:
         """Call the firmware function `func` (a symbol or an address) with 32-bit argument words;
         at most `budget` instructions (default `call_budget`). `observer`: (first, last address,
         callback(uc, address, size, user)) a block hook on that code range for this call only
-        (the whole-invoke runtime's operator boundaries)."""
+        (the whole-invoke runtime's operator boundaries). `host_trap(r0) -> r0`: answers the
+        runtime's host trap (BKPT #3 in mrt_host_op) while the call is stopped there; the call
+        then goes on after the breakpoint, its counts running on."""
         uc = self.engine.begin_call()
         budget = self.call_budget if budget is None else budget
         if isinstance(func, str):
@@ -319,10 +323,20 @@ class VirtualMCU:
         self.hooks.reset(budget, 0)
         with (self.hooks.observing(*observer) if observer is not None else nullcontext()):
             err = self.engine.run(entry, self.ret_addr)
+            while host_trap is not None and err is None and self._stopped_at_host_trap():
+                trap_pc = self.engine.interrupt[1]
+                self.engine.interrupt = None
+                uc.reg_write(UC_ARM_REG_R0, host_trap(uc.reg_read(UC_ARM_REG_R0)) & 0xFFFFFFFF)
+                err = self.engine.run(trap_pc + 2, self.ret_addr)
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
         self._check_returned(name, budget, err, stats.budget_hit, pc)
         return self._result(name, budget, stats, pc, paint_lo, sp)
+
+    def _stopped_at_host_trap(self) -> bool:
+        interrupt = self.engine.interrupt
+        return interrupt is not None and interrupt[0] == INTR_BKPT and \
+            self.read_code(interrupt[1], 2) == HOST_TRAP_BKPT
 
     def _check_returned(self, name: str, budget: int, err: Optional[unicorn.UcError], budget_hit: bool,
                         pc: int) -> None:

@@ -33,8 +33,10 @@ from .memory_system import FlashCounts
 
 INVOKE_SYMBOL = "mrt_invoke"
 BOUNDARY_SYMBOL = "mrt_op_boundary"
+HOST_SYMBOL = "mrt_host_op"       # the host trap (firmware_plan.HOST_SYMBOL): runtime code, so its
+                                  # few instructions are the runtime's, the operator's none
 BEGINS, ENDED, MARK = 0, 1, 2     # mrt_runtime.h MRT_OP_BEGINS / MRT_OP_ENDED / MRT_OP_MARK
-RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL)
+RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL, HOST_SYMBOL)
 
 
 @dataclass
@@ -93,12 +95,15 @@ class OperatorWindows:
 
     @classmethod
     def of_firmware(cls, mcu: Any) -> "OperatorWindows":
-        """The windows of the runtime in `mcu`'s ELF; KeyError when it has none."""
-        invoke, boundary = mcu.elf.symbols[INVOKE_SYMBOL], mcu.elf.symbols[BOUNDARY_SYMBOL]
-        spans = sorted((s.addr, s.addr + s.size) for s in (invoke, boundary))
-        if spans[0][1] + 4 < spans[1][0]:
+        """The windows of the runtime in `mcu`'s ELF (the host trap, when it has one, is part of
+        the runtime); KeyError when it has none."""
+        symbols = mcu.elf.symbols
+        invoke, boundary = symbols[INVOKE_SYMBOL], symbols[BOUNDARY_SYMBOL]
+        functions = (invoke, boundary) + ((symbols[HOST_SYMBOL],) if HOST_SYMBOL in symbols else ())
+        spans = sorted((s.addr, s.addr + s.size) for s in functions)
+        if any(end + 4 < start for (_, end), (start, _) in zip(spans, spans[1:])):
             raise EmulationError("the firmware's runtime functions are not next to each other (its linker script)")
-        return cls(mcu, (spans[0][0], spans[1][1]), (boundary.addr, boundary.addr + max(boundary.size, 2) - 1))
+        return cls(mcu, (spans[0][0], spans[-1][1]), (boundary.addr, boundary.addr + max(boundary.size, 2) - 1))
 
     @property
     def observer(self) -> tuple[int, int, Callable]:

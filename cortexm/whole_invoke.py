@@ -1,16 +1,17 @@
 """A whole inference as one emulator entry: the firmware's runtime (cortexm/src/mrt_runtime.c)
-walks the model's firmware plan (firmware_plan.py) as a board's Invoke() would, calling the same
-kernels the call-by-call mode calls (IF and WHILE: jumping on their conditions, making their
-copies; the runtime reports where each starts and ends, so records keep their subgraph costs;
-CALL_ONCE: a byte of the state region says whether its init subgraph has run, mirrored from and
-to the host kernel's flag around each invoke; resource variables: copies to and from their
-buffers in the arena).
+walks the model's firmware plan (firmware_plan.py) as a board's Invoke() would, calling its
+kernels (IF and WHILE: jumping on their conditions, making their copies; the runtime reports
+where each starts and ends, so records keep their subgraph costs; CALL_ONCE: a byte of the
+state region says whether its init subgraph has run, mirrored from and to the host kernel's
+flag around each invoke; resource variables: copies to and from their buffers in the arena).
+An operator without a C kernel call is a host entry: the runtime's trap (mrt_host_op, BKPT #3)
+stops the call, the operator's host kernel runs on the arena, and the call goes on.
 
 The plan is written once per machine: each constant where the machine's flash already holds
 it (or after it), the entry table after the constants, the structs kernels write (the state
 region) then the argument structs in RAM of their own (memory_map.PLAN_RAM_BASE; RAM as TFLM's
-structs are, apart so the arena lies where it does call by call). Each invoke is ONE call of
-mrt_invoke, its cost split into operators and the runtime's own part by op_windows.
+structs are, apart from the arena). Each invoke is ONE call of mrt_invoke, its cost split into
+operators and the runtime's own part by op_windows.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from typing import Any, Callable, Optional
 from micro_rt.errors import EmulationError, KernelError
 
 from .faults import BudgetExceeded
-from .firmware_plan import AddressReader, FirmwarePlan, PlanError, Reloc, binary_image, refresh_blocks, resolver
+from .firmware_plan import (AddressReader, FirmwarePlan, PlanEntry, PlanError, Reloc, binary_image, refresh_blocks,
+                            resolver)
 from .memory_map import round_up
 from .op_windows import (BOUNDARY_SYMBOL, ENDED, INVOKE_SYMBOL, RUNTIME_FUNCTIONS, EntryCost, InvokeResult,
                          OperatorWindows, RuntimeCost)
@@ -39,10 +41,17 @@ class InvokeFailed(EmulationError):
 
 
 class WholeInvoke:
-    """One model's plan written into one machine, invoked as one firmware call."""
+    """One model's plan written into one machine, invoked as one firmware call. `host_op(entry)`
+    runs a host entry's operator (PlanEntry.on_host) on the host while the call waits in the
+    runtime's host trap, and returns its status (nonzero: kTfLiteAbort)."""
 
-    def __init__(self, mcu: Any, plan: FirmwarePlan):
+    def __init__(self, mcu: Any, plan: FirmwarePlan, host_op: Optional[Callable[[PlanEntry], int]] = None):
         self.mcu, self.plan = mcu, plan
+        if host_op is None and any(e.on_host for e in plan.entries):
+            first = next(e for e in plan.entries if e.on_host)
+            raise PlanError(f"op {first.node_index} {first.op_name} runs on the host ({first.host_reason}), "
+                            "and nothing here runs host operators")
+        self._host_op = host_op
         try:
             self._entry = mcu.symbol(INVOKE_SYMBOL)
             self.windows = OperatorWindows.of_firmware(mcu)
@@ -54,8 +63,8 @@ class WholeInvoke:
         flash_base = round_up(mcu.constants.end, 16)
         # The argument structs go to RAM after the state region, as TFLM's are in RAM (its
         # kernels build their CMSIS-NN structs on the stack from OpData in the arena): a kernel
-        # reading its parameters pays no flash wait states, as call by call. Apart from the
-        # arena, which lies where it does call by call.
+        # reading its parameters pays no flash wait states. Apart from the arena, which lies
+        # where the interpreter's plan put it.
         structs_at = round_up(len(plan.state_blob), 16)
         state_base = mcu.map_plan_ram(structs_at + len(plan.plan_blob))
         self.resolve = resolver(plan, mcu.arena_base, state_base + structs_at, state_base, mcu.place_constant)
@@ -80,7 +89,8 @@ class WholeInvoke:
         windows = self.windows
         windows.start(on_begin)
         try:
-            result = mcu.call(self._entry, self.image.plan_address, budget=budget, observer=windows.observer)
+            result = mcu.call(self._entry, self.image.plan_address, budget=budget, observer=windows.observer,
+                              host_trap=self._host_trap)
         except BudgetExceeded as e:
             raise InvokeFailed(str(e), windows.over_budget_entry(e.budget), e) from e
         except EmulationError as e:
@@ -105,6 +115,12 @@ class WholeInvoke:
         cost = windows.attribute(mcu.last_edges, stats.last_block, stats.flash, result.stack_bytes,
                                  mcu.stack_top)
         return replace(cost, ended_run=ended)
+
+    def _host_trap(self, index: int) -> int:
+        """The runtime's host trap for entry `index` (its argument word)."""
+        if not 0 <= index < len(self.plan.entries) or not self.plan.entries[index].on_host:
+            raise EmulationError(f"the runtime trapped to the host for entry {index}, which is not a host entry")
+        return self._host_op(self.plan.entries[index])
 
     def resolve_region(self, region: str, offset: int) -> int:
         return self.resolve(Reloc(region, offset))

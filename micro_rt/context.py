@@ -105,7 +105,6 @@ class MicroContext:
         self.scratch_views: list[np.ndarray] = []           # once the arena is laid out
         self.graph: Any = None          # the interpreter: runs subgraphs, holds their tensors
         self.resource_variables: Optional[ResourceVariables] = None
-        self.copier: Any = None         # the virtual MCU while it runs the model
         # What TFLM kernels keep in C statics across nodes (CIRCULAR_BUFFER's prepare count):
         # per interpreter here, by the kernel's name.
         self.kernel_statics: dict = {}
@@ -158,7 +157,8 @@ class MicroContext:
         """Copy each source's bytes over its destination's, as TFLM's control-flow kernels do
         (CopyOpInputsToSubgraphInputs and friends): both must hold the same number of bytes,
         and tensors sharing memory are not copied. Sources and destinations are tensors or
-        resource variables. On the virtual MCU the copies are its kernel calls."""
+        resource variables. On the virtual MCU the firmware plan makes these copies as kernel
+        calls (firmware_plan_control.py); a control-flow kernel runs here only on the host."""
         node = self.node
         todo = []
         for src, dst in pairs:
@@ -169,9 +169,6 @@ class MicroContext:
             if src.nbytes and _address(src.data) != _address(dst.data):
                 todo.append((src, dst))
         if not todo:
-            return
-        if self.copier is not None:
-            self.copier.copy(node, todo)
             return
         for src, dst in todo:
             raw_bytes(dst.data)[...] = raw_bytes(src.data)

@@ -339,7 +339,7 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
     from .cortexm.image import reference_graph
     from .fit import RUNTIME_ROOTS, assess, kernel_measurement, ops_not_simulated, ops_without_kernels
     name = Path(model_path).name
-    options = {"whole_invoke": True, "clock_hz": setup.clock_hz,
+    options = {"clock_hz": setup.clock_hz,
                "memory_system": setup.mcu_memory_system()}
     with Interpreter.from_bytes(data, target=board.core, kernels=setup.kernels, emulate=True,
                                 mcu_options=options, plan_only=True) as it:
@@ -357,9 +357,11 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
             it.set_input(x, i)
         it.invoke()
         executor = it.executor
-        if not executor.runs_whole():
-            raise ExportError(f"{name} cannot be exported: it does not run as one firmware plan: "
-                              f"{executor.whole_invoke_unavailable}")
+        on_host = executor.host_entries()
+        if on_host:         # the emulator ran them on its host kernels; a device has no host
+            raise ExportError(f"{name} cannot be exported: op " + ", op ".join(
+                f"{e.node_index} {e.op_name} ({e.host_reason})" for e in on_host)
+                + " has no C kernel call in the firmware plan (the emulator ran it on the host)")
         plan = executor.firmware_plan
         addresses = [executor.mcu.place_constant(item.data, item.align) for item in plan.constants]
         measured = kernel_measurement(it)

@@ -91,7 +91,7 @@ class KernelMeasurement:
     padding_bytes: int = 0        # alignment between the kept sections (estimated)
     runtime_code_bytes: int = 0   # of code_bytes: start-up and runtime (the rest: kernels)
     plan: Optional[PlanBytes] = None
-    plan_note: str = ""           # why there is no plan (the model runs call by call)
+    plan_note: str = ""           # why there is no plan
     stack_scope: str = "the deepest operator"
     runtime_arena_bytes: int = 0  # the arena micro_rt's runtime allocates: the head, variables
     functions: list[str] = field(default_factory=list)     # the functions the image keeps
@@ -123,10 +123,9 @@ def measure_kernels(data: bytes, target: str,
                     kernels: str = "cmsis-nn") -> KernelMeasurement:
     """Run inferences on the virtual MCU with micro_rt's C kernels of the flavour `kernels`
     (the CMSIS-NN-style ones, or the reference ones), as one call of the device runtime each
-    when the model plans (as `profile` does): one, or more while an operator ends them early
+    (as `profile` does): one, or more while an operator ends them early
     (up to MAX_MEASURED_INVOKES); the stack is the deepest over them."""
-    with Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True,
-                                mcu_options={"whole_invoke": True}) as it:
+    with Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True) as it:
         stack = 0
         for _ in invoke_until_every_operator_runs(it, 0, progress):
             stack = max([stack] + [r.stack_bytes for r in it.last_run])
@@ -189,7 +188,7 @@ def kernel_measurement(it: Interpreter, stack_bytes: int = 0) -> KernelMeasureme
         scope = (f"the whole inference (the runtime's frame {whole.frame_bytes} + the deepest "
                  f"operator {deepest})")
     else:
-        stack, scope = deepest, "the deepest operator (run call by call: no runtime frame)"
+        stack, scope = deepest, "the deepest operator (no invoke measured: no runtime frame)"
     return KernelMeasurement(
         stack, image.static_ram_bytes, image.code_bytes,
         [_record_name(r) for r in it.last_run if not r.on_mcu],
@@ -224,7 +223,7 @@ class FitReport:
     @property
     def model_flash_bytes(self) -> int:
         """The model in flash: its constant tensors as the firmware plan keeps them, or the
-        .tflite file when there is no plan (not measured, or the model runs call by call)."""
+        .tflite file when there is no plan (not measured)."""
         m = self.measured
         return m.plan.model_constants if m and m.plan else self.model_bytes
 

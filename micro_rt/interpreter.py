@@ -186,6 +186,7 @@ class Interpreter:
         self.resource_variables = ResourceVariables(variables) if variables else None
         self._context.resource_variables = self.resource_variables
         self._records: Optional[RunRecords] = None     # while an invoke runs every subgraph
+        self._progress: Optional[Callable[[int, int], None]] = None
         self.plan: ArenaPlan = self._allocate(arena_size, planner)
         # planned like TFLM, refused at invoke
         self._undefined_reads = [f"subgraph {sg.index} {read}" if sg.index else read
@@ -340,12 +341,12 @@ class Interpreter:
                              "micro_rt does not run the model (its memory plan stands)")
         executor = self._mcu()
         with self._blas:
-            if executor is not None and executor.runs_whole():     # one firmware call (whole_invoke)
-                self.last_run = executor.invoke_whole(progress)
-            elif executor is None and progress is None and len(self.subgraphs) == 1:
+            if executor is not None:        # one firmware call: the device runtime walks the plan
+                self.last_run = executor.invoke(progress)
+            elif progress is None and len(self.subgraphs) == 1:
                 self._invoke_host()
             else:
-                self._invoke_each(executor, progress)
+                self._invoke_each(progress)
 
     def _invoke_host(self) -> None:
         # Host kernels only: one try around the loop instead of one call of _guarded per
@@ -368,19 +369,30 @@ class Interpreter:
         if ran:
             self.last_run[-1].ended_run = status is ABORT
 
-    def _invoke_each(self, executor, progress) -> None:
-        """Subgraph 0, operator by operator (control-flow kernels run other subgraphs through
-        invoke_subgraph); `last_run` gets one record per operator that ran."""
-        if executor is not None:
-            executor.start_invoke()
-        self._records, self._progress, self._running = RunRecords(), progress, executor
-        self._context.copier = executor
+    def _invoke_each(self, progress) -> None:
+        """Subgraph 0 on the host, operator by operator (control-flow kernels run other subgraphs
+        through invoke_subgraph); `last_run` gets one record per operator that ran."""
+        self._records, self._progress = RunRecords(), progress
         try:
             self.invoke_subgraph(0)
             self.last_run = self._records.records
         finally:
-            self._records = self._progress = self._running = None
-            self._context.copier = None
+            self._records = self._progress = None
+
+    def run_on_host(self, node: Node) -> int:
+        """One operator's host kernel, run during an invoke on the virtual MCU (the plan's host
+        trap: the arena is the MCU's, so it reads what the C kernels before it wrote); 1 when it
+        returned kTfLiteAbort, else 0. A control-flow kernel runs its subgraphs here too."""
+        sub, ctx = self.subgraphs[node.subgraph], self._context
+        saved = ctx.tensors, ctx.subgraph, ctx.node, self._records
+        ctx.tensors, ctx.subgraph, ctx.node = sub.tensors, node.subgraph, node
+        if self._records is None:
+            self._records = RunRecords()      # what its subgraphs' operators leave is not reported
+        try:
+            status = self._guarded(node, "invoke", sub.registrations[node.index].invoke, ctx, node)
+        finally:
+            ctx.tensors, ctx.subgraph, ctx.node, self._records = saved
+        return 1 if status is ABORT else 0
 
     # ---- TFLM's MicroGraph, for control-flow kernels ------------------------------------
     @property
@@ -397,7 +409,7 @@ class Interpreter:
         kernel context's subgraph and node are restored afterwards."""
         if self._records is None:
             raise KernelError(f"subgraph {index} can only be run while the model is invoked")
-        sub, ctx, executor = self.subgraphs[index], self._context, self._running
+        sub, ctx = self.subgraphs[index], self._context
         saved = ctx.tensors, ctx.subgraph, ctx.node
         ctx.tensors, ctx.subgraph = sub.tensors, index
         try:
@@ -406,18 +418,9 @@ class Interpreter:
                     self._progress(node.index, len(self.nodes))
                 ctx.node = node
                 self._records.start(index, node.index)
-                record = None
-                if executor is not None:
-                    record = self._guarded(node, "invoke on the virtual MCU", executor.run, node,
-                                           lambda: reg.invoke(ctx, node))
-                if record is None:
-                    status = self._guarded(node, "invoke", reg.invoke, ctx, node)
-                    self._records.finish(index, _host_record(node, status))
-                    if status is ABORT:     # TFLM ends the run at this node
-                        return ABORT
-                    continue
-                self._records.finish(index, record)
-                if record.ended_run:        # the C kernel returned kTfLiteAbort
+                status = self._guarded(node, "invoke", reg.invoke, ctx, node)
+                self._records.finish(index, _host_record(node, status))
+                if status is ABORT:     # TFLM ends the run at this node
                     return ABORT
         finally:
             ctx.tensors, ctx.subgraph, ctx.node = saved

@@ -49,6 +49,7 @@ class OpRecord:
     subgraph_cycles: int = 0
     subgraph_instructions: int = 0
     ended_run: bool = False    # its kernel returned kTfLiteAbort: the operators after it did not run
+    host_reason: str = ""      # on the virtual MCU, why it ran on its host kernel (a host entry of the plan)
 
     def as_dict(self, with_subgraph: bool = False) -> dict:
         where = {"subgraph": self.subgraph} if with_subgraph else {}
@@ -56,6 +57,7 @@ class OpRecord:
                 "instructions_with_subgraphs": self.instructions + self.subgraph_instructions} \
             if with_subgraph else {}
         ended = {"ended_run": True} if self.ended_run else {}
+        ended.update({"host_reason": self.host_reason} if self.host_reason else {})
         return {**where, "index": self.index, "op": self.op, "on_mcu": self.on_mcu, **runs, **ended,
                 "instructions": self.instructions, "cycles": self.cycles, "macs": self.macs,
                 "macs_per_cycle": round(self.macs / self.cycles, 4) if self.cycles else None,
@@ -108,10 +110,9 @@ class RunRecords:
 
 
 def runtime_fields(executor: Any) -> dict:
-    """The device runtime's own part of the last invoke (`runtime`: instructions, cycles, its
-    stack frame, the plan's bytes in flash (its entry table) and in RAM (its kernels' argument
-    structs and state)) when it ran as one
-    firmware call; else None and why it was not measured."""
+    """The device runtime's own part of the last invoke on the virtual MCU (`runtime`:
+    instructions, cycles, its stack frame, the plan's bytes in flash (its entry table) and in
+    RAM (its kernels' argument structs and state)); None, and why, when nothing ran there."""
     cost = getattr(executor, "last_runtime", None) if executor is not None else None
     if cost is not None:
         image = executor.plan_image
@@ -119,10 +120,7 @@ def runtime_fields(executor: Any) -> dict:
                             "frame_bytes": cost.frame_bytes, "plan_flash_bytes": len(image.flash),
                             "plan_ram_bytes": len(image.state)},
                 "runtime_not_measured": None}
-    why = getattr(executor, "whole_invoke_unavailable", None) if executor is not None else None
-    return {"runtime": None,
-            "runtime_not_measured": f"the operators ran call by call: {why}" if why else
-            "the operators ran call by call"}
+    return {"runtime": None, "runtime_not_measured": "the model has not run on the virtual MCU"}
 
 
 def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
@@ -141,7 +139,8 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
     ((index, op, why) of operators whose computation micro_rt does not simulate, an NPU's)."""
     no_kernel = _no_c_kernel(interpreter.kernels)
     not_counted = [{**({"subgraph": r.subgraph} if r.subgraph else {}), "index": r.index, "op": r.op,
-                    "reason": f"ran on a host kernel ({no_kernel})"} for r in records if not r.on_mcu]
+                    "reason": f"ran on a host kernel ({r.host_reason or no_kernel})"}
+                   for r in records if not r.on_mcu]
     not_counted += [{"op": op, "reason": "no kernel registered, so the model was not run"}
                     for op in without_kernels]
     not_counted += [{"index": index, "op": op, "reason": f"{why}, so the model was not run"}
@@ -193,7 +192,7 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
     from .fit import invoke_until_every_operator_runs, ops_not_simulated, ops_without_kernels
     from .interpreter import Interpreter
     options = {"clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
-               "strict_alignment": strict_alignment, "arena_misalign": arena_misalign, "whole_invoke": True}
+               "strict_alignment": strict_alignment, "arena_misalign": arena_misalign}
     if memory_system is not None:
         options["memory_system"] = memory_system
     it = Interpreter.from_bytes(data, target=target, kernels=kernels, emulate=True,

@@ -62,4 +62,8 @@ int32_t mrt_invoke(const mrt_plan_t *plan);
  * the rest to the runtime. */
 void mrt_op_boundary(uint32_t index, uint32_t phase, int32_t status);
 
+/* A plan entry micro_rt's emulator runs on the host (BKPT #3, `entry` in r0): the status the
+ * host kernel returned comes back in r0. Only the emulator can run it. */
+int32_t mrt_host_op(uint32_t entry);
+
 #endif

@@ -18,6 +18,7 @@ from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
 
 from .. import alignment
 from ..calling import STACK_PAINT
+from ..faults import INTR_BKPT
 from .exceptions import (CFSR_BITS, HFSR_BITS, LATENCY_DOCUMENTED, Exc, FaultRecord, Lockup, bit_names,
                          exception_name)
 from .machine import EmulateRequest, FirmwareMachine
@@ -33,7 +34,7 @@ EXC_RETURN_AREA = 0xFFFF_FF00
 MAX_SLICE = 1 << 26                        # instructions between checks of --max-cycles
 MASKED_SLICE = 16                          # ... while an exception waits for its mask to lift
 NEAR = 8                                   # cycles: a SysTick this close is due now
-INTR_UDEF, INTR_SWI, INTR_PREFETCH_ABORT, INTR_DATA_ABORT, INTR_BKPT = 1, 2, 3, 4, 7
+INTR_UDEF, INTR_SWI, INTR_PREFETCH_ABORT, INTR_DATA_ABORT = 1, 2, 3, 4
 INTR_EXCEPTION_EXIT = 8                    # QEMU's Armv8-M: a branch to EXC_RETURN
 INTR_USAGE = {INTR_UDEF: (16, "undefined instruction"), 17: (19, "coprocessor not present or disabled"),
               18: (17, "invalid state (a branch without the Thumb bit)"), 22: (24, "unaligned access")}

@@ -290,7 +290,7 @@ def run_stages(data: bytes, report: Optional[Callable[[str, object], None]] = No
         def mcu():
             _, result.mcu_outputs, _ = _run(data, result.inputs, target=MCU_TARGET, kernels="cmsis-nn",
                                             emulate=True,
-                                            mcu_options={"invoke_budget": invoke_budget, "whole_invoke": True})
+                                            mcu_options={"invoke_budget": invoke_budget})
 
         stages = {"load": lambda: read_model(data), "info": lambda: _cli(["info", path, "--json"]),
                   "plan": lambda: _plan_every_target(path), "host": host, "mcu": mcu}
