@@ -2,14 +2,13 @@
 
     python benchmarks/bench_memory_system.py [--models person_detect mobilenet_v2_quantized_1x3x224x224]
                                              [--cores ...] [--wait-states 0 5] [--reference-models person_detect]
-                                             [--modes whole call-by-call] [--write]
+                                             [--write]
 
 For each model, core and flash wait-state count (the core's default flash interface,
 memory_system.default_memory_system): build the interpreter on the virtual MCU, feed a seeded
-random input, invoke, in each mode: `whole` (one firmware call of the device runtime per
-invoke, what `profile` runs; its instructions and cycles include the runtime's own) and
-`call-by-call` (one emulator entry per kernel call). Models up to --big-macs MACs are invoked twice and the second invoke is
-timed (Unicorn's translation cache warm); bigger ones once.
+random input, invoke (one firmware call of the device runtime per invoke, what `profile` runs;
+its instructions and cycles include the runtime's own). Models up to --big-macs MACs are invoked
+twice and the second invoke is timed (Unicorn's translation cache warm); bigger ones once.
 
 Reports emulated instructions per second two ways: per wall-clock second, and per second of
 this process's CPU time (time.process_time). On a machine shared with other jobs the wall
@@ -44,8 +43,7 @@ def _model_path(m: str) -> Path:
     return Path(m) if m.endswith(".tflite") else SHARED / f"{m}.tflite"
 
 
-def run(path: Path, core: str, wait_states: int, big_macs: int, reference: bool = False,
-        whole: bool = False) -> dict:
+def run(path: Path, core: str, wait_states: int, big_macs: int, reference: bool = False) -> dict:
     """One configuration: the timed invoke's instructions, cycles, wall and CPU seconds."""
     from micro_rt import Interpreter
     from micro_rt.cortexm.native import HookSet
@@ -56,7 +54,7 @@ def run(path: Path, core: str, wait_states: int, big_macs: int, reference: bool 
     try:
         it = Interpreter.from_file(str(path), target=core, kernels="cmsis-nn", emulate=True,
                                    mcu_options={"flash_wait_states": wait_states,
-                                                "flash_port": not reference, "whole_invoke": whole})
+                                                "flash_port": not reference})
         invokes = 0
         while True:
             for i, x in enumerate(random_inputs(it, 0)):
@@ -68,19 +66,12 @@ def run(path: Path, core: str, wait_states: int, big_macs: int, reference: bool 
             macs = sum(r.macs for r in it.last_run)
             if invokes == 2 or macs > big_macs:
                 break
-        instructions = sum(r.instructions for r in it.last_run)
-        cycles = sum(r.cycles for r in it.last_run)
-        if whole:
-            if not it.executor.runs_whole():
-                raise SystemExit(f"error: {path.name} does not run as one plan: "
-                                 f"{it.executor.whole_invoke_unavailable}")
-            instructions += it.executor.last_runtime.instructions
-            cycles += it.executor.last_runtime.cycles
+        instructions = sum(r.instructions for r in it.last_run) + it.executor.last_runtime.instructions
+        cycles = sum(r.cycles for r in it.last_run) + it.executor.last_runtime.cycles
         it.close()
     finally:
         HookSet.account = saved
     return dict(model=path.stem, core=core, wait_states=wait_states, reference=reference,
-                mode="whole" if whole else "call-by-call",
                 invokes=invokes, instructions=instructions, cycles=cycles, wall_s=wall, cpu_s=cpu,
                 mips_wall=instructions / wall / 1e6, mips_cpu=instructions / cpu / 1e6)
 
@@ -92,16 +83,16 @@ def markdown(results: list, load: tuple) -> str:
              "rate is this process's own.", "",
              "Path: `port` = flash data loads through the native flash data port, cycles priced "
              "natively (the default); `reference` = a memory hook on every access and Python "
-             "pricing (what the port replaced; same cycles). Mode: `whole` = one firmware call of "
-             "the device runtime per invoke (what `profile` runs; the runtime's own instructions "
-             "and cycles included), `call-by-call` = one emulator entry per kernel call.", "",
-             f"| model | core | wait states | path | mode | invokes | emulated instructions | cycles | "
+             "pricing (what the port replaced; same cycles). Every run is one firmware call of the "
+             "device runtime per invoke (what `profile` runs; the runtime's own instructions and "
+             "cycles included).", "",
+             f"| model | core | wait states | path | invokes | emulated instructions | cycles | "
              f"wall s | M instr/s (wall) | CPU s | M instr/s (CPU) | >= {GOAL} M/s (CPU) |",
-             "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         ok = "yes" if r["mips_cpu"] >= GOAL else "no"
         lines.append(f"| {r['model']} | {r['core']} | {r['wait_states']} | "
-                     f"{'reference' if r['reference'] else 'port'} | {r['mode']} | {r['invokes']} | "
+                     f"{'reference' if r['reference'] else 'port'} | {r['invokes']} | "
                      f"{r['instructions']:,} | {r['cycles']:,} | {r['wall_s']:.2f} | "
                      f"{r['mips_wall']:.0f} | {r['cpu_s']:.2f} | {r['mips_cpu']:.0f} | {ok} |")
     return "\n".join(lines) + "\n"
@@ -114,7 +105,6 @@ def main(argv=None) -> int:
     ap.add_argument("--wait-states", nargs="+", type=int, default=[0, 5])
     ap.add_argument("--reference-models", nargs="*", default=["person_detect"],
                     help="also run these with the memory hook and Python pricing (wait states > 0)")
-    ap.add_argument("--modes", nargs="+", choices=["whole", "call-by-call"], default=["whole", "call-by-call"])
     ap.add_argument("--big-macs", type=int, default=50_000_000,
                     help="models with more MACs are invoked once (default 50M)")
     ap.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
@@ -125,17 +115,15 @@ def main(argv=None) -> int:
         path = _model_path(m)
         for core in a.cores:
             for ws in a.wait_states:
-                runs = [(False, mode == "whole") for mode in a.modes]
-                if ws and path.stem in a.reference_models and "call-by-call" in a.modes:
-                    runs.append((True, False))         # the reference path runs call by call
-                for reference, whole in runs:
-                    r = run(path, core, ws, a.big_macs, reference, whole)
+                runs = [False] + ([True] if ws and path.stem in a.reference_models else [])
+                for reference in runs:
+                    r = run(path, core, ws, a.big_macs, reference)
                     results.append(r)
-                    print(f"{r['model']} {core} ws={ws} {'reference' if reference else 'port'} {r['mode']}: "
+                    print(f"{r['model']} {core} ws={ws} {'reference' if reference else 'port'}: "
                           f"{r['instructions']:,} instr, {r['cycles']:,} cycles, wall {r['wall_s']:.2f} s "
                           f"({r['mips_wall']:.0f} M/s), CPU {r['cpu_s']:.2f} s ({r['mips_cpu']:.0f} M/s)",
                           flush=True)
-                if runs[-1][0] and results[-1]["cycles"] != results[-2]["cycles"]:
+                if runs[-1] and results[-1]["cycles"] != results[-2]["cycles"]:
                     print(f"error: {m} {core} ws={ws}: the port's cycles {results[-2]['cycles']:,} "
                           f"differ from the reference's {results[-1]['cycles']:,}", file=sys.stderr)
                     return 1

@@ -1,15 +1,16 @@
-"""Whole-invoke mode against call-by-call mode on the virtual MCU (issue 14): emulation speed.
+"""The whole inference on the virtual MCU, one emulator entry per invoke (issues 14, 21): emulation
+speed and the device runtime's own part.
 
     python benchmarks/bench_runtime.py [--models mobilenet_tiny_int8 person_detect]
                                        [--cores cortex-m4 cortex-m0plus] [--invokes 3] [--write]
 
 For each model (models/NAME.tflite, else ../shared/models/tflm/NAME.tflite, skipped with a note
-when absent) and core, both modes run the same seeded input `--invokes` times after one warm-up
-invoke (Unicorn's translation cache and the block-cost cache warm). Reported per mode: wall and
-CPU seconds per invoke, emulated M instructions per wall and per CPU second (all instructions:
-the operators', plus the runtime's in whole-invoke mode; on a shared machine CPU seconds are the
-steadier figure), emulator entries per invoke; and the
-runtime's own instructions and cycles (whole-invoke mode's line in `profile`).
+when absent) and core, the model runs the same seeded input `--invokes` times after one warm-up
+invoke (Unicorn's translation cache and the block-cost cache warm). Reported: wall and CPU
+seconds per invoke, emulated M instructions per wall and per CPU second (all instructions: the
+operators' and the runtime's; on a shared machine CPU seconds are the steadier figure),
+emulator entries per invoke (one, plus one per host entry's trap); and the runtime's own
+instructions and cycles (its line in `profile`).
 --write puts the table into RESULTS.md (section vmcu-runtime).
 """
 from __future__ import annotations
@@ -34,10 +35,10 @@ def find_model(name: str):
     return None
 
 
-def measure(path: Path, core: str, whole: bool, invokes: int) -> dict:
+def measure(path: Path, core: str, invokes: int) -> dict:
     from micro_rt import Interpreter
     from micro_rt.inputs import random_inputs
-    it = Interpreter.from_file(str(path), target=core, kernels="cmsis-nn", emulate=True, mcu_options={"whole_invoke": whole})
+    it = Interpreter.from_file(str(path), target=core, kernels="cmsis-nn", emulate=True)
     for i, x in enumerate(random_inputs(it, 0)):
         it.set_input(x, i)
     it.invoke()                                   # warm-up: plan, translations, block costs
@@ -57,12 +58,10 @@ def measure(path: Path, core: str, whole: bool, invokes: int) -> dict:
         wall += time.perf_counter() - w
         cpu += time.process_time() - c
     own = executor.last_runtime
-    instructions = sum(r.instructions for r in it.last_run) + (own.instructions if own else 0)
-    row = {"wall": wall / invokes, "cpu": cpu / invokes, "instructions": instructions,
-           "entries": len(entries) / invokes, "runs_whole": executor.runs_whole(),
-           "runtime_instructions": own.instructions if own else None,
-           "runtime_cycles": own.cycles if own else None,
-           "cycles": sum(r.cycles for r in it.last_run) + (own.cycles if own else 0)}
+    row = {"wall": wall / invokes, "cpu": cpu / invokes,
+           "instructions": sum(r.instructions for r in it.last_run) + own.instructions,
+           "entries": len(entries) / invokes, "runtime_instructions": own.instructions,
+           "runtime_cycles": own.cycles, "cycles": sum(r.cycles for r in it.last_run) + own.cycles}
     it.close()
     return row
 
@@ -74,9 +73,9 @@ def main() -> None:
     parser.add_argument("--invokes", type=int, default=3)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
-    lines = ["| model | core | mode | emulator entries / invoke | wall s / invoke | CPU s / invoke | "
+    lines = ["| model | core | emulator entries / invoke | wall s / invoke | CPU s / invoke | "
              "M instr / wall s | M instr / CPU s | runtime instructions | runtime cycles | runtime % of cycles |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     notes = []
     for name in args.models:
         path = find_model(name)
@@ -84,17 +83,12 @@ def main() -> None:
             notes.append(f"{name}: not found (models/ or ../shared/models/tflm/), not measured")
             continue
         for core in args.cores:
-            for whole in (False, True):
-                r = measure(path, core, whole, args.invokes)
-                mode = "whole invoke" if r["runs_whole"] else ("call by call" if not whole else
-                                                               "call by call (did not plan)")
-                share = (f"{100 * r['runtime_cycles'] / r['cycles']:.3f}" if r["runtime_cycles"] is not None
-                         else "not measured")
-                lines.append(f"| {name} | {core} | {mode} | {r['entries']:.0f} | {r['wall']:.3f} | {r['cpu']:.3f} | "
-                             f"{r['instructions'] / r['wall'] / 1e6:.1f} | {r['instructions'] / r['cpu'] / 1e6:.1f} | "
-                             f"{r['runtime_instructions'] if r['runtime_instructions'] is not None else '-'} | "
-                             f"{r['runtime_cycles'] if r['runtime_cycles'] is not None else '-'} | {share} |")
-                print(lines[-1], flush=True)
+            r = measure(path, core, args.invokes)
+            share = 100 * r["runtime_cycles"] / r["cycles"]
+            lines.append(f"| {name} | {core} | {r['entries']:.0f} | {r['wall']:.3f} | {r['cpu']:.3f} | "
+                         f"{r['instructions'] / r['wall'] / 1e6:.1f} | {r['instructions'] / r['cpu'] / 1e6:.1f} | "
+                         f"{r['runtime_instructions']} | {r['runtime_cycles']} | {share:.3f} |")
+            print(lines[-1], flush=True)
     body = results_md.section_header(THREADS) + "\n" + "\n".join(lines) + "\n" + \
         "".join(f"\n{n}" for n in notes)
     print(body)

@@ -255,7 +255,8 @@ def report(tally: Tally, info: dict, n: int, campaign_seed: int, timeout: float,
         "dataflow cycles, IF/WHILE/CALL_ONCE pointing at their own subgraph or out of range, offline plans, "
         "buffer offsets and sizes), the rest byte-level. Stages: load, info, plan on every target, invoke "
         "on the host, invoke on a virtual Cortex-M4 (CMSIS-NN kernels; as `profile` runs it, one call of the "
-        "device runtime when the model plans, else call by call), then tflite-micro on the same inputs.",
+        "device runtime per invoke, an operator without a C kernel call trapping to its host kernel), then "
+        "tflite-micro on the same inputs.",
         "",
         "| class (worst stage of a mutant) | mutants |",
         "|---|---:|",

@@ -249,8 +249,9 @@ class McuExecutor:
             entry = self._whole.plan.entries[e.entry]
             where = f"operator {entry.node_index} {entry.op_name}"
         if isinstance(e.cause, BudgetExceeded):
-            what = "the sum of its operators' budgets" if self.invoke_budget is not None else \
-                "a model with loops has the machine's limit"
+            what = ("a model with loops has the machine's limit" if self.invoke_budget is None else
+                    f"the sum of its operators' budgets, {self.budget:,} each as the caller set" if self.budget
+                    is not None else "the sum of its operators' budgets")
             return EmulationError(f"the invoke exceeded its instruction budget of {budget:,} ({what}): "
                                   f"{where} was running when it ran out (the emulator stopped at pc "
                                   f"0x{e.cause.pc:08x} <{e.cause.symbol}>)")

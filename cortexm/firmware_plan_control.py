@@ -133,10 +133,15 @@ def copies(node, pairs: list, program: list) -> None:
     program.append(PlanNode(step, tensors, {k: t.offset for k, t in tensors.items() if t.offset is not None}))
 
 
-def _condition(t, node) -> int:
-    if t is None or t.is_constant or t.offset is None:
+def _jump_unless(node, label: str, t) -> list:
+    """A jump to `label` when the condition `t` is false, as TFLM reads it (its first byte as a
+    bool): on its byte in the arena, or decided now for a constant (always, or never)."""
+    if t is not None and t.is_constant and t.nbytes:
+        first = np.ascontiguousarray(t.data).reshape(-1).view(np.uint8)[0]
+        return [] if first else [Jump(node, label)]
+    if t is None or t.offset is None:
         raise PlanError(f"op {node.index} {node.op_name}: its condition is not a tensor in the arena")
-    return t.offset
+    return [Jump(node, label, t.offset)]
 
 
 def _if_while(it: Any, node, context: Any, program: list, labels: list, plan_subgraph: Callable[..., None]) -> None:
@@ -151,7 +156,7 @@ def _if_while(it: Any, node, context: Any, program: list, labels: list, plan_sub
     program.append(Mark(node, ENTER))
     if node.op_name == "IF":
         then, other = int(node.options["then_subgraph_index"]), int(node.options["else_subgraph_index"])
-        program.append(Jump(node, f"else {tag}", _condition(inputs[0], node)))
+        program += _jump_unless(node, f"else {tag}", inputs[0])
         for branch, name in ((then, "then"), (other, "else")):
             if name == "else":
                 program.append(Label(f"else {tag}"))
@@ -167,7 +172,7 @@ def _if_while(it: Any, node, context: Any, program: list, labels: list, plan_sub
         copies(node, list(zip(inputs, outputs)), program)
         program.append(Label(f"cond {tag}"))
         plan_subgraph(it, cond, context, program, labels)
-        program.append(Jump(node, f"end {tag}", _condition(outs(cond)[0], node)))
+        program += _jump_unless(node, f"end {tag}", outs(cond)[0])
         copies(node, list(zip(outputs, ins(body))), program)
         plan_subgraph(it, body, context, program, labels)
         copies(node, list(zip(outs(body), outputs)), program)

@@ -85,7 +85,7 @@ class KernelMeasurement:
     stack_bytes: int
     static_bytes: int             # .data + .bss the image keeps
     code_bytes: int               # functions the image keeps: start-up, runtime, kernels
-    ops_on_host: list[str]        # ran on a host kernel: no C kernel, nothing measured
+    ops_on_host: list[str]        # ran on a host kernel (no C kernel call planned), nothing measured: "name (why)"
     rodata_bytes: int = 0         # read-only data: vector table, kernels' and libm's tables
     data_init_bytes: int = 0      # initial values of .data (in flash)
     padding_bytes: int = 0        # alignment between the kept sections (estimated)
@@ -191,7 +191,7 @@ def kernel_measurement(it: Interpreter, stack_bytes: int = 0) -> KernelMeasureme
         stack, scope = deepest, "the deepest operator (no invoke measured: no runtime frame)"
     return KernelMeasurement(
         stack, image.static_ram_bytes, image.code_bytes,
-        [_record_name(r) for r in it.last_run if not r.on_mcu],
+        [f"{_record_name(r)} ({r.host_reason or 'no C kernel'})" for r in it.last_run if not r.on_mcu],
         rodata_bytes=image.rodata_bytes, data_init_bytes=image.data_bytes,
         padding_bytes=image.padding_bytes(FLASH_BASE), runtime_code_bytes=runtime.code_bytes,
         plan=plan, plan_note=note, stack_scope=scope, runtime_arena_bytes=executor.mcu.arena_bytes,
@@ -496,8 +496,8 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
             report.not_accounted.append("kernel stack, static data and code: not measured, the "
                                         f"emulated inference failed: {' '.join(str(e).split())}")
         else:
-            report.not_accounted += [f"op {op}: no {it.kernels} C kernel (ran on a host kernel), so its "
-                                     "stack and code are not measured" for op in report.measured.ops_on_host]
+            report.not_accounted += [f"op {op}: ran on a host kernel, so its stack and code are not measured"
+                                     for op in report.measured.ops_on_host]
             if report.measured.ended_at:
                 report.not_accounted.append(
                     f"the operators after op {report.measured.ended_at}: it ended the emulated inference "

@@ -9,7 +9,7 @@ import pytest
 
 from cli_runner import chain_with, run_cli
 from conftest import PROJECT_MODELS, shared_model
-from micro_rt.cortexm.executor import McuExecutor
+from test_profile import without_softmax
 
 MODEL = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")
 ATAN = str(PROJECT_MODELS / "custom_atan.tflite")
@@ -67,8 +67,7 @@ def test_reference_kernels_are_measured_as_themselves(capsys):
     code, ref = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "reference")
     assert code == 0 and ref["fits"] is True and ref["not_accounted"] == [] and ref["measured_on_virtual_mcu"]
     _, cmsis = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn")
-    with Interpreter.from_file(MODEL, target="cortex-m4", kernels="reference", emulate=True,
-                               mcu_options={"whole_invoke": True}) as it:     # as fit measures
+    with Interpreter.from_file(MODEL, target="cortex-m4", kernels="reference", emulate=True) as it:    # as fit measures
         for i, x in enumerate(random_inputs(it, 0)):
             it.set_input(x, i)
         it.invoke()
@@ -96,7 +95,7 @@ def test_reference_op_without_a_reference_c_kernel_is_not_counted(capsys, tmp_pa
     path.write_bytes(lstm_model("int8", 1, 3, 4, 4))
     code, verdict = _fit(capsys, str(path), "--ram", "1M", "--kernels", "reference")
     assert code == 3 and verdict["fits"] is None
-    assert any("UNIDIRECTIONAL_SEQUENCE_LSTM: no reference C kernel" in item
+    assert any("UNIDIRECTIONAL_SEQUENCE_LSTM (no reference C kernel" in item
                for item in verdict["not_accounted"]), verdict["not_accounted"]
     code, verdict = _fit(capsys, str(path), "--ram", "1M", "--kernels", "cmsis-nn")
     assert code == 0, verdict["not_accounted"]
@@ -130,16 +129,13 @@ def test_host_target_keeps_its_verdict(capsys):
 
 
 def test_op_that_fell_back_to_the_host_is_not_accounted(capsys, monkeypatch):
-    """An operator without a C kernel runs on its host kernel (the executor returns None for
-    it): its stack and code are not measured, so no FITS."""
-    original = McuExecutor.run
-    monkeypatch.setattr(McuExecutor, "runs_whole", lambda self: False)    # call by call
-    monkeypatch.setattr(McuExecutor, "run",
-                        lambda self, node, *rest: None if node.op_name == "SOFTMAX"
-                        else original(self, node, *rest))
+    """An operator without a C kernel is a host entry of the plan and runs on its host kernel:
+    its stack and code are not measured, so no FITS, and the reason is named."""
+    without_softmax(monkeypatch)
     code, verdict = _fit(capsys, MODEL, "--ram", "1M", "--kernels", "cmsis-nn")
     assert code == 3 and verdict["fits"] is None
-    assert [item.split(":")[0] for item in verdict["not_accounted"]] == ["op 9 SOFTMAX"]
+    assert verdict["not_accounted"] == ["op 9 SOFTMAX (no cmsis-nn C kernel for int8): ran on a host kernel, "
+                                        "so its stack and code are not measured"]
     assert verdict["ram"]["kernel_stack_bytes"] > 0     # the rest was measured
     code, verdict = _fit(capsys, MODEL, "--ram", "1K", "--kernels", "cmsis-nn")
     assert code == 1 and verdict["fits"] is False
@@ -154,7 +150,7 @@ def test_fit_names_the_kernels_for_what_they_are(capsys):
 
 def test_call_once_and_resource_variables_are_counted_in_the_plan(capsys, tmp_path):
     """CALL_ONCE and the resource-variable operators run in the device runtime's plan, so the
-    whole image is counted; a handle computed at run time still runs call by call: no plan,
+    whole image is counted; a handle computed at run time makes its operator a host entry:
     cannot tell, and why."""
     from test_vmcu_runtime import runtime_handle_model
     stream = str(PROJECT_MODELS / "control_flow" / "stream_state_int8.tflite")

@@ -118,8 +118,7 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     assert lines[0] == f"model {path.name} on {board}" and lines[1] == "status 0"
     assert lines[2] == f"cycles {run.invoke_cycles}"        # what the program printed
     printed = [re.fullmatch(r"output (\d+) ([0-9a-f]*)", line).group(2) for line in lines[3:]]
-    emulated = Interpreter.from_bytes(path.read_bytes(), target=core, kernels="cmsis-nn", emulate=True,
-                                      mcu_options={"whole_invoke": True})
+    emulated = Interpreter.from_bytes(path.read_bytes(), target=core, kernels="cmsis-nn", emulate=True)
     for i, x in enumerate(random_inputs(emulated, 0)):
         emulated.set_input(x, i)
     emulated.invoke()

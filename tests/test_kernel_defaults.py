@@ -179,7 +179,7 @@ def test_interpreter_with_cmsis_nn_on_cortex_m4_does_not_emulate_unless_asked():
     assert host.plan.required_bytes == mcu.plan.required_bytes
     with pytest.raises(InputError, match="pass emulate=True"):
         Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn",
-                               mcu_options={"whole_invoke": True})
+                               mcu_options={"budget": 1000})
 
 
 def test_interpreter_default_kernels_follow_the_target():
