@@ -217,6 +217,19 @@ def test_export_refuses_what_it_cannot_do(capsys, tmp_path):
     assert not (tmp_path / "c").exists()
 
 
+def test_export_refuses_a_plan_with_a_host_entry(capsys, tmp_path):
+    """An operator the emulator ran on its host kernel (its resource handle is known only at run
+    time) has no kernel call a device could make: export says so and writes nothing."""
+    from test_vmcu_runtime import runtime_handle_model
+    model = tmp_path / "runtime_handle.tflite"
+    model.write_bytes(runtime_handle_model())
+    code = main(["export", str(model), "--board", "nucleo-l4r5zi", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "runtime_handle.tflite cannot be exported: op " in err, err
+    assert "known only at run time" in err and "the emulator ran it on the host" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_run_program_refuses_an_elf_that_is_not_an_export_build():
     """micro_rt's own firmware has the runtime but no console or cycle word: a clear error."""
     from micro_rt.errors import EmulationError
