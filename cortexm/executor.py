@@ -121,6 +121,7 @@ class McuExecutor:
         several = len(interpreter.subgraphs) > 1
         self.invoke_budget = (invoke_budget if invoke_budget is not None else None if several else
                               sum(b.budget for b in budgets))
+        self._invoke_budget_set = invoke_budget is not None      # by the caller
         self._steps = model_lifetimes(interpreter.model).node_scopes
 
     # ------------------------------------------------------------------ the plan
@@ -243,18 +244,23 @@ class McuExecutor:
         return records.records
 
     def _whole_error(self, e: InvokeFailed, budget: int) -> Exception:
+        expected = ""
         if e.entry is None:
             where = "in the runtime, between operators"
         else:
             entry = self._whole.plan.entries[e.entry]
             where = f"operator {entry.node_index} {entry.op_name}"
+            limit = self.op_budget(self.it.subgraphs[entry.subgraph].nodes[entry.node_index])
+            work = f"{limit.macs:,} MACs" if limit.macs else f"{limit.elements:,} tensor elements"
+            expected = f"; it was expected to need at most {limit.expected:,} instructions for {work}"
         if isinstance(e.cause, BudgetExceeded):
             what = ("a model with loops has the machine's limit" if self.invoke_budget is None else
+                    "set by the caller" if self._invoke_budget_set else
                     f"the sum of its operators' budgets, {self.budget:,} each as the caller set" if self.budget
                     is not None else "the sum of its operators' budgets")
             return EmulationError(f"the invoke exceeded its instruction budget of {budget:,} ({what}): "
                                   f"{where} was running when it ran out (the emulator stopped at pc "
-                                  f"0x{e.cause.pc:08x} <{e.cause.symbol}>)")
+                                  f"0x{e.cause.pc:08x} <{e.cause.symbol}>){expected}")
         if isinstance(e.cause, KernelError):
             return KernelError(f"op {where.removeprefix('operator ')}: {e.cause}")
         return EmulationError(f"{where}: {e.cause}")

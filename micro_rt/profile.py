@@ -242,7 +242,7 @@ def profile_table(report: dict) -> str:
     for op in report["ops"]:
         name = elide(_name(op), w)
         if not op["on_mcu"]:
-            host = f"(host kernel: {_no_c_kernel(report['kernels'])}, not counted)"
+            host = "(ran on its host kernel, not counted)"
             lines.append(f"{op_number(op):>4}  {name:<{w}}{host:>56}")
             continue
         mpc = f"{op['macs_per_cycle']:.3f}" if op["macs_per_cycle"] is not None else "-"
@@ -276,9 +276,9 @@ def profile_table(report: dict) -> str:
         lines.append(f"runtime overhead not measured ({report['runtime_not_measured']}): the total is the "
                      "operators' alone")
     if not report["complete"]:
-        lines.append(f"INCOMPLETE: the total leaves out {_not_counted(report)}: they ran on host "
-                     f"kernels ({_no_c_kernel(report['kernels'])}), so their cycles, instructions and "
-                     "stack are not in it")
+        why = "; ".join(f"{op_number(op)} {op['op']}: {op['reason']}" for op in report["ops_not_counted"])
+        lines.append(f"INCOMPLETE: the total leaves out {_not_counted(report)}, so their cycles, instructions "
+                     f"and stack are not in it ({why})")
     for a in report["alignment"]:
         lines.append(f"alignment: {a}")
     return "\n".join(lines)

@@ -97,11 +97,12 @@ def test_invoke_after_close_is_refused():
 
 @pytest.mark.parametrize("core", CORES)
 def test_engine_recycle_keeps_outputs_records_and_state(core):
-    """An interpreter whose MCU replaces its engine every 3 kernel calls gives bit-identical
-    outputs, instruction and cycle counts over invokes that cross the recycle boundary."""
+    """An interpreter whose MCU replaces its engine at every call (one per invoke) gives
+    bit-identical outputs, instruction and cycle counts over invokes that cross the recycle
+    boundary."""
     data = (Path(__file__).parents[1] / "models" / "residual_block_int8.tflite").read_bytes()
     runs = []
-    for every in (0, 3):
+    for every in (0, 1):
         it = _mcu_interpreter(data, core, recycle_every=every, flash_wait_states=1)
         rng = np.random.default_rng(5)
         details = it.get_input_details(0)
@@ -114,7 +115,7 @@ def test_engine_recycle_keeps_outputs_records_and_state(core):
         runs.append((out, it.executor.mcu.engines_started))
         it.close()
     assert runs[0][0] == runs[1][0]
-    assert runs[0][1] == 1 and runs[1][1] > 2
+    assert runs[0][1] == 1 and runs[1][1] >= 4
 
 
 def test_op_budget_scales_with_the_work():
@@ -157,13 +158,13 @@ def test_budget_messages_say_what_happened(monkeypatch):
     monkeypatch.setattr(executor_module, "EXPECTED_RATES",
                         {k: executor_module.WorkRates(per_mac=0, per_element=0) for k in
                          executor_module.EXPECTED_RATES})
-    with pytest.raises(EmulationError, match=r"^operator 0 CONV_2D exceeded its instruction budget of 400 "
-                                             r"\(expected at most 100 for 36,864 MACs\): the kernel did "
-                                             r"not finish \(stopped at pc 0x[0-9a-f]+ <\w+") as info:
+    with pytest.raises(EmulationError, match=r"^the invoke exceeded its instruction budget of 400 \(the sum of "
+                                             r"its operators' budgets\): operator 0 CONV_2D was running when it "
+                                             r"ran out \(the emulator stopped at pc 0x[0-9a-f]+ <\w+.*\); it was "
+                                             r"expected to need at most 100 instructions for 36,864 MACs$") as info:
         _mcu_interpreter(data).invoke()
     assert "ran away" not in str(info.value)
     monkeypatch.undo()
-    with pytest.raises(EmulationError, match=r"^the invoke exceeded its instruction budget of 5,000: "
-                                             r"operators before 0 ran 0 instructions, and operator 0 "
-                                             r"CONV_2D did not finish within the 5,000 left"):
+    with pytest.raises(EmulationError, match=r"^the invoke exceeded its instruction budget of 5,000 \(set by the "
+                                             r"caller\): operator 0 CONV_2D was running when it ran out"):
         _mcu_interpreter(data, invoke_budget=5000).invoke()

@@ -301,7 +301,8 @@ def test_profile_and_report_run_the_reference_kernels(capsys, tmp_path, monkeypa
     path = tmp_path / "lstm.tflite"
     path.write_bytes(lstm_model("int8", 1, 3, 4, 4))
     code, out, _ = run_cli(capsys, "profile", str(path), "--kernels", "reference")
-    assert code == 3 and "(host kernel: no reference C kernel, not counted)" in out
+    assert code == 3 and "(ran on its host kernel, not counted)" in out
+    assert "0 UNIDIRECTIONAL_SEQUENCE_LSTM: ran on a host kernel (no reference C kernel for int8)" in out
     assert "INCOMPLETE" in out
 
 
