@@ -3,9 +3,10 @@
     python benchmarks/compare_results.py --before REV [--sections op-cycles vmcu-speed ...] [--write]
 
 For each marked section (`<!-- begin:NAME -->`) and each table in it, rows are matched by the
-columns both tables have whose cells are not numbers (model, core, operator, type, ...; a
-column only one side has, such as the mode vmcu-runtime had, is left out of the match, and of
-rows that then look alike the last is kept: the mode that remains), and every column whose
+columns both tables have that are neither compared nor a rate or time (model, core, operator,
+type, wait states, ...). A column only the earlier table has (the mode, call by call or whole
+invoke, that vmcu-runtime and vmcu-memory-speed had) is left out of the match; of the earlier
+rows that then look alike, the whole invoke's is kept, the mode that remains. Every column whose
 header says instructions, cycles, micro_rt ms or "per" (cycles per MAC or element) is compared. Per table: rows matched,
 rows whose instructions are identical, rows whose cycles changed, and the smallest, median and
 largest relative change of the cycles; then the rows with the largest changes. Rows found on
@@ -83,18 +84,27 @@ def _number(cell: str) -> float | None:
     return float(match.group(1).replace(",", "")) if match else None
 
 
-def _key(header: list[str], row: list[str], common: set[str]) -> tuple[str, ...]:
-    return tuple(f"{h}={c}" for h, c in zip(header, row)
-                 if h in common and _number(c) is None and c not in ("", "-"))
+_NOT_KEYS = re.compile(r"wall|CPU|M instr|>=|%| s$| s /", re.I)
+
+
+def _rows(table: Table, keys: list[str]) -> dict[tuple[str, ...], dict[str, str]]:
+    """The table's rows by their key cells; of rows with one key, a whole invoke's wins."""
+    found: dict[tuple[str, ...], dict[str, str]] = {}
+    for row in table.rows:
+        cells = dict(zip(table.header, row))
+        key = tuple(f"{h}={cells.get(h, '')}" for h in keys)
+        dropped = " ".join(c for h, c in cells.items() if h not in keys)
+        if key not in found or re.search(r"whole", dropped, re.I):
+            found[key] = cells
+    return found
 
 
 def compare(name: str, before: Table, after: Table) -> Comparison:
     counted = [h for h in after.header if re.search(r"instructions|cycles|micro_rt ms| per$|^int(8|16)$", h, re.I)
                and not re.search(r"per |/|%", h, re.I)]
     result = Comparison(name, counted)
-    common = set(before.header) & set(after.header)
-    old = {_key(before.header, r, common): dict(zip(before.header, r)) for r in before.rows}
-    new = {_key(after.header, r, common): dict(zip(after.header, r)) for r in after.rows}
+    keys = [h for h in after.header if h in before.header and h not in counted and not _NOT_KEYS.search(h)]
+    old, new = _rows(before, keys), _rows(after, keys)
     result.only_before = len(old.keys() - new.keys())
     result.only_after = len(new.keys() - old.keys())
     for key in [k for k in new if k in old]:
