@@ -13,6 +13,7 @@ exact instruction counting, a per-core cycle model and alignment checking.
 """
 from __future__ import annotations
 
+import struct
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 import unicorn
-from unicorn.arm_const import UC_ARM_REG_PC, UC_ARM_REG_R0
+from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_PC, UC_ARM_REG_R0, UC_ARM_REG_SP
 
 from micro_rt.errors import EmulationError
 from micro_rt.targets import get_target
@@ -43,6 +44,7 @@ from .static_alignment import static_checks
 __all__ = ["CPU_MODELS", "FLASH_BASE", "FLASH_LIMIT", "RECYCLE_EVERY", "SRAM_BASE", "BudgetExceeded", "CallResult",
            "VirtualMCU", "page_aligned_buffer"]
 HOST_TRAP_BKPT = bytes([0x03, 0xBE])     # bkpt #3: mrt_runtime.c mrt_host_op, the host trap
+DONE_BKPT = bytes([0x04, 0xBE])          # bkpt #4: mrt_runtime.c mrt_start, the inference is done
 
 
 @dataclass
@@ -57,6 +59,18 @@ class CallResult:
     flash_data_reads: int = 0            # data loads from flash (with flash wait states)
     seconds: float = 0.0                 # cycles / clock_hz
     ended_run: bool = False              # a KernelCall.ends_run kernel returned kTfLiteAbort
+
+
+@dataclass(frozen=True)
+class BootWindow:
+    """The measured call of a boot (VirtualMCU.boot): its CallResult, the block that branched
+    into it (the start-up's, whose branch is the start-up's), its last block, what the flash
+    interface counted over it, and the stack pointer it was entered with."""
+    result: CallResult
+    entry_prev: Optional[tuple[int, int]]
+    last_block: Optional[tuple[int, int]]
+    flash: FlashCounts
+    entry_sp: int
 
 
 def _firmware(core: str, elf_path: Union[str, Path, None]) -> ElfImage:
@@ -321,17 +335,78 @@ class VirtualMCU:
         paint_lo = self._stack.paint(uc, self.stack_top)
         sp = calling.enter(uc, [int(a) & 0xFFFFFFFF for a in args], self.stack_top, self.ret_addr)
         self.hooks.reset(budget, 0)
-        with (self.hooks.observing(*observer) if observer is not None else nullcontext()):
-            err = self.engine.run(entry, self.ret_addr)
-            while host_trap is not None and err is None and self._stopped_at_host_trap():
-                trap_pc = self.engine.interrupt[1]
-                self.engine.interrupt = None
-                uc.reg_write(UC_ARM_REG_R0, host_trap(uc.reg_read(UC_ARM_REG_R0)) & 0xFFFFFFFF)
-                err = self.engine.run(trap_pc + 2, self.ret_addr)
+        err = self._run(entry, self.ret_addr, observer, host_trap)
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
         self._check_returned(name, budget, err, stats.budget_hit, pc)
         return self._result(name, budget, stats, pc, paint_lo, sp)
+
+    def boot(self, window: int, *, budget: Optional[int] = None,
+             observer: Optional[tuple[int, int, Callable]] = None,
+             host_trap: Optional[Callable[[int], int]] = None) -> "BootWindow":
+        """Start the image at its entry point: the initial stack pointer and the reset handler
+        from the vector table at FLASH_BASE, the other registers at their reset values, as a
+        board comes out of reset. What is measured is the call of the function at `window` the
+        start-up makes (mrt_invoke: what a DWT cycle counter around Invoke() reads), counted as
+        `call` counts a call; the run then goes on to where the firmware says its work is done
+        (BKPT #4, mrt_runtime.c mrt_start). `budget`, `observer` (for the window) and
+        `host_trap` as `call`."""
+        uc = self.engine.begin_call()
+        budget = self.call_budget if budget is None else budget
+        top, reset = struct.unpack("<II", self.read(FLASH_BASE, 8))
+        if top != self.stack_top:
+            raise EmulationError(f"the image's initial stack pointer 0x{top:08x} (vector table word 0) is not "
+                                 f"the top of the machine's stack, 0x{self.stack_top:08x}: write it when "
+                                 "the image is built")
+        paint_lo = self._stack.paint(uc, self.stack_top)
+        uc.reg_write(UC_ARM_REG_SP, top)
+        uc.reg_write(UC_ARM_REG_LR, 0xFFFF_FFFF)            # its reset value
+        self.hooks.reset(budget, 0)
+        start = self.symbol_at(reset)
+        self._run_part(reset & ~1, window, None, host_trap, budget, f"{start}, up to {self.symbol_at(window)}")
+        entered = self.hooks.stats()
+        self.hooks.clear_edges()                          # from here the window's edges
+        back, sp = uc.reg_read(UC_ARM_REG_LR) & ~1, uc.reg_read(UC_ARM_REG_SP)
+        name = self.symbol_at(window)
+        err = self._run(window, back, observer, host_trap)
+        stats = self.hooks.stats()
+        pc = uc.reg_read(UC_ARM_REG_PC)
+        self._check_returned(name, budget, err, stats.budget_hit, pc, back)
+        flash = stats.flash - entered.flash
+        result = self._result(name, budget, stats, pc, paint_lo, sp, flash)
+        self.hooks.clear_edges()
+        self._run_part(back, None, None, host_trap, budget, f"{start}, after {name}")
+        return BootWindow(result, entered.last_block, stats.last_block, flash, sp)
+
+    def _run_part(self, entry: int, stop: Optional[int], observer, host_trap, budget: int, what: str) -> None:
+        """A part of a boot outside its window: it must reach `stop`, or with None the end of
+        the firmware's work (BKPT #4)."""
+        err = self._run(entry, stop if stop is not None else self.ret_addr, observer, host_trap)
+        pc = self.uc.reg_read(UC_ARM_REG_PC)
+        interrupt = self.engine.interrupt
+        if stop is None and err is None and interrupt is not None and interrupt[0] == INTR_BKPT and \
+                self.read_code(interrupt[1], 2) == DONE_BKPT:
+            self.engine.interrupt = None
+            return
+        self._check_returned(what, budget, err, self.hooks.stats().budget_hit, pc,
+                             stop if stop is not None else -1)
+
+    def _run(self, entry: int, stop: int, observer: Optional[tuple[int, int, Callable]],
+             host_trap: Optional[Callable[[int], int]]) -> Optional[unicorn.UcError]:
+        """Run from `entry` until the pc reaches `stop`, answering host traps; the engine's error.
+        A stop inside code that ran before (a boot's window) needs its translation dropped:
+        QEMU checks the stop address only in blocks translated while it is the one set."""
+        uc = self.uc
+        if stop != self.ret_addr:
+            uc.ctl_remove_cache(stop, stop + 2)
+        with (self.hooks.observing(*observer) if observer is not None else nullcontext()):
+            err = self.engine.run(entry, stop)
+            while host_trap is not None and err is None and self._stopped_at_host_trap():
+                trap_pc = self.engine.interrupt[1]
+                self.engine.interrupt = None
+                uc.reg_write(UC_ARM_REG_R0, host_trap(uc.reg_read(UC_ARM_REG_R0)) & 0xFFFFFFFF)
+                err = self.engine.run(trap_pc + 2, stop)
+        return err
 
     def _stopped_at_host_trap(self) -> bool:
         interrupt = self.engine.interrupt
@@ -339,23 +414,28 @@ class VirtualMCU:
             self.read_code(interrupt[1], 2) == HOST_TRAP_BKPT
 
     def _check_returned(self, name: str, budget: int, err: Optional[unicorn.UcError], budget_hit: bool,
-                        pc: int) -> None:
-        """Raise the error of a call that stopped anywhere but at the return trampoline."""
+                        pc: int, stop: Optional[int] = None) -> None:
+        """Raise the error of a call that stopped anywhere but at `stop` (default: the return
+        trampoline)."""
+        stop = self.ret_addr if stop is None else stop
         if err is not None:
             raise self._faults.engine_error(name, err, pc, self.engine.fault)
         if budget_hit:
             raise self._faults.budget(name, budget, budget + 1, pc)
         if self.engine.interrupt is not None:
             raise self._faults.exception(name, *self.engine.interrupt)
-        if pc != self.ret_addr:
+        if pc != stop:
             raise EmulationError(f"{name}: stopped at pc 0x{pc:08x} <{self.symbol_at(pc)}> "
                                  f"instead of returning")
 
-    def _result(self, name: str, budget: int, stats, pc: int, paint_lo: int, sp: int) -> CallResult:
-        """Counts, cycles, stack and alignment events of a call that returned."""
+    def _result(self, name: str, budget: int, stats, pc: int, paint_lo: int, sp: int,
+                flash: Optional[FlashCounts] = None) -> CallResult:
+        """Counts, cycles, stack and alignment events of a call that returned (`flash`: what the
+        flash interface counted over it, default all since the hooks' reset)."""
         edges = self.hooks.edges()
         self.last_edges = edges
-        insns, bd, blocks = self._cycles.count(edges, stats.last_block, stats.flash, self.hooks)
+        insns, bd, blocks = self._cycles.count(edges, stats.last_block, stats.flash if flash is None else flash,
+                                               self.hooks)
         if insns > budget:
             raise self._faults.budget(name, budget, insns, pc)
         stack_used = self._stack.high_water(self.uc, paint_lo, sp)

@@ -35,8 +35,9 @@ INVOKE_SYMBOL = "mrt_invoke"
 BOUNDARY_SYMBOL = "mrt_op_boundary"
 HOST_SYMBOL = "mrt_host_op"       # the host trap (firmware_plan.HOST_SYMBOL): runtime code, so its
                                   # few instructions are the runtime's, the operator's none
+START_SYMBOL = "mrt_start"        # the emulator image's reset vector: runs the plan, then BKPT #4
 BEGINS, ENDED, MARK = 0, 1, 2     # mrt_runtime.h MRT_OP_BEGINS / MRT_OP_ENDED / MRT_OP_MARK
-RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL, HOST_SYMBOL)
+RUNTIME_FUNCTIONS = (INVOKE_SYMBOL, BOUNDARY_SYMBOL, HOST_SYMBOL, START_SYMBOL)
 
 
 @dataclass
@@ -95,11 +96,11 @@ class OperatorWindows:
 
     @classmethod
     def of_firmware(cls, mcu: Any) -> "OperatorWindows":
-        """The windows of the runtime in `mcu`'s ELF (the host trap, when it has one, is part of
-        the runtime); KeyError when it has none."""
+        """The windows of the runtime in `mcu`'s ELF (the host trap and the image's entry point,
+        when it has them, are part of the runtime); KeyError when it has none."""
         symbols = mcu.elf.symbols
         invoke, boundary = symbols[INVOKE_SYMBOL], symbols[BOUNDARY_SYMBOL]
-        functions = (invoke, boundary) + ((symbols[HOST_SYMBOL],) if HOST_SYMBOL in symbols else ())
+        functions = (invoke, boundary) + tuple(symbols[name] for name in (HOST_SYMBOL, START_SYMBOL) if name in symbols)
         spans = sorted((s.addr, s.addr + s.size) for s in functions)
         if any(end + 4 < start for (_, end), (start, _) in zip(spans, spans[1:])):
             raise EmulationError("the firmware's runtime functions are not next to each other (its linker script)")

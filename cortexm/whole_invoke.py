@@ -7,14 +7,20 @@ flag around each invoke; resource variables: copies to and from their buffers in
 An operator without a C kernel call is a host entry: the runtime's trap (mrt_host_op, BKPT #3)
 stops the call, the operator's host kernel runs on the arena, and the call goes on.
 
-The plan is written once per machine: each constant where the machine's flash already holds
-it (or after it), the entry table after the constants, the structs kernels write (the state
-region) then the argument structs in RAM of their own (memory_map.PLAN_RAM_BASE; RAM as TFLM's
-structs are, apart from the arena). Each invoke is ONE call of mrt_invoke, its cost split into
-operators and the runtime's own part by op_windows.
+The plan is written once per machine, which makes the firmware an image of the model: each
+constant where the machine's flash already holds it (or after it), the entry table after the
+constants, the structs kernels write (the state region) then the argument structs in RAM of
+their own (memory_map.PLAN_RAM_BASE; RAM as TFLM's structs are, apart from the arena); the
+plan's address goes into the firmware's mrt_boot_plan and the stack's top into the vector
+table, as a linker would resolve them. Each invoke starts the image at its entry point, as a
+board comes out of reset: the reset vector, mrt_start, runs mrt_invoke on the plan and stops at
+its BKPT #4. What is measured is mrt_invoke's call, what a DWT cycle counter around Invoke()
+reads on a board (VirtualMCU.boot), split into operators and the runtime's own part by
+op_windows.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
@@ -23,12 +29,15 @@ from micro_rt.errors import EmulationError, KernelError
 from .faults import BudgetExceeded
 from .firmware_plan import (AddressReader, FirmwarePlan, PlanEntry, PlanError, Reloc, binary_image, refresh_blocks,
                             resolver)
-from .memory_map import round_up
-from .op_windows import (BOUNDARY_SYMBOL, ENDED, INVOKE_SYMBOL, RUNTIME_FUNCTIONS, EntryCost, InvokeResult,
-                         OperatorWindows, RuntimeCost)
+from .memory_map import FLASH_BASE, round_up
+from .op_windows import (BOUNDARY_SYMBOL, ENDED, INVOKE_SYMBOL, RUNTIME_FUNCTIONS, START_SYMBOL, EntryCost,
+                         InvokeResult, OperatorWindows, RuntimeCost)
 
 __all__ = ["InvokeFailed", "WholeInvoke", "EntryCost", "InvokeResult", "RuntimeCost", "RUNTIME_FUNCTIONS",
            "BOUNDARY_SYMBOL", "INVOKE_SYMBOL"]
+
+
+BOOT_PLAN_SYMBOL = "mrt_boot_plan"     # the plan mrt_start runs (mrt_runtime.c)
 
 
 class InvokeFailed(EmulationError):
@@ -53,11 +62,12 @@ class WholeInvoke:
                             "and nothing here runs host operators")
         self._host_op = host_op
         try:
-            self._entry = mcu.symbol(INVOKE_SYMBOL)
+            boot_plan, self._invoke = mcu.symbol(BOOT_PLAN_SYMBOL), mcu.symbol(INVOKE_SYMBOL)
+            if mcu.elf.symbols[START_SYMBOL].addr != struct.unpack("<I", mcu.read(FLASH_BASE + 4, 4))[0] & ~1:
+                raise EmulationError(f"its reset vector is not {START_SYMBOL}")
             self.windows = OperatorWindows.of_firmware(mcu)
         except (EmulationError, KeyError) as e:
-            raise PlanError(f"the firmware has no usable device runtime (mrt_invoke: {e}): rebuild "
-                            "it (make firmware)") from None
+            raise PlanError(f"the firmware has no usable device runtime ({e}): rebuild it (make firmware)") from None
         for item in plan.constants:                    # before the plan's own place in flash
             mcu.place_constant(item.data, item.align)
         flash_base = round_up(mcu.constants.end, 16)
@@ -74,6 +84,8 @@ class WholeInvoke:
             raise PlanError(f"the plan could not be placed at 0x{flash_base:08x} (flash gave 0x{placed:08x})")
         self.image = image
         self.plan_bytes = len(image.flash)
+        mcu.write(boot_plan, struct.pack("<I", image.plan_address))     # the image's links
+        mcu.write(FLASH_BASE, struct.pack("<I", mcu.stack_top))
         self._stateful = [i for i, e in enumerate(plan.entries) if e.after is not None]
 
     # ------------------------------------------------------------------ running
@@ -89,16 +101,15 @@ class WholeInvoke:
         windows = self.windows
         windows.start(on_begin)
         try:
-            result = mcu.call(self._entry, self.image.plan_address, budget=budget, observer=windows.observer,
-                              host_trap=self._host_trap)
+            run = mcu.boot(self._invoke, budget=budget, observer=windows.observer, host_trap=self._host_trap)
         except BudgetExceeded as e:
             raise InvokeFailed(str(e), windows.over_budget_entry(e.budget), e) from e
         except EmulationError as e:
             raise InvokeFailed(str(e), windows.running_entry(), e) from e
         finally:
             windows.stop()
-        if result.return_value != 0:
-            index = result.return_value - 1
+        if run.result.return_value != 0:
+            index = run.result.return_value - 1
             entry = self.plan.entries[index]
             status = windows.marks[-1].status
             message = f"{entry.refusal} ({entry.symbol} returned {status})"
@@ -111,9 +122,8 @@ class WholeInvoke:
         last = windows.marks[-1] if windows.marks else None
         ended = last is not None and last.phase == ENDED and last.status != 0 and \
             self.plan.entries[last.index].ends_run
-        stats = mcu.hooks.stats()
-        cost = windows.attribute(mcu.last_edges, stats.last_block, stats.flash, result.stack_bytes,
-                                 mcu.stack_top)
+        cost = windows.attribute(mcu.last_edges, run.last_block, run.flash, run.result.stack_bytes, run.entry_sp,
+                                 entry_prev=run.entry_prev)
         return replace(cost, ended_run=ended)
 
     def _host_trap(self, index: int) -> int:

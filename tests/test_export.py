@@ -47,7 +47,7 @@ IMAGE_BOUND_SLACK = 1024
 EXPORT_OWN = {"main", "Reset_Handler", "Default_Handler", "mrt_putc", "mrt_puts", "mrt_put_u32",
               "mrt_put_hex", "mrt_copy_in", "mrt_cycles_start", "mrt_cycles_now", "SysTick_Handler",
               "mrt_flash_setup", "mrt_l1_caches_on"}
-FIRMWARE_OWN = {"mrt_reset_handler", "mrt_fault_handler"}      # the emulator firmware's start-up
+FIRMWARE_OWN = {"mrt_start", "mrt_fault_handler"}      # the emulator image's entry point and fault handler
 
 
 def _json(capsys, *argv) -> tuple[int, dict]:

@@ -68,3 +68,20 @@ __attribute__((naked, used, section(".mrt_runtime.host"))) int32_t mrt_host_op(u
 {
     __asm volatile("bkpt #3\n\tbx lr");
 }
+
+/* The emulator image's entry point, its reset vector: one inference of the plan at
+ * mrt_boot_plan, then BKPT #4 with the status in r0, where the emulator takes the result. The
+ * image is the firmware with a plan written in: micro_rt writes the plan's address into
+ * mrt_boot_plan and the stack's top into the vector table, as a linker would resolve them (an
+ * exported project links its plan and stack itself, export/main.c). */
+extern const mrt_plan_t *const volatile mrt_boot_plan;
+
+__attribute__((noreturn, used, section(".mrt_runtime.start"))) void mrt_start(void)
+{
+    register int32_t status __asm("r0") = mrt_invoke(mrt_boot_plan);
+    for (;;) {
+        __asm volatile("bkpt #4" ::"r"(status));
+    }
+}
+
+__attribute__((used, section(".mrt_runtime.zboot_plan"))) const mrt_plan_t *const volatile mrt_boot_plan = 0;

@@ -66,4 +66,8 @@ void mrt_op_boundary(uint32_t index, uint32_t phase, int32_t status);
  * host kernel returned comes back in r0. Only the emulator can run it. */
 int32_t mrt_host_op(uint32_t entry);
 
+/* The emulator image's reset vector: runs the plan at mrt_boot_plan once and stops at BKPT #4,
+ * the status in r0. */
+void mrt_start(void);
+
 #endif
