@@ -70,7 +70,7 @@ def test_the_cycle_count_is_cumulative(out):
         report = FirmwareRun(m).run()
         edges = m.hooks.edges()
         _, bd, _ = m.model.count(edges, None, m.hooks.stats().flash)
-        assert report.cycles == bd.total + m.exceptions.entry_cycles
+        assert report.cycles == bd.total + m.exceptions.entry_cycles + m.exceptions.return_cycles
         assert m.clock.now() == report.cycles           # the clock DWT_CYCCNT reads is the run's count
         assert (program == "systick") == (m.exceptions.entry_cycles > 0)
 
@@ -79,9 +79,13 @@ def test_systick_interrupts_at_the_modelled_time(capsys, out):
     code, r, _ = emulate(capsys, build("systick", out))
     assert code == 0 and "ticks 21" in r["console"]
     at = [int(m) for m in re.findall(r"tick \d at (\d+)", r["console"])]
-    assert all(abs((b - a) - 1000) <= 30 for a, b in zip(at, at[1:])), at
+    # each is taken at most NEAR (8) cycles early or a block of main's loop late
+    assert all(abs((b - a) - 1000) <= 16 for a, b in zip(at, at[1:])), at
     assert r["exceptions_taken"] == {"SysTick": 21}
     assert r["cycle_breakdown"]["exception_entry"] == 21 * 12
+    # the return latency is documented for the M4 alone (10 cycles, Arm knowledge article 103489845)
+    returns = r["cycle_breakdown"]["exception_return"]
+    assert returns == (21 * 10 if r["core"] == "cortex-m4" else 0), returns
 
 
 def test_malloc_and_free_are_counted(capsys, out):

@@ -156,7 +156,7 @@ class FirmwareMachine:
         self.model = CycleModel(self.core, img.sha256, ms, self._read_code)
         self.exceptions = ExceptionUnit(self.core, self._read, self._write, has_fpu=self.core != "cortex-m0plus")
         self.exceptions.vtor = self.vector_table
-        self.clock = RunningCycles(self.hooks, self.model, ms, lambda: self.exceptions.entry_cycles)
+        self.clock = RunningCycles(self.hooks, self.model, ms, lambda: self.exceptions.latency_cycles)
         d_geo, i_geo = self._l1_geometry(ms)
         self.scs = SystemControlSpace(self.core, self.exceptions, self.clock.now, self._caches_changed,
                                       self.hooks.stop_at_next_block, self._stop_after_write, d_geo, i_geo)

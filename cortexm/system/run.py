@@ -19,8 +19,8 @@ from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
 from .. import alignment
 from ..calling import STACK_PAINT
 from ..faults import INTR_BKPT
-from .exceptions import (CFSR_BITS, HFSR_BITS, LATENCY_DOCUMENTED, Exc, FaultRecord, Lockup, bit_names,
-                         exception_name)
+from .exceptions import (CFSR_BITS, HFSR_BITS, LATENCY_DOCUMENTED, RETURN_LATENCY, Exc, FaultRecord, Lockup,
+                         bit_names, exception_name)
 from .machine import EmulateRequest, FirmwareMachine
 from .peripherals import MmioPolicy
 from .profile import flat_profile
@@ -60,6 +60,7 @@ class FirmwareRun:
         self.message = ""
         self.exit_code: Optional[int] = None
         self.handlers: set[int] = set()
+        self._looked = (0, 0)            # (cycles, instructions) at the last look (_slice)
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> FirmwareReport:
@@ -99,16 +100,20 @@ class FirmwareRun:
         return self._report()
 
     def _slice(self, now: int, tick_due: Optional[int]) -> int:
-        """Instructions to run before the next look: half the cycles to the next event at the
-        run's cycles per instruction so far (the budget counts 4 bytes an instruction, so up to
-        twice as many 16-bit ones run: the slice ends near the event, a block past it at most)."""
+        """Instructions to run before the next look: a quarter of the cycles to the next event
+        at the cycles per instruction of the last slice (of the run so far at first): the budget
+        counts 4 bytes an instruction, so up to twice as many 16-bit ones run, and the code
+        ahead may be slower than the code behind; so each look lands short of the event, and the
+        last one a block past it at most."""
         target = self.m.req.max_cycles if tick_due is None else min(tick_due, self.m.req.max_cycles)
         insns = self.m.clock.instructions
-        cpi = max(0.5, now / insns) if insns else 1.0
+        ran_cycles, ran_insns = now - self._looked[0], insns - self._looked[1]
+        self._looked = (now, insns)
+        cpi = max(0.5, ran_cycles / ran_insns if ran_insns else now / insns if insns else 1.0)
         # an exception pending while masked is taken once the code unmasks it (CPSIE, MSR
         # BASEPRI: instructions, not register writes the machine sees): look often meanwhile
         longest = MASKED_SLICE if self.m.exceptions.pending else MAX_SLICE
-        return int(max(1, min(longest, (target - now) / cpi / 2)))
+        return int(max(1, min(longest, (target - now) / cpi / 4)))
 
     def _take_pending(self, pc: int) -> int:
         exc = self.m.exceptions
@@ -269,8 +274,8 @@ class FirmwareRun:
         costs = m.model.block_costs(edges)
         profile = flat_profile(m.fw.image, edges, costs, m.clock.edge_memory_cycles(edges, costs),
                                handlers=self.handlers,
-                               extra={"exception entry": m.exceptions.entry_cycles}
-                               if m.exceptions.entry_cycles else {})
+                               extra={what: n for what, n in (("exception entry", m.exceptions.entry_cycles),
+                                                               ("exception return", m.exceptions.return_cycles)) if n})
         unaligned = alignment.call_events(m.hooks.unaligned(), m._read_code, self.symbol, strict=False,
                                           armv6m=m.core == "cortex-m0plus")
         consoles = [("semihosting", m.semihost.console), ("ITM", m.scs.events.console),
@@ -290,7 +295,8 @@ class FirmwareRun:
             cycles=cycles, instructions=m.clock.instructions,
             breakdown={"core": bd.core, "branches": bd.branches, "fetch_stalls": bd.fetch,
                        "flash_data_stalls": bd.data_flash, "sram_wait_states": bd.sram,
-                       "exception_entry": m.exceptions.entry_cycles},
+                       "exception_entry": m.exceptions.entry_cycles,
+                       "exception_return": m.exceptions.return_cycles},
             profile=profile, heap=m.heap.stats.to_dict(), stack_bytes=self._stack_high_water(),
             faults=self.faults, unaligned=unaligned,
             exceptions={exception_name(n): k for n, k in sorted(m.exceptions.taken.items())},
@@ -326,7 +332,16 @@ class FirmwareRun:
             if not LATENCY_DOCUMENTED[m.core]:
                 notes.append(f"exception entry is priced at 12 cycles: no document gives the "
                              f"{m.core}'s interrupt latency")
-            notes.append("exception return (unstacking) is not priced beyond its branch: no document found")
+            if m.core in RETURN_LATENCY:
+                notes.append(f"exception return is priced at {RETURN_LATENCY[m.core]} cycles after its branch "
+                             "(Arm knowledge article 103489845)")
+            else:
+                notes.append(f"exception return (unstacking) is not priced beyond its branch: no document "
+                             f"gives the {m.core}'s return latency")
+            if m.exceptions.fp_frames:
+                notes.append(f"{m.exceptions.fp_frames} exception entr{'y' if m.exceptions.fp_frames == 1 else 'ies'} "
+                             "stacked the FP context: written at entry, priced as lazy stacking prices a handler "
+                             "without FP instructions (up to 17 cycles more on entry and on return otherwise)")
         if m.scs.events.cyccnt_reads_without_counter:
             notes.append(f"{m.scs.events.cyccnt_reads_without_counter} read(s) of DWT_CYCCNT while it "
                          + ("does not exist (the Cortex-M0+ has no cycle counter): read as 0"
