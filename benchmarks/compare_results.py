@@ -84,7 +84,7 @@ def _number(cell: str) -> float | None:
     return float(match.group(1).replace(",", "")) if match else None
 
 
-_NOT_KEYS = re.compile(r"wall|CPU|M instr|>=|%| s$| s /", re.I)
+_NOT_KEYS = re.compile(r"wall|CPU|M instr|>=|%| s$| s /|entries", re.I)     # rates, times, counts of entries
 
 
 def _rows(table: Table, keys: list[str]) -> dict[tuple[str, ...], dict[str, str]]:
