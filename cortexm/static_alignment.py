@@ -11,14 +11,17 @@ just loaded from memory) get a native code hook on that one instruction instead.
 """
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass, replace
-from typing import Optional
+from pathlib import Path
+from typing import Optional, Union
 
 import capstone
 from capstone import arm as csarm
 from unicorn import arm_const as ua
 
-from .elf import ElfImage
+from .elf import ElfImage, load_elf
 from .thumb_decode import DISASSEMBLER
 
 _MASK = 0xFFFFFFFF
@@ -267,15 +270,24 @@ def _in_unicorn_registers(checks: list[Check]) -> list[Check]:
             if all(r in CAPSTONE_TO_UNICORN for r, _ in c.terms)]
 
 
-_STATIC_CACHE: dict[str, tuple[dict, dict]] = {}     # per firmware hash: the analysis is ~1 s
+_STATIC_CACHE: dict[str, tuple[dict, dict]] = {}     # per firmware hash: the analysis is ~1.5 s
+SHIPPED_SUFFIX = ".alignment.json"     # beside cortexm/firmware/<core>.elf, written by make firmware
+_FORMAT = 1
 
 
 def static_checks(elf: ElfImage) -> tuple[dict, dict]:
     """(by_start, by_pc) static alignment checks of the ELF's executable segments, registers as
-    Unicorn ids: what native.HookSet installs."""
+    Unicorn ids: what native.HookSet installs. They depend on the firmware alone, so the shipped
+    firmware carries them beside it (`write_shipped`), read when its hash matches the ELF's;
+    any other ELF is analysed (once per process)."""
     hit = _STATIC_CACHE.get(elf.sha256)
-    if hit is not None:
-        return hit
+    if hit is None:
+        hit = _shipped(elf) or _analysed(elf)
+        _STATIC_CACHE[elf.sha256] = hit
+    return hit
+
+
+def _analysed(elf: ElfImage) -> tuple[dict, dict]:
     by_start: dict = {}
     by_pc: dict = {}
     for seg in elf.segments:
@@ -287,5 +299,40 @@ def static_checks(elf: ElfImage) -> tuple[dict, dict]:
                 mapped = _in_unicorn_registers(checks)
                 if mapped:
                     table.setdefault(key, []).extend(mapped)
-    _STATIC_CACHE[elf.sha256] = (by_start, by_pc)
     return by_start, by_pc
+
+
+def shipped_path(elf_path: Union[str, Path]) -> Path:
+    path = Path(elf_path)
+    return path.with_name(path.stem + SHIPPED_SUFFIX)
+
+
+def _shipped(elf: ElfImage) -> Optional[tuple[dict, dict]]:
+    """The checks written beside the ELF for exactly this ELF, else None (absent, another
+    build's, unreadable: the caller analyses it)."""
+    try:
+        data = json.loads(shipped_path(elf.path).read_text())
+        if data.get("format") != _FORMAT or data.get("sha256") != elf.sha256:
+            return None
+        return tuple({int(key): [Check(pc, const, tuple((r, k) for r, k in terms), mask, size, bool(write))
+                                 for pc, const, terms, mask, size, write in checks]
+                      for key, checks in data[table].items()} for table in ("by_start", "by_pc"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_shipped(elf_path: Union[str, Path]) -> Path:
+    """Analyse the ELF and write its checks beside it, tied to its hash."""
+    elf = load_elf(elf_path)
+    by_start, by_pc = _analysed(elf)
+    tables = {name: {str(key): [[c.pc, c.const, [list(t) for t in c.terms], c.mask, c.size, int(c.write)]
+                                for c in checks] for key, checks in sorted(table.items())}
+              for name, table in (("by_start", by_start), ("by_pc", by_pc))}
+    out = shipped_path(elf_path)
+    out.write_text(json.dumps({"format": _FORMAT, "sha256": elf.sha256, **tables}, separators=(",", ":")) + "\n")
+    return out
+
+
+if __name__ == "__main__":          # make firmware: python -m micro_rt.cortexm.static_alignment ELF...
+    for name in sys.argv[1:]:
+        print(f"wrote {write_shipped(name)}")

@@ -76,3 +76,24 @@ def test_layout_lines_name_firmware_functions():
     for core in CORES_ALL:
         names |= set(load_elf(firmware_elf(core)).symbols)
     assert not [p for p in pinned if p not in names], "firmware.ld pins sections no firmware has"
+
+
+@pytest.mark.parametrize("core", CORES_ALL)
+def test_shipped_alignment_checks_are_the_firmware_analysed(core, tmp_path):
+    """What every emulated run installs for the alignment check comes from the file make firmware
+    writes beside the ELF, tied to its hash: it must be exactly what analysing the ELF gives. A
+    file of another build, or an unreadable one, is ignored and the ELF analysed."""
+    import shutil
+
+    from micro_rt.cortexm import static_alignment as sa
+    from micro_rt.cortexm.elf import load_elf
+    elf = load_elf(FIRMWARE / f"{core}.elf")
+    shipped = sa._shipped(elf)
+    assert shipped is not None, f"{sa.shipped_path(elf.path)} missing or stale: run make firmware"
+    assert shipped == sa._analysed(elf) and shipped[0]
+    copy = tmp_path / f"{core}.elf"
+    shutil.copy(FIRMWARE / f"{core}.elf", copy)
+    sa.shipped_path(copy).write_text(sa.shipped_path(elf.path).read_text().replace(elf.sha256, "0" * 64))
+    assert sa._shipped(load_elf(copy)) is None            # another build's checks
+    sa.shipped_path(copy).write_text("{not json")
+    assert sa._shipped(load_elf(copy)) is None
