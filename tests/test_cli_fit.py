@@ -152,7 +152,7 @@ def test_call_once_and_resource_variables_are_counted_in_the_plan(capsys, tmp_pa
     """CALL_ONCE and the resource-variable operators run in the device runtime's plan, so the
     whole image is counted; a handle computed at run time makes its operator a host entry:
     cannot tell, and why."""
-    from test_vmcu_runtime import runtime_handle_model
+    from test_vmcu_host_entries import runtime_handle_model
     stream = str(PROJECT_MODELS / "control_flow" / "stream_state_int8.tflite")
     code, verdict = _fit(capsys, stream, "--ram", "1M", "--flash", "1M", "--kernels", "cmsis-nn")
     assert code == 0 and verdict["fits"] is True and verdict["not_accounted"] == []

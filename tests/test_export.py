@@ -220,7 +220,7 @@ def test_export_refuses_what_it_cannot_do(capsys, tmp_path):
 def test_export_refuses_a_plan_with_a_host_entry(capsys, tmp_path):
     """An operator the emulator ran on its host kernel (its resource handle is known only at run
     time) has no kernel call a device could make: export says so and writes nothing."""
-    from test_vmcu_runtime import runtime_handle_model
+    from test_vmcu_host_entries import runtime_handle_model
     model = tmp_path / "runtime_handle.tflite"
     model.write_bytes(runtime_handle_model())
     code = main(["export", str(model), "--board", "nucleo-l4r5zi", "-o", str(tmp_path / "out")])
