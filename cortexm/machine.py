@@ -408,6 +408,22 @@ class VirtualMCU:
                 err = self.engine.run(trap_pc + 2, stop)
         return err
 
+    def check_code_of(self, functions: set[str]) -> None:
+        """Keep the alignment checks that need a code hook (static_alignment's by_pc) only in
+        these functions: the code a run can reach (its callers say which). Unicorn walks every
+        code hook at every hooked instruction, so the firmware's 200-odd hooks made a hot loop's
+        one hooked VLDM cost more than the loop (float32 models emulated at about 9 M
+        instructions/s). The checks at block starts stay for all code."""
+        hooks = self.hooks
+        if self._static is None or hooks is None:
+            return
+        pcs = {pc for pc in self._static[1]
+               if (f := self.elf.function_at(pc)) is not None and f.name in functions}
+        if pcs == hooks.code_hook_pcs:
+            return
+        hooks.set_code_hook_pcs(pcs)
+        self.uc.ctl_flush_tb()                # no translation made with the old hooks
+
     def _stopped_at_host_trap(self) -> bool:
         interrupt = self.engine.interrupt
         return interrupt is not None and interrupt[0] == INTR_BKPT and \

@@ -252,6 +252,10 @@ class HookSet:
         flash_port: count data loads from flash through the flash data port (native only; the
         caller then hands the flash's host memory to `add_flash_segments`)."""
         self.static_checks = static_checks
+        # the instructions whose check is a code hook (by_pc keys); None: all. Unicorn walks
+        # every code hook at every hooked instruction it runs, so fewer hooks run faster
+        self.code_hook_pcs: Optional[set] = None
+        self._code_handles: list = []
         self.uc = uc
         self.memory_hook = memory_hook
         self.check_alignment = check_alignment
@@ -304,8 +308,11 @@ class HookSet:
         lib = self._lib
         if self.static_checks is not None:
             code_fp = ctypes.cast(lib.mrt_code_hook, ctypes.c_void_p).value
+            self._code_handles = []
             for pc in self.static_checks[1]:
-                self._add(UC.UC_HOOK_CODE, code_fp, pc, pc)
+                if self.code_hook_pcs is None or pc in self.code_hook_pcs:
+                    self._add(UC.UC_HOOK_CODE, code_fp, pc, pc)
+                    self._code_handles.append(self._handles[-1])
         self._add(UC.UC_HOOK_BLOCK, ctypes.cast(lib.mrt_block_hook, ctypes.c_void_p).value, 1, 0)
         if self.memory_hook:
             self._add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE,
@@ -349,6 +356,23 @@ class HookSet:
             self._add_native_hooks()
         else:
             self._add_python_hooks()
+
+    def set_code_hook_pcs(self, pcs: set) -> None:
+        """Only these instructions' alignment checks as code hooks (the by_pc keys), on this
+        engine (before it translates them) and the later ones. The Python hooks (the slow
+        reference path) keep every check."""
+        self.code_hook_pcs = set(pcs)
+        if not self.native or self.uc is None or self.static_checks is None:
+            return
+        for h in self._code_handles:
+            self._uclib.uc_hook_del(self.uc._uch, ctypes.c_size_t(h))
+            self._handles.remove(h)
+        self._code_handles = []
+        code_fp = ctypes.cast(self._lib.mrt_code_hook, ctypes.c_void_p).value
+        for pc in self.static_checks[1]:
+            if pc in self.code_hook_pcs:
+                self._add(UC.UC_HOOK_CODE, code_fp, pc, pc)
+                self._code_handles.append(self._handles[-1])
 
     def detach(self) -> None:
         """Remove the hooks from the current engine (which drops the engine's references to

@@ -29,6 +29,7 @@ from micro_rt.errors import EmulationError, KernelError
 from .faults import BudgetExceeded
 from .firmware_plan import (AddressReader, FirmwarePlan, PlanEntry, PlanError, Reloc, binary_image, refresh_blocks,
                             resolver)
+from .image import reference_graph
 from .memory_map import FLASH_BASE, round_up
 from .op_windows import (BOUNDARY_SYMBOL, ENDED, INVOKE_SYMBOL, RUNTIME_FUNCTIONS, START_SYMBOL, EntryCost,
                          InvokeResult, OperatorWindows, RuntimeCost)
@@ -84,6 +85,10 @@ class WholeInvoke:
             raise PlanError(f"the plan could not be placed at 0x{flash_base:08x} (flash gave 0x{placed:08x})")
         self.image = image
         self.plan_bytes = len(image.flash)
+        graph = reference_graph(mcu.elf.path)       # what the plan can reach: its kernels, the runtime
+        roots = [s for s in {e.symbol for e in plan.entries if e.symbol} | {START_SYMBOL, *RUNTIME_FUNCTIONS}
+                 if s in graph.by_name]
+        mcu.check_code_of(graph.closure(roots).names("code"))
         mcu.write(boot_plan, struct.pack("<I", image.plan_address))     # the image's links
         mcu.write(FLASH_BASE, struct.pack("<I", mcu.stack_top))
         self._stateful = [i for i, e in enumerate(plan.entries) if e.after is not None]

@@ -505,3 +505,23 @@ def test_an_error_in_the_boundary_observer_stops_the_invoke():
     with pytest.raises(RuntimeError, match="observer failed at entry 0"):
         it.executor.mcu.call("mrt_invoke", whole.image.plan_address, observer=whole.windows.observer)
     it.close()
+
+
+def test_only_the_code_the_plan_reaches_keeps_its_code_hooks():
+    """The alignment checks that need a code hook are installed for the functions the plan can
+    reach alone (Unicorn walks every code hook at every hooked instruction: the firmware's 200-odd
+    made float32 models emulate at about 9 M instructions/s): the fallback checks of every
+    function the plan reaches, and of no other."""
+    from micro_rt.cortexm.image import reference_graph
+    from micro_rt.cortexm.static_alignment import static_checks
+    it = _interpreter(MODELS / "residual_block_f32.tflite", "cortex-m4")
+    _run(it, random_inputs(it, 0))
+    mcu = it.executor.mcu
+    by_pc = static_checks(mcu.elf)[1]
+    kept = mcu.hooks.code_hook_pcs
+    reached = reference_graph(mcu.elf.path).closure(
+        {e.symbol for e in it.executor.firmware_plan.entries if e.symbol} | {"mrt_start", "mrt_invoke"}).names("code")
+    assert kept and kept < set(by_pc)
+    assert kept == {pc for pc in by_pc if mcu.elf.function_at(pc).name in reached}
+    assert {mcu.elf.function_at(pc).name for pc in kept} >= {"mrt_conv_f32"}
+    it.close()
