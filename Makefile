@@ -77,12 +77,12 @@ fuzz: test-venv
 	$(BIN)/python benchmarks/fuzz_firmware.py -n 3000 --seed $(FUZZ_SEED) --write
 
 # Virtual-MCU firmware (needs arm-none-eabi-gcc): cortexm/firmware/cortex-m{0plus,4,7,33}.elf,
-# byte-for-byte reproducible (tests/test_vmcu_*.py rebuilds and compares), and beside each its
-# static alignment checks (<core>.alignment.json: what every emulated run would otherwise
-# recompute from the code, ~1.5 s).
+# byte-for-byte reproducible (tests/test_vmcu_*.py rebuilds and compares), and beside each the
+# facts every emulated run would otherwise recompute from its code, ~1 s each
+# (<core>.alignment.json, <core>.references.json: cortexm/firmware_facts.py).
 firmware: venv
 	$(MAKE) -C cortexm/src
-	$(BIN)/python -m micro_rt.cortexm.static_alignment cortexm/firmware/*.elf
+	$(BIN)/python -m micro_rt.cortexm.firmware_facts cortexm/firmware/*.elf
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache

@@ -35,6 +35,7 @@ from elftools.elf.elffile import ELFFile
 from micro_rt.errors import EmulationError
 
 from .firmware_build import SOURCE_DIR
+from .firmware_facts import read_facts, write_facts
 from .thumb_decode import disassembler
 
 CODE, RODATA, DATA, BSS = "code", "rodata", "data", "bss"
@@ -298,8 +299,13 @@ def _firmware_source(name: str) -> bool:
     return bool(name) and (SOURCE_DIR / name).is_file()
 
 
+REFERENCES = "references"       # cortexm/firmware/<core>.references.json (firmware_facts.py)
+
+
 def reference_graph(path: str | Path) -> ReferenceGraph:
-    """The pieces of a linked firmware ELF and their references (cached by the file's hash)."""
+    """The pieces of a linked firmware ELF and their references (cached by the file's hash; the
+    references, which take capstone a second, come from the file make firmware writes beside a
+    shipped ELF when it is this ELF's)."""
     raw = Path(path).read_bytes()
     key = hashlib.sha256(raw).hexdigest()
     if key in _CACHE:
@@ -309,11 +315,36 @@ def reference_graph(path: str | Path) -> ReferenceGraph:
         sections = _sections(elf)
         sized, mapping, files = _symbols(elf)
     pieces, names = _pieces(sections, sized, mapping, files, _firmware_source)
-    try:
-        refs = _references(sections, pieces, mapping)
-    except capstone.CsError as e:
-        raise EmulationError(f"{Path(path).name}: cannot disassemble: {e}") from None
+    refs = _shipped_references(path, key, len(pieces))
+    if refs is None:
+        try:
+            refs = _references(sections, pieces, mapping)
+        except capstone.CsError as e:
+            raise EmulationError(f"{Path(path).name}: cannot disassemble: {e}") from None
     graph = ReferenceGraph(pieces, refs, names)
     _CACHE[key] = graph
     return graph
+
+
+def _shipped_references(path: str | Path, sha256: str, n_pieces: int) -> Optional[dict[int, set[int]]]:
+    facts = read_facts(path, sha256, REFERENCES)
+    try:
+        if facts["pieces"] != n_pieces:
+            return None
+        return {int(i): {int(j) for j in found} for i, found in facts["refs"].items()}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def write_shipped_references(path: str | Path) -> Path:
+    """Compute the ELF's references afresh and write them beside it, tied to its hash."""
+    raw = Path(path).read_bytes()
+    with open(path, "rb") as fh:
+        elf = ELFFile(fh)
+        sections = _sections(elf)
+        sized, mapping, files = _symbols(elf)
+    pieces, _ = _pieces(sections, sized, mapping, files, _firmware_source)
+    refs = _references(sections, pieces, mapping)
+    facts = {"pieces": len(pieces), "refs": {str(i): sorted(found) for i, found in sorted(refs.items())}}
+    return write_facts(path, hashlib.sha256(raw).hexdigest(), REFERENCES, facts)
 

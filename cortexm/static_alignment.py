@@ -11,8 +11,6 @@ just loaded from memory) get a native code hook on that one instruction instead.
 """
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Union
@@ -22,6 +20,7 @@ from capstone import arm as csarm
 from unicorn import arm_const as ua
 
 from .elf import ElfImage, load_elf
+from .firmware_facts import read_facts, write_facts
 from .thumb_decode import DISASSEMBLER
 
 _MASK = 0xFFFFFFFF
@@ -271,8 +270,7 @@ def _in_unicorn_registers(checks: list[Check]) -> list[Check]:
 
 
 _STATIC_CACHE: dict[str, tuple[dict, dict]] = {}     # per firmware hash: the analysis is ~1.5 s
-SHIPPED_SUFFIX = ".alignment.json"     # beside cortexm/firmware/<core>.elf, written by make firmware
-_FORMAT = 1
+FACTS = "alignment"             # cortexm/firmware/<core>.alignment.json (firmware_facts.py)
 
 
 def static_checks(elf: ElfImage) -> tuple[dict, dict]:
@@ -302,22 +300,14 @@ def _analysed(elf: ElfImage) -> tuple[dict, dict]:
     return by_start, by_pc
 
 
-def shipped_path(elf_path: Union[str, Path]) -> Path:
-    path = Path(elf_path)
-    return path.with_name(path.stem + SHIPPED_SUFFIX)
-
-
 def _shipped(elf: ElfImage) -> Optional[tuple[dict, dict]]:
-    """The checks written beside the ELF for exactly this ELF, else None (absent, another
-    build's, unreadable: the caller analyses it)."""
+    """The checks written beside the ELF for exactly this ELF, else None."""
+    facts = read_facts(elf.path, elf.sha256, FACTS)
     try:
-        data = json.loads(shipped_path(elf.path).read_text())
-        if data.get("format") != _FORMAT or data.get("sha256") != elf.sha256:
-            return None
         return tuple({int(key): [Check(pc, const, tuple((r, k) for r, k in terms), mask, size, bool(write))
                                  for pc, const, terms, mask, size, write in checks]
-                      for key, checks in data[table].items()} for table in ("by_start", "by_pc"))
-    except (OSError, ValueError, KeyError, TypeError):
+                      for key, checks in facts[table].items()} for table in ("by_start", "by_pc"))
+    except (KeyError, TypeError, ValueError):
         return None
 
 
@@ -328,11 +318,4 @@ def write_shipped(elf_path: Union[str, Path]) -> Path:
     tables = {name: {str(key): [[c.pc, c.const, [list(t) for t in c.terms], c.mask, c.size, int(c.write)]
                                 for c in checks] for key, checks in sorted(table.items())}
               for name, table in (("by_start", by_start), ("by_pc", by_pc))}
-    out = shipped_path(elf_path)
-    out.write_text(json.dumps({"format": _FORMAT, "sha256": elf.sha256, **tables}, separators=(",", ":")) + "\n")
-    return out
-
-
-if __name__ == "__main__":          # make firmware: python -m micro_rt.cortexm.static_alignment ELF...
-    for name in sys.argv[1:]:
-        print(f"wrote {write_shipped(name)}")
+    return write_facts(elf_path, elf.sha256, FACTS, tables)

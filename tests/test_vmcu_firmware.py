@@ -79,21 +79,35 @@ def test_layout_lines_name_firmware_functions():
 
 
 @pytest.mark.parametrize("core", CORES_ALL)
-def test_shipped_alignment_checks_are_the_firmware_analysed(core, tmp_path):
-    """What every emulated run installs for the alignment check comes from the file make firmware
-    writes beside the ELF, tied to its hash: it must be exactly what analysing the ELF gives. A
-    file of another build, or an unreadable one, is ignored and the ELF analysed."""
+def test_shipped_firmware_facts_are_the_firmware_analysed(core, tmp_path):
+    """What every emulated run reads of the firmware (its alignment checks, its reference graph)
+    comes from the files make firmware writes beside the ELF, tied to its hash: each must be
+    exactly what analysing the ELF gives. A file of another build, or an unreadable one, is
+    ignored and the ELF analysed."""
     import shutil
 
+    from micro_rt.cortexm import firmware_facts, image
     from micro_rt.cortexm import static_alignment as sa
     from micro_rt.cortexm.elf import load_elf
-    elf = load_elf(FIRMWARE / f"{core}.elf")
+    path = FIRMWARE / f"{core}.elf"
+    elf = load_elf(path)
     shipped = sa._shipped(elf)
-    assert shipped is not None, f"{sa.shipped_path(elf.path)} missing or stale: run make firmware"
+    assert shipped is not None, f"{firmware_facts.facts_path(path, sa.FACTS)} missing or stale: run make firmware"
     assert shipped == sa._analysed(elf) and shipped[0]
+    graph = image.reference_graph(path)
+    with open(path, "rb") as fh:
+        raw = image.ELFFile(fh)
+        sections = image._sections(raw)
+        sized, mapping, files = image._symbols(raw)
+    pieces, _ = image._pieces(sections, sized, mapping, files, image._firmware_source)
+    assert image._shipped_references(path, elf.sha256, len(pieces)) == image._references(sections, pieces, mapping)
+    assert graph.refs == image._references(sections, pieces, mapping)
     copy = tmp_path / f"{core}.elf"
-    shutil.copy(FIRMWARE / f"{core}.elf", copy)
-    sa.shipped_path(copy).write_text(sa.shipped_path(elf.path).read_text().replace(elf.sha256, "0" * 64))
-    assert sa._shipped(load_elf(copy)) is None            # another build's checks
-    sa.shipped_path(copy).write_text("{not json")
+    shutil.copy(path, copy)
+    for kind in (sa.FACTS, image.REFERENCES):
+        stale = firmware_facts.facts_path(path, kind).read_text().replace(elf.sha256, "0" * 64)
+        firmware_facts.facts_path(copy, kind).write_text(stale)
+    assert sa._shipped(load_elf(copy)) is None            # another build's facts
+    assert image._shipped_references(copy, elf.sha256, len(pieces)) is None
+    firmware_facts.facts_path(copy, sa.FACTS).write_text("{not json")
     assert sa._shipped(load_elf(copy)) is None
