@@ -54,6 +54,7 @@ results: test-venv
 	$(BIN)/python benchmarks/bench_op_cycles.py --flavours --cores cortex-m0plus cortex-m4 cortex-m7 cortex-m33 --write
 	$(BIN)/python benchmarks/bench_runtime.py --write
 	$(BIN)/python benchmarks/bench_memory_system.py --write
+	$(BIN)/python benchmarks/bench_wall.py --models $(MLPERF_MODELS) --write
 
 # Cycles per MAC / per element of every C kernel of the virtual MCU on M0+ and M4 (issue 12):
 # one single-operator model per (op, input type) of micro_rt.cortexm.ops.KERNELS.
