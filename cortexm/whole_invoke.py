@@ -1,4 +1,4 @@
-"""A whole inference as one emulator entry: the firmware's runtime (cortexm/src/mrt_runtime.c)
+"""A whole inference as one run of the device runtime (cortexm/src/mrt_runtime.c), which
 walks the model's firmware plan (firmware_plan.py) as a board's Invoke() would, calling its
 kernels (IF and WHILE: jumping on their conditions, making their copies; the runtime reports
 where each starts and ends, so records keep their subgraph costs; CALL_ONCE: a byte of the
