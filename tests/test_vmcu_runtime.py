@@ -109,6 +109,25 @@ def _assert_runtime_small(it) -> None:
     assert 0 < own.instructions < 200 * walked and own.frame_bytes > 0, (own, entries, walked)
 
 
+def _three_ways(model, core: str, kernels: str = "cmsis-nn", seeds: int = 3):
+    """For each seed: the model on the MCU, on the host and kernel by kernel; the outputs equal
+    the host's both ways and each record the kernels' run alone. Yields (mcu, host) after each."""
+    mcu, host = _interpreter(model, core, kernels), _interpreter(model, core, kernels, emulate=False)
+    alone = KernelByKernel(model, core, kernels)
+    try:
+        for seed in range(seeds):
+            inputs = random_inputs(host, seed)
+            expected, (by_kernel, results) = _run(host, inputs), alone.run(inputs)
+            _assert_outputs_equal(expected, _run(mcu, inputs), seed)
+            _assert_outputs_equal(expected, by_kernel, seed)
+            alone.assert_laid_out_as(mcu)
+            _assert_counts_equal(mcu.last_run, results)
+            yield mcu, host
+    finally:
+        for it in (mcu, host, alone):
+            it.close()
+
+
 CASES = [("mobilenet_tiny_int8.tflite", "cortex-m4"), ("mobilenet_tiny_int8.tflite", "cortex-m0plus"),
          ("residual_block_f32.tflite", "cortex-m7"), ("inception_block_int8.tflite", "cortex-m33"),
          ("ops/transpose_conv_int8.tflite", "cortex-m7"), ("ops/slicing_int16x8.tflite", "cortex-m0plus"),
@@ -117,19 +136,9 @@ CASES = [("mobilenet_tiny_int8.tflite", "cortex-m4"), ("mobilenet_tiny_int8.tfli
 
 @pytest.mark.parametrize("name,core", CASES)
 def test_outputs_equal_the_host_and_counts_equal_each_kernel_run_alone(name, core):
-    mcu, host = _interpreter(MODELS / name, core), _interpreter(MODELS / name, core, emulate=False)
-    alone = KernelByKernel(MODELS / name, core)
-    for seed in range(3):
-        inputs = random_inputs(host, seed)
-        expected, (by_kernel, results) = _run(host, inputs), alone.run(inputs)
-        _assert_outputs_equal(expected, _run(mcu, inputs), seed)
-        _assert_outputs_equal(expected, by_kernel, seed)
-        alone.assert_laid_out_as(mcu)
+    for mcu, host in _three_ways(MODELS / name, core):
         assert [(r.index, r.op) for r in mcu.last_run] == [(r.index, r.op) for r in host.last_run]
-        _assert_counts_equal(mcu.last_run, results)
         _assert_runtime_small(mcu)
-    for it in (mcu, host, alone):
-        it.close()
 
 
 @pytest.mark.parametrize("options", [{"arena_misalign": 2, "strict_alignment": True},
@@ -184,22 +193,12 @@ def test_persistent_buffers_and_reference_kernels_run_in_the_plan(case, core):
     # those of the host and per-operator counts those of the kernels run alone, several invokes
     name, dtype, kernels = case
     model = bmm_transposes_model(dtype) if name == "bmm" else MODELS / f"{name}.tflite"
-    mcu, host = _interpreter(model, core, kernels), _interpreter(model, core, kernels, emulate=False)
-    alone = KernelByKernel(model, core, kernels)
-    for seed in range(3):
-        inputs = random_inputs(host, seed)
-        expected, (by_kernel, results) = _run(host, inputs), alone.run(inputs)
-        _assert_outputs_equal(expected, _run(mcu, inputs), seed)
-        _assert_outputs_equal(expected, by_kernel, seed)
-        alone.assert_laid_out_as(mcu)
-        _assert_counts_equal(mcu.last_run, results)
-    symbols = {e.symbol for e in mcu.executor.firmware_plan.entries}
+    for mcu, _ in _three_ways(model, core, kernels):
+        symbols = {e.symbol for e in mcu.executor.firmware_plan.entries}
     if name == "bmm":
         assert "mrt_strided_copy" in symbols, symbols
     if kernels == "reference":
         assert any(s.startswith("mrt_ref_") or s.startswith("mrt_batch_matmul") for s in symbols), symbols
-    for it in (mcu, host, alone):
-        it.close()
 
 
 def _assert_records_like_the_host(mcu, host) -> None:
