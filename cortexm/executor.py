@@ -303,10 +303,10 @@ class McuExecutor:
         first = tensors[0] if tensors else None
         return self._work_budget(macs, elements, first is not None and first.type_name == "FLOAT32")
 
-    def _work_budget(self, macs: int, elements: int, floating: bool, calls: int = 1) -> OpBudget:
+    def _work_budget(self, macs: int, elements: int, floating: bool) -> OpBudget:
         core = "cortex-m0plus" if self.mcu.armv6m else "dsp"
         rates = EXPECTED_RATES[(core, "float" if floating else "int")]
-        expected = CALL_OVERHEAD * calls + rates.per_mac * macs + rates.per_element * elements
+        expected = CALL_OVERHEAD + rates.per_mac * macs + rates.per_element * elements
         if self.budget is not None:
             return OpBudget(self.budget, expected, macs, elements, fixed=True)
         return OpBudget(BUDGET_MARGIN * expected, expected, macs, elements)

@@ -60,12 +60,12 @@ import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence, Union
 
-
 from micro_rt.errors import EmulationError
 
 from . import ops
 from .calling import ArgsArea
 from .memory_map import as_bytes, round_up
+from .op_windows import HOST_SYMBOL       # mrt_runtime.h: the trap an operator without a C kernel call runs
 from .ops_context import KernelCall, UnsupportedOnMcu
 from .ops_control import CopyStep
 
@@ -75,7 +75,6 @@ __all__ = ["CALL", "ENTER", "JUMP", "JUMP_IF_FALSE", "LEAVE", "MAX_ARGS", "NOTE"
            "refresh_blocks", "resolver", "scratch_offsets"]
 
 REGIONS = ("arena", "constants", "plan", "state")
-HOST_SYMBOL = "mrt_host_op"   # mrt_runtime.h: the trap an operator without a C kernel call runs
 MAX_ARGS = 16              # argument words per call the runtime passes (mrt_runtime.h MRT_PLAN_MAX_ARGS)
 ENTRY_WORDS = 2 + MAX_ARGS  # mrt_entry_t: the kernel's address, the control word, the argument words
 

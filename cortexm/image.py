@@ -306,15 +306,10 @@ def reference_graph(path: str | Path) -> ReferenceGraph:
     """The pieces of a linked firmware ELF and their references (cached by the file's hash; the
     references, which take capstone a second, come from the file make firmware writes beside a
     shipped ELF when it is this ELF's)."""
-    raw = Path(path).read_bytes()
-    key = hashlib.sha256(raw).hexdigest()
+    key = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     if key in _CACHE:
         return _CACHE[key]
-    with open(path, "rb") as fh:
-        elf = ELFFile(fh)
-        sections = _sections(elf)
-        sized, mapping, files = _symbols(elf)
-    pieces, names = _pieces(sections, sized, mapping, files, _firmware_source)
+    sections, pieces, names, mapping = _parsed(path)
     refs = _shipped_references(path, key, len(pieces))
     if refs is None:
         try:
@@ -324,6 +319,16 @@ def reference_graph(path: str | Path) -> ReferenceGraph:
     graph = ReferenceGraph(pieces, refs, names)
     _CACHE[key] = graph
     return graph
+
+
+def _parsed(path: str | Path) -> tuple[list[_Section], list[Piece], dict[str, int], list]:
+    """(sections, pieces, names, mapping symbols) of a linked firmware ELF."""
+    with open(path, "rb") as fh:
+        elf = ELFFile(fh)
+        sections = _sections(elf)
+        sized, mapping, files = _symbols(elf)
+    pieces, names = _pieces(sections, sized, mapping, files, _firmware_source)
+    return sections, pieces, names, mapping
 
 
 def _shipped_references(path: str | Path, sha256: str, n_pieces: int) -> Optional[dict[int, set[int]]]:
@@ -338,13 +343,8 @@ def _shipped_references(path: str | Path, sha256: str, n_pieces: int) -> Optiona
 
 def write_shipped_references(path: str | Path) -> Path:
     """Compute the ELF's references afresh and write them beside it, tied to its hash."""
-    raw = Path(path).read_bytes()
-    with open(path, "rb") as fh:
-        elf = ELFFile(fh)
-        sections = _sections(elf)
-        sized, mapping, files = _symbols(elf)
-    pieces, _ = _pieces(sections, sized, mapping, files, _firmware_source)
+    sections, pieces, _, mapping = _parsed(path)
     refs = _references(sections, pieces, mapping)
     facts = {"pieces": len(pieces), "refs": {str(i): sorted(found) for i, found in sorted(refs.items())}}
-    return write_facts(path, hashlib.sha256(raw).hexdigest(), REFERENCES, facts)
+    return write_facts(path, hashlib.sha256(Path(path).read_bytes()).hexdigest(), REFERENCES, facts)
 

@@ -362,12 +362,11 @@ class VirtualMCU:
         uc.reg_write(UC_ARM_REG_SP, top)
         uc.reg_write(UC_ARM_REG_LR, 0xFFFF_FFFF)            # its reset value
         self.hooks.reset(budget, 0)
-        start = self.symbol_at(reset)
-        self._run_part(reset & ~1, window, None, host_trap, budget, f"{start}, up to {self.symbol_at(window)}")
+        start, name = self.symbol_at(reset), self.symbol_at(window)
+        self._run_part(reset & ~1, window, None, host_trap, budget, f"{start}, up to {name}")
         entered = self.hooks.stats()
         self.hooks.clear_edges()                          # from here the window's edges
         back, sp = uc.reg_read(UC_ARM_REG_LR) & ~1, uc.reg_read(UC_ARM_REG_SP)
-        name = self.symbol_at(window)
         err = self._run(window, back, observer, host_trap)
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)

@@ -306,13 +306,7 @@ class HookSet:
 
     def _add_native_hooks(self):
         lib = self._lib
-        if self.static_checks is not None:
-            code_fp = ctypes.cast(lib.mrt_code_hook, ctypes.c_void_p).value
-            self._code_handles = []
-            for pc in self.static_checks[1]:
-                if self.code_hook_pcs is None or pc in self.code_hook_pcs:
-                    self._add(UC.UC_HOOK_CODE, code_fp, pc, pc)
-                    self._code_handles.append(self._handles[-1])
+        self._add_code_hooks()
         self._add(UC.UC_HOOK_BLOCK, ctypes.cast(lib.mrt_block_hook, ctypes.c_void_p).value, 1, 0)
         if self.memory_hook:
             self._add(UC.UC_HOOK_MEM_READ | UC.UC_HOOK_MEM_WRITE,
@@ -362,15 +356,21 @@ class HookSet:
         engine (before it translates them) and the later ones. The Python hooks (the slow
         reference path) keep every check."""
         self.code_hook_pcs = set(pcs)
-        if not self.native or self.uc is None or self.static_checks is None:
+        if not self.native or self.uc is None:
             return
         for h in self._code_handles:
             self._uclib.uc_hook_del(self.uc._uch, ctypes.c_size_t(h))
             self._handles.remove(h)
+        self._add_code_hooks()
+
+    def _add_code_hooks(self) -> None:
+        """The native code hooks of the by_pc checks (those of `code_hook_pcs` alone, when set)."""
         self._code_handles = []
+        if self.static_checks is None:
+            return
         code_fp = ctypes.cast(self._lib.mrt_code_hook, ctypes.c_void_p).value
         for pc in self.static_checks[1]:
-            if pc in self.code_hook_pcs:
+            if self.code_hook_pcs is None or pc in self.code_hook_pcs:
                 self._add(UC.UC_HOOK_CODE, code_fp, pc, pc)
                 self._code_handles.append(self._handles[-1])
 

@@ -95,11 +95,7 @@ def test_shipped_firmware_facts_are_the_firmware_analysed(core, tmp_path):
     assert shipped is not None, f"{firmware_facts.facts_path(path, sa.FACTS)} missing or stale: run make firmware"
     assert shipped == sa._analysed(elf) and shipped[0]
     graph = image.reference_graph(path)
-    with open(path, "rb") as fh:
-        raw = image.ELFFile(fh)
-        sections = image._sections(raw)
-        sized, mapping, files = image._symbols(raw)
-    pieces, _ = image._pieces(sections, sized, mapping, files, image._firmware_source)
+    sections, pieces, _, mapping = image._parsed(path)
     assert image._shipped_references(path, elf.sha256, len(pieces)) == image._references(sections, pieces, mapping)
     assert graph.refs == image._references(sections, pieces, mapping)
     copy = tmp_path / f"{core}.elf"
