@@ -26,10 +26,11 @@ class Segment:
 
 @dataclass
 class Symbol:
-    name: str
+    name: str           # the key in ElfImage.symbols: the ELF name, "name [file]" for a clash
     addr: int           # Thumb bit cleared
     size: int
     is_func: bool
+    file: Optional[str] = None     # the source file of a local symbol (its STT_FILE)
 
 
 @dataclass
@@ -102,37 +103,54 @@ class ElfImage:
         return max(ends, default=ram_base)
 
 
-_STT_NOTYPE, _STT_OBJECT, _STT_FUNC, _STB_GLOBAL, _SHN_UNDEF = 0, 1, 2, 1, 0
+_STT_NOTYPE, _STT_OBJECT, _STT_FUNC, _STT_FILE = 0, 1, 2, 4
+_STB_LOCAL, _STB_GLOBAL, _SHN_UNDEF = 0, 1, 0
 
 
 def _symbols(elf: ELFFile) -> dict[str, Symbol]:
     """The defined function, object and untyped symbols of .symtab (not the $t / $d mapping
-    symbols), a global or sized definition winning over another of the same name. Read straight
-    from the table's bytes (Elf32_Sym, little-endian): pyelftools builds an object per symbol,
-    which took a tenth of a second for the firmware at every machine's start."""
+    symbols), a global or sized definition winning over another of the same name in one file.
+    Local symbols of the same name in different files (C statics, C++ anonymous namespaces: every
+    TFLM kernel has its own `(anonymous namespace)::Eval`) are all kept: those that clash are
+    keyed "name [file]", the file being the STT_FILE symbol that precedes a file's locals.
+    Read straight from the table's bytes (Elf32_Sym, little-endian): pyelftools builds an object
+    per symbol, which took a tenth of a second for the firmware at every machine's start."""
     symtab = elf.get_section_by_name(".symtab")
     if not isinstance(symtab, SymbolTableSection):
         return {}
     strtab = elf.get_section(symtab["sh_link"]).data()
     data = symtab.data()
     step = symtab["sh_entsize"] or 16
-    symbols: dict[str, Symbol] = {}
+    found: list[tuple[Symbol, bool]] = []          # (symbol, is global), in table order
+    current_file: Optional[str] = None
     for off in range(0, len(data) - 15, step):
         name_at, value, size, info, _, shndx = struct.unpack_from("<IIIBBH", data, off)
         typ, bind = info & 0xF, info >> 4
-        if not name_at or typ not in (_STT_FUNC, _STT_OBJECT, _STT_NOTYPE) or shndx == _SHN_UNDEF:
-            continue
-        if name_at >= len(strtab):
-            continue                       # a name outside the string table: a symbol that lies
+        if not name_at or name_at >= len(strtab):
+            continue                       # no name, or one outside the string table: a symbol that lies
         end = strtab.find(b"\0", name_at)
         name = strtab[name_at:end if end >= 0 else len(strtab)].decode("utf-8", errors="replace")
+        if typ == _STT_FILE:
+            current_file = name
+            continue
+        if typ not in (_STT_FUNC, _STT_OBJECT, _STT_NOTYPE) or shndx == _SHN_UNDEF:
+            continue
         if not name or name.startswith("$"):
             continue
         is_func = typ == _STT_FUNC
-        new = Symbol(name, value & ~1 if is_func else value, size, is_func)
-        old = symbols.get(name)
-        if old is None or bind == _STB_GLOBAL or (not old.size and new.size):
-            symbols[name] = new
+        local = bind == _STB_LOCAL
+        found.append((Symbol(name, value & ~1 if is_func else value, size, is_func,
+                             current_file if local else None), not local))
+    files_of: dict[str, set] = {}
+    for sym, _ in found:
+        files_of.setdefault(sym.name, set()).add(sym.file)
+    symbols: dict[str, Symbol] = {}
+    for sym, is_global in found:
+        if len(files_of[sym.name]) > 1 and sym.file is not None:
+            sym.name = f"{sym.name} [{sym.file}]"
+        old = symbols.get(sym.name)
+        if old is None or is_global or (not old.size and sym.size):
+            symbols[sym.name] = sym
     return symbols
 
 

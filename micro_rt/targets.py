@@ -20,7 +20,8 @@ from .errors import MicroRtError
 # definitions), compiled by tests/test_struct_layouts.py for both columns; host64 figures are
 # also measured against the tflite-micro pip package's RecordingMicroAllocator with
 # single-operator models (TfLiteFullyConnectedParams has 16 bytes there that the TFLM sources
-# we have do not show; the header says so). The arm32 column is arm-none-eabi-gcc
+# do not show and a device build of them does not have; the header says so). The arm32
+# column is arm-none-eabi-gcc
 # (-mthumb -mcpu=cortex-m4, AAPCS), a default
 # Cortex-M build: TF_LITE_STATIC_MEMORY, no USE_TFLM_COMPRESSION (the pip package has it),
 # and gcc's bare-metal default -fshort-enums (1-byte C enums: TfLiteType,
@@ -137,7 +138,7 @@ STRUCTS: dict[str, tuple[int, int, int, int]] = {
     # arm-none-eabi-gcc (-fshort-enums default)
     "TfLiteConvParams": (28, 28, 4, 4),
     "TfLiteDepthwiseConvParams": (28, 28, 4, 4),
-    "TfLiteFullyConnectedParams": (32, 16, 8, 4),   # host64 measured: 8-aligned: quant_spec pointer
+    "TfLiteFullyConnectedParams": (32, 5, 8, 1),    # host64: the pip package's extra pointer + count
     "TfLitePoolParams": (40, 40, 4, 4),
     "TfLiteReshapeParams": (36, 36, 4, 4),
     "TfLiteSqueezeParams": (36, 36, 4, 4),

@@ -17,7 +17,7 @@ from micro_rt.targets import STRUCTS
 HEADER = ROOT / "micro_rt" / "structs" / "tflm_structs.h"
 BUILDS = {   # column of STRUCTS -> (compiler, flags)
     "arm32": ("arm-none-eabi-gcc", ["-mthumb", "-mcpu=cortex-m4"]),
-    "host64": ("gcc", ["-m64", "-DUSE_TFLM_COMPRESSION"]),
+    "host64": ("gcc", ["-m64", "-DUSE_TFLM_COMPRESSION", "-DMRT_PIP_PACKAGE_BUILD"]),
 }
 KERNEL_ALLOC_ALIGN = 16
 

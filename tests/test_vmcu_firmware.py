@@ -112,21 +112,33 @@ def test_shipped_firmware_facts_are_the_firmware_analysed(core, tmp_path):
 @pytest.mark.parametrize("core", CORES_ALL)
 def test_symbols_read_from_the_table_bytes_equal_pyelftools(core):
     """elf.load_elf reads .symtab's bytes itself (pyelftools' symbol objects took a tenth of a
-    second per machine): the same symbols as pyelftools gives, by the same rules."""
+    second per machine): the same symbols as pyelftools gives, by the same rules (a local
+    symbol carries the STT_FILE before it; same-named locals of different files are all kept)."""
     from elftools.elf.elffile import ELFFile
 
     from micro_rt.cortexm.elf import Symbol, load_elf
     path = FIRMWARE / f"{core}.elf"
-    expected: dict = {}
+    found, file = [], None
     with open(path, "rb") as fh:
         for sym in ELFFile(fh).get_section_by_name(".symtab").iter_symbols():
             typ = sym["st_info"]["type"]
+            if sym.name and typ == "STT_FILE":
+                file = sym.name
+                continue
             if not sym.name or typ not in ("STT_FUNC", "STT_OBJECT", "STT_NOTYPE") or \
                     sym["st_shndx"] == "SHN_UNDEF" or sym.name.startswith("$"):
                 continue
-            func = typ == "STT_FUNC"
-            new = Symbol(sym.name, sym["st_value"] & ~1 if func else sym["st_value"], sym["st_size"], func)
-            old = expected.get(sym.name)
-            if old is None or sym["st_info"]["bind"] == "STB_GLOBAL" or (not old.size and new.size):
-                expected[sym.name] = new
+            func, is_global = typ == "STT_FUNC", sym["st_info"]["bind"] != "STB_LOCAL"
+            found.append((Symbol(sym.name, sym["st_value"] & ~1 if func else sym["st_value"],
+                                 sym["st_size"], func, None if is_global else file), is_global))
+    files = {}
+    for sym, _ in found:
+        files.setdefault(sym.name, set()).add(sym.file)
+    expected: dict = {}
+    for new, is_global in found:
+        if len(files[new.name]) > 1 and new.file is not None:
+            new.name = f"{new.name} [{new.file}]"
+        old = expected.get(new.name)
+        if old is None or is_global or (not old.size and new.size):
+            expected[new.name] = new
     assert load_elf(path).symbols == expected and len(expected) > 200

@@ -29,6 +29,7 @@ from .memory_state import MemoryState, configured_wait_states
 from .peripherals import FlashState, MmioPolicy, Peripherals
 from .scs import SystemControlSpace
 from .semihosting import Semihost
+from .tflm_app import TflmWatch, is_tflm_application
 
 DEFAULT_MAX_CYCLES = 1_000_000_000
 DEFAULT_CLOCK_HZ = 100_000_000
@@ -167,6 +168,10 @@ class FirmwareMachine:
         self.heap.install(uc)
         if self._main_inputs:
             self._hook_main_entry()
+        self.tflm: Optional[TflmWatch] = None
+        if is_tflm_application(img):
+            self.tflm = TflmWatch(img, uc, self._read_code, self.clock.now, lambda: self.clock.instructions)
+            self.scs.on_cyccnt = self.tflm.on_cyccnt
         self.stop_reason: Optional[tuple] = None        # (access, address, size, pc) of a memory fault
         self.stopped_in_write = False
         self.interrupt: Optional[tuple] = None

@@ -6,13 +6,15 @@ the block that met them (native_hook.c keeps them per edge). Calls are the edges
 function at its first instruction from elsewhere; an exception's entry into its handler is not a
 call. Inclusive cycles follow gprof's assumption: each call of a function costs its average, so
 a callee's inclusive time is shared among its callers by their call counts (recursion is cut
-where it closes a cycle).
+where it closes a cycle). C++ names are shown demangled; a local function whose name several
+files define (a TFLM kernel's `(anonymous namespace)::Eval`) carries its file.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from ..demangle import Demangler
 from ..elf import ElfImage
 
 NO_SYMBOL = "(no symbol)"
@@ -60,8 +62,10 @@ def flat_profile(image: ElfImage, edges: dict, costs: dict, stalls: dict, *,
     rows: dict[str, FunctionRow] = {}
     arcs: dict[tuple[str, str], int] = {}
 
+    readable = Demangler()
+
     def row_of(sym) -> FunctionRow:
-        name = sym.name if sym is not None else NO_SYMBOL
+        name = readable(sym.name) if sym is not None else NO_SYMBOL
         r = rows.get(name)
         if r is None:
             r = rows[name] = FunctionRow(name, sym.addr if sym is not None else None)
@@ -83,7 +87,8 @@ def flat_profile(image: ElfImage, edges: dict, costs: dict, stalls: dict, *,
             if caller is not sym:
                 r.calls += n
                 if caller is not None:
-                    arcs[(caller.name, sym.name)] = arcs.get((caller.name, sym.name), 0) + n
+                    arc = (row_of(caller).name, r.name)
+                    arcs[arc] = arcs.get(arc, 0) + n
     _inclusive(rows, arcs)
     ordered = sorted(rows.values(), key=lambda r: (-r.exclusive_cycles, r.name))
     return FlatProfile(ordered, dict(extra or {}))

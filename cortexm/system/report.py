@@ -7,6 +7,7 @@ from enum import Enum
 from typing import Optional
 
 from .profile import FlatProfile
+from .tflm_app import TflmRun
 
 
 class Ending(Enum):
@@ -73,6 +74,7 @@ class FirmwareReport:
     outputs: dict = field(default_factory=dict)       # symbol -> bytes
     notes: list[str] = field(default_factory=list)
     dropped_symbols: int = 0
+    tflm: Optional[TflmRun] = None        # a TFLM application: its operators as TFLM ran them
 
     @property
     def seconds(self) -> float:
@@ -115,4 +117,5 @@ class FirmwareReport:
             "semihosting_calls": self.semihosting_calls, "cyccnt_reads": self.cyccnt_reads,
             "outputs": {k: list(v) for k, v in self.outputs.items()},
             "notes": self.notes, "symbols_dropped": self.dropped_symbols,
+            "tflm": self.tflm.to_dict() if self.tflm is not None else None,
         }

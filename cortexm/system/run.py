@@ -305,7 +305,8 @@ class FirmwareRun:
             ignored_mmio=dict(m.peripherals.events.ignored),
             system_registers_unmodelled=dict(m.scs.events.unmodelled),
             semihosting_calls=dict(m.semihost.calls), cyccnt_reads=m.scs.events.cyccnt_reads,
-            outputs=outputs, notes=self._notes(), dropped_symbols=len(m.fw.dropped_symbols))
+            outputs=outputs, notes=self._notes(), dropped_symbols=len(m.fw.dropped_symbols),
+            tflm=m.tflm.finish() if m.tflm is not None else None)
 
     def _regions(self) -> list[RegionUse]:
         m = self.m

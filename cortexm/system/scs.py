@@ -99,6 +99,7 @@ class SystemControlSpace:
         self.csselr = 0
         self._geometry = {0: dcache_geometry, 1: icache_geometry}   # CSSELR.InD -> (sets, ways, line)
         self._plain: dict[int, int] = {}     # registers kept as written (MPU, SCR, ACTLR, ...)
+        self.on_cyccnt: Optional[Callable[[int], None]] = None   # told each value a read returns
 
     # ------------------------------------------------------------------ Unicorn MMIO
     def map_into(self, uc: unicorn.Uc) -> None:
@@ -195,7 +196,10 @@ class SystemControlSpace:
                 self.events.cyccnt_reads += 1
                 if not self.counting:
                     self.events.cyccnt_reads_without_counter += 1
-                return self.cyccnt()
+                value = self.cyccnt()
+                if self.on_cyccnt is not None:
+                    self.on_cyccnt(value)
+                return value
         if addr == SYST_CSR:
             v = self.syst_csr | 4 | (0x10000 if self._countflag else 0)
             self._systick_value()

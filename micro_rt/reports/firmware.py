@@ -3,6 +3,7 @@ markdown, and a section for the HTML page. The payload is FirmwareReport.to_dict
 from __future__ import annotations
 
 import html
+from typing import Optional
 
 from .formats import NAME_WIDTH, Column, Table
 
@@ -68,22 +69,76 @@ def function_table(p: dict, limit: int = 0) -> Table:
                   Column("memory_stall_cycles", "flash stalls", True)], rows, "Functions", notes)
 
 
+def short_function(name: str) -> str:
+    """A demangled function without its namespaces and parameter list, its " [file]" kept:
+    "tflite::(anonymous namespace)::Eval(TfLiteContext*, TfLiteNode*) [conv.cc]" is
+    "Eval [conv.cc]"."""
+    base, sep, file = name.partition(" [")
+    if base.endswith(")"):
+        depth = 0
+        for i in range(len(base) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(base[i], 0)
+            if depth == 0:
+                base = base[:i]
+                break
+    depth, cut = 0, 0
+    for i, ch in enumerate(base):
+        depth += {"(": 1, ")": -1, "<": 1, ">": -1}.get(ch, 0)
+        if depth == 0 and base.startswith("::", i):
+            cut = i + 2
+    return base[cut:] + sep + file
+
+
+def operator_table(p: dict) -> Optional[Table]:
+    """A TFLM application's operators, as TFLM invoked them (cortexm/system/tflm_app.py)."""
+    t = p.get("tflm")
+    if not t:
+        return None
+    rows = [o | {"dispatched": ", ".join(o["dispatched_to"]) or "-", "kernel": short_function(o["kernel"]),
+                 "op_shown": o["op"] if o["op_source"] == "profiler tag" else f"{o['op']} (from file)"}
+            for o in t["operators"]]
+    notes = [f"operators: {t['operator_cycles']:,} cycles; TFLM's interpreter between them: "
+             f"{t['interpreter_cycles_between_operators']:,} cycles"
+             + (" (its MicroProfiler calls included)" if any(o["profiler_ticks"] is not None for o in t["operators"]) else ""),
+             "an operator's cycles run from TFLM's call of its invoke function to the return, block by block; "
+             "profiler ticks are the application's own DWT_CYCCNT reads around it"]
+    if t["arena_used_bytes"] is not None:
+        notes.append(f"arena_used_bytes() returned {t['arena_used_bytes']:,} B")
+    if t["operators_unfinished"]:
+        notes.append(f"{t['operators_unfinished']} operator(s) had not returned when the run ended")
+    return Table([Column("index", "#", True), Column("op_shown", "operator", width=28),
+                  Column("kernel", "kernel (invoke function)", width=NAME_WIDTH),
+                  Column("dispatched", "dispatched to", width=40),
+                  Column("cycles", "cycles", True), Column("instructions", "instructions", True),
+                  Column("interpreter_cycles_before", "interpreter before", True),
+                  Column("profiler_ticks", "profiler ticks", True, missing="-")],
+                 rows, "TFLM operators", notes)
+
+
 def firmware_tables(p: dict) -> tuple[list[str], list[Table]]:
-    return summary_lines(p), [function_table(p)]
+    """csv: the function table (one CSV is one table); markdown: the operators too."""
+    ops = operator_table(p)
+    return summary_lines(p), [function_table(p)] + ([ops] if ops is not None else [])
 
 
 def firmware_text(p: dict) -> str:
     parts = summary_lines(p)
     if p["console"]:
         parts += ["console:"] + ["  " + line for line in p["console"].rstrip("\n").split("\n")]
+    ops = operator_table(p)
+    if ops is not None:
+        parts.append(ops.text())
     parts.append(function_table(p, TEXT_FUNCTIONS).text())
     return "\n".join(parts)
 
 
 def firmware_section(p: dict) -> str:
-    """The HTML section of a firmware run: summary, console, the function table."""
+    """The HTML section of a firmware run: summary, console, the operators of a TFLM
+    application, the function table."""
     items = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(p))
     console = (f"<h3>Console</h3><pre>{html.escape(p['console'])}</pre>" if p["console"] else "")
+    ops = operator_table(p)
+    ops_html = f'<div class="tablewrap">{ops.html("operators")}</div>' if ops is not None else ""
     table = function_table(p).html("functions")
     return (f'<h2>Firmware run: {html.escape(p["file"])}</h2><ul class="notes">{items}</ul>'
-            f'{console}<div class="tablewrap">{table}</div>')
+            f'{console}{ops_html}<div class="tablewrap">{table}</div>')

@@ -574,11 +574,15 @@ typedef struct {
     TfLiteFullyConnectedWeightsFormat weights_format;
     bool keep_num_dims, asymmetric_quantize_inputs;
     TfLiteType quantized_bias_type;
-    /* Not in the 2026-08-20 sources: the pip package (built 2026-10-23) measures 32 bytes,
-     * 8-aligned, i.e. 16 more than the members above, as a pointer and a 32-bit count would
-     * make; assumed present in a device build of the same TFLM. */
+#ifdef MRT_PIP_PACKAGE_BUILD
+    /* Only in the pip package: it (built 2026-10-23) measures 32 bytes, 8-aligned, i.e. 16
+     * more than the members above, as a pointer and a 32-bit count would make. A device build
+     * of TFLM 90b983c2 (the sources' own declaration, compiled by arm-none-eabi-gcc 12.2) has
+     * the five 1-byte members alone: sizeof 5, alignof 1, and TFLM's arena tail on the M4
+     * grows by those 5 bytes per FULLY_CONNECTED (../shared/notes/measured-facts.md). */
     const void *unidentified_pointer;
     int32_t unidentified_count;
+#endif
 } TfLiteFullyConnectedParams;
 typedef struct {
     TfLitePadding padding;
