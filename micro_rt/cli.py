@@ -152,7 +152,8 @@ def cmd_fit(args) -> int:
     with progress_bar(args, f"measuring kernels of {Path(args.model).name} on {args.target}",
                    len(it.nodes)) as progress:
         report = assess(args.model, data, it, setup.ram_budget, setup.flash_budget,
-                        measure=not args.no_emulate, progress=progress, layout=setup.ram_layout)
+                        measure=not args.no_emulate, progress=progress, layout=setup.ram_layout,
+                        tflm=tflm_pricing(args))
     report.board, report.budget_source = setup.board, setup.budget_source
     from .reports.tables import fit_tables
     payload, text = report.as_dict(), report.text()
@@ -221,6 +222,16 @@ def cmd_optimize(args) -> int:
     return EXIT_OK
 
 
+def tflm_pricing(args):
+    """--runtime tflm: the measured TFLM costs of the answer's core (None: micro_rt's runtime)."""
+    from .runtimes import Runtime, TflmPricing
+    if Runtime(args.runtime) is not Runtime.TFLM:
+        return None
+    if get_target(args.target).is_host:
+        raise InputError(f"--runtime tflm prices a Cortex-M deployment; --target {args.target} is the host")
+    return TflmPricing(args.target)
+
+
 # ---- profile ------------------------------------------------------------------------------
 def cmd_profile(args) -> int:
     """Cycles per operator; with --board also whether the model fits the board (fit's verdict
@@ -235,6 +246,7 @@ def cmd_profile(args) -> int:
                            "cortex-m0plus, cortex-m4, cortex-m7 or cortex-m33")
     model, data = load_model(args.model)
     measured = None
+    tflm = tflm_pricing(args)
     with progress_bar(args, f"emulating {Path(args.model).name} on {setup.where}",
                    len(model.main.operators)) as progress:
         report, it = emulated_profile(data, args.target, setup.clock_hz,
@@ -247,6 +259,8 @@ def cmd_profile(args) -> int:
                 measured = kernel_measurement(it)
         finally:
             it.close()
+    if tflm is not None:
+        report = tflm.profile(report)
     report = {**({"board": setup.board, "board_notes": setup.board_notes} if setup.board else {}),
               **report, "flash_wait_states": setup.flash_wait_states,
               "line_fill_cycles": setup.line_fill_cycles}
@@ -254,7 +268,7 @@ def cmd_profile(args) -> int:
     if setup.board:
         report["validation"] = setup.validation
         fit = assess(args.model, data, plan_interpreter(args, data), setup.ram_budget,
-                     setup.flash_budget, measured=measured, layout=setup.ram_layout)
+                     setup.flash_budget, measured=measured, layout=setup.ram_layout, tflm=tflm)
         fit.board, fit.budget_source = setup.board, setup.budget_source
         report["fit"] = {**fit.as_dict(), "summary": fit.summary()}
     text = profile_table(report)
@@ -282,8 +296,8 @@ def cmd_boards(args) -> int:
     rows = measure_boards(args.model, data, boards, kernels=args.kernels, planner=args.planner,
                           seed=args.seed,
                           workers=args.workers, board_dirs=args.board_dir,
-                          arena_region=args.arena_region)
-    payload = boards_payload(args.model, rows)
+                          arena_region=args.arena_region, runtime=args.runtime)
+    payload = boards_payload(args.model, rows, args.runtime)
     emit(args, payload, boards_text(payload), boards_tables)
     return boards_exit_code(rows)
 
@@ -342,7 +356,8 @@ def _report_setup(args, board: Optional[str], target: Optional[str]):
                       ram_budget=args.ram, flash_budget=args.flash, cycles=not args.no_cycles,
                       strict_alignment=args.strict_alignment, seed=args.seed,
                       optimize_seconds=getattr(args, "optimize_seconds", 0.0),
-                      arena_region=getattr(args, "arena_region", None))
+                      arena_region=getattr(args, "arena_region", None),
+                      runtime=getattr(args, "runtime", "micro_rt"))
 
 
 def cmd_report(args) -> int:

@@ -13,6 +13,7 @@ from .cli_values import (FLASH_LIMIT, RAM_LIMIT, describe_bytes, int_range, pars
 from .report import WHOLE_ARRAY_ELEMENTS
 from .flavours import KERNEL_FLAVOURS
 from .reports.formats import FORMATS
+from .runtimes import Runtime
 
 EXIT_OK, EXIT_NO, EXIT_ERROR, EXIT_CANNOT_TELL, EXIT_INTERNAL = 0, 1, 2, 3, 4
 CHECK_SEEDS = 5          # run --check's input sets unless --seeds says
@@ -128,6 +129,7 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                    help="skip the emulated inference that measures kernel stack and code: the "
                         "verdict is then for the arena and the model only")
     _add_arena_region(p)
+    _add_runtime_option(p)
 
     p = command("run", "invoke the model on given or random inputs", commands["run"])
     p.add_argument("--input", action="append", metavar="FILE.npy",
@@ -167,6 +169,7 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_range(0, 2 ** 32 - 1), default=0,
                    help="seed of the random inputs, 0 to 2^32-1")
     _add_arena_region(p)
+    _add_runtime_option(p)
 
     p = command("optimize", "reorder operators and write an offline memory plan", commands["optimize"])
     p.add_argument("-o", "--output", required=True, metavar="OUT.tflite",
@@ -196,6 +199,7 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
                    help="seed of the random inputs of the emulated inference, 0 to 2^32-1")
     _add_arena_region(p, "on every board that has a RAM region of that name (the others place "
                          "it as without the option)")
+    _add_runtime_option(p)
 
     p = command("export", "a C project for a board: the model's constants and firmware plan, "
                 "micro_rt's device runtime and the kernel sources it needs, a main.c that runs one "
@@ -277,6 +281,18 @@ def _add_emulate_command(sub, func) -> None:
     p.set_defaults(func=func)
 
 
+RUNTIME_HELP = ("whose runtime the answer prices: micro_rt (its own device runtime and plan, what "
+                "micro_rt measures) or tflm (a TFLM deployment: micro_rt's kernels plus TFLM's "
+                "interpreter and kernel glue per operator, and TFLM's code and static data, as "
+                "measured on real TFLM builds; cortexm/board_data/measurements/tflm_runtime.json) "
+                "(default: micro_rt)")
+
+
+def _add_runtime_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runtime", choices=[r.value for r in Runtime], default=Runtime.MICRO_RT.value,
+                   help=RUNTIME_HELP)
+
+
 def _add_where_options(p: argparse.ArgumentParser, suffix: str = "", side: str = "") -> None:
     """--target or --board (one of them), for report and compare."""
     group = p.add_mutually_exclusive_group()
@@ -315,6 +331,7 @@ def _add_arena_region(p: argparse.ArgumentParser, where: str = "with --board") -
 
 def _add_report_options(p: argparse.ArgumentParser) -> None:
     _add_where_options(p)
+    _add_runtime_option(p)
     _add_setup_options(p)
     _add_arena_region(p)
     p.add_argument("-o", "--output", metavar="REPORT.html",

@@ -21,6 +21,7 @@ from .inputs import random_inputs
 from .interpreter import Interpreter
 from .placement import Part, Placement, RamLayout, Role, place
 from .profile import OpRecord
+from .runtimes import Runtime, TflmPricing
 from .report import arena_for, compact_bytes, format_bytes, kernels_fields, kernels_label
 
 FITS, DOES_NOT_FIT, CANNOT_TELL = "fits", "does not fit", "cannot tell"
@@ -94,6 +95,7 @@ class KernelMeasurement:
     plan_note: str = ""           # why there is no plan
     stack_scope: str = "the deepest operator"
     runtime_arena_bytes: int = 0  # the arena micro_rt's runtime allocates: the head, variables
+    kernel_stack_bytes: int = 0   # the deepest operator's own stack (no runtime frame)
     functions: list[str] = field(default_factory=list)     # the functions the image keeps
     # The operator that ended the last inference early (kTfLiteAbort), "" when it ran to the
     # end: the operators after it were not run, so not measured.
@@ -195,6 +197,7 @@ def kernel_measurement(it: Interpreter, stack_bytes: int = 0) -> KernelMeasureme
         rodata_bytes=image.rodata_bytes, data_init_bytes=image.data_bytes,
         padding_bytes=image.padding_bytes(FLASH_BASE), runtime_code_bytes=runtime.code_bytes,
         plan=plan, plan_note=note, stack_scope=scope, runtime_arena_bytes=executor.mcu.arena_bytes,
+        kernel_stack_bytes=deepest,
         functions=sorted(p.name for p in image.pieces if p.kind == "code"),
         ended_at=_record_name(ended) if ended is not None else "")
 
@@ -219,6 +222,9 @@ class FitReport:
     budget_source: str = ""           # where the budgets come from, when not given plainly
     # A board's RAM regions: each part placed in one (micro_rt.placement), judged per region.
     layout: Optional[RamLayout] = None
+    # --runtime tflm: TFLM's image and static RAM (measured builds) in place of micro_rt's
+    tflm: Optional[TflmPricing] = None
+    model_ops: frozenset = frozenset()       # the builtin operators the model uses
 
     @property
     def model_flash_bytes(self) -> int:
@@ -234,6 +240,8 @@ class FitReport:
                 if plan.required_bytes > plan.total_bytes else "")
         parts = [("arena", plan.required_bytes, f"{arena_for(self.kernels, plan.target)}: "
                   f"head {plan.head_bytes} + tail {plan.tail_bytes}{temp}")]
+        if self.tflm is not None:
+            return self.tflm.ram_parts(parts[0], m, set(self.model_ops))
         if m and m.plan:
             parts[0] = ("arena", plan.required_bytes, parts[0][2] + " (TFLM's arena; micro_rt's "
                         f"runtime allocates {m.runtime_arena_bytes}: the head and variable "
@@ -251,6 +259,8 @@ class FitReport:
     def flash_parts(self) -> list[tuple[str, int, str]]:
         """(part, bytes, what it is) of the flash counted."""
         m = self.measured
+        if self.tflm is not None:
+            return self.tflm.flash_parts(self.model_bytes, set(self.model_ops))
         if not (m and m.plan):
             parts = [("model", self.model_bytes, "the .tflite file")]
         else:
@@ -337,6 +347,8 @@ class FitReport:
         return {
             "fits": as_bool[self.verdict], "verdict": self.verdict,
             "target": self.plan.target, "board": self.board, "budget_source": self.budget_source,
+            "runtime_priced": (Runtime.TFLM if self.tflm is not None else Runtime.MICRO_RT).value,
+            "runtime_note": self.tflm.fit_note if self.tflm is not None else None,
             **kernels_fields(self.kernels, self.plan.target),
             "scope": self.scope or "arena, kernel stack, static data, model and kernel code",
             "not_accounted": self.not_accounted,
@@ -426,7 +438,10 @@ class FitReport:
         if self.scope and verdict != CANNOT_TELL:
             head += f", {self.scope}"
         where = f"board {self.board} ({plan.target})" if self.board else plan.target
-        lines = [f"{head}: {self.model} on {where}, kernels {kernels_label(self.kernels)}"]
+        lines = [f"{head}: {self.model} on {where}, kernels {kernels_label(self.kernels)}, runtime "
+                 + ("TFLM" if self.tflm is not None else "micro_rt's own")]
+        if self.tflm is not None:
+            lines.append(self.tflm.fit_note)
         n = len(self.not_accounted)
         things = f"{n} part{'s' if n != 1 else ''} not accounted for (listed below)"
         if verdict == CANNOT_TELL:
@@ -451,7 +466,7 @@ class FitReport:
         if not m:
             lines.append("  " + ("" if self.scope else "+ kernel code not measured"))
         lines = [line for line in lines if line.strip()]
-        if m:
+        if m and self.tflm is None:
             lines.append("stack measured by running one inference of micro_rt's C kernels on the "
                          "virtual MCU; code and data are what a --gc-sections link of the firmware "
                          "keeps for the functions that inference ran")
@@ -467,14 +482,19 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
            flash_budget: Optional[int], measure: bool = True,
            progress: Optional[Callable[[int, int], None]] = None,
            measured: Optional[KernelMeasurement] = None,
-           layout: Optional[RamLayout] = None) -> FitReport:
+           layout: Optional[RamLayout] = None, tflm: Optional[TflmPricing] = None) -> FitReport:
     """The fit of the model planned by `it` (a plan-only interpreter with the user's kernels,
     target and planner). `measure=False` (--no-emulate) keeps kernel stack and code out of the
     question by the user's choice. `measured`: an inference already emulated by the caller
     (micro-rt report profiles once and judges the fit from the same run). `layout`: a board's
-    RAM regions, which then judge RAM in place of `ram_budget` (micro_rt.placement)."""
+    RAM regions, which then judge RAM in place of `ram_budget` (micro_rt.placement). `tflm`
+    (--runtime tflm): TFLM's image and static RAM, from measured TFLM builds, in place of
+    micro_rt's runtime and plan."""
     report = FitReport(model, it.plan, it.kernels, len(data), None if layout else ram_budget,
-                       flash_budget, unresolved_ops=it.unresolved, layout=layout)
+                       flash_budget, unresolved_ops=it.unresolved, layout=layout, tflm=tflm,
+                       model_ops=frozenset(op.op_name for sg in it.model.subgraphs for op in sg.operators))
+    if tflm is not None:
+        report.not_accounted += tflm.not_accounted(set(report.model_ops))
     missing = ops_without_kernels(it)
     report.not_accounted += [f"op {op}: no kernel registered, so its op data, scratch buffers, "
                              "stack and code are not counted" for op in missing]

@@ -154,6 +154,7 @@ def profile_report(interpreter: Any, records: list[OpRecord], clock_hz: int,
     return {
         "target": interpreter.target.name,
         **kernels_fields(interpreter.kernels, interpreter.target.name),
+        "runtime_priced": "micro_rt", "runtime_note": None,
         "arena_bytes": interpreter.plan.required_bytes,
         "clock_hz": clock_hz,
         "complete": not not_counted,
@@ -256,7 +257,8 @@ def profile_table(report: dict) -> str:
                          f"{cycles:>14,}{'':>28}{cycles / clock * 1e3:>9.3f}")
     own = report.get("runtime")
     if own is not None:
-        lines.append(f"{'':>4}  {'runtime (between ops)':<{w}}{own['instructions']:>14,}{own['cycles']:>14,}"
+        label = own.get("name", "runtime (between ops)")
+        lines.append(f"{'':>4}  {label:<{w}}{own['instructions']:>14,}{own['cycles']:>14,}"
                      f"{'':>21}{own['frame_bytes']:>7}{own['cycles'] / clock * 1e3:>9.3f}")
     n = len(report["ops_not_counted"])
     label = "total" if report["complete"] else f"INCOMPLETE total ({n} operator{'s' if n != 1 else ''} not counted)"
@@ -269,6 +271,8 @@ def profile_table(report: dict) -> str:
         n = report["invokes_ended_early"]
         lines.append(f"(the {n} inference{'s' if n > 1 else ''} before this one ended early, kTfLiteAbort as "
                      "in TFLM, e.g. a CIRCULAR_BUFFER's period: this is the first to run every operator)")
+    if report.get("runtime_note"):
+        lines.append(report["runtime_note"])
     if report["instructions_per_second"]:
         lines.append(f"emulated in {report['emulation_seconds']:.2f} s "
                      f"({report['instructions_per_second'] / 1e6:.0f} M instructions/s)")

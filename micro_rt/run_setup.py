@@ -46,6 +46,7 @@ class Setup:
     # summary line, measured error range, the board's unverified figures. None without a board.
     validation: Optional[dict] = None
     cycles: bool = True                # run the emulated inference
+    runtime: str = "micro_rt"          # whose runtime the answer prices (runtimes.Runtime)
     optimize_seconds: float = 2.0      # 0: no optimize suggestion
     seed: int = 0
 

@@ -55,6 +55,9 @@ def test_operators_as_tflm_invoked_them_with_the_profilers_ticks(capsys, out, co
         assert o["interpreter_cycles_before"] > 0
     assert ops[2]["cycles"] > ops[0]["cycles"]          # node 2 works on a longer buffer
     assert t["arena_used_bytes"] == 772 and t["operators_unfinished"] == 0
+    # MicroInterpreter::Invoke's stack: its frames, the interpreter's, and the deepest kernel's
+    # (fully_connected.c's 400-byte scratch array)
+    assert 400 < t["invoke_stack_bytes"] < 400 + 200
     # the per-function profile keeps the two same-named kernels apart, by file
     functions = {f["function"]: f for f in r["functions"]}
     conv, fc = functions[f"{EVAL} [conv.c]"], functions[f"{EVAL} [fully_connected.c]"]

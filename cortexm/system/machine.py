@@ -170,7 +170,8 @@ class FirmwareMachine:
             self._hook_main_entry()
         self.tflm: Optional[TflmWatch] = None
         if is_tflm_application(img):
-            self.tflm = TflmWatch(img, uc, self._read_code, self.clock.now, lambda: self.clock.instructions)
+            self.tflm = TflmWatch(img, uc, self._read_code, self.clock.now, lambda: self.clock.instructions,
+                                  lambda: max(self._heap_info()[0], self.heap.stats.break_top or 0))
             self.scs.on_cyccnt = self.tflm.on_cyccnt
         self.stop_reason: Optional[tuple] = None        # (access, address, size, pc) of a memory fault
         self.stopped_in_write = False

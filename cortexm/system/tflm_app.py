@@ -25,14 +25,21 @@ from typing import Callable, Optional
 import capstone
 from unicorn import unicorn_const as UC
 import unicorn.arm_const as arm
-from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_R1
+from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_SP
 
+from ..calling import STACK_PAINT
 from ..demangle import Demangler
 from ..elf import ElfImage, Symbol
 
-INVOKE_SUBGRAPH = "_ZN6tflite21MicroInterpreterGraph15InvokeSubgraphEi"
-ARENA_USED_BYTES = "_ZNK6tflite16MicroInterpreter16arena_used_bytesEv"
+INVOKE = "_ZN6tflite16MicroInterpreter6InvokeEv"
+INVOKE_SUBGRAPH = "_ZN6tflite21MicroInterpreterGraph14InvokeSubgraphEi"
+# what MicroInterpreter::arena_used_bytes() returns: the interpreter's method when it is out of
+# line, the allocator's it calls (TFLM 90b983c2 inlines the first) otherwise
+ARENA_USED_BYTES = ("_ZNK6tflite16MicroInterpreter16arena_used_bytesEv", "_ZNK6tflite14MicroAllocator10used_bytesEv")
 PROFILER_CLASS = "Profiler"           # TFLM's MicroProfiler and MicroProfilerInterface methods
+# the framework's other indirect calls from InvokeSubgraph: the allocator's virtual
+# ResetTempAllocations after each node (no kernel's invoke function is a method of these)
+FRAMEWORK_CLASSES = (PROFILER_CLASS, "Allocator")
 KERNEL_LIBRARY_PREFIX = "arm_"        # CMSIS-NN's functions: what a kernel dispatched to
 TAG_BYTES = 64                        # longest operator name read from a profiler tag
 
@@ -72,6 +79,7 @@ class TflmRun:
     operators: list[OperatorRun] = field(default_factory=list)
     arena_used_bytes: list[int] = field(default_factory=list)    # each value the application asked for
     unfinished: int = 0          # operators called and not returned at the end of the run
+    invoke_stack_bytes: Optional[int] = None   # the deepest MicroInterpreter::Invoke went below its entry SP
 
     @property
     def operator_cycles(self) -> int:
@@ -86,6 +94,7 @@ class TflmRun:
                 "operator_cycles": self.operator_cycles,
                 "interpreter_cycles_between_operators": self.interpreter_cycles,
                 "arena_used_bytes": self.arena_used_bytes[-1] if self.arena_used_bytes else None,
+                "invoke_stack_bytes": self.invoke_stack_bytes,
                 "operators_unfinished": self.unfinished}
 
 
@@ -119,8 +128,14 @@ class TflmWatch:
     return hooks, added at a call and with the return site's translation dropped."""
 
     def __init__(self, image: ElfImage, uc, read_code: Callable[[int, int], bytes],
-                 cycles: Callable[[], int], instructions: Callable[[], int]):
+                 cycles: Callable[[], int], instructions: Callable[[], int],
+                 stack_floor: Callable[[], int]):
+        """stack_floor(): the lowest address the stack may reach now (above static data and
+        the heap): MicroInterpreter::Invoke's stack is measured by painting from there to its
+        entry SP and finding, at its return, how far down the paint was overwritten."""
         self.image = image
+        self._stack_floor = stack_floor
+        self._invoke_sp: Optional[tuple[int, int]] = None     # (entry SP, painted floor)
         self.uc = uc
         self._cycles, self._instructions = cycles, instructions
         self._demangle = Demangler()
@@ -144,9 +159,13 @@ class TflmWatch:
             uc.hook_add(UC.UC_HOOK_CODE, self._on_return, begin=addr, end=addr)
         for addr in self._library:
             uc.hook_add(UC.UC_HOOK_CODE, self._on_library, begin=addr, end=addr)
-        arena = image.symbols.get(ARENA_USED_BYTES)
-        if arena is not None and arena.is_func:
-            uc.hook_add(UC.UC_HOOK_CODE, self._on_arena_call, begin=arena.addr, end=arena.addr)
+        invoke_top = image.symbols.get(INVOKE)
+        if invoke_top is not None and invoke_top.is_func:
+            uc.hook_add(UC.UC_HOOK_CODE, self._on_invoke, begin=invoke_top.addr, end=invoke_top.addr)
+        for name in ARENA_USED_BYTES:
+            arena = image.symbols.get(name)
+            if arena is not None and arena.is_func:
+                uc.hook_add(UC.UC_HOOK_CODE, self._on_arena_call, begin=arena.addr, end=arena.addr)
 
     # ---- the firmware's own CYCCNT reads (scs.SystemControlSpace.on_cyccnt)
     def on_cyccnt(self, value: int) -> None:
@@ -173,8 +192,9 @@ class TflmWatch:
         target = uc.reg_read(self._sites[address]) & ~1
         sym = self.image.function_at(target)
         name = self._demangle(sym.name) if sym is not None else f"0x{target:08x}"
-        if PROFILER_CLASS in name:
-            if "BeginEvent" in name:
+        qualified = name.split("(")[0]
+        if any(cls in qualified for cls in FRAMEWORK_CLASSES):
+            if PROFILER_CLASS in qualified and "BeginEvent" in qualified:
                 frame.tag = self._c_string(uc.reg_read(UC_ARM_REG_R1))
             return
         frame.awaiting_ticks = None
@@ -206,6 +226,25 @@ class TflmWatch:
                 if name not in frame.open["dispatched"]:
                     frame.open["dispatched"].append(name)
                 return
+
+    def _on_invoke(self, uc, address, size, _user) -> None:
+        sp = uc.reg_read(UC_ARM_REG_SP)
+        floor = (self._stack_floor() + 7) & ~7
+        if self._invoke_sp is not None or sp <= floor:
+            return                           # re-entered (not TFLM's pattern), or no room to paint
+        uc.mem_write(floor, bytes([STACK_PAINT]) * (sp - floor))
+        self._invoke_sp = (sp, floor)
+        self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1, self._on_invoke_return)
+
+    def _on_invoke_return(self, uc, address) -> None:
+        if self._invoke_sp is None:
+            return
+        sp, floor = self._invoke_sp
+        self._invoke_sp = None
+        data = bytes(uc.mem_read(floor, sp - floor))
+        untouched = len(data) - len(data.lstrip(bytes([STACK_PAINT])))
+        used = sp - (floor + untouched)
+        self.run.invoke_stack_bytes = max(used, self.run.invoke_stack_bytes or 0)
 
     def _on_arena_call(self, uc, address, size, _user) -> None:
         self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1,

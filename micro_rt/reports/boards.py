@@ -69,7 +69,8 @@ def _region_named(board: Board, name: str) -> bool:
 
 
 def _measure(path: str, data: bytes, board: str, kernels: Optional[str], planner: str, seed: int,
-             board_dirs: Optional[Sequence[str]], arena_region: Optional[str] = None) -> BoardRow:
+             board_dirs: Optional[Sequence[str]], arena_region: Optional[str] = None,
+             runtime: str = "micro_rt") -> BoardRow:
     """One board (in a worker process): errors become a 'cannot tell' row naming them. The
     arena goes in `arena_region` on a board that has a RAM region of that name."""
     from ..cortexm.boards import load_board
@@ -82,7 +83,7 @@ def _measure(path: str, data: bytes, board: str, kernels: Optional[str], planner
             notes.append(f"no RAM region {arena_region}: the arena placed as without --arena-region")
             arena_region = None
         setup = make_setup(board=board, board_dirs=board_dirs, kernels=kernels, planner=planner,
-                           seed=seed, optimize_seconds=0.0, arena_region=arena_region)
+                           seed=seed, optimize_seconds=0.0, arena_region=arena_region, runtime=runtime)
     except MicroRtError as e:
         return BoardRow(board, "?", 0, CANNOT_TELL, None, None, None, None, None, None,
                         False, f"board not usable: {' '.join(str(e).split())}")
@@ -131,13 +132,13 @@ def check_model(data: bytes, cores: Sequence[str], *, kernels: str = "cmsis-nn",
 def measure_boards(path: str, data: bytes, boards: Sequence[str], *, kernels: Optional[str] = None,
                    planner: str = "greedy", seed: int = 0, workers: Optional[int] = None,
                    board_dirs: Optional[Sequence[str]] = None,
-                   arena_region: Optional[str] = None) -> list[BoardRow]:
+                   arena_region: Optional[str] = None, runtime: str = "micro_rt") -> list[BoardRow]:
     """Every board's row, sorted: fitting boards fastest first, then cannot tell, then the
     rest. `workers` processes measure boards at once (default: the CPUs). `arena_region`:
     the arena's region on the boards that have one of that name. `kernels` None: each
     board's core's flavour (flavours.default_kernels), as `fit --board` takes it."""
     workers = max(1, min(workers or os.cpu_count() or 1, len(boards)))
-    args = [(path, data, b, kernels, planner, seed, board_dirs, arena_region) for b in boards]
+    args = [(path, data, b, kernels, planner, seed, board_dirs, arena_region, runtime) for b in boards]
     if workers == 1:
         rows = [_measure(*a) for a in args]
     else:
@@ -158,12 +159,12 @@ def boards_exit_code(rows: Sequence[BoardRow]) -> int:
     return 3 if CANNOT_TELL in verdicts else 1
 
 
-def boards_payload(model: str, rows: Sequence[BoardRow]) -> dict:
+def boards_payload(model: str, rows: Sequence[BoardRow], runtime: str = "micro_rt") -> dict:
     """The JSON answer; "kernels" is the flavour the boards were measured with, "arena_for"
     whose arena the RAM figures count. One flavour for all: the one given, else a Cortex-M
     core's (cortexm.boards refuses a board with a host core)."""
     kernels = next((r.kernels for r in rows if r.kernels), None)
-    return {"model": model, "kernels": kernels,
+    return {"model": model, "kernels": kernels, "runtime_priced": runtime,
             "kernels_note": KERNELS_NOTES.get(kernels) if kernels else None,
             "arena_for": arena_for(kernels, "each board's core") if kernels else None,
             "boards": [r.as_dict() for r in rows],
@@ -174,8 +175,9 @@ def boards_text(p: dict) -> str:
     rows = p["boards"]
     head = (f"{'board':<20}{'core':<15}{'MHz':>5}  {'verdict':<13}{'RAM used':>11}{'margin':>11}"
             f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  {'arena in':<14}validated")
-    lines = [f"{p['model']} on {len(rows)} boards, kernels {kernels_label(p['kernels'] or '-')}:",
-             head]
+    runtime = "TFLM (measured builds: --runtime tflm)" if p.get("runtime_priced") == "tflm" else "micro_rt's own"
+    lines = [f"{p['model']} on {len(rows)} boards, kernels {kernels_label(p['kernels'] or '-')}, "
+             f"runtime {runtime}:", head]
 
     def num(v, width):
         return f"{'-' if v is None else f'{v:,}':>{width}}"

@@ -20,6 +20,7 @@ from ..interpreter import Interpreter
 from ..model import read_model
 from ..profile import emulated_profile, op_number
 from ..report import arena_for, kernels_fields
+from ..runtimes import Runtime, TflmPricing
 from ..run_setup import Setup, make_setup  # noqa: F401  (make_setup: the CLI's entry)
 from .facts import BufferFact, OperatorFact, buffer_facts, operator_facts
 
@@ -85,6 +86,7 @@ def gather(path: str, data: bytes, setup: Setup,
                                 planner=setup.planner, plan_only=True)
     missing = ops_without_kernels(it)
     profile, measured, note = None, None, ""
+    tflm = TflmPricing(setup.target) if Runtime(setup.runtime) is Runtime.TFLM else None
     if not setup.cycles:
         note = "cycles not measured (--no-cycles)"
     elif it.target.is_host:
@@ -100,6 +102,8 @@ def gather(path: str, data: bytes, setup: Setup,
                     measured = kernel_measurement(run)
             finally:
                 run.close()
+            if tflm is not None:
+                profile = tflm.profile(profile)
         except MicroRtError as e:
             note = f"cycles not measured: the emulated inference failed: {' '.join(str(e).split())}"
         else:
@@ -111,7 +115,7 @@ def gather(path: str, data: bytes, setup: Setup,
                     f"on seeded random inputs (seed {setup.seed})")
     # A failed emulation is retried by assess, which then lists why stack and code are missing.
     fit = assess(path, data, it, setup.ram_budget, setup.flash_budget, measure=setup.cycles,
-                 measured=measured, layout=setup.ram_layout)
+                 measured=measured, layout=setup.ram_layout, tflm=tflm)
     if not setup.cycles and not it.target.is_host:
         fit.scope = "arena and model only (kernel stack and code not measured: --no-cycles)"
     # '3 FOO (...)' names an operator of subgraph 0, '1:3 FOO' one of subgraph 1

@@ -15,6 +15,8 @@ int invoke_subgraph(Graph *graph, int subgraph) {
     return status;
 }
 
+int invoke(Graph *graph) { return invoke_subgraph(graph, 0); }
+
 uint32_t arena_used_bytes(const Graph *graph) { return graph->arena_used; }
 
 static uint32_t begin_event(Profiler *self, const char *tag)

@@ -26,7 +26,7 @@ int main(void) {
     profiler_init(&profiler);
     graph.profiler = &profiler;
 #endif
-    int status = invoke_subgraph(&graph, 0);
+    int status = invoke(&graph);
     printf("arena_used_bytes %lu\n", (unsigned long)arena_used_bytes(&graph));
     for (int e = 0; e < profiler.events; e++)
         printf("%s took %lu ticks\n", profiler.tags[e], (unsigned long)profiler.ticks[e]);

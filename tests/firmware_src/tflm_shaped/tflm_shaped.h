@@ -39,8 +39,10 @@ typedef struct {
 const Registration *register_conv(void);
 const Registration *register_fully_connected(void);
 void profiler_init(Profiler *p);
-int invoke_subgraph(Graph *graph, int subgraph) __asm__("_ZN6tflite21MicroInterpreterGraph15InvokeSubgraphEi");
-uint32_t arena_used_bytes(const Graph *graph) __asm__("_ZNK6tflite16MicroInterpreter16arena_used_bytesEv");
+int invoke(Graph *graph) __asm__("_ZN6tflite16MicroInterpreter6InvokeEv");
+int invoke_subgraph(Graph *graph, int subgraph) __asm__("_ZN6tflite21MicroInterpreterGraph14InvokeSubgraphEi");
+/* TFLM's MicroInterpreter::arena_used_bytes() is inline: what it returns is the allocator's */
+uint32_t arena_used_bytes(const Graph *graph) __asm__("_ZNK6tflite14MicroAllocator10used_bytesEv");
 void arm_convolve_wrapper_s8(int32_t *data, int32_t n);
 void arm_fully_connected_s8(int32_t *data, int32_t n);
 #endif
