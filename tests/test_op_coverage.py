@@ -91,12 +91,13 @@ def test_every_builtin_the_oracle_registers_has_a_host_kernel(oracle_registered)
     assert missing == [], f"tflite-micro registers {len(missing)} builtins micro_rt has no kernel for: {missing}"
 
 
-def _accepted_on_host(data: bytes) -> bool:
+def _refusal(data: bytes) -> str:
+    """Why the host refuses the model at prepare, as TFLM does ("" when it accepts it)."""
     try:
-        Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn", plan_only=True)
-    except (KernelError, UnsupportedOpError):
-        return False
-    return True
+        Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn", plan_only=True).close()
+    except (KernelError, UnsupportedOpError) as e:
+        return str(e)
+    return ""
 
 
 # Types that still run on a host kernel on the MCU (issue 12 is open for them): strict, so the
@@ -104,28 +105,63 @@ def _accepted_on_host(data: bytes) -> bool:
 KNOWN_GAPS: dict[str, str] = {}
 
 
-def _type_case_params() -> list:
-    return [pytest.param(label, op, data, id=label,
-                         marks=[pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[label])] if label in KNOWN_GAPS else [])
-            for label, op, data in type_cases() if op not in LATER]
+def _split_cases() -> tuple[list, list]:
+    """The type cases, split at collection into those the host prepares (run on the MCU) and
+    those it refuses (checked as refusals): no case passes by returning early."""
+    accepted, refused = [], []
+    for label, op, data in type_cases():
+        if op in LATER:
+            continue
+        why = _refusal(data)
+        if why:
+            refused.append(pytest.param(label, op, why, id=label))
+        else:
+            accepted.append(pytest.param(label, op, data, id=label,
+                                         marks=[pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[label])]
+                                         if label in KNOWN_GAPS else []))
+    return accepted, refused
 
 
-@pytest.mark.parametrize("label,op,data", _type_case_params())
+ACCEPTED_CASES, REFUSED_CASES = _split_cases()
+
+
+def run_on_mcu(data: bytes, kernels: str):
+    """Invoke the model once on the virtual MCU with seeded inputs: its run records, or None
+    when the kernel refused the data at invoke, after checking the host kernel refuses the
+    same inputs with the same error (as TFLM's one kernel would)."""
+    from micro_rt.inputs import random_inputs
+    with Interpreter.from_bytes(data, target="cortex-m4", kernels=kernels, emulate=True) as it:
+        inputs = [np.asarray(x) for x in random_inputs(it, 0)]
+        for i, x in enumerate(inputs):
+            it.set_input(x, i)
+        try:
+            it.invoke()
+        except KernelError as on_mcu:
+            with Interpreter.from_bytes(data, target="cortex-m4", kernels=kernels) as host:
+                for i, x in enumerate(inputs):
+                    host.set_input(x, i)
+                with pytest.raises(KernelError) as on_host:
+                    host.invoke()
+            assert str(on_host.value) == str(on_mcu)
+            return None
+        return it.last_run, set(it.executor.functions_used) if it.executor else set()
+
+
+@pytest.mark.parametrize("label,op,data", ACCEPTED_CASES)
 def test_every_type_the_host_runs_runs_as_a_c_kernel(label, op, data):
     """A single-op model of each type combination micro_rt's host kernel accepts runs every
     operator on the virtual MCU (M4, micro_rt's CMSIS-NN-style C kernels)."""
-    if not _accepted_on_host(data):
-        return                                   # refused as TFLM refuses: nothing to run
-    from micro_rt.inputs import random_inputs
-    with Interpreter.from_bytes(data, target="cortex-m4", kernels="cmsis-nn", emulate=True) as it:
-        for i, x in enumerate(random_inputs(it, 0)):
-            it.set_input(np.asarray(x), i)
-        try:
-            it.invoke()
-        except KernelError:
-            return                               # refused its data at invoke, as TFLM does
-        on_host = [f"{r.index} {r.op}" for r in it.last_run if not r.on_mcu]
-    assert on_host == [], f"{label}: ran on a host kernel (no C kernel): {on_host}"
+    ran = run_on_mcu(data, "cmsis-nn")
+    if ran is not None:
+        on_host = [f"{r.index} {r.op}" for r in ran[0] if not r.on_mcu]
+        assert on_host == [], f"{label}: ran on a host kernel (no C kernel): {on_host}"
+
+
+@pytest.mark.parametrize("label,op,why", REFUSED_CASES)
+def test_every_type_the_host_refuses_is_refused_naming_the_operator(label, op, why):
+    """The type combinations the host kernel refuses at prepare (as TFLM's Prepare does) are
+    refused with an error that names the operator."""
+    assert op in why, f"{label}: the refusal does not name {op}: {why}"
 
 
 # TFLM's own custom operators (the resolver registers them by name) and the element types of
