@@ -61,3 +61,23 @@ class Demangler:
             return ctypes.string_at(ptr).decode("utf-8", "replace") if status.value == 0 else None
         finally:
             self._free(ptr)
+
+
+def unqualified(name: str) -> str:
+    """A demangled function without its namespaces, classes and parameter list, its " [file]"
+    kept: "tflite::(anonymous namespace)::Eval(TfLiteContext*, TfLiteNode*) [conv.cc]" is
+    "Eval [conv.cc]"."""
+    base, sep, file = name.partition(" [")
+    if base.endswith(")"):                        # the parameter list: from its closing paren back
+        depth = 0
+        for i in range(len(base) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(base[i], 0)
+            if depth == 0:
+                base = base[:i]
+                break
+    depth, cut = 0, 0
+    for i, ch in enumerate(base):                 # the last "::" outside parentheses and templates
+        depth += {"(": 1, ")": -1, "<": 1, ">": -1}.get(ch, 0)
+        if depth == 0 and base.startswith("::", i):
+            cut = i + 2
+    return base[cut:] + sep + file

@@ -229,7 +229,7 @@ def tflm_pricing(args):
         return None
     if get_target(args.target).is_host:
         raise InputError(f"--runtime tflm prices a Cortex-M deployment; --target {args.target} is the host")
-    return TflmPricing(args.target)
+    return TflmPricing(args.target, args.kernels)
 
 
 # ---- profile ------------------------------------------------------------------------------

@@ -25,9 +25,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from .errors import MicroRtError
+from .errors import InputError, MicroRtError
 
 DATA_NAME = "tflm_runtime.json"         # in the board catalog's measurements/
+MEASURED_FLAVOUR = "cmsis-nn"           # TFLM built with OPTIMIZED_KERNEL_DIR=cmsis_nn
 
 
 def data_file() -> Path:
@@ -56,6 +57,8 @@ class KernelCost:
     glue_instructions: int
     nodes: int                    # nodes measured
     objects: tuple[str, ...]      # the linked objects the kernel needs (its own, CMSIS-NN's)
+    calls_library: bool = True    # False: TFLM's kernel is its own code (no CMSIS-NN call), so
+                                  # micro_rt's kernel stands for all of it and no glue is added
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class CoreCosts:
     framework_ram: int
     kernels: dict[str, KernelCost]
     objects: dict[str, tuple[int, int]]     # object -> (flash, RAM) bytes as linked
+    validation: Optional[dict] = None       # profile --runtime tflm against the applications measured
 
     def kernel(self, op: str) -> Optional[KernelCost]:
         return self.kernels.get(op)
@@ -123,12 +127,13 @@ def load_tflm_data(path: Optional[Path] = None) -> TflmData:
                     raise RuntimeDataError(f"{path.name}: cores.{core}.kernels.{op} needs objects "
                                            f"{missing} that cores.{core}.objects does not list")
                 kernels[op] = KernelCost(op, int(k["glue_cycles_per_node"]), int(k["glue_instructions_per_node"]),
-                                         int(k["nodes"]), tuple(k["objects"]))
+                                         int(k["nodes"]), tuple(k["objects"]), bool(k.get("calls_library", True)))
             it = c["interpreter"]
             cores[core] = CoreCosts(core, int(it["per_operator_cycles"]), int(it["per_operator_instructions"]),
                                     int(it["invoke_cycles"]), int(it["invoke_instructions"]),
                                     int(it["frames_stack_bytes"]),
-                                    int(c["framework"]["flash"]), int(c["framework"]["ram"]), kernels, objects)
+                                    int(c["framework"]["flash"]), int(c["framework"]["ram"]), kernels, objects,
+                                    c.get("validation"))
         return TflmData(dict(raw["sources"]), raw["compiler"], raw["date"], raw["measured_with"], cores,
                         list(raw.get("models", [])))
     except (KeyError, TypeError, ValueError) as e:
@@ -138,16 +143,25 @@ def load_tflm_data(path: Optional[Path] = None) -> TflmData:
 class TflmPricing:
     """Turns micro_rt's measured answers into a TFLM deployment's, on one core."""
 
-    def __init__(self, core: str, data: Optional[TflmData] = None):
+    def __init__(self, core: str, kernels: str = MEASURED_FLAVOUR, data: Optional[TflmData] = None):
+        if kernels != MEASURED_FLAVOUR:
+            raise InputError(f"--runtime tflm with --kernels {kernels}: the TFLM builds measured are TFLM's "
+                             f"{MEASURED_FLAVOUR} builds (OPTIMIZED_KERNEL_DIR=cmsis_nn); their glue "
+                             f"and code are not {kernels}'s")
         self.data = data or load_tflm_data()
         self.costs = self.data.core(core)
 
     @cached_property
     def note(self) -> str:
         c = self.costs
+        v = c.validation
+        checked = (f"; on the {v['applications']} applications they were measured on, this pricing came "
+                   f"{v['min_error']:+.1%} to {v['max_error']:+.1%} from their own cycles (mean |error| "
+                   f"{v['mean_abs_error']:.1%}; micro_rt's kernels against CMSIS-NN's)" if v else
+                   "; not compared with the applications")
         return (f"priced for TFLM: micro_rt's kernels + TFLM's interpreter ({c.per_operator_cycles} cycles per "
                 f"operator, {c.invoke_cycles} per invoke) and each kernel's Eval glue, from "
-                f"{self.data.provenance}, at 0 wait states")
+                f"{self.data.provenance}, at 0 wait states{checked}")
 
     @cached_property
     def fit_note(self) -> str:
@@ -188,6 +202,11 @@ class TflmPricing:
         interpreter = {"instructions": c.invoke_instructions + c.per_operator_instructions * runs,
                        "cycles": c.invoke_cycles + c.per_operator_cycles * runs,
                        "frame_bytes": c.frames_stack_bytes, "name": "TFLM interpreter"}
+        own = sorted({op["op"] for op in ops if op["on_mcu"] and c.kernel(op["op"]) is not None
+                      and not c.kernel(op["op"]).calls_library})
+        if own:
+            out["runtime_note"] += (f"; {', '.join(own)}: TFLM's kernel is its own code (no CMSIS-NN call), "
+                                    "priced as micro_rt's kernel")
         out.update(ops=ops, ops_not_counted=not_counted, complete=not not_counted, runtime=interpreter,
                    runtime_not_measured=None)
         out["total_cycles"] = sum(o["cycles"] for o in ops) + interpreter["cycles"]

@@ -73,6 +73,10 @@ def test_without_a_profiler_operators_are_named_from_their_kernel_files(capsys, 
     ops = r["tflm"]["operators"]
     assert [(o["op"], o["op_source"], o["profiler_ticks"]) for o in ops] == [
         ("CONV_2D", "kernel file", None), ("FULLY_CONNECTED", "kernel file", None), ("CONV_2D", "kernel file", None)]
+    from micro_rt.cortexm.system.tflm_app import op_of_function
+    assert [op_of_function(n) for n in ("tflite::EvalAdd(TfLiteContext*, TfLiteNode*)", "EvalQuantizeReference",
+                                        "tflite::SoftmaxEval", "AverageEval", "EvalFullyConnectedInt8")] == [
+        "ADD", "QUANTIZE", "SOFTMAX", "AVERAGE_POOL_2D", "FULLY_CONNECTED"]
     with_profiler = _emulate(capsys, _build(out, "cortex-m4"))[1]["tflm"]
     # the same kernels cost the same; the interpreter is cheaper without its profiler calls
     assert [o["cycles"] for o in ops] == [o["cycles"] for o in with_profiler["operators"]]

@@ -18,6 +18,7 @@ of the last value read before the call and the first one after it: what the prof
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Callable, Optional
@@ -28,7 +29,7 @@ import unicorn.arm_const as arm
 from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_SP
 
 from ..calling import STACK_PAINT
-from ..demangle import Demangler
+from ..demangle import Demangler, unqualified
 from ..elf import ElfImage, Symbol
 
 INVOKE = "_ZN6tflite16MicroInterpreter6InvokeEv"
@@ -61,16 +62,25 @@ class OperatorRun:
     index: int                   # in the order TFLM invoked them (node order within a subgraph)
     subgraph_depth: int          # 0: the model's main subgraph; 1 and more: inside IF / WHILE
     op: str                      # the profiler's tag, else from the kernel's source file
-    op_source: str               # "profiler tag" | "kernel file"
+    op_source: str               # "profiler tag" | "kernel file" | "kernel function"
     kernel: str                  # the invoke function TFLM called, demangled, [its file]
     dispatched_to: list[str]     # library (CMSIS-NN) functions it entered, first entered first
     cycles: int
     instructions: int
+    library_cycles: int          # of cycles: inside the library calls (their outermost)
+    library_instructions: int
     interpreter_cycles_before: int   # InvokeSubgraph's own cycles since the previous operator
+    interpreter_instructions_before: int
     profiler_ticks: Optional[int] = None
 
+    @property
+    def glue_cycles(self) -> int:
+        """TFLM's part of the operator: its Eval outside the library calls."""
+        return self.cycles - self.library_cycles
+
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return dict(self.__dict__) | {"glue_cycles": self.glue_cycles,
+                                      "glue_instructions": self.instructions - self.library_instructions}
 
 
 @dataclass
@@ -80,6 +90,7 @@ class TflmRun:
     arena_used_bytes: list[int] = field(default_factory=list)    # each value the application asked for
     unfinished: int = 0          # operators called and not returned at the end of the run
     invoke_stack_bytes: Optional[int] = None   # the deepest MicroInterpreter::Invoke went below its entry SP
+    invokes: list[tuple[int, int]] = field(default_factory=list)   # (cycles, instructions) of each Invoke()
 
     @property
     def operator_cycles(self) -> int:
@@ -95,6 +106,7 @@ class TflmRun:
                 "interpreter_cycles_between_operators": self.interpreter_cycles,
                 "arena_used_bytes": self.arena_used_bytes[-1] if self.arena_used_bytes else None,
                 "invoke_stack_bytes": self.invoke_stack_bytes,
+                "invokes": [{"cycles": c, "instructions": i} for c, i in self.invokes],
                 "operators_unfinished": self.unfinished}
 
 
@@ -111,12 +123,27 @@ def indirect_call_sites(image: ElfImage, sym: Symbol, read_code: Callable[[int, 
             if insn.mnemonic == "blx" and not insn.op_str.startswith("#")]
 
 
+def op_of_function(name: str) -> str:
+    """An operator's name from a global kernel function's, TFLM's way of naming them:
+    "tflite::EvalAdd(...)" ADD, "tflite::EvalQuantizeReference" QUANTIZE, "SoftmaxEval"
+    SOFTMAX, "AverageEval" AVERAGE_POOL_2D; anything else as it is."""
+    last = unqualified(name)
+    if last in POOL_OF_FUNCTION:
+        return POOL_OF_FUNCTION[last]
+    m = (re.fullmatch(r"Eval([A-Z]\w*?)(?:Reference|Int8|Int16|Float32|Float|Quantized)?", last)
+         or re.fullmatch(r"([A-Z]\w*?)Eval", last))
+    if m is None:
+        return last
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", m.group(1)).upper()
+
+
 class _Frame:
     """One InvokeSubgraph in progress."""
 
     def __init__(self, depth: int, cycles: int):
         self.depth = depth
         self.mark = cycles                   # end of the last operator (or the entry)
+        self.mark_instructions = 0
         self.tag: Optional[str] = None       # the profiler's BeginEvent tag for the next operator
         self.open: Optional[dict] = None     # the operator being run
         self.awaiting_ticks: Optional[tuple[OperatorRun, int]] = None   # (row, CYCCNT before it)
@@ -178,7 +205,9 @@ class TflmWatch:
 
     # ---- hooks
     def _on_entry(self, uc, address, size, _user) -> None:
-        self._frames.append(_Frame(len(self._frames), self._cycles()))
+        frame = _Frame(len(self._frames), self._cycles())
+        frame.mark_instructions = self._instructions()
+        self._frames.append(frame)
         self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1, self._on_subgraph_return)
 
     def _on_subgraph_return(self, uc, address) -> None:
@@ -199,7 +228,8 @@ class TflmWatch:
             return
         frame.awaiting_ticks = None
         frame.open = {"call": address, "sym": sym, "name": name, "start": self._cycles(),
-                      "insns": self._instructions(), "dispatched": [], "cyccnt_before": self._last_cyccnt}
+                      "insns": self._instructions(), "dispatched": [], "cyccnt_before": self._last_cyccnt,
+                      "library": [0, 0], "in_library": None}
 
     def _on_return(self, uc, address, size, _user) -> None:
         frame = self._frames[-1] if self._frames else None
@@ -210,21 +240,41 @@ class TflmWatch:
         tag, frame.tag = frame.tag, None
         row = OperatorRun(index=len(self.run.operators), subgraph_depth=frame.depth,
                           op=tag or self._op_of(op["sym"], op["name"]),
-                          op_source="profiler tag" if tag else "kernel file",
+                          op_source="profiler tag" if tag else
+                          "kernel file" if op["sym"] is not None and op["sym"].file else "kernel function",
                           kernel=op["name"], dispatched_to=op["dispatched"],
                           cycles=now - op["start"], instructions=self._instructions() - op["insns"],
-                          interpreter_cycles_before=op["start"] - frame.mark)
+                          library_cycles=op["library"][0], library_instructions=op["library"][1],
+                          interpreter_cycles_before=op["start"] - frame.mark,
+                          interpreter_instructions_before=op["insns"] - frame.mark_instructions)
         self.run.operators.append(row)
-        frame.mark, frame.open = now, None
+        frame.mark, frame.mark_instructions, frame.open = now, self._instructions(), None
         if op["cyccnt_before"] is not None:
             frame.awaiting_ticks = (row, op["cyccnt_before"])
 
     def _on_library(self, uc, address, size, _user) -> None:
+        """A library function entered: named for the operator running; the outermost one is
+        timed to its return."""
         for frame in reversed(self._frames):
-            if frame.open is not None:
+            op = frame.open
+            if op is not None:
                 name = self._library[address]
-                if name not in frame.open["dispatched"]:
-                    frame.open["dispatched"].append(name)
+                if name not in op["dispatched"]:
+                    op["dispatched"].append(name)
+                if op["in_library"] is None:
+                    op["in_library"] = (self._cycles(), self._instructions())
+                    self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1, self._on_library_return)
+                return
+
+    def _on_library_return(self, uc, address) -> None:
+        for frame in reversed(self._frames):
+            op = frame.open
+            if op is not None:
+                if op["in_library"] is not None:
+                    cycles, insns = op["in_library"]
+                    op["library"][0] += self._cycles() - cycles
+                    op["library"][1] += self._instructions() - insns
+                    op["in_library"] = None
                 return
 
     def _on_invoke(self, uc, address, size, _user) -> None:
@@ -234,6 +284,7 @@ class TflmWatch:
             return                           # re-entered (not TFLM's pattern), or no room to paint
         uc.mem_write(floor, bytes([STACK_PAINT]) * (sp - floor))
         self._invoke_sp = (sp, floor)
+        self._invoke_start = (self._cycles(), self._instructions())
         self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1, self._on_invoke_return)
 
     def _on_invoke_return(self, uc, address) -> None:
@@ -241,6 +292,8 @@ class TflmWatch:
             return
         sp, floor = self._invoke_sp
         self._invoke_sp = None
+        cycles, insns = self._invoke_start
+        self.run.invokes.append((self._cycles() - cycles, self._instructions() - insns))
         data = bytes(uc.mem_read(floor, sp - floor))
         untouched = len(data) - len(data.lstrip(bytes([STACK_PAINT])))
         used = sp - (floor + untouched)
@@ -262,7 +315,7 @@ class TflmWatch:
     # ---- naming
     def _op_of(self, sym: Optional[Symbol], name: str) -> str:
         if sym is None or sym.file is None:
-            return name.split("(")[0].rsplit("::", 1)[-1]
+            return op_of_function(name)
         stem = PurePosixPath(sym.file).stem
         if stem == "pooling":
             for fn, op in POOL_OF_FUNCTION.items():

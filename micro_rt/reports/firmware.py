@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Optional
 
+from ..cortexm.demangle import unqualified
 from .formats import NAME_WIDTH, Column, Table
 
 TEXT_FUNCTIONS = 25          # functions the text view lists (csv, json, markdown: all)
@@ -69,32 +70,12 @@ def function_table(p: dict, limit: int = 0) -> Table:
                   Column("memory_stall_cycles", "flash stalls", True)], rows, "Functions", notes)
 
 
-def short_function(name: str) -> str:
-    """A demangled function without its namespaces and parameter list, its " [file]" kept:
-    "tflite::(anonymous namespace)::Eval(TfLiteContext*, TfLiteNode*) [conv.cc]" is
-    "Eval [conv.cc]"."""
-    base, sep, file = name.partition(" [")
-    if base.endswith(")"):
-        depth = 0
-        for i in range(len(base) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(base[i], 0)
-            if depth == 0:
-                base = base[:i]
-                break
-    depth, cut = 0, 0
-    for i, ch in enumerate(base):
-        depth += {"(": 1, ")": -1, "<": 1, ">": -1}.get(ch, 0)
-        if depth == 0 and base.startswith("::", i):
-            cut = i + 2
-    return base[cut:] + sep + file
-
-
 def operator_table(p: dict) -> Optional[Table]:
     """A TFLM application's operators, as TFLM invoked them (cortexm/system/tflm_app.py)."""
     t = p.get("tflm")
     if not t:
         return None
-    rows = [o | {"dispatched": ", ".join(o["dispatched_to"]) or "-", "kernel": short_function(o["kernel"]),
+    rows = [o | {"dispatched": ", ".join(o["dispatched_to"]) or "-", "kernel": unqualified(o["kernel"]),
                  "op_shown": o["op"] if o["op_source"] == "profiler tag" else f"{o['op']} (from file)"}
             for o in t["operators"]]
     notes = [f"operators: {t['operator_cycles']:,} cycles; TFLM's interpreter between them: "

@@ -86,7 +86,7 @@ def gather(path: str, data: bytes, setup: Setup,
                                 planner=setup.planner, plan_only=True)
     missing = ops_without_kernels(it)
     profile, measured, note = None, None, ""
-    tflm = TflmPricing(setup.target) if Runtime(setup.runtime) is Runtime.TFLM else None
+    tflm = TflmPricing(setup.target, setup.kernels) if Runtime(setup.runtime) is Runtime.TFLM else None
     if not setup.cycles:
         note = "cycles not measured (--no-cycles)"
     elif it.target.is_host:

@@ -1,0 +1,144 @@
+"""`--runtime tflm`: micro_rt's measured kernels priced as a TFLM deployment from the costs real
+TFLM builds were measured to add (cortexm/board_data/measurements/tflm_runtime.json). The
+arithmetic is checked on micro_rt's own answers, the data file for consistency, and the data's
+recorded TFLM applications against what micro_rt says of the same models."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from conftest import PROJECT_MODELS, shared_model
+from micro_rt.cli import main
+from micro_rt.errors import InputError
+from micro_rt.runtimes import RuntimeDataError, TflmPricing, load_tflm_data
+
+MODEL = PROJECT_MODELS / "mobilenet_tiny_int8.tflite"
+DATA = load_tflm_data()
+
+
+def _json(capsys, *argv) -> tuple[int, dict]:
+    code = main([*argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+# ---- the data file
+def test_the_data_names_its_sources_and_covers_every_core():
+    assert {"tflite-micro", "cmsis-nn"} <= set(DATA.sources)
+    assert all(len(commit) == 40 for commit in DATA.sources.values())
+    assert DATA.date and DATA.compiler.startswith("arm-none-eabi-gcc")
+    assert set(DATA.cores) == {"cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"}
+    for core, c in DATA.cores.items():
+        assert c.per_operator_cycles > 0 and c.invoke_cycles >= 0 and c.frames_stack_bytes > 0, core
+        assert c.framework_flash > 10_000 and c.framework_ram >= 0, core
+        assert {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX"} <= set(c.kernels), core
+        for k in c.kernels.values():
+            assert k.nodes > 0 and k.glue_cycles >= 0 and k.objects, (core, k.op)
+
+
+def test_a_kernel_naming_an_unknown_object_is_refused(tmp_path):
+    from micro_rt.runtimes import data_file
+    raw = json.loads(data_file().read_text())
+    core = next(iter(raw["cores"]))
+    op = next(iter(raw["cores"][core]["kernels"]))
+    raw["cores"][core]["kernels"][op]["objects"].append("no_such.o")
+    bad = tmp_path / "tflm_runtime.json"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(RuntimeDataError, match=f"cores.{core}.kernels.{op}.*no_such.o"):
+        load_tflm_data(bad)
+    bad.write_text("{")
+    with pytest.raises(RuntimeDataError, match="cannot read"):
+        load_tflm_data(bad)
+    raw["cores"][core]["kernels"][op]["objects"].remove("no_such.o")
+    del raw["cores"][core]["interpreter"]
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(RuntimeDataError, match="malformed"):
+        load_tflm_data(bad)
+
+
+# ---- profile
+def test_profile_priced_for_tflm_adds_the_measured_costs(capsys):
+    code, mine = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4")
+    assert code == 0 and mine["runtime_priced"] == "micro_rt"
+    code, tflm = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4", "--runtime", "tflm")
+    costs = DATA.core("cortex-m4")
+    assert tflm["runtime_priced"] == "tflm" and "priced for TFLM" in tflm["runtime_note"]
+    counted = []
+    for a, b in zip(mine["ops"], tflm["ops"]):
+        kernel = costs.kernel(a["op"])
+        if kernel is None:
+            assert b["cycles"] == a["cycles"]
+            continue
+        counted.append(b)
+        assert b["kernel_cycles"] == a["cycles"] and b["cycles"] == a["cycles"] + kernel.glue_cycles
+    runs = sum(o.get("runs", 1) for o in tflm["ops"] if o["on_mcu"])
+    assert tflm["runtime"]["cycles"] == costs.invoke_cycles + costs.per_operator_cycles * runs
+    assert tflm["total_cycles"] == sum(o["cycles"] for o in tflm["ops"]) + tflm["runtime"]["cycles"]
+    missing = {o["op"] for o in mine["ops"]} - set(costs.kernels)
+    assert tflm["complete"] == (not missing) and code == (0 if not missing else 3)
+    assert {o["op"] for o in tflm["ops_not_counted"]} == missing
+
+
+def test_profile_text_names_the_runtime(capsys):
+    main(["profile", str(MODEL), "--target", "cortex-m4", "--runtime", "tflm"])
+    text = capsys.readouterr().out
+    assert "TFLM interpreter" in text and "priced for TFLM" in text
+
+
+def test_reference_kernels_have_no_tflm_measurement(capsys):
+    assert main(["profile", str(MODEL), "--target", "cortex-m4", "--kernels", "reference", "--runtime", "tflm"]) == 2
+    assert "cmsis-nn builds" in capsys.readouterr().err
+    with pytest.raises(InputError):
+        TflmPricing("cortex-m4", "reference", DATA)
+
+
+def test_an_unmeasured_core_is_named():
+    with pytest.raises(RuntimeDataError, match="no TFLM build was measured on host64"):
+        TflmPricing("host64", data=DATA)
+
+
+# ---- fit
+def test_fit_priced_for_tflm_counts_tflms_image(capsys):
+    code, fit = _json(capsys, "fit", str(MODEL), "--target", "cortex-m4", "--ram", "512K", "--flash", "2M",
+                      "--runtime", "tflm")
+    assert fit["runtime_priced"] == "tflm"
+    flash = {p["part"]: p["bytes"] for p in fit["flash"]["parts"]}
+    ram = {p["part"]: p["bytes"] for p in fit["ram"]["parts"]}
+    costs = DATA.core("cortex-m4")
+    ops = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX", "RESHAPE", "AVERAGE_POOL_2D",
+           "MEAN", "ADD"} & set(costs.kernels)
+    assert flash["model"] == MODEL.stat().st_size and flash["TFLM framework"] == costs.framework_flash
+    assert set(ram) == {"arena", "stack", "static data"}
+    kernel_flash, kernel_ram, missing = costs.kernel_bytes(set(fit.get("model_ops", [])) or ops)
+    assert flash["TFLM kernels"] > 0
+    assert ram["static data"] >= costs.framework_ram
+    assert code == (3 if fit["not_accounted"] else 0)
+
+
+def test_kernel_objects_shared_by_two_operators_count_once():
+    costs = DATA.core("cortex-m4")
+    a, b = "CONV_2D", "DEPTHWISE_CONV_2D"
+    both = costs.kernel_bytes({a, b})[0]
+    shared = set(costs.kernels[a].objects) & set(costs.kernels[b].objects)
+    assert both == costs.kernel_bytes({a})[0] + costs.kernel_bytes({b})[0] - sum(costs.objects[o][0] for o in shared)
+    assert costs.kernel_bytes({"NO_SUCH_OP"})[2] == ["NO_SUCH_OP"]
+
+
+# ---- the recorded TFLM applications
+def _shared_entries():
+    """The recorded applications whose model is one of TFLM's own (../shared/models holds them;
+    the MLPerf Tiny ones are checked where the benchmark has them)."""
+    return [m for m in DATA.models if not m["profiler"] and m["model_source"] == "tflite-micro"]
+
+
+@pytest.mark.parametrize("entry", _shared_entries(), ids=lambda m: f"{m['core']}-{m['model']}")
+def test_the_32_bit_arena_equals_what_real_tflm_reported(entry):
+    """micro_rt's plan of TFLM's arena (CMSIS-NN kernels, that core) equals the arena_used_bytes
+    TFLM's allocator returned in the recorded application."""
+    from micro_rt.interpreter import Interpreter
+    path = shared_model(entry["model"])
+    if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+        pytest.fail(f"{path} is not the model the TFLM application was built with")
+    with Interpreter.from_bytes(path.read_bytes(), target=entry["core"], kernels="cmsis-nn", plan_only=True) as it:
+        assert it.plan.total_bytes == entry["arena_used_bytes"]
