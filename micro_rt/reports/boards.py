@@ -176,8 +176,8 @@ def boards_text(p: dict) -> str:
     head = (f"{'board':<20}{'core':<15}{'MHz':>5}  {'verdict':<13}{'RAM used':>11}{'margin':>11}"
             f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  {'arena in':<14}validated")
     runtime = "TFLM (measured builds: --runtime tflm)" if p.get("runtime_priced") == "tflm" else "micro_rt's own"
-    lines = [f"{p['model']} on {len(rows)} boards, kernels {kernels_label(p['kernels'] or '-')}, "
-             f"runtime {runtime}:", head]
+    lines = [f"{p['model']} on {len(rows)} boards, runtime {runtime}, kernels {kernels_label(p['kernels'] or '-')}:",
+             head]
 
     def num(v, width):
         return f"{'-' if v is None else f'{v:,}':>{width}}"
