@@ -142,3 +142,27 @@ def test_the_32_bit_arena_equals_what_real_tflm_reported(entry):
         pytest.fail(f"{path} is not the model the TFLM application was built with")
     with Interpreter.from_bytes(path.read_bytes(), target=entry["core"], kernels="cmsis-nn", plan_only=True) as it:
         assert it.plan.total_bytes == entry["arena_used_bytes"]
+
+
+# ---- boards and report say which runtime they priced
+def test_boards_priced_for_tflm(capsys):
+    code, payload = _json(capsys, "boards", str(MODEL), "--runtime", "tflm", "--workers", "2")
+    assert payload["runtime_priced"] == "tflm"
+    rows = {r["board"]: r for r in payload["boards"]}
+    code_mine, mine = _json(capsys, "boards", str(MODEL), "--workers", "2")
+    assert mine["runtime_priced"] == "micro_rt"
+    for name, row in rows.items():
+        other = next(r for r in mine["boards"] if r["board"] == name)
+        if row["cycles"] is not None and other["cycles"] is not None:
+            # TFLM's interpreter and glue in place of micro_rt's runtime (priced at 0 wait states:
+            # on a board with slow flash that can come to fewer cycles than micro_rt's runtime)
+            assert row["cycles"] != other["cycles"], name
+    main(["boards", str(MODEL), "--runtime", "tflm", "--workers", "2"])
+    assert "runtime TFLM" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_report_priced_for_tflm(capsys, tmp_path):
+    code, payload = _json(capsys, "report", str(MODEL), "--target", "cortex-m4", "--runtime", "tflm",
+                          "-o", str(tmp_path / "r.html"))
+    text = json.dumps(payload)
+    assert '"runtime_priced": "tflm"' in text and "priced for TFLM" in text
