@@ -141,6 +141,12 @@ def _symbols(elf: ELFFile) -> dict[str, Symbol]:
         local = bind == _STB_LOCAL
         found.append((Symbol(name, value & ~1 if is_func else value, size, is_func,
                              current_file if local else None), not local))
+    return keyed_symbols(found)
+
+
+def keyed_symbols(found: list[tuple[Symbol, bool]]) -> dict[str, Symbol]:
+    """{key: symbol} from (symbol, is global) in table order: a local name several files define
+    is keyed "name [file]"; of one key, a global or sized definition wins."""
     files_of: dict[str, set] = {}
     for sym, _ in found:
         files_of.setdefault(sym.name, set()).add(sym.file)

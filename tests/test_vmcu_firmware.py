@@ -116,7 +116,7 @@ def test_symbols_read_from_the_table_bytes_equal_pyelftools(core):
     symbol carries the STT_FILE before it; same-named locals of different files are all kept)."""
     from elftools.elf.elffile import ELFFile
 
-    from micro_rt.cortexm.elf import Symbol, load_elf
+    from micro_rt.cortexm.elf import Symbol, keyed_symbols, load_elf
     path = FIRMWARE / f"{core}.elf"
     found, file = [], None
     with open(path, "rb") as fh:
@@ -131,14 +131,5 @@ def test_symbols_read_from_the_table_bytes_equal_pyelftools(core):
             func, is_global = typ == "STT_FUNC", sym["st_info"]["bind"] != "STB_LOCAL"
             found.append((Symbol(sym.name, sym["st_value"] & ~1 if func else sym["st_value"],
                                  sym["st_size"], func, None if is_global else file), is_global))
-    files = {}
-    for sym, _ in found:
-        files.setdefault(sym.name, set()).add(sym.file)
-    expected: dict = {}
-    for new, is_global in found:
-        if len(files[new.name]) > 1 and new.file is not None:
-            new.name = f"{new.name} [{new.file}]"
-        old = expected.get(new.name)
-        if old is None or is_global or (not old.size and new.size):
-            expected[new.name] = new
+    expected = keyed_symbols(found)
     assert load_elf(path).symbols == expected and len(expected) > 200
