@@ -14,7 +14,6 @@ import argparse
 import multiprocessing
 import os
 import platform
-import re
 import statistics
 import sys
 import time

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cli_runner import chain_with, run_cli
-from conftest import PROJECT_MODELS, shared_model
+from conftest import PROJECT_MODELS
 from test_profile import without_softmax
 
 MODEL = str(PROJECT_MODELS / "mobilenet_tiny_int8.tflite")

@@ -7,7 +7,6 @@ import re
 import struct
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from micro_rt import Interpreter

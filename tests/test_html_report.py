@@ -13,7 +13,6 @@ from browser import Page, chromium, screenshot_dir
 from conftest import PROJECT_MODELS, host_kernel_model, shared_model
 from micro_rt.builder import ModelBuilder
 from micro_rt.cli import main
-from micro_rt.model import read_model
 from micro_rt.reports.charts import byte_label, ticks
 
 MODEL = PROJECT_MODELS / "inception_block_int8.tflite"

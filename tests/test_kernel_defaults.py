@@ -4,7 +4,6 @@ Cortex-M core or board, reference on host64); every answer says whose arena it r
 model runs on the virtual MCU only when asked, in the CLI and in the Python API."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest

@@ -19,7 +19,7 @@ import pytest
 from conftest import missing, oracle_available
 from micro_rt import Interpreter, schema
 from micro_rt.builder import ModelBuilder
-from micro_rt.errors import KernelError, MicroRtError, UnsupportedOpError
+from micro_rt.errors import KernelError, UnsupportedOpError
 from micro_rt.resolver import builtin_op_resolver
 from type_cases import type_cases
 

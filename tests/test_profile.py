@@ -3,7 +3,6 @@ alignment reports in the user's terms, and fit's measured stack and code."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from ..allocator import ArenaPlan
-from ..arena import align_up
 from .facts import ROLES, BufferFact, OperatorFact, live_in_main_steps
 
 ROLE_COLOURS = {"input": "#4e79a7", "output": "#59a14f", "activation": "#f28e2b",
