@@ -23,7 +23,7 @@ import unicorn
 
 from micro_rt.analysis import op_macs
 from micro_rt.errors import EmulationError, KernelError
-from micro_rt.profile import AlignmentReport, OpRecord, RunRecords
+from micro_rt.op_records import AlignmentReport, OpRecord, RunRecords
 from micro_rt.subgraphs import model_lifetimes
 
 from . import ops

@@ -20,7 +20,7 @@ from .errors import MicroRtError, UnsupportedOpError
 from .inputs import random_inputs
 from .interpreter import Interpreter
 from .placement import Part, Placement, RamLayout, Role, place
-from .profile import OpRecord
+from .op_records import OpRecord
 from .runtimes import Runtime, TflmPricing
 from .report import arena_for, compact_bytes, format_bytes, kernels_fields, kernels_label
 

@@ -30,7 +30,7 @@ from .files import read_model_file
 from .kernel_api import ABORT, Node, Registration
 from .model import Model, Subgraph, read_model, undefined_reads
 from .resolver import MutableOpResolver
-from .profile import OpRecord, RunRecords
+from .op_records import OpRecord, RunRecords
 from .planner import PLANNERS
 from .resource_variables import ResourceVariables, resource_variable_count
 from .flavours import KERNEL_FLAVOURS, default_kernels, prepare_extras

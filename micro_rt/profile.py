@@ -1,112 +1,14 @@
-"""Per-operator run records and the profile report built from them.
-
-An `OpRecord` is what one operator cost on the virtual MCU (or that it ran on the host);
-`profile_report` turns a run into the table and JSON of `micro-rt profile`.
+"""`micro-rt profile`: one emulated inference (`emulated_profile`) and the report built from its
+per-operator records (op_records.py): `profile_report` turns a run into the table and JSON.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from .fit import invoke_until_every_operator_runs, ops_not_simulated, ops_without_kernels
+from .interpreter import Interpreter
+from .op_records import OpRecord
 from .report import OP_WIDTH, elide, kernels_fields, kernels_label
-
-
-@dataclass
-class AlignmentReport:
-    """One unaligned access, in the user's terms."""
-    op_index: int
-    op: str
-    tensor: str            # what the touched bytes belong to
-    pc: int
-    symbol: str
-    instruction: str
-    address: int
-    kind: str
-    count: int
-    faults_on_silicon: bool
-
-    def __str__(self) -> str:
-        verdict = "faults on silicon" if self.faults_on_silicon else "slow on silicon"
-        return (f"op {self.op_index} {self.op}: unaligned {self.kind} of {self.tensor} at "
-                f"0x{self.address:08x} by pc 0x{self.pc:08x} <{self.symbol}> '{self.instruction}' "
-                f"x{self.count} ({verdict})")
-
-
-@dataclass
-class OpRecord:
-    index: int
-    op: str
-    on_mcu: bool
-    instructions: int = 0
-    cycles: int = 0
-    macs: int = 0
-    stack_bytes: int = 0
-    alignment: list[AlignmentReport] = field(default_factory=list)
-    subgraph: int = 0          # operators of other subgraphs run through IF / WHILE / CALL_ONCE
-    runs: int = 1              # times it ran in the invoke (a loop body's: once per iteration)
-    # IF / WHILE / CALL_ONCE: what the operators of the subgraphs it ran cost (IF: the branch
-    # taken; WHILE: cond and body, every iteration), beyond its own copies in `cycles`
-    subgraph_cycles: int = 0
-    subgraph_instructions: int = 0
-    ended_run: bool = False    # its kernel returned kTfLiteAbort: the operators after it did not run
-    host_reason: str = ""      # on the virtual MCU, why it ran on its host kernel (a host entry of the plan)
-
-    def as_dict(self, with_subgraph: bool = False) -> dict:
-        where = {"subgraph": self.subgraph} if with_subgraph else {}
-        runs = {"runs": self.runs, "cycles_with_subgraphs": self.cycles + self.subgraph_cycles,
-                "instructions_with_subgraphs": self.instructions + self.subgraph_instructions} \
-            if with_subgraph else {}
-        ended = {"ended_run": True} if self.ended_run else {}
-        ended.update({"host_reason": self.host_reason} if self.host_reason else {})
-        return {**where, "index": self.index, "op": self.op, "on_mcu": self.on_mcu, **runs, **ended,
-                "instructions": self.instructions, "cycles": self.cycles, "macs": self.macs,
-                "macs_per_cycle": round(self.macs / self.cycles, 4) if self.cycles else None,
-                "stack_bytes": self.stack_bytes,
-                "alignment": [str(a) for a in self.alignment]}
-
-    def add_run(self, other: "OpRecord") -> None:
-        """Another run of the same operator (a loop): counts add up, the deepest stack stays."""
-        self.runs += other.runs
-        self.on_mcu = self.on_mcu and other.on_mcu
-        self.instructions += other.instructions
-        self.cycles += other.cycles
-        self.macs += other.macs
-        self.subgraph_cycles += other.subgraph_cycles
-        self.subgraph_instructions += other.subgraph_instructions
-        self.stack_bytes = max(self.stack_bytes, other.stack_bytes)
-        self.alignment += other.alignment
-
-
-class RunRecords:
-    """An invoke's records, one per operator that ran (in the order operators first started:
-    a control-flow operator before those of the subgraphs it runs), repeated runs summed."""
-
-    def __init__(self) -> None:
-        self.records: list[Optional[OpRecord]] = []
-        self._slot: dict[tuple[int, int], int] = {}
-        self._running: list[list[int]] = []     # per operator running: [cycles, instructions] inside
-
-    def start(self, subgraph: int, index: int) -> None:
-        if (subgraph, index) not in self._slot:
-            self._slot[(subgraph, index)] = len(self.records)
-            self.records.append(None)
-        self._running.append([0, 0])
-
-    def finish(self, subgraph: int, record: OpRecord) -> None:
-        """The operator that started last has run: what ran inside it (its subgraphs' operators)
-        is its subgraph cost, and it all counts towards the operator that ran it, if any."""
-        record.subgraph = subgraph
-        inner_cycles, inner_instructions = self._running.pop()
-        record.subgraph_cycles += inner_cycles
-        record.subgraph_instructions += inner_instructions
-        if self._running:
-            self._running[-1][0] += record.cycles + record.subgraph_cycles
-            self._running[-1][1] += record.instructions + record.subgraph_instructions
-        slot = self._slot[(subgraph, record.index)]
-        if self.records[slot] is None:
-            self.records[slot] = record
-        else:
-            self.records[slot].add_run(record)
 
 
 def runtime_fields(executor: Any) -> dict:
@@ -190,8 +92,6 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
     interpreter, which the caller closes); a model with operators no kernel is registered for
     is not run. `memory_system`: a board's flash interface (cortexm.memory_system.MemorySystem),
     else the core's default one with `flash_wait_states`."""
-    from .fit import invoke_until_every_operator_runs, ops_not_simulated, ops_without_kernels
-    from .interpreter import Interpreter
     options = {"clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
                "strict_alignment": strict_alignment, "arena_misalign": arena_misalign}
     if memory_system is not None:
