@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .errors import ModelError
-from .model import Model, OperatorInfo, Subgraph
+from .model_records import Model, OperatorInfo, Subgraph
 
 # The options naming the subgraphs each control-flow operator runs, in TFLM's planning order.
 CONTROL_FLOW_OPTIONS = {"IF": ("then_subgraph_index", "else_subgraph_index"),
