@@ -1,6 +1,6 @@
 """The firmware plan: a whole inference as the device runtime (cortexm/src/mrt_runtime.c) walks it.
 
-One IR, two emitters. The IR is an ordered list of kernel calls (`PlanEntry`: symbol, argument
+One IR (its records: firmware_plan_ir.py), two emitters. The IR is an ordered list of kernel calls (`PlanEntry`: symbol, argument
 words) and the argument structs they point to, where every word that is a pointer carries a
 relocation (`Reloc`: region and offset) instead of an address:
 
@@ -60,10 +60,13 @@ import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence, Union
 
-from micro_rt.errors import EmulationError
 
 from . import ops
 from .calling import ArgsArea
+from .firmware_plan_control import plan_control
+from .firmware_plan_ir import (CALL, ENTER, ENTRY_WORDS, JUMP, JUMP_IF_FALSE, LEAVE, MAX_ARGS, NOTE, OPCODES,
+                               REGIONS, STORE, ConstantItem, FirmwarePlan, HostNode, Jump, Label, Mark,
+                               PlanEntry, PlanError, PlanNode, Reloc, StateFlag, Store, Word, require_placed)
 from .memory_map import as_bytes, round_up
 from .op_windows import HOST_SYMBOL       # mrt_runtime.h: the trap an operator without a C kernel call runs
 from .ops_context import KernelCall, UnsupportedOnMcu
@@ -74,10 +77,6 @@ __all__ = ["CALL", "ENTER", "JUMP", "JUMP_IF_FALSE", "LEAVE", "MAX_ARGS", "NOTE"
            "PlanImage", "PlanNode", "Reloc", "StateFlag", "Store", "binary_image", "build_plan", "plan_nodes",
            "refresh_blocks", "resolver", "scratch_offsets"]
 
-REGIONS = ("arena", "constants", "plan", "state")
-MAX_ARGS = 16              # argument words per call the runtime passes (mrt_runtime.h MRT_PLAN_MAX_ARGS)
-ENTRY_WORDS = 2 + MAX_ARGS  # mrt_entry_t: the kernel's address, the control word, the argument words
-
 # Two layouts for finding pointer words: region bases far apart, 64 KiB-aligned deltas (so a
 # runner that looks at an address's alignment sees the same residue in both).
 # The bases avoid what parameter words often hold (small integers, Q31 multipliers below
@@ -87,143 +86,6 @@ _LAYOUT_A = {"arena": 0x9000_0000, "constants": 0x9400_0000, "plan": 0x9800_0000
 _LAYOUT_B = {"arena": 0x9110_0000, "constants": 0x9620_0000, "plan": 0x9B30_0000, "state": 0x9F40_0000}
 _REGION_SPAN = 0x0100_0000      # the probe's regions hold at most 16 MiB of argument structs
 
-
-class PlanError(EmulationError):
-    """A node's kernel calls cannot be planned ahead (it becomes a host entry, HostNode), or the
-    plan cannot be written into the machine; says why."""
-
-
-@dataclass(frozen=True)
-class Reloc:
-    """A pointer word: `offset` bytes into `region` (one of REGIONS)."""
-    region: str
-    offset: int
-
-
-Word = Union[int, Reloc]
-
-
-@dataclass(frozen=True)
-class ConstantItem:
-    """One constant in the constants region: its bytes at `offset` (aligned to `align`)."""
-    offset: int
-    data: bytes
-    align: int
-
-
-CALL, JUMP_IF_FALSE, JUMP, ENTER, LEAVE = "call", "jump_if_false", "jump", "enter", "leave"
-STORE, NOTE = "store", "note"
-OPCODES = {CALL: 0, JUMP_IF_FALSE: 1, JUMP: 2, ENTER: 3, LEAVE: 4, STORE: 5, NOTE: 6}   # mrt_runtime.h MRT_PLAN_*
-
-
-@dataclass
-class PlanEntry:
-    """One step of the plan: a kernel call (an operator may need several, in order), or, for
-    control flow (IF, WHILE), a jump (`target`: an entry index; JUMP_IF_FALSE jumps when the
-    byte at args[0] is zero) or the start / end of a control-flow operator (ENTER / LEAVE: the
-    runtime reports them to the profiler, nothing else)."""
-    subgraph: int
-    node_index: int
-    op_name: str
-    symbol: str
-    args: tuple[Word, ...]
-    blocks: tuple[tuple[str, int, int], ...]   # (region, offset, length) of its argument structs
-    refusal: str = ""       # why a nonzero return refuses the invoke (KernelCall); "": the return means nothing
-    after: Optional[Callable[[Any], None]] = None   # run after the invoke with an AddressReader
-    opcode: str = CALL
-    target: int = 0
-    ends_run: bool = False  # a nonzero return ends the invoke here, not an error (KernelCall)
-    host_reason: str = ""   # a HOST_SYMBOL call: why the operator runs on the host (not counted)
-
-    @property
-    def on_host(self) -> bool:
-        """The entry traps into the emulator, which runs the operator's host kernel."""
-        return bool(self.host_reason)
-
-    @property
-    def control(self) -> int:
-        """mrt_entry_t.control: opcode << 8 | MRT_PLAN_CHECKED (1) | MRT_PLAN_ENDS_RUN (2)."""
-        return OPCODES[self.opcode] << 8 | int(bool(self.refusal)) | 2 * int(self.ends_run)
-
-
-@dataclass
-class FirmwarePlan:
-    core: str
-    entries: list[PlanEntry]
-    plan_blob: bytes
-    plan_relocs: tuple[tuple[int, Reloc], ...]
-    state_blob: bytes
-    state_relocs: tuple[tuple[int, Reloc], ...]
-    constants: tuple[ConstantItem, ...]
-    constants_bytes: int
-    arena_bytes: int
-    arena_misalign: int = 0
-    nodes: list = field(default_factory=list, repr=False)     # the program it was built from
-    flags: tuple = ()       # ((state offset, StateFlag), ...)
-
-    def region_size(self, region: str) -> int:
-        return {"arena": self.arena_bytes, "constants": self.constants_bytes,
-                "plan": len(self.plan_blob), "state": len(self.state_blob)}[region]
-
-
-@dataclass
-class PlanNode:
-    """What a runner describes one node's calls from (as McuExecutor.run passes it)."""
-    node: Any
-    tensors: dict          # tensor index -> tensor
-    offsets: dict          # tensor index -> arena offset (non-constant tensors)
-    scratch: Any = None    # the node's scratch offset(s), in request order
-    persistent: tuple = ()  # arena offsets of its persistent buffers (ops.persistent_requests order)
-    kernels: str = "cmsis-nn"   # the C kernels' flavour (ops.REFERENCE_KERNELS)
-
-
-@dataclass
-class HostNode:
-    """A node the plan runs on the host (`reason`: why it has no C kernel call planned): the
-    runtime calls HOST_SYMBOL, whose breakpoint the emulator answers with the host kernel."""
-    node: Any
-    reason: str
-
-
-@dataclass
-class Label:
-    """A place in a program (`build_plan`): the index of the entry that follows it."""
-    name: str
-
-
-@dataclass(eq=False)
-class StateFlag:
-    """A byte the runtime keeps between invokes in the state region (one per flag object):
-    `get()` is its value as the host kernel's data has it (written before each invoke, and the
-    state blob's initial value), `put(value)` gives the host the value the invoke left."""
-    name: str
-    get: Callable[[], int]
-    put: Callable[[int], None]
-
-
-@dataclass
-class Jump:
-    """Jump to `label`; with `condition` (a BOOL tensor's arena offset, or a StateFlag), only
-    when it is false (zero)."""
-    node: Any
-    label: str
-    condition: Union[None, int, StateFlag] = None
-
-
-@dataclass
-class Mark:
-    """A control-flow operator starts (ENTER) or ends (LEAVE); an operator with no work of its
-    own runs (NOTE)."""
-    node: Any
-    opcode: str
-
-
-@dataclass
-class Store:
-    """Write `value` (a byte) to `flag`."""
-    node: Any
-    flag: StateFlag
-    value: int
 
 
 # --------------------------------------------------------------------------- describing
@@ -513,11 +375,6 @@ class _Context:
     flags: dict = field(default_factory=dict)     # (subgraph, node) -> its StateFlag
 
 
-def _placed(t, node) -> None:
-    if not t.is_constant and t.offset is None:
-        raise PlanError(f"op {node.index} {node.op_name}: tensor '{t.name}' has no place in the arena")
-
-
 def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels: list) -> None:
     sub = it.subgraphs[index]
     for node in sub.nodes:
@@ -531,12 +388,11 @@ def _plan_subgraph(it: Any, index: int, context: _Context, program: list, labels
 
 def _plan_node(it: Any, sub: Any, node: Any, context: _Context, program: list, labels: list) -> None:
     if ops.copies_only(node.op_name):       # IF, WHILE, CALL_ONCE, resource variables
-        from .firmware_plan_control import plan_control
         plan_control(it, node, context, program, labels, _plan_subgraph)
         return
     tensors = {i: sub.tensors[i] for i in (*node.inputs, *node.outputs) if i >= 0}
     for t in tensors.values():
-        _placed(t, node)
+        require_placed(t, node)
     offsets = {i: t.offset for i, t in tensors.items() if t.offset is not None}
     key = (node.subgraph, node.index)
     program.append(PlanNode(node, tensors, offsets, context.scratch.get(key), context.persistent.get(key, ()),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 from typing import Callable, Mapping, Optional
 
-from .firmware_plan import CALL, JUMP, JUMP_IF_FALSE, MAX_ARGS, FirmwarePlan, Reloc, Word
+from .firmware_plan_ir import CALL, JUMP, JUMP_IF_FALSE, MAX_ARGS, FirmwarePlan, Reloc, Word
 
 PLAN_STRUCTS = "g_mrt_plan_structs"
 STATE = "g_mrt_state"

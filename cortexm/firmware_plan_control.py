@@ -30,8 +30,8 @@ import numpy as np
 
 from micro_rt.errors import MicroRtError
 
-from .firmware_plan import (ENTER, LEAVE, NOTE, Jump, Label, Mark, PlanError, PlanNode, StateFlag, Store,
-                            _placed)
+from .firmware_plan_ir import (ENTER, LEAVE, NOTE, Jump, Label, Mark, PlanError, PlanNode, StateFlag, Store,
+                               require_placed)
 from .ops_control import CopyStep
 
 __all__ = ["copies", "plan_control"]
@@ -119,8 +119,8 @@ def copies(node, pairs: list, program: list) -> None:
         if src is None or dst is None or src.nbytes != dst.nbytes:
             raise PlanError(f"op {node.index} {node.op_name}: a copy between tensors of different "
                             "sizes (TFLM fails the invoke; its host kernel says so)")
-        _placed(src, node)
-        _placed(dst, node)
+        require_placed(src, node)
+        require_placed(dst, node)
         same = not src.is_constant and not dst.is_constant and src.offset == dst.offset
         if src.nbytes and not same:
             todo.append((src, dst))
