@@ -7,7 +7,7 @@ symbol, the instruction, the address and the memory region it lies in.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional, Protocol
 
 import unicorn
 from capstone import arm as csarm
@@ -21,8 +21,20 @@ from .alignment import AlignmentEvent
 from .static_alignment import CAPSTONE_TO_UNICORN
 from .thumb_decode import DISASSEMBLER
 
-if TYPE_CHECKING:
-    from .machine import VirtualMCU
+class FaultedMachine(Protocol):
+    """What CallFaults reads of the machine whose call failed (machine.VirtualMCU is one): named
+    here so that this module does not import the machine that uses it."""
+    uc: Any
+    elf: Any
+    core: str
+    armv6m: bool
+    ret_addr: int
+    memory: Any
+    stack_bytes: int
+
+    def symbol_at(self, pc: int) -> str: ...
+    def read_code(self, addr: int, n: int) -> bytes: ...
+    def region_of(self, addr: int) -> str: ...
 
 # QEMU exception numbers seen through UC_HOOK_INTR
 EXCEPTIONS = {1: "undefined instruction (UsageFault)", 2: "SVC", 3: "prefetch abort (instruction fetch fault)",
@@ -51,7 +63,7 @@ class BudgetExceeded(EmulationError):
 class CallFaults:
     """The errors of the calls of one machine (it reads the machine's registers and code)."""
 
-    def __init__(self, mcu: "VirtualMCU"):
+    def __init__(self, mcu: FaultedMachine):
         self._mcu = mcu
 
     def _where(self, pc: int) -> str:
