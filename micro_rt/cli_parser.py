@@ -236,7 +236,9 @@ def build_parser(commands: Mapping[str, Callable]) -> argparse.ArgumentParser:
 def _add_emulate_command(sub, func) -> None:
     help = ("run a firmware image (an ELF) from its reset vector on the virtual MCU: its console "
             "output, cycles at the board clock, a profile per function, heap, stack high-water, "
-            "faults and image size per region (exit: the program's own exit code when it exits "
+            "faults and image size per region; for a TFLM application also one row per operator "
+            "(kernel, CMSIS-NN calls, cycles, TFLM's glue and interpreter cycles, profiler ticks) "
+            "and the arena it reported (exit: the program's own exit code when it exits "
             "through semihosting; 3 when it does not finish: --max-cycles, a lock-up, an "
             "unmodelled peripheral, a reset request; 2 an error)")
     p = sub.add_parser("emulate", help=help, description=help, epilog=EXIT_CODES,
