@@ -62,18 +62,27 @@ def emulate(app: dict) -> dict:
     return d
 
 
-def micro_rt_profile(model: Path, core: str) -> dict:
-    from micro_rt.profile import emulated_profile
-    report, it = emulated_profile(model.read_bytes(), core, CLOCK_HZ, kernels="cmsis-nn")
-    it.close()
-    return report
+class MicroRtProfiles:
+    """micro_rt's own profile of each (model, core), emulated once: `record` reads its stack,
+    the comparison prices it (TflmPricing.profile does not change the report it is given)."""
+
+    def __init__(self):
+        self._reports: dict[tuple[Path, str], dict] = {}
+
+    def get(self, model: Path, core: str) -> dict:
+        if (model, core) not in self._reports:
+            from micro_rt.profile import emulated_profile
+            report, it = emulated_profile(model.read_bytes(), core, CLOCK_HZ, kernels="cmsis-nn")
+            it.close()
+            self._reports[(model, core)] = report
+        return self._reports[(model, core)]
 
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def record(manifest: dict) -> dict:
+def record(manifest: dict, profiles: MicroRtProfiles) -> dict:
     by_core: dict[str, dict] = {}
     models = []
     tags: dict[tuple[str, str], list[str]] = {}     # (core, model) -> operator names its profiler gave
@@ -111,7 +120,7 @@ def record(manifest: dict) -> dict:
         for o in ops:
             c["glue"].setdefault(o["op"], []).append((o["glue_cycles"], o["glue_instructions"], model.name,
                                                       bool(o["dispatched_to"])))
-        deepest = max(op["stack_bytes"] for op in micro_rt_profile(model, app["core"])["ops"])
+        deepest = max(op["stack_bytes"] for op in profiles.get(model, app["core"])["ops"])
         c["stack"].append(t["invoke_stack_bytes"] - deepest)
     cores = {}
     for core, c in by_core.items():
@@ -147,7 +156,7 @@ def record(manifest: dict) -> dict:
             "cores": cores, "models": models}
 
 
-def comparisons(data, paths: dict[str, Path]) -> list[dict]:
+def comparisons(data, paths: dict[str, Path], profiles: MicroRtProfiles) -> list[dict]:
     """For each recorded application without a profiler: its own Invoke cycles, arena and TFLM
     code against `profile --runtime tflm`, micro_rt's arena plan and `fit --runtime tflm`'s
     code, priced from `data` (a TflmData)."""
@@ -159,7 +168,7 @@ def comparisons(data, paths: dict[str, Path]) -> list[dict]:
             continue
         model = paths[entry["model"]]
         pricing = TflmPricing(entry["core"], data=data)
-        priced = pricing.profile(micro_rt_profile(model, entry["core"]))
+        priced = pricing.profile(profiles.get(model, entry["core"]))
         with Interpreter.from_bytes(model.read_bytes(), target=entry["core"], kernels="cmsis-nn",
                                     plan_only=True) as it:
             arena = it.plan.total_bytes
@@ -190,7 +199,7 @@ def model_paths(manifest: dict) -> dict[str, Path]:
 
 def compare(manifest: dict) -> str:
     from micro_rt.runtimes import load_tflm_data
-    rows = comparisons(load_tflm_data(), model_paths(manifest))
+    rows = comparisons(load_tflm_data(), model_paths(manifest), MicroRtProfiles())
     table = [f"| {r['core']} | {r['model']} | {r['real_cycles']:,} | {r['priced_cycles']:,} | {r['error']:+.1%} | "
              f"{r['real_arena']:,} | {r['arena']:,} | {'-' if r['real_code'] is None else format(r['real_code'], ',')} | "
              f"{r['code']:,}{' (no data: ' + ', '.join(r['code_missing']) + ')' if r['code_missing'] else ''} |"
@@ -223,13 +232,14 @@ def main() -> None:
     args = parser.parse_args()
     manifest = json.loads(args.manifest.read_text())
     if args.what == "record":
-        out = record(manifest)
+        profiles = MicroRtProfiles()
+        out = record(manifest, profiles)
         import tempfile
         from micro_rt.runtimes import load_tflm_data
         with tempfile.TemporaryDirectory() as tmp:        # price with the costs just measured
             draft = Path(tmp) / "tflm_runtime.json"
             draft.write_text(json.dumps(out))
-            for core, v in validation(comparisons(load_tflm_data(draft), model_paths(manifest))).items():
+            for core, v in validation(comparisons(load_tflm_data(draft), model_paths(manifest), profiles)).items():
                 out["cores"][core]["validation"] = v
         text = json.dumps(out, indent=1) + "\n"
         from micro_rt.runtimes import data_file

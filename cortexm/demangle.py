@@ -63,18 +63,26 @@ class Demangler:
             self._free(ptr)
 
 
-def unqualified(name: str) -> str:
-    """A demangled function without its namespaces, classes and parameter list, its " [file]"
-    kept: "tflite::(anonymous namespace)::Eval(TfLiteContext*, TfLiteNode*) [conv.cc]" is
-    "Eval [conv.cc]"."""
-    base, sep, file = name.partition(" [")
+def without_parameters(name: str) -> str:
+    """A demangled function without its parameter list (and " [file]"): "tflite::(anonymous
+    namespace)::Eval(TfLiteContext*, TfLiteNode*) [conv.cc]" is "tflite::(anonymous
+    namespace)::Eval"."""
+    base = name.partition(" [")[0]
     if base.endswith(")"):                        # the parameter list: from its closing paren back
         depth = 0
         for i in range(len(base) - 1, -1, -1):
             depth += {")": 1, "(": -1}.get(base[i], 0)
             if depth == 0:
-                base = base[:i]
-                break
+                return base[:i]
+    return base
+
+
+def unqualified(name: str) -> str:
+    """A demangled function without its namespaces, classes and parameter list, its " [file]"
+    kept: "tflite::(anonymous namespace)::Eval(TfLiteContext*, TfLiteNode*) [conv.cc]" is
+    "Eval [conv.cc]"."""
+    _, sep, file = name.partition(" [")
+    base = without_parameters(name)
     depth, cut = 0, 0
     for i, ch in enumerate(base):                 # the last "::" outside parentheses and templates
         depth += {"(": 1, ")": -1, "<": 1, ">": -1}.get(ch, 0)

@@ -224,12 +224,8 @@ def cmd_optimize(args) -> int:
 
 def tflm_pricing(args):
     """--runtime tflm: the measured TFLM costs of the answer's core (None: micro_rt's runtime)."""
-    from .runtimes import Runtime, TflmPricing
-    if Runtime(args.runtime) is not Runtime.TFLM:
-        return None
-    if get_target(args.target).is_host:
-        raise InputError(f"--runtime tflm prices a Cortex-M deployment; --target {args.target} is the host")
-    return TflmPricing(args.target, args.kernels)
+    from .runtimes import tflm_pricing
+    return tflm_pricing(args.runtime, args.target, args.kernels)
 
 
 # ---- profile ------------------------------------------------------------------------------

@@ -140,6 +140,17 @@ def load_tflm_data(path: Optional[Path] = None) -> TflmData:
         raise RuntimeDataError(f"{path.name}: malformed TFLM measurements ({type(e).__name__}: {e})") from None
 
 
+def tflm_pricing(runtime: str, target: str, kernels: str) -> Optional["TflmPricing"]:
+    """The pricing an answer asked for with --runtime: None for micro_rt's own runtime; TFLM's
+    measured costs on `target` (a Cortex-M core) with the flavour `kernels`."""
+    if Runtime(runtime) is not Runtime.TFLM:
+        return None
+    from .targets import get_target
+    if get_target(target).is_host:
+        raise InputError(f"--runtime tflm prices a Cortex-M deployment; --target {target} is the host")
+    return TflmPricing(target, kernels)
+
+
 class TflmPricing:
     """Turns micro_rt's measured answers into a TFLM deployment's, on one core."""
 

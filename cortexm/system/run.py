@@ -17,7 +17,7 @@ from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
 
 from .. import alignment
-from ..calling import STACK_PAINT
+from ..calling import STACK_PAINT, StackProbe
 from ..faults import INTR_BKPT
 from .exceptions import (CFSR_BITS, HFSR_BITS, LATENCY_DOCUMENTED, RETURN_LATENCY, Exc, FaultRecord, Lockup,
                          bit_names, exception_name)
@@ -261,9 +261,7 @@ class FirmwareRun:
             low = (top + 7) & ~7
         if m.initial_sp <= low:
             return 0
-        data = bytes(self.uc.mem_read(low, m.initial_sp - low))
-        untouched = len(data) - len(data.lstrip(bytes([STACK_PAINT])))
-        return m.initial_sp - (low + untouched)
+        return StackProbe.high_water(self.uc, low, m.initial_sp)
 
     # ------------------------------------------------------------------ the report
     def _report(self) -> FirmwareReport:

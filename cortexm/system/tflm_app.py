@@ -28,8 +28,8 @@ from unicorn import unicorn_const as UC
 import unicorn.arm_const as arm
 from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_SP
 
-from ..calling import STACK_PAINT
-from ..demangle import Demangler, unqualified
+from ..calling import StackProbe
+from ..demangle import Demangler, unqualified, without_parameters
 from ..elf import ElfImage, Symbol
 
 INVOKE = "_ZN6tflite16MicroInterpreter6InvokeEv"
@@ -115,7 +115,7 @@ def is_tflm_application(image: ElfImage) -> bool:
     return sym is not None and sym.is_func and sym.size > 0
 
 
-def indirect_call_sites(image: ElfImage, sym: Symbol, read_code: Callable[[int, int], bytes]) -> list[tuple[int, int, str]]:
+def indirect_call_sites(sym: Symbol, read_code: Callable[[int, int], bytes]) -> list[tuple[int, int, str]]:
     """(address, size, register) of each `blx <register>` in the function's body."""
     md = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
     code = read_code(sym.addr, sym.size)
@@ -140,10 +140,10 @@ def op_of_function(name: str) -> str:
 class _Frame:
     """One InvokeSubgraph in progress."""
 
-    def __init__(self, depth: int, cycles: int):
+    def __init__(self, depth: int, cycles: int, instructions: int):
         self.depth = depth
         self.mark = cycles                   # end of the last operator (or the entry)
-        self.mark_instructions = 0
+        self.mark_instructions = instructions
         self.tag: Optional[str] = None       # the profiler's BeginEvent tag for the next operator
         self.open: Optional[dict] = None     # the operator being run
         self.awaiting_ticks: Optional[tuple[OperatorRun, int]] = None   # (row, CYCCNT before it)
@@ -163,6 +163,7 @@ class TflmWatch:
         self.image = image
         self._stack_floor = stack_floor
         self._invoke_sp: Optional[tuple[int, int]] = None     # (entry SP, painted floor)
+        self._invoke_start = (0, 0)                            # (cycles, instructions) at its entry
         self.uc = uc
         self._cycles, self._instructions = cycles, instructions
         self._demangle = Demangler()
@@ -173,7 +174,7 @@ class TflmWatch:
         self._returns: dict[int, int] = {}   # return address -> blx address
         self._return_hooks: dict[int, Callable] = {}   # dynamic return hooks: address -> handler
         invoke = image.symbols[INVOKE_SUBGRAPH]
-        for addr, size, reg in indirect_call_sites(image, invoke, read_code):
+        for addr, size, reg in indirect_call_sites(invoke, read_code):
             if reg in REGISTERS:
                 self._sites[addr] = REGISTERS[reg]
                 self._returns[addr + size] = addr
@@ -205,9 +206,7 @@ class TflmWatch:
 
     # ---- hooks
     def _on_entry(self, uc, address, size, _user) -> None:
-        frame = _Frame(len(self._frames), self._cycles())
-        frame.mark_instructions = self._instructions()
-        self._frames.append(frame)
+        self._frames.append(_Frame(len(self._frames), self._cycles(), self._instructions()))
         self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1, self._on_subgraph_return)
 
     def _on_subgraph_return(self, uc, address) -> None:
@@ -221,7 +220,7 @@ class TflmWatch:
         target = uc.reg_read(self._sites[address]) & ~1
         sym = self.image.function_at(target)
         name = self._demangle(sym.name) if sym is not None else f"0x{target:08x}"
-        qualified = name.split("(")[0]
+        qualified = without_parameters(name)
         if any(cls in qualified for cls in FRAMEWORK_CLASSES):
             if PROFILER_CLASS in qualified and "BeginEvent" in qualified:
                 frame.tag = self._c_string(uc.reg_read(UC_ARM_REG_R1))
@@ -282,7 +281,7 @@ class TflmWatch:
         floor = (self._stack_floor() + 7) & ~7
         if self._invoke_sp is not None or sp <= floor:
             return                           # re-entered (not TFLM's pattern), or no room to paint
-        uc.mem_write(floor, bytes([STACK_PAINT]) * (sp - floor))
+        StackProbe(sp - floor).paint(uc, sp)
         self._invoke_sp = (sp, floor)
         self._invoke_start = (self._cycles(), self._instructions())
         self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1, self._on_invoke_return)
@@ -294,9 +293,7 @@ class TflmWatch:
         self._invoke_sp = None
         cycles, insns = self._invoke_start
         self.run.invokes.append((self._cycles() - cycles, self._instructions() - insns))
-        data = bytes(uc.mem_read(floor, sp - floor))
-        untouched = len(data) - len(data.lstrip(bytes([STACK_PAINT])))
-        used = sp - (floor + untouched)
+        used = StackProbe.high_water(uc, floor, sp)
         self.run.invoke_stack_bytes = max(used, self.run.invoke_stack_bytes or 0)
 
     def _on_arena_call(self, uc, address, size, _user) -> None:

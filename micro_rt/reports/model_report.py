@@ -20,7 +20,7 @@ from ..interpreter import Interpreter
 from ..model import read_model
 from ..profile import emulated_profile, op_number
 from ..report import arena_for, kernels_fields
-from ..runtimes import Runtime, TflmPricing
+from ..runtimes import tflm_pricing
 from ..run_setup import Setup, make_setup  # noqa: F401  (make_setup: the CLI's entry)
 from .facts import BufferFact, OperatorFact, buffer_facts, operator_facts
 
@@ -86,7 +86,7 @@ def gather(path: str, data: bytes, setup: Setup,
                                 planner=setup.planner, plan_only=True)
     missing = ops_without_kernels(it)
     profile, measured, note = None, None, ""
-    tflm = TflmPricing(setup.target, setup.kernels) if Runtime(setup.runtime) is Runtime.TFLM else None
+    tflm = tflm_pricing(setup.runtime, setup.target, setup.kernels)
     if not setup.cycles:
         note = "cycles not measured (--no-cycles)"
     elif it.target.is_host:
