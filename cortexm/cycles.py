@@ -9,7 +9,7 @@ Where a cycle is counted: the native block hook (native_hook.c, through native.H
 *edges* (previous block -> block) while the call runs, so a conditional branch is charged as
 taken exactly when the next block executed is not the fall-through one; after the call,
 `CycleModel.count` prices every block once per (ELF, core) from a capstone disassembly
-(thumb_decode.py) and sums the four terms above: natively over the hook's edge table
+(thumb_decode.py; kept on disk between processes by block_store.py) and sums the four terms above: natively over the hook's edge table
 (native_hook.c mrt_account) when the hook library is loaded, else with `account` below, its
 Python twin (tests/test_native_memory_system.py holds them equal). The stalls come from the
 flash interface the hooks simulated while the call ran.
@@ -19,14 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from .block_store import BlockStore
 from .core_timing import BlockCost, CodeReader, block_cost
 from .memory_system import FlashCounts, MemorySystem
 
 __all__ = ["CycleBreakdown", "CycleModel", "MemorySystem", "account"]
 
 # Static block costs per (ELF hash, core): the same firmware's blocks cost the same in every
-# machine, so machines share them (read-only once computed).
-_COST_CACHE: dict[tuple[str, str], dict[tuple[int, int], BlockCost]] = {}
+# machine, so machines share them (read-only once computed), and processes share them through
+# the block store.
+_COST_CACHE: dict[tuple[str, str], tuple[dict[tuple[int, int], BlockCost], BlockStore]] = {}
 
 
 @dataclass
@@ -81,7 +83,10 @@ class CycleModel:
         self.core = core
         self.memory_system = memory_system
         self._read = read
-        self._costs = _COST_CACHE.setdefault((firmware_sha256, core), {})
+        key = (firmware_sha256, core)
+        if key not in _COST_CACHE:
+            _COST_CACHE[key] = ({}, BlockStore.for_firmware(firmware_sha256, core))
+        self._costs, self._store = _COST_CACHE[key]
 
     def count(self, edges: dict, last_block: Optional[tuple[int, int]], flash: FlashCounts,
               hooks=None, part: bool = False) -> tuple[int, CycleBreakdown, int]:
@@ -101,7 +106,13 @@ class CycleModel:
     def block_costs(self, edges: dict) -> dict:
         """{(addr, size): BlockCost} holding every block of `edges` (priced once, shared)."""
         costs = self._costs
+        priced = []
         for (_, _, c, cs) in edges:
             if (c, cs) not in costs:
-                costs[(c, cs)] = block_cost(self.core, c, cs, self._read)
+                cost = self._store.lookup(c, cs, self._read)
+                if cost is None:
+                    cost = block_cost(self.core, c, cs, self._read)
+                    priced.append(cost)
+                costs[(c, cs)] = cost
+        self._store.add(priced, self._read)
         return costs

@@ -4,7 +4,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import struct
-from typing import Optional
+from typing import NamedTuple, Optional
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,7 +104,59 @@ class ElfImage:
 
 
 _STT_NOTYPE, _STT_OBJECT, _STT_FUNC, _STT_FILE = 0, 1, 2, 4
-_STB_LOCAL, _STB_GLOBAL, _SHN_UNDEF = 0, 1, 0
+_STB_LOCAL, _STB_GLOBAL, _SHN_UNDEF, _SHN_ABS = 0, 1, 0, 0xFFF1
+
+
+class TableSymbol(NamedTuple):
+    """One .symtab entry as the table holds it (Elf32_Sym), its name read from the string table."""
+    index: int
+    name: str
+    value: int
+    size: int
+    type: int           # STT_*
+    bind: int           # STB_*
+    shndx: int
+
+    @property
+    def defined(self) -> bool:
+        return self.shndx not in (_SHN_UNDEF, _SHN_ABS)
+
+    @property
+    def is_file(self) -> bool:
+        return self.type == _STT_FILE
+
+    @property
+    def is_func(self) -> bool:
+        return self.type == _STT_FUNC
+
+    @property
+    def is_object(self) -> bool:
+        return self.type == _STT_OBJECT
+
+    @property
+    def is_global(self) -> bool:
+        return self.bind == _STB_GLOBAL
+
+
+def table_symbols(elf: ELFFile) -> Optional[list[TableSymbol]]:
+    """Every named entry of .symtab in table order (None without one). Read straight from the
+    table's bytes (Elf32_Sym, little-endian): pyelftools builds an object per symbol, which took a
+    tenth of a second for the firmware at every machine's start."""
+    symtab = elf.get_section_by_name(".symtab")
+    if not isinstance(symtab, SymbolTableSection):
+        return None
+    strtab = elf.get_section(symtab["sh_link"]).data()
+    data = symtab.data()
+    step = symtab["sh_entsize"] or 16
+    found = []
+    for off in range(0, len(data) - 15, step):
+        name_at, value, size, info, _, shndx = struct.unpack_from("<IIIBBH", data, off)
+        if not name_at or name_at >= len(strtab):
+            continue                       # no name, or one outside the string table: a symbol that lies
+        end = strtab.find(b"\0", name_at)
+        name = strtab[name_at:end if end >= 0 else len(strtab)].decode("utf-8", errors="replace")
+        found.append(TableSymbol(off // step, name, value, size, info & 0xF, info >> 4, shndx))
+    return found
 
 
 def _symbols(elf: ELFFile) -> dict[str, Symbol]:
@@ -112,34 +164,19 @@ def _symbols(elf: ELFFile) -> dict[str, Symbol]:
     symbols), a global or sized definition winning over another of the same name in one file.
     Local symbols of the same name in different files (C statics, C++ anonymous namespaces: every
     TFLM kernel has its own `(anonymous namespace)::Eval`) are all kept: those that clash are
-    keyed "name [file]", the file being the STT_FILE symbol that precedes a file's locals.
-    Read straight from the table's bytes (Elf32_Sym, little-endian): pyelftools builds an object
-    per symbol, which took a tenth of a second for the firmware at every machine's start."""
-    symtab = elf.get_section_by_name(".symtab")
-    if not isinstance(symtab, SymbolTableSection):
-        return {}
-    strtab = elf.get_section(symtab["sh_link"]).data()
-    data = symtab.data()
-    step = symtab["sh_entsize"] or 16
+    keyed "name [file]", the file being the STT_FILE symbol that precedes a file's locals."""
     found: list[tuple[Symbol, bool]] = []          # (symbol, is global), in table order
     current_file: Optional[str] = None
-    for off in range(0, len(data) - 15, step):
-        name_at, value, size, info, _, shndx = struct.unpack_from("<IIIBBH", data, off)
-        typ, bind = info & 0xF, info >> 4
-        if not name_at or name_at >= len(strtab):
-            continue                       # no name, or one outside the string table: a symbol that lies
-        end = strtab.find(b"\0", name_at)
-        name = strtab[name_at:end if end >= 0 else len(strtab)].decode("utf-8", errors="replace")
-        if typ == _STT_FILE:
-            current_file = name
+    for sym in table_symbols(elf) or ():
+        if sym.is_file:
+            current_file = sym.name
             continue
-        if typ not in (_STT_FUNC, _STT_OBJECT, _STT_NOTYPE) or shndx == _SHN_UNDEF:
+        if sym.type not in (_STT_FUNC, _STT_OBJECT, _STT_NOTYPE) or sym.shndx == _SHN_UNDEF:
             continue
-        if not name or name.startswith("$"):
+        if sym.name.startswith("$"):
             continue
-        is_func = typ == _STT_FUNC
-        local = bind == _STB_LOCAL
-        found.append((Symbol(name, value & ~1 if is_func else value, size, is_func,
+        local = sym.bind == _STB_LOCAL
+        found.append((Symbol(sym.name, sym.value & ~1 if sym.is_func else sym.value, sym.size, sym.is_func,
                              current_file if local else None), not local))
     return keyed_symbols(found)
 

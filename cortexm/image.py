@@ -34,6 +34,7 @@ from elftools.elf.elffile import ELFFile
 
 from micro_rt.errors import EmulationError
 
+from .elf import table_symbols
 from .firmware_build import SOURCE_DIR
 from .firmware_facts import read_facts, write_facts
 from .thumb_decode import disassembler
@@ -158,24 +159,24 @@ def _symbols(elf: ELFFile) -> tuple[list, list, dict[int, tuple[int, str]]]:
     input object's local symbols after a FILE symbol naming its source: that says which object
     a mapping symbol, and so an input section, comes from."""
     sized, mapping, files = [], [], {}
-    symtab = elf.get_section_by_name(".symtab")
-    if symtab is None:
+    symbols = table_symbols(elf)
+    if symbols is None:
         raise EmulationError("the firmware ELF has no symbol table")
     current = (-1, "")
-    for k, sym in enumerate(symtab.iter_symbols()):
-        name, typ = sym.name, sym["st_info"]["type"]
-        if typ == "STT_FILE":
-            current = (k, name)
+    for sym in symbols:
+        name = sym.name
+        if sym.is_file:
+            current = (sym.index, name)
             continue
-        if sym["st_shndx"] in ("SHN_UNDEF", "SHN_ABS"):
+        if not sym.defined:
             continue
         if name in ("$t", "$d", "$a") or name.startswith(("$t.", "$d.", "$a.")):
-            addr = sym["st_value"] & ~1
+            addr = sym.value & ~1
             mapping.append((addr, name[1]))
             files[addr] = current
-        elif typ in ("STT_FUNC", "STT_OBJECT") and sym["st_size"]:
-            sized.append((sym["st_value"] & ~1 if typ == "STT_FUNC" else sym["st_value"],
-                          sym["st_size"], name, typ == "STT_FUNC", sym["st_info"]["bind"] == "STB_GLOBAL"))
+        elif (sym.is_func or sym.is_object) and sym.size:
+            sized.append((sym.value & ~1 if sym.is_func else sym.value, sym.size, name, sym.is_func,
+                          sym.is_global))
     return sized, sorted(set(mapping)), files
 
 

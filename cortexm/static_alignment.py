@@ -304,7 +304,7 @@ def _shipped(elf: ElfImage) -> Optional[tuple[dict, dict]]:
     """The checks written beside the ELF for exactly this ELF, else None."""
     facts = read_facts(elf.path, elf.sha256, FACTS)
     try:
-        return tuple({int(key): [Check(pc, const, tuple((r, k) for r, k in terms), mask, size, bool(write))
+        return tuple({int(key): [Check(pc, const, tuple(map(tuple, terms)), mask, size, bool(write))
                                  for pc, const, terms, mask, size, write in checks]
                       for key, checks in facts[table].items()} for table in ("by_start", "by_pc"))
     except (KeyError, TypeError, ValueError):

@@ -1,0 +1,120 @@
+"""Block costs kept on disk between processes, so a firmware's blocks are disassembled once.
+
+Pricing a translation block (core_timing.block_cost) decodes it with capstone: about 30 µs an
+instruction, a tenth of a second on the first invoke of an int8 CNN, paid again by every new
+process (`profile`, `boards`, a sweep's workers). The cost depends only on the block's bytes, the
+core and the timing code, so it is kept in the cache directory (MICRO_RT_CACHE, else
+~/.cache/micro_rt; native.cache_dir) in one file per (firmware hash, core, timing code):
+
+    block_costs/<firmware sha256[:16]>-<core>-<timing code hash>.jsonl
+
+Each line is a JSON list of blocks priced together, each [addr, size, code digest, n_insns,
+cycles, taken_extra, last, loads]. A stored cost is used only when the digest of the bytes the
+machine reads at that block now equals the one it was priced from, so a cache never serves
+another build's block (or code a program rewrote). Lines are appended (one write each); a line
+that cannot be read is skipped and its blocks priced again, with one warning per file; a cache
+that cannot be written warns once and the costs are computed as without it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+from .core_timing import BlockCost, CodeReader
+
+# The sources a block's cost is computed by: editing one starts a new file.
+TIMING_SOURCES = ("core_timing.py", "thumb_decode.py")
+
+
+def timing_code_hash() -> str:
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for name in TIMING_SOURCES:
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def code_digest(code: bytes) -> str:
+    return hashlib.blake2b(code, digest_size=8).hexdigest()
+
+
+class BlockStore:
+    """The stored block costs of one firmware on one core, read once, appended to as blocks are
+    priced."""
+
+    def __init__(self, path: Optional[Path]):
+        self.path = path
+        self._stored: Optional[dict[tuple[int, int], tuple[str, BlockCost]]] = None   # read once
+        self._added: dict[tuple[int, int], tuple[str, BlockCost]] = {}    # priced by this process
+        self._warned = False
+
+    @classmethod
+    def for_firmware(cls, firmware_sha256: str, core: str) -> "BlockStore":
+        from .native import cache_dir
+        try:
+            name = f"{firmware_sha256[:16]}-{core}-{timing_code_hash()}.jsonl"
+        except OSError:                   # the timing sources are not there to hash: no store
+            return cls(None)
+        return cls(cache_dir() / "block_costs" / name)
+
+    def lookup(self, addr: int, size: int, read: CodeReader) -> Optional[BlockCost]:
+        """The stored cost of the block, if it was priced from the bytes `read` gives now."""
+        entry = self._added.get((addr, size)) or self._entries().get((addr, size))
+        if entry is None or entry[0] != code_digest(read(addr, size)):
+            return None
+        return entry[1]
+
+    def add(self, costs: list[BlockCost], read: CodeReader) -> None:
+        """Append newly priced blocks (one line)."""
+        rows = []
+        for c in costs:
+            digest = code_digest(read(c.addr, c.size))
+            rows.append([c.addr, c.size, digest, c.n_insns, c.cycles, c.taken_extra, c.last, c.loads])
+            self._added[(c.addr, c.size)] = (digest, c)
+        if self.path is None or not rows:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # one unbuffered write of the whole line: processes appending at once do not interleave
+            with open(self.path, "ab", buffering=0) as fh:
+                fh.write((json.dumps(rows, separators=(",", ":")) + "\n").encode())
+        except OSError as e:
+            self._warn(f"cannot write {self.path} ({e.strerror or e})")
+            self.path = None
+
+    def _entries(self) -> dict[tuple[int, int], tuple[str, BlockCost]]:
+        if self._stored is None:
+            self._stored = self._read()
+        return self._stored
+
+    def _read(self) -> dict[tuple[int, int], tuple[str, BlockCost]]:
+        found: dict[tuple[int, int], tuple[str, BlockCost]] = {}
+        if self.path is None:
+            return found
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):      # nothing stored yet
+            return found
+        except (OSError, UnicodeDecodeError) as e:
+            self._warn(f"cannot read {self.path} ({e})")
+            return found
+        bad = 0
+        for line in text.splitlines():
+            try:
+                for addr, size, digest, n, cycles, extra, last, loads in json.loads(line):
+                    cost = BlockCost(int(addr), int(size), int(n), int(cycles), int(extra), str(last), int(loads))
+                    found[(cost.addr, cost.size)] = (str(digest), cost)
+            except (ValueError, TypeError):
+                bad += 1
+        if bad:
+            self._warn(f"{bad} unreadable line(s) in {self.path}; those blocks are priced again")
+        return found
+
+    def _warn(self, what: str) -> None:
+        if not self._warned:
+            self._warned = True
+            sys.stderr.write(f"micro_rt: warning: block-cost cache: {what}\n")
+            sys.stderr.flush()
