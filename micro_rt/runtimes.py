@@ -14,7 +14,12 @@ names, run on the virtual MCU by `micro-rt emulate`):
 - RAM: TFLM's arena (micro_rt's plan of it), the framework's and kernels' .data/.bss, and the
   stack: micro_rt's deepest kernel plus TFLM's frames above its kernels, as measured.
 
-What the data does not cover (an operator, a core) is named, and the answer is incomplete.
+Each kernel flavour has its own builds: TFLM with CMSIS-NN (OPTIMIZED_KERNEL_DIR=cmsis_nn) for
+`--kernels cmsis-nn`, TFLM's reference kernels for `--kernels reference`. A reference kernel
+calls no library, so it has no glue of its own: micro_rt's reference kernel stands for all of it.
+
+An operator the data does not cover is named, and the answer is incomplete; a core or a flavour
+no TFLM build was measured for is refused.
 """
 from __future__ import annotations
 
@@ -28,7 +33,8 @@ from typing import Optional
 from .errors import InputError, MicroRtError
 
 DATA_NAME = "tflm_runtime.json"         # in the board catalog's measurements/
-MEASURED_FLAVOUR = "cmsis-nn"           # TFLM built with OPTIMIZED_KERNEL_DIR=cmsis_nn
+# How TFLM was built for each kernel flavour micro_rt prices (TFLM's Makefile option)
+TFLM_BUILDS = {"cmsis-nn": "OPTIMIZED_KERNEL_DIR=cmsis_nn", "reference": "no OPTIMIZED_KERNEL_DIR"}
 
 
 def data_file() -> Path:
@@ -51,7 +57,7 @@ class RuntimeDataError(MicroRtError):
 
 @dataclass(frozen=True)
 class KernelCost:
-    """TFLM's costs for one operator's kernel (CMSIS-NN flavour) on one core."""
+    """TFLM's costs for one operator's kernel (one flavour) on one core."""
     op: str
     glue_cycles: int              # per node: TFLM's Eval outside the library call
     glue_instructions: int
@@ -63,7 +69,7 @@ class KernelCost:
 
 @dataclass(frozen=True)
 class CoreCosts:
-    """What real TFLM builds add on one core."""
+    """What real TFLM builds of one flavour add on one core."""
     core: str
     per_operator_cycles: int      # the interpreter's loop, per operator invoked
     per_operator_instructions: int
@@ -88,26 +94,58 @@ class CoreCosts:
 
 
 @dataclass(frozen=True)
-class TflmData:
-    """The measurement file: its provenance and one CoreCosts per core measured."""
+class FlavourBuilds:
+    """The TFLM builds of one kernel flavour: their provenance and one CoreCosts per core."""
+    flavour: str
     sources: dict
     compiler: str
     date: str
-    measured_with: str
     cores: dict[str, CoreCosts]
-    models: list[dict] = field(default_factory=list)
 
     @property
     def provenance(self) -> str:
         commits = ", ".join(f"{k} {v[:8]}" for k, v in self.sources.items())
-        return f"real TFLM builds ({commits}; {self.compiler}), measured {self.date} by {self.measured_with}"
+        return (f"real TFLM builds ({TFLM_BUILDS.get(self.flavour, self.flavour)}; {commits}; "
+                f"{self.compiler}), measured {self.date}")
 
     def core(self, core: str) -> CoreCosts:
         costs = self.cores.get(core)
         if costs is None:
-            raise RuntimeDataError(f"--runtime tflm: no TFLM build was measured on {core} "
+            raise RuntimeDataError(f"--runtime tflm: no TFLM {self.flavour} build was measured on {core} "
                                    f"({DATA_NAME} has {', '.join(sorted(self.cores))})")
         return costs
+
+
+@dataclass(frozen=True)
+class TflmData:
+    """The measurement file: one FlavourBuilds per kernel flavour measured, and the applications."""
+    measured_with: str
+    flavours: dict[str, FlavourBuilds]
+    models: list[dict] = field(default_factory=list)   # each names its "flavour"
+
+    def flavour(self, flavour: str) -> FlavourBuilds:
+        builds = self.flavours.get(flavour)
+        if builds is None:
+            raise InputError(f"--runtime tflm with --kernels {flavour}: no TFLM build of that flavour was "
+                             f"measured ({DATA_NAME} has {', '.join(sorted(self.flavours))})")
+        return builds
+
+
+def _core_costs(path: Path, where: str, core: str, c: dict) -> CoreCosts:
+    objects = {name: (int(o["flash"]), int(o["ram"])) for name, o in c["objects"].items()}
+    kernels = {}
+    for op, k in c["kernels"].items():
+        missing = [o for o in k["objects"] if o not in objects]
+        if missing:
+            raise RuntimeDataError(f"{path.name}: {where}.kernels.{op} needs objects "
+                                   f"{missing} that {where}.objects does not list")
+        kernels[op] = KernelCost(op, int(k["glue_cycles_per_node"]), int(k["glue_instructions_per_node"]),
+                                 int(k["nodes"]), tuple(k["objects"]), bool(k.get("calls_library", True)))
+    it = c["interpreter"]
+    return CoreCosts(core, int(it["per_operator_cycles"]), int(it["per_operator_instructions"]),
+                     int(it["invoke_cycles"]), int(it["invoke_instructions"]), int(it["frames_stack_bytes"]),
+                     int(c["framework"]["flash"]), int(c["framework"]["ram"]), kernels, objects,
+                     c.get("validation"))
 
 
 def load_tflm_data(path: Optional[Path] = None) -> TflmData:
@@ -117,25 +155,20 @@ def load_tflm_data(path: Optional[Path] = None) -> TflmData:
     except (OSError, ValueError) as e:
         raise RuntimeDataError(f"cannot read the TFLM measurements {path}: {e}") from None
     try:
-        cores = {}
-        for core, c in raw["cores"].items():
-            objects = {name: (int(o["flash"]), int(o["ram"])) for name, o in c["objects"].items()}
-            kernels = {}
-            for op, k in c["kernels"].items():
-                missing = [o for o in k["objects"] if o not in objects]
-                if missing:
-                    raise RuntimeDataError(f"{path.name}: cores.{core}.kernels.{op} needs objects "
-                                           f"{missing} that cores.{core}.objects does not list")
-                kernels[op] = KernelCost(op, int(k["glue_cycles_per_node"]), int(k["glue_instructions_per_node"]),
-                                         int(k["nodes"]), tuple(k["objects"]), bool(k.get("calls_library", True)))
-            it = c["interpreter"]
-            cores[core] = CoreCosts(core, int(it["per_operator_cycles"]), int(it["per_operator_instructions"]),
-                                    int(it["invoke_cycles"]), int(it["invoke_instructions"]),
-                                    int(it["frames_stack_bytes"]),
-                                    int(c["framework"]["flash"]), int(c["framework"]["ram"]), kernels, objects,
-                                    c.get("validation"))
-        return TflmData(dict(raw["sources"]), raw["compiler"], raw["date"], raw["measured_with"], cores,
-                        list(raw.get("models", [])))
+        flavours = {}
+        for flavour, f in raw["flavours"].items():
+            if flavour not in TFLM_BUILDS:
+                raise RuntimeDataError(f"{path.name}: flavours.{flavour}: not a kernel flavour micro_rt "
+                                       f"prices ({', '.join(TFLM_BUILDS)})")
+            cores = {core: _core_costs(path, f"flavours.{flavour}.cores.{core}", core, c)
+                     for core, c in f["cores"].items()}
+            flavours[flavour] = FlavourBuilds(flavour, dict(f["sources"]), f["compiler"], f["date"], cores)
+        models = list(raw.get("models", []))
+        for m in models:
+            if m["flavour"] not in flavours:
+                raise RuntimeDataError(f"{path.name}: the application of {m['model']} on {m['core']} names "
+                                       f"flavour {m['flavour']!r}, which flavours does not hold")
+        return TflmData(raw["measured_with"], flavours, models)
     except (KeyError, TypeError, ValueError) as e:
         raise RuntimeDataError(f"{path.name}: malformed TFLM measurements ({type(e).__name__}: {e})") from None
 
@@ -154,13 +187,14 @@ def tflm_pricing(runtime: str, target: str, kernels: str) -> Optional["TflmPrici
 class TflmPricing:
     """Turns micro_rt's measured answers into a TFLM deployment's, on one core."""
 
-    def __init__(self, core: str, kernels: str = MEASURED_FLAVOUR, data: Optional[TflmData] = None):
-        if kernels != MEASURED_FLAVOUR:
-            raise InputError(f"--runtime tflm with --kernels {kernels}: the TFLM builds measured are TFLM's "
-                             f"{MEASURED_FLAVOUR} builds (OPTIMIZED_KERNEL_DIR=cmsis_nn); their glue "
-                             f"and code are not {kernels}'s")
+    def __init__(self, core: str, kernels: str = "cmsis-nn", data: Optional[TflmData] = None):
         self.data = data or load_tflm_data()
-        self.costs = self.data.core(core)
+        self.builds = self.data.flavour(kernels)
+        self.costs = self.builds.core(core)
+
+    @property
+    def flavour(self) -> str:
+        return self.builds.flavour
 
     @cached_property
     def note(self) -> str:
@@ -168,16 +202,16 @@ class TflmPricing:
         v = c.validation
         checked = (f"; on the {v['applications']} applications they were measured on, this pricing came "
                    f"{v['min_error']:+.1%} to {v['max_error']:+.1%} from their own cycles (mean |error| "
-                   f"{v['mean_abs_error']:.1%}; micro_rt's kernels against CMSIS-NN's)" if v else
+                   f"{v['mean_abs_error']:.1%}; micro_rt's {self.flavour} kernels against TFLM's)" if v else
                    "; not compared with the applications")
-        return (f"priced for TFLM: micro_rt's kernels + TFLM's interpreter ({c.per_operator_cycles} cycles per "
-                f"operator, {c.invoke_cycles} per invoke) and each kernel's Eval glue, from "
-                f"{self.data.provenance}, at 0 wait states{checked}")
+        return (f"priced for TFLM ({self.flavour} kernels): micro_rt's kernels + TFLM's interpreter "
+                f"({c.per_operator_cycles} cycles per operator, {c.invoke_cycles} per invoke) and each "
+                f"kernel's Eval glue, from {self.builds.provenance} by {self.data.measured_with}{checked}")
 
     @cached_property
     def fit_note(self) -> str:
         return (f"priced for TFLM: TFLM's code and static data per object of its framework and kernels, "
-                f"the stack of micro_rt's kernels + TFLM's frames above them, from {self.data.provenance}; "
+                f"the stack of micro_rt's kernels + TFLM's frames above them, from {self.builds.provenance}; "
                 "start-up code and the C library are the application's and not counted")
 
     def profile(self, report: dict) -> dict:
@@ -216,7 +250,7 @@ class TflmPricing:
         own = sorted({op["op"] for op in ops if op["on_mcu"] and c.kernel(op["op"]) is not None
                       and not c.kernel(op["op"]).calls_library})
         if own:
-            out["runtime_note"] += (f"; {', '.join(own)}: TFLM's kernel is its own code (no CMSIS-NN call), "
+            out["runtime_note"] += (f"; {', '.join(own)}: TFLM's kernel is its own code (no library call), "
                                     "priced as micro_rt's kernel")
         out.update(ops=ops, ops_not_counted=not_counted, complete=not not_counted, runtime=interpreter,
                    runtime_not_measured=None)
@@ -252,5 +286,5 @@ class TflmPricing:
         return [("model", model_file_bytes, "the .tflite file (TFLM reads the flatbuffer in place)"),
                 ("TFLM framework", c.framework_flash, "interpreter, allocator, flatbuffer reader: code, "
                                                       "constants and .data initial values"),
-                ("TFLM kernels", kernel_flash, f"the objects of {len(ops)} operator kernels (CMSIS-NN "
-                                               "flavour) and the CMSIS-NN functions they call, each once")]
+                ("TFLM kernels", kernel_flash, f"the objects of {len(ops)} operator kernels ({self.flavour} "
+                                               "flavour) and the library functions they call, each once")]

@@ -16,6 +16,7 @@ from micro_rt.runtimes import RuntimeDataError, TflmPricing, load_tflm_data
 
 MODEL = PROJECT_MODELS / "mobilenet_tiny_int8.tflite"
 DATA = load_tflm_data()
+CMSIS_NN = DATA.flavour("cmsis-nn")
 
 
 def _json(capsys, *argv) -> tuple[int, dict]:
@@ -24,34 +25,56 @@ def _json(capsys, *argv) -> tuple[int, dict]:
 
 
 # ---- the data file
-def test_the_data_names_its_sources_and_covers_every_core():
-    assert {"tflite-micro", "cmsis-nn"} <= set(DATA.sources)
-    assert all(len(commit) == 40 for commit in DATA.sources.values())
-    assert DATA.date and DATA.compiler.startswith("arm-none-eabi-gcc")
-    assert set(DATA.cores) == {"cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"}
-    for core, c in DATA.cores.items():
-        assert c.per_operator_cycles > 0 and c.invoke_cycles >= 0 and c.frames_stack_bytes > 0, core
-        assert c.framework_flash > 10_000 and c.framework_ram >= 0, core
-        assert {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX"} <= set(c.kernels), core
-        for k in c.kernels.values():
-            assert k.nodes > 0 and k.glue_cycles >= 0 and k.objects, (core, k.op)
+def test_the_data_names_its_sources_and_covers_every_core_and_flavour():
+    from micro_rt.flavours import KERNEL_FLAVOURS
+    assert set(DATA.flavours) == set(KERNEL_FLAVOURS)
+    assert "cmsis-nn" in CMSIS_NN.sources and "cmsis-nn" not in DATA.flavour("reference").sources
+    for flavour, builds in DATA.flavours.items():
+        assert "tflite-micro" in builds.sources, flavour
+        assert all(len(commit) == 40 for commit in builds.sources.values()), flavour
+        assert builds.date and builds.compiler.startswith("arm-none-eabi-gcc"), flavour
+        assert set(builds.cores) == {"cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"}, flavour
+        for core, c in builds.cores.items():
+            assert c.per_operator_cycles > 0 and c.invoke_cycles >= 0 and c.frames_stack_bytes > 0, core
+            assert c.framework_flash > 10_000 and c.framework_ram >= 0, core
+            assert {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX"} <= set(c.kernels), core
+            assert c.validation is not None, (flavour, core)
+            for k in c.kernels.values():
+                assert k.nodes > 0 and k.glue_cycles >= 0 and k.objects, (core, k.op)
+                # a reference kernel calls no library: it has no glue, micro_rt's kernel stands for it
+                assert k.calls_library or k.glue_cycles == 0, (flavour, core, k.op)
+            if flavour == "reference":
+                assert not any(k.calls_library for k in c.kernels.values()), core
+                assert not any("arm_" in o for k in c.kernels.values() for o in k.objects), core
+    assert {m["flavour"] for m in DATA.models} == set(DATA.flavours)
 
 
 def test_a_kernel_naming_an_unknown_object_is_refused(tmp_path):
     from micro_rt.runtimes import data_file
     raw = json.loads(data_file().read_text())
-    core = next(iter(raw["cores"]))
-    op = next(iter(raw["cores"][core]["kernels"]))
-    raw["cores"][core]["kernels"][op]["objects"].append("no_such.o")
+    cores = raw["flavours"]["cmsis-nn"]["cores"]
+    core = next(iter(cores))
+    op = next(iter(cores[core]["kernels"]))
+    cores[core]["kernels"][op]["objects"].append("no_such.o")
     bad = tmp_path / "tflm_runtime.json"
     bad.write_text(json.dumps(raw))
-    with pytest.raises(RuntimeDataError, match=f"cores.{core}.kernels.{op}.*no_such.o"):
+    with pytest.raises(RuntimeDataError, match=f"flavours.cmsis-nn.cores.{core}.kernels.{op}.*no_such.o"):
         load_tflm_data(bad)
     bad.write_text("{")
     with pytest.raises(RuntimeDataError, match="cannot read"):
         load_tflm_data(bad)
-    raw["cores"][core]["kernels"][op]["objects"].remove("no_such.o")
-    del raw["cores"][core]["interpreter"]
+    cores[core]["kernels"][op]["objects"].remove("no_such.o")
+    raw["flavours"]["helium"] = raw["flavours"]["cmsis-nn"]
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(RuntimeDataError, match="flavours.helium: not a kernel flavour"):
+        load_tflm_data(bad)
+    del raw["flavours"]["helium"]
+    raw["models"][0]["flavour"] = "nothing"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(RuntimeDataError, match="names flavour 'nothing'"):
+        load_tflm_data(bad)
+    raw["models"][0]["flavour"] = "cmsis-nn"
+    del cores[core]["interpreter"]
     bad.write_text(json.dumps(raw))
     with pytest.raises(RuntimeDataError, match="malformed"):
         load_tflm_data(bad)
@@ -62,7 +85,7 @@ def test_profile_priced_for_tflm_adds_the_measured_costs(capsys):
     code, mine = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4")
     assert code == 0 and mine["runtime_priced"] == "micro_rt"
     code, tflm = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4", "--runtime", "tflm")
-    costs = DATA.core("cortex-m4")
+    costs = CMSIS_NN.core("cortex-m4")
     assert tflm["runtime_priced"] == "tflm" and "priced for TFLM" in tflm["runtime_note"]
     counted = []
     for a, b in zip(mine["ops"], tflm["ops"]):
@@ -86,15 +109,33 @@ def test_profile_text_names_the_runtime(capsys):
     assert "TFLM interpreter" in text and "priced for TFLM" in text
 
 
-def test_reference_kernels_have_no_tflm_measurement(capsys):
-    assert main(["profile", str(MODEL), "--target", "cortex-m4", "--kernels", "reference", "--runtime", "tflm"]) == 2
-    assert "cmsis-nn builds" in capsys.readouterr().err
-    with pytest.raises(InputError):
-        TflmPricing("cortex-m4", "reference", DATA)
+def test_reference_kernels_are_priced_from_tflms_reference_builds(capsys):
+    """TFLM's reference kernels call no library: micro_rt's reference kernel stands for each, and
+    TFLM's interpreter is added as measured on the reference builds."""
+    code, mine = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4", "--kernels", "reference")
+    code, tflm = _json(capsys, "profile", str(MODEL), "--target", "cortex-m4", "--kernels", "reference",
+                       "--runtime", "tflm")
+    costs = DATA.flavour("reference").core("cortex-m4")
+    assert "reference kernels" in tflm["runtime_note"] and "no OPTIMIZED_KERNEL_DIR" in tflm["runtime_note"]
+    for a, b in zip(mine["ops"], tflm["ops"]):
+        assert b["cycles"] == a["cycles"], a["op"]
+    runs = sum(o.get("runs", 1) for o in tflm["ops"] if o["on_mcu"])
+    assert tflm["runtime"]["cycles"] == costs.invoke_cycles + costs.per_operator_cycles * runs
+    code, fit = _json(capsys, "fit", str(MODEL), "--target", "cortex-m4", "--ram", "512K", "--flash", "2M",
+                      "--kernels", "reference", "--runtime", "tflm")
+    flash = {p["part"]: p["bytes"] for p in fit["flash"]["parts"]}
+    assert flash["TFLM framework"] == costs.framework_flash and "reference flavour" in json.dumps(fit)
+
+
+def test_a_flavour_without_tflm_builds_is_refused():
+    from micro_rt.runtimes import TflmData
+    only_cmsis = TflmData(DATA.measured_with, {"cmsis-nn": CMSIS_NN}, [])
+    with pytest.raises(InputError, match="--kernels reference: no TFLM build of that flavour"):
+        TflmPricing("cortex-m4", "reference", only_cmsis)
 
 
 def test_an_unmeasured_core_is_named():
-    with pytest.raises(RuntimeDataError, match="no TFLM build was measured on host64"):
+    with pytest.raises(RuntimeDataError, match="no TFLM cmsis-nn build was measured on host64"):
         TflmPricing("host64", data=DATA)
 
 
@@ -105,7 +146,7 @@ def test_fit_priced_for_tflm_counts_tflms_image(capsys):
     assert fit["runtime_priced"] == "tflm"
     flash = {p["part"]: p["bytes"] for p in fit["flash"]["parts"]}
     ram = {p["part"]: p["bytes"] for p in fit["ram"]["parts"]}
-    costs = DATA.core("cortex-m4")
+    costs = CMSIS_NN.core("cortex-m4")
     ops = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX", "RESHAPE", "AVERAGE_POOL_2D",
            "MEAN", "ADD"} & set(costs.kernels)
     assert flash["model"] == MODEL.stat().st_size and flash["TFLM framework"] == costs.framework_flash
@@ -117,7 +158,7 @@ def test_fit_priced_for_tflm_counts_tflms_image(capsys):
 
 
 def test_kernel_objects_shared_by_two_operators_count_once():
-    costs = DATA.core("cortex-m4")
+    costs = CMSIS_NN.core("cortex-m4")
     a, b = "CONV_2D", "DEPTHWISE_CONV_2D"
     both = costs.kernel_bytes({a, b})[0]
     shared = set(costs.kernels[a].objects) & set(costs.kernels[b].objects)
@@ -132,15 +173,16 @@ def _shared_entries():
     return [m for m in DATA.models if not m["profiler"] and m["model_source"] == "tflite-micro"]
 
 
-@pytest.mark.parametrize("entry", _shared_entries(), ids=lambda m: f"{m['core']}-{m['model']}")
+@pytest.mark.parametrize("entry", _shared_entries(), ids=lambda m: f"{m['flavour']}-{m['core']}-{m['model']}")
 def test_the_32_bit_arena_equals_what_real_tflm_reported(entry):
-    """micro_rt's plan of TFLM's arena (CMSIS-NN kernels, that core) equals the arena_used_bytes
+    """micro_rt's plan of TFLM's arena (that flavour's kernels, that core) equals the arena_used_bytes
     TFLM's allocator returned in the recorded application."""
     from micro_rt.interpreter import Interpreter
     path = shared_model(entry["model"])
     if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
         pytest.fail(f"{path} is not the model the TFLM application was built with")
-    with Interpreter.from_bytes(path.read_bytes(), target=entry["core"], kernels="cmsis-nn", plan_only=True) as it:
+    with Interpreter.from_bytes(path.read_bytes(), target=entry["core"], kernels=entry["flavour"],
+                                plan_only=True) as it:
         assert it.plan.total_bytes == entry["arena_used_bytes"]
 
 
