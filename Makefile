@@ -10,12 +10,19 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# An editable install leaves the bytecode to the first import, which an environment with
+# PYTHONDONTWRITEBYTECODE never writes: every command would compile every module again
+# (~0.35 s), so it is written here, as pip does for a regular install.
+BYTECODE = $(BIN)/python -m compileall -q micro_rt kernels cortexm
+
 $(VENV)/.installed: pyproject.toml setup.py cortexm/native_hook.c | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
+	$(BYTECODE)
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml setup.py cortexm/native_hook.c | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BYTECODE)
 	touch $@ $(VENV)/.installed
 
 venv: $(VENV)/.installed

@@ -11,9 +11,8 @@ just loaded from memory) get a native code hook on that one instruction instead.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 import capstone
 from capstone import arm as csarm
@@ -30,8 +29,8 @@ CAPSTONE_TO_UNICORN = {**{getattr(csarm, f"ARM_REG_R{i}"): getattr(ua, f"UC_ARM_
                        csarm.ARM_REG_PC: ua.UC_ARM_REG_PC}
 
 
-@dataclass
-class Check:
+class Check(NamedTuple):
+    """One statically known address check (a tuple: thousands are read at every machine's start)."""
     pc: int
     const: int
     terms: tuple                 # ((register, coef), ...): capstone registers, Unicorn's after static_checks
@@ -265,7 +264,7 @@ def analyze(code: bytes, base: int) -> tuple[dict, dict]:
 
 def _in_unicorn_registers(checks: list[Check]) -> list[Check]:
     """The checks with Unicorn register ids (those reading an unmapped register dropped)."""
-    return [replace(c, terms=tuple((CAPSTONE_TO_UNICORN[r], k) for r, k in c.terms)) for c in checks
+    return [c._replace(terms=tuple((CAPSTONE_TO_UNICORN[r], k) for r, k in c.terms)) for c in checks
             if all(r in CAPSTONE_TO_UNICORN for r, _ in c.terms)]
 
 
