@@ -38,7 +38,7 @@ demo: venv
 	$(BIN)/micro-rt profile $(DEMO_MODEL) --target cortex-m4 --clock 120MHz
 
 test: test-venv
-	$(BIN)/ruff check --no-cache micro_rt kernels cortexm benchmarks models tests
+	$(BIN)/ruff check --no-cache micro_rt kernels cortexm devtools benchmarks models tests
 	$(BIN)/python -m pytest
 
 bench: test-venv

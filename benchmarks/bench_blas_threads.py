@@ -24,7 +24,7 @@ import numpy as np
 
 from micro_rt import Interpreter
 from micro_rt.inputs import random_inputs
-from micro_rt.tools import oracle
+from micro_rt import oracle
 from results_md import write_section
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from micro_rt.inputs import random_inputs  # noqa: E402
-from micro_rt.tools import oracle  # noqa: E402
+from micro_rt import oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models" / "tflm"

@@ -21,7 +21,7 @@ from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from micro_rt.tools import oracle  # noqa: E402
+from micro_rt import oracle  # noqa: E402
 from micro_rt.optimize import check_outputs, optimize  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "models" / "tflm"

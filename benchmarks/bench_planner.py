@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from micro_rt import Interpreter  # noqa: E402
-from micro_rt.tools import oracle  # noqa: E402
+from micro_rt import oracle  # noqa: E402
 from micro_rt.builder import ModelBuilder  # noqa: E402
 
 def relu_chain(n_ops: int) -> bytes:

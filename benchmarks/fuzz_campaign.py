@@ -3,10 +3,10 @@
     python benchmarks/fuzz_campaign.py [-n 10000] [--seed 0] [--workers N] [--timeout 10] [--write]
     python benchmarks/fuzz_campaign.py --replay K [--seed S]    # one mutant again, in this process
 
-Mutant k is made deterministically from (--seed, k) by `micro_rt.tools.fuzzing.make_mutant`: 1-3
+Mutant k is made deterministically from (--seed, k) by `devtools.fuzzing.make_mutant`: 1-3
 stacked mutations, schema-level ones (the model decoded by micro_rt's reader, edited, re-encoded
 by the builder) or byte-level ones. Each mutant runs in its own forked child, limited to 4 GiB
-of address space, through every stage (`micro_rt.tools.fuzzing.run_stages`: load, info, plan for
+of address space, through every stage (`devtools.fuzzing.run_stages`: load, info, plan for
 every target, an invoke on the host, the same inputs on a virtual Cortex-M4 with CMSIS-NN
 kernels), then, when the host invoke ran, tflite-micro on the same inputs (differential mode).
 
@@ -39,13 +39,14 @@ from pathlib import Path  # noqa: E402
 from typing import Optional  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))      # devtools/: the fuzzers, dev-only (not in the wheel)
 SHARED = Path(os.environ.get("MICRO_RT_SHARED_MODELS", ROOT.parent / "shared" / "models")) / "tflm"
 MEMORY_LIMIT = 4 << 30          # per child: a runaway allocation becomes MemoryError, not OOM
 BAD_CLASSES = ("wrapped", "foreign", "hang", "crash")
 
 
 def _child(conn, data: bytes, oracle: bool) -> None:
-    from micro_rt.tools import fuzzing
+    from devtools import fuzzing
     try:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     except (ValueError, OSError):
@@ -110,7 +111,7 @@ def _finish(run: Running, tally: Tally, timeout: float, now: float, start: float
         classes.append(kind)
         tally.by_stage[run.stage][kind] += 1
         tally.example(kind, f"{name}: {kind} in stage {run.stage} ({detail})")
-    from micro_rt.tools.fuzzing import worst
+    from devtools.fuzzing import worst
     outcome = worst(classes)
     tally.classes[outcome] += 1
     for m in run.mutators.split("+"):
@@ -177,12 +178,12 @@ def _collect(run: Running, ready) -> bool:
 
 
 def campaign(n: int, campaign_seed: int, workers: int, timeout: float, oracle: bool) -> tuple[Tally, dict]:
-    from micro_rt.tools import fuzzing
+    from devtools import fuzzing
     seeds = fuzzing.seed_models(ROOT, SHARED)
     # Warm every cache the children inherit through fork(): kernels, firmware, hooks, oracle.
     fuzzing.run_stages(seeds["models/conv_variants_int8.tflite"])
     if oracle:
-        from micro_rt.tools.oracle import available
+        from micro_rt.oracle import available
         oracle = available()
     ctx = mp.get_context("fork")
     tally, running, next_k, done = Tally(), {}, 0, 0
@@ -237,7 +238,7 @@ def _commit() -> str:
 
 
 def report(tally: Tally, info: dict, n: int, campaign_seed: int, timeout: float, command: str) -> str:
-    from micro_rt.tools.fuzzing import CLASSES, STAGES
+    from devtools.fuzzing import CLASSES, STAGES
     c, d = tally.classes, tally.differential
     lines = [
         "## Fuzzing: every stage, host vs MCU vs tflite-micro (issues 5 and 10)",
@@ -290,7 +291,7 @@ def report(tally: Tally, info: dict, n: int, campaign_seed: int, timeout: float,
 
 
 def replay(k: int, campaign_seed: int) -> int:
-    from micro_rt.tools import fuzzing
+    from devtools import fuzzing
     seeds = fuzzing.seed_models(ROOT, SHARED)
     seed, mutators, data = fuzzing.make_mutant(seeds, campaign_seed, k)
     print(f"mutant {k}: {seed}, {mutators}, {len(data)} bytes")

@@ -4,7 +4,7 @@
 
 The seed images are the test programs of tests/firmware_src (printf, DWT, SysTick, heap, a
 HardFault, RAM code with VTOR), built here with arm-none-eabi-gcc for the Cortex-M4 and M0+.
-Mutant k is made from (--seed, k) by `micro_rt.tools.elf_fuzzing.make_firmware_mutant`: 1-3
+Mutant k is made from (--seed, k) by `devtools.elf_fuzzing.make_firmware_mutant`: 1-3
 stacked mutations of the ELF header, a program or section header, the symbol table, the vector
 table, the code or a truncation. Each runs in a forked child (a crash kills only the child)
 with `--max-cycles`; a child that does not answer within --timeout seconds is a hang. The class
@@ -29,6 +29,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))      # devtools/: the fuzzers, dev-only (not in the wheel)
 SOURCES = ROOT / "tests" / "firmware_src"
 PROGRAMS = ("hello", "dwt_loop", "systick", "heap", "hardfault", "ramcode")
 CORES = ("cortex-m4", "cortex-m0plus")
@@ -50,7 +51,7 @@ def seed_images(out: Path) -> dict[str, bytes]:
 
 
 def _child(conn, data: bytes, max_cycles: int) -> None:
-    from micro_rt.tools.elf_fuzzing import check_firmware
+    from devtools.elf_fuzzing import check_firmware
     try:
         outcome = check_firmware(data, max_cycles)
         conn.send(("report" if outcome == "report" else "project error", outcome))
@@ -79,7 +80,7 @@ def run_one(data: bytes, max_cycles: int, timeout: float) -> tuple[str, str]:
 
 
 def main() -> int:
-    from micro_rt.tools.elf_fuzzing import make_firmware_mutant
+    from devtools.elf_fuzzing import make_firmware_mutant
     import micro_rt.cortexm.system.run  # noqa: F401 (imported once, before the children fork)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=3000)

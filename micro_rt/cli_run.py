@@ -28,7 +28,7 @@ def _check(args, data: bytes, it: Interpreter, first_inputs: list, payload: dict
     """Compare with tflite-micro on --seeds input sets: the run's own inputs, then seeded ones
     alternating uniform over each type's range and normal around the zero point."""
     from .inputs import INPUT_DISTRIBUTIONS, random_inputs
-    from .tools.oracle import check_against_oracle
+    from .oracle import check_against_oracle
     given = bool(args.input)
     sets = [{"seed": args.seed, "distribution": "--input files" if given else "uniform"}]
     input_sets = [first_inputs]

@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import NoReturn, Optional
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))      # devtools/: the fuzzers, dev-only (not in the wheel)
 PROJECT_MODELS = ROOT / "models"
 REQUIRE_ALL_VAR = "MICRO_RT_REQUIRE_ALL"
 
@@ -131,7 +133,7 @@ def oracle_available() -> bool:
 def oracle():
     if not oracle_available():
         missing("tflite-micro oracle not installed (pip install -e '.[test]')")
-    from micro_rt.tools import oracle as o
+    from micro_rt import oracle as o
     return o
 
 

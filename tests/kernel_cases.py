@@ -5,7 +5,7 @@
 * `assert_single_op_matches_oracle`: run it through `micro_rt.Interpreter` and the
   tflite-micro oracle on the same seeded inputs, outputs equal bit for bit;
 * `assert_ops_match_oracle`: a real model with every tensor preserved on both sides, each
-  operator's output tensor compared (the pattern of `micro_rt.tools.oracle.first_differing_op`);
+  operator's output tensor compared (the pattern of `micro_rt.oracle.first_differing_op`);
 * `layer_op_cases`: the numbered option combinations of the layer operators' single-op tests;
 * `kernel_persistent`: the persistent bytes the kernels asked for, read from the arena.
 """
@@ -23,7 +23,7 @@ from micro_rt import Interpreter
 from micro_rt.builder import ModelBuilder
 from micro_rt.errors import KernelError, UnsupportedOpError
 from micro_rt.model import read_model
-from micro_rt.tools.oracle import invoke_both
+from micro_rt.oracle import invoke_both
 
 # The oracle is the tflite-micro pip package, a reference-kernel build: micro_rt is compared with
 # it on the same kernels (the Interpreter's default on the default cortex-m4 target is cmsis-nn).

@@ -25,7 +25,7 @@ BAD_FLOATS = [0.0, -1.0, float("nan"), float("inf"), float("-inf"), 1e30, -1e30,
 def seed_models() -> dict[str, bytes]:
     seeds = {p.name: p.read_bytes() for p in sorted((ROOT / "models").glob("*.tflite"))}
     seeds.pop("custom_atan.tflite", None)      # its custom op has no kernel
-    from micro_rt.tools.fuzzing import builder_seeds
+    from devtools.fuzzing import builder_seeds
     seeds.update(builder_seeds())
     return seeds
 

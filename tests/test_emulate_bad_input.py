@@ -123,7 +123,7 @@ def test_firmware_mutants_end_in_a_report_or_a_micro_rt_error(hello):
     """The fuzzer's firmware stage on a seeded sample: every mutant ends with a report or a
     MicroRtError, quickly (max 200,000 cycles each)."""
     import time
-    from micro_rt.tools.elf_fuzzing import MUTATORS, check_firmware, make_firmware_mutant
+    from devtools.elf_fuzzing import MUTATORS, check_firmware, make_firmware_mutant
     outcomes, seen = {}, set()
     for k in range(120):
         names, data = make_firmware_mutant(hello, 1, k)

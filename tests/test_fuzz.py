@@ -22,7 +22,7 @@ from micro_rt import (AllocationError, InputError, Interpreter, KernelError, Mic
                       ModelError, model as model_module)
 from micro_rt.builder import ModelBuilder
 from micro_rt.cli import main
-from micro_rt.tools import fuzzing
+from devtools import fuzzing
 
 SEEDS = dict(fuzzing.builder_seeds())
 for _name in ("mobilenet_tiny_int8", "shape_ops_f32", "pooling_int8", "elementwise_int8",

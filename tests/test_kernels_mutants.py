@@ -16,7 +16,7 @@ from kernel_cases import assert_single_op_matches_oracle, q8, single_op
 from kernel_mutants import make_mutant, seed_models
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError, MicroRtError, ModelError
-from micro_rt.tools.fuzzing import classify
+from devtools.fuzzing import classify
 
 GEOM = {"padding": "SAME", "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1, "dilation_w_factor": 1}
 W = np.arange(-13, 14).reshape(3, 3, 3, 1).transpose(3, 0, 1, 2)

@@ -118,7 +118,7 @@ def test_refusals_name_the_problem(make, words):
 def test_int16_softmax_saturates_at_the_wrap_edge(oracle):
     """A row whose sum of exps is 2^18 - 1 (recentred mantissa 32768): TFLM's reference saturates
     it to 32767, where CMSIS-NN's int16 cast would wrap; micro_rt agrees with TFLM."""
-    from micro_rt.tools.oracle import invoke_both
+    from micro_rt.oracle import invoke_both
     from kernel_cases import softmax_s16_wrap_edge_row
     row = softmax_s16_wrap_edge_row(0.001)[None]
     data = softmax_model("int16", "int16", row.shape, 0.001)

@@ -106,7 +106,7 @@ def test_arg_min_max_matches_tflm(name, data, oracle):
 def test_arg_max_nan_and_ties_as_tflm(oracle):
     """NaN never wins and a NaN first element keeps index 0; ties keep the first index."""
     from kernel_cases import oracle_load_and_run
-    from micro_rt.tools.oracle import invoke_both
+    from micro_rt.oracle import invoke_both
     x = np.array([[np.nan, 1, 2, 3, 3], [1, np.nan, 5, 5, 2], [-np.inf, np.nan, -np.inf, np.nan, -np.inf],
                   [0.0, -0.0, 0.0, -1, -1]], np.float32)
     for op in ("ARG_MAX", "ARG_MIN"):

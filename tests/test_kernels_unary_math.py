@@ -13,7 +13,7 @@ from kernel_cases import (assert_bits_equal, assert_seeds_and_edges_match_oracle
                           kernel_persistent, named_case_params, q8, q16, random_scale, single_op)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError
-from micro_rt.tools.oracle import invoke_both
+from micro_rt.oracle import invoke_both
 from oracle_minimum import minimum_mismatches
 
 FLOAT_OPS = ("ABS", "CEIL", "COS", "ELU", "EXP", "FLOOR", "LOG", "NEG", "ROUND", "RSQRT", "SIN", "SQRT", "SQUARE")

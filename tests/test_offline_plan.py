@@ -130,7 +130,7 @@ def test_offline_plan_metadata_without_data_is_refused(tmp_path):
     data = b.build()
     path = tmp_path / "empty_plan.tflite"
     path.write_bytes(data)
-    probe = ("import sys, numpy as np; from micro_rt.tools import oracle; "
+    probe = ("import sys, numpy as np; from micro_rt import oracle; "
              "oracle.run(open(sys.argv[1], 'rb').read(), [np.zeros((1, 64), np.float32)], 1, arena_size=1 << 16)")
     assert subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True).returncode == -11
     for planner in ("greedy", "linear"):

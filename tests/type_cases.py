@@ -350,7 +350,7 @@ _PROBE = r"""
 import json, os, sys, tempfile
 sys.path.insert(0, os.environ["KERNEL_CASES_DIR"])
 from kernel_cases import oracle_load_and_run
-from micro_rt.tools import oracle
+from micro_rt import oracle
 
 for path in sys.argv[1:]:
     data = open(path, "rb").read()

@@ -18,7 +18,7 @@ from ..inputs import random_inputs
 from ..interpreter import Interpreter
 from ..model import Model, read_model
 from ..planner import lower_bound
-from ..tools import oracle
+from .. import oracle
 from .ordering import Dataflow, OrderResult, best_order, dataflow
 from .placement import Placement, best_placement, order_buffers
 from .writing import write_model

@@ -14,8 +14,8 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..errors import MicroRtError, OracleError
-from ..inputs import random_inputs
+from .errors import MicroRtError, OracleError
+from .inputs import random_inputs
 
 _ALLOC_LINE = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
 _CATEGORY_LINE = re.compile(r"'([^']+)' used (\d+) bytes with alignment overhead")
@@ -252,7 +252,7 @@ def paired(data: bytes, preserve_all_tensors: bool = False, **interpreter_kwargs
     """micro_rt's interpreter and the oracle's on the same model, the oracle's arena sized
     from micro_rt's minimum with room to spare. micro_rt's kernels are the oracle's build's,
     reference, unless `interpreter_kwargs` name others."""
-    from ..interpreter import Interpreter
+    from .interpreter import Interpreter
     interpreter_kwargs.setdefault("kernels", "reference")
     ours = Interpreter.from_bytes(data, preserve_all_tensors=preserve_all_tensors, **interpreter_kwargs)
     theirs = interpreter(data, _oracle_arena(ours), preserve_all_tensors)

@@ -28,8 +28,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..errors import KernelError, MicroRtError
-from .fuzz_mutators import BYTE_MUTATORS, MUTATORS, STRUCT_MUTATORS
+from micro_rt.errors import KernelError, MicroRtError
+from devtools.fuzz_mutators import BYTE_MUTATORS, MUTATORS, STRUCT_MUTATORS
 
 __all__ = ["BYTE_MUTATORS", "MUTATORS", "STRUCT_MUTATORS", "STAGES", "CLASSES", "MutantResult",
            "StageOutcome", "apply_mutations", "builder_seeds", "check_mutant", "classify",
@@ -47,8 +47,8 @@ _WRAPPED = re.compile(r"failed in [a-z ]+: ([A-Za-z_][\w.]*): ")
 
 # ---- making mutants ------------------------------------------------------------------------
 def _decode(data: bytes):
-    from ..builder import ModelBuilder
-    from ..model import read_model
+    from micro_rt.builder import ModelBuilder
+    from micro_rt.model import read_model
     return ModelBuilder.from_model(read_model(data))
 
 
@@ -112,7 +112,7 @@ def make_mutant(seeds: dict[str, bytes], campaign_seed: int, k: int) -> tuple[st
 def builder_seeds() -> dict[str, bytes]:
     """Small models whose ops read parameters from constant tensors (the prepare paths
     that index with model data), plus a float and an int8 chain."""
-    from ..builder import ModelBuilder
+    from micro_rt.builder import ModelBuilder
     seeds = {}
 
     b = ModelBuilder()
@@ -220,14 +220,14 @@ class MutantResult:
 # ---- the stages -------------------------------------------------------------------------------
 def _cli(argv: list[str]) -> None:
     """One CLI command as `micro-rt` runs it, exceptions propagating, output discarded."""
-    from ..cli import build_parser
+    from micro_rt.cli import build_parser
     args = build_parser().parse_args(argv)
     with contextlib.redirect_stdout(io.StringIO()):
         args.func(args)
 
 
 def _plan_every_target(path: str) -> None:
-    from ..targets import TARGETS
+    from micro_rt.targets import TARGETS
     first: Optional[BaseException] = None
     for name, target in TARGETS.items():
         try:
@@ -243,8 +243,8 @@ def _plan_every_target(path: str) -> None:
 
 def _run(data: bytes, inputs: Optional[list[np.ndarray]], **kwargs):
     """One invoke on seeded random inputs (or `inputs`); returns (inputs, outputs, arena)."""
-    from ..interpreter import Interpreter
-    from ..inputs import random_inputs
+    from micro_rt.interpreter import Interpreter
+    from micro_rt.inputs import random_inputs
     with Interpreter.from_bytes(data, **kwargs) as it:
         if inputs is None:
             inputs = random_inputs(it, 0)
@@ -278,7 +278,7 @@ def run_stages(data: bytes, report: Optional[Callable[[str, object], None]] = No
                invoke_budget: int = MCU_INVOKE_BUDGET) -> MutantResult:
     """Every stage on `data`; `report(kind, payload)` is told each stage's start and outcome
     (a forked campaign uses it to know where a crash or hang happened)."""
-    from ..model import read_model
+    from micro_rt.model import read_model
     result = MutantResult()
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp, "mutant.tflite"))
@@ -318,7 +318,7 @@ def run_stages(data: bytes, report: Optional[Callable[[str, object], None]] = No
 def run_oracle(data: bytes, result: MutantResult) -> tuple[str, Optional[str]]:
     """tflite-micro on the host stage's inputs: ("agree" | "disagree" | "refused", detail).
     May crash the process (a segfault inside tflite-micro): run it where that is survivable."""
-    from .oracle import run
+    from micro_rt.oracle import run
     arena = min(max(4 * result.arena_bytes, 1 << 20), 1 << 30)
     try:
         with np.errstate(all="ignore"):
@@ -334,7 +334,7 @@ def check_mutant(data: bytes) -> str:
     """Load `data` and, when it loads, invoke once on zeros on the host. Returns "loaded",
     "rejected: <what>" or "invoke-error: <what>" (`classify`'s names: a wrapped Python error
     reads "KernelError<ZeroDivisionError>"); anything that is not a MicroRtError propagates."""
-    from ..interpreter import Interpreter
+    from micro_rt.interpreter import Interpreter
     try:
         it = Interpreter.from_bytes(data)
     except MicroRtError as e:

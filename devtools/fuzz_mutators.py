@@ -21,8 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from .. import schema
-from ..builder import ModelBuilder, OpcodeSpec
+from micro_rt import schema
+from micro_rt.builder import ModelBuilder, OpcodeSpec
 
 # Values that break code which trusts them: edges of signed/unsigned ranges, zero, -1.
 INTERESTING_32 = (0, 1, 2, 3, 4, 7, 8, 15, 16, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF,
@@ -336,7 +336,7 @@ def drop_options_table(b: ModelBuilder, rng: random.Random) -> bool:
 
 
 def _supported_builtins() -> list[str]:
-    from ..resolver import builtin_op_resolver
+    from micro_rt.resolver import builtin_op_resolver
     resolver = builtin_op_resolver()
     return [name for name in schema.BUILTIN_OPS if resolver.supports(name, False)]
 

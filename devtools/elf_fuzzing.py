@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from ..errors import MicroRtError
+from micro_rt.errors import MicroRtError
 
 BOUNDARY = (0, 1, 2, 3, 4, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF_FFF9, 0x2000_0000, 0x0800_0000,
             0xE000_ED00, 0x4000_0000)
@@ -115,8 +115,8 @@ def make_firmware_mutant(seed_image: bytes, campaign_seed: int, k: int) -> tuple
 def check_firmware(data: bytes, max_cycles: int = 200_000, board=None) -> str:
     """'report' or 'error: <MicroRtError type>' for an image's bytes; any other exception
     propagates (a bug of micro_rt's)."""
-    from ..cortexm.system.machine import EmulateRequest
-    from ..cortexm.system.run import run_firmware
+    from micro_rt.cortexm.system.machine import EmulateRequest
+    from micro_rt.cortexm.system.run import run_firmware
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "mutant.elf"
         path.write_bytes(data)
