@@ -204,9 +204,10 @@ class TflmPricing:
                    f"{v['min_error']:+.1%} to {v['max_error']:+.1%} from their own cycles (mean |error| "
                    f"{v['mean_abs_error']:.1%}; micro_rt's {self.flavour} kernels against TFLM's)" if v else
                    "; not compared with the applications")
+        glue = (" and each kernel's Eval glue" if any(k.calls_library for k in c.kernels.values()) else "")
         return (f"priced for TFLM ({self.flavour} kernels): micro_rt's kernels + TFLM's interpreter "
-                f"({c.per_operator_cycles} cycles per operator, {c.invoke_cycles} per invoke) and each "
-                f"kernel's Eval glue, from {self.builds.provenance} by {self.data.measured_with}{checked}")
+                f"({c.per_operator_cycles} cycles per operator, {c.invoke_cycles} per invoke){glue}, "
+                f"from {self.builds.provenance} by {self.data.measured_with}{checked}")
 
     @cached_property
     def fit_note(self) -> str:
