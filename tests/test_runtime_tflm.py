@@ -199,8 +199,15 @@ def test_boards_priced_for_tflm(capsys):
             # TFLM's interpreter and glue in place of micro_rt's runtime (priced at 0 wait states:
             # on a board with slow flash that can come to fewer cycles than micro_rt's runtime)
             assert row["cycles"] != other["cycles"], name
+    # the answer says how far this pricing came from the real builds, per core
+    for core, checked in payload["runtime_checked"].items():
+        assert checked == CMSIS_NN.core(core).validation, core
+    assert mine["runtime_checked"] is None
     main(["boards", str(MODEL), "--runtime", "tflm", "--workers", "2"])
-    assert "runtime TFLM" in capsys.readouterr().out.splitlines()[0]
+    text = capsys.readouterr().out.splitlines()
+    assert "runtime TFLM" in text[0] and text[1].startswith("TFLM pricing against the real TFLM builds")
+    m4 = CMSIS_NN.core("cortex-m4").validation
+    assert f"cortex-m4 {m4['min_error']:+.0%} to {m4['max_error']:+.0%}" in text[1]
 
 
 def test_report_priced_for_tflm(capsys, tmp_path):

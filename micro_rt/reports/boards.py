@@ -165,10 +165,33 @@ def boards_payload(model: str, rows: Sequence[BoardRow], runtime: str = "micro_r
     core's (cortexm.boards refuses a board with a host core)."""
     kernels = next((r.kernels for r in rows if r.kernels), None)
     return {"model": model, "kernels": kernels, "runtime_priced": runtime,
+            "runtime_checked": tflm_checks(kernels, {r.core for r in rows}) if runtime == "tflm" else None,
             "kernels_note": KERNELS_NOTES.get(kernels) if kernels else None,
             "arena_for": arena_for(kernels, "each board's core") if kernels else None,
             "boards": [r.as_dict() for r in rows],
             "fits_on": [r.board for r in rows if r.verdict == FITS]}
+
+
+def tflm_checks(kernels: Optional[str], cores: set[str]) -> dict[str, Optional[dict]]:
+    """Per core: how far `--runtime tflm` with these kernels came from the real TFLM builds it
+    was measured on (runtimes.CoreCosts.validation), None where no build was measured."""
+    from ..errors import MicroRtError
+    from ..runtimes import TflmPricing
+    out: dict[str, Optional[dict]] = {}
+    for core in sorted(cores):
+        try:
+            out[core] = TflmPricing(core, kernels or "cmsis-nn").costs.validation
+        except MicroRtError:
+            out[core] = None
+    return out
+
+
+def _tflm_checks_line(checks: dict[str, Optional[dict]]) -> str:
+    parts = [f"{core} not measured" if v is None else
+             f"{core} {v['min_error']:+.0%} to {v['max_error']:+.0%} (mean |error| {v['mean_abs_error']:.0%}, "
+             f"{v['applications']} applications)" for core, v in checks.items()]
+    return ("TFLM pricing against the real TFLM builds it was measured on (0 wait states): "
+            + "; ".join(parts))
 
 
 def boards_text(p: dict) -> str:
@@ -177,7 +200,7 @@ def boards_text(p: dict) -> str:
             f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  {'arena in':<14}validated")
     runtime = "TFLM (measured builds: --runtime tflm)" if p.get("runtime_priced") == "tflm" else "micro_rt's own"
     lines = [f"{p['model']} on {len(rows)} boards, runtime {runtime}, kernels {kernels_label(p['kernels'] or '-')}:",
-             head]
+             *([_tflm_checks_line(p["runtime_checked"])] if p.get("runtime_checked") else []), head]
 
     def num(v, width):
         return f"{'-' if v is None else f'{v:,}':>{width}}"
