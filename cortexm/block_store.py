@@ -12,13 +12,15 @@ Each line is a JSON list of blocks priced together, each [addr, size, code diges
 cycles, taken_extra, last, loads]. A stored cost is used only when the digest of the bytes the
 machine reads at that block now equals the one it was priced from, so a cache never serves
 another build's block (or code a program rewrote). Lines are appended (one write each); a line
-that cannot be read is skipped and its blocks priced again, with one warning per file; a cache
-that cannot be written warns once and the costs are computed as without it.
+that cannot be read is skipped and its blocks priced again, with one warning, and the file is
+rewritten with the readable blocks alone; a cache that cannot be written warns once and the
+costs are computed as without it.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -111,7 +113,20 @@ class BlockStore:
                 bad += 1
         if bad:
             self._warn(f"{bad} unreadable line(s) in {self.path}; those blocks are priced again")
+            self._rewrite(found)
         return found
+
+    def _rewrite(self, found: dict[tuple[int, int], tuple[str, BlockCost]]) -> None:
+        """Replace the file by its readable blocks, so the next process does not warn again (a
+        line another process appends meanwhile is lost: its blocks are priced once more)."""
+        rows = [[c.addr, c.size, digest, c.n_insns, c.cycles, c.taken_extra, c.last, c.loads]
+                for digest, c in found.values()]
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(rows, separators=(",", ":")) + "\n" if rows else "", encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
 
     def _warn(self, what: str) -> None:
         if not self._warned:

@@ -58,6 +58,11 @@ def test_a_corrupt_line_warns_once_and_keeps_the_others(tmp_path, capsys):
     store.lookup(*BLOCKS[0], _read)
     err = capsys.readouterr().err
     assert err.count("micro_rt: warning: block-cost cache") == 1 and "2 unreadable line(s)" in err
+    # the file was rewritten with its readable blocks: the next process reads it without a warning
+    again = BlockStore(path)
+    assert again.lookup(*BLOCKS[0], _read) == first and again.lookup(*BLOCKS[1], _read) == second
+    assert "block-cost cache" not in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 def test_an_unwritable_cache_warns_once_and_prices_as_without_it(tmp_path, capsys):
