@@ -93,15 +93,28 @@ def _percent(x: float) -> str:
     return f"{x:+.0%}" if abs(x) >= 0.005 else "0%"
 
 
-def board_validation(board: Board, clock_hz: Optional[int] = None) -> BoardValidation:
-    """The status of an answer for `board` at `clock_hz` (None: the board's clock). The figures
-    no document backs are those of the sections the answer is computed from (ANSWER_SECTIONS:
-    not `peripherals`, which serves the emulation of firmware from reset)."""
+VALIDATED_KERNELS = "cmsis-nn"       # the flavour of every measurement in the validation table
+
+
+def board_validation(board: Board, clock_hz: Optional[int] = None,
+                     kernels: str = VALIDATED_KERNELS) -> BoardValidation:
+    """The status of an answer for `board` at `clock_hz` (None: the board's clock) with `kernels`.
+    The published measurements all ran CMSIS-NN: an answer with other kernels is not validated
+    by them (they check the board's core and memory model on CMSIS-NN code, which is said). The
+    figures no document backs are those of the sections the answer is computed from
+    (ANSWER_SECTIONS: not `peripherals`, which serves the emulation of firmware from reset)."""
     unverified = tuple(f"{section}: {c.source}" for section, c in board.citations()
                        if c.status == "unverified" and section in ANSWER_SECTIONS)
     data = _summary()
     shipped = board.path.resolve().parent == SHIPPED_DIR.resolve()
     entry = data["boards"].get(board.name) if shipped else None
+    if entry and kernels != VALIDATED_KERNELS:
+        return BoardValidation(Status.NOT_VALIDATED,
+                               f"not validated for {kernels} kernels: the {entry['measurements']} published "
+                               f"measurements on this board ran CMSIS-NN (micro_rt's CMSIS-NN-style kernels "
+                               f"came {_percent(entry['min_error'])} to {_percent(entry['max_error'])} from "
+                               "them: a check of the board's core and memory model, not of these kernels)",
+                               unverified=unverified)
     if entry:
         text = (f"validated: {_percent(entry['min_error'])} to {_percent(entry['max_error'])} "
                 f"over {entry['measurements']} published CMSIS-NN measurement"

@@ -423,7 +423,7 @@ def export_project(model_path: str, data: bytes, board_name: str, out_dir: str |
     out = Path(out_dir)
     _empty_directory(out)
     board = load_board(board_name, board_dirs)
-    setup = board_setup(board.name, board_dirs=board_dirs)
+    setup = board_setup(board.name, board_dirs=board_dirs, kernels=kernels)
     setup.kernels = kernels or setup.kernels
     name = Path(model_path).name
     run = _run(model_path, data, board, setup, seed)

@@ -100,7 +100,7 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
             setup.flash_wait_states, setup.line_fill_cycles = flash.wait_states, flash.line_fill_cycles
             setup.memory_system, setup.flash_note = flash.memory_system, f"flash: {flash.description}"
         return setup
-    setup = board_setup(board, clock_hz, board_dirs, arena_region, flash_wait_states)
+    setup = board_setup(board, clock_hz, board_dirs, arena_region, flash_wait_states, common.get("kernels"))
     if target and target != setup.target:
         raise InputError(f"--target {target} and --board {setup.board} disagree: the board's "
                          f"core is {setup.target} (give one of them)")
@@ -117,7 +117,8 @@ def make_setup(*, board: Optional[str] = None, target: Optional[str] = None,
 
 def board_setup(name: str, clock_hz: Optional[int] = None,
                 board_dirs: Optional[Sequence[str]] = None,
-                arena_region: Optional[str] = None, flash_wait_states: Optional[int] = None) -> Setup:
+                arena_region: Optional[str] = None, flash_wait_states: Optional[int] = None,
+                kernels: Optional[str] = None) -> Setup:
     """A Setup from the board catalog: its core, clock, flash interface (line size, prefetch,
     caches, the cost of a line fill at that clock with its wait states, default the table's),
     and as budgets its code flash and its RAM regions, each part of RAM placed as a user links
@@ -130,7 +131,7 @@ def board_setup(name: str, clock_hz: Optional[int] = None,
     sim = simulator_parameters(board, clock_hz, flash_wait_states)
     flash = board_flash(board, sim.clock_hz, flash_wait_states)
     layout = ram_layout(board, arena_region)
-    validation = board_validation(board, sim.clock_hz)
+    validation = board_validation(board, sim.clock_hz, kernels or default_kernels(board.core))
     acc, mem = board.accelerator, sim.memory_system
     region_names = ", ".join(board.memory.arena_regions)
     stack = (f", the stack in {board.memory.stack_region} (where its start-up puts it)"

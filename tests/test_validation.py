@@ -78,6 +78,23 @@ def test_fit_and_profile_print_the_status(capsys):
     assert "unverified figure" in out
 
 
+def test_other_kernels_are_not_validated_by_cmsis_nn_measurements(capsys):
+    """Every published measurement ran CMSIS-NN: an answer with the reference kernels is not
+    validated by them, on a board that has some, and the answer says what they do check."""
+    board = boards.load_board("nucleo-l4r5zi")
+    assert board_validation(board).status is Status.VALIDATED
+    v = board_validation(board, kernels="reference")
+    assert v.status is Status.NOT_VALIDATED and v.measurements == 0
+    assert v.summary.startswith("not validated for reference kernels: ") and "ran CMSIS-NN" in v.summary
+    for command in ("fit", "profile"):
+        code, out, _ = run_cli(capsys, command, MODEL, "--board", "nucleo-l4r5zi", "--kernels", "reference",
+                               "--format", "json", "--quiet")
+        assert json.loads(out)["validation"]["status"] == "not validated", command
+        code, out, _ = run_cli(capsys, command, MODEL, "--board", "nucleo-l4r5zi", "--kernels", "cmsis-nn",
+                               "--format", "json", "--quiet")
+        assert json.loads(out)["validation"]["status"] == "validated", command
+
+
 def test_csv_and_markdown_carry_the_status(capsys):
     for command in ("fit", "profile"):
         code, out, _ = run_cli(capsys, command, MODEL, "--board", "nucleo-l4r5zi", "--format", "csv",

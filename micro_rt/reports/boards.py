@@ -196,8 +196,9 @@ def _tflm_checks_line(checks: dict[str, Optional[dict]]) -> str:
 
 def boards_text(p: dict) -> str:
     rows = p["boards"]
+    arena_w = max([14] + [len(r["arena_in"] or "-") + 2 for r in rows])    # "SRAM1+SRAM2+SRAM3" and longer
     head = (f"{'board':<20}{'core':<15}{'MHz':>5}  {'verdict':<13}{'RAM used':>11}{'margin':>11}"
-            f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  {'arena in':<14}validated")
+            f"{'flash used':>12}{'margin':>11}{'latency ms':>12}  {'arena in':<{arena_w}}validated")
     runtime = "TFLM (measured builds: --runtime tflm)" if p.get("runtime_priced") == "tflm" else "micro_rt's own"
     lines = [f"{p['model']} on {len(rows)} boards, runtime {runtime}, kernels {kernels_label(p['kernels'] or '-')}:",
              *([_tflm_checks_line(p["runtime_checked"])] if p.get("runtime_checked") else []), head]
@@ -211,7 +212,7 @@ def boards_text(p: dict) -> str:
         lines.append(f"{r['board']:<20}{r['core']:<15}{r['clock_hz'] / 1e6:>5g}  "
                      f"{r['verdict']:<13}{num(r['ram_used'], 11)}{num(r['ram_margin'], 11)}"
                      f"{num(r['flash_used'], 12)}{num(r['flash_margin'], 11)}{ms:>12}  "
-                     f"{r['arena_in'] or '-':<14}{r['validated']}")
+                     f"{r['arena_in'] or '-':<{arena_w}}{r['validated']}")
     notes = [f"  {r['board']}: {r['note']}" for r in rows if r["note"]]
     notes += [f"  {r['board']}: {r['validation']['summary']}"
               + (f"; {len(r['validation']['unverified'])} figure(s) unverified (micro-rt fit "
