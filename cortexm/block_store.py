@@ -43,14 +43,19 @@ def code_digest(code: bytes) -> str:
     return hashlib.blake2b(code, digest_size=8).hexdigest()
 
 
+def _row(digest: str, c: BlockCost) -> list:
+    """One block as a line of the file holds it."""
+    return [c.addr, c.size, digest, c.n_insns, c.cycles, c.taken_extra, c.last, c.loads]
+
+
 class BlockStore:
     """The stored block costs of one firmware on one core, read once, appended to as blocks are
     priced."""
 
     def __init__(self, path: Optional[Path]):
         self.path = path
-        self._stored: Optional[dict[tuple[int, int], tuple[str, BlockCost]]] = None   # read once
-        self._added: dict[tuple[int, int], tuple[str, BlockCost]] = {}    # priced by this process
+        # (addr, size) -> (digest, cost): the file's blocks, read at first use, and those added since
+        self._stored: Optional[dict[tuple[int, int], tuple[str, BlockCost]]] = None
         self._warned = False
 
     @classmethod
@@ -64,19 +69,22 @@ class BlockStore:
 
     def lookup(self, addr: int, size: int, read: CodeReader) -> Optional[BlockCost]:
         """The stored cost of the block, if it was priced from the bytes `read` gives now."""
-        entry = self._added.get((addr, size)) or self._entries().get((addr, size))
+        entry = self._entries().get((addr, size))
         if entry is None or entry[0] != code_digest(read(addr, size)):
             return None
         return entry[1]
 
     def add(self, costs: list[BlockCost], read: CodeReader) -> None:
         """Append newly priced blocks (one line)."""
+        if not costs:
+            return
         rows = []
+        entries = self._entries()
         for c in costs:
             digest = code_digest(read(c.addr, c.size))
-            rows.append([c.addr, c.size, digest, c.n_insns, c.cycles, c.taken_extra, c.last, c.loads])
-            self._added[(c.addr, c.size)] = (digest, c)
-        if self.path is None or not rows:
+            rows.append(_row(digest, c))
+            entries[(c.addr, c.size)] = (digest, c)
+        if self.path is None:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,8 +127,7 @@ class BlockStore:
     def _rewrite(self, found: dict[tuple[int, int], tuple[str, BlockCost]]) -> None:
         """Replace the file by its readable blocks, so the next process does not warn again (a
         line another process appends meanwhile is lost: its blocks are priced once more)."""
-        rows = [[c.addr, c.size, digest, c.n_insns, c.cycles, c.taken_extra, c.last, c.loads]
-                for digest, c in found.values()]
+        rows = [_row(digest, c) for digest, c in found.values()]
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             tmp.write_text(json.dumps(rows, separators=(",", ":")) + "\n" if rows else "", encoding="utf-8")

@@ -176,11 +176,12 @@ def tflm_checks(kernels: Optional[str], cores: set[str]) -> dict[str, Optional[d
     """Per core: how far `--runtime tflm` with these kernels came from the real TFLM builds it
     was measured on (runtimes.CoreCosts.validation), None where no build was measured."""
     from ..errors import MicroRtError
-    from ..runtimes import TflmPricing
+    from ..runtimes import TflmPricing, load_tflm_data
+    data = load_tflm_data()                      # read once for every core
     out: dict[str, Optional[dict]] = {}
     for core in sorted(cores):
         try:
-            out[core] = TflmPricing(core, kernels or "cmsis-nn").costs.validation
+            out[core] = TflmPricing(core, kernels or "cmsis-nn", data).costs.validation
         except MicroRtError:
             out[core] = None
     return out
