@@ -15,8 +15,10 @@ boundary's snapshot holds the fetch stalls and data misses so far: an entry's ar
 difference between its two boundaries, with the caches as the operators and the runtime before
 it left them, as on a board; each entry's blocks are priced by native_hook.c
 mrt_account_window.
-Both whole-invoke profiling (whole_invoke.WholeInvoke) and a whole program's run (run_elf: an
-exported project calling mrt_invoke from its main) price a runtime call this way, so they agree.
+Whole-invoke profiling (whole_invoke.WholeInvoke) prices a runtime call this way. An exported
+project run by `micro-rt emulate` is priced by the running clock instead (system/clock.py), its
+mrt_invoke timed by system/call_watch.py: the same instructions, cycles within a few in a
+thousand (tests/test_export.py).
 """
 from __future__ import annotations
 

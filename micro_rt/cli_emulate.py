@@ -41,7 +41,7 @@ def cmd_emulate(args) -> int:
         outputs[name] = path or None
     req = EmulateRequest(Path(args.firmware), board=board, target=args.target, clock_hz=args.clock,
                          flash_wait_states=args.flash_wait_states, max_cycles=args.max_cycles,
-                         inputs=inputs, outputs=tuple(outputs),
+                         inputs=inputs, outputs=tuple(outputs), timed=tuple(args.time or ()),
                          mmio=MmioPolicy.IGNORE if args.ignore_mmio else MmioPolicy.STOP)
     report = run_firmware(req)
     for name, path in outputs.items():

@@ -267,6 +267,11 @@ def _add_emulate_command(sub, func) -> None:
     p.add_argument("--output", action="append", metavar="SYMBOL[=FILE]",
                    help="read the data object SYMBOL at the end: in the report, and saved to "
                         "FILE (.npy as uint8, else raw) when given; repeatable")
+    p.add_argument("--time", action="append", metavar="FUNCTION",
+                   help="time every call of FUNCTION (a symbol of the image): its cycles, exact "
+                        "instructions and stack below its entry SP, in the report; repeatable "
+                        "(micro_rt's mrt_invoke and TFLM's MicroInterpreter::Invoke are timed "
+                        "without asking)")
     p.add_argument("--max-cycles", type=int_range(1, 10 ** 12), default=1_000_000_000, metavar="N",
                    help="stop a program that has not exited after N cycles, 1 to 10^12")
     p.add_argument("--ignore-mmio", action="store_true",

@@ -32,7 +32,7 @@ from .interpreter import Interpreter
 
 TEMPLATES = "export"                 # cortexm/src/export: main.c, startup.c
 RUNTIME_SOURCES = ("mrt_runtime.c",)
-ELF, EMULATOR_ELF, SEMIHOSTING_ELF = "model.elf", "model-emulator.elf", "model-semihosting.elf"
+ELF, SEMIHOSTING_ELF = "model.elf", "model-semihosting.elf"
 STACK_MARGIN = 1024                  # above the measured inference: main, start-up, printing
 CONSTANTS_SECTION = ".mrt_constants"
 
@@ -227,9 +227,7 @@ def _makefile(build, core: str, board: str, sources: list[str]) -> str:
 #   make             -> {ELF} (flash it; see README.txt)
 #   make semihosting -> {SEMIHOSTING_ELF} (-DMRT_SEMIHOSTING: prints to the debugger and exits
 #                       with main's status; `micro-rt emulate {SEMIHOSTING_ELF} --board {board}`
-#                       runs it from its reset vector)
-#   make emulator    -> {EMULATOR_ELF} (-DMRT_EMULATOR: run as a call by micro_rt's
-#                       cortexm/run_elf.py, which times mrt_invoke as profile does)
+#                       runs it from its reset vector, timing mrt_invoke as profile counts it)
 CROSS   ?= arm-none-eabi-
 CC      := $(CROSS)gcc
 SIZE    := $(CROSS)size
@@ -239,10 +237,9 @@ LIBS    := {' '.join(build.libs)}
 SRCS    := {' '.join(sources)}
 HDRS    := $(wildcard *.h)
 
-.PHONY: all semihosting emulator clean
+.PHONY: all semihosting clean
 all: {ELF}
 semihosting: {SEMIHOSTING_ELF}
-emulator: {EMULATOR_ELF}
 
 {ELF}: $(SRCS) $(HDRS) board.ld Makefile
 \t$(CC) $(CFLAGS) $(DEFS) $(LDFLAGS) -o $@ $(SRCS) $(LIBS)
@@ -251,11 +248,8 @@ emulator: {EMULATOR_ELF}
 {SEMIHOSTING_ELF}: $(SRCS) $(HDRS) board.ld Makefile
 \t$(CC) $(CFLAGS) -DMRT_SEMIHOSTING $(LDFLAGS) -o $@ $(SRCS) $(LIBS)
 
-{EMULATOR_ELF}: $(SRCS) $(HDRS) board.ld Makefile
-\t$(CC) $(CFLAGS) -DMRT_EMULATOR $(LDFLAGS) -o $@ $(SRCS) $(LIBS)
-
 clean:
-\trm -f {ELF} {SEMIHOSTING_ELF} {EMULATOR_ELF}
+\trm -f {ELF} {SEMIHOSTING_ELF}
 """
 
 
@@ -268,7 +262,8 @@ def _readme(model: str, board, result: "ExportResult", fit_lines: list[str]) -> 
         emulate = (f"""make semihosting -> {SEMIHOSTING_ELF}, which `micro-rt emulate
          {SEMIHOSTING_ELF} --board {board.name}` runs from its reset vector (start-up
          included, the flash interface following the registers it writes) to main's exit,
-         printing the program's console and exiting with its status.""")
+         printing the program's console and exiting with its status; its report times
+         mrt_invoke (cycles, instructions as profile counts them, stack).""")
     else:
         emulate = ("""`micro-rt emulate` refuses this board's images: its boot ROM needs
          what the image lacks (see "Left to you": loading), and micro_rt does not emulate
@@ -287,8 +282,6 @@ Cycles:  the DWT cycle counter (SysTick on Cortex-M0+). startup.c sets the flash
          profile assumed through the registers mrt_board.h lists ("Set by startup.c" below)
          but not the clock: the core runs at its reset clock until you set it ("Left to you").
 Emulate: {emulate}
-         make emulator -> {EMULATOR_ELF}, which micro_rt.cortexm.run_elf.run_program runs as
-         a call, timing mrt_invoke operator by operator as profile does.
 
 Files
   main.c, startup.c      one inference, the vector table and reset handler

@@ -62,6 +62,32 @@ def test_dwt_deltas_are_the_profile_cycles(capsys, out):
     assert r["system_registers_not_modelled"] == {}       # DEMCR, DWT_CTRL, LAR: all modelled
 
 
+def test_time_gives_each_call_exactly(capsys, out):
+    """--time work: one row a call; a leaf's instructions add up to its profile row's exactly,
+    and each call's cycles are what the program's own CYCCNT reads around it gave, less the
+    call and the reads (a few cycles)."""
+    code, r, _ = emulate(capsys, build("dwt_loop", out), "--time", "work")
+    assert code == 0 and r["timed_unfinished"] == []
+    calls = r["timed_calls"]["work"]
+    work = next(f for f in r["functions"] if f["function"] == "work")
+    assert len(calls) == 8 and sum(c["instructions"] for c in calls) == work["instructions"]
+    steps = {b["instructions"] - a["instructions"] for a, b in zip(calls, calls[1:])}
+    assert len(steps) == 1 and steps.pop() > 0          # 10 more iterations a call
+    deltas = [int(m) for m in re.findall(r"delta \d (\d+)", r["console"])]
+    assert all(0 <= d - c["cycles"] <= 12 for d, c in zip(deltas, calls)), (deltas, calls)
+    assert all(c["stack_bytes"] is not None and 0 <= c["stack_bytes"] <= 16 for c in calls)
+    code, text, err = run_cli(capsys, "emulate", str(build("dwt_loop", out)), "--time", "work")
+    assert code == 0 and "timed work: 8 calls: " in text
+
+
+def test_time_refuses_what_is_not_a_function(capsys, out):
+    elf = build("dwt_loop", out)
+    code, text, err = run_cli(capsys, "emulate", str(elf), "--time", "no_such_function")
+    assert code == 2 and text == "" and "no symbol 'no_such_function' for --time" in err
+    code, text, err = run_cli(capsys, "emulate", str(elf), "--time", "sink")
+    assert code == 2 and "symbol 'sink' for --time is a data object, not a function" in err
+
+
 def test_the_cycle_count_is_cumulative(out):
     """The clock CYCCNT reads is the cycle model over every edge so far: pricing the run's edges
     afresh at the end gives the same total, however often the program read it."""

@@ -1,18 +1,19 @@
-"""`micro-rt export`: the project builds with arm-none-eabi-gcc, its emulator build runs on the
-virtual MCU from its entry point to completion, and prints the outputs the host computes with
-the instructions `profile --board` counts.
+"""`micro-rt export`: the project builds with arm-none-eabi-gcc, and its semihosting build runs
+on the virtual MCU from its reset vector under `micro-rt emulate` (start-up included) to its
+exit, printing the outputs the host computes; emulate times its mrt_invoke call (as it times
+`--time` functions), whose instructions are the ones `profile --board` counts, exactly.
 
 Cycles: the exported image keeps only the model's kernels, but places each of them, and each
 constant, at the address micro_rt's firmware and profile's machine have it at modulo the
 board's flash line (micro_rt/export_image.py), so with no flash wait states the cycle model
-prices its blocks as profile's (measured: equal on the M0+ and for the float32 model, -0.10%
-to +0.07% elsewhere, within CYCLE_BOUND_0WS), and with the board's wait states, where both
-price mrt_invoke's operators' windows in turn (op_windows), its fetches and flash data reads meet
-the lines profile counted: within CYCLE_BOUND_BOARD (measured -1.4% to +0.05% over these cases;
-the two control-flow models, of 15 to 80 thousand cycles, are the furthest: their QUANTIZE and
+prices its blocks as profile's (within CYCLE_BOUND_0WS), and with the board's wait states its
+fetches and flash data reads meet the lines profile counted: within CYCLE_BOUND_BOARD (the two
+control-flow models, of 15 to 80 thousand cycles, are the furthest: their QUANTIZE and
 DEQUANTIZE call libgcc's double-precision routines, whose code board.ld leaves where the linker
-puts it). tests/test_export_boot.py runs the board build from reset under `micro-rt emulate` on
-every catalog board."""
+puts it). What profile counts is mrt_invoke alone, entered from the start-up; in the image main
+calls it, so the cache state it meets at entry and the first and last blocks' edges differ.
+tests/test_export_boot.py runs the board build on every catalog board and checks what the
+program's own cycle counter printed."""
 from __future__ import annotations
 
 import json
@@ -29,7 +30,11 @@ from conftest import require_tool
 from micro_rt.cli import main
 from micro_rt.cortexm.boards import load_board
 from micro_rt.cortexm.image import reference_graph
-from micro_rt.cortexm.run_elf import run_program
+from micro_rt.cortexm.system.call_watch import TimedCall
+from micro_rt.cortexm.system.machine import EmulateRequest
+from micro_rt.cortexm.system.peripherals import MmioPolicy
+from micro_rt.cortexm.system.report import Ending, FirmwareReport
+from micro_rt.cortexm.system.run import run_firmware
 from micro_rt.fit import RUNTIME_ROOTS
 from micro_rt.inputs import random_inputs
 from micro_rt.interpreter import Interpreter
@@ -44,10 +49,13 @@ CYCLE_BOUND_BOARD = 0.02
 # the firmware's libgcc objects can be larger than the ones the image links (see below), so it
 # may count this much more than the link places, never less (measured up to 920 B)
 IMAGE_BOUND_SLACK = 1024
+# the program's own cycle counter around mrt_invoke counts the call, the return and its reads
+# as well: DWT_CYCCNT reads (measured 30 cycles on the M4 and M33), SysTick's on the M0+
+COUNTER_OVERHEAD = 64
 EXPORT_OWN = {"main", "Reset_Handler", "Default_Handler", "mrt_putc", "mrt_puts", "mrt_put_u32",
               "mrt_put_hex", "mrt_copy_in", "mrt_cycles_start", "mrt_cycles_now", "SysTick_Handler",
               "mrt_flash_setup", "mrt_l1_caches_on"}
-FIRMWARE_OWN = {"mrt_start", "mrt_fault_handler"}      # the emulator image's entry point and fault handler
+FIRMWARE_OWN = {"mrt_start", "mrt_fault_handler"}      # profile's image's entry point and fault handler
 
 
 def _json(capsys, *argv) -> tuple[int, dict]:
@@ -60,6 +68,20 @@ def _profile(capsys, model: Path, board: str, *extra) -> dict:
     code, report = _json(capsys, "profile", str(model), "--board", board, *extra)
     assert code == 0
     return report
+
+
+def _emulated(elf: Path, **where) -> tuple[FirmwareReport, TimedCall, list[str]]:
+    """The exported image run from reset to its exit by `emulate` (EmulateRequest's `where`:
+    a board, or a core with its wait states), its one mrt_invoke call, and its console lines."""
+    report = run_firmware(EmulateRequest(elf, **where))
+    assert report.ending is Ending.EXIT and report.exit_code == 0, report.message
+    calls = report.timed_calls["mrt_invoke"]
+    assert len(calls) == 1 and not report.timed_unfinished
+    return report, calls[0], report.console.splitlines()
+
+
+def _printed_outputs(lines: list[str]) -> list[str]:
+    return [re.fullmatch(r"output (\d+) ([0-9a-f]*)", line).group(2) for line in lines[3:]]
 
 
 def _host_outputs(model: Path, core: str) -> list[str]:
@@ -108,16 +130,14 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     path, out = MODELS / model, tmp_path / "project"
     code, exported = _json(capsys, "export", str(path), "--board", board, "-o", str(out))
     assert code == 0 and exported["core"] == core
-    for goal in ("all", "emulator"):           # the board build compiles too (DWT / SysTick, CPACR)
+    for goal in ("all", "semihosting"):        # the board build compiles too (DWT / SysTick, CPACR)
         subprocess.run(["make", "-s", "-C", str(out), goal], check=True, capture_output=True)
-    setup = board_setup(board)
-    run = run_program(out / "model-emulator.elf", core, memory_system=setup.mcu_memory_system(),
-                      clock_hz=setup.clock_hz)
-    lines = run.console.splitlines()
-    assert not run.console_full
+    elf = out / "model-semihosting.elf"
+    run, invoke, lines = _emulated(elf, board=load_board(board))
     assert lines[0] == f"model {path.name} on {board}" and lines[1] == "status 0"
-    assert lines[2] == f"cycles {run.invoke_cycles}"        # what the program printed
-    printed = [re.fullmatch(r"output (\d+) ([0-9a-f]*)", line).group(2) for line in lines[3:]]
+    printed_cycles = int(re.fullmatch(r"cycles (\d+)", lines[2]).group(1))
+    assert 0 <= printed_cycles - invoke.cycles <= COUNTER_OVERHEAD, (printed_cycles, invoke)
+    printed = _printed_outputs(lines)
     emulated = Interpreter.from_bytes(path.read_bytes(), target=core, kernels="cmsis-nn", emulate=True)
     for i, x in enumerate(random_inputs(emulated, 0)):
         emulated.set_input(x, i)
@@ -129,13 +149,14 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
         assert printed == _host_outputs(path, core)
 
     profiled = _profile(capsys, path, board)
-    assert run.invoke_instructions == profiled["total_instructions"] == exported["profile_instructions"]
-    assert abs(run.invoke_cycles - profiled["total_cycles"]) <= CYCLE_BOUND_BOARD * profiled["total_cycles"]
-    flat = run_program(out / "model-emulator.elf", core)      # the core's default flash, 0 wait states
+    assert invoke.instructions == profiled["total_instructions"] == exported["profile_instructions"]
+    assert abs(invoke.cycles - profiled["total_cycles"]) <= CYCLE_BOUND_BOARD * profiled["total_cycles"]
+    # the core's default flash at 0 wait states, no board: its flash registers are not there
+    _, flat, _ = _emulated(elf, target=core, flash_wait_states=0, mmio=MmioPolicy.IGNORE)
     code, profiled = _json(capsys, "profile", str(path), "--target", core, "--flash-wait-states", "0")
     assert code == 0
-    assert flat.invoke_instructions == profiled["total_instructions"]
-    assert abs(flat.invoke_cycles - profiled["total_cycles"]) <= CYCLE_BOUND_0WS * profiled["total_cycles"]
+    assert flat.instructions == profiled["total_instructions"]
+    assert abs(flat.cycles - profiled["total_cycles"]) <= CYCLE_BOUND_0WS * profiled["total_cycles"]
 
     # the image keeps the kernels fit counts: the same functions, besides each one's start-up
     code, fit = _json(capsys, "fit", str(path), "--board", board, "--kernels", "cmsis-nn")
@@ -161,7 +182,7 @@ def test_export_builds_runs_and_matches_profile(capsys, tmp_path, model, board, 
     assert fit["ram"]["plan_state_bytes"] <= sections[".data"] <= fit["ram"]["plan_state_bytes"] + 32 \
         + fit["flash"]["data_init_bytes"]
     assert flash["plan_bytes"] == flash["plan_table_bytes"] + fit["ram"]["plan_state_bytes"]
-    assert fit["ram"]["kernel_stack_bytes"] == run.invoke_stack_bytes
+    assert fit["ram"]["kernel_stack_bytes"] == invoke.stack_bytes
 
     # what export counted before writing the project is what the link placed, never less
     placed = _placed(out / "model.elf", board)
@@ -187,16 +208,12 @@ def test_export_takes_the_kernels_flavour(capsys, tmp_path):
     reference_sources = {s for s in exported["kernel_sources"] if s.startswith("mrt_ref_")}
     assert reference_sources and not reference_sources & set(default["kernel_sources"])
     assert "kernels reference" in (out / "README.txt").read_text()
-    subprocess.run(["make", "-s", "-C", str(out), "emulator"], check=True, capture_output=True)
-    setup = board_setup(board)
-    run = run_program(out / "model-emulator.elf", core, memory_system=setup.mcu_memory_system(),
-                      clock_hz=setup.clock_hz)
-    lines = run.console.splitlines()
+    subprocess.run(["make", "-s", "-C", str(out), "semihosting"], check=True, capture_output=True)
+    _, invoke, lines = _emulated(out / "model-semihosting.elf", board=load_board(board))
     assert lines[1] == "status 0"
-    printed = [re.fullmatch(r"output (\d+) ([0-9a-f]*)", line).group(2) for line in lines[3:]]
-    assert printed == _host_outputs(path, core)
+    assert _printed_outputs(lines) == _host_outputs(path, core)
     profiled = _profile(capsys, path, board, "--kernels", "reference")
-    assert run.invoke_instructions == profiled["total_instructions"] == exported["profile_instructions"]
+    assert invoke.instructions == profiled["total_instructions"] == exported["profile_instructions"]
     assert exported["profile_instructions"] != default["profile_instructions"]
 
 
@@ -228,13 +245,6 @@ def test_export_refuses_a_plan_with_a_host_entry(capsys, tmp_path):
     assert code == 2 and "runtime_handle.tflite cannot be exported: op " in err, err
     assert "known only at run time" in err and "the emulator ran it on the host" in err, err
     assert not (tmp_path / "out").exists()
-
-
-def test_run_program_refuses_an_elf_that_is_not_an_export_build():
-    """micro_rt's own firmware has the runtime but no console or cycle word: a clear error."""
-    from micro_rt.errors import EmulationError
-    with pytest.raises(EmulationError, match=r"has no symbol 'g_mrt_emulator_cycles': not the emulator build"):
-        run_program(FIRMWARE / "cortex-m4.elf", "cortex-m4")
 
 
 def test_export_refuses_an_image_that_does_not_fit(capsys, tmp_path):

@@ -16,11 +16,13 @@ from micro_rt.errors import FirmwareError
 
 from ..boards import Board
 from ..cycles import CycleModel
+from ..elf import Symbol
 from ..engine import CPU_MODELS
 from ..native import HookSet
 from ..static_alignment import static_checks
 from ..thumb_decode import is_32bit_halfword
 from .address_map import AddressMap, board_map, generic_map
+from .call_watch import CallWatch, ReturnHooks
 from .clock import RunningCycles
 from .exceptions import ExceptionUnit
 from .firmware import FirmwareFile, read_firmware
@@ -30,6 +32,8 @@ from .peripherals import FlashState, MmioPolicy, Peripherals
 from .scs import SystemControlSpace
 from .semihosting import Semihost
 from .tflm_app import TflmWatch, is_tflm_application
+
+RUNTIME_INVOKE = "mrt_invoke"             # micro_rt's device runtime: one inference (mrt_runtime.c)
 
 DEFAULT_MAX_CYCLES = 1_000_000_000
 DEFAULT_CLOCK_HZ = 100_000_000
@@ -45,6 +49,7 @@ class EmulateRequest:
     max_cycles: int = DEFAULT_MAX_CYCLES
     inputs: dict = field(default_factory=dict)       # symbol -> bytes
     outputs: tuple = ()                               # symbols read at the end
+    timed: tuple = ()                                 # functions whose every call is timed
     mmio: MmioPolicy = MmioPolicy.STOP
 
 
@@ -168,16 +173,45 @@ class FirmwareMachine:
         self.heap.install(uc)
         if self._main_inputs:
             self._hook_main_entry()
+        self.returns = ReturnHooks(uc)
         self.tflm: Optional[TflmWatch] = None
         if is_tflm_application(img):
             self.tflm = TflmWatch(img, uc, self._read_code, self.clock.now, lambda: self.clock.instructions,
-                                  lambda: max(self._heap_info()[0], self.heap.stats.break_top or 0))
+                                  self._last_block, self._stack_floor, self.returns)
             self.scs.on_cyccnt = self.tflm.on_cyccnt
+        self.timed = [CallWatch(uc, self._function(name), self._read_code, self.clock.now,
+                                lambda: self.clock.instructions, self._last_block, self._stack_floor,
+                                self.returns.on)
+                      for name in self._timed_functions()]
         self.stop_reason: Optional[tuple] = None        # (access, address, size, pc) of a memory fault
         self.stopped_in_write = False
         self.interrupt: Optional[tuple] = None
         uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid)
         uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)
+
+    def _timed_functions(self) -> list[str]:
+        """--time's functions, and micro_rt's runtime entry in an image that has one (an
+        exported project: what `profile` counts)."""
+        names = list(dict.fromkeys(self.req.timed))
+        sym = self.fw.image.symbols.get(RUNTIME_INVOKE)
+        if sym is not None and sym.is_func and sym.size and RUNTIME_INVOKE not in names:
+            names.append(RUNTIME_INVOKE)
+        return names
+
+    def _function(self, name: str) -> Symbol:
+        sym = self.fw.image.symbols.get(name)
+        if sym is None:
+            raise FirmwareError(f"{self.name}: no symbol '{name}' for --time")
+        if not sym.is_func:
+            raise FirmwareError(f"{self.name}: symbol '{name}' for --time is a data object, not a function")
+        return sym
+
+    def _last_block(self) -> Optional[tuple[int, int]]:
+        return self.hooks.stats().last_block
+
+    def _stack_floor(self) -> int:
+        """The lowest address the stack may reach now: above static data and the heap."""
+        return max(self._heap_info()[0], self.heap.stats.break_top or 0)
 
     def _stop_after_write(self) -> None:
         """End the engine's run right after the instruction whose MMIO write is being handled.

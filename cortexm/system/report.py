@@ -75,6 +75,8 @@ class FirmwareReport:
     notes: list[str] = field(default_factory=list)
     dropped_symbols: int = 0
     tflm: Optional[TflmRun] = None        # a TFLM application: its operators as TFLM ran them
+    timed_calls: dict = field(default_factory=dict)   # function -> [TimedCall] (call_watch.py)
+    timed_unfinished: list[str] = field(default_factory=list)   # timed functions still running at the end
 
     @property
     def seconds(self) -> float:
@@ -118,4 +120,6 @@ class FirmwareReport:
             "outputs": {k: list(v) for k, v in self.outputs.items()},
             "notes": self.notes, "symbols_dropped": self.dropped_symbols,
             "tflm": self.tflm.to_dict() if self.tflm is not None else None,
+            "timed_calls": {name: [c.to_dict() for c in calls] for name, calls in self.timed_calls.items()},
+            "timed_unfinished": self.timed_unfinished,
         }

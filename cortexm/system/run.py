@@ -304,7 +304,9 @@ class FirmwareRun:
             system_registers_unmodelled=dict(m.scs.events.unmodelled),
             semihosting_calls=dict(m.semihost.calls), cyccnt_reads=m.scs.events.cyccnt_reads,
             outputs=outputs, notes=self._notes(), dropped_symbols=len(m.fw.dropped_symbols),
-            tflm=m.tflm.finish() if m.tflm is not None else None)
+            tflm=m.tflm.finish() if m.tflm is not None else None,
+            timed_calls={w.function.name: list(w.calls) for w in m.timed},
+            timed_unfinished=[w.function.name for w in m.timed if w.unfinished])
 
     def _regions(self) -> list[RegionUse]:
         m = self.m

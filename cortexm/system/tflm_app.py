@@ -26,11 +26,11 @@ from typing import Callable, Optional
 import capstone
 from unicorn import unicorn_const as UC
 import unicorn.arm_const as arm
-from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_SP
+from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_R1
 
-from ..calling import StackProbe
 from ..demangle import Demangler, unqualified, without_parameters
 from ..elf import ElfImage, Symbol
+from .call_watch import CallWatch, ReturnHooks
 
 INVOKE = "_ZN6tflite16MicroInterpreter6InvokeEv"
 INVOKE_SUBGRAPH = "_ZN6tflite21MicroInterpreterGraph14InvokeSubgraphEi"
@@ -156,14 +156,12 @@ class TflmWatch:
 
     def __init__(self, image: ElfImage, uc, read_code: Callable[[int, int], bytes],
                  cycles: Callable[[], int], instructions: Callable[[], int],
-                 stack_floor: Callable[[], int]):
-        """stack_floor(): the lowest address the stack may reach now (above static data and
-        the heap): MicroInterpreter::Invoke's stack is measured by painting from there to its
-        entry SP and finding, at its return, how far down the paint was overwritten."""
+                 last_block: Callable[[], Optional[tuple[int, int]]], stack_floor: Callable[[], int],
+                 returns: ReturnHooks):
+        """cycles, instructions, last_block and stack_floor as call_watch.CallWatch takes them:
+        MicroInterpreter::Invoke is timed by one, its stack measured by painting from
+        stack_floor() to its entry SP; returns: the run's hooks at return addresses."""
         self.image = image
-        self._stack_floor = stack_floor
-        self._invoke_sp: Optional[tuple[int, int]] = None     # (entry SP, painted floor)
-        self._invoke_start = (0, 0)                            # (cycles, instructions) at its entry
         self.uc = uc
         self._cycles, self._instructions = cycles, instructions
         self._demangle = Demangler()
@@ -172,7 +170,7 @@ class TflmWatch:
         self._last_cyccnt: Optional[int] = None
         self._sites: dict[int, int] = {}     # blx address -> Unicorn register of its target
         self._returns: dict[int, int] = {}   # return address -> blx address
-        self._return_hooks: dict[int, Callable] = {}   # dynamic return hooks: address -> handler
+        self._on_return_to = returns.on
         invoke = image.symbols[INVOKE_SUBGRAPH]
         for addr, size, reg in indirect_call_sites(invoke, read_code):
             if reg in REGISTERS:
@@ -188,8 +186,10 @@ class TflmWatch:
         for addr in self._library:
             uc.hook_add(UC.UC_HOOK_CODE, self._on_library, begin=addr, end=addr)
         invoke_top = image.symbols.get(INVOKE)
+        self._invoke: Optional[CallWatch] = None
         if invoke_top is not None and invoke_top.is_func:
-            uc.hook_add(UC.UC_HOOK_CODE, self._on_invoke, begin=invoke_top.addr, end=invoke_top.addr)
+            self._invoke = CallWatch(uc, invoke_top, read_code, cycles, instructions, last_block,
+                                     stack_floor, returns.on)
         for name in ARENA_USED_BYTES:
             arena = image.symbols.get(name)
             if arena is not None and arena.is_func:
@@ -276,38 +276,11 @@ class TflmWatch:
                     op["in_library"] = None
                 return
 
-    def _on_invoke(self, uc, address, size, _user) -> None:
-        sp = uc.reg_read(UC_ARM_REG_SP)
-        floor = (self._stack_floor() + 7) & ~7
-        if self._invoke_sp is not None or sp <= floor:
-            return                           # re-entered (not TFLM's pattern), or no room to paint
-        StackProbe(sp - floor).paint(uc, sp)
-        self._invoke_sp = (sp, floor)
-        self._invoke_start = (self._cycles(), self._instructions())
-        self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1, self._on_invoke_return)
-
-    def _on_invoke_return(self, uc, address) -> None:
-        if self._invoke_sp is None:
-            return
-        sp, floor = self._invoke_sp
-        self._invoke_sp = None
-        cycles, insns = self._invoke_start
-        self.run.invokes.append((self._cycles() - cycles, self._instructions() - insns))
-        used = StackProbe.high_water(uc, floor, sp)
-        self.run.invoke_stack_bytes = max(used, self.run.invoke_stack_bytes or 0)
-
     def _on_arena_call(self, uc, address, size, _user) -> None:
-        self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1,
-                           lambda uc, _a: self.run.arena_used_bytes.append(uc.reg_read(UC_ARM_REG_R0)))
+        self._on_return_to(uc.reg_read(UC_ARM_REG_LR) & ~1, self._on_arena_return)
 
-    def _on_return_to(self, address: int, handler: Callable) -> None:
-        """Run handler(uc, address) each time the code at `address` (a return site) runs."""
-        if address in self._return_hooks:
-            return
-        self._return_hooks[address] = handler
-        self.uc.hook_add(UC.UC_HOOK_CODE, lambda uc, a, _s, _u: self._return_hooks[a](uc, a),
-                         begin=address, end=address)
-        self.uc.ctl_remove_cache(address, address + 2)
+    def _on_arena_return(self, uc, _address) -> None:
+        self.run.arena_used_bytes.append(uc.reg_read(UC_ARM_REG_R0))
 
     # ---- naming
     def _op_of(self, sym: Optional[Symbol], name: str) -> str:
@@ -330,4 +303,9 @@ class TflmWatch:
 
     def finish(self) -> TflmRun:
         self.run.unfinished = sum(1 for f in self._frames if f.open is not None)
+        if self._invoke is not None:
+            calls = self._invoke.calls
+            self.run.invokes = [(c.cycles, c.instructions) for c in calls]
+            stacks = [c.stack_bytes for c in calls if c.stack_bytes is not None]
+            self.run.invoke_stack_bytes = max(stacks) if stacks else None
         return self.run

@@ -30,6 +30,8 @@ def summary_lines(p: dict) -> list[str]:
         by = h["callers"].get(what)
         if by:
             lines.append(f"  {what} called from: " + ", ".join(f"{name} {n}" for name, n in list(by.items())[:5]))
+    for name, calls in p["timed_calls"].items():
+        lines.append(timed_line(name, calls, name in p["timed_unfinished"]))
     if p["exceptions_taken"]:
         lines.append("exceptions taken: " + ", ".join(f"{k} x{v}" for k, v in p["exceptions_taken"].items()))
     for f in p["faults"]:
@@ -54,6 +56,24 @@ def summary_lines(p: dict) -> list[str]:
                      + ", ".join(list(p["system_registers_not_modelled"])[:6]))
     lines += [f"note: {n}" for n in p["notes"]]
     return lines
+
+
+def timed_line(name: str, calls: list[dict], unfinished: bool) -> str:
+    """One timed function (--time, or the runtime's entry): its calls' cycles, instructions and
+    stack, each call when there are a few, else their range."""
+    head = f"timed {name}: {len(calls)} call{'' if len(calls) == 1 else 's'}"
+    if unfinished:
+        head += " (and one not returned at the end)"
+    if not calls:
+        return head
+    stacks = [c["stack_bytes"] for c in calls if c["stack_bytes"] is not None]
+    stack = f", stack {max(stacks):,} B below its entry SP" if stacks else ""
+    if len(calls) <= 3:
+        each = "; ".join(f"{c['cycles']:,} cycles, {c['instructions']:,} instructions" for c in calls)
+    else:
+        cycles = [c["cycles"] for c in calls]
+        each = f"{min(cycles):,} to {max(cycles):,} cycles a call, {sum(cycles):,} in all"
+    return f"{head}: {each}{stack}"
 
 
 def function_table(p: dict, limit: int = 0) -> Table:

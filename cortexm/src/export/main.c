@@ -8,9 +8,8 @@
  * status, which `micro-rt emulate` exits with.
  *
  * Cycles: the DWT cycle counter (Armv7-M, Armv8-M); SysTick on Armv6-M (Cortex-M0+, no DWT
- * counter), counting its 24-bit wraps. Built with -DMRT_EMULATOR (`make emulator`), the
- * figure is the one micro_rt's virtual MCU measured for the mrt_invoke call (it writes it
- * into g_mrt_emulator_cycles when the call returns). */
+ * counter), counting its 24-bit wraps. `micro-rt emulate` times the mrt_invoke call itself
+ * as well (its report's timed calls). */
 #include <stdint.h>
 #include "mrt_runtime.h"
 #include "mrt_model.h"
@@ -80,12 +79,7 @@ static void mrt_put_hex(const uint8_t *bytes, uint32_t n)
     }
 }
 
-#if defined(MRT_EMULATOR)
-volatile uint32_t g_mrt_emulator_cycles;      /* written by the virtual MCU */
-static void mrt_cycles_start(void) {}
-static uint32_t mrt_cycles_now(void) { return 0u; }
-#define MRT_INVOKE_CYCLES(t0, t1) ((void)(t0), (void)(t1), g_mrt_emulator_cycles)
-#elif defined(__ARM_ARCH_6M__)
+#if defined(__ARM_ARCH_6M__)
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 #define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
@@ -106,7 +100,6 @@ static uint32_t mrt_cycles_now(void)
     } while (wraps != g_mrt_systick_wraps);
     return (wraps << 24) + (0x00FFFFFFu - value);
 }
-#define MRT_INVOKE_CYCLES(t0, t1) ((t1) - (t0))
 #else
 #define DEMCR      (*(volatile uint32_t *)0xE000EDFCu)
 #define DWT_CTRL   (*(volatile uint32_t *)0xE0001000u)
@@ -120,7 +113,6 @@ static void mrt_cycles_start(void)
     DWT_CTRL |= 1u;                /* CYCCNTENA */
 }
 static uint32_t mrt_cycles_now(void) { return DWT_CYCCNT; }
-#define MRT_INVOKE_CYCLES(t0, t1) ((t1) - (t0))
 #endif
 
 static void mrt_copy_in(const mrt_tensor_t *tensors, uint32_t n)
@@ -140,7 +132,7 @@ int main(void)
     uint32_t t0 = mrt_cycles_now();
     int32_t status = mrt_invoke(&g_mrt_plan);
     uint32_t t1 = mrt_cycles_now();
-    uint32_t cycles = MRT_INVOKE_CYCLES(t0, t1);
+    uint32_t cycles = t1 - t0;
     mrt_puts("model " MRT_MODEL_NAME " on " MRT_BOARD_NAME "\n");
     mrt_puts("status ");
     mrt_put_u32((uint32_t)status);

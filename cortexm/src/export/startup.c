@@ -7,9 +7,8 @@
  * a Cortex-M7 the L1 instruction and data caches. The core clock stays the reset clock (the
  * clock tree is the user's: README.txt). Then it calls main. Built with -DMRT_SEMIHOSTING,
  * main's return ends the program through semihosting (SYS_EXIT_EXTENDED with main's status);
- * otherwise the core waits for ever. Built with -DMRT_EMULATOR it sets up nothing and returns
- * when main does (micro_rt's virtual MCU runs it as a call, with no System Control Block or
- * peripherals). */
+ * otherwise the core waits for ever. `micro-rt emulate` runs either build from its reset
+ * vector, as the core does. */
 #include <stdint.h>
 #include "mrt_board.h"
 
@@ -19,7 +18,7 @@ extern uint32_t __data_start, __data_end, __data_load, __bss_start, __bss_end;
 int main(void);
 void Reset_Handler(void);
 void Default_Handler(void);
-#if defined(__ARM_ARCH_6M__) && !defined(MRT_EMULATOR)
+#if defined(__ARM_ARCH_6M__)
 void SysTick_Handler(void);
 #define MRT_SYSTICK SysTick_Handler
 #else
@@ -43,7 +42,7 @@ __attribute__((section(".vectors"), used)) const void *const g_mrt_vectors[16] =
 
 #define MRT_BARRIERS() __asm volatile("dsb\n\tisb" ::: "memory")
 
-#if MRT_N_FLASH_WRITES > 0 && !defined(MRT_EMULATOR)
+#if MRT_N_FLASH_WRITES > 0
 static const mrt_register_write_t g_mrt_flash_writes[MRT_N_FLASH_WRITES] = {MRT_FLASH_WRITES};
 
 /* Each write sets the register's `mask` bits to `value` and keeps the others (a read-modify-
@@ -71,7 +70,7 @@ static void mrt_flash_setup(void)
 }
 #endif
 
-#if MRT_L1_CACHES && !defined(MRT_EMULATOR)
+#if MRT_L1_CACHES
 /* The Cortex-M7's L1 caches are disabled at reset (CCR.IC and CCR.DC clear) and must be
  * invalidated before they are enabled: the I-cache whole (ICIALLU), the D-cache line by line,
  * every set and way of level 1 as CCSIDR describes it (DCISW: the way in the top bits, the set
@@ -110,7 +109,7 @@ static void mrt_l1_caches_on(void)
 }
 #endif
 
-#if defined(MRT_SEMIHOSTING) && !defined(MRT_EMULATOR)
+#if defined(MRT_SEMIHOSTING)
 /* SYS_EXIT_EXTENDED (0x20): the parameter block is the reason, ADP_Stopped_ApplicationExit
  * (0x20026), and the exit status (Arm's semihosting specification). A debugger ends the session
  * with the status; `micro-rt emulate` exits with it. */
@@ -132,24 +131,22 @@ void Reset_Handler(void)
     for (uint32_t *dst = &__bss_start; dst < &__bss_end;) {
         *dst++ = 0u;
     }
-#if defined(__ARM_FP) && !defined(MRT_EMULATOR)
+#if defined(__ARM_FP)
     *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;      /* CPACR: CP10, CP11 full access */
     MRT_BARRIERS();
 #endif
-#if MRT_N_FLASH_WRITES > 0 && !defined(MRT_EMULATOR)
+#if MRT_N_FLASH_WRITES > 0
     mrt_flash_setup();
 #endif
-#if MRT_L1_CACHES && !defined(MRT_EMULATOR)
+#if MRT_L1_CACHES
     mrt_l1_caches_on();
 #endif
     int status = main();
-#if defined(MRT_SEMIHOSTING) && !defined(MRT_EMULATOR)
+#if defined(MRT_SEMIHOSTING)
     mrt_semihost_exit(status);
 #else
     (void)status;
 #endif
-#ifndef MRT_EMULATOR
     for (;;) {
     }
-#endif
 }
