@@ -15,9 +15,11 @@ from micro_rt.errors import InputError
 from micro_rt.targets import TARGETS
 
 from .board_records import (CITATION_STATUSES, MAX_FLASH_WAIT_STATES, NO_PERIPHERALS, REGION_KINDS,
-                            BitField, Board, BootHeader, Citation, Clock, ConsoleUart,
-                            FlashAccelerator, FlashControlField, FlashControlRegister, FlashTiming,
-                            MemoryMap, MemoryRegion, Peripherals, normalize_name)
+                            BitField, Board, BootHeader, BootKind, Citation, Clock, ConsoleUart,
+                            FlashAccelerator, FlashControlField, FlashControlRegister, FlexSpiNorBoot,
+                            FlashTiming, MemoryMap, MemoryRegion, Peripherals, normalize_name)
+from .boot_headers import (BOOT_DATA_BYTES, FCB_BYTES, IVT_BYTES, LUT_OPCODES, PADS_CODE,
+                           READ_SEQUENCE_WORDS, SERIAL_CLOCK_MHZ, FlexSpiNorConfig, LutInstruction)
 
 SCHEMA = 1
 FPU_KINDS = ("none", "single", "double")
@@ -375,9 +377,69 @@ def _peripherals(f: _Fields, memory: MemoryMap) -> Peripherals:
     return Peripherals(console, tuple(registers), f.citations())
 
 
-def _boot(f: _Fields) -> BootHeader:
-    f.check_keys(("needs", "cite"))
-    return BootHeader(f.text("needs"), f.citations())
+def _boot(f: _Fields, memory: MemoryMap) -> BootHeader:
+    f.check_keys(("kind", "needs", "cite"), ("flexspi_nor",))
+    kind = BootKind(f.choice("kind", [k.value for k in BootKind]))
+    flexspi = None
+    if kind is BootKind.IMXRT_FLEXSPI_NOR:
+        if "flexspi_nor" not in f.data:
+            f.fail(f._at("flexspi_nor"), f"is missing (boot.kind {kind.value} needs it)")
+        flexspi = _flexspi_nor(f.obj("flexspi_nor"), memory)
+    elif "flexspi_nor" in f.data:
+        f.fail(f._at("flexspi_nor"), f"is only for boot.kind {BootKind.IMXRT_FLEXSPI_NOR.value}")
+    return BootHeader(kind, f.text("needs"), f.citations(), flexspi)
+
+
+def _flexspi_nor(f: _Fields, memory: MemoryMap) -> FlexSpiNorBoot:
+    """The configuration block's fields (cortexm/boot_headers.py), each in its range."""
+    f.check_keys(("ivt_offset", "vectors_offset", "read_sample_clock", "cs_hold_time", "cs_setup_time",
+                  "controller_misc", "device_type", "pads", "serial_clock", "flash_bytes", "page_bytes",
+                  "sector_bytes", "block_bytes", "ip_serial_clock", "read_sequence"))
+    code = memory.region(memory.code_region)
+    ivt, vectors = f.count("ivt_offset", FCB_BYTES), f.count("vectors_offset", 1)
+    if ivt % 4 or ivt + IVT_BYTES + BOOT_DATA_BYTES > vectors:
+        f.fail(f._at("ivt_offset"), f"({ivt}) must be word-aligned, after the {FCB_BYTES}-byte "
+                                    f"configuration block, with the IVT and boot data before vectors_offset ({vectors})")
+    if vectors % 512 or vectors >= code.size:
+        f.fail(f._at("vectors_offset"), f"({vectors}) must be a multiple of 512 inside {code.name}")
+    byte = {}
+    for key, top in (("read_sample_clock", 3), ("cs_hold_time", 255), ("cs_setup_time", 255),
+                     ("device_type", 255), ("ip_serial_clock", 255)):
+        byte[key] = f.count(key)
+        if byte[key] > top:
+            f.fail(f._at(key), f"must be 0 to {top}, not {byte[key]}")
+    pads = f.count("pads", 1)
+    if pads not in PADS_CODE:
+        f.fail(f._at("pads"), f"must be one of {', '.join(map(str, PADS_CODE))}, not {pads}")
+    clock = f.count("serial_clock", 1)
+    if clock not in SERIAL_CLOCK_MHZ:
+        f.fail(f._at("serial_clock"), f"must be a kFlexSpiSerialClk_* value, 1 to {max(SERIAL_CLOCK_MHZ)}, "
+                                      f"not {clock}")
+    sizes = {k: f.count(k, 1) for k in ("flash_bytes", "page_bytes", "sector_bytes", "block_bytes")}
+    if sizes["flash_bytes"] < code.size:
+        f.fail(f._at("flash_bytes"), f"({sizes['flash_bytes']}) is smaller than {code.name} ({code.size})")
+    sequence = []
+    for i, raw in enumerate(f.items("read_sequence")):
+        where = f"{f._at('read_sequence')}[{i}]"
+        if (not isinstance(raw, list) or len(raw) != 3 or raw[0] not in LUT_OPCODES or raw[0] == "STOP"
+                or raw[1] not in PADS_CODE or not isinstance(raw[2], str)):
+            f.fail(where, f"must be [opcode, pads, \"0xNN\"] with an opcode of {', '.join(LUT_OPCODES)} "
+                          f"(not STOP) and pads 1, 2, 4 or 8, not {raw!r}")
+        try:
+            operand = int(raw[2], 16)
+        except ValueError:
+            operand = -1
+        if not 0 <= operand <= 0xFF:
+            f.fail(where, f"operand must be a hex byte, not {raw[2]!r}")
+        sequence.append(LutInstruction(raw[0], raw[1], operand))
+    if not 1 <= len(sequence) <= 2 * READ_SEQUENCE_WORDS:
+        f.fail(f._at("read_sequence"), f"must hold 1 to {2 * READ_SEQUENCE_WORDS} instructions (LUT sequence 0)")
+    misc = f.count("controller_misc")
+    config = FlexSpiNorConfig(byte["read_sample_clock"], byte["cs_hold_time"], byte["cs_setup_time"], misc,
+                              byte["device_type"], pads, clock, sizes["flash_bytes"], sizes["page_bytes"],
+                              sizes["sector_bytes"], sizes["block_bytes"], byte["ip_serial_clock"],
+                              tuple(sequence))
+    return FlexSpiNorBoot(ivt, vectors, config)
 
 
 def load_board_file(path: os.PathLike | str) -> Board:
@@ -419,6 +481,6 @@ def load_board_file(path: os.PathLike | str) -> Board:
     memory = _memory(f.obj("memory"), clock.max_hz)
     peripherals = (_peripherals(f.obj("peripherals"), memory) if "peripherals" in f.data
                    else NO_PERIPHERALS)
-    boot = _boot(f.obj("boot")) if "boot" in f.data else None
+    boot = _boot(f.obj("boot"), memory) if "boot" in f.data else None
     return Board(name, title, tuple(aliases), vendor, mcu, core, fpu, clock, flash, accelerator,
                  memory, tuple(notes), path, peripherals, boot)

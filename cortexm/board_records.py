@@ -12,6 +12,8 @@ from typing import Optional
 
 from micro_rt.errors import InputError
 
+from .boot_headers import FlexSpiNorConfig
+
 REGION_KINDS = ("flash", "external-flash", "sram", "tcm")
 DATA_KINDS = ("sram", "tcm")
 CITATION_STATUSES = ("vendor-document", "vendor-code", "third-party", "unverified")
@@ -246,14 +248,46 @@ class Peripherals:
 NO_PERIPHERALS = Peripherals(None, (), ())
 
 
+class BootKind(enum.Enum):
+    """What a part's boot ROM needs before it starts an image (boot.kind in a board file)."""
+    RP2040_BOOT_STAGE_2 = "rp2040-boot-stage-2"      # a CRC-checked 256-byte boot stage 2
+    IMXRT_FLEXSPI_NOR = "imxrt-flexspi-nor"          # a FlexSPI NOR configuration block and an IVT
+
+
+# the kinds whose boot ROM `micro-rt emulate` models (system/boot_rom.py) and `export` writes
+# the header of (micro_rt/export_boot.py)
+EMULATED_BOOT_KINDS = frozenset({BootKind.IMXRT_FLEXSPI_NOR})
+
+
+@dataclass(frozen=True)
+class FlexSpiNorBoot:
+    """An i.MX RT part booting from FlexSPI NOR flash: where the image vector table and the
+    image's vector table go (offsets from the code region's base; the configuration block is
+    at 0) and the configuration block the board's flash is read with (cortexm/boot_headers.py)."""
+    ivt_offset: int
+    vectors_offset: int
+    config: "FlexSpiNorConfig"
+
+
 @dataclass(frozen=True)
 class BootHeader:
     """What the part's boot ROM needs at the start of the code region before it starts an image,
     on a part that does not start one from a vector table there (the RP2040's boot stage 2, the
-    i.MX RT's FlexSPI configuration block and image vector table). micro_rt does not emulate
-    boot ROMs, so `micro-rt emulate` refuses such a board's images."""
+    i.MX RT's FlexSPI configuration block and image vector table). `micro-rt emulate` models
+    the boot ROMs of EMULATED_BOOT_KINDS and refuses the others' images."""
+    kind: BootKind
     needs: str
     citations: tuple[Citation, ...]
+    flexspi_nor: Optional[FlexSpiNorBoot] = None     # with kind IMXRT_FLEXSPI_NOR
+
+    @property
+    def emulated(self) -> bool:
+        return self.kind in EMULATED_BOOT_KINDS
+
+    @property
+    def image_offset(self) -> int:
+        """Where the image's vector table goes, from the code region's base."""
+        return self.flexspi_nor.vectors_offset if self.flexspi_nor is not None else 0
 
 
 @dataclass(frozen=True)

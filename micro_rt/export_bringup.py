@@ -97,12 +97,12 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
                          "reads from the FlexSPI configuration block",
                          f"the Cortex-M7 L1 caches: {_M7_CACHES}",
                          "the boot ROM starts a QSPI image only after a FlexSPI configuration "
-                         "block (at 0x60000000) and an image vector table (at 0x60001000); board.ld "
-                         "puts the vector table at 0x60000000 and the image has neither, so it does "
-                         "not boot as is: add the SDK's evkmimxrt1060_flexspi_nor_config.c and "
-                         "fsl_flexspi_nor_boot.c and start the code where the SDK's "
-                         "MIMXRT1062xxxxx_flexspi_nor.ld does (text at 0x60002400); load through "
-                         "the EVK's on-board debug probe (MCUXpresso tools, pyOCD or J-Link)")),
+                         "block (at 0x60000000) and an image vector table (at 0x60001000): "
+                         "boot_header.c holds both and the boot data, from the board file's record "
+                         "of the EVK's QSPI NOR flash (for another flash, change its configuration "
+                         "block), and board.ld puts the vector table at 0x60002000 as the SDK's "
+                         "linker script does; load through the EVK's on-board debug probe "
+                         "(MCUXpresso tools, pyOCD or J-Link)")),
     ("RP2040", Family("the pico-sdk's runtime sets clk_sys to 125 MHz from the crystal "
                       "(clocks_init(); set_sys_clock_khz({khz}, true) for another rate); without "
                       "it the core runs on the ring oscillator it resets to. The XIP flash timing "

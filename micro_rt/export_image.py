@@ -172,13 +172,16 @@ def image_size(board, plan, closure, inputs: Sequence[int], variables: Sequence[
     model's and the board's names main.c prints; `placed`: the functions board.ld places at
     their firmware line offsets (code_placement), whose padding is counted."""
     from .cortexm.firmware_plan import ENTRY_WORDS
+    from .export_boot import boot_header_bytes
     code = board.memory.region(board.memory.code_region)
     _, ram_size = ram_span(board)
     data = [("argument structs", _up(max(4, len(plan.plan_blob)), 4)),
             ("kernel state", _up(max(4, len(plan.state_blob)), 4)),
             ("static data", closure.data_bytes)]
     data_bytes = sum(n for _, n in data)
+    boot = boot_header_bytes(board)
     flash = Region("FLASH", code.name, code.size, [
+        *([("boot header (configuration block, IVT, boot data)", boot)] if boot else []),
         ("start-up and main.c (bound)", OWN_CODE_BYTES + len(names)),
         ("runtime and kernel code", closure.code_bytes),
         ("kernels' read-only data", closure.rodata_bytes),
@@ -192,7 +195,7 @@ def image_size(board, plan, closure, inputs: Sequence[int], variables: Sequence[
     ])
     # every 16-aligned array (inputs, variables, constants) and code piece may start padded
     flash.parts.append(("alignment (at most)", closure.padding_bytes(code.base)
-                        + placement_padding(placed, code.base + VECTOR_TABLE_BYTES,
+                        + placement_padding(placed, code.base + boot + VECTOR_TABLE_BYTES,
                                             board.accelerator.line_bytes)
                         + 15 * (len(inputs) + len(variables) + 2) + 3 * 4 + 16
                         + constants_alignment(plan.constants, board.accelerator.line_bytes) - 16))

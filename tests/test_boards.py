@@ -259,16 +259,22 @@ MALFORMED = {
                                    r"than the 1023 micro_rt accepts"),
     "upper-case name": (lambda d: d.update(name="Bad-Board"), r"field 'name' must be lower case"),
     # a boot header some boot ROMs need before the vector table
-    "boot without needs": (lambda d: d.update(boot={"cite": [{"status": "unverified",
+    "boot without needs": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "cite": [{"status": "unverified",
                                                               "source": "x"}]}),
                            r"field 'boot.needs' is missing"),
-    "boot needs empty": (lambda d: d.update(boot={"needs": " ", "cite": [{"status": "unverified",
+    "boot without kind": (lambda d: d.update(boot={"needs": "a header", "cite": [{"status": "unverified",
+                                                                                 "source": "x"}]}),
+                          r"field 'boot.kind' is missing"),
+    "boot needs empty": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "needs": " ", "cite": [{"status": "unverified",
                                                                           "source": "x"}]}),
                          r"field 'boot.needs' must not be empty"),
-    "boot uncited": (lambda d: d.update(boot={"needs": "a header", "cite": []}),
+    "boot uncited": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "needs": "a header", "cite": []}),
                      r"field 'boot.cite' needs at least one"),
-    "boot unknown field": (lambda d: d.update(boot={"needs": "a header", "at": 256, "cite": [
+    "boot unknown field": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "needs": "a header", "at": 256, "cite": [
         {"status": "unverified", "source": "x"}]}), r"field 'boot.at' is not a known field"),
+    "flexspi for another kind": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "needs": "a header",
+                                                          "flexspi_nor": {}, "cite": [{"status": "unverified", "source": "x"}]}),
+                                 r"field 'boot.flexspi_nor' is only for boot.kind imxrt-flexspi-nor"),
 }
 
 

@@ -22,6 +22,7 @@ from ..native import HookSet
 from ..static_alignment import static_checks
 from ..thumb_decode import is_32bit_halfword
 from .address_map import AddressMap, board_map, generic_map
+from .boot_rom import boot_start
 from .call_watch import CallWatch, ReturnHooks
 from .clock import RunningCycles
 from .exceptions import ExceptionUnit
@@ -93,13 +94,11 @@ class FirmwareMachine:
 
     def _vector_table_address(self) -> int:
         code = self.amap.code_region
-        boot = self.board.boot if self.board is not None else None
-        if boot is not None:
-            raise FirmwareError(
-                f"{self.name}: board {self.board.name} does not start an image from a vector table "
-                f"at 0x{code.base:08x} (the start of {code.name}): its boot ROM needs {boot.needs} "
-                f"(boot.needs in {self.board.path.name}); micro_rt does not emulate the boot ROM, "
-                "so it cannot run this board's images from reset")
+        self.boot_notes: tuple[str, ...] = ()
+        if self.board is not None and self.board.boot is not None:
+            start = boot_start(self.board, self.amap, self._image_bytes, self.name)
+            self.boot_notes = start.notes
+            return start.vector_table
         if self._image_bytes(code.base, 8) is not None:
             return code.base
         starts = sorted(s.paddr for s in self.fw.image.segments if s.data and code.base <= s.paddr < code.end)

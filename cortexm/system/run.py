@@ -325,7 +325,7 @@ class FirmwareRun:
 
     def _notes(self) -> list[str]:
         m = self.m
-        notes = []
+        notes = list(m.boot_notes)
         if m.amap.generic:
             notes.append(f"no board: the {m.amap.source} (" + ", ".join(str(r) for r in m.amap.regions)
                          + "); no peripherals, no console UART")

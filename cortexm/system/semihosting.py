@@ -90,7 +90,10 @@ class Semihost:
             return bytes(uc.mem_read(addr, min(length, MAX_STRING)))
         out = bytearray()
         while len(out) < MAX_STRING:
-            chunk = bytes(uc.mem_read(addr + len(out), 64))
+            # up to the next 64-byte boundary: a string that ends near the top of mapped memory
+            # is read without reading past it (memory is mapped in whole pages)
+            at = addr + len(out)
+            chunk = bytes(uc.mem_read(at, 64 - at % 64))
             end = chunk.find(b"\0")
             if end >= 0:
                 return bytes(out + chunk[:end])
