@@ -116,3 +116,18 @@ def test_report_text_says_the_status_on_a_board_and_no_budget_without_one(capsys
     code, out, _ = run_cli(capsys, "report", MODEL, "--target", "cortex-m4",
                            "--optimize-seconds", "0", "--quiet")
     assert "no budget given: no verdict" in out and "validated" not in out
+
+
+def test_the_published_binaries_are_the_published_rows():
+    """published_binaries.json (benchmarks/measure_binaries.py: the measured software itself on
+    the virtual board) quotes each published figure as published_latency.json holds it, and says
+    what it could not reproduce."""
+    data = json.loads((MEASUREMENTS.parent / "published_binaries.json").read_text())
+    published = {(e["source"]["name"], e["benchmark"]): e for e in json.loads(MEASUREMENTS.read_text())["entries"]}
+    assert data["not_reproduced"] and data["sources"] and data["timed"]
+    assert len(data["rows"]) >= 4
+    for r in data["rows"]:
+        e = published[(data["published_source"], r["benchmark"])]
+        assert e["board"] == data["board"] and e["cycles_per_inference"] == r["published_cycles"]
+        assert r["scope"] == e["validation"]["scope"]
+        assert r["binary_cycles"] > 0 and r["binary_instructions"] > 0 and r["micro_rt_cycles"] > 0
