@@ -1,8 +1,8 @@
 """Everything but the native hook is in pyproject.toml.
 
-cortexm/native_hook.c is a plain C shared library (no Python API) that cortexm/native.py loads
+cortexm/native_hook.c is a plain C shared library (no Python API) that cortexm/native_library.py loads
 with ctypes from next to itself; build_ext compiles it for normal and editable installs. It is
-optional: without a C compiler the install still succeeds and native.py builds it at first use,
+optional: without a C compiler the install still succeeds and native_library.py builds it at first use,
 or warns that the emulator runs ~20x slower.
 """
 import hashlib
@@ -19,7 +19,7 @@ from setuptools.warnings import InformationOnly
 warnings.filterwarnings("ignore", message="Editable installation", category=InformationOnly)
 
 HOOK_SOURCE = "cortexm/native_hook.c"
-# native.py compares this with the hash of the source it ships with (same 16 hex digits)
+# native_library.py compares this with the hash of the source it ships with (same 16 hex digits)
 SOURCE_HASH = hashlib.sha256((Path(__file__).parent / HOOK_SOURCE).read_bytes()).hexdigest()[:16]
 
 

@@ -4,7 +4,7 @@ Pricing a translation block (core_timing.block_cost) decodes it with capstone: a
 instruction, a tenth of a second on the first invoke of an int8 CNN, paid again by every new
 process (`profile`, `boards`, a sweep's workers). The cost depends only on the block's bytes, the
 core and the timing code, so it is kept in the cache directory (MICRO_RT_CACHE, else
-~/.cache/micro_rt; native.cache_dir) in one file per (firmware hash, core, timing code):
+~/.cache/micro_rt; native_library.cache_dir) in one file per (firmware hash, core, timing code):
 
     block_costs/<firmware sha256[:16]>-<core>-<timing code hash>.jsonl
 
@@ -60,7 +60,7 @@ class BlockStore:
 
     @classmethod
     def for_firmware(cls, firmware_sha256: str, core: str) -> "BlockStore":
-        from .native import cache_dir
+        from .native_library import cache_dir
         try:
             name = f"{firmware_sha256[:16]}-{core}-{timing_code_hash()}.jsonl"
         except OSError:                   # the timing sources are not there to hash: no store

@@ -1,13 +1,8 @@
 """Native (C) Unicorn hooks for exact block counting, budget and alignment/flash-data checks.
 
-`native_hook.c` is a plain C shared library loaded with ctypes. It is found, in this order:
-1. installed next to this module (`_mrt_hook<extension suffix>`), built by setup.py's build_ext
-   for normal and editable installs;
-2. built at first use with the host C compiler (`cc -O2 -shared -fPIC`) into a cache directory
-   (env MICRO_RT_CACHE, else ~/.cache/micro_rt), keyed by a hash of the source.
-The hook functions are registered with Unicorn's C `uc_hook_add` on the engine handle
-(`uc._uch`). When neither is possible (or MICRO_RT_NO_NATIVE=1), `HookSet` falls back to Python
-hooks with the same results but about 20x slower, and says so once on stderr.
+`HookSet` registers the functions of native_hook.c (found, built and loaded by
+native_library.py) with Unicorn's C `uc_hook_add` on the engine handle (`uc._uch`); without the
+library it falls back to Python hooks with the same results but about 20x slower.
 
 Data loads from flash (for the flash wait-state model) are seen through the *flash data port*
 when the library is loaded: a virtual TLB maps loads from flash pages onto an MMIO alias of the
@@ -20,15 +15,6 @@ HookSet: it also lets stores to data pages take the fast path (see mrt_tlb_fill)
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import importlib.machinery
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
-from pathlib import Path
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
@@ -37,17 +23,9 @@ from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_PC
 
 from .memory_system import FlashCounts, FlashInterface, MemorySystem
+from .native_library import (_u64p, _uclib, built_from, cache_dir, installed_library, load_native,  # noqa: F401
+                             native_error, native_library_path, source_hash)
 
-_SRC = Path(__file__).with_name("native_hook.c")
-LIBRARY_NAME = "_mrt_hook"          # setup.py: Extension("micro_rt.cortexm._mrt_hook")
-SLOWDOWN = ("the emulator falls back to Python hooks, about 20x slower (a float model on a "
-            "Cortex-M0+ took 489 s instead of 19 s)")
-_lock = threading.Lock()
-_lib: Optional[ctypes.CDLL] = None
-_lib_error: Optional[str] = None
-_lib_path: Optional[Path] = None
-
-_u64p = ctypes.POINTER(ctypes.c_uint64)
 _BLOCK_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
 # where the MMIO alias of the flash lies: 4 GiB above the flash, a physical address no 32-bit
 # guest address reaches (only the TLB fill maps flash loads there)
@@ -55,167 +33,6 @@ FLASH_ALIAS_OFFSET = 1 << 32
 # EPSR with the Thumb bit and no IT state: what the hooks write back after Unicorn restored the
 # state of the access they run for (native_hook.c: clear_it_state)
 EPSR_THUMB = 1 << 24
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("MICRO_RT_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "micro_rt"
-
-
-def source_hash() -> str:
-    """What a library built from the current native_hook.c reports from mrt_hook_source()."""
-    return hashlib.sha256(_SRC.read_bytes()).hexdigest()[:16]
-
-
-def installed_library() -> Optional[Path]:
-    """The hook library the package was installed with, if build_ext built it."""
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = Path(__file__).with_name(LIBRARY_NAME + suffix)
-        if path.exists():
-            return path
-    return None
-
-
-def built_from(lib: ctypes.CDLL) -> str:
-    lib.mrt_hook_source.restype = ctypes.c_char_p
-    lib.mrt_hook_source.argtypes = []
-    return lib.mrt_hook_source().decode()
-
-
-def _compiler() -> Optional[str]:
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    return None
-
-
-def _build_in_cache() -> tuple[Optional[Path], Optional[str]]:
-    """First-use build (a fallback for installs made without a C compiler): (library, error)."""
-    digest = source_hash()
-    out = cache_dir() / f"mrt_hook_{digest}.so"
-    if out.exists():
-        return out, None
-    cc = _compiler()
-    if cc is None:
-        return None, "not installed with the package, and no host C compiler (cc/gcc/clang) to build it"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        tmp_so = Path(tmp) / out.name
-        r = subprocess.run([cc, "-O2", "-shared", "-fPIC", f'-DMRT_HOOK_SOURCE="{digest}"',
-                            "-o", str(tmp_so), str(_SRC)],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            return None, f"compiling {_SRC.name} with {cc} failed: {r.stderr.strip()[:500]}"
-        os.replace(tmp_so, out)      # atomic: concurrent processes are fine
-    return out, None
-
-
-def _warn_fallback(reason: str, advice: str = "install micro-rt where a C compiler is available") -> None:
-    sys.stderr.write(f"micro_rt: warning: native Unicorn hook unavailable ({reason}); {SLOWDOWN}. "
-                     f"To avoid it: {advice}.\n")
-    sys.stderr.flush()
-
-
-def load_native() -> Optional[ctypes.CDLL]:
-    """The compiled hook library, or None (reason in `native_error()`, said once on stderr)."""
-    global _lib, _lib_error, _lib_path
-    with _lock:
-        if _lib is not None or _lib_error is not None:
-            return _lib
-        if os.environ.get("MICRO_RT_NO_NATIVE"):
-            _lib_error = "disabled by MICRO_RT_NO_NATIVE"
-            _warn_fallback(_lib_error, "unset MICRO_RT_NO_NATIVE")
-            return None
-        try:
-            lib, path = None, installed_library()
-            if path is not None:
-                lib = ctypes.CDLL(str(path))
-                if built_from(lib) != source_hash():    # native_hook.c edited since the install
-                    lib = None
-            if lib is None:
-                path, error = _build_in_cache()
-                if path is None:
-                    _lib_error = error
-                    _warn_fallback(error)
-                    return None
-                lib = ctypes.CDLL(str(path))
-        except OSError as exc:
-            _lib_error = f"cannot load it: {exc}"
-            _warn_fallback(_lib_error)
-            return None
-        _declare(lib)
-        _lib, _lib_path = lib, path
-        return lib
-
-
-def native_library_path() -> Optional[Path]:
-    """Where the loaded hook library came from (None when not loaded)."""
-    load_native()
-    return _lib_path
-
-
-def _declare(lib: ctypes.CDLL) -> None:
-    vp = ctypes.c_void_p
-    lib.mrt_new.restype = vp
-    lib.mrt_new.argtypes = []
-    lib.mrt_free.argtypes = [vp]
-    lib.mrt_set_funcs.argtypes = [vp, vp, vp, ctypes.c_int]
-    lib.mrt_set_it_reset.argtypes = [vp, vp, ctypes.c_int]
-    lib.mrt_configure_mem.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
-                                      ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32]
-    lib.mrt_configure_mem.restype = ctypes.c_int
-    lib.mrt_configure_fetch.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
-                                        ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    lib.mrt_configure_fetch.restype = ctypes.c_int
-    lib.mrt_flush_caches.argtypes = [vp]
-    lib.mrt_reset.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32]
-    lib.mrt_edge_count.argtypes = [vp]
-    lib.mrt_edge_count.restype = ctypes.c_uint32
-    lib.mrt_edges.argtypes = [vp, _u64p, ctypes.c_uint32]
-    lib.mrt_edges.restype = ctypes.c_uint32
-    lib.mrt_stats.argtypes = [vp, _u64p]
-    lib.mrt_unaligned.argtypes = [vp, _u64p, ctypes.c_uint32]
-    lib.mrt_unaligned.restype = ctypes.c_uint32
-    lib.mrt_set_checks.argtypes = [vp, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
-                                   ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]
-    lib.mrt_set_checks.restype = ctypes.c_int
-    lib.mrt_clear_unaligned.argtypes = [vp]
-    lib.mrt_clear_edges.argtypes = [vp]
-    lib.mrt_set_cost.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64,
-                                 ctypes.c_int64, ctypes.c_int64]
-    lib.mrt_set_cost.restype = ctypes.c_int
-    lib.mrt_account.argtypes = [vp, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)]
-    lib.mrt_account.restype = ctypes.c_int
-    lib.mrt_account_window.argtypes = [vp, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32, ctypes.c_uint32,
-                                       ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int64,
-                                       ctypes.POINTER(ctypes.c_int64)]
-    lib.mrt_account_window.restype = ctypes.c_int
-    lib.mrt_set_observer.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
-    lib.mrt_set_alias.argtypes = [vp, ctypes.c_uint64]
-    lib.mrt_set_budget.argtypes = [vp, ctypes.c_uint64]
-    lib.mrt_stop_at_next_block.argtypes = [vp]
-    lib.mrt_truncate_last_block.argtypes = [vp, ctypes.c_uint32]
-    lib.mrt_truncate_last_block.restype = ctypes.c_int
-    lib.mrt_keep_edge_flash.argtypes = [vp]
-    lib.mrt_keep_edge_flash.restype = ctypes.c_int
-    lib.mrt_edge_stalls.argtypes = [vp, _u64p, ctypes.c_uint32]
-    lib.mrt_edge_stalls.restype = ctypes.c_uint32
-    lib.mrt_add_segment.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint32, vp]
-    lib.mrt_add_segment.restype = vp
-
-
-def _uclib():
-    try:
-        import unicorn.unicorn_py3.unicorn as m   # unicorn >= 2.1 layout
-        return m.uclib
-    except ImportError:  # pragma: no cover
-        import unicorn.unicorn as m
-        return m._uc
-
-
-def native_error() -> Optional[str]:
-    load_native()
-    return _lib_error
 
 
 class Stats:

@@ -8,9 +8,11 @@ import subprocess
 import sys
 import textwrap
 
+from pathlib import Path
+
 import pytest
 
-from micro_rt.cortexm import native
+from micro_rt.cortexm import native_library as native
 
 WARNING = "micro_rt: warning: native Unicorn hook unavailable"
 
@@ -18,7 +20,7 @@ WARNING = "micro_rt: warning: native Unicorn hook unavailable"
 def test_installed_package_ships_the_built_library():
     path = native.installed_library()
     assert path is not None, "pip install -e . did not build cortexm/native_hook.c (setup.py build_ext)"
-    assert path.parent == native.Path(native.__file__).parent
+    assert path.parent == Path(native.__file__).parent
     assert native.native_library_path() == path          # the installed one is what runs
     assert native.built_from(native.load_native()) == native.source_hash()
 
@@ -26,7 +28,7 @@ def test_installed_package_ships_the_built_library():
 def _probe(tmp_path, prelude: str = "", **env) -> subprocess.CompletedProcess:
     """Load the hook twice in a fresh process; print where it came from."""
     code = textwrap.dedent(f"""
-        from micro_rt.cortexm import native
+        from micro_rt.cortexm import native_library as native
         {prelude}
         native.load_native(); native.load_native()
         print("path", native.native_library_path())
