@@ -416,7 +416,7 @@ class VirtualMCU:
         hooks = self.hooks
         if self._static is None or hooks is None:
             return
-        pcs = {pc for pc in self._static[1]
+        pcs = {pc for pc in self._static.keys(1)
                if (f := self.elf.function_at(pc)) is not None and f.name in functions}
         if pcs == hooks.code_hook_pcs:
             return

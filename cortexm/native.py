@@ -23,6 +23,7 @@ from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_PC
 
 from .memory_system import FlashCounts, FlashInterface, MemorySystem
+from .static_alignment import ROW_WORDS
 from .native_library import (_u64p, _uclib, built_from, cache_dir, installed_library, load_native,  # noqa: F401
                              native_error, native_library_path, source_hash)
 
@@ -62,8 +63,8 @@ class HookSet:
     def __init__(self, uc: unicorn.Uc, *, memory_hook: bool, check_alignment: bool,
                  flash_lo: int, flash_hi: int, memory_system: Optional[MemorySystem] = None,
                  prefer_native: bool = True, static_checks=None, flash_port: bool = False):
-        """static_checks: (by_start, by_pc) from static_alignment.static_checks, registers mapped to
-        Unicorn ids: {pc: [Check]} each; checked in the block hook / in code hooks on by_pc.
+        """static_checks: static_alignment.static_checks' StaticChecks (by_start, by_pc), checked
+        in the block hook / in code hooks on by_pc's instructions.
         memory_system: the flash interface whose fetches and data loads the hooks simulate
         (fetches only with wait states; data loads only with the memory hook or the port).
         flash_port: count data loads from flash through the flash data port (native only; the
@@ -105,19 +106,11 @@ class HookSet:
         self._configure_native()
         lib.mrt_set_alias(self._state, FLASH_ALIAS_OFFSET if self.flash_port else 0)
         if self.static_checks is not None:
-            for which, table in enumerate(self.static_checks):
-                starts, flat = [], []
-                for key, checks in table.items():
-                    starts += [key, len(flat) // 12, len(checks)]
-                    for c in checks:
-                        terms = list(c.terms) + [(0, 0)] * (3 - len(c.terms))
-                        flat += [c.pc, c.const & 0xFFFFFFFF, len(c.terms), c.mask, c.size,
-                                 UC.UC_MEM_WRITE if c.write else UC.UC_MEM_READ]
-                        for r, k in terms:
-                            flat += [r, k & 0xFFFFFFFF]
-                sa = (ctypes.c_uint32 * max(1, len(starts)))(*starts)
-                ca = (ctypes.c_uint32 * max(1, len(flat)))(*flat)
-                if lib.mrt_set_checks(self._state, which, sa, len(starts) // 3, ca, len(flat) // 12):
+            for which, table in enumerate(self.static_checks.native):
+                n_starts, n_rows = len(table.starts) // 12, len(table.rows) // (4 * ROW_WORDS)
+                sa = (ctypes.c_uint32 * max(1, 3 * n_starts)).from_buffer_copy(table.starts or bytes(4))
+                ca = (ctypes.c_uint32 * max(1, ROW_WORDS * n_rows)).from_buffer_copy(table.rows or bytes(4))
+                if lib.mrt_set_checks(self._state, which, sa, n_starts, ca, n_rows):
                     raise MemoryError("mrt_set_checks failed")
         self._add_native_hooks()
 
@@ -186,7 +179,7 @@ class HookSet:
         if self.static_checks is None:
             return
         code_fp = ctypes.cast(self._lib.mrt_code_hook, ctypes.c_void_p).value
-        for pc in self.static_checks[1]:
+        for pc in self.static_checks.keys(1):
             if self.code_hook_pcs is None or pc in self.code_hook_pcs:
                 self._add(UC.UC_HOOK_CODE, code_fp, pc, pc)
                 self._code_handles.append(self._handles[-1])

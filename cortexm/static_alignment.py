@@ -11,12 +11,17 @@ just loaded from memory) get a native code hook on that one instruction instead.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import zlib
+from array import array
 from pathlib import Path
 from typing import NamedTuple, Optional, Union
 
 import capstone
 from capstone import arm as csarm
 from unicorn import arm_const as ua
+from unicorn.unicorn_const import UC_MEM_READ, UC_MEM_WRITE
 
 from .elf import ElfImage, load_elf
 from .firmware_facts import read_facts, write_facts
@@ -268,18 +273,78 @@ def _in_unicorn_registers(checks: list[Check]) -> list[Check]:
             if all(r in CAPSTONE_TO_UNICORN for r, _ in c.terms)]
 
 
-_STATIC_CACHE: dict[str, tuple[dict, dict]] = {}     # per firmware hash: the analysis is ~1.5 s
+ROW_WORDS = 12        # native_hook.c's check row: pc, const, terms, mask, size, access, (register, coef) x 3
+MAX_TERMS = 3
+_ACCESS = {False: UC_MEM_READ, True: UC_MEM_WRITE}
+
+
+class NativeTable(NamedTuple):
+    """One table of checks in the layout native_hook.c's mrt_set_checks takes, as little-endian
+    uint32 bytes: `starts` (key, first row, rows) triples, `rows` ROW_WORDS words a check. The
+    shipped facts hold this layout, so a machine's start hands it over as it is."""
+    starts: bytes
+    rows: bytes
+
+    @classmethod
+    def of(cls, table: dict[int, list[Check]]) -> "NativeTable":
+        starts, rows = [], []
+        for key, checks in table.items():
+            starts += [key, len(rows) // ROW_WORDS, len(checks)]
+            for c in checks:
+                rows += [c.pc, c.const & _MASK, len(c.terms), c.mask, c.size, _ACCESS[c.write]]
+                for r, k in list(c.terms) + [(0, 0)] * (MAX_TERMS - len(c.terms)):
+                    rows += [r, k & _MASK]
+        return cls(array("I", starts).tobytes(), array("I", rows).tobytes())
+
+    def keys(self) -> list[int]:
+        return list(array("I", self.starts)[0::3])
+
+    def checks(self) -> dict[int, list[Check]]:
+        """The table as Check lists (the Python hooks' form); constants and coefficients mod 2^32."""
+        starts, rows = array("I", self.starts), array("I", self.rows)
+        out = {}
+        for i in range(0, len(starts), 3):
+            key, first, n = starts[i:i + 3]
+            out[key] = [Check(w[0], w[1], tuple((w[6 + 2 * t], w[7 + 2 * t]) for t in range(w[2])), w[3], w[4],
+                              w[5] == UC_MEM_WRITE)
+                        for w in (rows[ROW_WORDS * r:ROW_WORDS * (r + 1)] for r in range(first, first + n))]
+        return out
+
+
+class StaticChecks:
+    """A firmware's static alignment checks, registers as Unicorn ids: `native` (by_start,
+    by_pc) in native_hook.c's layout, what native.HookSet installs; [0] / [1] the same as
+    {address: [Check]} dicts, decoded when first asked for (the Python hooks, tests)."""
+
+    def __init__(self, by_start: NativeTable, by_pc: NativeTable):
+        self.native = (by_start, by_pc)
+        self._decoded: dict[int, dict] = {}
+
+    def keys(self, which: int) -> list[int]:
+        """The addresses of table `which` (0: block starts, 1: code-hooked instructions)."""
+        return self.native[which].keys()
+
+    def __getitem__(self, which: int) -> dict[int, list[Check]]:
+        if which not in self._decoded:
+            self._decoded[which] = self.native[which].checks()
+        return self._decoded[which]
+
+    def __iter__(self):
+        return iter((self[0], self[1]))
+
+
+_STATIC_CACHE: dict[str, StaticChecks] = {}     # per firmware hash: the analysis is ~1.5 s
 FACTS = "alignment"             # cortexm/firmware/<core>.alignment.json (firmware_facts.py)
 
 
-def static_checks(elf: ElfImage) -> tuple[dict, dict]:
-    """(by_start, by_pc) static alignment checks of the ELF's executable segments, registers as
-    Unicorn ids: what native.HookSet installs. They depend on the firmware alone, so the shipped
-    firmware carries them beside it (`write_shipped`), read when its hash matches the ELF's;
-    any other ELF is analysed (once per process)."""
+def static_checks(elf: ElfImage) -> StaticChecks:
+    """The static alignment checks of the ELF's executable segments: what native.HookSet
+    installs. They depend on the firmware alone, so the shipped firmware carries them beside it
+    (`write_shipped`, in the native layout), read when its hash matches the ELF's; any other ELF
+    is analysed (once per process)."""
     hit = _STATIC_CACHE.get(elf.sha256)
     if hit is None:
-        hit = _shipped(elf) or _analysed(elf)
+        hit = _shipped(elf) or StaticChecks(*(NativeTable.of(t) for t in _analysed(elf)))
         _STATIC_CACHE[elf.sha256] = hit
     return hit
 
@@ -299,22 +364,24 @@ def _analysed(elf: ElfImage) -> tuple[dict, dict]:
     return by_start, by_pc
 
 
-def _shipped(elf: ElfImage) -> Optional[tuple[dict, dict]]:
+def _shipped(elf: ElfImage) -> Optional[StaticChecks]:
     """The checks written beside the ELF for exactly this ELF, else None."""
     facts = read_facts(elf.path, elf.sha256, FACTS)
     try:
-        return tuple({int(key): [Check(pc, const, tuple(map(tuple, terms)), mask, size, bool(write))
-                                 for pc, const, terms, mask, size, write in checks]
-                      for key, checks in facts[table].items()} for table in ("by_start", "by_pc"))
-    except (KeyError, TypeError, ValueError):
+        tables = [NativeTable(*(zlib.decompress(base64.b64decode(facts[t][part], validate=True))
+                                for part in ("starts", "rows"))) for t in ("by_start", "by_pc")]
+    except (KeyError, TypeError, ValueError, binascii.Error, zlib.error):
         return None
+    if any(len(t.starts) % 12 or len(t.rows) % (4 * ROW_WORDS) for t in tables):
+        return None
+    return StaticChecks(*tables)
 
 
 def write_shipped(elf_path: Union[str, Path]) -> Path:
-    """Analyse the ELF and write its checks beside it, tied to its hash."""
+    """Analyse the ELF and write its checks beside it, tied to its hash, in the native layout
+    (zlib-compressed, base64: the rows are mostly zero words)."""
     elf = load_elf(elf_path)
-    by_start, by_pc = _analysed(elf)
-    tables = {name: {str(key): [[c.pc, c.const, [list(t) for t in c.terms], c.mask, c.size, int(c.write)]
-                                for c in checks] for key, checks in sorted(table.items())}
-              for name, table in (("by_start", by_start), ("by_pc", by_pc))}
+    tables = {name: {part: base64.b64encode(zlib.compress(raw, 9)).decode()
+                     for part, raw in (("starts", t.starts), ("rows", t.rows))}
+              for name, t in zip(("by_start", "by_pc"), (NativeTable.of(x) for x in _analysed(elf)))}
     return write_facts(elf_path, elf.sha256, FACTS, tables)
