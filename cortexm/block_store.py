@@ -43,9 +43,22 @@ def code_digest(code: bytes) -> str:
     return hashlib.blake2b(code, digest_size=8).hexdigest()
 
 
+_ROW_TYPES = (int, int, str, int, int, int, str, int)
+
+
 def _row(digest: str, c: BlockCost) -> list:
     """One block as a line of the file holds it."""
     return [c.addr, c.size, digest, c.n_insns, c.cycles, c.taken_extra, c.last, c.loads]
+
+
+def _well_formed(row) -> bool:
+    return isinstance(row, list) and len(row) == len(_ROW_TYPES) and \
+        all(type(v) is t for v, t in zip(row, _ROW_TYPES))
+
+
+def _cost(row: list) -> BlockCost:
+    addr, size, _digest, n, cycles, extra, last, loads = row
+    return BlockCost(addr, size, n, cycles, extra, last, loads)
 
 
 class BlockStore:
@@ -54,8 +67,8 @@ class BlockStore:
 
     def __init__(self, path: Optional[Path]):
         self.path = path
-        # (addr, size) -> (digest, cost): the file's blocks, read at first use, and those added since
-        self._stored: Optional[dict[tuple[int, int], tuple[str, BlockCost]]] = None
+        # (addr, size) -> row (_row): the file's blocks, read at first use, and those added since
+        self._stored: Optional[dict[tuple[int, int], list]] = None
         self._warned = False
 
     @classmethod
@@ -69,10 +82,10 @@ class BlockStore:
 
     def lookup(self, addr: int, size: int, read: CodeReader) -> Optional[BlockCost]:
         """The stored cost of the block, if it was priced from the bytes `read` gives now."""
-        entry = self._entries().get((addr, size))
-        if entry is None or entry[0] != code_digest(read(addr, size)):
-            return None
-        return entry[1]
+        row = self._entries().get((addr, size))
+        if row is None or not _well_formed(row) or row[2] != code_digest(read(addr, size)):
+            return None                     # a row of the wrong types is priced again
+        return _cost(row)
 
     def add(self, costs: list[BlockCost], read: CodeReader) -> None:
         """Append newly priced blocks (one line)."""
@@ -81,9 +94,9 @@ class BlockStore:
         rows = []
         entries = self._entries()
         for c in costs:
-            digest = code_digest(read(c.addr, c.size))
-            rows.append(_row(digest, c))
-            entries[(c.addr, c.size)] = (digest, c)
+            row = _row(code_digest(read(c.addr, c.size)), c)
+            rows.append(row)
+            entries[(c.addr, c.size)] = row
         if self.path is None:
             return
         try:
@@ -95,13 +108,15 @@ class BlockStore:
             self._warn(f"cannot write {self.path} ({e.strerror or e})")
             self.path = None
 
-    def _entries(self) -> dict[tuple[int, int], tuple[str, BlockCost]]:
+    def _entries(self) -> dict[tuple[int, int], list]:
         if self._stored is None:
             self._stored = self._read()
         return self._stored
 
-    def _read(self) -> dict[tuple[int, int], tuple[str, BlockCost]]:
-        found: dict[tuple[int, int], tuple[str, BlockCost]] = {}
+    def _read(self) -> dict[tuple[int, int], list]:
+        """The file's rows by (addr, size), each checked for its shape here and for its types when
+        it is looked up (a process reads thousands and looks up a few hundred)."""
+        found: dict[tuple[int, int], list] = {}
         if self.path is None:
             return found
         try:
@@ -114,20 +129,23 @@ class BlockStore:
         bad = 0
         for line in text.splitlines():
             try:
-                for addr, size, digest, n, cycles, extra, last, loads in json.loads(line):
-                    cost = BlockCost(int(addr), int(size), int(n), int(cycles), int(extra), str(last), int(loads))
-                    found[(cost.addr, cost.size)] = (str(digest), cost)
-            except (ValueError, TypeError):
+                rows = json.loads(line)
+                if type(rows) is not list or not all(type(r) is list and len(r) == len(_ROW_TYPES) for r in rows):
+                    raise ValueError("not a list of block rows")
+                keyed = {(r[0], r[1]): r for r in rows}
+            except (ValueError, TypeError):        # TypeError: an unhashable address or size
                 bad += 1
+                continue
+            found.update(keyed)
         if bad:
             self._warn(f"{bad} unreadable line(s) in {self.path}; those blocks are priced again")
             self._rewrite(found)
         return found
 
-    def _rewrite(self, found: dict[tuple[int, int], tuple[str, BlockCost]]) -> None:
+    def _rewrite(self, found: dict[tuple[int, int], list]) -> None:
         """Replace the file by its readable blocks, so the next process does not warn again (a
         line another process appends meanwhile is lost: its blocks are priced once more)."""
-        rows = [_row(digest, c) for digest, c in found.values()]
+        rows = list(found.values())
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             tmp.write_text(json.dumps(rows, separators=(",", ":")) + "\n" if rows else "", encoding="utf-8")

@@ -65,6 +65,21 @@ def test_a_corrupt_line_warns_once_and_keeps_the_others(tmp_path, capsys):
     assert not list(tmp_path.glob("*.tmp"))
 
 
+def test_a_row_of_the_wrong_types_is_priced_again(tmp_path):
+    """A row whose line parses but whose fields are of other types (a cycles string, a float
+    size, an unhashable address) is never served; the rows beside it are."""
+    path = tmp_path / "store.jsonl"
+    first, second = _priced()
+    digest = code_digest(_read(*BLOCKS[0]))
+    rows = [[BASE, 8, digest, first.n_insns, "7", 0, first.last, 0],
+            [BASE + 8, 6.0, code_digest(_read(*BLOCKS[1])), 3, 4, 0, "return", 1]]
+    path.write_text(json.dumps(rows) + "\n" + json.dumps([[[1], 2, "d", 1, 1, 0, "x", 0]]) + "\n")
+    store = BlockStore(path)
+    assert store.lookup(*BLOCKS[0], _read) is None and store.lookup(*BLOCKS[1], _read) is None
+    store.add([first, second], _read)
+    assert BlockStore(path).lookup(*BLOCKS[0], _read) == first
+
+
 def test_an_unwritable_cache_warns_once_and_prices_as_without_it(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache directory would be")
