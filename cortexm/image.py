@@ -304,22 +304,33 @@ REFERENCES = "references"       # cortexm/firmware/<core>.references.json (firmw
 
 
 def reference_graph(path: str | Path) -> ReferenceGraph:
-    """The pieces of a linked firmware ELF and their references (cached by the file's hash; the
-    references, which take capstone a second, come from the file make firmware writes beside a
-    shipped ELF when it is this ELF's)."""
+    """The pieces of a linked firmware ELF and their references (cached by the file's hash). For
+    a shipped ELF both come from the file make firmware writes beside it when it is this ELF's
+    (the references take capstone a second, the pieces pyelftools a few hundredths)."""
     key = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     if key in _CACHE:
         return _CACHE[key]
+    shipped = _shipped_graph(path, key)
+    if shipped is not None:
+        _CACHE[key] = shipped
+        return shipped
     sections, pieces, names, mapping = _parsed(path)
-    refs = _shipped_references(path, key, len(pieces))
-    if refs is None:
-        try:
-            refs = _references(sections, pieces, mapping)
-        except capstone.CsError as e:
-            raise EmulationError(f"{Path(path).name}: cannot disassemble: {e}") from None
+    try:
+        refs = _references(sections, pieces, mapping)
+    except capstone.CsError as e:
+        raise EmulationError(f"{Path(path).name}: cannot disassemble: {e}") from None
     graph = ReferenceGraph(pieces, refs, names)
     _CACHE[key] = graph
     return graph
+
+
+def _names(pieces: list[Piece]) -> dict[str, int]:
+    """Every symbol name's piece: the first that holds it, as _pieces names them."""
+    names: dict[str, int] = {}
+    for i, p in enumerate(pieces):
+        for name in p.symbols:
+            names.setdefault(name, i)
+    return names
 
 
 def _parsed(path: str | Path) -> tuple[list[_Section], list[Piece], dict[str, int], list]:
@@ -332,20 +343,25 @@ def _parsed(path: str | Path) -> tuple[list[_Section], list[Piece], dict[str, in
     return sections, pieces, names, mapping
 
 
-def _shipped_references(path: str | Path, sha256: str, n_pieces: int) -> Optional[dict[int, set[int]]]:
+def _shipped_graph(path: str | Path, sha256: str) -> Optional[ReferenceGraph]:
+    """The pieces and references written beside the ELF for exactly this ELF, else None."""
     facts = read_facts(path, sha256, REFERENCES)
     try:
-        if facts["pieces"] != n_pieces:
-            return None
-        return {int(i): {int(j) for j in found} for i, found in facts["refs"].items()}
+        pieces = [Piece(str(name), int(addr), int(size), str(kind), tuple(map(str, symbols)))
+                  for name, addr, size, kind, symbols in facts["pieces"]]
+        refs = {int(i): {int(j) for j in found} for i, found in facts["refs"].items()}
     except (KeyError, TypeError, ValueError):
         return None
+    if any(not 0 <= i < len(pieces) or not all(0 <= j < len(pieces) for j in found) for i, found in refs.items()):
+        return None
+    return ReferenceGraph(pieces, refs, _names(pieces))
 
 
 def write_shipped_references(path: str | Path) -> Path:
-    """Compute the ELF's references afresh and write them beside it, tied to its hash."""
+    """Compute the ELF's pieces and references afresh and write them beside it, tied to its hash."""
     sections, pieces, _, mapping = _parsed(path)
     refs = _references(sections, pieces, mapping)
-    facts = {"pieces": len(pieces), "refs": {str(i): sorted(found) for i, found in sorted(refs.items())}}
+    facts = {"pieces": [[p.name, p.addr, p.size, p.kind, list(p.symbols)] for p in pieces],
+             "refs": {str(i): sorted(found) for i, found in sorted(refs.items())}}
     return write_facts(path, hashlib.sha256(Path(path).read_bytes()).hexdigest(), REFERENCES, facts)
 

@@ -100,8 +100,11 @@ def test_shipped_firmware_facts_are_the_firmware_analysed(core, tmp_path):
                                                terms=tuple((r, k & 0xFFFFFFFF) for r, k in c.terms))
                                     for c in checks] for key, checks in table.items()} for table in analysed]
     graph = image.reference_graph(path)
-    sections, pieces, _, mapping = image._parsed(path)
-    assert image._shipped_references(path, elf.sha256, len(pieces)) == image._references(sections, pieces, mapping)
+    sections, pieces, names, mapping = image._parsed(path)
+    shipped_graph = image._shipped_graph(path, elf.sha256)
+    assert shipped_graph is not None
+    assert shipped_graph.pieces == pieces and shipped_graph.by_name == names
+    assert shipped_graph.refs == image._references(sections, pieces, mapping)
     assert graph.refs == image._references(sections, pieces, mapping)
     copy = tmp_path / f"{core}.elf"
     shutil.copy(path, copy)
@@ -109,7 +112,7 @@ def test_shipped_firmware_facts_are_the_firmware_analysed(core, tmp_path):
         stale = firmware_facts.facts_path(path, kind).read_text().replace(elf.sha256, "0" * 64)
         firmware_facts.facts_path(copy, kind).write_text(stale)
     assert sa._shipped(load_elf(copy)) is None            # another build's facts
-    assert image._shipped_references(copy, elf.sha256, len(pieces)) is None
+    assert image._shipped_graph(copy, elf.sha256) is None
     firmware_facts.facts_path(copy, sa.FACTS).write_text("{not json")
     assert sa._shipped(load_elf(copy)) is None
 
