@@ -80,7 +80,7 @@ def test_a_block_asking_for_other_reads_is_noted():
 @pytest.mark.parametrize("changes,problem", [
     ({"config": bytes(FCB_BYTES)}, "the FlexSPI NOR configuration block at 0x60000000 is not one: its tag is 0x00000000"),
     ({"config": struct.pack("<II", 0x42464346, 0x57020000) + bytes(FCB_BYTES - 8)}, "its version is 0x57020000"),
-    ({"ivt0": 0x412000D2}, "the image vector table at 0x60001000 is not one: its header tag is 0xd2"),
+    ({"ivt0": 0x412000D2}, "the image vector table (IVT) at 0x60001000 is not one: its header tag is 0xd2"),
     ({"ivt0": 0x410020D1}, "its header gives the length 0x0020 (big-endian), not 32"),
     ({"ivt5": IVT + 4}, "gives its own address (self) as 0x60001004"),
     ({"ivt3": BASE + 0x1100}, "device configuration data (DCD) at 0x60001100"),

@@ -68,20 +68,17 @@ def _imxrt_flexspi_nor(board: Board, amap: AddressMap, image_bytes: ImageBytes, 
         return FirmwareError(f"{what}, and {problem}: its boot ROM would not start the image "
                              f"(boot in {board.path.name}; cortexm/system/boot_rom.py)")
 
-    raw = image_bytes(base, FCB_BYTES)
-    if raw is None:
-        raise refuse(f"the image holds no {FCB_BYTES}-byte FlexSPI NOR configuration block at 0x{base:08x}")
-    try:
-        config = decode_configuration_block(raw)
-    except BootHeaderError as e:
-        raise refuse(f"the FlexSPI NOR configuration block at 0x{base:08x} is not one: {e}") from None
-    raw = image_bytes(ivt_at, IVT_BYTES)
-    if raw is None:
-        raise refuse(f"the image holds no image vector table (IVT) at 0x{ivt_at:08x}")
-    try:
-        ivt = decode_ivt(raw)
-    except BootHeaderError as e:
-        raise refuse(f"the image vector table at 0x{ivt_at:08x} is not one: {e}") from None
+    def header(name: str, address: int, nbytes: int, decode):
+        raw = image_bytes(address, nbytes)
+        if raw is None:
+            raise refuse(f"the image holds no {nbytes}-byte {name} at 0x{address:08x}")
+        try:
+            return decode(raw)
+        except BootHeaderError as e:
+            raise refuse(f"the {name} at 0x{address:08x} is not one: {e}") from None
+
+    config = header("FlexSPI NOR configuration block", base, FCB_BYTES, decode_configuration_block)
+    ivt = header("image vector table (IVT)", ivt_at, IVT_BYTES, decode_ivt)
     if ivt.self_address != ivt_at:
         raise refuse(f"the IVT at 0x{ivt_at:08x} gives its own address (self) as 0x{ivt.self_address:08x}")
     if ivt.dcd:
