@@ -254,6 +254,8 @@ class BootKind(enum.Enum):
     IMXRT_FLEXSPI_NOR = "imxrt-flexspi-nor"          # a FlexSPI NOR configuration block and an IVT
 
 
+RP2040_BOOT_STAGE_2_BYTES = 256
+
 # the kinds whose boot ROM `micro-rt emulate` models (system/boot_rom.py) and `export` writes
 # the header of (micro_rt/export_boot.py)
 EMULATED_BOOT_KINDS = frozenset({BootKind.IMXRT_FLEXSPI_NOR})
@@ -288,6 +290,13 @@ class BootHeader:
     def image_offset(self) -> int:
         """Where the image's vector table goes, from the code region's base."""
         return self.flexspi_nor.vectors_offset if self.flexspi_nor is not None else 0
+
+    @property
+    def header_bytes(self) -> int:
+        """Flash the boot ROM's header takes before the image: the i.MX RT's configuration block
+        and IVT up to the vector table, the RP2040's 256-byte boot stage 2 ('padded to a size
+        of 256 bytes, including a 4-byte checksum': the board file's boot citation)."""
+        return self.image_offset if self.kind is BootKind.IMXRT_FLEXSPI_NOR else RP2040_BOOT_STAGE_2_BYTES
 
 
 @dataclass(frozen=True)

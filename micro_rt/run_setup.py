@@ -152,12 +152,16 @@ def board_setup(name: str, clock_hz: Optional[int] = None,
         timing = f"; {span.timing}" if span.timing else ""
         notes.append(f"arena in {span.label()} (--arena-region){timing}; the cycle model prices "
                      "every SRAM region alike (the board's SRAM wait states, if any)")
+    header = board.boot.header_bytes if board.boot is not None else 0
+    flash_budget = sim.flash_bytes - header
+    header_note = (f" less the {header:,} B its boot ROM reads before the image"
+                   if header else "")
     return Setup(target=board.core, clock_hz=sim.clock_hz, flash_wait_states=sim.flash_wait_states,
                  line_fill_cycles=sim.line_fill_cycles, flash_note=notes[1],
                  ram_budget=sim.arena_bytes,
-                 flash_budget=sim.flash_bytes, board=board.name, board_notes=notes,
+                 flash_budget=flash_budget, board=board.name, board_notes=notes,
                  memory_system=dict(mem), ram_layout=layout, validation=validation.as_dict(),
                  budget_source=f"board {board.name}: RAM = its SRAM and TCM regions, static data "
                                f"in {region_names} ({sim.arena_bytes:,} B, where its linker puts "
                                f".bss){stack}, {arena}; flash = {board.memory.code_region} "
-                               f"({sim.flash_bytes:,} B)")
+                               f"({sim.flash_bytes:,} B{header_note})")

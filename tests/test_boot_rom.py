@@ -126,3 +126,14 @@ def test_a_boot_record_out_of_range_is_named(tmp_path, field, value, problem):
     with pytest.raises(InputError) as e:
         load_board_file(path)
     assert str(e.value).startswith(f"board file {path}: ") and problem in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("board,header", [("mimxrt1060-evk", 0x2000), ("raspberry-pi-pico", 256),
+                                          ("nucleo-l4r5zi", 0)])
+def test_the_flash_budget_leaves_the_boot_header_out(board, header):
+    """fit / boards judge flash against the code region less what the boot ROM reads first."""
+    from micro_rt.run_setup import board_setup
+    b = load_board(board)
+    setup = board_setup(board)
+    assert setup.flash_budget == b.memory.region(b.memory.code_region).size - header
+    assert (f"less the {header:,} B its boot ROM reads before the image" in setup.budget_source) == bool(header)
