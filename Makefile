@@ -39,6 +39,7 @@ demo: venv
 
 test: test-venv
 	$(BIN)/ruff check --no-cache micro_rt kernels cortexm devtools benchmarks models tests
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
 
 bench: test-venv

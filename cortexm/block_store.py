@@ -145,6 +145,8 @@ class BlockStore:
     def _rewrite(self, found: dict[tuple[int, int], list]) -> None:
         """Replace the file by its readable blocks, so the next process does not warn again (a
         line another process appends meanwhile is lost: its blocks are priced once more)."""
+        if self.path is None:
+            return
         rows = list(found.values())
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:

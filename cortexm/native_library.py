@@ -113,8 +113,8 @@ def load_native() -> Optional[ctypes.CDLL]:
             if lib is None:
                 path, error = _build_in_cache()
                 if path is None:
-                    _lib_error = error
-                    _warn_fallback(error)
+                    _lib_error = error or "no library"
+                    _warn_fallback(_lib_error)
                     return None
                 lib = ctypes.CDLL(str(path))
         except OSError as exc:
@@ -187,8 +187,8 @@ def _uclib():
         import unicorn.unicorn_py3.unicorn as m   # unicorn >= 2.1 layout
         return m.uclib
     except ImportError:  # pragma: no cover
-        import unicorn.unicorn as m
-        return m._uc
+        import unicorn.unicorn as old          # type: ignore[no-redef]
+        return old._uc                         # type: ignore[attr-defined]
 
 
 def native_error() -> Optional[str]:

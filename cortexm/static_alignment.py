@@ -209,7 +209,7 @@ def _straight_line_blocks(insns: list, names: dict) -> list[list]:
             if k + 1 < len(insns):
                 leaders.add(insns[k + 1].address)
     blocks = []
-    cur = []
+    cur: list = []
     for i in insns:
         if cur and (i.address in leaders or cur[-1].address + cur[-1].size != i.address):
             blocks.append(cur)
@@ -287,7 +287,8 @@ class NativeTable(NamedTuple):
 
     @classmethod
     def of(cls, table: dict[int, list[Check]]) -> "NativeTable":
-        starts, rows = [], []
+        starts: list[int] = []
+        rows: list[int] = []
         for key, checks in table.items():
             starts += [key, len(rows) // ROW_WORDS, len(checks)]
             for c in checks:
@@ -367,6 +368,8 @@ def _analysed(elf: ElfImage) -> tuple[dict, dict]:
 def _shipped(elf: ElfImage) -> Optional[StaticChecks]:
     """The checks written beside the ELF for exactly this ELF, else None."""
     facts = read_facts(elf.path, elf.sha256, FACTS)
+    if not isinstance(facts, dict):
+        return None
     try:
         tables = [NativeTable(*(zlib.decompress(base64.b64decode(facts[t][part], validate=True))
                                 for part in ("starts", "rows"))) for t in ("by_start", "by_pc")]

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .context import Tensor
+from .model import Model
 from .errors import InputError, InputIndexError, InputTypeError, TensorNotKeptError
 
 
@@ -24,6 +25,11 @@ def check_index(index: Any, count: int, kind: str) -> int:
 class TensorAccess:
     """set_input / get_output / get_tensor / GetTensor / get_*_details over `self.model`,
     `self.tensors` (the main subgraph's), `self.subgraphs` and `self.preserve_all_tensors`."""
+
+    model: Model
+    tensors: list[Tensor]
+    subgraphs: list
+    preserve_all_tensors: bool
 
     @property
     def num_inputs(self) -> int:

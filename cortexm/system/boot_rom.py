@@ -49,6 +49,8 @@ def boot_start(board: Board, amap: AddressMap, image_bytes: ImageBytes, name: st
     FirmwareError naming what the ROM would not accept. image_bytes(address, n): the image's
     bytes there, None where it holds none."""
     boot = board.boot
+    if boot is None:
+        raise ValueError(f"board {board.name} has no boot record")
     code = amap.code_region
     if boot.kind is BootKind.IMXRT_FLEXSPI_NOR:
         return _imxrt_flexspi_nor(board, amap, image_bytes, name)
@@ -59,7 +61,9 @@ def boot_start(board: Board, amap: AddressMap, image_bytes: ImageBytes, name: st
 
 
 def _imxrt_flexspi_nor(board: Board, amap: AddressMap, image_bytes: ImageBytes, name: str) -> BootStart:
-    boot = board.boot.flexspi_nor
+    boot = board.boot.flexspi_nor if board.boot is not None else None
+    if boot is None:           # the board file's reader requires it for this kind
+        raise ValueError(f"board {board.name}: boot.flexspi_nor missing")
     base = amap.code_region.base
     ivt_at = base + boot.ivt_offset
     what = f"{name}: board {board.name} boots from FlexSPI NOR flash"
