@@ -8,7 +8,7 @@ import enum
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from micro_rt.errors import InputError
 
@@ -319,9 +319,9 @@ class Board:
 
     def citations(self) -> list[tuple[str, Citation]]:
         """(section, citation) for every cited figure of the board, peripherals included."""
-        sections = (("clock", self.clock), ("flash", self.flash),
-                    ("accelerator", self.accelerator), ("memory", self.memory),
-                    ("peripherals", self.peripherals))
+        sections: list[tuple[str, Any]] = [("clock", self.clock), ("flash", self.flash),
+                                            ("accelerator", self.accelerator), ("memory", self.memory),
+                                            ("peripherals", self.peripherals)]
         if self.boot is not None:
-            sections += (("boot", self.boot),)
+            sections.append(("boot", self.boot))
         return [(name, c) for name, part in sections for c in part.citations]

@@ -78,7 +78,7 @@ def transpose_conv_s16_scratch(node, tensors, core: str) -> tuple[int, ...]:
     """The reference kernel's requests (which a CMSIS-NN build makes for 16x8 too): the int64
     accumulators, and the widened copy of an int16 bias."""
     s = transpose_conv_shape(node, tensors)
-    sizes = (s.n * s.oh * s.ow * s.oc * 8,)
+    sizes: tuple[int, ...] = (s.n * s.oh * s.ow * s.oc * 8,)
     bias = node.inputs[BIAS] if len(node.inputs) > BIAS else -1
     if bias >= 0 and np.dtype(tensors[bias].dtype) == np.int16:
         sizes += (s.oc * 8,)

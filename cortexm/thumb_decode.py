@@ -64,7 +64,7 @@ _FP_KIND = {**{n: "simple" for n in _FP_SIMPLE}, **{n: "sys" for n in _FP_SYS}, 
 _CORE_CLASSES = ((_LD, "ld", 1), (_ST, "st", 1), (_MUL, "mul", 0), (_MAC, "mac", 0), (_DIV, "div", 0),
                  (_BDIRECT, "b", 0), (_BREG, "bx", 0), (_TB, "tb", 0), ({"it"}, "it", 0),
                  (_BARRIER, "barrier", 0))
-_CORE_CLASS = {}
+_CORE_CLASS: dict = {}
 for _names, _cls, _nregs in _CORE_CLASSES:
     for _name in _names:
         _CORE_CLASS.setdefault(_name, (_cls, _nregs))

@@ -30,7 +30,7 @@ def run_float(data: OpDataLSTM, xs, os_, h, c) -> None:
     in_fc = np.empty((steps * b, s4), np.float32)
     sequential_matmul_f32(x2, data.w_in_t, out=in_fc)
     in_fc += data.bias
-    in_fc = in_fc.reshape(steps, b, s4)
+    in_steps = in_fc.reshape(steps, b, s4)
     rec = np.empty((b, s4), np.float32)
     cell_clip = np.float32(data.cell_clip)
     hs = np.array(h, np.float32)
@@ -38,7 +38,7 @@ def run_float(data: OpDataLSTM, xs, os_, h, c) -> None:
     for step in range(steps):
         sequential_matmul_f32(hs, data.w_rec_t, out=rec)
         rec += np.float32(0.0)                      # total + bias_value (0.0f) of the bias-less FC
-        pre = in_fc[step] + rec
+        pre = in_steps[step] + rec
         i_g = logistic_float(pre[:, 0:s])
         f_g = logistic_float(pre[:, s:2 * s])
         g_g = tanhf(pre[:, 2 * s:3 * s])

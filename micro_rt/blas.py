@@ -39,7 +39,7 @@ class BlasThreadLimit:
         return self._libraries
 
     def __enter__(self) -> "BlasThreadLimit":
-        changed = []
+        changed: list = []
         if self.threads is not None:
             for lib in self.libraries():
                 current = lib.get_num_threads()
