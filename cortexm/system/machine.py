@@ -19,6 +19,7 @@ from ..cycles import CycleModel
 from ..elf import Symbol
 from ..engine import CPU_MODELS
 from ..native import HookSet
+from ..op_windows import INVOKE_SYMBOL
 from ..static_alignment import static_checks
 from ..thumb_decode import is_32bit_halfword
 from .address_map import AddressMap, board_map, generic_map
@@ -33,8 +34,6 @@ from .peripherals import FlashState, MmioPolicy, Peripherals
 from .scs import SystemControlSpace
 from .semihosting import Semihost
 from .tflm_app import TflmWatch, is_tflm_application
-
-RUNTIME_INVOKE = "mrt_invoke"             # micro_rt's device runtime: one inference (mrt_runtime.c)
 
 DEFAULT_MAX_CYCLES = 1_000_000_000
 DEFAULT_CLOCK_HZ = 100_000_000
@@ -192,9 +191,9 @@ class FirmwareMachine:
         """--time's functions, and micro_rt's runtime entry in an image that has one (an
         exported project: what `profile` counts)."""
         names = list(dict.fromkeys(self.req.timed))
-        sym = self.fw.image.symbols.get(RUNTIME_INVOKE)
-        if sym is not None and sym.is_func and sym.size and RUNTIME_INVOKE not in names:
-            names.append(RUNTIME_INVOKE)
+        sym = self.fw.image.symbols.get(INVOKE_SYMBOL)
+        if sym is not None and sym.is_func and sym.size and INVOKE_SYMBOL not in names:
+            names.append(INVOKE_SYMBOL)
         return names
 
     def _function(self, name: str) -> Symbol:
