@@ -17,7 +17,8 @@ from micro_rt.targets import TARGETS
 from .board_records import (CITATION_STATUSES, MAX_FLASH_WAIT_STATES, NO_PERIPHERALS, REGION_KINDS,
                             BitField, Board, BootHeader, BootKind, Citation, Clock, ConsoleUart,
                             FlashAccelerator, FlashControlField, FlashControlRegister, FlexSpiNorBoot,
-                            FlashTiming, MemoryMap, MemoryRegion, Peripherals, normalize_name)
+                            FlashTiming, MemoryMap, MemoryRegion, Peripherals, Rp2040XipBoot, XipFrames,
+                            normalize_name)
 from .boot_headers import (BOOT_DATA_BYTES, FCB_BYTES, IVT_BYTES, LUT_OPCODES, PADS_CODE,
                            READ_SEQUENCE_WORDS, SERIAL_CLOCK_MHZ, FlexSpiNorConfig, LutInstruction)
 
@@ -378,16 +379,34 @@ def _peripherals(f: _Fields, memory: MemoryMap) -> Peripherals:
 
 
 def _boot(f: _Fields, memory: MemoryMap) -> BootHeader:
-    f.check_keys(("kind", "needs", "cite"), ("flexspi_nor",))
+    f.check_keys(("kind", "needs", "cite"), ("flexspi_nor", "xip"))
     kind = BootKind(f.choice("kind", [k.value for k in BootKind]))
-    flexspi = None
+    needs, citations = f.text("needs"), f.citations()
+    flexspi = xip = None
+    owners = (("flexspi_nor", BootKind.IMXRT_FLEXSPI_NOR), ("xip", BootKind.RP2040_BOOT_STAGE_2))
+    for key, owner in owners:
+        if kind is not owner and key in f.data:
+            f.fail(f._at(key), f"is only for boot.kind {owner.value}")
+    for key, owner in owners:
+        if kind is owner and key not in f.data:
+            f.fail(f._at(key), f"is missing (boot.kind {kind.value} needs it)")
     if kind is BootKind.IMXRT_FLEXSPI_NOR:
-        if "flexspi_nor" not in f.data:
-            f.fail(f._at("flexspi_nor"), f"is missing (boot.kind {kind.value} needs it)")
         flexspi = _flexspi_nor(f.obj("flexspi_nor"), memory)
-    elif "flexspi_nor" in f.data:
-        f.fail(f._at("flexspi_nor"), f"is only for boot.kind {BootKind.IMXRT_FLEXSPI_NOR.value}")
-    return BootHeader(kind, f.text("needs"), f.citations(), flexspi)
+    if kind is BootKind.RP2040_BOOT_STAGE_2:
+        xip = _rp2040_xip(f.obj("xip"))
+    return BootHeader(kind, needs, citations, flexspi, xip)
+
+
+def _rp2040_xip(f: _Fields) -> Rp2040XipBoot:
+    f.check_keys(("clock_divider", "frames", "wait_cycles", "continuous"))
+    divider = f.count("clock_divider", 2)
+    if divider % 2 or divider > 0xFFFE:
+        f.fail(f._at("clock_divider"), f"must be an even number, 2 to 65534 (the SSI's BAUDR), not {divider}")
+    wait = f.count("wait_cycles")
+    if wait > 31:
+        f.fail(f._at("wait_cycles"), f"must be 0 to 31 (SPI_CTRLR0.WAIT_CYCLES), not {wait}")
+    return Rp2040XipBoot(divider, XipFrames(f.choice("frames", [x.value for x in XipFrames])), wait,
+                         f.get("continuous", bool))
 
 
 def _flexspi_nor(f: _Fields, memory: MemoryMap) -> FlexSpiNorBoot:

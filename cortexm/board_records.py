@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from micro_rt.errors import InputError
 
-from .boot_headers import FlexSpiNorConfig
+from .boot_headers import RP2040_BOOT_STAGE_2_BYTES, FlexSpiNorConfig
 
 REGION_KINDS = ("flash", "external-flash", "sram", "tcm")
 DATA_KINDS = ("sram", "tcm")
@@ -254,11 +254,27 @@ class BootKind(enum.Enum):
     IMXRT_FLEXSPI_NOR = "imxrt-flexspi-nor"          # a FlexSPI NOR configuration block and an IVT
 
 
-RP2040_BOOT_STAGE_2_BYTES = 256
+class XipFrames(enum.Enum):
+    STANDARD = "standard"
+    QUAD = "quad"
 
-# the kinds whose boot ROM `micro-rt emulate` models (system/boot_rom.py) and `export` writes
-# the header of (micro_rt/export_boot.py)
-EMULATED_BOOT_KINDS = frozenset({BootKind.IMXRT_FLEXSPI_NOR})
+
+@dataclass(frozen=True)
+class Rp2040XipBoot:
+    """The XIP reads an RP2040 board's flash figures are for, as its usual boot stage 2 sets
+    the SSI up: the clock divider (SCLK = clk_sys / divider), the frames, the wait cycles after
+    the address, and whether reads go without a command (the flash in continuous-read mode).
+    micro_rt's own boot stage 2 (cortexm/src/export/rp2040_boot2.S) sets these; their
+    citations are the boot record's."""
+    clock_divider: int
+    frames: XipFrames
+    wait_cycles: int
+    continuous: bool
+
+    def describe(self) -> str:
+        cmd = "no command (continuous-read mode)" if self.continuous else "a command each"
+        return (f"{self.frames.value} SPI reads, {cmd}, {self.wait_cycles} wait cycles, SCLK = "
+                f"clk_sys / {self.clock_divider}")
 
 
 @dataclass(frozen=True)
@@ -275,28 +291,28 @@ class FlexSpiNorBoot:
 class BootHeader:
     """What the part's boot ROM needs at the start of the code region before it starts an image,
     on a part that does not start one from a vector table there (the RP2040's boot stage 2, the
-    i.MX RT's FlexSPI configuration block and image vector table). `micro-rt emulate` models
-    the boot ROMs of EMULATED_BOOT_KINDS and refuses the others' images."""
+    i.MX RT's FlexSPI configuration block and image vector table). `micro-rt export` writes it
+    (micro_rt/export_boot.py) and `micro-rt emulate` models the boot ROM reading it
+    (system/boot_rom.py), for every kind."""
     kind: BootKind
     needs: str
     citations: tuple[Citation, ...]
     flexspi_nor: Optional[FlexSpiNorBoot] = None     # with kind IMXRT_FLEXSPI_NOR
-
-    @property
-    def emulated(self) -> bool:
-        return self.kind in EMULATED_BOOT_KINDS
+    xip: Optional[Rp2040XipBoot] = None              # with kind RP2040_BOOT_STAGE_2
 
     @property
     def image_offset(self) -> int:
-        """Where the image's vector table goes, from the code region's base."""
-        return self.flexspi_nor.vectors_offset if self.flexspi_nor is not None else 0
+        """Where the image's vector table goes, from the code region's base: after the i.MX
+        RT's configuration block and IVT, after the RP2040's 256-byte boot stage 2 ('padded to a
+        size of 256 bytes, including a 4-byte checksum': the board file's boot citation)."""
+        if self.flexspi_nor is not None:
+            return self.flexspi_nor.vectors_offset
+        return RP2040_BOOT_STAGE_2_BYTES if self.kind is BootKind.RP2040_BOOT_STAGE_2 else 0
 
     @property
     def header_bytes(self) -> int:
-        """Flash the boot ROM's header takes before the image: the i.MX RT's configuration block
-        and IVT up to the vector table, the RP2040's 256-byte boot stage 2 ('padded to a size
-        of 256 bytes, including a 4-byte checksum': the board file's boot citation)."""
-        return self.image_offset if self.kind is BootKind.IMXRT_FLEXSPI_NOR else RP2040_BOOT_STAGE_2_BYTES
+        """Flash the boot ROM's header takes before the image."""
+        return self.image_offset
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,16 @@
-"""What an i.MX RT boot ROM reads before it starts an image from FlexSPI NOR flash: the FlexSPI
-NOR configuration block at the start of the flash, the image vector table (IVT) after it and
-the boot data the IVT points to. One home for their layout: `micro-rt export` writes them
-(micro_rt/export_boot.py) and `micro-rt emulate`'s boot-ROM model reads them
+"""What a part's boot ROM reads before it starts an image, for the parts whose ROM does not start
+one from a vector table at the start of flash. One home for their layout: `micro-rt export`
+writes them (micro_rt/export_boot.py) and `micro-rt emulate`'s boot-ROM model reads them
 (system/boot_rom.py).
+
+The RP2040's boot stage 2: the first 256 bytes of flash, 252 of code and a CRC-32 of them in the
+last 4 (little-endian); the ROM copies the 256 bytes to the top of SRAM (SRAM_END - 256,
+0x20041f00) and checks crc32_small(buf, 252, 0xffffffff): MSB first, polynomial 0x04c11db7, no
+reflection, no final XOR (bootrom/bootrom_main.c and bootrom_misc.S, raspberrypi/pico-bootrom
+@ ef22cd8).
+
+An i.MX RT booting from FlexSPI NOR flash: the FlexSPI NOR configuration block at the start of
+the flash, the image vector table (IVT) after it and the boot data the IVT points to.
 
 Layout and values, from NXP's MCUXpresso SDK (nxp-mcuxpresso/mcux-sdk @ 8a289764):
 - the configuration block, 512 bytes: `flexspi_mem_config_t` (its fields' offsets are given in
@@ -25,6 +33,46 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from typing import Optional
+
+
+class BootHeaderError(ValueError):
+    """A boot header that the boot ROM would not accept: what is wrong, in words."""
+
+
+RP2040_BOOT_STAGE_2_BYTES = 256
+RP2040_BOOT_STAGE_2_LOAD = 0x2004_2000 - RP2040_BOOT_STAGE_2_BYTES     # SRAM_END - 256
+RP2040_CRC_POLYNOMIAL = 0x04C11DB7
+
+
+def rp2040_crc32(data: bytes) -> int:
+    """The RP2040 boot ROM's crc32_small(data, len, 0xffffffff)."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ RP2040_CRC_POLYNOMIAL if crc & 0x8000_0000 else crc << 1) & 0xFFFFFFFF
+    return crc
+
+
+def encode_boot_stage_2(code: bytes) -> bytes:
+    """The 256 bytes the ROM checks: `code` padded with zeros to 252, then its CRC."""
+    room = RP2040_BOOT_STAGE_2_BYTES - 4
+    if len(code) > room:
+        raise BootHeaderError(f"a boot stage 2 holds at most {room} bytes of code, not {len(code)}")
+    body = code + bytes(room - len(code))
+    return body + struct.pack("<I", rp2040_crc32(body))
+
+
+def check_boot_stage_2(raw: bytes) -> bytes:
+    """The 256 bytes' code part, or a BootHeaderError saying why the ROM would not run it."""
+    if len(raw) != RP2040_BOOT_STAGE_2_BYTES:
+        raise BootHeaderError(f"{len(raw)} bytes, not {RP2040_BOOT_STAGE_2_BYTES}")
+    body, (stored,) = raw[:-4], struct.unpack("<I", raw[-4:])
+    crc = rp2040_crc32(body)
+    if crc != stored:
+        raise BootHeaderError(f"its CRC-32 word is 0x{stored:08x}; the 252 bytes before it give 0x{crc:08x}")
+    return body
+
 
 FCB_TAG = 0x42464346
 FCB_VERSION = 0x56010400
@@ -117,10 +165,6 @@ def encode_configuration_block(c: FlexSpiNorConfig) -> bytes:
     struct.pack_into("<B", out, OFF_IP_SERIAL_CLOCK, c.ip_serial_clock)
     struct.pack_into("<I", out, OFF_BLOCK_SIZE, c.block_bytes)
     return bytes(out)
-
-
-class BootHeaderError(ValueError):
-    """A boot header that the boot ROM would not accept: what is wrong, in words."""
 
 
 def decode_configuration_block(raw: bytes) -> FlexSpiNorConfig:

@@ -13,6 +13,8 @@ from micro_rt.errors import MicroRtError
 SOURCE_DIR = Path(__file__).resolve().parent / "src"
 MAKEFILE = SOURCE_DIR / "Makefile"
 LINKER_SCRIPT = SOURCE_DIR / "firmware.ld"
+# the Makefile's other product: the boot stage 2 of exported RP2040 images (export/rp2040_boot2.S)
+RP2040_BOOT_STAGE_2 = SOURCE_DIR.parent / "firmware" / "rp2040-boot2.bin"
 
 
 @dataclass(frozen=True)

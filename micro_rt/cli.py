@@ -336,10 +336,7 @@ def cmd_export(args) -> int:
         "board's flash-control registers (mrt_board.h) and leaves the clock to you (the core "
         "runs at its reset clock); README.txt names the vendor calls and how to load the image",
         f"emulate: make -C {result.directory} semihosting, then micro-rt emulate "
-        f"{result.directory}/{SEMIHOSTING_ELF} --board {result.board}"
-        if result.emulates else
-        f"emulate: not from reset on board {result.board}: its boot ROM needs what the image "
-        "lacks (README.txt)"])
+        f"{result.directory}/{SEMIHOSTING_ELF} --board {result.board}"])
     emit(args, payload, text)
     return EXIT_OK
 

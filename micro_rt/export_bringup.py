@@ -109,11 +109,12 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
                       "is the boot stage 2's (PICO_FLASH_SPI_CLKDIV, the catalog's figure is for 2)",
                       "the XIP cache is on from reset",
                       "the boot ROM runs a flash image only when its first 256 bytes are a boot "
-                      "stage 2 with a valid CRC; board.ld puts the vector table there, so the Pico "
-                      "does not boot it as is: link the pico-sdk's boot stage 2 (boot2_w25q080 for "
-                      "the Pico's W25Q080) at 0x10000000 and the vectors after it; load it as UF2 "
-                      "(picotool, or elf2uf2, then the BOOTSEL drive) or over SWD with a debug "
-                      "probe and OpenOCD")),
+                      "stage 2 with a valid CRC: boot_header.c holds micro_rt's, for the Pico's "
+                      "W25Q-series flash (quad XIP reads at clk_sys / 2, the board file's boot.xip), "
+                      "and board.ld puts it at 0x10000000 and the vector table at 0x10000100 (for "
+                      "another flash chip, put the pico-sdk's boot stage 2 for it there instead); "
+                      "load the image as UF2 (picotool, or elf2uf2, then the BOOTSEL drive) or over "
+                      "SWD with a debug probe and OpenOCD")),
 )
 
 

@@ -172,7 +172,7 @@ def image_size(board, plan, closure, inputs: Sequence[int], variables: Sequence[
     model's and the board's names main.c prints; `placed`: the functions board.ld places at
     their firmware line offsets (code_placement), whose padding is counted."""
     from .cortexm.firmware_plan import ENTRY_WORDS
-    from .export_boot import boot_header_bytes
+    from .export_boot import boot_header_bytes, boot_header_label
     code = board.memory.region(board.memory.code_region)
     _, ram_size = ram_span(board)
     data = [("argument structs", _up(max(4, len(plan.plan_blob)), 4)),
@@ -181,7 +181,7 @@ def image_size(board, plan, closure, inputs: Sequence[int], variables: Sequence[
     data_bytes = sum(n for _, n in data)
     boot = boot_header_bytes(board)
     flash = Region("FLASH", code.name, code.size, [
-        *([("boot header (configuration block, IVT, boot data)", boot)] if boot else []),
+        *([(f"boot header ({boot_header_label(board)})", boot)] if boot else []),
         ("start-up and main.c (bound)", OWN_CODE_BYTES + len(names)),
         ("runtime and kernel code", closure.code_bytes),
         ("kernels' read-only data", closure.rodata_bytes),

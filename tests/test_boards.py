@@ -275,6 +275,19 @@ MALFORMED = {
     "flexspi for another kind": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "needs": "a header",
                                                           "flexspi_nor": {}, "cite": [{"status": "unverified", "source": "x"}]}),
                                  r"field 'boot.flexspi_nor' is only for boot.kind imxrt-flexspi-nor"),
+    "boot stage 2 without xip": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "needs": "a header",
+                                                          "cite": [{"status": "unverified", "source": "x"}]}),
+                                 r"field 'boot.xip' is missing \(boot.kind rp2040-boot-stage-2 needs it\)"),
+    "xip odd divider": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "needs": "a header", "xip": {
+        "clock_divider": 3, "frames": "quad", "wait_cycles": 4, "continuous": True},
+        "cite": [{"status": "unverified", "source": "x"}]}),
+        r"field 'boot.xip.clock_divider' must be an even number, 2 to 65534 \(the SSI's BAUDR\), not 3"),
+    "xip unknown frames": (lambda d: d.update(boot={"kind": "rp2040-boot-stage-2", "needs": "a header", "xip": {
+        "clock_divider": 2, "frames": "octal", "wait_cycles": 4, "continuous": True},
+        "cite": [{"status": "unverified", "source": "x"}]}), r"field 'boot.xip.frames' must be one of"),
+    "xip for another kind": (lambda d: d.update(boot={"kind": "imxrt-flexspi-nor", "needs": "a header", "xip": {},
+                                                      "cite": [{"status": "unverified", "source": "x"}]}),
+                             r"field 'boot.xip' is only for boot.kind rp2040-boot-stage-2"),
 }
 
 

@@ -15,10 +15,11 @@ over the ten boards) that is lost in the total; a model of a few thousand cycles
 few per cent on the disco-f746ng, whose 2-way I-cache has 2 KiB ways (anomaly_fc_int8: 0.983).
 
 Two boards cannot boot an image from a vector table at the start of flash: their boot ROM needs a
-header there first (the board file's `boot`). The i.MX RT1060's (a FlexSPI NOR configuration block
-and an image vector table) the project carries (micro_rt/export_boot.py), and `emulate` models
-that boot ROM reading it (cortexm/system/boot_rom.py). The RP2040's boot stage 2 micro_rt does not
-model, so `emulate` refuses the Pico's images, saying why."""
+header there first (the board file's `boot`), which the project carries (micro_rt/export_boot.py)
+and `emulate` models the ROM reading (cortexm/system/boot_rom.py): the i.MX RT1060's FlexSPI NOR
+configuration block and image vector table; the RP2040's boot stage 2, micro_rt's own
+(cortexm/src/export/rp2040_boot2.S), which the ROM copies to RAM and runs, and which sets the
+SSI up for the XIP reads the board's flash figures are for before it enters the image."""
 from __future__ import annotations
 
 import json
@@ -31,6 +32,7 @@ import pytest
 from cli_runner import run_cli
 from conftest import require_tool, requires_arm_gcc
 from micro_rt.cortexm.boards import FlashControlField, list_boards, load_board
+from micro_rt.cortexm.system.firmware import read_firmware
 from micro_rt.cortexm.system.machine import EmulateRequest
 from micro_rt.cortexm.system.run import run_firmware
 from micro_rt.errors import FirmwareError
@@ -43,8 +45,7 @@ pytestmark = requires_arm_gcc
 MODEL = MODELS / "mobilenet_tiny_int8.tflite"
 CYCLE_BOUND = 0.01
 BOARDS = list_boards()
-BOOTING = [b.name for b in BOARDS if b.boot is None or b.boot.emulated]
-REFUSED = [b.name for b in BOARDS if b.boot is not None and not b.boot.emulated]
+BOOTING = [b.name for b in BOARDS]
 
 
 def _semihosting_build(capsys, tmp_path: Path, board: str) -> Path:
@@ -63,8 +64,9 @@ def _semihosting_build(capsys, tmp_path: Path, board: str) -> Path:
     return out / "model-semihosting.elf"
 
 
-def test_the_catalog_has_boards_of_both_kinds():
-    assert len(BOOTING) >= 11 and REFUSED == ["raspberry-pi-pico"]
+def test_the_catalog_has_boards_with_boot_headers():
+    assert len(BOOTING) >= 12
+    assert {b.name for b in BOARDS if b.boot is not None} == {"mimxrt1060-evk", "raspberry-pi-pico"}
 
 
 @pytest.mark.parametrize("board", BOOTING)
@@ -95,30 +97,78 @@ def test_the_project_boots_from_reset_and_runs_as_profiled(capsys, tmp_path, boa
     # without one reads as on (its model decides)
     no_prefetch_bit = b.peripherals.flash_field(FlashControlField.PREFETCH) is None
     prefetch = b.accelerator.prefetch or no_prefetch_bit
-    assert flash["at_end"].startswith(f"{setup.flash_wait_states} wait states, prefetch "
-                                      f"{'on' if prefetch else 'off'}, I-cache on, D-cache on "
-                                      "(set by the firmware)"), flash
-    assert flash["changes"] and flash["at_reset"] != flash["at_end"]
+    priced = (f"{setup.flash_wait_states} wait states, prefetch {'on' if prefetch else 'off'}, "
+              "I-cache on, D-cache on")
+    if flash["at_reset"].startswith(priced):
+        # the part resets to what the start-up writes (the RP2040's XIP cache): nothing changes
+        assert flash["at_end"] == flash["at_reset"] and not flash["changes"], flash
+    else:
+        assert flash["at_end"].startswith(priced + " (set by the firmware)"), flash
+        assert flash["changes"] and flash["at_reset"] != flash["at_end"]
     if b.core == "cortex-m7":
         assert "L1 I-cache off, D-cache off (CCR)" in flash["at_reset"]
         assert flash["at_end"].endswith("L1 I-cache on, D-cache on (CCR)")
 
 
-@pytest.mark.parametrize("board", REFUSED)
-def test_emulate_refuses_a_board_whose_boot_rom_needs_a_header(capsys, tmp_path, board):
-    elf = _semihosting_build(capsys, tmp_path, board)
-    b = load_board(board)
-    code, text, err = run_cli(capsys, "emulate", str(elf), "--board", board, "--json")
-    assert code == 2 and text == ""
-    code_region = b.memory.region(b.memory.code_region)
-    assert (f"board {board} does not start an image from a vector table at "
-            f"0x{code_region.base:08x} (the start of {code_region.name}): its boot ROM needs "
-            f"{b.boot.needs} (boot.needs in {b.path.name}); micro_rt does not emulate that boot "
-            "ROM, so it cannot run this board's images from reset") in err
-    with pytest.raises(FirmwareError, match="micro_rt does not emulate that boot ROM"):
-        run_firmware(EmulateRequest(elf, board=b))
-    readme = (tmp_path / "project" / "README.txt").read_text()
-    assert "`micro-rt emulate` refuses this board's images" in readme
+def _with_boot_stage(elf: Path, out: Path, change) -> Path:
+    """A copy of `elf` whose boot stage 2 (the .mrt_boot section) is change(code) with the CRC
+    made again (change returns the 256 bytes as they are to go in: None keeps the old CRC)."""
+    from micro_rt.cortexm.boot_headers import encode_boot_stage_2
+    raw = bytearray(elf.read_bytes())
+    image = read_firmware(elf).image
+    at = next(s for s in image.segments if s.paddr == 0x1000_0000)
+    offset = raw.find(bytes(at.data[:64]))
+    assert offset > 0
+    code = bytes(raw[offset:offset + 252])
+    new = change(code)
+    new = new if len(new) == 256 else encode_boot_stage_2(new)
+    raw[offset:offset + 256] = new
+    out.write_bytes(bytes(raw))
+    return out
+
+
+def test_the_pico_boot_stage_sets_up_the_reads_the_board_figures_are_for(capsys, tmp_path):
+    """The run starts at the ROM's copy of the boot stage (lr 0, the ROM's stack) and the
+    image's reset handler is entered through its vector table at 0x10000100; the SSI it leaves
+    is the board file's boot.xip."""
+    elf = _semihosting_build(capsys, tmp_path, "raspberry-pi-pico")
+    code, text, err = run_cli(capsys, "emulate", str(elf), "--board", "raspberry-pi-pico", "--json")
+    report = json.loads(text)
+    assert code == 0 and report["ending"] == "exit", report["message"]
+    assert report["vector_table"] == "0x10000100"
+    notes = "\n".join(report["notes"])
+    assert "boot stage 2 at 0x10000000 (its CRC-32 checks) copied to 0x20041f00 and entered with lr = 0" in notes
+    assert ("left the SSI making quad SPI reads, no command (continuous-read mode bits 0xa0), 4 wait "
+            "cycles, SCLK = clk_sys / 2; the board file's flash figures are for these (boot.xip)") in notes
+    assert "not model" not in notes
+
+
+def test_the_pico_boot_rom_refuses_a_boot_stage_whose_crc_fails(capsys, tmp_path):
+    elf = _semihosting_build(capsys, tmp_path, "raspberry-pi-pico")
+    bad = _with_boot_stage(elf, tmp_path / "bad-crc.elf", lambda code: bytes([code[0] ^ 1]) + code[1:] + bytes(4))
+    with pytest.raises(FirmwareError, match=r"the 256 bytes at 0x10000000 are not one: its CRC-32 word is "
+                                            r"0x00000000; the 252 bytes before it give 0x[0-9a-f]{8}"):
+        run_firmware(EmulateRequest(bad, board=load_board("raspberry-pi-pico")))
+
+
+# the boot stage's last write, SSIENR = 1 ("movs r1, #1; str r1, [r3, #8]"), and the same
+# with 0 (the SSI left disabled)
+ENABLE_XIP, LEAVE_DISABLED = bytes.fromhex("0121 9960"), bytes.fromhex("0021 9960")
+
+
+def test_a_boot_stage_that_leaves_the_flash_unreadable_ends_the_run_on_entering_the_image(capsys, tmp_path):
+    elf = _semihosting_build(capsys, tmp_path, "raspberry-pi-pico")
+
+    def leave_disabled(code: bytes) -> bytes:
+        at = code.rindex(ENABLE_XIP)
+        return code[:at] + LEAVE_DISABLED + code[at + 4:]
+    bad = _with_boot_stage(elf, tmp_path / "disabled.elf", leave_disabled)
+    code, text, err = run_cli(capsys, "emulate", str(bad), "--board", "raspberry-pi-pico", "--json")
+    report = json.loads(text)
+    assert code != 0 and report["ending"] == "boot-failed"
+    assert re.search(r"the boot stage 2 entered the image at pc 0x1000[0-9a-f]{4} <Reset_Handler>, but "
+                     r"XIP reads would not return the flash's contents: the SSI is disabled \(SSIENR 0\)",
+                     report["message"]), report["message"]
 
 
 def test_the_board_header_writes_each_register_at_its_width():

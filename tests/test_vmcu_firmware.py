@@ -63,6 +63,8 @@ def test_firmware_reproducible(tmp_path):
         shipped = FIRMWARE / f"{core}.elf"
         assert shipped.exists(), f"{shipped} missing: run make firmware"
         assert (tmp_path / f"{core}.elf").read_bytes() == shipped.read_bytes(), f"{core}.elf differs from a rebuild"
+    boot2 = FIRMWARE / "rp2040-boot2.bin"
+    assert (tmp_path / boot2.name).read_bytes() == boot2.read_bytes(), f"{boot2.name} differs from a rebuild"
 
 
 def test_layout_lines_name_firmware_functions():

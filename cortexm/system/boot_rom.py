@@ -1,7 +1,7 @@
 """A part's boot ROM, as `micro-rt emulate` models it: what the ROM reads from the image before it
 starts it, checked as the ROM would check it, and where the image starts.
 
-Modelled (board_records.EMULATED_BOOT_KINDS): the i.MX RT's boot from FlexSPI NOR flash. The ROM
+Modelled, one for each board_records.BootKind. The i.MX RT's boot from FlexSPI NOR flash: the ROM
 reads the FlexSPI NOR configuration block at the start of the flash and configures FlexSPI's
 reads from it, then the image vector table (IVT) at the board's `ivt_offset` and the boot data
 the IVT points to, then enters the image (layouts: cortexm/boot_headers.py). What micro_rt
@@ -18,8 +18,13 @@ takes as the ROM's behaviour beyond those layouts, each said in the run's notes:
   notes say so.
 - the ROM's own time is not counted: the run starts at the image's reset handler.
 
-Not modelled: the RP2040's boot stage 2, whose SSI set-up micro_rt has no model of; such a
-board's images are refused, quoting the board file's `boot.needs`.
+The RP2040's boot from QSPI flash: the ROM copies the first 256 bytes of flash (the boot
+stage 2) to 0x20041f00, checks their CRC-32 and enters them with lr = 0 on its own stack (top
+0x20041f00: pico-bootrom's bootrom.ld); the boot stage sets the SSI up for execute-in-place
+and enters the image (layout: cortexm/boot_headers.py; the SSI and the flash:
+system/rp2040_xip.py). The run starts at the boot stage, whose cycles count; the ROM's own
+time (its flash reads and CRC) does not. The image's vector table is taken to be at 0x10000100,
+where the pico-sdk's boot stage 2 enters it, for the initial stack pointer the run reports.
 """
 from __future__ import annotations
 
@@ -30,18 +35,31 @@ from typing import Callable, Optional
 from micro_rt.errors import FirmwareError
 
 from ..board_records import Board, BootKind
-from ..boot_headers import (BOOT_DATA_BYTES, FCB_BYTES, IVT_BYTES, BootHeaderError, decode_configuration_block,
-                            decode_ivt)
+from ..boot_headers import (BOOT_DATA_BYTES, FCB_BYTES, IVT_BYTES, RP2040_BOOT_STAGE_2_BYTES,
+                            RP2040_BOOT_STAGE_2_LOAD, BootHeaderError, check_boot_stage_2,
+                            decode_configuration_block, decode_ivt)
 from .address_map import AddressMap
 
 ImageBytes = Callable[[int, int], Optional[bytes]]
 
 
 @dataclass(frozen=True)
+class BootStage:
+    """Code the boot ROM copies into RAM and runs before the image (the RP2040's boot stage
+    2): where it goes, its bytes, and the registers it is entered with."""
+    load_address: int
+    code: bytes
+    sp: int
+    lr: int
+
+
+@dataclass(frozen=True)
 class BootStart:
-    """Where the boot ROM leaves the image: its vector table, and what the model took."""
+    """Where the boot ROM leaves the image: its vector table, the boot stage it runs first if
+    any, and what the model took."""
     vector_table: int
     notes: tuple[str, ...] = ()
+    stage: Optional[BootStage] = None
 
 
 def boot_start(board: Board, amap: AddressMap, image_bytes: ImageBytes, name: str) -> BootStart:
@@ -51,13 +69,9 @@ def boot_start(board: Board, amap: AddressMap, image_bytes: ImageBytes, name: st
     boot = board.boot
     if boot is None:
         raise ValueError(f"board {board.name} has no boot record")
-    code = amap.code_region
     if boot.kind is BootKind.IMXRT_FLEXSPI_NOR:
         return _imxrt_flexspi_nor(board, amap, image_bytes, name)
-    raise FirmwareError(
-        f"{name}: board {board.name} does not start an image from a vector table at 0x{code.base:08x} "
-        f"(the start of {code.name}): its boot ROM needs {boot.needs} (boot.needs in {board.path.name}); "
-        "micro_rt does not emulate that boot ROM, so it cannot run this board's images from reset")
+    return _rp2040_boot_stage_2(board, amap, image_bytes, name)
 
 
 def _imxrt_flexspi_nor(board: Board, amap: AddressMap, image_bytes: ImageBytes, name: str) -> BootStart:
@@ -117,3 +131,29 @@ def _imxrt_flexspi_nor(board: Board, amap: AddressMap, image_bytes: ImageBytes, 
                      f"board file's flash timing is for {boot.config.describe_read()} "
                      "(boot.flexspi_nor): its flash is priced by the board's figures")
     return BootStart(ivt.entry, tuple(notes))
+
+
+def _rp2040_boot_stage_2(board: Board, amap: AddressMap, image_bytes: ImageBytes, name: str) -> BootStart:
+    base = amap.code_region.base
+    what = f"{name}: board {board.name} boots from QSPI flash through a boot stage 2"
+    raw = image_bytes(base, RP2040_BOOT_STAGE_2_BYTES)
+    if raw is None:
+        raise FirmwareError(f"{what}, and the image holds no {RP2040_BOOT_STAGE_2_BYTES}-byte boot stage 2 "
+                            f"at 0x{base:08x}: its boot ROM would not start it (boot.needs in "
+                            f"{board.path.name}: {board.boot.needs if board.boot else ''})")
+    try:
+        check_boot_stage_2(raw)
+    except BootHeaderError as e:
+        raise FirmwareError(f"{what}, and the {RP2040_BOOT_STAGE_2_BYTES} bytes at 0x{base:08x} are not "
+                            f"one: {e}; the boot ROM would not run them (cortexm/system/boot_rom.py)") from None
+    ram = amap.region_of(RP2040_BOOT_STAGE_2_LOAD)
+    if ram is None or not ram.kind.writable or amap.region_of(RP2040_BOOT_STAGE_2_LOAD + len(raw) - 1) is not ram:
+        raise ValueError(f"board {board.name}: no RAM region holds the boot stage 2's copy at "
+                         f"0x{RP2040_BOOT_STAGE_2_LOAD:08x}")
+    vectors = base + RP2040_BOOT_STAGE_2_BYTES
+    notes = (f"boot ROM (modelled): the boot stage 2 at 0x{base:08x} (its CRC-32 checks) copied to "
+             f"0x{RP2040_BOOT_STAGE_2_LOAD:08x} and entered with lr = 0 and the ROM's stack top "
+             f"0x{RP2040_BOOT_STAGE_2_LOAD:08x}; its cycles count, the ROM's own time does not; the "
+             f"image's vector table taken to be at 0x{vectors:08x}, where the pico-sdk's boot stage 2 "
+             "enters it",)
+    return BootStart(vectors, notes, BootStage(RP2040_BOOT_STAGE_2_LOAD, raw, RP2040_BOOT_STAGE_2_LOAD, 0))

@@ -23,7 +23,7 @@ from ..op_windows import INVOKE_SYMBOL
 from ..static_alignment import static_checks
 from ..thumb_decode import is_32bit_halfword
 from .address_map import AddressMap, board_map, generic_map
-from .boot_rom import boot_start
+from .boot_rom import BootStage, boot_start
 from .call_watch import CallWatch, ReturnHooks
 from .clock import RunningCycles
 from .exceptions import ExceptionUnit
@@ -31,6 +31,7 @@ from .firmware import FirmwareFile, read_firmware
 from .heap import HeapWatch
 from .memory_state import MemoryState, configured_wait_states
 from .peripherals import FlashState, MmioPolicy, Peripherals
+from .rp2040_xip import Rp2040Xip, watch_image_entry
 from .scs import SystemControlSpace
 from .semihosting import Semihost
 from .tflm_app import TflmWatch, is_tflm_application
@@ -93,10 +94,12 @@ class FirmwareMachine:
 
     def _vector_table_address(self) -> int:
         code = self.amap.code_region
-        self.boot_notes: tuple[str, ...] = ()
+        self.boot_notes: list[str] = []
+        self.boot_stage: Optional[BootStage] = None
         if self.board is not None and self.board.boot is not None:
             start = boot_start(self.board, self.amap, self._image_bytes, self.name)
-            self.boot_notes = start.notes
+            self.boot_notes = list(start.notes)
+            self.boot_stage = start.stage
             return start.vector_table
         if self._image_bytes(code.base, 8) is not None:
             return code.base
@@ -166,6 +169,13 @@ class FirmwareMachine:
                                       self.hooks.stop_at_next_block, self._stop_after_write, d_geo, i_geo)
         self.scs.map_into(uc)
         self.peripherals.map_into(uc)
+        self.xip: Optional[Rp2040Xip] = None
+        self.boot_failure: Optional[str] = None       # why the image cannot run once entered
+        self.on_image_entry: list = []                 # called when a boot stage enters the image
+        if self.board is not None and self.board.boot is not None and self.board.boot.xip is not None:
+            self.xip = Rp2040Xip(self.boot_notes)
+            self.xip.map_into(uc)
+            watch_image_entry(uc, code.base, code.end, self._image_entered)
         self.semihost = Semihost(self.clock.now, self.clock_hz, self.name, heap_info=self._heap_info())
         self.heap = HeapWatch(img)
         self.heap.install(uc)
@@ -186,6 +196,37 @@ class FirmwareMachine:
         self.interrupt: Optional[tuple] = None
         uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid)
         uc.hook_add(UC.UC_HOOK_INTR, self._on_intr)
+
+    def _image_entered(self, pc: int) -> None:
+        """The boot stage's jump into the XIP window: its reads must return the flash by now."""
+        assert self.xip is not None and self.board is not None and self.board.boot is not None
+        problem = self.xip.ssi.xip_problem()
+        where = f"pc 0x{pc:08x} <{self.fw.image.symbol_at(pc)}>"
+        if problem is not None:
+            self.boot_failure = (f"the boot stage 2 entered the image at {where}, but XIP reads would not "
+                                 f"return the flash's contents: {problem}")
+            self.uc.emu_stop()
+            return
+        read, board_reads = self.xip.ssi.xip_read(), self.board.boot.xip
+        self.boot_notes.append(
+            f"the boot stage 2 left the SSI making {read.describe()}; " +
+            ("the board file's flash figures are for these (boot.xip)" if read.same_as(board_reads) else
+             f"the board file's flash figures are for {board_reads.describe()} (boot.xip), and price "
+             "this run's flash all the same"))
+        if self.xip.unmodelled_commands():
+            self.boot_notes.append("flash commands micro_rt does not model, answered with 0xff: "
+                                   + ", ".join(self.xip.unmodelled_commands()))
+        for call in self.on_image_entry:
+            call()
+
+    def start_registers(self) -> tuple[int, int, Optional[int]]:
+        """(pc, sp, lr) the run starts with: the image's reset handler on its initial stack (lr
+        as at reset: None), or the boot stage the boot ROM runs first, copied into RAM now."""
+        stage = self.boot_stage
+        if stage is None:
+            return self.reset, self.initial_sp, None
+        self.uc.mem_write(stage.load_address, stage.code)
+        return stage.load_address, stage.sp, stage.lr
 
     def _timed_functions(self) -> list[str]:
         """--time's functions, and micro_rt's runtime entry in an image that has one (an

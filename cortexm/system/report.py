@@ -18,6 +18,7 @@ class Ending(Enum):
     RESET_REQUEST = "reset-request"      # AIRCR.SYSRESETREQ
     BREAKPOINT = "breakpoint"            # a BKPT other than semihosting's (a debugger halts)
     ERROR = "error"                      # the engine stopped for a reason micro_rt cannot model
+    BOOT_FAILED = "boot-failed"          # a boot stage entered the image with its flash unreadable
 
     @property
     def ok(self) -> bool:

@@ -14,7 +14,7 @@ from typing import Optional
 
 import unicorn
 from unicorn import unicorn_const as UC
-from unicorn.arm_const import UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
+from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
 
 from .. import alignment
 from ..calling import STACK_PAINT, StackProbe
@@ -65,11 +65,15 @@ class FirmwareRun:
     # ------------------------------------------------------------------ the loop
     def run(self) -> FirmwareReport:
         m, uc = self.m, self.uc
-        uc.reg_write(UC_ARM_REG_MSP, m.initial_sp)
-        uc.reg_write(UC_ARM_REG_SP, m.initial_sp)
         self.paint_lo = self._paint_stack()
+        # a boot stage in RAM may lie in the stack's paint: painted again when it enters the image
+        m.on_image_entry.append(self._paint_stack)
+        pc, sp, lr = m.start_registers()
+        uc.reg_write(UC_ARM_REG_MSP, sp)
+        uc.reg_write(UC_ARM_REG_SP, sp)
+        if lr is not None:
+            uc.reg_write(UC_ARM_REG_LR, lr)
         m.hooks.reset(1 << 60, 0)
-        pc = m.reset
         tick_due = None
         while self.ending is None:
             now = m.clock.now()
@@ -131,6 +135,9 @@ class FirmwareRun:
 
     def _handle_stop(self, pc: int, error: Optional[unicorn.UcError]) -> int:
         m = self.m
+        if m.boot_failure is not None:
+            self._end(Ending.BOOT_FAILED, m.boot_failure)
+            return pc
         if m.stopped_in_write and m.interrupt is None and m.stop_reason is None and error is None:
             return m.resume_after_write(pc)
         m.stopped_in_write = False
