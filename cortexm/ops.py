@@ -25,12 +25,13 @@ zero_points, quantized_dimension, is_constant, data for constants); `arena_offse
 node's scratch buffer (None when the kernel needs none), or the offsets of its buffers in request
 order when TFLM gives it several.
 
-The runners live by family: ops_nn (conv, depthwise, fully connected, pooling, softmax),
+The runners live by family, as CMSIS-NN groups its functions: ops_nn (conv, depthwise, fully
+connected), ops_pooling (AVERAGE / MAX_POOL_2D of every type, L2_POOL_2D), ops_softmax (SOFTMAX
+of every type, LOG_SOFTMAX),
 ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_binary (DIV,
 FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2), ops_unary
 (the unary math family, CAST, int16 LOGISTIC / TANH, QUANTIZE int8 <-> uint8), ops_reduce
-(SUM, REDUCE_*, int16 MEAN, ARG_*, CUMSUM), ops_normalization (LOG_SOFTMAX, L2_NORMALIZATION,
-int16 SOFTMAX), ops_pooling_more (L2_POOL_2D), ops_control (the copies of
+(SUM, REDUCE_*, int16 MEAN, ARG_*, CUMSUM), ops_normalization (L2_NORMALIZATION), ops_control (the copies of
 control flow and resource variables), ops_signal (TFLM's Signal library), ops_custom
 (CIRCULAR_BUFFER, TFLite_Detection_PostProcess); ops_context
 holds the per-call context, the kernel call record and the argument packing they share.
@@ -74,14 +75,13 @@ from .ops_resize import run_resize
 from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
                                  transpose_conv_s8_reference_scratch, transpose_conv_s8_scratch,
                                  transpose_conv_s16_scratch)
-from .ops_nn import (avgpool_s8_scratch, conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8,
-                     run_conv_s16,
-                     run_fully_connected_f32, run_fully_connected_s8, run_pool_f32, run_pool_int,
-                     run_softmax_f32, run_softmax_s8)
-from .ops_normalization import run_l2norm, run_log_softmax, run_softmax_s16
+from .ops_nn import (conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8, run_conv_s16,
+                     run_fully_connected_f32, run_fully_connected_s8)
+from .ops_normalization import run_l2norm
+from .ops_pooling import avgpool_s8_scratch, run_l2_pool_f32, run_pool_f32, run_pool_int
+from .ops_softmax import run_log_softmax, run_softmax_f32, run_softmax_s8, run_softmax_s16
 from .ops_reference import (run_ref_binary_int, run_ref_conv_s8, run_ref_fully_connected_s8, run_ref_pool_int,
                             run_ref_lstm, run_ref_svdf_s8, run_ref_transpose_conv_s8, svdf_s8_reference_scratch)
-from .ops_pooling_more import run_l2_pool_f32
 from .ops_reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, run_reduce_int
 
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from micro_rt.kernels.kernel_util import activation_of, activation_range_float
+from micro_rt.kernels.kernel_util import activation_of, activation_range_float, element_count
 
 DSP_CORES = ("cortex-m4", "cortex-m7", "cortex-m33")
 
@@ -71,6 +71,13 @@ def i32_bytes(values) -> bytes:
 
 
 # --------------------------------------------------------------------------- tensor accessors
+
+def last_axis_rows(c: "CallContext") -> tuple[int, int]:
+    """(rows, depth) of an op over the last axis (a scalar: one row of one)."""
+    inp = c.t(0)
+    depth = int(inp.shape[-1]) if len(inp.shape) else 1
+    return (element_count(inp) // depth if depth else 0), depth
+
 
 def is_f32(t) -> bool:
     return t is not None and np.dtype(t.dtype) == np.float32

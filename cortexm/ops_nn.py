@@ -1,11 +1,12 @@
-"""Neural-network layer runners for micro_rt.cortexm.ops: CONV_2D, DEPTHWISE_CONV_2D,
-FULLY_CONNECTED, AVERAGE_POOL_2D / MAX_POOL_2D and SOFTMAX, for int8 (CMSIS-NN wrappers),
-float32 (mrt_*_f32) and int16 (mrt_conv_s16, 16x8 conv / depthwise / FC), with the
-parameter computations TFLM's CMSIS-NN glue does and the kernels' scratch-buffer sizes.
+"""Convolution and fully-connected runners for micro_rt.cortexm.ops: CONV_2D, DEPTHWISE_CONV_2D
+and FULLY_CONNECTED, for int8 (CMSIS-NN wrappers), float32 (mrt_*_f32) and int16
+(mrt_conv_s16, 16x8 conv / depthwise / FC), with the parameter computations TFLM's CMSIS-NN
+glue does and the kernels' scratch-buffer sizes. Pooling is ops_pooling, softmax ops_softmax.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -14,15 +15,14 @@ from micro_rt.kernels.fully_connected import fc_output_multipliers
 from micro_rt.kernels.kernel_util import (activation_of, activation_range_quantized, element_count, scale_of,
                                           zero_point_of)
 from micro_rt.kernels.padding import PaddingValues, compute_padding_height_width, int16_window
-from micro_rt.kernels.quant import calculate_input_radius, preprocess_softmax_scaling
 
-from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, f32_bits, has_dsp,
+from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, has_dsp,
                           i32_bytes, is_f32, is_i16, node_params, uwords, words)
 
 # --------------------------------------------------------------------------- geometry
 
 
-def _window(options, ih: int, iw: int, fh: int, fw: int, dh: int = 1, dw: int = 1):
+def window(options, ih: int, iw: int, fh: int, fw: int, dh: int = 1, dw: int = 1):
     """(stride_h, stride_w, padding) of a conv / pool window (TFLM's ComputePaddingHeightWidth).
     The padding is never negative."""
     sh, sw = int(options.get("stride_h", 1)), int(options.get("stride_w", 1))
@@ -32,6 +32,8 @@ def _window(options, ih: int, iw: int, fh: int, fw: int, dh: int = 1, dw: int = 
 
 @dataclass
 class ConvShape:
+    """A convolution's sizes, strides, dilations and padding: what an mrt_conv_geometry
+    (mrt_nn_types.h) holds, in its order."""
     n: int
     ih: int
     iw: int
@@ -48,6 +50,12 @@ class ConvShape:
     dw: int
     ph: int
     pw: int
+
+    def geometry(self, fc: Optional[int] = None) -> tuple[int, ...]:
+        """The mrt_conv_geometry fields; `fc` in place of the filter's channels (a depthwise
+        kernel takes its channel multiplier there)."""
+        return (self.n, self.ih, self.iw, self.ic, self.oh, self.ow, self.oc, self.fh, self.fw,
+                self.fc if fc is None else fc, self.sh, self.sw, self.dh, self.dw, self.ph, self.pw)
 
 
 @dataclass
@@ -67,7 +75,7 @@ def _conv_shape(node, inp, flt, out) -> ConvShape:
     _, oh, ow, oc = (int(d) for d in out.shape)
     _, fh, fw, fc = (int(d) for d in flt.shape)
     dh, dw = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
-    sh, sw, pad = _window(o, ih, iw, fh, fw, dh, dw)
+    sh, sw, pad = window(o, ih, iw, fh, fw, dh, dw)
     return ConvShape(n, ih, iw, ic, oh, ow, oc, fh, fw, fc, sh, sw, dh, dw, int(pad.height), int(pad.width))
 
 
@@ -85,19 +93,6 @@ def conv_geometry(node, inp, flt, out) -> ConvGeometry:
     amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), np.int8)
     return ConvGeometry(**vars(s), act_min=int(amin), act_max=int(amax), in_off=-zero_point_of(inp),
                         out_off=zero_point_of(out))
-
-
-def _pool_geom(node, inp, out):
-    """(n, ih, iw, ch, oh, ow, fh, fw, sh, sw, padding) of a pooling node."""
-    o = node.options
-    n, ih, iw, ch = (int(d) for d in inp.shape)
-    _, oh, ow, _ = (int(d) for d in out.shape)
-    fh, fw = int(o.get("filter_height", 1)), int(o.get("filter_width", 1))
-    sh, sw, pad = _window(o, ih, iw, fh, fw)
-    return n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad
-
-
-pool_geometry = _pool_geom      # public: the L2 pooling runner (ops_pooling_more)
 
 
 def _per_channel(inp, flt, out, oc: int):
@@ -150,11 +145,6 @@ def depthwise_conv_buffer_size(g: ConvShape, core: str) -> int:
     return 0
 
 
-def avgpool_buffer_size(channels: int, core: str) -> int:
-    """arm_avgpool_s8_get_buffer_size."""
-    return channels * 4 if has_dsp(core) else 0
-
-
 def _inputs_and_output(node, tensors):
     return [tensors[i] for i in node.inputs[:2]], tensors[node.outputs[0]]
 
@@ -167,10 +157,6 @@ def conv_s8_scratch(node, tensors, core: str) -> int:
 def depthwise_conv_s8_scratch(node, tensors, core: str) -> int:
     (inp, flt), out = _inputs_and_output(node, tensors)
     return depthwise_conv_buffer_size(conv_geometry(node, inp, flt, out), core)
-
-
-def avgpool_s8_scratch(node, tensors, core: str) -> int:
-    return avgpool_buffer_size(int(tensors[node.outputs[0]].shape[3]), core)
 
 
 # --------------------------------------------------------------------------- int8 runners
@@ -224,47 +210,6 @@ def run_fully_connected_s8(c: CallContext) -> list[KernelCall]:
                    o_dims, c.out_addr())]
 
 
-def _every_window_reaches(oh: int, ow: int, ih: int, iw: int, fh: int, fw: int, sh: int, sw: int, pad) -> bool:
-    """True when every pooling window holds a tap inside the image."""
-    rows = all(max(0, oy * sh - pad.height) < min(ih, oy * sh - pad.height + fh) for oy in range(oh))
-    cols = all(max(0, ox * sw - pad.width) < min(iw, ox * sw - pad.width + fw) for ox in range(ow))
-    return rows and cols
-
-
-def run_pool_int(c: CallContext) -> list[KernelCall]:
-    """arm_avgpool_s8 / arm_max_pool_s8, or for int16 arm_avgpool_s16 / arm_max_pool_s16 (the
-    average's scratch: one int32 per channel on the DSP cores, the same size for both types)."""
-    node = c.node
-    inp, out = c.t(0), c.out()
-    n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad = _pool_geom(node, inp, out)
-    dt = np.dtype(inp.dtype)
-    if dt == np.int16 and not _every_window_reaches(oh, ow, ih, iw, fh, fw, sh, sw, pad):
-        # arm_max_pool_s16 leaves such an output unwritten (the twin gives the activation's minimum)
-        raise UnsupportedOnMcu(f"{node.op_name} int16 with a window outside the image")
-    amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), dt)
-    is_avg = node.op_name == "AVERAGE_POOL_2D"
-    ctx = c.nn_context(avgpool_buffer_size(ch, c.core) if is_avg else 0)
-    pool = c.args(words(sw, sh, pad.width, pad.height, amin, amax))
-    in_dims = c.args(dims(n, ih, iw, ch))
-    f_dims = c.args(dims(1, fh, fw, 1))
-    o_dims = c.args(dims(n, oh, ow, ch))
-    suffix = "s16" if dt == np.int16 else "s8"
-    fn = f"arm_avgpool_{suffix}" if is_avg else f"arm_max_pool_{suffix}"
-    return [c.call(fn, ctx, pool, in_dims, c.in_addr(0), f_dims, o_dims, c.out_addr())]
-
-
-def run_softmax_s8(c: CallContext) -> list[KernelCall]:
-    node = c.node
-    inp, out = c.t(0), c.out()
-    beta = float(np.float32(node.options.get("beta", 1.0)))
-    m, s = preprocess_softmax_scaling(beta, float(np.float32(scale_of(inp))), 5)
-    diff_min = -calculate_input_radius(5, s)
-    depth = int(inp.shape[-1])
-    rows = int(np.prod(inp.shape)) // depth
-    fn = "arm_softmax_s8" if np.dtype(out.dtype) == np.int8 else "arm_softmax_s8_s16"
-    return [c.call(fn, c.in_addr(0), rows, depth, m, s, diff_min, c.out_addr())]
-
-
 # --------------------------------------------------------------------------- float32 runners
 
 def run_conv_f32(c: CallContext, depthwise: bool) -> list[KernelCall]:
@@ -275,9 +220,7 @@ def run_conv_f32(c: CallContext, depthwise: bool) -> list[KernelCall]:
 
     def geom():
         s = _runnable(_conv_shape(node, inp, flt, out), node)
-        fc = s.oc // s.ic if depthwise else s.fc
-        return (s.n, s.ih, s.iw, s.ic, s.oh, s.ow, s.oc, s.fh, s.fw, fc, s.sh, s.sw, s.dh, s.dw, s.ph, s.pw,
-                *f32_activation(node))
+        return (*s.geometry(s.oc // s.ic if depthwise else None), *f32_activation(node))
     g = node_params(node, "geom_f32", geom)
     bias = c.in_addr(2)
     blob = uwords(c.in_addr(0), c.in_addr(1), bias, c.out_addr()) + words(*g[:-2]) + uwords(*g[-2:])
@@ -297,26 +240,6 @@ def run_fully_connected_f32(c: CallContext) -> list[KernelCall]:
     blob = uwords(c.in_addr(0), c.in_addr(1), bias, c.out_addr()) + words(batches, accum, out_depth) + \
         uwords(lo, hi)
     return [c.call("mrt_fully_connected_f32", c.args(blob))]
-
-
-def run_pool_f32(c: CallContext) -> list[KernelCall]:
-    node = c.node
-    n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad = _pool_geom(node, c.t(0), c.out())
-    lo, hi = f32_activation(node)
-    blob = uwords(c.in_addr(0), c.out_addr()) + words(n, ih, iw, ch, oh, ow, fh, fw, sh, sw,
-                                                      pad.height, pad.width) + uwords(lo, hi)
-    fn = "mrt_avgpool_f32" if node.op_name == "AVERAGE_POOL_2D" else "mrt_maxpool_f32"
-    return [c.call(fn, c.args(blob))]
-
-
-def run_softmax_f32(c: CallContext) -> list[KernelCall]:
-    inp, out = c.t(0), c.out()
-    if not is_f32(out):
-        raise UnsupportedOnMcu("SOFTMAX float32 to a non-float32 output")
-    depth = int(inp.shape[-1])
-    rows = element_count(inp) // depth if depth else 0
-    beta = f32_bits(c.node.options.get("beta", 1.0))
-    return [c.call("mrt_softmax_f32", c.in_addr(0), c.out_addr(), rows, depth, beta)]
 
 
 # --------------------------------------------------------------------------- int16 (16x8) runners

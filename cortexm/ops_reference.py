@@ -20,7 +20,8 @@ from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, i32_bytes, i
 from .ops_elementwise import (BINARY_QUANT_FIELDS, INT_RANGE, binary_params, run_binary_s8, run_binary_s16,
                               same_type_operands)
 from .ops_lstm import lstm_block
-from .ops_nn import conv_geometry, fc_params, per_channel_multipliers, pool_geometry, runnable_shape
+from .ops_nn import conv_geometry, fc_params, per_channel_multipliers, runnable_shape
+from .ops_pooling import pool_geometry
 from .ops_transpose_conv import transpose_conv_quantization, transpose_conv_shape
 
 _OPCODE = {"ADD": 0, "MUL": 2}                      # MRT_OP_ADD, MRT_OP_MUL
@@ -32,11 +33,9 @@ def run_ref_conv_s8(c: CallContext, depthwise: bool) -> list[KernelCall]:
     inp, flt, out = c.t(0), c.t(1), c.out()
     g = node_params(node, "geom", lambda: runnable_shape(conv_geometry(node, inp, flt, out), node))
     mult_b, shift_b = node_params(node, "pc", lambda: per_channel_multipliers(inp, flt, out, g.oc))
-    fc = g.oc // g.ic if depthwise else g.fc
     blob = uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), c.out_addr(), c.const("mult", lambda: mult_b),
                   c.const("shift", lambda: shift_b))
-    blob += words(g.n, g.ih, g.iw, g.ic, g.oh, g.ow, g.oc, g.fh, g.fw, fc, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw,
-                  g.in_off, g.out_off, g.act_min, g.act_max)
+    blob += words(*g.geometry(g.oc // g.ic if depthwise else None), g.in_off, g.out_off, g.act_min, g.act_max)
     return [c.call("mrt_ref_depthwise_conv_s8" if depthwise else "mrt_ref_conv_s8", c.args(blob))]
 
 

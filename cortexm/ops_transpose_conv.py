@@ -20,29 +20,20 @@ from micro_rt.kernels.padding import PaddingValues
 from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT, scatter_padding
 
 from .ops_context import CallContext, KernelCall, dims, f32_activation, i32_bytes, node_params, uwords, words
+from .ops_nn import ConvShape
 
 REVERSE_TCOL_EFFICIENT_THRESHOLD = 16       # CMSIS-NN: more input channels take the reverse conv
 
 
-@dataclass(frozen=True)
-class TransposeConvShape:
-    n: int
-    ih: int
-    iw: int
-    ic: int
-    oh: int
-    ow: int
-    oc: int
-    fh: int
-    fw: int
-    sh: int
-    sw: int
+@dataclass
+class TransposeConvShape(ConvShape):
+    """A transpose convolution as a ConvShape (fc = ic, no dilation, ph / pw the scatter
+    padding) and the scatter padding's offsets."""
     pad: PaddingValues
 
     def geometry_words(self) -> bytes:
-        """An mrt_conv_geometry: fc = ic, dilation 1, the scatter padding."""
-        return words(self.n, self.ih, self.iw, self.ic, self.oh, self.ow, self.oc, self.fh, self.fw, self.ic,
-                     self.sh, self.sw, 1, 1, self.pad.height, self.pad.width)
+        """An mrt_conv_geometry."""
+        return words(*self.geometry())
 
 
 def transpose_conv_shape(node, tensors) -> TransposeConvShape:
@@ -53,7 +44,7 @@ def transpose_conv_shape(node, tensors) -> TransposeConvShape:
     _, fh, fw, _ = (int(d) for d in flt.shape)
     sh, sw = int(node.options.get("stride_h", 1)), int(node.options.get("stride_w", 1))
     pad = scatter_padding(sh, sw, oh, ow, fh, fw, node.options.get("padding", "SAME"))
-    return TransposeConvShape(n, ih, iw, ic, oh, ow, oc, fh, fw, sh, sw, pad)
+    return TransposeConvShape(n, ih, iw, ic, oh, ow, oc, fh, fw, ic, sh, sw, 1, 1, pad.height, pad.width, pad)
 
 
 def reverse_conv_used(s: TransposeConvShape) -> bool:
