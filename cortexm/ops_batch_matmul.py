@@ -11,6 +11,8 @@ flash transposed, as TFLM holds it after its first invoke (it transposes a const
 into its persistent buffer): that one-time copy is not counted."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from micro_rt.kernels.fully_connected import fc_output_multipliers
@@ -22,7 +24,7 @@ from .ops_data import contig_strides, strided_copy
 SYMBOLS = {"int8": "mrt_batch_matmul_s8", "int16": "mrt_batch_matmul_s16", "float32": "mrt_batch_matmul_f32"}
 
 
-def _batch_strides(shape: tuple, out_batch: tuple) -> list[int]:
+def _batch_strides(shape: tuple, out_batch: Sequence[int]) -> list[int]:
     """Element strides of the batch axes (0 where this operand broadcasts), 3 axes."""
     strides, acc = [], int(np.prod(shape[-2:]))
     for d in reversed(shape[:-2]):
@@ -67,8 +69,8 @@ def run_batch_matmul(c: CallContext, cmsis: bool = True) -> list[KernelCall]:
     opts = c.node.options
     adj_x, adj_y = bool(opts.get("adj_x", False)), bool(opts.get("adj_y", False))
     copies = _transposed_copies(c.node, lhs_t, rhs_t)
-    addrs = [c.persistent_addr(k) for k in range(len(copies))]
-    if None in addrs:
+    addrs = [a for a in (c.persistent_addr(k) for k in range(len(copies))) if a is not None]
+    if len(addrs) != len(copies):
         raise UnsupportedOnMcu(f"op {c.node.index} BATCH_MATMUL: no MCU memory for TFLM's transposed copies")
     calls = [_transpose_call(c, c.t(i), c.in_addr(i), addr) for i, addr in zip(copies, addrs)]
     copy_of = dict(zip(copies, addrs))
@@ -101,7 +103,8 @@ def run_batch_matmul(c: CallContext, cmsis: bool = True) -> list[KernelCall]:
         quant = c.args(words(mult, shift))
         lhs_dims = c.args(dims(ext_l[0], ext_l[1], rows, depth))
         rhs_dims = c.args(dims(ext_r[0], ext_r[1], cols, depth))
-        out_dims = c.args(dims(*_extended(batch[1:], 2), rows, cols))
+        out_batch = _extended(batch[1:], 2)
+        out_dims = c.args(dims(out_batch[0], out_batch[1], rows, cols))
         return calls + [c.call("arm_batch_matmul_s8", c.args(uwords(0, 0)), bmm, quant, lhs_dims, lhs_addr,
                                rhs_dims, rhs_addr, out_dims, c.out_addr())]
     block = (uwords(lhs_addr, rhs_addr, c.out_addr())

@@ -136,10 +136,12 @@ def _flash(mcu, owner, key, data_fn: Callable[[], bytes], align: int = 16) -> in
     if hit is not None and hit[0]() is mcu:
         return hit[1]
     addr = mcu.place_constant(bytes(data_fn()), align)
+    ref: Callable[[], Any]
     try:
         ref = weakref.ref(mcu)
     except TypeError:                           # pragma: no cover
-        ref = (lambda m=mcu: m)
+        def ref(m: Any = mcu) -> Any:
+            return m
     cache[(id(mcu), key)] = (ref, addr)
     return addr
 

@@ -87,9 +87,10 @@ _CAST_TYPES = {np.dtype(t): k for k, t in enumerate((np.int8, np.int16, np.int32
 def run_cast(c: CallContext) -> list[KernelCall]:
     inp, out = c.t(0), c.out()
     codes = [_CAST_TYPES.get(np.dtype(t.dtype)) for t in (inp, out)]
-    if None in codes:
+    known = [code for code in codes if code is not None]
+    if len(known) != len(codes):
         raise UnsupportedOnMcu(f"CAST {np.dtype(inp.dtype).name} to {np.dtype(out.dtype).name}")
-    return [c.call("mrt_cast", c.in_addr(0), c.out_addr(), element_count(inp), *codes)]
+    return [c.call("mrt_cast", c.in_addr(0), c.out_addr(), element_count(inp), *known)]
 
 
 # --------------------------------------------------------------------------- int16 LOGISTIC / TANH (mrt_sigmoid_s16.c)

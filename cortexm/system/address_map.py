@@ -64,10 +64,22 @@ class AddressMap:
     source: str                       # "board nucleo-l4r5zi" or "generic map made from the image"
     generic: bool
     code_region: Region               # where the vector table is looked for first
-    _buffers: dict = None             # region name -> host buffer, once mapped
+    _buffers: Optional[dict] = None   # region name -> host buffer, once mapped
 
     def region_of(self, addr: int) -> Optional[Region]:
         return next((r for r in self.regions if r.base <= addr < r.end), None)
+
+    def region_holding(self, addr: int) -> Region:
+        """The region of an address already checked to be in one."""
+        region = self.region_of(addr)
+        if region is None:
+            raise ValueError(f"0x{addr:08x} is in no region of the {self.source}")
+        return region
+
+    def _buffer(self, name: str):
+        if self._buffers is None:
+            raise ValueError("the address map is not mapped into an engine yet")
+        return self._buffers[name]
 
     def ram_regions(self) -> list[Region]:
         return [r for r in self.regions if r.kind.writable]
@@ -105,7 +117,7 @@ class AddressMap:
                                     "region") from None
 
     def host(self, region: Region) -> np.ndarray:
-        return self._buffers[region.name]
+        return self._buffer(region.name)
 
     def load(self, segments: Sequence[Segment]) -> None:
         """The image's bytes where the CPU sees them at reset: each segment's file bytes at its
@@ -119,13 +131,13 @@ class AddressMap:
     def _write(self, addr: int, data: bytes) -> None:
         if not data:
             return
-        r = self.region_of(addr)
+        r = self.region_holding(addr)
         off = addr - r.base
-        self._buffers[r.name][off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        self._buffer(r.name)[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
 
     def flash_host_segments(self) -> list[tuple[int, int, int]]:
         """[(lo, hi, host address)] of the flash regions: what the flash data port reads."""
-        return [(r.base, r.end, self._buffers[r.name].ctypes.data) for r in self.flash_regions()]
+        return [(r.base, r.end, self._buffer(r.name).ctypes.data) for r in self.flash_regions()]
 
 
 def board_map(board) -> AddressMap:

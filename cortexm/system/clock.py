@@ -45,7 +45,9 @@ class RunningCycles:
         if hooks.native:
             fresh = edges if self._known != before else {}       # blocks the library may lack
             costs = model.block_costs(fresh)
-            insns, _blocks, core, branches, fetch, _data, loads = hooks.account(fresh, costs, None)
+            priced = hooks.account(fresh, costs, None)
+            assert priced is not None               # the native hooks price (hooks.native)
+            insns, _blocks, core, branches, fetch, _data, loads = priced
             bd = CycleBreakdown(core, branches, fetch, 0, sram_stalls(self.memory_system, loads, flash))
         else:
             costs = model.block_costs(edges)

@@ -39,7 +39,7 @@ from unicorn.arm_const import (UC_ARM_REG_CONTROL, UC_ARM_REG_FPSCR, UC_ARM_REG_
 try:                                    # Armv7-M only
     from unicorn.arm_const import UC_ARM_REG_BASEPRI, UC_ARM_REG_FAULTMASK
 except ImportError:                     # pragma: no cover
-    UC_ARM_REG_BASEPRI = UC_ARM_REG_FAULTMASK = None
+    UC_ARM_REG_BASEPRI = UC_ARM_REG_FAULTMASK = None  # type: ignore[assignment]
 
 
 class Exc(IntEnum):

@@ -129,8 +129,8 @@ class FirmwareMachine:
                                 f"0x{self.vector_table + 4:08x}) has no Thumb bit: not a handler "
                                 "address (is there a vector table at the boot address?)")
         target = reset & ~1
-        if self.amap.region_of(target) is None or (self._image_bytes(target, 2) is None
-                                                    and not self.amap.region_of(target).kind.writable):
+        holder = self.amap.region_of(target)
+        if holder is None or (self._image_bytes(target, 2) is None and not holder.kind.writable):
             raise FirmwareError(f"{self.name}: the reset vector 0x{reset:08x} points outside every "
                                 f"region holding code ({', '.join(str(r) for r in self.amap.regions)})")
         return sp, target
@@ -208,6 +208,7 @@ class FirmwareMachine:
             self.uc.emu_stop()
             return
         read, board_reads = self.xip.ssi.xip_read(), self.board.boot.xip
+        assert board_reads is not None          # self.xip is made only for a board with boot.xip
         self.boot_notes.append(
             f"the boot stage 2 left the SSI making {read.describe()}; " +
             ("the board file's flash figures are for these (boot.xip)" if read.same_as(board_reads) else
@@ -278,7 +279,7 @@ class FirmwareMachine:
     def _heap_info(self) -> tuple[int, int, int, int]:
         """SYS_HEAPINFO's answer: the heap from the end of the image's data in the initial stack
         pointer's region up to that stack pointer, the stack from it down to the heap's base."""
-        region = self.amap.region_of(self.initial_sp - 4)
+        region = self.amap.region_holding(self.initial_sp - 4)
         base = region.base
         for s in self.fw.image.segments:
             if region.base <= s.vaddr < self.initial_sp and not self.is_stack_reservation(s):

@@ -249,7 +249,7 @@ class FirmwareRun:
         linker script's NOLOAD stack section below it is stack, and painted); the lowest address
         painted."""
         m = self.m
-        region = m.amap.region_of(m.initial_sp - 4)
+        region = m.amap.region_holding(m.initial_sp - 4)
         low = region.base
         for s in m.fw.image.segments:
             end = s.vaddr + s.memsz
@@ -289,6 +289,7 @@ class FirmwareRun:
         for name in m.req.outputs:
             sym = m._symbol(name, "--output")
             outputs[name] = bytes(self.uc.mem_read(sym.addr, sym.size))
+        assert self.ending is not None
         return FirmwareReport(
             file=m.name, sha256=m.fw.image.sha256, core=m.core,
             board=m.board.name if m.board is not None else None, map_source=m.amap.source,

@@ -268,7 +268,8 @@ class SystemControlSpace:
         exc = self.exc
         kept = self._kept(addr)
         if kept is not None:
-            setattr(*kept, value & KEPT_MASK.get(addr, 0xFFFF_FFFF))
+            owner, name = kept
+            setattr(owner, name, value & KEPT_MASK.get(addr, 0xFFFF_FFFF))
         elif addr == ITM_STIM0:
             self.events.console.append(value & 0xFF)
         elif 0xE000_1000 <= addr < 0xE000_2000:
@@ -332,9 +333,9 @@ class SystemControlSpace:
                     self.events.reset_requested = True
                     self._stop_now()
         elif addr == CCR:
-            before = self.ccr
+            ccr_before = self.ccr
             self.ccr = value
-            if self.core == "cortex-m7" and (before ^ value) & (CCR_DC | CCR_IC):
+            if self.core == "cortex-m7" and (ccr_before ^ value) & (CCR_DC | CCR_IC):
                 self._caches_changed(bool(value & CCR_IC), bool(value & CCR_DC))
         elif SHPR1 <= addr <= SHPR3:
             for i in range(4):

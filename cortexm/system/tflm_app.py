@@ -232,9 +232,9 @@ class TflmWatch:
 
     def _on_return(self, uc, address, size, _user) -> None:
         frame = self._frames[-1] if self._frames else None
-        op = frame.open if frame is not None else None
-        if op is None or self._returns[address] != op["call"]:
+        if frame is None or frame.open is None or self._returns[address] != frame.open["call"]:
             return
+        op = frame.open
         now = self._cycles()
         tag, frame.tag = frame.tag, None
         row = OperatorRun(index=len(self.run.operators), subgraph_depth=frame.depth,
