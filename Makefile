@@ -89,10 +89,10 @@ fuzz: test-venv
 # Virtual-MCU firmware (needs arm-none-eabi-gcc): cortexm/firmware/cortex-m{0plus,4,7,33}.elf,
 # byte-for-byte reproducible (tests/test_vmcu_*.py rebuilds and compares), and beside each the
 # facts every emulated run would otherwise recompute from its code, ~1 s each
-# (<core>.alignment.json, <core>.references.json: cortexm/firmware_facts.py).
+# (<core>.alignment.json, <core>.references.json: cortexm/write_firmware_facts.py).
 firmware: venv
 	$(MAKE) -C cortexm/src
-	$(BIN)/python -m micro_rt.cortexm.firmware_facts cortexm/firmware/*.elf
+	$(BIN)/python -m micro_rt.cortexm.write_firmware_facts cortexm/firmware/*.elf
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache

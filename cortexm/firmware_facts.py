@@ -7,12 +7,14 @@ sha256; `read_facts` returns them only for exactly that ELF (another build's fil
 cannot be read, is ignored and the caller computes the facts itself), so a stale file can cost
 time but never give a wrong answer.
 
-    python -m micro_rt.cortexm.firmware_facts cortexm/firmware/*.elf
+    python -m micro_rt.cortexm.write_firmware_facts cortexm/firmware/*.elf
+
+This module only reads and writes the files; the command that computes them is
+write_firmware_facts.py (it needs image.py and static_alignment.py, which read through here).
 """
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -39,14 +41,3 @@ def write_facts(elf_path: Union[str, Path], sha256: str, kind: str, facts: Any) 
     out = facts_path(elf_path, kind)
     out.write_text(json.dumps({"format": FORMAT, "sha256": sha256, "facts": facts}, separators=(",", ":")) + "\n")
     return out
-
-
-def main(paths: list[str]) -> None:
-    from .image import write_shipped_references
-    from .static_alignment import write_shipped
-    for name in paths:
-        print(f"wrote {write_shipped(name)} and {write_shipped_references(name)}")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
