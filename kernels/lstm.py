@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from micro_rt.flavours import lstm_gate_buffers
 from micro_rt.kernel_api import Registration, op_data_init
 
 from .kernel_util import HYBRID, kernel_error, tensor_desc, type_label
@@ -60,7 +59,7 @@ def lstm_prepare(ctx, node) -> None:
         raise kernel_error(node, f"cell state {tensor_desc(c)}: type not supported (float32 or int16)")
     # Gate buffers of batch x state cells, as TFLM requests them (four; three in its CMSIS-NN
     # build's integer LSTM).
-    count = lstm_gate_buffers(getattr(ctx, "kernels", "reference"), data.kind in ("int8", "int16"))
+    count = ctx.target.lstm_gate_buffers(data.kind in ("int8", "int16"))
     data.buffer_indices = [ctx.request_scratch(data.batch * data.n_state * ct.itemsize) for _ in range(count)]
 
 

@@ -129,7 +129,8 @@ def transpose_conv_prepare(ctx, node) -> None:
     ctx.allocate_persistent(4 * oc)
     ctx.allocate_persistent(4 * oc)
     out_elements = int(np.prod(out.shape))
-    if it in (np.int8, np.int16) and makes_reference_scratch(ctx, node, it):
+    # TFLM's CMSIS-NN glue asks for arm_transpose_conv_s8's buffers instead for int8 (the flavour)
+    if it in (np.int8, np.int16) and not ctx.target.replaces_reference_scratch(node.op_name, it):
         ctx.request_scratch(out_elements * (4 if it == np.int8 else 8))
     _check_types(node, flt, inp, out)
     _prepare_window(node, data, inp, out, fh, fw)
@@ -173,13 +174,6 @@ def _integer_weights(filter_data) -> np.ndarray:
     w = np.asarray(filter_data, dtype=np.float64)
     oc, fh, fw, ic = w.shape
     return np.ascontiguousarray(w.transpose(3, 1, 2, 0).reshape(ic, fh * fw * oc))
-
-
-def makes_reference_scratch(ctx, node, input_dtype) -> bool:
-    """Whether the kernel library requests the reference kernel's accumulator scratch: TFLM's
-    CMSIS-NN glue asks for arm_transpose_conv_s8's buffers instead for int8 (flavours.py)."""
-    from micro_rt.flavours import replaces_reference_scratch
-    return not replaces_reference_scratch(ctx, node, input_dtype)
 
 
 def _check_shapes(node, flt, inp, out) -> None:

@@ -51,7 +51,9 @@ CMSIS_NN_REPLACED_SCRATCH = {("TRANSPOSE_CONV", "int8")}
 
 
 class FlavouredTarget:
-    """The target as a kernel sees it: `sizeof` answers for the flavour's struct, by op."""
+    """The target as a kernel sees it (ctx.target): `sizeof` answers for the flavour's struct,
+    by op, and the flavour says which buffers its glue requests instead of the reference
+    kernel's, so that no host kernel imports this module."""
 
     def __init__(self, target: Any, kernels: str, context: Any):
         self._target, self._kernels, self._context = target, kernels, context
@@ -66,14 +68,19 @@ class FlavouredTarget:
             struct = CMSIS_NN_STRUCTS.get((self._context.node.op_name, struct), struct)
         return self._target.sizeof(struct)
 
+    def replaces_reference_scratch(self, op_name: str, input_dtype: Any) -> bool:
+        """Whether the flavour's glue requests other scratch buffers than the reference kernel
+        for this op and input type (prepare_extras then makes its requests; the reference
+        kernel makes none)."""
+        return self._kernels == "cmsis-nn" and (op_name, np.dtype(input_dtype).name) in CMSIS_NN_REPLACED_SCRATCH
+
+    def lstm_gate_buffers(self, integer: bool) -> int:
+        """The scratch buffers of batch x state cells UNIDIRECTIONAL_SEQUENCE_LSTM requests: four
+        (the reference kernel), three where CMSIS-NN's arm_lstm_unidirectional_s8 / _s16 run."""
+        return 3 if self._kernels == "cmsis-nn" and integer else 4
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._target, name)
-
-
-def lstm_gate_buffers(kernels: str, integer: bool) -> int:
-    """The scratch buffers of batch x state cells UNIDIRECTIONAL_SEQUENCE_LSTM requests: four
-    (the reference kernel), three where CMSIS-NN's arm_lstm_unidirectional_s8 / _s16 run."""
-    return 3 if kernels == "cmsis-nn" and integer else 4
 
 
 def _lstm_kernel_sums(ctx: Any, node: Any) -> None:
@@ -84,13 +91,6 @@ def _lstm_kernel_sums(ctx: Any, node: Any) -> None:
     if kind in ("int8", "int16"):
         for _ in range(8):
             ctx.allocate_persistent(data.n_state * (4 if kind == "int8" else 8))
-
-
-def replaces_reference_scratch(ctx: Any, node: Any, input_dtype: Any) -> bool:
-    """Whether the flavour's glue requests other scratch buffers than the reference kernel for
-    this node (prepare_extras then makes its requests; the reference kernel makes none)."""
-    kernels = getattr(ctx.target, "kernels", "reference")
-    return kernels == "cmsis-nn" and (node.op_name, np.dtype(input_dtype).name) in CMSIS_NN_REPLACED_SCRATCH
 
 
 def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
