@@ -8,10 +8,12 @@ virtual MCU (issue 12), one single-operator model per (operator, input type).
 The list of kernels is micro_rt.cortexm.ops.KERNELS: a kernel registered there later appears
 here without editing this script. Each (op, type) runs on a builder-made model of one
 operator: a representative shape from SHAPES below when the operator has one, otherwise the
-first case of tests/type_cases.py (the table-driven type cases every operator adds) whose input
-has that type and that micro_rt accepts; those cases are tiny, so the call's fixed cost weighs
-in their per-element figure (the `model` column says which). Kernels registered for any element
-type (data movement) run on int8 data where a type case has it.
+first case of devtools/op_models/type_cases.py (the table-driven type cases every operator adds,
+shared with the tests) whose input has that type and that micro_rt accepts; those cases are
+tiny, so the call's fixed cost weighs in their per-element figure (the `model` column says
+which). Kernels registered for any element type (data movement) run on int8 data where a type
+case has it. The SVDF, LSTM, Signal, detection and circular-buffer models come from
+devtools/op_models/ too.
 
 Per row: MACs (micro_rt.analysis.op_macs), elements (the larger of the first input and the
 output), instructions and cycles of one invoke (micro_rt.inputs.random_inputs, seed 1) with
@@ -44,6 +46,7 @@ from typing import Callable, Iterator, Optional  # noqa: E402
 import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))      # devtools/: the op models the tests share, dev-only (not in the wheel)
 TYPE_NAME = {"int8": "INT8", "int16": "INT16", "float32": "FLOAT32", "any": "INT8"}
 WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 # Output quantization TFLM requires of these operators (scale, zero point) per output type.
@@ -129,25 +132,23 @@ def _quantize(op: str, typ: str) -> bytes:
 def _svdf(op: str, typ: str) -> bytes:
     """A keyword-spotting SVDF layer: 64 inputs, 128 filters, memory 16, int16 state (as the
     converter writes it)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_kernels_svdf import svdf_model
+    from devtools.op_models.svdf import svdf_model
     return svdf_model(1, 64, 128, 1, 16, "int16" if typ == "INT8" else "float")
 
 
 def _lstm(op: str, typ: str) -> bytes:
     """A keyword-spotting LSTM layer: 8 steps of 32 inputs, 32 cells."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_kernels_lstm import lstm_model
+    from devtools.op_models.lstm import lstm_model
     return lstm_model({"INT8": "int8", "INT16": "int16"}.get(typ, "float32"), 1, 8, 32, 32)
 
 
 def _signal(op: str, typ: str) -> bytes:
-    """A Signal op of an audio front end, as tests/test_vmcu_signal.py builds it (the first case
-    of that op, whose input type matches: int16 / int32 / float32; "INT8" stands for the kernel
-    registered for any type, e.g. the uint32 filter banks and the int32 FFTs)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_kernels_signal import single_op as signal_op
-    from test_vmcu_signal import signal_cases, wide_fft_cases
+    """A Signal op of an audio front end, one of the cases tests/test_vmcu_signal.py runs
+    (devtools/op_models/signal.py; the first case of that op whose input type matches: int16 /
+    int32 / float32; "INT8" stands for the kernel registered for any type, e.g. the uint32
+    filter banks and the int32 FFTs)."""
+    from devtools.op_models.signal import signal_cases, wide_fft_cases
+    from devtools.op_models.signal import single_op as signal_op
     from micro_rt.model import read_model
     if op == "SignalFilterBankSquareRoot":          # its scale bits a constant: random ones are refused
         return signal_op(op, [((40,), "UINT64"), ((), "INT32", np.array(7, np.int32))], [((40,), "UINT32")], {})
@@ -163,16 +164,14 @@ def _signal(op: str, typ: str) -> bytes:
 
 def _detection(op: str, typ: str) -> bytes:
     """An SSD head's post-processing: 400 anchors, 10 classes + background, regular NMS, 10
-    detections (seeded anchors and options of tests/test_detection_postprocess.py)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_detection_postprocess import ssd_head
+    detections (seeded anchors and options of devtools/op_models/detection.py)."""
+    from devtools.op_models.detection import ssd_head
     return ssd_head(400, 10, True, True, 10, score_threshold=0.5)
 
 
 def _circular_buffer(op: str, typ: str) -> bytes:
     """A streaming keyword-spotting buffer: 13 slots of 1 x 40 int8 (period 1: every invoke runs on)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_circular_buffer import streaming_model
+    from devtools.op_models.circular_buffer import streaming_model
     return streaming_model(13, 40, None)
 
 
@@ -214,7 +213,7 @@ SHAPES: dict[str, Callable[[str, str], bytes]] = {
     "TRANSPOSE_CONV": _transpose_conv,
     "MEAN": lambda op, t: single_op(op, [_t((1, 16, 16, 32), t), _i32([1, 2])], _t((1, 1, 1, 32), t, 0.04),
                                     {"keep_dims": True}),
-    # TFLM's own custom operators (no type case: tests/type_cases.py holds builtins)
+    # TFLM's own custom operators (no type case: devtools/op_models/type_cases.py holds builtins)
     **{op: _signal for op in ("SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalIrfft", "SignalEnergy",
                               "SignalFilterBank", "SignalFilterBankSquareRoot", "SignalFilterBankSpectralSubtraction",
                               "SignalPCAN", "SignalFilterBankLog", "SignalDelay", "SignalFramer", "SignalStacker",
@@ -224,8 +223,7 @@ SHAPES: dict[str, Callable[[str, str], bytes]] = {
 
 
 def _type_cases() -> list[tuple[str, str, bytes]]:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from type_cases import type_cases
+    from devtools.op_models.type_cases import type_cases
     return type_cases()
 
 

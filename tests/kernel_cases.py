@@ -1,7 +1,8 @@
 """What the kernel tests (tests/test_kernels_*.py) share.
 
 * `single_op`: a one-operator model built with `micro_rt.builder.ModelBuilder` from tensor
-  specs (`q8`, `q16`, `f32`, `i32`; a list of scales makes a per-channel tensor);
+  specs (`q8`, `q16`, `f32`, `i32`; a list of scales makes a per-channel tensor), from
+  devtools/op_models/single_op.py;
 * `assert_single_op_matches_oracle`: run it through `micro_rt.Interpreter` and the
   tflite-micro oracle on the same seeded inputs, outputs equal bit for bit;
 * `assert_ops_match_oracle`: a real model with every tensor preserved on both sides, each
@@ -19,6 +20,7 @@ import math
 import numpy as np
 import pytest
 
+from devtools.op_models.single_op import single_op as single_op  # shared with the benchmarks
 from micro_rt import Interpreter
 from micro_rt.builder import ModelBuilder
 from micro_rt.errors import KernelError, UnsupportedOpError
@@ -50,30 +52,6 @@ def i32(shape, **kw) -> dict:
 def random_scale(rng, lo: float = 1e-3, hi: float = 0.5) -> float:
     """A float32-exact quantization scale, log-uniform in [lo, hi]."""
     return float(np.float32(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
-
-
-def single_op(op: str, inputs: Sequence[Optional[dict]], output: Optional[dict] = None,
-              options: Optional[dict] = None, outputs: Optional[Sequence[dict]] = None) -> bytes:
-    """A model of one operator. `inputs`: specs, None for an omitted optional input (-1);
-    inputs without `data` become the graph inputs, the op's outputs the graph outputs."""
-    b = ModelBuilder("kernel test")
-    ins, graph_inputs = [], []
-    for k, spec in enumerate(inputs):
-        if spec is None:
-            ins.append(-1)
-            continue
-        t = b.add_tensor(f"in{k}", spec["shape"], spec.get("type", "INT8"), data=spec.get("data"),
-                         scale=spec.get("scale"), zero_point=spec.get("zp"),
-                         quantized_dimension=spec.get("qdim", 0))
-        ins.append(t)
-        if spec.get("data") is None:
-            graph_inputs.append(t)
-    outs = [b.add_tensor(f"out{k}", spec["shape"], spec.get("type", "INT8"), scale=spec.get("scale"),
-                         zero_point=spec.get("zp"), quantized_dimension=spec.get("qdim", 0))
-            for k, spec in enumerate(outputs or [output])]
-    b.add_operator(op, ins, outs, options=options or {})
-    b.inputs, b.outputs = graph_inputs, outs
-    return b.build()
 
 
 def op_submodel(data: bytes, k: int) -> bytes:

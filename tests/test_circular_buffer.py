@@ -7,24 +7,10 @@ import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
+from devtools.op_models.circular_buffer import streaming_model
 from micro_rt import Interpreter
 from micro_rt.builder import ModelBuilder
 from micro_rt.errors import MicroRtError
-
-
-def streaming_model(slots: int, depth: int, cycles_max: int | None, width: int = 1,
-                    dtype: str = "INT8") -> bytes:
-    b = ModelBuilder()
-    q = {"scale": 0.1, "zero_point": 0}
-    x = b.add_tensor("x", [1, 1, width, depth], dtype, **q)
-    buf = b.add_tensor("buffer", [1, slots, width, depth], dtype, **q)
-    flat = b.add_tensor("flat", [1, slots * width * depth], dtype, **q)
-    shape = b.add_tensor("shape", [2], "INT32", data=np.array([1, slots * width * depth], np.int32))
-    options = flexbuffers.Dumps({"cycles_max": cycles_max}) if cycles_max is not None else b""
-    b.add_operator("CIRCULAR_BUFFER", [x], [buf], custom_options=options)
-    b.add_operator("RESHAPE", [buf, shape], [flat])
-    b.inputs, b.outputs = [x], [flat, buf]
-    return b.build()
 
 
 CASES = [(4, 8, 2, 1), (3, 5, 3, 1), (5, 4, None, 1), (4, 6, None, 1), (13, 3, None, 2),

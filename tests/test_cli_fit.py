@@ -89,7 +89,7 @@ def test_reference_op_without_a_reference_c_kernel_is_not_counted(capsys, tmp_pa
     the registry is patched to lose the LSTM's) runs on its host kernel with --kernels reference,
     and fit says so (cannot tell), never counting the CMSIS one."""
     from micro_rt.cortexm import ops
-    from test_kernels_lstm import lstm_model
+    from devtools.op_models.lstm import lstm_model
     monkeypatch.setattr(ops, "WITHOUT_REFERENCE_KERNEL", {("UNIDIRECTIONAL_SEQUENCE_LSTM", "int8")})
     path = tmp_path / "lstm.tflite"
     path.write_bytes(lstm_model("int8", 1, 3, 4, 4))

@@ -159,7 +159,7 @@ def test_a_runner_reading_run_time_values_is_named(monkeypatch):
 
 def test_kernel_written_structs_go_to_the_state_region():
     # Signal kernels keep state between invokes in their argument structs: RAM, not the plan
-    from test_kernels_signal import SPECTRAL, single_op
+    from devtools.op_models.signal import SPECTRAL, single_op
     data = single_op("SignalFilterBankSpectralSubtraction", [((16,), "UINT32")],
                      [((16,), "UINT32"), ((16,), "UINT32")], SPECTRAL)
     it, ex = _executor(data)

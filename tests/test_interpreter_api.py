@@ -355,7 +355,7 @@ def test_blas_pool_is_capped_during_invoke_and_restored_after():
 def test_random_inputs_cover_uint64_inputs():
     """Seeded inputs for a uint64 input (SignalFilterBankSquareRoot's) span its whole range: the
     uniform draw must not overflow int64 (it raised ValueError)."""
-    from test_kernels_signal import single_op
+    from devtools.op_models.signal import single_op
     data = single_op("SignalFilterBankSquareRoot", [((40,), "UINT64"), ((), "INT32")], [((40,), "UINT32")], {})
     it = Interpreter.from_bytes(data)
     for seed in range(3):

@@ -16,7 +16,7 @@ from kernel_cases import (assert_arena_matches_oracle, assert_matches_oracle_on,
                           q8, q16, random_scale, single_op)
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError
-from type_cases import oracle_verdicts
+from oracle_verdicts import oracle_verdicts
 
 S = (1, 3, 4, 5)
 COMPARISONS = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")

@@ -11,8 +11,9 @@ import pytest
 from flatbuffers import flexbuffers
 
 from conftest import shared_model
+from devtools.op_models.signal import (SPECTRAL, audio_frames, filter_bank_config, int16_frames, single_op,
+                                       wide_frames)
 from micro_rt import Interpreter, KernelError, ModelError, builtin_op_resolver
-from micro_rt.builder import ModelBuilder
 from micro_rt.flexbuffer import read_options
 from micro_rt.kernels.signal_filterbank import sqrt64
 from micro_rt.kernels.signal_kissfft import KissFftr
@@ -51,21 +52,7 @@ def test_flexbuffer_reader_refuses_malformed_bytes_cleanly():
 
 
 # ---- single-op models -----------------------------------------------------------------------
-def single_op(op: str, inputs: Sequence[tuple], outputs: Sequence[tuple], options: dict) -> bytes:
-    """inputs/outputs: (shape, type[, constant data]); returns a one-operator model."""
-    b = ModelBuilder()
-    ins, model_inputs = [], []
-    for k, (shape, kind, *data) in enumerate(inputs):
-        t = b.add_tensor(f"in{k}", shape, kind, data=data[0] if data else None)
-        ins.append(t)
-        if not data:
-            model_inputs.append(t)
-    outs = [b.add_tensor(f"out{k}", shape, kind) for k, (shape, kind) in enumerate(outputs)]
-    b.add_operator(op, ins, outs, custom_options=flexbuffers.Dumps(options) if options else b"")
-    b.inputs, b.outputs = model_inputs, outs
-    return b.build()
-
-
+# (single_op, the frames and SPECTRAL: devtools/op_models/signal.py)
 def stream_agrees(oracle, data: bytes, frames: Sequence[Sequence[np.ndarray]],
                   compare: Optional[Sequence[slice]] = None, reset_at: int = -1,
                   gated: bool = False) -> None:
@@ -94,13 +81,6 @@ def stream_agrees(oracle, data: bytes, frames: Sequence[Sequence[np.ndarray]],
                 a, b = a[compare[k]], b[compare[k]]
             assert a.dtype == b.dtype and np.array_equal(a, b), \
                 f"frame {n} output {k}: {np.count_nonzero(a != b)} of {a.size} differ"
-
-
-def int16_frames(rng, shape, count: int) -> list:
-    amps = [1, 50, 3000, 32768]
-    frames = [[rng.integers(-amps[n % 4], amps[n % 4], shape).astype(np.int16)] for n in range(count)]
-    frames[0][0].reshape(-1)[:3] = (-32768, 32767, 0)
-    return frames
 
 
 @pytest.mark.parametrize("shape,width,shift", [((480,), 480, 12), ((3, 64), 64, 0), ((2, 32), 32, 15)])
@@ -142,15 +122,6 @@ def test_energy_matches_oracle_on_its_range(oracle):
     stream_agrees(oracle, data, int16_frames(rng, (258,), 8), compare=[slice(4, 120)])
 
 
-def filter_bank_config(rng, channels: int, bins: int):
-    widths = rng.integers(0, 9, channels + 1).astype(np.int16)
-    freq_starts = np.sort(rng.integers(0, bins - 9, channels + 1)).astype(np.int16)
-    weight_starts = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int16)
-    total = int(widths.sum())
-    weights = rng.integers(0, 4096, total).astype(np.int16)
-    return weights, (4096 - weights).astype(np.int16), freq_starts, weight_starts, widths
-
-
 def test_filter_bank_matches_oracle(oracle):
     rng = np.random.default_rng(3)
     channels, bins = 12, 80
@@ -185,11 +156,6 @@ def test_sqrt64_is_the_rounded_integer_root():
         while (floor + 1) ** 2 <= v:
             floor += 1
         assert r in (floor, floor + 1) and r <= 0xFFFFFFFF
-
-
-SPECTRAL = {"alternate_one_minus_smoothing": 15401, "alternate_smoothing": 983, "clamping": False,
-            "min_signal_remaining": 819, "num_channels": 16, "one_minus_smoothing": 15975,
-            "smoothing": 409, "smoothing_bits": 10, "spectral_subtraction_bits": 14}
 
 
 @pytest.mark.parametrize("clamping", [False, True])
@@ -263,17 +229,6 @@ def test_irfft_matches_oracle(oracle, fft_length, shape):
     data = single_op("SignalIrfft", [(shape, "INT16")], [(out, "INT16")],
                      {"T": 7, "fft_length": fft_length})
     stream_agrees(oracle, data, int16_frames(rng, shape, 8))
-
-
-def wide_frames(rng, kind: str, shape, count: int) -> list:
-    if kind == "FLOAT32":
-        return [[rng.normal(0, 10.0 ** (n % 5 - 1), shape).astype(np.float32)] for n in range(count)]
-    frames = []
-    for n in range(count):
-        bound = [1 << 8, 1 << 20, (1 << 31) - 1][n % 3]
-        frames.append([rng.integers(-bound, bound, shape).astype(np.int32)])
-    frames[0][0].reshape(-1)[:2] = (-(1 << 31), (1 << 31) - 1)
-    return frames
 
 
 @pytest.mark.parametrize("kind", ["INT32", "FLOAT32"])
@@ -439,17 +394,6 @@ def test_bad_options_and_shapes_are_refused_with_the_op_named():
 
 # ---- the audio preprocessors in shared/ ----------------------------------------------------
 PREPROCESSOR_LOG_OUTPUT = 13          # the SignalFilterBankLog op: end of the Signal chain
-
-
-def audio_frames(count: int, seed: int = 0) -> list:
-    rng = np.random.default_rng(seed)
-    t = np.arange(480) / 16000
-    frames = []
-    for n in range(count):
-        tone = 6000 * np.sin(2 * np.pi * (300 + 40 * n) * t) * (n % 5 != 0)
-        noise = rng.normal(0, [30, 300, 3000][n % 3], 480)
-        frames.append(np.clip(tone + noise, -32768, 32767).astype(np.int16).reshape(1, 480))
-    return frames
 
 
 PREPROCESSORS = ["audio_preprocessor_float.tflite", "audio_preprocessor_int8.tflite"]

@@ -1,10 +1,11 @@
 """Every registered kernel accepts exactly the tensor types TFLM's reference kernel accepts.
 
-For each builtin micro_rt registers and each type combination of tests/type_cases.py (the
-types a kernel runs plus uint8, int64, bool, hybrid float/int8 layers and odd bias types),
-a single-op model goes to the tflite-micro oracle (in a child process: TFLM can crash) and to
-micro_rt: micro_rt accepts it iff the oracle does; when both accept, the outputs are bit-equal
-on seeded inputs; when both refuse, micro_rt's KernelError carries TFLM's own reason wording.
+For each builtin micro_rt registers and each type combination of devtools/op_models/type_cases.py
+(the types a kernel runs plus uint8, int64, bool, hybrid float/int8 layers and odd bias types),
+a single-op model goes to the tflite-micro oracle (tests/oracle_verdicts.py, in a child process:
+TFLM can crash) and to micro_rt: micro_rt accepts it iff the oracle does; when both accept, the
+outputs are bit-equal on seeded inputs; when both refuse, micro_rt's KernelError carries TFLM's
+own reason wording.
 
 DELIBERATE lists the few combinations where micro_rt's answer differs on purpose, each with
 why; the test also checks that the oracle still behaves as written there.
@@ -16,11 +17,12 @@ import re
 import numpy as np
 import pytest
 
+from devtools.op_models.type_cases import type_cases
 from kernel_cases import assert_bits_equal, assert_single_op_matches_oracle, q16, single_op
 from micro_rt import Interpreter
 from micro_rt.errors import KernelError, MicroRtError
 from micro_rt.resolver import builtin_op_resolver
-from type_cases import oracle_verdicts, type_cases
+from oracle_verdicts import oracle_verdicts
 
 CASES = type_cases()
 

@@ -229,7 +229,7 @@ def test_audio_preprocessor_stream_with_the_memory_system(oracle, name, core, mo
     inside an IT block; a virtual-TLB miss there broke it: test_vmcu_it_state.py.)"""
     from conftest import SHARED_MODELS
     from micro_rt import Interpreter
-    from test_kernels_signal import audio_frames
+    from devtools.op_models.signal import audio_frames
     data = (SHARED_MODELS / name).read_bytes()
     frames, reset_at = audio_frames(8), 5
     theirs = oracle.interpreter(data)

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from conftest import missing, oracle_available
+from devtools.op_models.type_cases import type_cases
 from micro_rt import Interpreter, schema
 from micro_rt.builder import ModelBuilder
 from micro_rt.errors import KernelError, UnsupportedOpError
 from micro_rt.resolver import builtin_op_resolver
-from type_cases import type_cases
 
 # Operators issue 13 adds (control flow, resource variables).
 LATER = {"IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"}

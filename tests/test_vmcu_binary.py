@@ -150,7 +150,7 @@ def test_int8_audio_preprocessor_profiles_complete():
     now runs as a C kernel on the M4 (none falls back to the host) and the MCU's outputs equal the
     host's frame after frame."""
     from conftest import shared_model
-    from test_kernels_signal import audio_frames
+    from devtools.op_models.signal import audio_frames
     from test_vmcu_signal import assert_stream_equal
     data = shared_model("audio_preprocessor_int8.tflite").read_bytes()
     records = assert_stream_equal(data, "cortex-m4", [[x] for x in audio_frames(6)])

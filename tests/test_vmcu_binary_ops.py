@@ -186,12 +186,13 @@ def test_output_of_another_shape(core):
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_every_accepted_type_runs_on_the_mcu():
-    """Every type case of the family (tests/type_cases.py) that micro_rt accepts runs whole on
-    the virtual MCU (no host fallback: the profile is complete) with the host's outputs."""
+    """Every type case of the family (devtools/op_models/type_cases.py) that micro_rt accepts
+    runs whole on the virtual MCU (no host fallback: the profile is complete) with the host's
+    outputs."""
     from micro_rt.errors import KernelError
     from micro_rt.inputs import random_inputs
     from micro_rt import Interpreter
-    from type_cases import binary_ops_and_comparison_cases
+    from devtools.op_models.type_cases import binary_ops_and_comparison_cases
     ran = []
     for name, _, data in binary_ops_and_comparison_cases():
         try:

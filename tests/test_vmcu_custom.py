@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from devtools.op_models.circular_buffer import streaming_model
+from devtools.op_models.detection import ssd_head
 from micro_rt import Interpreter
 from micro_rt.errors import MicroRtError
-from test_circular_buffer import CASES, batched_model, streaming_model
-from test_detection_postprocess import seeded_inputs, ssd_head
+from test_circular_buffer import CASES, batched_model
+from test_detection_postprocess import seeded_inputs
 
 CORES = ["cortex-m0plus", "cortex-m4"]
 

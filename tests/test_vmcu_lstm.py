@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from conftest import SHARED_MODELS, shared_models
+from devtools.op_models.lstm import lstm_model
 from micro_rt import Interpreter
 from micro_rt.kernels import lstm_float
 from micro_rt.kernels.activations import logistic_float
-from test_kernels_lstm import CASES, INT16_CASES, lstm_model
+from test_kernels_lstm import CASES, INT16_CASES
 from vmcu_cases import assert_close_ulp_or_abs, device_libm
 
 CORES = ["cortex-m0plus", "cortex-m4"]

@@ -175,7 +175,8 @@ def test_transpose_conv_s8(core, called):
 def test_svdf_s8(core, kind):
     """SVDF int8 input, int8 / int16 state: mrt_ref_svdf_* equal to the twin over invoke
     sequences (state carried over, reset midway), edge inputs, state zero points."""
-    from test_kernels_svdf import INT_SHAPES, svdf_model
+    from devtools.op_models.svdf import svdf_model
+    from test_kernels_svdf import INT_SHAPES
     from test_vmcu_svdf import _random_inputs, assert_mcu_matches_host
     from micro_rt import Interpreter
     for k, (batch, input_size, filters, rank, memory, act) in enumerate(INT_SHAPES):
@@ -284,7 +285,7 @@ def test_profile_and_report_run_the_reference_kernels(capsys, tmp_path, monkeypa
     import json
 
     from cli_runner import run_cli
-    from test_kernels_lstm import lstm_model
+    from devtools.op_models.lstm import lstm_model
     model = str(MODELS / "mobilenet_tiny_int8.tflite")
     code, out, _ = run_cli(capsys, "profile", model, "--kernels", "reference", "--target", "cortex-m0plus", "--json")
     report = json.loads(out)

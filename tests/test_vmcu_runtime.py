@@ -347,7 +347,7 @@ def _assert_stream_equal(data: bytes, core: str, frames, reset_at: int) -> int:
 
 def test_signal_state_carries_over_and_resets():
     # the noise estimate lives in the plan's state region between invokes
-    from test_kernels_signal import SPECTRAL, single_op
+    from devtools.op_models.signal import SPECTRAL, single_op
     data = single_op("SignalFilterBankSpectralSubtraction", [((16,), "UINT32")],
                      [((16,), "UINT32"), ((16,), "UINT32")], SPECTRAL)
     rng = np.random.default_rng(3)
@@ -357,14 +357,14 @@ def test_signal_state_carries_over_and_resets():
 
 def test_every_signal_operator_streams_as_on_the_host():
     # FIFOs, buffers and work memory of the streaming ops, through a reset halfway
-    from test_vmcu_signal import signal_cases
+    from devtools.op_models.signal import signal_cases
     for name, data, frames, _ in signal_cases(np.random.default_rng(21)):
         _assert_stream_equal(data, "cortex-m4", frames, reset_at=len(frames) // 2)
 
 
 def test_variable_tensor_state_carries_over():
     # SVDF's state is a variable tensor in the arena
-    from test_kernels_svdf import svdf_model
+    from devtools.op_models.svdf import svdf_model
     data = svdf_model(2, 10, 12, 3, 4, "int16", "NONE", seed=1)
     rng = np.random.default_rng(0)
     frames = [[rng.integers(-128, 128, (2, 10)).astype(np.int8)] for _ in range(7)]
@@ -377,7 +377,7 @@ def test_a_circular_buffer_ends_the_invoke_on_the_host_s_invokes(core):
     invoke there without an error (MRT_PLAN_ENDS_RUN), the record says so, the operators after
     it do not run; over a stream with a reset, on the same invokes as the host, with its outputs
     and the counts of the kernels run alone."""
-    from test_circular_buffer import streaming_model
+    from devtools.op_models.circular_buffer import streaming_model
     rng = np.random.default_rng(5)
     frames = [[rng.integers(-128, 128, (1, 1, 2, 8), dtype=np.int8)] for _ in range(14)]
     ended = _assert_stream_equal(streaming_model(4, 8, 3, 2), core, frames, reset_at=9)
@@ -387,7 +387,8 @@ def test_a_circular_buffer_ends_the_invoke_on_the_host_s_invokes(core):
 def test_detection_postprocess_runs_in_the_plan():
     """TFLite_Detection_PostProcess (TFLM's eleven scratch buffers in the arena) in the device
     runtime: the host's outputs and the counts of the kernel run alone, on seeds with many ties."""
-    from test_detection_postprocess import seeded_inputs, ssd_head
+    from devtools.op_models.detection import ssd_head
+    from test_detection_postprocess import seeded_inputs
     for regular in (False, True):
         data = ssd_head(40, 4, True, regular, 10, seed=7)
         _assert_stream_equal(data, "cortex-m4", [seeded_inputs(40, 5, seed) for seed in range(4)], reset_at=-1)

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 from conftest import shared_model, shared_models
+from devtools.op_models.svdf import svdf_model
 from micro_rt import Interpreter
 from micro_rt.builder import ModelBuilder
 from micro_rt.model import read_model
-from test_kernels_svdf import INT_SHAPES, svdf_model
+from test_kernels_svdf import INT_SHAPES
 from vmcu_cases import MAX_ULP, assert_close_ulp, device_libm
 
 CORES = ["cortex-m0plus", "cortex-m4"]

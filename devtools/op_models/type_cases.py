@@ -1,16 +1,22 @@
 """Single-op models of every registered builtin in every tensor-type combination worth asking
-about (test_kernels_types.py): the types a kernel runs, the neighbours TFLM refuses (uint8,
-the old TFLite quantization; int64; bool; hybrid float-activation / int8-weight layers; int64
-biases on int8 layers), so micro_rt's prepare can be held to accept exactly what TFLM's does.
+about: the types a kernel runs, the neighbours TFLM refuses (uint8, the old TFLite
+quantization; int64; bool; hybrid float-activation / int8-weight layers; int64 biases on int8
+layers). The type tests (tests/test_kernels_types.py: micro_rt's prepare accepts exactly what
+TFLM's does; test_op_coverage.py, ...) and benchmarks/bench_op_cycles.py share them; TFLM's
+verdicts on them come from tests/oracle_verdicts.py.
 
 `type_cases()` returns (label, op, model bytes); the label names the types, e.g.
 "CAST UINT8->INT32" or "CONV_2D in=INT16 filter=INT8 bias=INT32".
 """
 from __future__ import annotations
 
+from typing import Any, Callable, Iterator, Sequence
+
 import numpy as np
 
-from kernel_cases import single_op
+from devtools.op_models.lstm import lstm_model
+from devtools.op_models.single_op import single_op
+from devtools.op_models.svdf import svdf_model
 from micro_rt.builder import ModelBuilder
 
 TYPES = ("FLOAT32", "INT8", "INT16", "INT32", "UINT8", "INT64", "BOOL")
@@ -21,8 +27,8 @@ FIXED_OUT = {"LOGISTIC": {"INT8": (1 / 256, -128), "UINT8": (1 / 256, 0), "INT16
              "TANH": {"INT8": (1 / 128, 0), "UINT8": (1 / 128, 128), "INT16": (1 / 32768, 0)}}
 
 
-def spec(shape, typ: str, scale: float = 0.05, zp: int = 0, **kw) -> dict:
-    """A tensor spec for kernel_cases.single_op; quantized types get a scale and zero point
+def spec(shape: Sequence[int], typ: str, scale: float = 0.05, zp: int = 0, **kw: Any) -> dict:
+    """A tensor spec for `single_op`; quantized types get a scale and zero point
     (uint8 the old style's mid-range zero point)."""
     d = dict(shape=tuple(shape), type=typ, **kw)
     if typ in QUANTIZED:
@@ -30,7 +36,7 @@ def spec(shape, typ: str, scale: float = 0.05, zp: int = 0, **kw) -> dict:
     return d
 
 
-def const(shape, typ: str, values, **kw) -> dict:
+def const(shape: Sequence[int], typ: str, values: Any, **kw: Any) -> dict:
     return spec(shape, typ, data=np.asarray(values).reshape(shape), **kw)
 
 
@@ -137,6 +143,9 @@ LAYER_TYPES = [("FLOAT32", "FLOAT32", "FLOAT32"), ("INT8", "INT8", "INT32"), ("I
 def _layer(op: str, it: str, ft: str, bt: str) -> bytes:
     rng = np.random.default_rng(3)
     oc = 4
+    x: tuple[int, ...]
+    fshape: tuple[int, ...]
+    y: tuple[int, ...]
     if op == "CONV_2D":
         x, fshape, y = (1, 5, 5, 3), (oc, 3, 3, 3), (1, 3, 3, oc)
         opts = {"padding": "VALID", "stride_h": 1, "stride_w": 1}
@@ -178,20 +187,19 @@ def _retyped(data: bytes, types: dict) -> bytes:
         old, new = NUMPY_DTYPE[t.type_name], NUMPY_DTYPE[types[t.name]]
         t.type_name = types[t.name]
         if t.buffer:        # constants keep their values, in the new type's bytes
-            values = np.frombuffer(b.buffers[t.buffer], old)
+            values: np.ndarray = np.frombuffer(b.buffers[t.buffer], old)
             b.buffers[t.buffer] = np.clip(values, -100, 100).astype(new).tobytes()
         if t.type_name == "FLOAT32":
             t.scales = t.zero_points = None
         elif not t.scales:
             t.scales, t.zero_points = [0.01], [0]
         if t.type_name == "UINT8":
+            assert t.scales is not None
             t.zero_points = [128] * len(t.scales)
     return b.build()
 
 
 def _recurrent_cases():
-    from test_kernels_lstm import lstm_model
-    from test_kernels_svdf import svdf_model
     for kind in ("float", "int8", "int16"):
         yield f"SVDF {kind}", "SVDF", svdf_model(1, 5, 4, 2, 3, kind=kind)
     yield ("SVDF hybrid in=FLOAT32 weights=INT8", "SVDF",
@@ -211,15 +219,16 @@ def _recurrent_cases():
                                                      **{f"w{k}": "UINT8" for k in range(8)}}))
 
 
-def binary_ops_and_comparison_cases():
+def binary_ops_and_comparison_cases() -> Iterator[tuple[str, str, bytes]]:
     """DIV .. PRELU (kernels/binary_ops.py), the comparisons, LOGICAL_AND / OR and SELECT_V2
     (kernels/comparisons.py). Divisors are constants without zeros: TFLM's FLOOR_DIV and int32
     DIV refuse a zero divisor when invoked, and the oracle's verdict invokes on zeros."""
     s = (2, 3, 4)
     divisor = [3, -2, 5, 7]
-    makers = {op: (lambda t, op=op: single_op(op, [spec(s, t, 0.05), const((4,), t, divisor, scale=0.07)],
-                                              spec(s, t, 0.1)))
-              for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD")}
+    makers: dict[str, Callable[..., bytes]] = {
+        op: (lambda t, op=op: single_op(op, [spec(s, t, 0.05), const((4,), t, divisor, scale=0.07)],
+                                        spec(s, t, 0.1)))
+        for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD")}
     makers["SQUARED_DIFFERENCE"] = _binary("SQUARED_DIFFERENCE")
     makers["ADD_N"] = lambda t: single_op("ADD_N", [spec(s, t, 0.05)] * 3, spec(s, t, 0.1))
     makers["PRELU"] = lambda t: single_op("PRELU", [spec(s, t, 0.05), const((4,), "INT8" if t == "INT16" else t,
@@ -234,6 +243,8 @@ def binary_ops_and_comparison_cases():
     for op, make in makers.items():
         for t in TYPES:
             yield f"{op} {t}", op, make(t)
+
+
 def _unary_math_cases():
     """ABS ... ZEROS_LIKE (the unary math family) in every type; int16 ABS also unquantized."""
     s = (2, 3, 4)
@@ -344,61 +355,6 @@ def type_cases() -> list[tuple[str, str, bytes]]:
             *_data_movement_cases(), *_control_cases(),
             *binary_ops_and_comparison_cases(), *_unary_math_cases(),
             *_reduce_family_cases()]
-
-
-_PROBE = r"""
-import json, os, sys, tempfile
-sys.path.insert(0, os.environ["KERNEL_CASES_DIR"])
-from kernel_cases import oracle_load_and_run
-from micro_rt import oracle
-
-for path in sys.argv[1:]:
-    data = open(path, "rb").read()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as capture:
-        os.dup2(capture.fileno(), 2)
-        try:
-            oracle_load_and_run(oracle, data)
-            verdict = "accepted"
-        except Exception as e:
-            verdict = "refused: " + str(e)
-            printed = getattr(e, "printed", "")     # an OracleError keeps TFLM's lines
-        else:
-            printed = ""
-        finally:
-            os.dup2(saved, 2)
-        capture.seek(0)
-        log = printed + capture.read().decode(errors="replace")
-    print(json.dumps([path, verdict, log]), flush=True)
-"""
-
-
-def oracle_verdicts(models: list[bytes], tmp_path) -> list[tuple[bool, str]]:
-    """TFLM's answer on each model, loaded and invoked once on zeros in a child process
-    (TFLM can crash on a model it does not check): (accepted, what it printed). A model
-    that crashes the child counts as refused, with "crashed" as its message."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-    paths = []
-    for k, data in enumerate(models):
-        p = tmp_path / f"m{k}.tflite"
-        p.write_bytes(data)
-        paths.append(str(p))
-    verdicts: dict[str, tuple[bool, str]] = {}
-    while len(verdicts) < len(paths):
-        todo = [p for p in paths if p not in verdicts]
-        run = subprocess.run([sys.executable, "-c", _PROBE, *todo], capture_output=True, text=True,
-                             env={**os.environ, "KERNEL_CASES_DIR": str(Path(__file__).parent)})
-        for line in run.stdout.splitlines():
-            path, verdict, log = json.loads(line)
-            verdicts[path] = (verdict == "accepted", (log + verdict).strip())
-        if run.returncode != 0:
-            crashed = next(p for p in todo if p not in verdicts)
-            verdicts[crashed] = (False, f"crashed (exit {run.returncode})")
-    return [verdicts[p] for p in paths]
 
 
 def _data_movement_cases():
