@@ -171,6 +171,31 @@ def test_a_boot_stage_that_leaves_the_flash_unreadable_ends_the_run_on_entering_
                      report["message"]), report["message"]
 
 
+def test_mutated_boot_stages_end_in_a_report_or_a_micro_rt_error(capsys, tmp_path):
+    """Boot stages with random bytes changed and their CRC made again (so the ROM runs them):
+    each run ends in a report (a fault, a lock-up, boot-failed, --max-cycles ...) or a
+    MicroRtError, never another exception (it would fail the test)."""
+    import random
+
+    from micro_rt.errors import MicroRtError
+    elf = _semihosting_build(capsys, tmp_path, "raspberry-pi-pico")
+    board = load_board("raspberry-pi-pico")
+    rng = random.Random(7)
+    endings = set()
+    for k in range(24):
+        def mutate(code: bytes) -> bytes:
+            c = bytearray(code)
+            for _ in range(rng.randint(1, 3)):
+                c[rng.randrange(len(c))] = rng.randrange(256)
+            return bytes(c)
+        mutant = _with_boot_stage(elf, tmp_path / f"m{k}.elf", mutate)
+        try:
+            endings.add(run_firmware(EmulateRequest(mutant, board=board, max_cycles=500_000)).ending.value)
+        except MicroRtError as e:
+            endings.add(type(e).__name__)
+    assert len(endings) > 1, endings
+
+
 def test_the_board_header_writes_each_register_at_its_width():
     """The RA6M4's FLWT is 8 bits and FCACHEE 16: written at their widths, the latency first."""
     board = load_board("ek-ra6m4")
