@@ -50,8 +50,10 @@ import numpy as np
 
 from micro_rt.errors import KernelError
 
-from .ops_context import DSP_CORES, CallContext, KernelCall, UnsupportedOnMcu, core_of
-from .ops_conv_s16 import conv_s16_scratch, run_conv_s16_cmsis
+from micro_rt.cmsis_nn_scratch import CMSIS_NN_SCRATCH, DATA_INPUT, ScratchSize, data_input_index, size_tuple
+
+from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .ops_conv_s16 import run_conv_s16_cmsis
 from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
                          run_logical, run_select)
 from .ops_control import run_copies
@@ -73,12 +75,11 @@ from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast,
 from .ops_batch_matmul import batch_matmul_persistent, run_batch_matmul
 from .ops_resize import run_resize
 from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
-                                 transpose_conv_s8_reference_scratch, transpose_conv_s8_scratch,
-                                 transpose_conv_s16_scratch)
-from .ops_nn import (conv_s8_scratch, depthwise_conv_s8_scratch, run_conv_f32, run_conv_s8, run_conv_s16,
+                                 transpose_conv_s8_reference_scratch)
+from .ops_nn import (run_conv_f32, run_conv_s8, run_conv_s16,
                      run_fully_connected_f32, run_fully_connected_s8)
 from .ops_normalization import run_l2norm
-from .ops_pooling import avgpool_s8_scratch, run_l2_pool_f32, run_pool_f32, run_pool_int
+from .ops_pooling import run_l2_pool_f32, run_pool_f32, run_pool_int
 from .ops_softmax import run_log_softmax, run_softmax_f32, run_softmax_s8, run_softmax_s16
 from .ops_reference import (run_ref_binary_int, run_ref_conv_s8, run_ref_fully_connected_s8, run_ref_pool_int,
                             run_ref_lstm, run_ref_svdf_s8, run_ref_transpose_conv_s8, svdf_s8_reference_scratch)
@@ -87,7 +88,7 @@ from .ops_reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, r
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
     from .machine import CallResult
 
-__all__ = ["CONTROL", "DSP_CORES", "KERNELS", "REFERENCE_KERNELS", "TRANSCENDENTAL_F32_OPS", "WITHOUT_REFERENCE_KERNEL",
+__all__ = ["CONTROL", "DATA_INPUT", "KERNELS", "REFERENCE_KERNELS", "TRANSCENDENTAL_F32_OPS", "WITHOUT_REFERENCE_KERNEL",
            "KernelCall", "OpKernel",
            "UnsupportedOnMcu", "copies_only", "data_input_index", "describe", "kernel_for", "perform",
            "persistent_requests", "run_op", "scratch_bytes", "scratch_requests",
@@ -95,15 +96,15 @@ __all__ = ["CONTROL", "DSP_CORES", "KERNELS", "REFERENCE_KERNELS", "TRANSCENDENT
 
 Runner = Callable[[CallContext], list[KernelCall]]
 ScratchOffsets = Union[int, Sequence[int], None]       # one buffer's offset, or several in request order
-ScratchSize = Callable[..., Union[int, tuple[int, ...]]]    # (node, tensors, core) -> bytes, or one per buffer
 
 
 @dataclass(frozen=True)
 class OpKernel:
     """How an operator runs on the virtual MCU for one input type: the runner that describes
-    its kernel calls and, when the kernel needs scratch memory, the mirror of its
-    *_get_buffer_size (what the planner reserves in the arena; a tuple when TFLM's glue
-    requests several buffers). `libm`: its float32 results
+    its kernel calls and, for a reference-flavour kernel that needs scratch memory, the
+    requests of TFLM's reference kernel (a CMSIS-NN-style kernel's are its *_get_buffer_size
+    twins in micro_rt/cmsis_nn_scratch.py, which the host's arena accounting reads too; a tuple
+    when TFLM requests several buffers). `libm`: its float32 results
     come from newlib's expf / tanhf / logf (cosf / sinf / expm1f for the unary math family),
     within a few ulp of the host's glibc, not bit-equal (every other float32 kernel is
     bit-exact with its twin). `persistent`: (node, tensors) -> the bytes of each of TFLM's
@@ -128,16 +129,16 @@ _UNARY_I16 = ("RELU", "RELU6", "LEAKY_RELU")
 
 # (op, input type) -> OpKernel: everything that runs on the virtual MCU.
 KERNELS: dict[tuple[str, str], OpKernel] = {
-    ("CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=False), conv_s8_scratch),
+    ("CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=False)),
     ("CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=False)),
-    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="conv"), conv_s16_scratch),
-    ("DEPTHWISE_CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=True), depthwise_conv_s8_scratch),
+    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="conv")),
+    ("DEPTHWISE_CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=True)),
     ("DEPTHWISE_CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=True)),
     ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="dw")),
     ("FULLY_CONNECTED", INT8): OpKernel(run_fully_connected_s8),
     ("FULLY_CONNECTED", FLOAT32): OpKernel(run_fully_connected_f32),
     ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="fc")),
-    ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_int, avgpool_s8_scratch),
+    ("AVERAGE_POOL_2D", INT8): OpKernel(run_pool_int),
     ("AVERAGE_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
     ("MAX_POOL_2D", INT8): OpKernel(run_pool_int),
     ("MAX_POOL_2D", FLOAT32): OpKernel(run_pool_f32),
@@ -211,7 +212,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("LOG_SOFTMAX", FLOAT32): OpKernel(run_log_softmax, libm=True),
     **{("L2_NORMALIZATION", t): OpKernel(run_l2norm) for t in (INT8, FLOAT32)},
     ("SOFTMAX", INT16): OpKernel(run_softmax_s16),
-    ("AVERAGE_POOL_2D", INT16): OpKernel(run_pool_int, avgpool_s8_scratch),     # = arm_avgpool_s16's size
+    ("AVERAGE_POOL_2D", INT16): OpKernel(run_pool_int),
     ("MAX_POOL_2D", INT16): OpKernel(run_pool_int),
     ("L2_POOL_2D", FLOAT32): OpKernel(run_l2_pool_f32),
     # TFLM's Signal custom operators (uint32 / uint64 inputs register as ANY)
@@ -230,8 +231,8 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
     ("SignalStacker", INT16): OpKernel(run_stacker),
     ("SignalOverlapAdd", INT16): OpKernel(run_overlap_add),
     ("SignalOverlapAdd", FLOAT32): OpKernel(run_overlap_add),
-    ("TRANSPOSE_CONV", INT8): OpKernel(run_transpose_conv_s8, transpose_conv_s8_scratch),
-    ("TRANSPOSE_CONV", INT16): OpKernel(run_transpose_conv_s16, transpose_conv_s16_scratch),
+    ("TRANSPOSE_CONV", INT8): OpKernel(run_transpose_conv_s8),
+    ("TRANSPOSE_CONV", INT16): OpKernel(run_transpose_conv_s16),
     ("TRANSPOSE_CONV", FLOAT32): OpKernel(run_transpose_conv_f32),
     **{("RESIZE_NEAREST_NEIGHBOR", t): OpKernel(run_resize) for t in (INT8, INT16, FLOAT32)},
     **{("RESIZE_BILINEAR", t): OpKernel(run_resize) for t in (INT8, FLOAT32)},
@@ -277,16 +278,6 @@ WITHOUT_REFERENCE_KERNEL: set[tuple[str, str]] = set()
 TRANSCENDENTAL_F32_OPS = {op for (op, dtype), kernel in KERNELS.items() if dtype == FLOAT32 and kernel.libm}
 
 
-# The input whose element type selects an operator's kernel: input 0, except for these.
-DATA_INPUT = {"TRANSPOSE_CONV": 2}          # its input 0 is the output shape (int32)
-
-
-def data_input_index(node) -> int:
-    """The tensor index of the input whose element type selects `node`'s kernel (-1: absent)."""
-    k = DATA_INPUT.get(node.op_name, 0)
-    return node.inputs[k] if k < len(node.inputs) else -1
-
-
 def _kernel_key(op_name: str, dtype) -> Optional[tuple[str, str]]:
     """The KERNELS key of `op_name` for input element type `dtype`, None when there is none."""
     if (op_name, CONTROL) in KERNELS:
@@ -328,11 +319,14 @@ def scratch_requests(mcu, core: Optional[str], node, tensors, kernels: str = "cm
     """The scratch buffers the kernel asks for (its *_get_buffer_size functions), in the order
     TFLM's CMSIS-NN glue requests them; () when it needs none."""
     index = data_input_index(node)
-    kernel = kernel_for(node.op_name, tensors[index].dtype, kernels) if index >= 0 else None
-    if kernel is None or kernel.scratch is None:
+    key = _kernel_key(node.op_name, tensors[index].dtype) if index >= 0 else None
+    if key is None or kernel_for(node.op_name, tensors[index].dtype, kernels) is None:
         return ()
-    sizes = kernel.scratch(node, tensors, core_of(mcu, core))
-    return tuple(sizes) if isinstance(sizes, (tuple, list)) else ((sizes,) if sizes else ())
+    if kernels == "reference" and key in REFERENCE_KERNELS:
+        size = REFERENCE_KERNELS[key].scratch
+    else:                                   # CMSIS-NN-style, or a kernel both flavours share
+        size = CMSIS_NN_SCRATCH.get(key)
+    return size_tuple(size(node, tensors, core_of(mcu, core))) if size is not None else ()
 
 
 def persistent_requests(node, tensors, kernels: str = "cmsis-nn") -> tuple[int, ...]:

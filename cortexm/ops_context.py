@@ -19,9 +19,6 @@ import numpy as np
 
 from micro_rt.kernels.kernel_util import activation_of, activation_range_float, element_count
 
-DSP_CORES = ("cortex-m4", "cortex-m7", "cortex-m33")
-
-
 class UnsupportedOnMcu(NotImplementedError):
     """The operator / type combination has no C kernel (the caller runs the numpy twin)."""
 
@@ -104,10 +101,6 @@ def core_of(mcu, core: Optional[str] = None) -> str:
         if isinstance(v, str):
             return v
     return "cortex-m4"
-
-
-def has_dsp(core: str) -> bool:
-    return core in DSP_CORES
 
 
 # --------------------------------------------------------------------------- caches and placement

@@ -21,6 +21,8 @@ from typing import Optional
 
 import numpy as np
 
+from micro_rt.cmsis_nn_scratch import convolve_s16_buffer_size
+
 from .ops_context import CallContext, KernelCall, dims, node_params, uwords, words
 from .ops_nn import conv_s16_params, run_conv_s16
 
@@ -28,17 +30,6 @@ INT16_SPAN = 1 << 15          # |int16| <= 2^15
 MAX_COL_COUNT = 512           # taps CMSIS-NN sums in int32 before its int64 accumulator
 _INT32_MAX = (1 << 31) - 1
 _MAX_SHIFT = 7                # TFLM's int64 MultiplyByQuantizedMultiplier: shift in [-31, 7]
-
-
-def convolve_s16_buffer_size(ic: int, fh: int, fw: int) -> int:
-    """arm_convolve_s16_get_buffer_size (= the wrapper's): two int16 im2col columns."""
-    return 2 * ic * fh * fw * 2
-
-
-def conv_s16_scratch(node, tensors, core: str) -> int:
-    """The scratch TFLM's CMSIS-NN glue requests for a 16x8 CONV_2D (whatever the bias)."""
-    inp, flt = tensors[node.inputs[0]], tensors[node.inputs[1]]
-    return convolve_s16_buffer_size(int(inp.shape[3]), int(flt.shape[1]), int(flt.shape[2]))
 
 
 def reduce_multiplier(m: int) -> int:
@@ -124,5 +115,4 @@ def run_conv_s16_cmsis(c: CallContext, kind: str) -> list[KernelCall]:
                    b_dims, _bias_data(c, p), o_dims, c.out_addr())]
 
 
-__all__ = ["INT16_SPAN", "MAX_COL_COUNT", "conv_s16_scratch", "convolve_s16_buffer_size", "reduce_multiplier",
-           "run_conv_s16_cmsis"]
+__all__ = ["INT16_SPAN", "MAX_COL_COUNT", "reduce_multiplier", "run_conv_s16_cmsis"]

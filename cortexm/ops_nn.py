@@ -6,56 +6,20 @@ glue does and the kernels' scratch-buffer sizes. Pooling is ops_pooling, softmax
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
 from micro_rt.kernels.conv_common import int32_accumulators, populate_per_channel_multipliers
+from micro_rt.cmsis_nn_scratch import conv_buffer_size, depthwise_conv_buffer_size
+from micro_rt.kernels.conv_shapes import ConvShape, conv_shape
 from micro_rt.kernels.fully_connected import fc_output_multipliers
 from micro_rt.kernels.kernel_util import (activation_of, activation_range_quantized, element_count, scale_of,
                                           zero_point_of)
-from micro_rt.kernels.padding import PaddingValues, compute_padding_height_width, int16_window
+from micro_rt.kernels.padding import PaddingValues, int16_window
 
-from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, has_dsp,
-                          i32_bytes, is_f32, is_i16, node_params, uwords, words)
+from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, i32_bytes, is_f32, is_i16, node_params, uwords, words)
 
 # --------------------------------------------------------------------------- geometry
-
-
-def window(options, ih: int, iw: int, fh: int, fw: int, dh: int = 1, dw: int = 1):
-    """(stride_h, stride_w, padding) of a conv / pool window (TFLM's ComputePaddingHeightWidth).
-    The padding is never negative."""
-    sh, sw = int(options.get("stride_h", 1)), int(options.get("stride_w", 1))
-    pad, _, _ = compute_padding_height_width(sh, sw, dh, dw, ih, iw, fh, fw, options.get("padding", "SAME"))
-    return sh, sw, pad
-
-
-@dataclass
-class ConvShape:
-    """A convolution's sizes, strides, dilations and padding: what an mrt_conv_geometry
-    (mrt_nn_types.h) holds, in its order."""
-    n: int
-    ih: int
-    iw: int
-    ic: int
-    oh: int
-    ow: int
-    oc: int
-    fh: int
-    fw: int
-    fc: int
-    sh: int
-    sw: int
-    dh: int
-    dw: int
-    ph: int
-    pw: int
-
-    def geometry(self, fc: Optional[int] = None) -> tuple[int, ...]:
-        """The mrt_conv_geometry fields; `fc` in place of the filter's channels (a depthwise
-        kernel takes its channel multiplier there)."""
-        return (self.n, self.ih, self.iw, self.ic, self.oh, self.ow, self.oc, self.fh, self.fw,
-                self.fc if fc is None else fc, self.sh, self.sw, self.dh, self.dw, self.ph, self.pw)
 
 
 @dataclass
@@ -65,18 +29,6 @@ class ConvGeometry(ConvShape):
     act_max: int
     in_off: int
     out_off: int
-
-
-def _conv_shape(node, inp, flt, out) -> ConvShape:
-    """Sizes, strides, dilations and padding of a CONV_2D or DEPTHWISE_CONV_2D (NHWC input and
-    output; filter [oc, fh, fw, fc] or, depthwise, [1, fh, fw, oc]: read the same way)."""
-    o = node.options
-    n, ih, iw, ic = (int(d) for d in inp.shape)
-    _, oh, ow, oc = (int(d) for d in out.shape)
-    _, fh, fw, fc = (int(d) for d in flt.shape)
-    dh, dw = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
-    sh, sw, pad = window(o, ih, iw, fh, fw, dh, dw)
-    return ConvShape(n, ih, iw, ic, oh, ow, oc, fh, fw, fc, sh, sw, dh, dw, int(pad.height), int(pad.width))
 
 
 def _runnable(s: ConvShape, node) -> ConvShape:
@@ -89,7 +41,7 @@ def _runnable(s: ConvShape, node) -> ConvShape:
 
 def conv_geometry(node, inp, flt, out) -> ConvGeometry:
     """The int8 geometry of a CONV_2D or DEPTHWISE_CONV_2D (the same for both)."""
-    s = _conv_shape(node, inp, flt, out)
+    s = conv_shape(node, inp, flt, out)
     amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), np.int8)
     return ConvGeometry(**vars(s), act_min=int(amin), act_max=int(amax), in_off=-zero_point_of(inp),
                         out_off=zero_point_of(out))
@@ -125,39 +77,6 @@ fc_params = _fc_params
 
 # --------------------------------------------------------------------------- scratch sizes
 # Mirrors of the kernels' *_get_buffer_size (test_scratch_bytes_match_c holds them equal).
-
-def conv_buffer_size(g: ConvShape, core: str) -> int:
-    """arm_convolve_wrapper_s8_get_buffer_size."""
-    if g.pw == 0 and g.ph == 0 and g.fh == 1 and g.fw == 1 and g.dh == 1 and g.dw == 1 and g.ic == g.fc:
-        return 0                                   # 1x1 (fast or strided): no buffer
-    # 1xN and general: two q15 columns of the 4-aligned kernel volume
-    k = g.fh * g.fw * g.fc
-    k = k + (4 - k % 4) % 4
-    return 2 * k * 2
-
-
-def depthwise_conv_buffer_size(g: ConvShape, core: str) -> int:
-    """arm_depthwise_conv_wrapper_s8_get_buffer_size."""
-    if g.ic == g.oc and g.n == 1 and g.dh == 1 and g.dw == 1:
-        if g.fh == 3 and g.fw == 3 and g.ph <= 1 and g.pw <= 1:
-            return 0
-        return g.ic * g.fh * g.fw * 2 if has_dsp(core) else 0
-    return 0
-
-
-def _inputs_and_output(node, tensors):
-    return [tensors[i] for i in node.inputs[:2]], tensors[node.outputs[0]]
-
-
-def conv_s8_scratch(node, tensors, core: str) -> int:
-    (inp, flt), out = _inputs_and_output(node, tensors)
-    return conv_buffer_size(conv_geometry(node, inp, flt, out), core)
-
-
-def depthwise_conv_s8_scratch(node, tensors, core: str) -> int:
-    (inp, flt), out = _inputs_and_output(node, tensors)
-    return depthwise_conv_buffer_size(conv_geometry(node, inp, flt, out), core)
-
 
 # --------------------------------------------------------------------------- int8 runners
 
@@ -219,7 +138,7 @@ def run_conv_f32(c: CallContext, depthwise: bool) -> list[KernelCall]:
         raise UnsupportedOnMcu(f"{node.op_name} float32 input with {np.dtype(flt.dtype).name} filter")
 
     def geom():
-        s = _runnable(_conv_shape(node, inp, flt, out), node)
+        s = _runnable(conv_shape(node, inp, flt, out), node)
         return (*s.geometry(s.oc // s.ic if depthwise else None), *f32_activation(node))
     g = node_params(node, "geom_f32", geom)
     bias = c.in_addr(2)
@@ -269,7 +188,7 @@ def _conv_s16_layer(node, inp, flt, out, kind: str) -> dict:
                     fc=p["accum"], sh=1, sw=1, dh=1, dw=1, ph=0, pw=0, depth_multiplier=0,
                     filter_off=p["filter_offset"], per_channel=0, mult_b=i32_bytes(p["mult"]),
                     shift_b=i32_bytes(p["shift"]))
-    s = _runnable(_conv_shape(node, inp, flt, out), node)
+    s = _runnable(conv_shape(node, inp, flt, out), node)
     mult_b, shift_b = _per_channel(inp, flt, out, s.oc)
     return dict(vars(s), depth_multiplier=s.oc // s.ic if kind == "dw" else 0, filter_off=0, per_channel=1,
                 mult_b=mult_b, shift_b=shift_b)

@@ -2,16 +2,17 @@
 and MAX_POOL_2D in int8 (arm_avgpool_s8 / arm_max_pool_s8, cortexm/src/mrt_pooling.c), int16
 (arm_avgpool_s16 / arm_max_pool_s16, mrt_pooling_more.c) and float32 (mrt_avgpool_f32 /
 mrt_maxpool_f32), and the float32 L2_POOL_2D (mrt_l2_pool_f32). The window is the convolutions'
-(ops_nn.window: TFLM's ComputePaddingHeightWidth)."""
+(kernels/conv_shapes.py window: TFLM's ComputePaddingHeightWidth)."""
 from __future__ import annotations
 
 import numpy as np
 
+from micro_rt.cmsis_nn_scratch import avgpool_buffer_size
+from micro_rt.kernels.conv_shapes import window
 from micro_rt.kernels.kernel_util import (activation_of, activation_range_float, activation_range_quantized,
                                           scale_of, zero_point_of)
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, f32_bits, has_dsp, uwords, words
-from .ops_nn import window
+from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, f32_bits, uwords, words
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 
@@ -24,15 +25,6 @@ def pool_geometry(node, inp, out):
     fh, fw = int(o.get("filter_height", 1)), int(o.get("filter_width", 1))
     sh, sw, pad = window(o, ih, iw, fh, fw)
     return n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad
-
-
-def avgpool_buffer_size(channels: int, core: str) -> int:
-    """arm_avgpool_s8_get_buffer_size."""
-    return channels * 4 if has_dsp(core) else 0
-
-
-def avgpool_s8_scratch(node, tensors, core: str) -> int:
-    return avgpool_buffer_size(int(tensors[node.outputs[0]].shape[3]), core)
 
 
 def _every_window_reaches(oh: int, ow: int, ih: int, iw: int, fh: int, fw: int, sh: int, sw: int, pad) -> bool:

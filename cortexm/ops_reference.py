@@ -93,7 +93,7 @@ def run_ref_transpose_conv_s8(c: CallContext) -> list[KernelCall]:
                                           lambda: transpose_conv_quantization(node, c.tensors, s, np.int8))
     blob = (uwords(c.in_addr(INPUT), c.in_addr(FILTER), c.in_addr(BIAS), c.out_addr(),
                    c.const("mult", lambda: mult_b), c.const("shift", lambda: shift_b), c.scratch_addr(0))
-            + s.geometry_words() + words(-zero_point_of(c.t(INPUT)), zero_point_of(c.out()), lo, hi))
+            + words(*s.geometry()) + words(-zero_point_of(c.t(INPUT)), zero_point_of(c.out()), lo, hi))
     return [c.call("mrt_ref_transpose_conv_s8", c.args(blob))]
 
 

@@ -10,71 +10,16 @@ the reference kernel's range, as the twin applies it, so the MCU's output is the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
 from micro_rt.kernels.conv_common import populate_per_channel_multipliers
+from micro_rt.cmsis_nn_scratch import transpose_conv_s8_buffer_sizes
+from micro_rt.kernels.conv_shapes import TransposeConvShape, transpose_conv_shape
 from micro_rt.kernels.kernel_util import activation_of, activation_range_quantized, scale_of, zero_point_of
-from micro_rt.kernels.padding import PaddingValues
-from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT, scatter_padding
+from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT
 
 from .ops_context import CallContext, KernelCall, dims, f32_activation, i32_bytes, node_params, uwords, words
-from .ops_nn import ConvShape
-
-REVERSE_TCOL_EFFICIENT_THRESHOLD = 16       # CMSIS-NN: more input channels take the reverse conv
-
-
-@dataclass
-class TransposeConvShape(ConvShape):
-    """A transpose convolution as a ConvShape (fc = ic, no dilation, ph / pw the scatter
-    padding) and the scatter padding's offsets."""
-    pad: PaddingValues
-
-    def geometry_words(self) -> bytes:
-        """An mrt_conv_geometry."""
-        return words(*self.geometry())
-
-
-def transpose_conv_shape(node, tensors) -> TransposeConvShape:
-    flt, inp = tensors[node.inputs[FILTER]], tensors[node.inputs[INPUT]]
-    out = tensors[node.outputs[0]]
-    n, ih, iw, ic = (int(d) for d in inp.shape)
-    _, oh, ow, oc = (int(d) for d in out.shape)
-    _, fh, fw, _ = (int(d) for d in flt.shape)
-    sh, sw = int(node.options.get("stride_h", 1)), int(node.options.get("stride_w", 1))
-    pad = scatter_padding(sh, sw, oh, ow, fh, fw, node.options.get("padding", "SAME"))
-    return TransposeConvShape(n, ih, iw, ic, oh, ow, oc, fh, fw, ic, sh, sw, 1, 1, pad.height, pad.width, pad)
-
-
-def reverse_conv_used(s: TransposeConvShape) -> bool:
-    return s.sw <= 2 and s.sh <= 2 and s.ic > REVERSE_TCOL_EFFICIENT_THRESHOLD
-
-
-def transpose_conv_s8_buffer_sizes(s: TransposeConvShape) -> tuple[int, int]:
-    """arm_transpose_conv_s8_get_buffer_size and _get_reverse_conv_buffer_size."""
-    if reverse_conv_used(s):
-        k = s.fh * s.fw * s.ic
-        return 2 * ((k + 3) & ~3) * 2, s.ic * s.fh * s.fw * s.oc
-    buf_x = ((s.iw - 1) * s.sw + max(s.fw, s.sh)) * s.oc        # CMSIS-NN: stride_h in the width term
-    return buf_x * max(s.fh, s.sh) * 4, 0
-
-
-def transpose_conv_s8_scratch(node, tensors, core: str) -> tuple[int, int]:
-    """The two buffers TFLM's CMSIS-NN glue requests for int8, in its order."""
-    return transpose_conv_s8_buffer_sizes(transpose_conv_shape(node, tensors))
-
-
-def transpose_conv_s16_scratch(node, tensors, core: str) -> tuple[int, ...]:
-    """The reference kernel's requests (which a CMSIS-NN build makes for 16x8 too): the int64
-    accumulators, and the widened copy of an int16 bias."""
-    s = transpose_conv_shape(node, tensors)
-    sizes: tuple[int, ...] = (s.n * s.oh * s.ow * s.oc * 8,)
-    bias = node.inputs[BIAS] if len(node.inputs) > BIAS else -1
-    if bias >= 0 and np.dtype(tensors[bias].dtype) == np.int16:
-        sizes += (s.oc * 8,)
-    return sizes
-
 
 def _quantization(node, tensors, s: TransposeConvShape, dtype) -> tuple[bytes, bytes, int, int]:
     """Per-channel multipliers and shifts (int32 bytes) and the reference's activation range."""
@@ -124,7 +69,7 @@ def run_transpose_conv_s16(c: CallContext) -> list[KernelCall]:
     block = (uwords(c.in_addr(INPUT), c.in_addr(FILTER), c.in_addr(BIAS), c.out_addr(),
                     c.const("mult", lambda: mult_b), c.const("shift", lambda: shift_b),
                     c.scratch_addr(0), c.scratch_addr(1) if bias_size == 2 else 0)
-             + s.geometry_words() + words(lo, hi, bias_size))
+             + words(*s.geometry()) + words(lo, hi, bias_size))
     return [c.call("mrt_transpose_conv_s16", c.args(block))]
 
 
@@ -132,5 +77,5 @@ def run_transpose_conv_f32(c: CallContext) -> list[KernelCall]:
     node = c.node
     s = node_params(node, "tconv_shape", lambda: transpose_conv_shape(node, c.tensors))
     block = (uwords(c.in_addr(INPUT), c.in_addr(FILTER), c.in_addr(BIAS), c.out_addr())
-             + s.geometry_words() + uwords(*f32_activation(node)))
+             + words(*s.geometry()) + uwords(*f32_activation(node)))
     return [c.call("mrt_transpose_conv_f32", c.args(block))]

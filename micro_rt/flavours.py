@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .cmsis_nn_scratch import data_input_index, scratch_requests
+
 KERNEL_FLAVOURS = ("reference", "cmsis-nn")
 
 
@@ -100,7 +102,6 @@ def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
         _lstm_kernel_sums(ctx, node)
     if kernels != "cmsis-nn" or node.op_name not in CMSIS_NN_SCRATCH_OPS:
         return
-    from micro_rt.cortexm.ops import data_input_index, scratch_requests
     index = data_input_index(node)
     first = ctx.tensor(index) if index >= 0 else None
     if first is None or np.dtype(first.dtype) not in (np.int8, np.int16):     # int16: arm_avgpool_s16's
@@ -110,7 +111,7 @@ def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
         return
     tensors = {i: ctx.tensor(i) for i in (*node.inputs, *node.outputs) if i >= 0}
     core = ctx.target.name if ctx.target.cpu is not None else "host"
-    sizes = scratch_requests(None, core, node, tensors)
+    sizes = scratch_requests(core, node, tensors)
     # A glue that requests several buffers requests each (an empty one too); one buffer only
     # when the kernel needs any.
     for nbytes in (sizes if len(sizes) > 1 else [n for n in sizes if n > 0]):
