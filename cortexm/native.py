@@ -218,6 +218,7 @@ class HookSet:
         emulation and is raised when the block ends."""
         if not self.native:
             handle = self.uc.hook_add(UC.UC_HOOK_BLOCK, callback, begin=lo, end=hi)
+            self.uc.ctl_flush_tb()          # translations made before the hook would not call it
             try:
                 yield
             finally:

@@ -104,6 +104,22 @@ def is_32bit_halfword(hw: int) -> bool:
     return (hw >> 11) in (0b11101, 0b11110, 0b11111)
 
 
+def has_fp_instruction(code: bytes) -> bool:
+    """Whether Thumb code holds an FP instruction (coprocessor 10 / 11: VFP loads, stores, data
+    processing, VMOV, VMRS / VMSR), walked from its first halfword without capstone: the
+    encodings 111x 11xx xxxx xxxx : xxxx 101x xxxx xxxx (Armv7-M ARM A6.3 / A7.9)."""
+    i, n = 0, len(code) - 1
+    while i < n:
+        hw = code[i] | code[i + 1] << 8
+        if not is_32bit_halfword(hw):
+            i += 2
+            continue
+        if i + 3 < len(code) and hw & 0xEC00 == 0xEC00 and code[i + 3] & 0x0E == 0x0A:
+            return True
+        i += 4
+    return False
+
+
 def fp_alias(regs) -> frozenset:
     """Registers with D0-D15 expanded to the two S registers they overlay (D0 = S0:S1), so a
     dependency through an alias (VLDR d0 then VMOV r0, s1) is seen."""

@@ -242,6 +242,35 @@ def test_nvic_priorities_pendsv_itm_and_the_fp_context(capsys, out):
         == r["cycles"]
 
 
+FP_FLAGS = {"cortex-m4": ("-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"), "cortex-m7": ("-mfloat-abi=hard", "-mfpu=fpv5-d16"),
+            "cortex-m33": ("-mfloat-abi=hard", "-mfpu=fpv5-sp-d16")}
+
+
+@pytest.mark.parametrize("core", sorted(FP_FLAGS))
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+def test_lazy_fp_stacking_saves_at_the_handlers_first_fp_instruction(capsys, tmp_path, core, eager):
+    """Interrupted FP work keeps S0-S15 and FPSCR across a handler without FP work and one with
+    it; with FPCCR.LSPEN (reset) the space is reserved, LSPACT set and FPCAR pointed at it, and
+    the words are written only when the second handler reaches its first FP instruction (the
+    program checks FPCCR, FPCAR and the frame itself). With LSPEN cleared (EAGER) they are
+    written at every entry. On the Cortex-M4 each write and each read back costs 17 cycles
+    (Arm knowledge article 103489845): lazily one save and one restore, eagerly two of each."""
+    elf = build("lazy_fp", tmp_path, core, *FP_FLAGS[core], *(["-DEAGER"] if eager else []))
+    code, r, _ = emulate(capsys, elf, "--target", core)
+    assert code == 0 and r["console"] == "kept 1 saved 1 flags 1 result 9\n", r["console"]
+    assert r["exceptions_taken"] == {"IRQ0": 1, "IRQ1": 1}
+    fp_cycles = r["cycles_outside_functions"].get("FP context stacking", 0)
+    assert fp_cycles == (0 if core != "cortex-m4" else 68 if eager else 34)
+    assert r["cycle_breakdown"]["fp_context_stacking"] == fp_cycles
+    assert sum(f["exclusive_cycles"] for f in r["functions"]) + sum(r["cycles_outside_functions"].values()) \
+        == r["cycles"]
+    note = next(n for n in r["notes"] if "had an FP context" in n)
+    assert ("written at entry (FPCCR.LSPEN clear)" in note) == eager
+    assert ("2 reserved its space lazily (FPCCR.LSPEN), and 1 lazy save(s)" in note) == (not eager)
+    assert ("priced at 17 cycles" in note) == (core == "cortex-m4")
+    assert ("not priced: no document gives the" in note) == (core != "cortex-m4")
+
+
 def test_a_system_reset_request_ends_the_run(capsys, out, tmp_path):
     elf = build("system", tmp_path, "cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-DRESET_AT_END")
     code, r, _ = emulate(capsys, elf)

@@ -3,11 +3,18 @@ architecture describes them; Unicorn executes only the instructions.
 
 Unicorn (QEMU without its NVIC) stops the run at an SVC, a BKPT, a fault and at a branch to an
 EXC_RETURN value (a prefetch abort at 0xFFFFFFxx); the run loop (run.py) hands each here:
-`take` pushes the frame on the stack in use (8 words; 26 with the FP context, whose S0-S15 and
-FPSCR are written at once: the values lazy stacking would leave, without its deferral), sets LR to
+`take` pushes the frame on the stack in use (8 words; 26 with the FP context) and sets LR to
 EXC_RETURN and goes to the vector; `exception_return` pops it. QEMU keeps IPSR at 0 (writing it
 would start QEMU's own exception return, which needs the NVIC Unicorn lacks), so the active
 exceptions are tracked here, and code that reads IPSR sees Thread mode.
+
+The FP context follows FPCCR as the Armv7-M ARM (B1.5.7, "lazy context preservation") has it.
+With LSPEN set (its reset value), an entry with CONTROL.FPCA reserves the 18 FP words, sets
+FPCCR.LSPACT and points FPCAR at them; S0-S15 and FPSCR are written there (`preserve_fp_state`)
+only when the handler reaches its first FP instruction (the run loop watches the blocks it runs
+while LSPACT is set), and a return that finds LSPACT still set leaves the FP registers alone.
+With LSPEN clear they are written at entry. The check is per block: an FP instruction whose IT
+condition fails still counts as the first one.
 
 Cycles: the entry latency is the core's documented interrupt latency in a zero-wait-state system
 (Cortex-M0+ TRM, ARM DDI 0484C, 3.6.1: 15 cycles; Cortex-M3/M4: 12 cycles, Arm's published table
@@ -18,10 +25,10 @@ The return's latency, from the return instruction to the next instruction of the
 code, is 10 cycles on the Cortex-M4 (Arm knowledge article 103489845, "What is the true interrupt
 latency of Cortex-M3 and Cortex-M4 for interrupt entry and exit?", citing the Cortex-M4 TRM), added
 after the return branch's own cycles; for the other cores no document was found and it is not
-priced, which the reports say. With the FP context the same article gives up to 17 cycles more on
-entry and on return; with lazy stacking (FPCCR.LSPEN's reset value) they are paid only when the
-handler executes an FP instruction. micro_rt writes the FP frame at entry and prices entry and
-return as a handler without FP work: the reports say so when an FP frame was stacked.
+priced, which the reports say. Writing or reading the FP context costs up to 17 cycles more on
+the Cortex-M4 (the same article): charged as 17 when the words are written (at entry, or at the
+lazy save) and when a return reads them back; the other cores' figure is not documented, and the
+reports say so.
 """
 from __future__ import annotations
 
@@ -67,6 +74,10 @@ def exception_name(n: int) -> str:
 ENTRY_LATENCY = {"cortex-m0plus": 15, "cortex-m4": 12, "cortex-m7": 12, "cortex-m33": 12}
 LATENCY_DOCUMENTED = {"cortex-m0plus": True, "cortex-m4": True, "cortex-m7": True, "cortex-m33": False}
 RETURN_LATENCY = {"cortex-m4": 10}         # documented only for the M3/M4: the others are not priced
+FP_CONTEXT_CYCLES = {"cortex-m4": 17}      # writing or reading S0-S15 + FPSCR: the same article
+FPCCR_ASPEN, FPCCR_LSPEN, FPCCR_LSPACT = 1 << 31, 1 << 30, 1     # Armv7-M ARM B3.2.21
+FPCCR_THREAD, FPCCR_HFRDY = 1 << 3, 1 << 4
+FP_FRAME_OFFSET = 0x20                     # S0 follows the 8 basic words
 EXC_RETURN_BASE = 0xFFFFFF00
 THREAD_BASE_PRIORITY = 256
 
@@ -133,7 +144,12 @@ class ExceptionUnit:
         self.taken: dict[int, int] = {}            # exception number -> times taken
         self.entry_cycles = 0                      # cycles charged for entries
         self.return_cycles = 0                     # ... and for returns (RETURN_LATENCY)
+        self.fpccr = FPCCR_ASPEN | FPCCR_LSPEN if has_fpu else 0     # FPCCR's reset value
+        self.fpcar = 0
         self.fp_frames = 0                         # entries that stacked the FP context
+        self.lazy_frames = 0                       # ... of which lazily (space reserved, LSPACT set)
+        self.lazy_saves = 0                        # lazy saves a handler's FP instruction made
+        self.fp_cycles = 0                         # FP_CONTEXT_CYCLES charged (entry, save, return)
 
     # ---- priorities
     def priority_of(self, n: int) -> int:
@@ -232,14 +248,20 @@ class ExceptionUnit:
         regs = [uc.reg_read(r) for r in (UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3,
                                           UC_ARM_REG_R12, UC_ARM_REG_LR)]
         data = struct.pack("<8I", *regs, return_pc & ~1, (xpsr | 1 << 24) & 0xFFFFFFFF)
-        if fp_frame:
-            fregs = [uc.reg_read(UC_ARM_REG_S0 + i) for i in range(16)]
-            data += struct.pack("<16I", *fregs) + struct.pack("<II", uc.reg_read(UC_ARM_REG_FPSCR), 0)
+        lazy = fp_frame and bool(self.fpccr & FPCCR_LSPEN)
+        if fp_frame and not lazy:
+            data += self._fp_words(uc)
+            self.fp_cycles += FP_CONTEXT_CYCLES.get(self.core, 0)
         try:
             self._write(frame, data)
         except unicorn.UcError:
             raise Lockup(f"stacking {exception_name(n)}'s frame at 0x{frame & 0xFFFFFFFF:08x} faulted: the "
                          "stack pointer is outside RAM") from None
+        if lazy:
+            self.fpcar = frame + FP_FRAME_OFFSET
+            self.fpccr = (self.fpccr & ~FPCCR_THREAD | FPCCR_LSPACT | FPCCR_HFRDY
+                          | (FPCCR_THREAD if thread else 0))
+            self.lazy_frames += 1
         exc_return = 0xFFFFFFE1 | (0 if fp_frame else 0x10) | (8 if thread else 0) | (4 if on_psp else 0)
         if on_psp:
             uc.reg_write(UC_ARM_REG_PSP, frame)
@@ -283,10 +305,13 @@ class ExceptionUnit:
         for reg, v in zip((UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3, UC_ARM_REG_R12,
                            UC_ARM_REG_LR), r[:6]):
             uc.reg_write(reg, v)
-        if not basic:
+        if not basic and self.fpccr & FPCCR_LSPACT:
+            self.fpccr &= ~FPCCR_LSPACT           # never saved: the registers still hold the context
+        elif not basic:
             for i in range(16):
                 uc.reg_write(UC_ARM_REG_S0 + i, r[8 + i])
             uc.reg_write(UC_ARM_REG_FPSCR, r[24])
+            self.fp_cycles += FP_CONTEXT_CYCLES.get(self.core, 0)
         xpsr = r[7]
         new_sp = sp + 4 * words + (4 if xpsr & (1 << 9) else 0)
         uc.reg_write(UC_ARM_REG_PSP if from_psp else UC_ARM_REG_MSP, new_sp)
@@ -299,7 +324,29 @@ class ExceptionUnit:
     @property
     def latency_cycles(self) -> int:
         """The cycles of every entry and return taken so far (in no block of code)."""
-        return self.entry_cycles + self.return_cycles
+        return self.entry_cycles + self.return_cycles + self.fp_cycles
+
+    @property
+    def lazy_pending(self) -> bool:
+        """FP space reserved and not yet written (FPCCR.LSPACT): the first FP instruction saves."""
+        return bool(self.fpccr & FPCCR_LSPACT)
+
+    def preserve_fp_state(self, uc: unicorn.Uc) -> None:
+        """The lazy save, before the first FP instruction LSPACT meets: S0-S15 and FPSCR into the
+        space at FPCAR (the Armv7-M ARM's PreserveFPState); LSPACT clears."""
+        try:
+            self._write(self.fpcar, self._fp_words(uc))
+        except unicorn.UcError:
+            raise Lockup(f"the lazy FP save at FPCAR 0x{self.fpcar:08x} faulted") from None
+        self.fpccr &= ~FPCCR_LSPACT
+        self.lazy_saves += 1
+        self.fp_cycles += FP_CONTEXT_CYCLES.get(self.core, 0)
+
+    @staticmethod
+    def _fp_words(uc: unicorn.Uc) -> bytes:
+        """S0-S15, FPSCR and the reserved word: the FP part of a frame."""
+        fregs = [uc.reg_read(UC_ARM_REG_S0 + i) for i in range(16)]
+        return struct.pack("<16I", *fregs) + struct.pack("<II", uc.reg_read(UC_ARM_REG_FPSCR), 0)
 
     @property
     def current(self) -> Optional[int]:

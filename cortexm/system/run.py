@@ -10,6 +10,7 @@ instruction; one pending while masked, within 16 instructions of the code unmask
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Optional
 
 import unicorn
@@ -19,7 +20,8 @@ from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_A
 from .. import alignment
 from ..calling import STACK_PAINT, StackProbe
 from ..faults import INTR_BKPT
-from .exceptions import (CFSR_BITS, HFSR_BITS, LATENCY_DOCUMENTED, RETURN_LATENCY, Exc, FaultRecord, Lockup,
+from ..thumb_decode import has_fp_instruction
+from .exceptions import (CFSR_BITS, FP_CONTEXT_CYCLES, HFSR_BITS, LATENCY_DOCUMENTED, RETURN_LATENCY, Exc, FaultRecord, Lockup,
                          bit_names, exception_name)
 from .machine import EmulateRequest, FirmwareMachine
 from .peripherals import MmioPolicy
@@ -93,9 +95,14 @@ class FirmwareRun:
             m.interrupt = m.stop_reason = None
             error = None
             try:
-                uc.emu_start(pc | 1, STOP_ADDRESS)
+                with (m.hooks.observing(0, 0xFFFF_FFFF, self._lazy_fp_watch) if m.exceptions.lazy_pending
+                      else nullcontext()):
+                    uc.emu_start(pc | 1, STOP_ADDRESS)
             except unicorn.UcError as exc:
                 error = exc
+            except Lockup as why:
+                self._end(Ending.LOCKUP, str(why))
+                break
             pc = uc.reg_read(UC_ARM_REG_PC)
             pc = self._handle_stop(pc, error)
             if m.scs.events.reset_requested and self.ending is None:
@@ -118,6 +125,14 @@ class FirmwareRun:
         # BASEPRI: instructions, not register writes the machine sees): look often meanwhile
         longest = MASKED_SLICE if self.m.exceptions.pending else MAX_SLICE
         return int(max(1, min(longest, (target - now) / cpi / 4)))
+
+    def _lazy_fp_watch(self, uc: unicorn.Uc, address: int, size: int, _user) -> None:
+        """While FP space waits for its lazy save: before a block with an FP instruction runs,
+        the save (which this slice's blocks saw none of: the FP registers are still the
+        interrupted code's)."""
+        exc = self.m.exceptions
+        if exc.lazy_pending and has_fp_instruction(self.m._read_code(address, size)):
+            exc.preserve_fp_state(uc)
 
     def _take_pending(self, pc: int) -> int:
         exc = self.m.exceptions
@@ -280,7 +295,9 @@ class FirmwareRun:
         profile = flat_profile(m.fw.image, edges, costs, m.clock.edge_memory_cycles(edges, costs),
                                handlers=self.handlers,
                                extra={what: n for what, n in (("exception entry", m.exceptions.entry_cycles),
-                                                               ("exception return", m.exceptions.return_cycles)) if n})
+                                                               ("exception return", m.exceptions.return_cycles),
+                                                               ("FP context stacking", m.exceptions.fp_cycles))
+                                      if n})
         unaligned = alignment.call_events(m.hooks.unaligned(), m._read_code, self.symbol, strict=False,
                                           armv6m=m.core == "cortex-m0plus")
         consoles = [("semihosting", m.semihost.console), ("ITM", m.scs.events.console),
@@ -302,7 +319,8 @@ class FirmwareRun:
             breakdown={"core": bd.core, "branches": bd.branches, "fetch_stalls": bd.fetch,
                        "flash_data_stalls": bd.data_flash, "sram_wait_states": bd.sram,
                        "exception_entry": m.exceptions.entry_cycles,
-                       "exception_return": m.exceptions.return_cycles},
+                       "exception_return": m.exceptions.return_cycles,
+                       "fp_context_stacking": m.exceptions.fp_cycles},
             profile=profile, heap=m.heap.stats.to_dict(), stack_bytes=self._stack_high_water(),
             faults=self.faults, unaligned=unaligned,
             exceptions={exception_name(n): k for n, k in sorted(m.exceptions.taken.items())},
@@ -331,6 +349,18 @@ class FirmwareRun:
             out.append(RegionUse(r.name, r.kind.value, r.base, r.size, used))
         return out
 
+    def _fp_context_note(self) -> str:
+        exc = self.m.exceptions
+        entries = f"{exc.fp_frames} exception entr{'y' if exc.fp_frames == 1 else 'ies'} had an FP context"
+        lazily = (f": {exc.lazy_frames} reserved its space lazily (FPCCR.LSPEN), and {exc.lazy_saves} "
+                  "lazy save(s) ran at a handler's first FP instruction" if exc.lazy_frames else
+                  ": written at entry (FPCCR.LSPEN clear)")
+        cost = FP_CONTEXT_CYCLES.get(self.m.core)
+        priced = (f"; each write or read of it is priced at {cost} cycles (Arm knowledge article 103489845)"
+                  if cost is not None else
+                  f"; writing and reading it is not priced: no document gives the {self.m.core}'s figure")
+        return entries + lazily + priced
+
     def _notes(self) -> list[str]:
         m = self.m
         notes = list(m.boot_notes)
@@ -348,9 +378,7 @@ class FirmwareRun:
                 notes.append(f"exception return (unstacking) is not priced beyond its branch: no document "
                              f"gives the {m.core}'s return latency")
             if m.exceptions.fp_frames:
-                notes.append(f"{m.exceptions.fp_frames} exception entr{'y' if m.exceptions.fp_frames == 1 else 'ies'} "
-                             "stacked the FP context: written at entry, priced as lazy stacking prices a handler "
-                             "without FP instructions (up to 17 cycles more on entry and on return otherwise)")
+                notes.append(self._fp_context_note())
         if m.scs.events.cyccnt_reads_without_counter:
             notes.append(f"{m.scs.events.cyccnt_reads_without_counter} read(s) of DWT_CYCCNT while it "
                          + ("does not exist (the Cortex-M0+ has no cycle counter): read as 0"

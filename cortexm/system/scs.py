@@ -47,8 +47,8 @@ CCR_DC, CCR_IC = 1 << 16, 1 << 17
 DWT_CTRL_RESET = 0x4000_0000          # NUMCOMP = 4 (Cortex-M4/M7 TRM DWT), CYCCNTENA = 0
 VECTKEY = 0x05FA
 # registers that read back what was written and act through the state they hold
-KEPT = {ITM_TER: "itm_ter", ITM_TCR: "itm_tcr", CPACR: "cpacr", CSSELR: "csselr", FPCCR: "fpccr",
-        FPCAR: "fpcar", MMFAR: "exc.mmfar", BFAR: "exc.bfar"}
+KEPT = {ITM_TER: "itm_ter", ITM_TCR: "itm_tcr", CPACR: "cpacr", CSSELR: "csselr", FPCCR: "exc.fpccr",
+        FPCAR: "exc.fpcar", MMFAR: "exc.mmfar", BFAR: "exc.bfar"}
 KEPT_MASK = {CSSELR: 0xF}
 
 
@@ -94,8 +94,6 @@ class SystemControlSpace:
         self._syst_start: Optional[int] = None   # cycle the counter was (re)loaded at
         self._syst_cvr_at_start = 0
         self._countflag = False
-        self.fpccr = 0xC000_0000 if core != "cortex-m0plus" else 0
-        self.fpcar = 0
         self.csselr = 0
         self._geometry = {0: dcache_geometry, 1: icache_geometry}   # CSSELR.InD -> (sets, ways, line)
         self._plain: dict[int, int] = {}     # registers kept as written (MPU, SCR, ACTLR, ...)
