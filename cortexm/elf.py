@@ -40,6 +40,7 @@ class ElfImage:
     segments: list[Segment]
     symbols: dict[str, Symbol]
     sha256: str
+    architecture: Optional[str] = None   # what it was built for (build_architecture), if it says
     _starts: list[int] = field(default_factory=list, repr=False)
     _sorted: list[Symbol] = field(default_factory=list, repr=False)
 
@@ -197,6 +198,86 @@ def keyed_symbols(found: list[tuple[Symbol, bool]]) -> dict[str, Symbol]:
     return symbols
 
 
+# Tag_CPU_arch values (Arm's "Addenda to, and Errata in, the ABI for the Arm Architecture", build
+# attributes) of the M profile; 10 ("v7") is v7-M when Tag_CPU_arch_profile is 'M'
+M_PROFILE_ARCHITECTURES = {10: "v7-M", 11: "v6-M", 12: "v6S-M", 13: "v7E-M", 16: "v8-M.base",
+                           17: "v8-M.main", 21: "v8.1-M.main"}
+
+
+_NTBS_TAGS = {4, 5, 67}                   # Tag_CPU_raw_name, Tag_CPU_name, Tag_conformance: strings
+
+
+def _uleb128(data: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while i < len(data):
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, i
+    raise ValueError("ULEB128 runs past the section")
+
+
+def _aeabi_file_attributes(data: bytes) -> dict[int, object]:
+    """The file-scope attributes of the "aeabi" subsection of an .ARM.attributes section's bytes
+    (format-version 'A'; the ABI addenda's layout). Our own reader rather than pyelftools': a
+    length of 0 there loops for ever, and a firmware image may be malformed."""
+    if not data or data[0] != ord("A"):
+        raise ValueError("not format-version 'A'")
+    i = 1
+    while i + 4 <= len(data):
+        (length,) = struct.unpack_from("<I", data, i)
+        if length < 5 or i + length > len(data):
+            raise ValueError(f"subsection length {length}")
+        sub, i = data[i + 4:i + length], i + length
+        name_end = sub.find(b"\0")
+        if name_end < 0 or sub[:name_end] != b"aeabi":
+            continue
+        j = name_end + 1
+        while j + 5 <= len(sub):
+            kind, (size,) = sub[j], struct.unpack_from("<I", sub, j + 1)
+            if size < 5 or j + size > len(sub):
+                raise ValueError(f"attribute block size {size}")
+            block, j = sub[j + 5:j + size], j + size
+            if kind != 1:                            # Tag_File; section and symbol scopes skipped
+                continue
+            tags: dict[int, object] = {}
+            k = 0
+            while k < len(block):
+                tag, k = _uleb128(block, k)
+                if tag in _NTBS_TAGS or (tag > 32 and tag % 2):
+                    nul = block.find(b"\0", k)
+                    if nul < 0:
+                        raise ValueError(f"attribute {tag}'s string is not terminated")
+                    tags[tag], k = block[k:nul].decode("latin-1"), nul + 1
+                else:
+                    tags[tag], k = _uleb128(block, k)
+                    if tag == 32:                    # Tag_compatibility: a flag, then a string
+                        nul = block.find(b"\0", k)
+                        k = len(block) if nul < 0 else nul + 1
+            return tags
+    return {}
+
+
+def build_architecture(elf: ELFFile) -> Optional[str]:
+    """The architecture the compiler built for, from .ARM.attributes' Tag_CPU_arch ("v7E-M"),
+    or None without a readable one. Advisory: a malformed attributes section is not an error."""
+    section = elf.get_section_by_name(".ARM.attributes")
+    if section is None:
+        return None
+    try:
+        tags = _aeabi_file_attributes(section.data())
+    except (ValueError, struct.error):
+        return None
+    arch = tags.get(6)                               # Tag_CPU_arch
+    if not isinstance(arch, int):
+        return None
+    if arch == 10 and tags.get(7) != ord("M"):       # Tag_CPU_arch_profile
+        return "v7"
+    return M_PROFILE_ARCHITECTURES.get(arch, f"Tag_CPU_arch {arch}")
+
+
 def load_elf(path: str | Path) -> ElfImage:
     path = Path(path)
     raw = path.read_bytes()
@@ -212,4 +293,5 @@ def load_elf(path: str | Path) -> ElfImage:
                                     memsz=seg["p_memsz"], executable=bool(seg["p_flags"] & P_FLAGS.PF_X)))
         symbols = _symbols(elf)
         entry = elf["e_entry"]
-    return ElfImage(str(path), entry, segments, symbols, hashlib.sha256(raw).hexdigest())
+        architecture = build_architecture(elf)
+    return ElfImage(str(path), entry, segments, symbols, hashlib.sha256(raw).hexdigest(), architecture)

@@ -250,7 +250,8 @@ def _add_emulate_command(sub, func) -> None:
                             "registers (micro-rt boards lists them)")
     where.add_argument("--target", default=None, choices=["cortex-m0plus", "cortex-m4", "cortex-m7", "cortex-m33"],
                        help="a core, with a generic memory map made from the image (default "
-                            "without --board: cortex-m4)")
+                            "without --board: the core the ELF's build attributes were built for; "
+                            "cortex-m4 for v7E-M or when they say nothing)")
     p.add_argument("--board-dir", action="append", metavar="DIR",
                    help="a directory of board files searched before the shipped catalog; repeatable")
     p.add_argument("--clock", type=parse_frequency, default=None,

@@ -211,6 +211,10 @@ class Target:
     # The allocator objects TFLM builds inside the arena: the pip package's interpreter
     # records allocations (RecordingMicroAllocator); a device build uses the plain one.
     allocator_objects: str = "AllocatorFixedPlain"
+    # the architectures (as ELF build attributes name them) whose code the core runs, its own
+    # first: Armv7-M and Armv8-M Mainline include the Armv6-M instruction set, Armv7E-M adds the
+    # DSP extension to Armv7-M, and Armv8-M Mainline with the DSP extension (the M33's) holds both
+    architectures: tuple[str, ...] = ()
 
     @property
     def is_host(self) -> bool:
@@ -229,22 +233,33 @@ class Target:
         return host if self.pointer_size == 8 else arm
 
 
+V7EM_RUNS = ("v7E-M", "v7-M", "v6-M", "v6S-M")
 TARGETS: dict[str, Target] = {
     "host64": Target("host64", 8, description="x86-64/arm64 host build (the tflite-micro pip package)",
                      allocator_objects="AllocatorFixed"),
     "cortex-m0plus": Target("cortex-m0plus", 4, cpu="cortex-m0", has_dsp=False,
                             flash_bytes=256 * 1024, sram_bytes=32 * 1024,
-                            description="Armv6-M, no DSP (runs on Unicorn's M0 model)"),
+                            description="Armv6-M, no DSP (runs on Unicorn's M0 model)",
+                            architectures=("v6-M", "v6S-M")),
     "cortex-m4": Target("cortex-m4", 4, cpu="cortex-m4", has_dsp=True,
                         flash_bytes=1024 * 1024, sram_bytes=256 * 1024,
-                        description="Armv7E-M with DSP"),
+                        description="Armv7E-M with DSP", architectures=V7EM_RUNS),
     "cortex-m7": Target("cortex-m7", 4, cpu="cortex-m7", has_dsp=True,
                         flash_bytes=2048 * 1024, sram_bytes=512 * 1024,
-                        description="Armv7E-M with DSP, dual issue"),
+                        description="Armv7E-M with DSP, dual issue", architectures=V7EM_RUNS),
     "cortex-m33": Target("cortex-m33", 4, cpu="cortex-m33", has_dsp=True,
                          flash_bytes=1024 * 1024, sram_bytes=256 * 1024,
-                         description="Armv8-M Mainline with DSP"),
+                         description="Armv8-M Mainline with DSP",
+                         architectures=("v8-M.main", "v8-M.base") + V7EM_RUNS),
 }
+
+
+def cores_running(architecture: str) -> list[str]:
+    """The emulated cores that run code built for `architecture`, those whose own it is first."""
+    cores = [t for t in TARGETS.values() if architecture in t.architectures]
+    return [t.name for t in sorted(cores, key=lambda t: t.architectures[0] != architecture)]
+
+
 ALIASES = {"m0+": "cortex-m0plus", "m0plus": "cortex-m0plus", "cortex-m0+": "cortex-m0plus",
            "m4": "cortex-m4", "m7": "cortex-m7", "m33": "cortex-m33", "host": "host64"}
 

@@ -30,6 +30,27 @@ def emulate(capsys, elf, *options):
     return code, (json.loads(text) if text else None), err
 
 
+@pytest.mark.parametrize("core, built_for", [("cortex-m0plus", "v6S-M"), ("cortex-m33", "v8-M.main")])
+def test_without_board_or_target_the_core_is_the_one_the_elf_was_built_for(capsys, tmp_path, core, built_for):
+    code, r, _ = emulate(capsys, build("hello", tmp_path, core))
+    assert code == 5 and r["core"] == core
+    assert r["core_source"] == f"the ELF's build attributes say {built_for}"
+
+
+def test_an_armv7e_m_image_runs_on_the_m4_and_says_the_m7_runs_it_too(capsys, out):
+    code, r, _ = emulate(capsys, build("hello", out, "cortex-m7"))
+    assert code == 5 and r["core"] == "cortex-m4"
+    assert "v7E-M, which the cortex-m7 also runs: --target picks one" in r["core_source"]
+    code, r, _ = emulate(capsys, build("hello", out, "cortex-m7"), "--target", "cortex-m7")
+    assert r["core"] == "cortex-m7" and r["core_source"] == "given"
+    assert not any("does not run" in n for n in r["notes"])
+
+
+def test_a_core_that_does_not_run_the_images_architecture_is_named(capsys, tmp_path):
+    code, r, _ = emulate(capsys, build("hello", tmp_path, "cortex-m33"), "--target", "cortex-m0plus")
+    assert "the ELF was built for v8-M.main, which the cortex-m0plus does not run" in " ".join(r["notes"])
+
+
 def test_printf_over_semihosting_and_exit_code(capsys, out):
     code, r, _ = emulate(capsys, build("hello", out))
     assert code == 5 and r["ending"] == "exit" and r["exit_code"] == 5

@@ -83,6 +83,30 @@ def test_segment_outside_the_boards_map(hello, tmp_path, capsys):
     assert code == 2 and "segment 0 runs at 0x08000000" in err and "XIP_FLASH" in err
 
 
+def _attributes_offset(raw: bytes) -> int:
+    """File offset of the .ARM.attributes section's bytes."""
+    shoff, = struct.unpack_from("<I", raw, 32)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", raw, 46)
+    strtab_off, = struct.unpack_from("<I", raw, shoff + shstrndx * shentsize + 16)
+    for k in range(shnum):
+        name_at, = struct.unpack_from("<I", raw, shoff + k * shentsize)
+        if raw[strtab_off + name_at:].startswith(b".ARM.attributes\0"):
+            return struct.unpack_from("<I", raw, shoff + k * shentsize + 16)[0]
+    raise AssertionError("no .ARM.attributes")
+
+
+@pytest.mark.parametrize("damage", [0, 3, 0xFFFF_FFFF], ids=["length 0", "length 3", "length past the end"])
+def test_malformed_build_attributes_leave_the_core_assumed(hello, tmp_path, capsys, damage):
+    """The subsection length pyelftools would loop on for ever (0), or one that cannot be, reads
+    as no build attributes: the run goes on, on the Cortex-M4, and says it assumed it."""
+    elf = tmp_path / "attrs.elf"
+    elf.write_bytes(_patched(hello, _attributes_offset(hello) + 1, "<I", damage))
+    code, text, _ = run_cli(capsys, "emulate", str(elf), "--json")
+    r = json.loads(text)
+    assert code == 5 and r["core"] == "cortex-m4"
+    assert r["core_source"] == "assumed: the ELF's build attributes name no architecture"
+
+
 def test_missing_file_and_directory(tmp_path, capsys):
     code, _, err = run_cli(capsys, "emulate", str(tmp_path / "none.elf"))
     assert code == 2 and "none.elf" in err

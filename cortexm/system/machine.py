@@ -13,6 +13,7 @@ from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_PC
 
 from micro_rt.errors import FirmwareError
+from micro_rt.targets import cores_running, get_target
 
 from ..boards import Board
 from ..cycles import CycleModel
@@ -54,6 +55,34 @@ class EmulateRequest:
     mmio: MmioPolicy = MmioPolicy.STOP
 
 
+def choose_core(req: EmulateRequest, architecture: Optional[str]) -> tuple[str, str]:
+    """The core to run on and where that came from: the board's, the one given, or the one the
+    ELF's build attributes were built for (the Cortex-M4 when they name none an emulated core
+    runs, or both the M4 and the M7)."""
+    if req.board is not None:
+        return req.board.core, f"board {req.board.name}"
+    if req.target:
+        return req.target, "given"
+    cores = cores_running(architecture) if architecture else []
+    if not cores:
+        why = ("name no architecture" if architecture is None else
+               f"are for {architecture}, which no emulated core runs")
+        return "cortex-m4", f"assumed: the ELF's build attributes {why}"
+    own = [c for c in cores if get_target(c).architectures[0] == architecture]
+    if len(own) > 1:
+        return own[0], (f"the ELF's build attributes say {architecture}, which the "
+                        + " and ".join(own[1:]) + " also runs: --target picks one")
+    return cores[0], f"the ELF's build attributes say {architecture}"
+
+
+def architecture_notes(core: str, architecture: Optional[str]) -> list[str]:
+    """A note when the core does not run the architecture the ELF was built for."""
+    if architecture is None or architecture in get_target(core).architectures:
+        return []
+    return [f"the ELF was built for {architecture}, which the {core} does not run: an instruction it "
+            "lacks ends the run as an undefined instruction"]
+
+
 class FirmwareMachine:
     """Everything one run needs, built from a request, at reset."""
 
@@ -63,10 +92,11 @@ class FirmwareMachine:
         img = self.fw.image
         self.name = self.fw.name
         self.board = req.board
-        self.core = req.board.core if req.board is not None else (req.target or "cortex-m4")
+        self.core, self.core_source = choose_core(req, img.architecture)
         if self.core not in CPU_MODELS:
             raise FirmwareError(f"target '{self.core}' is not an emulated Cortex-M core "
                                 f"({', '.join(CPU_MODELS)})")
+        self.core_notes = architecture_notes(self.core, img.architecture)
         if req.board is not None:
             self.clock_hz = req.clock_hz or req.board.clock.default_hz
             self.clock_source = "given" if req.clock_hz else f"board {req.board.name}'s default"

@@ -43,6 +43,7 @@ class FirmwareReport:
     file: str
     sha256: str
     core: str
+    core_source: str                # "board X", "given", "the ELF's build attributes say v6-M", ...
     board: Optional[str]
     map_source: str
     clock_hz: int
@@ -93,7 +94,8 @@ class FirmwareReport:
 
     def to_dict(self) -> dict:
         return {
-            "file": self.file, "sha256": self.sha256, "core": self.core, "board": self.board,
+            "file": self.file, "sha256": self.sha256, "core": self.core, "core_source": self.core_source,
+            "board": self.board,
             "memory_map": self.map_source, "clock_hz": self.clock_hz, "clock_source": self.clock_source,
             "vector_table": f"0x{self.vector_table:08x}", "initial_sp": f"0x{self.initial_sp:08x}",
             "reset_handler": self.reset_handler,

@@ -308,7 +308,7 @@ class FirmwareRun:
             outputs[name] = bytes(self.uc.mem_read(sym.addr, sym.size))
         assert self.ending is not None
         return FirmwareReport(
-            file=m.name, sha256=m.fw.image.sha256, core=m.core,
+            file=m.name, sha256=m.fw.image.sha256, core=m.core, core_source=m.core_source,
             board=m.board.name if m.board is not None else None, map_source=m.amap.source,
             clock_hz=m.clock_hz, clock_source=m.clock_source, vector_table=m.vector_table,
             initial_sp=m.initial_sp, reset_handler=self.symbol(m.reset),
@@ -363,7 +363,7 @@ class FirmwareRun:
 
     def _notes(self) -> list[str]:
         m = self.m
-        notes = list(m.boot_notes)
+        notes = list(m.boot_notes) + m.core_notes
         if m.amap.generic:
             notes.append(f"no board: the {m.amap.source} (" + ", ".join(str(r) for r in m.amap.regions)
                          + "); no peripherals, no console UART")

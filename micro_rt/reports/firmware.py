@@ -12,7 +12,8 @@ TEXT_FUNCTIONS = 25          # functions the text view lists (csv, json, markdow
 
 
 def summary_lines(p: dict) -> list[str]:
-    where = f"board {p['board']}" if p["board"] else f"{p['core']} ({p['memory_map']})"
+    where = (f"board {p['board']}" if p["board"] else
+             f"{p['core']} ({p['core_source']}; {p['memory_map']})")
     lines = [f"{p['file']} on {where}, {p['clock_hz'] / 1e6:g} MHz ({p['clock_source']})",
              f"{p['ending']}: {p['message']}",
              f"{p['cycles']:,} cycles = {p['ms']:.3f} ms, {p['instructions']:,} instructions, "
