@@ -38,7 +38,7 @@ over its arrays. API, stable:
     resolver(plan, arena_base, flash_base, state_base, place_constant) -> resolve(Reloc) -> address
     binary_image(plan, resolve, symbol_address, flash_base, state_base) -> PlanImage
 
-How pointers are found: the runners (cortexm/ops_*.py) describe their calls twice, for two
+How pointers are found: the runners (cortexm/ops/*.py) describe their calls twice, for two
 layouts whose region bases differ by different deltas (alignment residues kept); a word that
 moves by exactly a region's delta is a pointer into that region, every other word must not move
 (PlanError otherwise). Constants the runners place (`ctx.const`, constant tensors) go to the
@@ -69,8 +69,8 @@ from .firmware_plan_ir import (CALL, ENTER, ENTRY_WORDS, JUMP, JUMP_IF_FALSE, LE
                                PlanEntry, PlanError, PlanNode, Reloc, StateFlag, Store, Word, require_placed)
 from .memory_map import as_bytes, round_up
 from .op_windows import HOST_SYMBOL       # mrt_runtime.h: the trap an operator without a C kernel call runs
-from .ops_context import KernelCall, UnsupportedOnMcu
-from .ops_control import CopyStep
+from .ops.context import KernelCall, UnsupportedOnMcu
+from .ops.control import CopyStep
 
 __all__ = ["CALL", "ENTER", "JUMP", "JUMP_IF_FALSE", "LEAVE", "MAX_ARGS", "NOTE", "OPCODES", "REGIONS", "STORE",
            "AddressReader", "ConstantItem", "FirmwarePlan", "Jump", "Label", "Mark", "PlanEntry", "PlanError",

@@ -1,6 +1,6 @@
 """Control flow and resource variables in the firmware plan (firmware_plan.py), as the host
 kernels run them (micro_rt.kernels.control_flow, resource_variables), their copies as mrt_copy
-calls (ops_control.CopyStep):
+calls (ops.control.CopyStep):
 
 - IF / WHILE: their copies (TFLM's CopyOpInputsToSubgraphInputs and friends) and jumps on the
   condition bytes, between ENTER and LEAVE (the profiler's record of the operator).
@@ -32,7 +32,7 @@ from micro_rt.errors import MicroRtError
 
 from .firmware_plan_ir import (ENTER, LEAVE, NOTE, Jump, Label, Mark, PlanError, PlanNode, StateFlag, Store,
                                require_placed)
-from .ops_control import CopyStep
+from .ops.control import CopyStep
 
 __all__ = ["copies", "plan_control"]
 

@@ -267,7 +267,7 @@ class VirtualMCU:
 
     def new_args_area(self) -> ArgsArea:
         """An allocator of its own over the ARGS area, from its start: for laying out a call's
-        argument structs before writing them (ops_context.CallContext)."""
+        argument structs before writing them (ops.context.CallContext)."""
         return ArgsArea(self.memory.args_base, self.memory.args_end)
 
     def args_reset(self) -> None:

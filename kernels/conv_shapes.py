@@ -1,7 +1,7 @@
 """The shapes of a convolution as the C kernels take them: sizes, strides, dilations and padding
 (TFLM's ComputePaddingHeightWidth for a conv or pool window; the scatter padding of a
-TRANSPOSE_CONV). One home for the virtual MCU's argument packing (cortexm/ops_nn.py,
-ops_transpose_conv.py) and the CMSIS-NN flavour's scratch sizes (micro_rt/cmsis_nn_scratch.py).
+TRANSPOSE_CONV). One home for the virtual MCU's argument packing (cortexm/ops/nn.py,
+ops/transpose_conv.py) and the CMSIS-NN flavour's scratch sizes (micro_rt/cmsis_nn_scratch.py).
 """
 from __future__ import annotations
 

@@ -149,7 +149,7 @@ def test_cmsis_nn_arena_for_person_detect_is_near_tflm_published():
 def without_softmax(monkeypatch) -> None:
     """The C kernels as if SOFTMAX had none (the plan makes it a host entry)."""
     from micro_rt.cortexm import ops
-    from micro_rt.cortexm.ops_context import UnsupportedOnMcu
+    from micro_rt.cortexm.ops.context import UnsupportedOnMcu
     original = ops.describe
 
     def describe(mcu, node, *rest, **kw):

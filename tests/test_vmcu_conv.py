@@ -36,7 +36,7 @@ def test_depthwise(core):
 def test_scratch_bytes_match_c(core):
     """ops.scratch_bytes (Python mirror) equals the C *_get_buffer_size functions."""
     from micro_rt.cortexm import ops
-    from micro_rt.cortexm.ops_nn import conv_geometry
+    from micro_rt.cortexm.ops.nn import conv_geometry
     from micro_rt.kernel_api import Node
     import struct
     mcu = shared_mcu(core)

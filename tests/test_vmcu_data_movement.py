@@ -1,5 +1,5 @@
 """Issue 12's data-movement family on the virtual MCU vs the numpy twins, byte for byte:
-the strided copies of cortexm/ops_data_movement.py (DEPTH_TO_SPACE, SPACE_TO_DEPTH,
+the strided copies of cortexm/ops/data_movement.py (DEPTH_TO_SPACE, SPACE_TO_DEPTH,
 SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, SPLIT, SPLIT_V, UNPACK, REVERSE_V2, BROADCAST_TO, FILL)
 and the kernels of mrt_gather.c, mrt_slice.c and mrt_broadcast_args.c, in every element size
 the operators take. The M0+ (Thumb-1, faults on unaligned access) and the M4 differ in code;

@@ -82,8 +82,8 @@ def test_reduce_f32(core, op):
 
 
 def test_reduce_walk_merges_and_refuses():
-    from micro_rt.cortexm.ops_reduce import reduce_walk
-    from micro_rt.cortexm.ops_context import UnsupportedOnMcu
+    from micro_rt.cortexm.ops.reduce import reduce_walk
+    from micro_rt.cortexm.ops.context import UnsupportedOnMcu
     assert reduce_walk((1, 5, 7, 16), [1, 2]) == ([1, 1, 16], [0, 0, 1], [1, 1, 35], [0, 0, 16])
     assert reduce_walk((2, 3, 4, 5), [0, 3]) == ([1, 1, 12], [0, 0, 5], [1, 2, 5], [0, 60, 1])
     with pytest.raises(UnsupportedOnMcu, match="walks 4 kept axis groups"):

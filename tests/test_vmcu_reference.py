@@ -1,4 +1,4 @@
-"""The reference flavour on the virtual MCU (cortexm/src/mrt_ref_*.c, cortexm/ops_reference.py):
+"""The reference flavour on the virtual MCU (cortexm/src/mrt_ref_*.c, cortexm/ops/reference.py):
 every reference C kernel bit-equal to its numpy twin on seeded inputs and edge values, the
 registry never handing the reference flavour a CMSIS-NN-style kernel, bundled models whole on
 the MCU with outputs equal to the host's, no SIMD instruction executed, and what the optimized

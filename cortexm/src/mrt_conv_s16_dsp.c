@@ -16,7 +16,7 @@
  * or, with an int32 bias, TFLM's int32 MultiplyByQuantizedMultiplier (double rounding).
  *
  * These kernels ignore input and output offsets (TFLM's CMSIS-NN glue requires int16 zero
- * points of 0) and groups; the glue (cortexm/ops_conv_s16.py) sends such layers, and the rare
+ * points of 0) and groups; the glue (cortexm/ops/conv_s16.py) sends such layers, and the rare
  * ones whose sums could leave the int32 window or the requantization's int32 range, to
  * mrt_conv_s16 (the reference loop), so results are always bit-exact with the numpy twins.
  * Two CMSIS-NN details are not copied because they break that: its leftover-pixel path sums

@@ -2,7 +2,7 @@
  * as calls of their own that return nonzero when TFLM would fail the invoke (the glue's
  * KernelCall.refusal says why), so a plan holds them like any kernel call. Numpy twins:
  * kernels/binary_ops.check_int_division, kernels/unary_math.check_rsqrt_input and the FLOOR_DIV
- * divisor check of cortexm/ops_binary.py.
+ * divisor check of cortexm/ops/binary.py.
  *
  * Placed after every other function (firmware.ld, section .mrt_late.*): adding them moved no
  * kernel (cycle figures depend on code addresses). */

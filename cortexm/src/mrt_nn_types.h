@@ -18,7 +18,7 @@
 
 /* mrt_strided_copy: dst[i0..i5] = src[i0..i5] over a 6-D index space with byte strides
  * (transpose, slice, concatenation / pack parts, pad interior). Unused leading axes have
- * count 1. Packed by ops_data.strided_copy. */
+ * count 1. Packed by ops.data_movement.strided_copy. */
 typedef struct {
     const uint8_t *src;
     uint8_t *dst;
@@ -54,7 +54,7 @@ typedef struct {
     int32_t act_min, act_max;
 } mrt_binary_quant;
 
-/* mrt_binary_s8. Packed by ops_elementwise._call_binary_int. */
+/* mrt_binary_s8. Packed by ops.elementwise._call_binary_int. */
 typedef struct {
     const int8_t *in1;
     const int8_t *in2;
@@ -64,7 +64,7 @@ typedef struct {
     mrt_binary_quant quant;
 } mrt_binary_s8_params;
 
-/* mrt_binary_s16. Packed by ops_elementwise._call_binary_int. */
+/* mrt_binary_s16. Packed by ops.elementwise._call_binary_int. */
 typedef struct {
     const int16_t *in1;
     const int16_t *in2;
@@ -74,7 +74,7 @@ typedef struct {
     mrt_binary_quant quant;
 } mrt_binary_s16_params;
 
-/* mrt_binary_f32. Packed by ops_elementwise._run_binary_f32. */
+/* mrt_binary_f32. Packed by ops.elementwise._run_binary_f32. */
 typedef struct {
     const float *in1;
     const float *in2;
@@ -106,7 +106,7 @@ typedef struct {
     int32_t a0, a1;                    /* op-specific: clamp bounds, input radius */
 } mrt_unary_quant;
 
-/* mrt_unary_s8. Packed by ops_elementwise._run_unary. */
+/* mrt_unary_s8. Packed by ops.elementwise._run_unary. */
 typedef struct {
     const int8_t *in;
     int8_t *out;
@@ -115,7 +115,7 @@ typedef struct {
     mrt_unary_quant quant;
 } mrt_unary_s8_params;
 
-/* mrt_unary_int: int8 / int16 / int32 in and out. Packed by ops_elementwise._run_unary_int. */
+/* mrt_unary_int: int8 / int16 / int32 in and out. Packed by ops.elementwise._run_unary_int. */
 typedef struct {
     const void *in;
     void *out;
@@ -131,7 +131,7 @@ enum {
     MRT_UNARY_F32_LOGISTIC = 3, MRT_UNARY_F32_TANH = 4, MRT_UNARY_F32_HARD_SWISH = 5,
 };
 
-/* mrt_unary_f32. Packed by ops_elementwise._run_unary_f32. */
+/* mrt_unary_f32. Packed by ops.elementwise._run_unary_f32. */
 typedef struct {
     const float *in;
     float *out;
@@ -142,7 +142,7 @@ typedef struct {
 
 /* ---------------------------------------------------------------- reduce: MEAN */
 
-/* mrt_mean_s8: MEAN of an int8 input seen as 4-D (leading 1s). Packed by ops_elementwise._run_mean. */
+/* mrt_mean_s8: MEAN of an int8 input seen as 4-D (leading 1s). Packed by ops.elementwise._run_mean. */
 typedef struct {
     const int8_t *in;
     int8_t *out;
@@ -153,7 +153,7 @@ typedef struct {
     int32_t act_min, act_max;
 } mrt_mean_s8_params;
 
-/* mrt_mean_f32. Packed by ops_elementwise._run_mean_f32. */
+/* mrt_mean_f32. Packed by ops.elementwise._run_mean_f32. */
 typedef struct {
     const float *in;
     float *out;
@@ -175,7 +175,7 @@ typedef struct {
 } mrt_reduce_walk;
 
 /* mrt_reduce_int: int8 / int16 SUM (MEAN with 1/count folded into mult / shift), REDUCE_MAX /
- * MIN (int8), REDUCE_ALL (bool, elem_size 1). Packed by ops_reduce.run_reduce_int. */
+ * MIN (int8), REDUCE_ALL (bool, elem_size 1). Packed by ops.reduce.run_reduce_int. */
 typedef struct {
     const void *in;
     void *out;
@@ -187,7 +187,7 @@ typedef struct {
     int32_t lo, hi;                    /* the element type's range (SUM's clamp, MAX / MIN's start values) */
 } mrt_reduce_int_params;
 
-/* mrt_reduce_f32: SUM, MEAN, REDUCE_MAX, REDUCE_MIN. Packed by ops_reduce.run_reduce_f32. */
+/* mrt_reduce_f32: SUM, MEAN, REDUCE_MAX, REDUCE_MIN. Packed by ops.reduce.run_reduce_f32. */
 typedef struct {
     const float *in;
     float *out;
@@ -195,7 +195,7 @@ typedef struct {
     int32_t op;                        /* MRT_REDUCE_SUM, _MEAN, _MAX or _MIN */
 } mrt_reduce_f32_params;
 
-/* mrt_arg_min_max_s8 / _f32: the input as [outer, axis_size, inner]. Packed by ops_reduce.run_arg_min_max. */
+/* mrt_arg_min_max_s8 / _f32: the input as [outer, axis_size, inner]. Packed by ops.reduce.run_arg_min_max. */
 typedef struct {
     const void *in;
     int32_t *out;                      /* [outer, inner] */
@@ -205,7 +205,7 @@ typedef struct {
 
 /* mrt_cumsum_s8 / _f32: the input as [outer, depth, inner], summed along depth. The int8 fields
  * are TFLM's quantized CumSum (left shift 20); mrt_cumsum_f32 does not read them. Packed by
- * ops_reduce.run_cumsum. */
+ * ops.reduce.run_cumsum. */
 typedef struct {
     const void *in;
     void *out;
@@ -217,7 +217,7 @@ typedef struct {
 
 /* ---------------------------------------------------------------- LOG_SOFTMAX, L2_NORMALIZATION (last axis) */
 
-/* mrt_log_softmax_s8: TFLM's LogSoftmaxOpData. Packed by ops_normalization.run_log_softmax. */
+/* mrt_log_softmax_s8: TFLM's LogSoftmaxOpData. Packed by ops.softmax.run_log_softmax. */
 typedef struct {
     const int8_t *in;
     int8_t *out;
@@ -238,7 +238,7 @@ typedef struct {
     int32_t sh, sw, dh, dw, ph, pw;    /* strides, dilations, paddings (top / left) */
 } mrt_conv_geometry;
 
-/* mrt_conv_f32 / mrt_depthwise_conv_f32. Packed by ops_nn._run_conv_f32. */
+/* mrt_conv_f32 / mrt_depthwise_conv_f32. Packed by ops.nn._run_conv_f32. */
 typedef struct {
     const float *in;                   /* [n, ih, iw, ic] */
     const float *filter;               /* conv: [oc, fh, fw, fc]; depthwise: [1, fh, fw, oc] */
@@ -249,7 +249,7 @@ typedef struct {
 } mrt_conv_f32_params;
 
 /* mrt_conv_s16: CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED with int16 activations and int8
- * weights (16x8). Packed by ops_nn._run_conv_s16 (field order: _CONV_S16_FIELDS). */
+ * weights (16x8). Packed by ops.nn._run_conv_s16 (field order: _CONV_S16_FIELDS). */
 typedef struct {
     const int16_t *in;                 /* [n, ih, iw, ic] */
     const int8_t *filter;              /* conv / FC: [oc, fh, fw, fc]; depthwise: [1, fh, fw, oc] */
@@ -268,7 +268,7 @@ typedef struct {
 
 /* mrt_transpose_conv_s16: TRANSPOSE_CONV 16x8, TFLM's reference kernel. geom: fc = ic, dh = dw = 1,
  * ph / pw the scatter padding (of the forward conv over the output). Packed by
- * ops_transpose_conv.run_transpose_conv_s16. */
+ * ops.transpose_conv.run_transpose_conv_s16. */
 typedef struct {
     const int16_t *in;                 /* [n, ih, iw, ic] */
     const int8_t *filter;              /* [oc, fh, fw, ic] */
@@ -283,7 +283,7 @@ typedef struct {
     int32_t bias_size;
 } mrt_transpose_conv_s16_params;
 
-/* mrt_transpose_conv_f32. Packed by ops_transpose_conv.run_transpose_conv_f32. */
+/* mrt_transpose_conv_f32. Packed by ops.transpose_conv.run_transpose_conv_f32. */
 typedef struct {
     const float *in;                   /* [n, ih, iw, ic] */
     const float *filter;               /* [oc, fh, fw, ic] */
@@ -293,7 +293,7 @@ typedef struct {
     uint32_t act_min, act_max;         /* float bits */
 } mrt_transpose_conv_f32_params;
 
-/* mrt_fully_connected_f32. Packed by ops_nn._run_fc_f32. */
+/* mrt_fully_connected_f32. Packed by ops.nn._run_fc_f32. */
 typedef struct {
     const float *in;                   /* [batches, accum] */
     const float *w;                    /* [out_depth, accum] */
@@ -303,7 +303,7 @@ typedef struct {
     uint32_t act_min, act_max;         /* float bits */
 } mrt_fc_f32_params;
 
-/* mrt_avgpool_f32 / mrt_maxpool_f32. Packed by ops_nn._run_pool_f32. */
+/* mrt_avgpool_f32 / mrt_maxpool_f32. Packed by ops.pooling.run_pool_f32. */
 typedef struct {
     const float *in;                   /* [n, ih, iw, c] */
     float *out;                        /* [n, oh, ow, c] */
@@ -312,7 +312,7 @@ typedef struct {
     uint32_t act_min, act_max;         /* float bits */
 } mrt_pool_f32_params;
 
-/* mrt_svdf_s8 / mrt_svdf_state_s16_s8. Packed by ops_svdf.run_svdf_s8. */
+/* mrt_svdf_s8 / mrt_svdf_state_s16_s8. Packed by ops.svdf.run_svdf_s8. */
 typedef struct {
     const int8_t *input;               /* [batch, input_size] */
     void *state;                       /* int8 / int16 [batch, num_filters, memory_size], updated */
@@ -329,7 +329,7 @@ typedef struct {
     int32_t state_zp, state_min, state_max, output_zp;
 } mrt_svdf_params;
 
-/* mrt_svdf_f32. Packed by ops_svdf.run_svdf_f32. Activations: TFLite's fused activation codes. */
+/* mrt_svdf_f32. Packed by ops.svdf.run_svdf_f32. Activations: TFLite's fused activation codes. */
 #define MRT_SVDF_ACT_RELU 1
 #define MRT_SVDF_ACT_RELU_N1_TO_1 2
 #define MRT_SVDF_ACT_RELU6 3
@@ -347,7 +347,7 @@ typedef struct {
     int32_t activation;                /* 0 none, MRT_SVDF_ACT_* */
 } mrt_svdf_f32_params;
 
-/* mrt_lstm_s8 / mrt_lstm_s16. Packed by ops_lstm.run_lstm. Gates in the order input, forget,
+/* mrt_lstm_s8 / mrt_lstm_s16. Packed by ops.lstm.run_lstm. Gates in the order input, forget,
  * cell, output. Activations (input, output, hidden) are int8 for mrt_lstm_s8, int16 for
  * mrt_lstm_s16; biases int32 / int64. */
 #define MRT_LSTM_CELL_GATE 2
@@ -371,7 +371,7 @@ typedef struct {
     int32_t cell_tanh_mult, cell_tanh_shift;   /* tanh(cell)'s input rescale */
 } mrt_lstm_params;
 
-/* mrt_lstm_f32. Packed by ops_lstm.run_lstm_f32. Gates in the order input, forget, cell, output. */
+/* mrt_lstm_f32. Packed by ops.lstm.run_lstm_f32. Gates in the order input, forget, cell, output. */
 typedef struct {
     const float *input;                /* [steps, batch, n_input] (time major) or [batch, steps, n_input] */
     float *output;                     /* the same layout with n_state */
@@ -387,7 +387,7 @@ typedef struct {
 
 /* ---------------------------------------------------------------- gather, slice, pad (issue 12's data movement) */
 
-/* mrt_gather: TFLM's Gather loops. Packed by ops_data_movement.run_gather. */
+/* mrt_gather: TFLM's Gather loops. Packed by ops.data_movement.run_gather. */
 typedef struct {
     const uint8_t *in;                 /* [batch, outer, axis_size, inner] elements */
     const int32_t *coords;             /* [batch, coords] positions along the axis */
@@ -396,7 +396,7 @@ typedef struct {
     int32_t batch, outer, axis_size, inner, coords_count;
 } mrt_gather_params;
 
-/* mrt_gather_nd: TFLM's GatherNd loops. Packed by ops_data_movement.run_gather_nd. */
+/* mrt_gather_nd: TFLM's GatherNd loops. Packed by ops.data_movement.run_gather_nd. */
 typedef struct {
     const uint8_t *params;
     const int32_t *indices;            /* [slices, nd] */
@@ -406,7 +406,7 @@ typedef struct {
     int32_t dims_to_count[5];          /* elements per step of each indexed axis */
 } mrt_gather_nd_params;
 
-/* mrt_embedding_lookup / mrt_embedding_lookup_hybrid_f32. Packed by ops_data_movement.run_embedding_lookup. */
+/* mrt_embedding_lookup / mrt_embedding_lookup_hybrid_f32. Packed by ops.data_movement.run_embedding_lookup. */
 typedef struct {
     const int32_t *ids;                /* [lookups] */
     const uint8_t *table;              /* [rows, columns] */
@@ -417,7 +417,7 @@ typedef struct {
 } mrt_embedding_params;
 
 /* mrt_slice: SLICE with begin / size read at run time (int32 or int64), over the input's shape
- * extended to 5-D. Packed by ops_data_movement.run_slice. */
+ * extended to 5-D. Packed by ops.data_movement.run_slice. */
 typedef struct {
     const uint8_t *in;
     uint8_t *out;
@@ -429,7 +429,7 @@ typedef struct {
     int32_t out_count;                 /* elements the output holds */
 } mrt_slice_params;
 
-/* mrt_dynamic_update_slice. Packed by ops_data_movement.run_dynamic_update_slice. */
+/* mrt_dynamic_update_slice. Packed by ops.data_movement.run_dynamic_update_slice. */
 typedef struct {
     const uint8_t *operand, *update;
     uint8_t *out;
@@ -442,7 +442,7 @@ typedef struct {
 } mrt_dynamic_update_slice_params;
 
 /* mrt_mirror_pad: TFLM's GetFlatIndex per output element, any rank. Packed by
- * ops_data_movement.run_mirror_pad. */
+ * ops.data_movement.run_mirror_pad. */
 typedef struct {
     const uint8_t *in;
     uint8_t *out;
@@ -457,7 +457,7 @@ typedef struct {
     int32_t out_count, in_count;
 } mrt_mirror_pad_params;
 
-/* mrt_broadcast_args. Packed by ops_data_movement.run_broadcast_args. */
+/* mrt_broadcast_args. Packed by ops.data_movement.run_broadcast_args. */
 typedef struct {
     const void *shape1, *shape2;
     void *out;
@@ -465,7 +465,7 @@ typedef struct {
     int32_t elem_size;                 /* 4: int32, 8: int64 */
 } mrt_broadcast_args_params;
 
-/* mrt_space_to_batch_nd / mrt_batch_to_space_nd. Packed by ops_data_movement.run_space_to_batch /
+/* mrt_space_to_batch_nd / mrt_batch_to_space_nd. Packed by ops.data_movement.run_space_to_batch /
  * run_batch_to_space. */
 typedef struct {
     const uint8_t *in;
@@ -478,7 +478,7 @@ typedef struct {
     uint32_t pad_value;                /* the byte SPACE_TO_BATCH_ND's padding repeats */
 } mrt_space_batch_params;
 
-/* mrt_reverse: REVERSE_V2 with the axis tensor read at run time. Packed by ops_data_movement.run_reverse. */
+/* mrt_reverse: REVERSE_V2 with the axis tensor read at run time. Packed by ops.data_movement.run_reverse. */
 typedef struct {
     const uint8_t *in;
     uint8_t *out;
@@ -488,7 +488,7 @@ typedef struct {
     int32_t rank;                      /* <= MRT_MAX_DIMS (TFLM's kMaxDimensions) */
     int32_t shape[MRT_MAX_DIMS];
 } mrt_reverse_params;
-/* mrt_resize_nearest_neighbor / mrt_resize_bilinear_f32 / _s8. Packed by ops_resize.run_resize. */
+/* mrt_resize_nearest_neighbor / mrt_resize_bilinear_f32 / _s8. Packed by ops.resize.run_resize. */
 typedef struct {
     const void *in;                    /* [batches, in_h, in_w, depth] */
     void *out;                         /* [batches, size[0], size[1], depth] */
@@ -501,7 +501,7 @@ typedef struct {
 /* mrt_batch_matmul_s8 / _s16 / _f32. lhs'(a, k) is lhs[a * lhs_row_stride + k * lhs_depth_stride],
  * rhs'(k, c) is rhs[k * rhs_depth_stride + c * rhs_col_stride] (elements), within a batch whose
  * start is the sum of index * batch stride (0 where that operand broadcasts). Packed by
- * ops_batch_matmul.run_batch_matmul. */
+ * ops.batch_matmul.run_batch_matmul. */
 typedef struct {
     const void *lhs;
     const void *rhs;
@@ -519,7 +519,7 @@ typedef struct {
 
 enum { MRT_OP_DIV = 0, MRT_OP_FLOOR_DIV = 1, MRT_OP_FLOOR_MOD = 2, MRT_OP_SQUARED_DIFF = 3, MRT_OP_PRELU = 4 };
 
-/* mrt_binary_ops_f32 / mrt_binary_ops_s32 (broadcasting). Packed by ops_binary.run_binary_ops_*. */
+/* mrt_binary_ops_f32 / mrt_binary_ops_s32 (broadcasting). Packed by ops.binary.run_binary_ops_*. */
 typedef struct {
     const void *in1;                   /* float32 / int32 (PRELU: the input) */
     const void *in2;                   /* float32 / int32 (PRELU: alpha) */
@@ -565,7 +565,7 @@ enum { MRT_CMP_EQ = 0, MRT_CMP_NE = 1, MRT_CMP_GT = 2, MRT_CMP_GE = 3, MRT_CMP_L
 enum { MRT_CMP_F32 = 0, MRT_CMP_S32 = 1, MRT_CMP_S64 = 2, MRT_CMP_S8 = 3, MRT_CMP_BOOL = 4 };
 
 /* mrt_compare (broadcasting, bool out). int8: each input (x + inN_offset) << left_shift (8)
- * requantized by inN_mult / inN_shift, then compared. Packed by ops_binary.run_compare. */
+ * requantized by inN_mult / inN_shift, then compared. Packed by ops.binary.run_compare. */
 typedef struct {
     const void *in1;
     const void *in2;
@@ -610,7 +610,7 @@ enum {
     MRT_MATH_F32_SQUARE = 12,
 };
 
-/* mrt_unary_math_f32. Packed by ops_unary.run_unary_math_f32. */
+/* mrt_unary_math_f32. Packed by ops.unary.run_unary_math_f32. */
 typedef struct {
     const float *in;
     float *out;
@@ -626,7 +626,7 @@ enum {
                                         * shift - 20); x == in_off gives the type's maximum */
 };
 
-/* mrt_abs_rsqrt_int: int8 or int16 in and out. Packed by ops_unary.run_abs_rsqrt_int. */
+/* mrt_abs_rsqrt_int: int8 or int16 in and out. Packed by ops.unary.run_abs_rsqrt_int. */
 typedef struct {
     const void *in;
     void *out;
@@ -646,7 +646,7 @@ enum {
     MRT_TYPE_BOOL = 5,
 };
 
-/* mrt_requantize_u8: QUANTIZE int8 <-> uint8. Packed by ops_unary.run_quantize_u8. */
+/* mrt_requantize_u8: QUANTIZE int8 <-> uint8. Packed by ops.unary.run_quantize_u8. */
 typedef struct {
     const void *in;
     void *out;
@@ -657,7 +657,7 @@ typedef struct {
     int32_t mult, shift;               /* input scale / output scale as MBQM multiplier and shift */
 } mrt_requantize_u8_params;
 
-/* TFLM's Signal operators (mrt_signal.c). Packed by cortexm/ops_signal.py; every field a
+/* TFLM's Signal operators (mrt_signal.c). Packed by cortexm/ops/signal.py; every field a
  * 32-bit word. */
 typedef struct {
     const int16_t *input;
@@ -739,7 +739,7 @@ typedef struct {
 } mrt_signal_fifo_params;
 
 /* TFLM's custom operators (mrt_circular_buffer.c, mrt_detection_postprocess.c). Packed by
- * cortexm/ops_custom.py. */
+ * cortexm/ops/custom.py. */
 typedef struct {
     int32_t cycles_until_run, cycles_max;   /* OpDataCircularBuffer: invokes left in the period */
 } mrt_circular_buffer_state;

@@ -21,7 +21,7 @@
 #define MRT_REF_NNFUNCTIONS_H
 #include "mrt_nn_types.h"
 
-/* mrt_ref_conv_s8 / mrt_ref_depthwise_conv_s8. Packed by ops_reference.run_ref_conv_s8. */
+/* mrt_ref_conv_s8 / mrt_ref_depthwise_conv_s8. Packed by ops.reference.run_ref_conv_s8. */
 typedef struct {
     const int8_t *in;                  /* [n, ih, iw, ic] */
     const int8_t *filter;              /* conv: [oc, fh, fw, fc]; depthwise: [1, fh, fw, oc] */
@@ -35,7 +35,7 @@ typedef struct {
     int32_t act_min, act_max;
 } mrt_ref_conv_s8_params;
 
-/* mrt_ref_fully_connected_s8. Packed by ops_reference.run_ref_fully_connected_s8. */
+/* mrt_ref_fully_connected_s8. Packed by ops.reference.run_ref_fully_connected_s8. */
 typedef struct {
     const int8_t *in;                  /* [batches, accum] */
     const int8_t *filter;              /* [out_depth, accum] */
@@ -49,7 +49,7 @@ typedef struct {
     int32_t act_min, act_max;
 } mrt_ref_fully_connected_s8_params;
 
-/* mrt_ref_avgpool_s8 / _s16, mrt_ref_maxpool_s8 / _s16. Packed by ops_reference.run_ref_pool_int. */
+/* mrt_ref_avgpool_s8 / _s16, mrt_ref_maxpool_s8 / _s16. Packed by ops.reference.run_ref_pool_int. */
 typedef struct {
     const void *in;                    /* [n, ih, iw, ch], int8 or int16 */
     void *out;                         /* [n, oh, ow, ch] */
@@ -59,7 +59,7 @@ typedef struct {
 } mrt_ref_pool_params;
 
 /* mrt_ref_binary_s8 / _s16: ADD / MUL of two tensors of the same shape. Packed by
- * ops_reference.run_ref_binary_int. */
+ * ops.reference.run_ref_binary_int. */
 typedef struct {
     const void *in1;
     const void *in2;
@@ -69,7 +69,7 @@ typedef struct {
     mrt_binary_quant quant;
 } mrt_ref_binary_params;
 
-/* mrt_ref_transpose_conv_s8. Packed by ops_reference.run_ref_transpose_conv_s8. */
+/* mrt_ref_transpose_conv_s8. Packed by ops.reference.run_ref_transpose_conv_s8. */
 typedef struct {
     const int8_t *in;                  /* [n, ih, iw, ic] */
     const int8_t *filter;              /* [oc, fh, fw, ic] */
@@ -83,7 +83,7 @@ typedef struct {
     int32_t act_min, act_max;
 } mrt_ref_transpose_conv_s8_params;
 
-/* mrt_ref_svdf_s8 / mrt_ref_svdf_state_s16_s8. Packed by ops_reference.run_ref_svdf_s8. */
+/* mrt_ref_svdf_s8 / mrt_ref_svdf_state_s16_s8. Packed by ops.reference.run_ref_svdf_s8. */
 typedef struct {
     const int8_t *input;               /* [batch, input_size] */
     void *state;                       /* int8 / int16 [batch, num_filters, memory_size], updated */
@@ -100,7 +100,7 @@ typedef struct {
     int32_t state_zp, state_min, state_max, output_zp;
 } mrt_ref_svdf_params;
 
-/* mrt_ref_lstm_s8 / _s16. Packed by ops_reference.run_ref_lstm. */
+/* mrt_ref_lstm_s8 / _s16. Packed by ops.reference.run_ref_lstm. */
 typedef struct {
     mrt_lstm_params lstm;              /* as mrt_lstm_s8 / _s16 (mrt_nn_types.h) */
     int16_t *gates[4];                 /* int16 [batch, n_state] each: TFLM's four gate buffers */

@@ -20,7 +20,7 @@ import numpy as np
 
 from micro_rt.kernels.signal_filterbank import LOG_LUT
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, uwords, words
+from .context import CallContext, KernelCall, UnsupportedOnMcu, uwords, words
 
 # ARGS is 4 KiB: an FFT whose work buffer would not fit runs on the host twin.
 _MAX_ARGS_BUFFER = 3 * 1024

@@ -14,8 +14,8 @@ from micro_rt.kernels.binary_ops import (add_n_params, div_params, prelu_params,
 from micro_rt.kernels.comparisons import COMPARE_LEFT_SHIFT, compare_params
 from micro_rt.kernels.kernel_util import activation_of, activation_range_int, element_count
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, f32_activation, node_params, uwords, words
-from .ops_elementwise import broadcast_strides, broadcast_words
+from .context import CallContext, KernelCall, UnsupportedOnMcu, f32_activation, node_params, uwords, words
+from .elementwise import broadcast_strides, broadcast_words
 
 _OPCODE = {"DIV": 0, "FLOOR_DIV": 1, "FLOOR_MOD": 2, "SQUARED_DIFFERENCE": 3, "PRELU": 4}   # MRT_OP_DIV ..
 _COMPARE = {"EQUAL": 0, "NOT_EQUAL": 1, "GREATER": 2, "GREATER_EQUAL": 3, "LESS": 4, "LESS_EQUAL": 5}

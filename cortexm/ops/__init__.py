@@ -25,19 +25,20 @@ zero_points, quantized_dimension, is_constant, data for constants); `arena_offse
 node's scratch buffer (None when the kernel needs none), or the offsets of its buffers in request
 order when TFLM gives it several.
 
-The runners live by family, as CMSIS-NN groups its functions: ops_nn (conv, depthwise, fully
-connected), ops_pooling (AVERAGE / MAX_POOL_2D of every type, L2_POOL_2D), ops_softmax (SOFTMAX
-of every type, LOG_SOFTMAX),
-ops_elementwise (binary, unary, (de)quantize, mean), ops_data (data movement), ops_binary (DIV,
-FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N, comparisons, logical, SELECT_V2), ops_unary
-(the unary math family, CAST, int16 LOGISTIC / TANH, QUANTIZE int8 <-> uint8), ops_reduce
-(SUM, REDUCE_*, int16 MEAN, ARG_*, CUMSUM), ops_normalization (L2_NORMALIZATION), ops_control (the copies of
-control flow and resource variables), ops_signal (TFLM's Signal library), ops_custom
-(CIRCULAR_BUFFER, TFLite_Detection_PostProcess); ops_context
-holds the per-call context, the kernel call record and the argument packing they share.
+The runners live in this package, one module per family as CMSIS-NN groups its functions:
+nn (conv, depthwise, fully connected), conv_s16 and transpose_conv, pooling (AVERAGE / MAX_POOL_2D
+of every type, L2_POOL_2D), softmax (SOFTMAX of every type, LOG_SOFTMAX), elementwise (binary,
+unary, (de)quantize, mean), binary (DIV, FLOOR_DIV / MOD, SQUARED_DIFFERENCE, PRELU, ADD_N,
+comparisons, logical, SELECT_V2), unary (the unary math family, CAST, int16 LOGISTIC / TANH,
+QUANTIZE int8 <-> uint8), reduce (SUM, REDUCE_*, int16 MEAN, ARG_*, CUMSUM), normalization
+(L2_NORMALIZATION), data_movement (reshape, concatenation, pad, transpose, strided and plain
+slices, gather, split, ...), batch_matmul, resize, svdf, lstm, signal (TFLM's Signal library),
+control (the copies of control flow and resource variables), custom (CIRCULAR_BUFFER,
+TFLite_Detection_PostProcess) and reference (the reference flavour's runners); context holds
+the per-call context, the kernel call record and the argument packing they share.
 KERNELS below is the one table of what runs: adding an operator's C kernel means writing its
 runner and adding its line there. REFERENCE_KERNELS beside it replaces the CMSIS-NN-style
-entries for the reference flavour (`kernels="reference"`, ops_reference); every function here
+entries for the reference flavour (`kernels="reference"`, ops.reference); every function here
 takes the flavour as `kernels` (default "cmsis-nn").
 """
 from __future__ import annotations
@@ -52,41 +53,41 @@ from micro_rt.errors import KernelError
 
 from micro_rt.cmsis_nn_scratch import CMSIS_NN_SCRATCH, DATA_INPUT, ScratchSize, data_input_index, size_tuple
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, core_of
-from .ops_conv_s16 import run_conv_s16_cmsis
-from .ops_binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
+from .context import CallContext, KernelCall, UnsupportedOnMcu, core_of
+from .conv_s16 import run_conv_s16_cmsis
+from .binary import (run_add_n, run_binary_ops_f32, run_binary_ops_q, run_binary_ops_s32, run_compare,
                          run_logical, run_select)
-from .ops_control import run_copies
-from .ops_custom import run_circular_buffer, run_detection_postprocess
-from .ops_data import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
-from .ops_data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
+from .control import run_copies
+from .custom import run_circular_buffer, run_detection_postprocess
+from .data_movement import run_concatenation, run_pad, run_reshape, run_shape, run_strided_slice, run_transpose
+from .data_movement import (run_batch_to_space, run_broadcast_args, run_broadcast_to, run_depth_to_space,
                             run_dynamic_update_slice, run_embedding_lookup, run_fill, run_gather, run_gather_nd,
                             run_mirror_pad, run_reverse, run_slice, run_space_to_batch, run_space_to_depth,
                             run_split)
-from .ops_elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_quantize,
+from .elementwise import (run_binary_f32, run_binary_s8, run_binary_s16, run_dequantize, run_quantize,
                               run_binary_wide, run_unary_f32, run_unary_int, run_unary_s8)
-from .ops_signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
+from .signal import (run_delay, run_energy, run_fft_auto_scale, run_filter_bank, run_filter_bank_log,
                          run_filter_bank_sqrt, run_framer, run_irfft, run_overlap_add, run_pcan, run_rfft,
                          run_spectral_subtraction, run_stacker, run_window)
-from .ops_svdf import run_svdf_f32, run_svdf_s8
-from .ops_lstm import run_lstm, run_lstm_f32
-from .ops_unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
+from .svdf import run_svdf_f32, run_svdf_s8
+from .lstm import run_lstm, run_lstm_f32
+from .unary import (LIBM_F32_OPS, MATH_F32_OPS, run_abs_rsqrt_int, run_cast, run_elu_s8, run_logical_not,
                         run_sigmoid_s16, run_unary_math_f32, run_zeros_like)
-from .ops_batch_matmul import batch_matmul_persistent, run_batch_matmul
-from .ops_resize import run_resize
-from .ops_transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
+from .batch_matmul import batch_matmul_persistent, run_batch_matmul
+from .resize import run_resize
+from .transpose_conv import (run_transpose_conv_f32, run_transpose_conv_s8, run_transpose_conv_s16,
                                  transpose_conv_s8_reference_scratch)
-from .ops_nn import (run_conv_f32, run_conv_s8, run_conv_s16,
+from .nn import (run_conv_f32, run_conv_s8, run_conv_s16,
                      run_fully_connected_f32, run_fully_connected_s8)
-from .ops_normalization import run_l2norm
-from .ops_pooling import run_l2_pool_f32, run_pool_f32, run_pool_int
-from .ops_softmax import run_log_softmax, run_softmax_f32, run_softmax_s8, run_softmax_s16
-from .ops_reference import (run_ref_binary_int, run_ref_conv_s8, run_ref_fully_connected_s8, run_ref_pool_int,
+from .normalization import run_l2norm
+from .pooling import run_l2_pool_f32, run_pool_f32, run_pool_int
+from .softmax import run_log_softmax, run_softmax_f32, run_softmax_s8, run_softmax_s16
+from .reference import (run_ref_binary_int, run_ref_conv_s8, run_ref_fully_connected_s8, run_ref_pool_int,
                             run_ref_lstm, run_ref_svdf_s8, run_ref_transpose_conv_s8, svdf_s8_reference_scratch)
-from .ops_reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, run_reduce_int
+from .reduce import run_arg_min_max, run_cumsum, run_mean, run_reduce_f32, run_reduce_int
 
 if TYPE_CHECKING:        # the planner imports this module for scratch sizes: Unicorn loads only to emulate
-    from .machine import CallResult
+    from ..machine import CallResult
 
 __all__ = ["CONTROL", "DATA_INPUT", "KERNELS", "REFERENCE_KERNELS", "TRANSCENDENTAL_F32_OPS", "WITHOUT_REFERENCE_KERNEL",
            "KernelCall", "OpKernel",
@@ -251,7 +252,7 @@ KERNELS: dict[tuple[str, str], OpKernel] = {
 }
 
 # The reference flavour (`kernels="reference"`): where KERNELS runs a CMSIS-NN-style kernel
-# (SIMD paths, im2col, scratch buffers), TFLM's reference loop in plain C instead (ops_reference,
+# (SIMD paths, im2col, scratch buffers), TFLM's reference loop in plain C instead (ops.reference,
 # cortexm/src/mrt_ref_*.c; the 16x8 layers' mrt_conv_s16 and BATCH_MATMUL's mrt_batch_matmul_*
 # are such loops already). Every other KERNELS entry is one plain C kernel both flavours share
 # (cortexm/src/README.md tabulates them).
@@ -306,7 +307,7 @@ def kernel_for(op_name: str, dtype, kernels: str = "cmsis-nn") -> Optional[OpKer
 
 def copies_only(op_name: str) -> bool:
     """True for control-flow and resource-variable operators: on the MCU they are the copies
-    their host kernel asks for (see ops_control)."""
+    their host kernel asks for (see ops.control)."""
     return (op_name, CONTROL) in KERNELS
 
 

@@ -18,8 +18,8 @@ import numpy as np
 from micro_rt.kernels.fully_connected import fc_output_multipliers
 from micro_rt.kernels.kernel_util import scale_of, zero_point_of
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, dims, uwords, words
-from .ops_data import contig_strides, strided_copy
+from .context import CallContext, KernelCall, UnsupportedOnMcu, dims, uwords, words
+from .data_movement import contig_strides, strided_copy
 
 SYMBOLS = {"int8": "mrt_batch_matmul_s8", "int16": "mrt_batch_matmul_s16", "float32": "mrt_batch_matmul_f32"}
 

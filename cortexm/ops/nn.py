@@ -1,7 +1,7 @@
 """Convolution and fully-connected runners for micro_rt.cortexm.ops: CONV_2D, DEPTHWISE_CONV_2D
 and FULLY_CONNECTED, for int8 (CMSIS-NN wrappers), float32 (mrt_*_f32) and int16
 (mrt_conv_s16, 16x8 conv / depthwise / FC), with the parameter computations TFLM's CMSIS-NN
-glue does and the kernels' scratch-buffer sizes. Pooling is ops_pooling, softmax ops_softmax.
+glue does and the kernels' scratch-buffer sizes. Pooling is ops.pooling, softmax ops.softmax.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from micro_rt.kernels.kernel_util import (activation_of, activation_range_quanti
                                           zero_point_of)
 from micro_rt.kernels.padding import PaddingValues, int16_window
 
-from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, i32_bytes, is_f32, is_i16, node_params, uwords, words)
+from .context import (CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, i32_bytes, is_f32, is_i16, node_params, uwords, words)
 
 # --------------------------------------------------------------------------- geometry
 
@@ -69,7 +69,7 @@ def _fc_params(node, inp, flt, out):
                 in_off=-zero_point_of(inp), out_off=zero_point_of(out))
 
 
-# Public for the reference flavour's runners (ops_reference), which compute the same parameters.
+# Public for the reference flavour's runners (ops.reference), which compute the same parameters.
 runnable_shape = _runnable
 per_channel_multipliers = _per_channel
 fc_params = _fc_params

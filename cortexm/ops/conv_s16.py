@@ -7,7 +7,7 @@ in int32 and requantize through int32; the numpy twins follow TFLM's reference k
 sums, int64 requantization). A layer runs on the CMSIS-NN kernel when both give the same bits
 for every input (`_cmsis_exact`: zero points 0, no groups, per-tensor FC weights with zero
 point 0, sums that cannot leave those ranges, shifts inside TFLM's range), otherwise on
-mrt_conv_s16, the reference loop (ops_nn.run_conv_s16). Real models take the CMSIS-NN path.
+mrt_conv_s16, the reference loop (ops.nn.run_conv_s16). Real models take the CMSIS-NN path.
 
 Where TFLM's CMSIS-NN build itself gives other results than its reference kernels (micro_rt
 follows the reference, as the oracle does): a CONV_2D without bias (the glue then selects the
@@ -23,8 +23,8 @@ import numpy as np
 
 from micro_rt.cmsis_nn_scratch import convolve_s16_buffer_size
 
-from .ops_context import CallContext, KernelCall, dims, node_params, uwords, words
-from .ops_nn import conv_s16_params, run_conv_s16
+from .context import CallContext, KernelCall, dims, node_params, uwords, words
+from .nn import conv_s16_params, run_conv_s16
 
 INT16_SPAN = 1 << 15          # |int16| <= 2^15
 MAX_COL_COUNT = 512           # taps CMSIS-NN sums in int32 before its int64 accumulator

@@ -1,6 +1,6 @@
 """The L2_NORMALIZATION runner for micro_rt.cortexm.ops (int8 and float32, over the last axis;
 cortexm/src/mrt_normalization.c). LOG_SOFTMAX, whose kernels share that C file, runs through
-ops_softmax with the other softmaxes.
+ops.softmax with the other softmaxes.
 """
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from micro_rt.kernels.kernel_util import zero_point_of
 
-from .ops_context import CallContext, KernelCall, last_axis_rows
+from .context import CallContext, KernelCall, last_axis_rows
 
 
 def run_l2norm(c: CallContext) -> list[KernelCall]:

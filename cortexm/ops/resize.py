@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops_context import CallContext, KernelCall, uwords, words
+from .context import CallContext, KernelCall, uwords, words
 
 SYMBOLS = {("RESIZE_NEAREST_NEIGHBOR", "float32"): "mrt_resize_nearest_neighbor",
            ("RESIZE_NEAREST_NEIGHBOR", "int8"): "mrt_resize_nearest_neighbor",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .ops_context import CallContext, KernelCall
+from .context import CallContext, KernelCall
 
 
 @dataclass

@@ -13,8 +13,8 @@ from micro_rt.kernels.quant import quantize_multiplier, quantize_multiplier_smal
 from micro_rt.kernels.reduce import folded_multiplier, resolve_axes
 from micro_rt.kernels.reduce_more import CUMSUM_LEFT_SHIFT, axis_split
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, node_params, uwords, words
-from .ops_elementwise import run_mean_f32, run_mean_s8
+from .context import CallContext, KernelCall, UnsupportedOnMcu, node_params, uwords, words
+from .elementwise import run_mean_f32, run_mean_s8
 
 _OPS = {"SUM": 0, "REDUCE_MAX": 1, "REDUCE_MIN": 2, "REDUCE_ALL": 3, "MEAN": 4}      # MRT_REDUCE_*
 _WALK_GROUPS = 3

@@ -12,7 +12,7 @@ from micro_rt.kernels.normalization import log_softmax_scaling
 from micro_rt.kernels.quant import calculate_input_radius, preprocess_softmax_scaling
 from micro_rt.kernels.softmax import int16_softmax_luts, int16_softmax_multiplier
 
-from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, f32_bits, is_f32, last_axis_rows, node_params,
+from .context import (CallContext, KernelCall, UnsupportedOnMcu, f32_bits, is_f32, last_axis_rows, node_params,
                           uwords, words)
 
 

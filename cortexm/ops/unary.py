@@ -11,7 +11,7 @@ from micro_rt.kernels.fixedpoint import SIGMOID_TABLE_UINT16
 from micro_rt.kernels.kernel_util import element_count, is_quantized, scale_of, zero_point_of
 from micro_rt.kernels.unary_math import abs_rsqrt_params, elu_int8_table
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, is_f32, node_params, uwords, words
+from .context import CallContext, KernelCall, UnsupportedOnMcu, is_f32, node_params, uwords, words
 
 # MRT_MATH_F32_* of mrt_unary_math_f32 (cortexm/src/mrt_nn_types.h)
 MATH_F32_OPS = ("ABS", "CEIL", "COS", "ELU", "EXP", "FLOOR", "LOG", "NEG", "ROUND", "RSQRT", "SIN", "SQRT", "SQUARE")

@@ -8,7 +8,7 @@ The multipliers, shifts, zero points and the cell state's clamp are the host ker
 OpDataLSTM, filled by prepare from TFLM's formulas); TFLM's 256-entry sigmoid table is a
 constant placed in flash. The hidden and cell states are variable tensors, in MCU memory
 (executor). The kernel needs no scratch: the gate buffers TFLM requests stay planned in the
-arena, unused (the reference flavour's mrt_ref_lstm_s8 / _s16 use its four: ops_reference).
+arena, unused (the reference flavour's mrt_ref_lstm_s8 / _s16 use its four: ops.reference).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 from micro_rt.kernels.fixedpoint import SIGMOID_TABLE_UINT16
 from micro_rt.kernels.lstm_int8 import cell_state_bounds, lstm_tanh_params
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
+from .context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
 
 # lstm_shared.h tensor indices: gate weights (input, forget, cell, output), biases, states.
 _W_IN, _W_REC, _BIAS = (1, 2, 3, 4), (5, 6, 7, 8), (12, 13, 14, 15)

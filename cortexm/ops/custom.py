@@ -14,7 +14,7 @@ import numpy as np
 
 from micro_rt.kernels.detection_postprocess import check_eval
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
+from .context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
 
 
 def run_circular_buffer(c: CallContext) -> list[KernelCall]:

@@ -4,8 +4,8 @@ TFLM builds either its reference kernels or, for Cortex-M, the CMSIS-NN ones. mi
 firmware holds both flavours under distinct symbols: the CMSIS-NN-style kernels (arm_*, with
 their SIMD paths and scratch buffers) and the reference kernels of cortexm/src/mrt_ref_*.c
 (mrt_ref_*: TFLM's reference loops in plain C, no scratch). These runners describe the
-reference kernels' calls with the same parameters the CMSIS-NN runners compute (ops_nn,
-ops_elementwise), so both flavours give the same bits and differ only in cost. `ops.REFERENCE_KERNELS`
+reference kernels' calls with the same parameters the CMSIS-NN runners compute (ops.nn,
+ops.elementwise), so both flavours give the same bits and differ only in cost. `ops.REFERENCE_KERNELS`
 says which operator runs which; operators whose one C kernel is already a plain loop like
 TFLM's reference are shared by both flavours (cortexm/src/README.md has the table).
 """
@@ -16,13 +16,13 @@ import numpy as np
 from micro_rt.kernels.kernel_util import activation_of, activation_range_quantized, scale_of, zero_point_of
 from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, i32_bytes, is_i16, node_params, uwords, words
-from .ops_elementwise import (BINARY_QUANT_FIELDS, INT_RANGE, binary_params, run_binary_s8, run_binary_s16,
+from .context import CallContext, KernelCall, UnsupportedOnMcu, i32_bytes, is_i16, node_params, uwords, words
+from .elementwise import (BINARY_QUANT_FIELDS, INT_RANGE, binary_params, run_binary_s8, run_binary_s16,
                               same_type_operands)
-from .ops_lstm import lstm_block
-from .ops_nn import conv_geometry, fc_params, per_channel_multipliers, runnable_shape
-from .ops_pooling import pool_geometry
-from .ops_transpose_conv import transpose_conv_quantization, transpose_conv_shape
+from .lstm import lstm_block
+from .nn import conv_geometry, fc_params, per_channel_multipliers, runnable_shape
+from .pooling import pool_geometry
+from .transpose_conv import transpose_conv_quantization, transpose_conv_shape
 
 _OPCODE = {"ADD": 0, "MUL": 2}                      # MRT_OP_ADD, MRT_OP_MUL
 

@@ -9,7 +9,7 @@ import numpy as np
 from micro_rt.kernels.kernel_util import activation_of, activation_range_int, element_count, scale_of, zero_point_of
 from micro_rt.kernels.quant import quantize_multiplier
 
-from .ops_context import (CallContext, KernelCall, UnsupportedOnMcu, f32_activation, f32_bits, is_f32, is_i16,
+from .context import (CallContext, KernelCall, UnsupportedOnMcu, f32_activation, f32_bits, is_f32, is_i16,
                           node_params, uwords, words)
 
 _INT_RANGE = {1: (-128, 127), 2: (-32768, 32767), 4: (-(1 << 31), (1 << 31) - 1)}
@@ -72,7 +72,7 @@ def _call_binary_int(c: CallContext, fn: str, shape, q: dict) -> list[KernelCall
     return [c.call(fn, c.args(blob))]
 
 
-# Public for the reference flavour's runner (ops_reference), which computes the same parameters.
+# Public for the reference flavour's runner (ops.reference), which computes the same parameters.
 binary_params = _binary_params
 INT_RANGE, BINARY_QUANT_FIELDS = _INT_RANGE, _BINARY_QUANT_FIELDS
 
@@ -101,7 +101,7 @@ def _same_type_operands(c: CallContext, is_type, mixed_message: str):
     return in1, in2, out
 
 
-same_type_operands = _same_type_operands         # public for ops_reference
+same_type_operands = _same_type_operands         # public for ops.reference
 
 
 def run_binary_s16(c: CallContext) -> list[KernelCall]:
@@ -267,7 +267,7 @@ def run_quantize(c: CallContext) -> list[KernelCall]:
     if np.dtype(inp.dtype) == np.int8 and np.dtype(out.dtype) == np.int8:
         return run_unary_s8(c)
     if np.dtype(out.dtype) == np.uint8 or np.dtype(inp.dtype) == np.uint8:
-        from .ops_unary import run_quantize_u8
+        from .unary import run_quantize_u8
         return run_quantize_u8(c)
     return run_unary_int(c)             # int8 / int16 / int32 in (TFLM's Requantize), int8 / int16 / int32 out
 

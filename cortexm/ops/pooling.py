@@ -12,7 +12,7 @@ from micro_rt.kernels.conv_shapes import window
 from micro_rt.kernels.kernel_util import (activation_of, activation_range_float, activation_range_quantized,
                                           scale_of, zero_point_of)
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, f32_bits, uwords, words
+from .context import CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, f32_bits, uwords, words
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 

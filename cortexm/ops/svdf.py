@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops_context import CallContext, KernelCall, UnsupportedOnMcu, i32_bytes, uwords, words
+from .context import CallContext, KernelCall, UnsupportedOnMcu, i32_bytes, uwords, words
 
 
 def _wrap_int32(values: np.ndarray) -> np.ndarray:

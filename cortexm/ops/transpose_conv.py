@@ -19,7 +19,7 @@ from micro_rt.kernels.conv_shapes import TransposeConvShape, transpose_conv_shap
 from micro_rt.kernels.kernel_util import activation_of, activation_range_quantized, scale_of, zero_point_of
 from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT
 
-from .ops_context import CallContext, KernelCall, dims, f32_activation, i32_bytes, node_params, uwords, words
+from .context import CallContext, KernelCall, dims, f32_activation, i32_bytes, node_params, uwords, words
 
 def _quantization(node, tensors, s: TransposeConvShape, dtype) -> tuple[bytes, bytes, int, int]:
     """Per-channel multipliers and shifts (int32 bytes) and the reference's activation range."""
@@ -31,7 +31,7 @@ def _quantization(node, tensors, s: TransposeConvShape, dtype) -> tuple[bytes, b
     return i32_bytes(mult), i32_bytes(shift), int(lo), int(hi)
 
 
-transpose_conv_quantization = _quantization       # public for ops_reference
+transpose_conv_quantization = _quantization       # public for ops.reference
 
 
 def transpose_conv_s8_reference_scratch(node, tensors, core: str) -> tuple[int]:
