@@ -9,7 +9,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, NoReturn, Optional, Sequence
 
 from micro_rt.errors import InputError
 from micro_rt.targets import TARGETS
@@ -36,7 +36,7 @@ class _Fields:
             self.fail(where, f"must hold a JSON object, not {type(data).__name__}")
         self.data: dict = data
 
-    def fail(self, field: str, problem: str):
+    def fail(self, field: str, problem: str) -> NoReturn:
         what = f"field '{field}'" if field else "the file"
         raise InputError(f"board file {self.path}: {what} {problem}")
 
@@ -100,7 +100,7 @@ class _Fields:
         raw = self.items(key, default)
         if not raw:
             self.fail(self._at(key), "needs at least one [max_hz, value] entry")
-        table = []
+        table: list[tuple[int, int]] = []
         for i, entry in enumerate(raw):
             if (not isinstance(entry, list) or len(entry) != 2
                     or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)

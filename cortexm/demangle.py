@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from typing import Optional
+from typing import Any, Optional
 
 
 class Demangler:
@@ -18,8 +18,8 @@ class Demangler:
 
     def __init__(self):
         self._cache: dict[str, str] = {}
-        self._demangle = None
-        self._free = None
+        self._demangle: Optional[Any] = None     # libstdc++'s __cxa_demangle, when found
+        self._free: Any = None
         path = ctypes.util.find_library("stdc++")
         if path is None:
             return

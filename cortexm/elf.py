@@ -110,7 +110,7 @@ _STB_LOCAL, _STB_GLOBAL, _SHN_UNDEF, _SHN_ABS = 0, 1, 0, 0xFFF1
 
 class TableSymbol(NamedTuple):
     """One .symtab entry as the table holds it (Elf32_Sym), its name read from the string table."""
-    index: int
+    number: int         # its index in the table (a NamedTuple field may not be named index)
     name: str
     value: int
     size: int

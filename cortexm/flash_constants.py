@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 
+from micro_rt.errors import EmulationError
+
 from .engine import Engine
 from .memory_map import as_bytes, round_up
 
@@ -45,6 +47,9 @@ class FlashConstants:
         if end > self._engine.memory.flash_end:
             self._engine.grow_flash(end)
         if raw:
-            self._engine.uc.mem_write(addr, raw)
+            uc = self._engine.uc
+            if uc is None:
+                raise EmulationError("the virtual MCU is closed: no constant can be placed in its flash")
+            uc.mem_write(addr, raw)
         self.end = end
         return addr

@@ -166,7 +166,7 @@ def _symbols(elf: ELFFile) -> tuple[list, list, dict[int, tuple[int, str]]]:
     for sym in symbols:
         name = sym.name
         if sym.is_file:
-            current = (sym.index, name)
+            current = (sym.number, name)
             continue
         if not sym.defined:
             continue

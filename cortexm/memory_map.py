@@ -207,11 +207,12 @@ class MemoryMap:
             return "SRAM (.data/.bss)"
         if self.arena_map <= addr < self.arena_map + self.arena_len:
             return "SRAM (arena)"
-        lo, ln = self.stack_region
-        if self.arena_map + self.arena_len <= addr < lo:
-            return "guard page between arena end and stack (arena overrun or stack overflow)"
-        if lo <= addr < lo + ln:
-            return "SRAM (stack)"
+        if self.stack_region is not None:
+            lo, ln = self.stack_region
+            if self.arena_map + self.arena_len <= addr < lo:
+                return "guard page between arena end and stack (arena overrun or stack overflow)"
+            if lo <= addr < lo + ln:
+                return "SRAM (stack)"
         if PLAN_RAM_BASE in self.regions and PLAN_RAM_BASE <= addr < PLAN_RAM_BASE + self.regions[PLAN_RAM_BASE][0].nbytes:
             return "SRAM (the plan's argument structs and kernel state)"
         return "unmapped"

@@ -159,7 +159,7 @@ class OperatorWindows:
 
     # ------------------------------------------------------------------ attribution
 
-    def _entry_cost(self, begin: _Mark, end: _Mark) -> tuple[EntryCost, int]:
+    def _entry_cost(self, begin: _Mark, end: _Mark) -> EntryCost:
         """The kernel's part of the window between two boundaries, as a call of its own counts
         it: entered from nowhere (the runtime's branch is the runtime's), its return charged;
         its flash stalls are those the flash interface counted between the two boundaries (the

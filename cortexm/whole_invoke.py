@@ -121,7 +121,9 @@ class WholeInvoke:
             raise InvokeFailed(message, index, KernelError(message))
         reader = AddressReader(mcu, self.resolve)
         for i in self._stateful:
-            self.plan.entries[i].after(reader)
+            after = self.plan.entries[i].after
+            if after is not None:
+                after(reader)
         for offset, flag in self.plan.flags:
             flag.put(mcu.read(self.resolve_region("state", offset), 1)[0])
         last = windows.marks[-1] if windows.marks else None
@@ -135,6 +137,8 @@ class WholeInvoke:
         """The runtime's host trap for entry `index` (its argument word)."""
         if not 0 <= index < len(self.plan.entries) or not self.plan.entries[index].on_host:
             raise EmulationError(f"the runtime trapped to the host for entry {index}, which is not a host entry")
+        if self._host_op is None:       # refused at construction when the plan has a host entry
+            raise EmulationError(f"the runtime trapped to the host for entry {index}, and nothing here runs host operators")
         return self._host_op(self.plan.entries[index])
 
     def resolve_region(self, region: str, offset: int) -> int:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .fixedpoint import (gemmlowp_logistic, gemmlowp_tanh, logistic_int16, multiply_by_quantized_multiplier,
                          round_half_away_array, rounding_divide_by_pot, saturating_doubling_high_mul_int16,
@@ -155,7 +155,7 @@ def hard_swish_float(x: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- kernels
 
-def _prepare_io(ctx, node) -> tuple:
+def _prepare_io(ctx: KernelContext, node: Node) -> tuple:
     """(op data, input, output, input type): input and output of one type and size, the
     output's quantization usable."""
     i, o = ctx.input(node, 0), ctx.output(node, 0)
@@ -212,7 +212,7 @@ def _sigmoid_like_prepare(tanh: bool):
         float_fn = logistic_float              # with the C library's expf, as TFLM
         int8_fn, int16_fn = logistic_int8, logistic_int16
 
-    def prepare(ctx, node):
+    def prepare(ctx: KernelContext, node: Node):
         data, i, o, dt = _prepare_io(ctx, node)
         if dt == np.float32:
             data.kind, data.fn = "float", float_fn
@@ -238,7 +238,7 @@ def _set_integer_fn(data: UnaryData, dt: np.dtype, fn) -> None:
         data.kind, data.fn = "int16", fn
 
 
-def _prepare_relu(ctx, node):
+def _prepare_relu(ctx: KernelContext, node: Node):
     data, i, o, dt = _prepare_io(ctx, node)
     if dt == np.float32:
         data.kind, data.fn = "float", lambda x: np.maximum(x, np.float32(0))
@@ -252,7 +252,7 @@ def _prepare_relu(ctx, node):
         raise kernel_error(node, f"input {tensor_desc(i)}: Only float32/int8/int16 is supported currently, got {type_name(dt)}")
 
 
-def _prepare_relu6(ctx, node):
+def _prepare_relu6(ctx: KernelContext, node: Node):
     data, i, o, dt = _prepare_io(ctx, node)
     if dt == np.float32:
         f0, f6 = np.float32(0), np.float32(6)
@@ -269,7 +269,7 @@ def _prepare_relu6(ctx, node):
         raise kernel_error(node, f"input {tensor_desc(i)}: Only float32/int8/int16 is supported currently, got {type_name(dt)}")
 
 
-def _prepare_leaky_relu(ctx, node):
+def _prepare_leaky_relu(ctx: KernelContext, node: Node):
     data, i, o, dt = _prepare_io(ctx, node)
     alpha = float(np.float32(node.options.get("alpha", 0.0)))
     if dt == np.float32:
@@ -285,7 +285,7 @@ def _prepare_leaky_relu(ctx, node):
         raise kernel_error(node, f"input {tensor_desc(i)}: Only float32, int8 are supported by LEAKY_RELU, got {type_name(dt)}.")
 
 
-def _prepare_hard_swish(ctx, node):
+def _prepare_hard_swish(ctx: KernelContext, node: Node):
     data, i, o, dt = _prepare_io(ctx, node)
     if dt == np.float32:
         data.kind, data.fn = "float", hard_swish_float

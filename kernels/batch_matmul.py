@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .fully_connected import fc_output_multipliers
 from .kernel_util import (check_quantized, element_count, kernel_error, require_inputs, scale_of, tensor_desc,
@@ -83,7 +83,7 @@ def _allocate_transposed_copy(ctx, t) -> None:
     ctx.allocate_persistent(element_count(t) * np.dtype(t.dtype).itemsize)
 
 
-def batch_matmul_prepare(ctx, node) -> None:
+def batch_matmul_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataBatchMatmul = node.user_data
     if len(node.inputs) != 2 or len(node.outputs) != 1:
         raise kernel_error(node, f"expects 2 inputs and 1 output, got {len(node.inputs)}/{len(node.outputs)}")
@@ -170,9 +170,9 @@ def integer_batch_matmul(data: OpDataBatchMatmul, a: np.ndarray, b: np.ndarray) 
     return np.matmul(np.asarray(a, np.float64) - data.lhs_zero_point, np.asarray(b, np.float64) - data.rhs_zero_point)
 
 
-def batch_matmul_invoke(ctx, node) -> None:
+def batch_matmul_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataBatchMatmul = node.user_data
-    a, b = operands(data, ctx.input(node, 0).data, ctx.input(node, 1).data)
+    a, b = operands(data, ctx.required_input(node, 0).data, ctx.required_input(node, 1).data)
     out = ctx.output(node, 0).data
     if data.kind == "float32":
         out.reshape(-1)[...] = float_batch_matmul(a, b).reshape(-1)

@@ -33,7 +33,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .elementwise import check_broadcast, pair_index, pair_table
 from .fixedpoint import (INT32_MIN, count_leading_sign_bits, get_reciprocal, multiply_by_quantized_multiplier,
@@ -62,7 +62,7 @@ class BinaryOpData:
 
 # --------------------------------------------------------------------------- shared checks
 
-def _op_tensors(ctx, node, inputs: int = 2):
+def _op_tensors(ctx: KernelContext, node: Node, inputs: int = 2):
     if len(node.outputs) != 1:
         raise kernel_error(node, f"has {len(node.outputs)} outputs, needs 1")
     return (*require_inputs(ctx, node, inputs), ctx.output(node, 0))
@@ -146,7 +146,7 @@ def check_int_division(node, a: np.ndarray, b: np.ndarray) -> None:
                                  "x86 build the oracle is stops with SIGFPE)")
 
 
-def _div_prepare(ctx, node) -> None:
+def _div_prepare(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
     in1, in2, out = _op_tensors(ctx, node)
     dt = _same_types(node, in1, in2, out)
@@ -174,7 +174,7 @@ def _div_prepare(ctx, node) -> None:
     data.out_shape = _result_shape(node, in1, in2, out)
 
 
-def _div_invoke(ctx, node) -> None:
+def _div_invoke(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
     a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
     if data.kind == "int8":
@@ -209,7 +209,7 @@ def floor_mod_f32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _floor_prepare(op: str):
-    def prepare(ctx, node) -> None:
+    def prepare(ctx: KernelContext, node: Node) -> None:
         data: BinaryOpData = node.user_data
         if len(node.inputs) != 2:
             raise kernel_error(node, f"has {len(node.inputs)} inputs, needs 2")
@@ -223,7 +223,7 @@ def _floor_prepare(op: str):
 
 
 def _floor_invoke(fn: Callable, checks_zero: bool):
-    def invoke(ctx, node) -> None:
+    def invoke(ctx: KernelContext, node: Node) -> None:
         data: BinaryOpData = node.user_data
         a, b = ctx.input(node, 0).data, ctx.input(node, 1).data
         if checks_zero and np.any(b == 0):
@@ -261,7 +261,7 @@ def squared_difference_quantized(a: np.ndarray, b: np.ndarray, p: dict) -> np.nd
     return np.clip(raw, p["amin"], p["amax"])
 
 
-def _sqd_prepare(ctx, node) -> None:
+def _sqd_prepare(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
     if len(node.inputs) != 2:
         raise kernel_error(node, f"has {len(node.inputs)} inputs, needs 2")
@@ -295,7 +295,7 @@ def _tflite_code(dtype) -> int:
     return int(type_label(dtype).split("(")[1].rstrip(")"))
 
 
-def _sqd_invoke(ctx, node) -> None:
+def _sqd_invoke(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
     a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
     if data.kind == "int8":
@@ -348,7 +348,7 @@ def add_n_f32(inputs: list) -> np.ndarray:
     return acc
 
 
-def _add_n_prepare(ctx, node) -> None:
+def _add_n_prepare(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
     if len(node.inputs) < 2:
         raise kernel_error(node, f"has {len(node.inputs)} inputs, needs at least 2")
@@ -384,7 +384,7 @@ def _add_n_prepare(ctx, node) -> None:
     data.out_shape = tuple(first.shape)
 
 
-def _add_n_invoke(ctx, node) -> None:
+def _add_n_invoke(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
     inputs = [ctx.input(node, i).data for i in range(len(node.inputs))]
     result = add_n_quantized(inputs, data.params) if data.kind == "int8" else add_n_f32(inputs)
@@ -421,7 +421,7 @@ def prelu_f32(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
         return np.where(x >= 0, x, x * alpha).astype(np.float32)
 
 
-def _prelu_prepare(ctx, node) -> None:
+def _prelu_prepare(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
     inp, alpha, out = _op_tensors(ctx, node)
     dt = np.dtype(inp.dtype)
@@ -444,7 +444,7 @@ def _prelu_prepare(ctx, node) -> None:
     data.kind = dt.name
 
 
-def _prelu_invoke(ctx, node) -> None:
+def _prelu_invoke(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
     x, alpha, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
     if data.kind == "int8":

@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .kernel_util import element_count, kernel_error, require_inputs, tensor_desc, type_name
 
@@ -43,7 +43,7 @@ def _check_io(node, n_in: int) -> None:
 
 # --------------------------------------------------------------------------- FILL
 
-def _fill_prepare(ctx, node):
+def _fill_prepare(ctx: KernelContext, node: Node):
     dims, value = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
     if len(value.shape) != 0:
@@ -66,13 +66,13 @@ def _fill_prepare(ctx, node):
                                  f"1, got {type_name(value.dtype)} (TFLM prints the name's address here).")
 
 
-def _fill_invoke(ctx, node):
-    ctx.output(node, 0).data[...] = ctx.input(node, 1).data.reshape(())
+def _fill_invoke(ctx: KernelContext, node: Node):
+    ctx.output(node, 0).data[...] = ctx.required_input(node, 1).data.reshape(())
 
 
 # --------------------------------------------------------------------------- BROADCAST_TO
 
-def _broadcast_to_prepare(ctx, node):
+def _broadcast_to_prepare(ctx: KernelContext, node: Node):
     _check_io(node, 2)
     inp, shape = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
@@ -100,14 +100,14 @@ def _broadcast_to_prepare(ctx, node):
         raise kernel_error(node, f"output {tensor_desc(out)} differs from shape {want}")
 
 
-def _broadcast_to_invoke(ctx, node):
+def _broadcast_to_invoke(ctx: KernelContext, node: Node):
     out = ctx.output(node, 0)
-    out.data[...] = np.broadcast_to(ctx.input(node, 0).data, out.shape)
+    out.data[...] = np.broadcast_to(ctx.required_input(node, 0).data, out.shape)
 
 
 # --------------------------------------------------------------------------- BROADCAST_ARGS
 
-def _broadcast_args_prepare(ctx, node):
+def _broadcast_args_prepare(ctx: KernelContext, node: Node):
     _check_io(node, 2)
     s1, s2 = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
@@ -137,15 +137,15 @@ def broadcast_args(node, a: np.ndarray, b: np.ndarray, count: int) -> np.ndarray
     return np.asarray(result[::-1], np.int64)
 
 
-def _broadcast_args_invoke(ctx, node):
+def _broadcast_args_invoke(ctx: KernelContext, node: Node):
     out = ctx.output(node, 0)
-    a, b = (np.asarray(ctx.input(node, k).data).reshape(-1) for k in (0, 1))
+    a, b = (np.asarray(ctx.required_input(node, k).data).reshape(-1) for k in (0, 1))
     out.data[...] = broadcast_args(node, a, b, element_count(out)).astype(out.data.dtype)
 
 
 # --------------------------------------------------------------------------- MIRROR_PAD
 
-def _mirror_pad_prepare(ctx, node):
+def _mirror_pad_prepare(ctx: KernelContext, node: Node):
     inp, pad = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
     if len(pad.shape) != 2 or int(pad.shape[0]) != len(inp.shape):
@@ -210,12 +210,12 @@ def _input_dimension(p: np.ndarray, left: int, size: int, offset: int) -> np.nda
     return np.where(p < left, in_left, np.where(q >= size, in_right, q))
 
 
-def _mirror_pad_invoke(ctx, node):
+def _mirror_pad_invoke(ctx: KernelContext, node: Node):
     d: ExpandOpData = node.user_data
-    inp, out = ctx.input(node, 0), ctx.output(node, 0)
+    inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
     index = d.index
     if index is None:
-        index = mirror_pad_index(node, inp, out, ctx.input(node, 1), ctx.input(node, 1).data)
+        index = mirror_pad_index(node, inp, out, ctx.required_input(node, 1), ctx.required_input(node, 1).data)
     out.data.reshape(-1)[...] = inp.data.reshape(-1)[index]
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..flexbuffer import read_options
-from ..kernel_api import ABORT, Registration
+from ..kernel_api import ABORT, KernelContext, Node, Registration
 from .kernel_util import kernel_error, tensor_desc
 from .signal_common import allocate_op_data, option_int
 
@@ -42,7 +42,7 @@ def _init(ctx, custom_options) -> CircularBufferState:
                                                      "cycles_max", "CIRCULAR_BUFFER"))
 
 
-def _prepare(ctx, node) -> None:
+def _prepare(ctx: KernelContext, node: Node) -> None:
     if len(node.inputs) < 1 or not node.outputs or ctx.input(node, 0) is None:
         raise kernel_error(node, "needs an input and an output")
     x, y = ctx.input(node, 0), ctx.output(node, 0)
@@ -65,7 +65,7 @@ def _prepare(ctx, node) -> None:
     state.cycles_until_run = state.cycles_max
 
 
-def _invoke(ctx, node):
+def _invoke(ctx: KernelContext, node: Node):
     state: CircularBufferState = node.user_data
     x, y = ctx.input(node, 0), ctx.output(node, 0)
     slots, depth = y.shape[1], y.shape[2] * y.shape[3]

@@ -29,7 +29,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .binary_ops import MAX_RANK, rescaled
 from .elementwise import check_broadcast, pair_index, pair_table
@@ -84,7 +84,7 @@ def compare_quantized(op: str, a: np.ndarray, b: np.ndarray, p: dict) -> np.ndar
 
 
 def _compare_prepare(op: str):
-    def prepare(ctx, node) -> None:
+    def prepare(ctx: KernelContext, node: Node) -> None:
         data: CompareOpData = node.user_data
         in1, in2 = require_inputs(ctx, node, 2)
         out = ctx.output(node, 0)
@@ -115,9 +115,9 @@ def _compare_prepare(op: str):
 def _compare_invoke(op: str):
     fn = COMPARE_FUNCTIONS[op]
 
-    def invoke(ctx, node) -> None:
+    def invoke(ctx: KernelContext, node: Node) -> None:
         data: CompareOpData = node.user_data
-        a, b = ctx.input(node, 0).data, ctx.input(node, 1).data
+        a, b = ctx.required_input(node, 0).data, ctx.required_input(node, 1).data
         result = np.take(data.lut, pair_index(a, b)) if data.lut is not None else fn(a, b)
         _store(ctx.output(node, 0), data.out_shape, result)
     return invoke
@@ -128,7 +128,7 @@ def _compare_invoke(op: str):
 LOGICAL_FUNCTIONS = {"LOGICAL_AND": np.bitwise_and, "LOGICAL_OR": np.bitwise_or}
 
 
-def _logical_prepare(ctx, node) -> None:
+def _logical_prepare(ctx: KernelContext, node: Node) -> None:
     data: CompareOpData = node.user_data
     in1, in2 = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
@@ -142,10 +142,10 @@ def _logical_prepare(ctx, node) -> None:
     data.out_shape = check_broadcast(node, in1, in2, out, MAX_RANK)
 
 
-def _logical_invoke(ctx, node) -> None:
+def _logical_invoke(ctx: KernelContext, node: Node) -> None:
     data: CompareOpData = node.user_data
-    a = np.asarray(ctx.input(node, 0).data).view(np.uint8)
-    b = np.asarray(ctx.input(node, 1).data).view(np.uint8)
+    a = np.asarray(ctx.required_input(node, 0).data).view(np.uint8)
+    b = np.asarray(ctx.required_input(node, 1).data).view(np.uint8)
     out = ctx.output(node, 0)
     out.data.view(np.uint8).reshape(data.out_shape)[...] = LOGICAL_FUNCTIONS[node.op_name](a, b)
 
@@ -178,7 +178,7 @@ def select_broadcast_shape(node, cond, x, y, out) -> Optional[tuple]:
     return tuple(out.shape)
 
 
-def _select_prepare(ctx, node) -> None:
+def _select_prepare(ctx: KernelContext, node: Node) -> None:
     data: CompareOpData = node.user_data
     if len(node.inputs) != 3 or len(node.outputs) != 1:
         raise kernel_error(node, f"has {len(node.inputs)} inputs and {len(node.outputs)} outputs, needs 3 and 1")
@@ -200,9 +200,9 @@ def _select_prepare(ctx, node) -> None:
     data.out_shape = broadcast if broadcast is not None else tuple(x.shape)
 
 
-def _select_invoke(ctx, node) -> None:
+def _select_invoke(ctx: KernelContext, node: Node) -> None:
     data: CompareOpData = node.user_data
-    cond, x, y = (ctx.input(node, i).data for i in range(3))
+    cond, x, y = (ctx.required_input(node, i).data for i in range(3))
     _store(ctx.output(node, 0), data.out_shape, np.where(cond, x, y))
 
 

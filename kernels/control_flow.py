@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .kernel_util import kernel_error
 
@@ -49,7 +49,7 @@ class OpDataCallOnce:
     has_run: bool = False
 
 
-def _check_subgraph(ctx, node, index: int) -> None:
+def _check_subgraph(ctx: KernelContext, node: Node, index: int) -> None:
     if not 0 <= index < ctx.num_subgraphs:
         raise kernel_error(node, f"subgraph index {index} is out of range (the model has "
                                  f"{ctx.num_subgraphs} subgraphs)")
@@ -66,7 +66,7 @@ def _is_true(tensor) -> bool:
 
 
 # ---- IF ------------------------------------------------------------------------------------
-def if_prepare(ctx, node) -> None:
+def if_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataIf = node.user_data
     data.then_subgraph_index = int(node.options["then_subgraph_index"])
     data.else_subgraph_index = int(node.options["else_subgraph_index"])
@@ -86,7 +86,7 @@ def if_prepare(ctx, node) -> None:
            len(ctx.subgraph_outputs(data.then_subgraph_index)))
 
 
-def if_invoke(ctx, node) -> None:
+def if_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataIf = node.user_data
     branch = data.then_subgraph_index if _is_true(ctx.input(node, 0)) else data.else_subgraph_index
     inputs = [ctx.input(node, i) for i in range(1, len(node.inputs))]
@@ -97,12 +97,12 @@ def if_invoke(ctx, node) -> None:
         ctx.copy_tensors(list(zip(results, _outputs(ctx, node))))
 
 
-def _outputs(ctx, node) -> list:
+def _outputs(ctx: KernelContext, node: Node) -> list:
     return [ctx.output(node, i) for i in range(len(node.outputs))]
 
 
 # ---- WHILE ---------------------------------------------------------------------------------
-def while_prepare(ctx, node) -> None:
+def while_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataWhile = node.user_data
     data.cond_subgraph_index = int(node.options["cond_subgraph_index"])
     data.body_subgraph_index = int(node.options["body_subgraph_index"])
@@ -116,7 +116,7 @@ def while_prepare(ctx, node) -> None:
            len(ctx.subgraph_outputs(data.body_subgraph_index)))
 
 
-def while_invoke(ctx, node) -> None:
+def while_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataWhile = node.user_data
     cond, body = data.cond_subgraph_index, data.body_subgraph_index
     inputs = [ctx.input(node, i) for i in range(len(node.inputs))]
@@ -139,7 +139,7 @@ def while_invoke(ctx, node) -> None:
 
 
 # ---- CALL_ONCE -----------------------------------------------------------------------------
-def call_once_prepare(ctx, node) -> None:
+def call_once_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataCallOnce = node.user_data
     data.init_subgraph_index = int(node.options["init_subgraph_index"])
     data.has_run = False
@@ -148,7 +148,7 @@ def call_once_prepare(ctx, node) -> None:
     _check_subgraph(ctx, node, data.init_subgraph_index)
 
 
-def call_once_invoke(ctx, node) -> None:
+def call_once_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataCallOnce = node.user_data
     if data.has_run:
         return

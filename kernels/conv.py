@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .conv_common import (ConvOpData, check_bias, check_finite_float_filter, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
                           prepare_window, quantized_conv_params, store_float_output, store_output, window_invoke)
@@ -36,7 +36,7 @@ class OpDataConv(ConvOpData):
 conv_init = op_data_init("OpDataConv", OpDataConv)
 
 
-def conv_prepare(ctx, node) -> None:
+def conv_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataConv = node.user_data
     inp, flt, bias, out = conv_tensors(ctx, node)
     data.groups = _check_tensors(node, inp, flt, bias, out)

@@ -14,6 +14,7 @@ from .kernel_util import (activation_range_float, activation_range_quantized, ch
                           kernel_error, scale_of, tensor_name, type_label, type_name, zero_point_of)
 from .padding import Int16Window, check_geometry, compute_padding_height_width, int16_window
 from .quant import MAX_LEFT_SHIFT, MAX_LEFT_SHIFT_WIDE, check_left_shift, quantize_multiplier
+from micro_rt.kernel_api import KernelContext, Node
 
 
 @dataclass
@@ -39,7 +40,7 @@ class ConvOpData:
     narrow: Any = None                   # padding.Int16Window when TFLM's int16 fields wrap
 
 
-def conv_tensors(ctx, node) -> tuple:
+def conv_tensors(ctx: KernelContext, node: Node) -> tuple:
     """(input, filter, bias or None, output) of a CONV_2D / DEPTHWISE_CONV_2D node."""
     if len(node.inputs) not in (2, 3) or len(node.outputs) != 1:
         raise kernel_error(node, f"expects 2 or 3 inputs and 1 output, got {len(node.inputs)}/{len(node.outputs)}")
@@ -203,8 +204,8 @@ def store_output(acc: np.ndarray, data, out) -> None:
 def window_invoke(padded, narrowed):
     """The invoke of CONV_2D / DEPTHWISE_CONV_2D: `narrowed(data, x, out)` where TFLM's int16
     window fields wrap (`data.narrow`), else `padded(data, x, out)`."""
-    def invoke(ctx, node) -> None:
+    def invoke(ctx: KernelContext, node: Node) -> None:
         data = node.user_data
         run = narrowed if data.narrow is not None else padded
-        run(data, ctx.input(node, 0).data, ctx.output(node, 0))
+        run(data, ctx.required_input(node, 0).data, ctx.output(node, 0))
     return invoke

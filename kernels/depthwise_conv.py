@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .conv_common import (ConvOpData, check_bias, check_finite_float_filter, conv_tensors, int32_accumulators, int_bias, prepare_float_output,
                           prepare_window, quantized_conv_params, store_output, window_invoke)
@@ -36,7 +36,7 @@ class OpDataDepthwise(ConvOpData):
 dw_init = op_data_init("OpDataConv", OpDataDepthwise)
 
 
-def dw_prepare(ctx, node) -> None:
+def dw_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataDepthwise = node.user_data
     inp, flt, bias, out = conv_tensors(ctx, node)
     if len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..flexbuffer import read_options
-from ..kernel_api import Registration
+from ..kernel_api import KernelContext, Node, Registration
 from .kernel_util import kernel_error
 from .signal_common import allocate_op_data, check_io, check_tensor, option_int
 
@@ -73,11 +73,12 @@ def _init(ctx, custom_options) -> DetectionParams:
         iou_threshold=_option_float(o, "nms_iou_threshold", what),
         num_classes=option_int(o, "num_classes", what),
         use_regular_nms=bool(o.get("use_regular_nms") or False),
-        scales=tuple(float(_option_float(o, k, what)) for k in ("y_scale", "x_scale", "h_scale", "w_scale")),
+        scales=(float(_option_float(o, "y_scale", what)), float(_option_float(o, "x_scale", what)),
+                float(_option_float(o, "h_scale", what)), float(_option_float(o, "w_scale", what))),
         scratch={})
 
 
-def _prepare(ctx, node) -> None:
+def _prepare(ctx: KernelContext, node: Node) -> None:
     p: DetectionParams = node.user_data
     (boxes, scores, anchors), outs = check_io(ctx, node, 3, 4)
     for t, role, rank in ((boxes, "box encodings", 3), (scores, "class predictions", 3),
@@ -146,7 +147,7 @@ def _nms_single_class(node, p: DetectionParams, boxes: np.ndarray, scores: np.nd
     candidates = [kept[k] for k in order]
     output_size = min(len(kept), max_detections)
     active = [True] * len(candidates)
-    n_active, selected = len(candidates), []
+    n_active, selected = len(candidates), list[int]()
     for i, box in enumerate(candidates):
         if n_active == 0 or len(selected) >= output_size:
             break
@@ -242,7 +243,7 @@ def check_eval(node, p: DetectionParams, box_t, score_t, anchor_t, outputs) -> N
         raise kernel_error(node, f"nms_iou_threshold {p.iou_threshold} is not in (0, 1]")
 
 
-def _invoke(ctx, node) -> None:
+def _invoke(ctx: KernelContext, node: Node) -> None:
     p: DetectionParams = node.user_data
     box_t, score_t, anchor_t = (ctx.input(node, i) for i in range(3))
     check_eval(node, p, box_t, score_t, anchor_t, [ctx.output(node, i) for i in range(4)])

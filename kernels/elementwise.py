@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .fixedpoint import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier, wrap_int32
 from .kernel_util import (activation_range_float, activation_range_int, activation_range_quantized,
@@ -27,8 +27,8 @@ class BinaryData:
     params: dict = field(default_factory=dict)
     lut: Optional[np.ndarray] = None    # int8: 65536 results indexed by (a_u8 << 8) | b_u8
     out_shape: tuple = ()
-    fmin: float = float("-inf")
-    fmax: float = float("inf")
+    fmin: float | np.float32 = float("-inf")     # float32 bounds: the clamp compares in float32
+    fmax: float | np.float32 = float("inf")
     imin: int = INT32_MIN
     imax: int = INT32_MAX
 
@@ -138,7 +138,7 @@ def check_broadcast(node, in1, in2, out, max_rank: Optional[int] = None) -> tupl
 
 
 def _binary_prepare(op: str):
-    def prepare(ctx, node):
+    def prepare(ctx: KernelContext, node: Node):
         data: BinaryData = node.user_data
         if data is None:
             data = node.user_data = BinaryData()
@@ -221,9 +221,9 @@ def _prepare_quantized(node, data: BinaryData, op: str, in1, in2, out, act: str)
 
 
 def _binary_invoke(op: str):
-    def invoke(ctx, node):
+    def invoke(ctx: KernelContext, node: Node):
         data: BinaryData = node.user_data
-        in1, in2, out = ctx.input(node, 0), ctx.input(node, 1), ctx.output(node, 0)
+        in1, in2, out = ctx.required_input(node, 0), ctx.required_input(node, 1), ctx.output(node, 0)
         a, b = in1.data, in2.data
         dst = out.data
         if dst.shape != data.out_shape:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..flexbuffer import read_root
-from ..kernel_api import Registration
+from ..kernel_api import KernelContext, Node, Registration
 from .kernel_util import kernel_error
 from .signal_common import allocate_op_data
 
@@ -40,7 +40,7 @@ def _init(ctx, custom_options) -> EthosUOpData:
     return EthosUOpData()
 
 
-def _prepare(ctx, node) -> None:
+def _prepare(ctx: KernelContext, node: Node) -> None:
     if not node.inputs:
         raise kernel_error(node, "has no inputs; input 0 must be Vela's command stream")
     if not node.custom_options:
@@ -64,7 +64,7 @@ def co_processor_type(node) -> int:
     return root
 
 
-def _invoke(ctx, node) -> None:
+def _invoke(ctx: KernelContext, node: Node) -> None:
     co_type = co_processor_type(node)
     if co_type != CO_TYPE_ETHOSU:
         raise kernel_error(node, f"co-processor type {co_type} is not Ethos-U ({CO_TYPE_ETHOSU})")

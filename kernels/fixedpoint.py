@@ -80,7 +80,7 @@ def _doubling_high_mul(a, b, bits: int, rounding: bool) -> np.ndarray:
     return np.where((a == lowest) & (b == lowest), (1 << shift) - 1, result)
 
 
-def saturating_rounding_doubling_high_mul(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+def saturating_rounding_doubling_high_mul(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
     """gemmlowp SaturatingRoundingDoublingHighMul on int32 values held in int64 arrays."""
     return _doubling_high_mul(a, b, 32, rounding=True)
 

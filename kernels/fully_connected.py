@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .conv_common import check_bias, int32_accumulators, int_bias, prepare_float_output, store_float_output
 from .exact_matmul import accumulator_bound, exact_float_type, max_abs_offset, sequential_matmul_f32
@@ -49,10 +49,10 @@ class OpDataFullyConnected:
 fc_init = op_data_init("OpDataFullyConnected", OpDataFullyConnected)
 
 
-def fc_prepare(ctx, node) -> None:
+def fc_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataFullyConnected = node.user_data
-    inp = ctx.input(node, 0)
-    flt = ctx.input(node, 1)
+    inp = ctx.required_input(node, 0)
+    flt = ctx.required_input(node, 1)
     bias = ctx.input(node, 2) if len(node.inputs) > 2 else None
     out = ctx.output(node, 0)
     act = activation_of(node)
@@ -98,7 +98,7 @@ def _check_tensors(node, inp, flt, bias, out, act: str) -> tuple[int, int]:
     return accum_depth, out_depth
 
 
-def _quantization_params(ctx, node, data: OpDataFullyConnected, inp, flt, bias, out, act: str) -> None:
+def _quantization_params(ctx: KernelContext, node: Node, data: OpDataFullyConnected, inp, flt, bias, out, act: str) -> None:
     """Per-channel or per-tensor multipliers and shifts (per channel: TFLM's two persistent
     arrays), the zero points and the fused activation's clamp."""
     it = np.dtype(inp.dtype)
@@ -180,9 +180,9 @@ def fc_output_multipliers(input_scale: float, weight_scales: np.ndarray,
     return (mult, shift) if ws.size > 1 else (mult[0], shift[0])
 
 
-def fc_invoke(ctx, node) -> None:
+def fc_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataFullyConnected = node.user_data
-    x = ctx.input(node, 0).data
+    x = ctx.required_input(node, 0).data
     out = ctx.output(node, 0)
     x2 = x.reshape(-1, data.accum_depth)
     if data.kind == "float32":

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import KernelContext, Node, Registration
 
 from .kernel_util import (allocate_writable_dims, check_computed_shape, element_count, kernel_error,
                           require_inputs, scale_of, tensor_desc, type_name, zero_point_of)
@@ -50,7 +50,7 @@ def _gather_init(ctx, custom_options) -> GatherOpData:
     return GatherOpData()
 
 
-def _gather_prepare(ctx, node):
+def _gather_prepare(ctx: KernelContext, node: Node):
     _check_io(node, 2)
     inp, coords = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
@@ -104,9 +104,9 @@ def gather_layout(node, inp, coords) -> GatherLayout:
                         int(inp.shape[axis]), math.prod(inp.shape[axis + 1:]), math.prod(coords.shape[batch_dims:]))
 
 
-def _gather_invoke(ctx, node):
+def _gather_invoke(ctx: KernelContext, node: Node):
     d: GatherOpData = node.user_data
-    inp, coords = ctx.input(node, 0), ctx.input(node, 1)
+    inp, coords = ctx.required_input(node, 0), ctx.required_input(node, 1)
     c = coords.data.reshape(d.batch, d.coords)
     bad = (c < 0) | (c >= d.axis_size)
     if bad.any():
@@ -119,7 +119,7 @@ def _gather_invoke(ctx, node):
 
 # --------------------------------------------------------------------------- GATHER_ND
 
-def _gather_nd_prepare(ctx, node):
+def _gather_nd_prepare(ctx: KernelContext, node: Node):
     _check_io(node, 2)
     params, indices = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
@@ -167,8 +167,8 @@ def gather_nd_starts(params_shape, indices: np.ndarray) -> tuple[np.ndarray, int
     return starts, math.prod(params_shape[nd:])
 
 
-def _gather_nd_invoke(ctx, node):
-    params, indices = ctx.input(node, 0), ctx.input(node, 1)
+def _gather_nd_invoke(ctx: KernelContext, node: Node):
+    params, indices = ctx.required_input(node, 0), ctx.required_input(node, 1)
     starts, size = gather_nd_starts(params.shape, indices.data)
     x = params.data.reshape(-1)
     y = ctx.output(node, 0).data.reshape(-1)
@@ -183,7 +183,7 @@ def _gather_nd_invoke(ctx, node):
 
 # --------------------------------------------------------------------------- EMBEDDING_LOOKUP
 
-def _embedding_prepare(ctx, node):
+def _embedding_prepare(ctx: KernelContext, node: Node):
     _check_io(node, 2)
     lookup, value = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
@@ -218,9 +218,9 @@ def _embedding_prepare(ctx, node):
     d.inner = element_count(value) // rows if rows else 0
 
 
-def _embedding_invoke(ctx, node):
+def _embedding_invoke(ctx: KernelContext, node: Node):
     d: GatherOpData = node.user_data
-    lookup, value = ctx.input(node, 0), ctx.input(node, 1)
+    lookup, value = ctx.required_input(node, 0), ctx.required_input(node, 1)
     if d.axis_size == 0 and not d.hybrid:
         return                                  # TFLM: an empty table propagates
     ids = lookup.data.reshape(-1)

@@ -10,6 +10,7 @@ from micro_rt.errors import KernelError
 from micro_rt.schema import NUMPY_DTYPE
 
 from .fixedpoint import round_half_away
+from micro_rt.kernel_api import KernelContext, Node, absent_input
 
 # --------------------------------------------------------------------------- errors
 
@@ -166,7 +167,7 @@ def activation_range_int(activation: str, dtype) -> tuple[int, int]:
 
 # --------------------------------------------------------------------------- input checks
 
-def require_inputs(ctx, node, count: int | None = None) -> list:
+def require_inputs(ctx: KernelContext, node: Node, count: int | None = None) -> list:
     """The node's inputs 0..count-1 (every input when count is None), refusing too few or an
     absent one (-1): TFLM's kernels dereference them unconditionally."""
     count = len(node.inputs) if count is None else count
@@ -175,8 +176,7 @@ def require_inputs(ctx, node, count: int | None = None) -> list:
     tensors = [ctx.input(node, i) for i in range(count)]
     for i, t in enumerate(tensors):
         if t is None:
-            raise kernel_error(node, f"input {i} is absent (inputs {list(node.inputs)}, -1 = absent); "
-                                     "this operator needs it")
+            raise kernel_error(node, absent_input(node, i))
     return tensors
 
 

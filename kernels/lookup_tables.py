@@ -4,6 +4,7 @@ invoke is one gather indexed by the input's raw bits."""
 from __future__ import annotations
 
 import numpy as np
+from micro_rt.kernel_api import KernelContext, Node
 
 
 def int8_domain() -> np.ndarray:
@@ -27,11 +28,11 @@ def apply_lut(lut: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     lut.take(x.view(np.uint8 if x.dtype.itemsize == 1 else np.uint16), out=out, mode="clip")
 
 
-def unary_invoke(ctx, node) -> None:
+def unary_invoke(ctx: KernelContext, node: Node) -> None:
     """Invoke of a one-input element-wise op whose prepare left in `node.user_data` a lookup
     table (`kind` "lut8" / "lut16", `lut`) or a numpy function of the input (`fn`)."""
     data = node.user_data
-    x, dst = ctx.input(node, 0).data, ctx.output(node, 0).data
+    x, dst = ctx.required_input(node, 0).data, ctx.output(node, 0).data
     if data.kind in ("lut8", "lut16"):
         apply_lut(data.lut, x, dst)
     else:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .kernel_util import HYBRID, kernel_error, tensor_desc, type_label
 from .lstm_common import CELL_STATE, INPUT, OUTPUT_STATE, OpDataLSTM, read_sizes, validate_tensors
@@ -30,7 +30,7 @@ from .lstm_int8 import prepare_int16, prepare_int8, run_int16, run_int8
 lstm_init = op_data_init("OpDataLSTM", OpDataLSTM)
 
 
-def lstm_prepare(ctx, node) -> None:
+def lstm_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataLSTM = node.user_data
     t, out = validate_tensors(ctx, node)
     read_sizes(node, data, t, out)
@@ -63,11 +63,11 @@ def lstm_prepare(ctx, node) -> None:
     data.buffer_indices = [ctx.request_scratch(data.batch * data.n_state * ct.itemsize) for _ in range(count)]
 
 
-def lstm_invoke(ctx, node) -> None:
+def lstm_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataLSTM = node.user_data
-    x = ctx.input(node, INPUT).data
-    h_t = ctx.input(node, OUTPUT_STATE)
-    c_t = ctx.input(node, CELL_STATE)
+    x = ctx.required_input(node, INPUT).data
+    h_t = ctx.required_input(node, OUTPUT_STATE)
+    c_t = ctx.required_input(node, CELL_STATE)
     out = ctx.output(node, 0).data
     b, s = data.batch, data.n_state
     # Views as (steps, batch, features) whichever the layout.

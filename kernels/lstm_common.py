@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .kernel_util import kernel_error, tensor_desc, zero_point_of
+from micro_rt.kernel_api import KernelContext, Node
 
 # lstm_shared.h tensor indices.
 INPUT = 0
@@ -59,7 +60,7 @@ class OpDataLSTM:
     bufs: Any = None               # invoke buffers and constants, made in prepare
 
 
-def validate_tensors(ctx, node) -> tuple[list, Any]:
+def validate_tensors(ctx: KernelContext, node: Node) -> tuple[list, Any]:
     """LstmTensors::ValidateTensorStatus: the 24 inputs (present, absent, variable, constant
     as the standard LSTM needs them) and the output. Returns (inputs, output)."""
     if len(node.inputs) != 24:
@@ -72,24 +73,32 @@ def validate_tensors(ctx, node) -> tuple[list, Any]:
     if x is None:
         raise kernel_error(node, "the input tensor is missing")
     for idx, what in ((OUTPUT_STATE, "output (hidden) state"), (CELL_STATE, "cell state")):
-        if t[idx] is None:
+        state = t[idx]
+        if state is None:
             raise kernel_error(node, f"the {what} tensor (input {idx}) is missing")
-        if not t[idx].is_variable:
-            raise kernel_error(node, f"the {what} {tensor_desc(t[idx])} must be a variable tensor")
-    if t[OUTPUT_STATE].dtype != x.dtype:
-        raise kernel_error(node, f"output state {tensor_desc(t[OUTPUT_STATE])} and input {tensor_desc(x)} differ in type")
+        if not state.is_variable:
+            raise kernel_error(node, f"the {what} {tensor_desc(state)} must be a variable tensor")
+    hidden = ctx.required_input(node, OUTPUT_STATE)
+    if hidden.dtype != x.dtype:
+        raise kernel_error(node, f"output state {tensor_desc(hidden)} and input {tensor_desc(x)} differ in type")
     if out.dtype != x.dtype:
         raise kernel_error(node, f"output {tensor_desc(out)} and input {tensor_desc(x)} differ in type")
+    # every weight and gate bias present before their types are compared (a missing input 2 or
+    # 13 is named, not dereferenced)
     for i in range(1, 9):
         if t[i] is None:
             raise kernel_error(node, f"weights input {i} is missing (CIFG LSTMs are not supported by TFLM)")
-        if t[i].dtype != t[2].dtype:
-            raise kernel_error(node, f"weights {tensor_desc(t[i])} differ in type from {tensor_desc(t[2])}")
     for i in range(12, 16):
         if t[i] is None:
             raise kernel_error(node, f"gate bias input {i} is missing")
-        if t[i].dtype != t[13].dtype:
-            raise kernel_error(node, f"bias {tensor_desc(t[i])} differs in type from {tensor_desc(t[13])}")
+    weights = [w for w in t[1:9] if w is not None]
+    biases = [b for b in t[12:16] if b is not None]
+    for w in weights:
+        if w.dtype != weights[1].dtype:
+            raise kernel_error(node, f"weights {tensor_desc(w)} differ in type from {tensor_desc(weights[1])}")
+    for b in biases:
+        if b.dtype != biases[1].dtype:
+            raise kernel_error(node, f"bias {tensor_desc(b)} differs in type from {tensor_desc(biases[1])}")
     for group, what in ((PEEPHOLE, "peephole"), (PROJECTION, "projection"), (LAYER_NORM, "layer norm")):
         for i in group:
             if t[i] is not None:
@@ -97,9 +106,9 @@ def validate_tensors(ctx, node) -> tuple[list, Any]:
                                          "supports only the standard LSTM (no peephole, projection or layer norm)")
     if len(x.shape) != 3:
         raise kernel_error(node, f"input {tensor_desc(x)} must be 3-D")
-    for i in list(range(1, 9)) + list(range(12, 16)):
-        if t[i].data is None:
-            raise kernel_error(node, f"weights/bias {tensor_desc(t[i])} must be constant")
+    for w in weights + biases:
+        if w.data is None:
+            raise kernel_error(node, f"weights/bias {tensor_desc(w)} must be constant")
     return t, out
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .fixedpoint import (INT32_MAX, INT32_MIN, count_leading_zeros_u32, exp_on_negative_values,
                          multiply_by_quantized_multiplier, one_over_one_plus_x_for_x_in_0_1, rounding_divide_by_pot,
@@ -52,7 +52,7 @@ def _rows(node, inp, out):
     return (int(np.prod(inp.shape)) // depth if depth else 0), depth
 
 
-def _one_in_one_out(ctx, node):
+def _one_in_one_out(ctx: KernelContext, node: Node):
     if len(node.inputs) != 1 or len(node.outputs) != 1:
         raise kernel_error(node, "expects 1 input and 1 output")
     inp = ctx.input(node, 0)
@@ -151,7 +151,7 @@ class LogSoftmaxOpData:
     diff_min: int = 0
 
 
-def log_softmax_prepare(ctx, node) -> None:
+def log_softmax_prepare(ctx: KernelContext, node: Node) -> None:
     """CalculateOpData: int8 allocates LogSoftmaxOpData here (persistent), not in init."""
     data: LogSoftmaxOpData = node.user_data
     inp, out = _one_in_one_out(ctx, node)
@@ -216,7 +216,7 @@ def log_softmax_int8(data: LogSoftmaxOpData, x2: np.ndarray) -> np.ndarray:
     return np.where(diff > adjusted, np.clip(res, -128, 127), -128)
 
 
-def log_softmax_invoke(ctx, node) -> None:
+def log_softmax_invoke(ctx: KernelContext, node: Node) -> None:
     data: LogSoftmaxOpData = node.user_data
     inp, out = ctx.input(node, 0), ctx.output(node, 0)
     x = np.asarray(inp.data)
@@ -233,7 +233,7 @@ class L2NormData:
     input_zero_point: int = 0
 
 
-def l2norm_prepare(ctx, node) -> None:
+def l2norm_prepare(ctx: KernelContext, node: Node) -> None:
     data: L2NormData = node.user_data
     inp, out = _one_in_one_out(ctx, node)
     if len(inp.shape) > 4:
@@ -271,7 +271,7 @@ def l2norm_int8(zero_point: int, x2: np.ndarray) -> np.ndarray:
     return np.clip(res, -128, 127)
 
 
-def l2norm_invoke(ctx, node) -> None:
+def l2norm_invoke(ctx: KernelContext, node: Node) -> None:
     data: L2NormData = node.user_data
     inp, out = ctx.input(node, 0), ctx.output(node, 0)
     x = np.asarray(inp.data)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .kernel_util import (activation_of, activation_range_float, activation_range_quantized, check_activation,
                           check_quantized, dtype_name, kernel_error, scale_of, tensor_name, type_label,
@@ -54,7 +54,7 @@ def _reached_taps(pad: int, stride: int, out_size: int, filter_size: int, in_siz
     return first, max(end - first, 1)
 
 
-def _prepare(ctx, node, is_max: bool, is_l2: bool = False) -> None:
+def _prepare(ctx: KernelContext, node: Node, is_max: bool, is_l2: bool = False) -> None:
     data: OpDataPooling = node.user_data
     opts = node.options
     if len(node.inputs) != 1 or len(node.outputs) != 1:
@@ -121,15 +121,15 @@ def _prepare(ctx, node, is_max: bool, is_l2: bool = False) -> None:
                         np.asarray(data.act_min, np.int64), np.asarray(data.act_max, np.int64))
 
 
-def avg_prepare(ctx, node) -> None:
+def avg_prepare(ctx: KernelContext, node: Node) -> None:
     _prepare(ctx, node, is_max=False)
 
 
-def max_prepare(ctx, node) -> None:
+def max_prepare(ctx: KernelContext, node: Node) -> None:
     _prepare(ctx, node, is_max=True)
 
 
-def l2_prepare(ctx, node) -> None:
+def l2_prepare(ctx: KernelContext, node: Node) -> None:
     _prepare(ctx, node, is_max=False, is_l2=True)
 
 
@@ -149,7 +149,7 @@ def _accumulate(data: OpDataPooling, x: np.ndarray, reduce, start) -> np.ndarray
     return acc
 
 
-def avg_invoke(ctx, node) -> None:
+def avg_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataPooling = node.user_data
     out = ctx.output(node, 0)
     acc = _accumulate(data, ctx.input(node, 0).data, np.add, 0)
@@ -170,7 +170,7 @@ def avg_invoke(ctx, node) -> None:
     out.data[...] = res
 
 
-def max_invoke(ctx, node) -> None:
+def max_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataPooling = node.user_data
     out = ctx.output(node, 0)
     acc = _accumulate(data, ctx.input(node, 0).data, np.fmax if data.kind == "float32" else np.maximum,
@@ -182,7 +182,7 @@ def max_invoke(ctx, node) -> None:
     out.data[...] = res
 
 
-def l2_invoke(ctx, node) -> None:
+def l2_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataPooling = node.user_data
     x = ctx.input(node, 0).data
     acc = _accumulate(data, x * x, np.add, 0)

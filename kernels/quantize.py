@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .fixedpoint import f32_to_int32_cast, multiply_by_quantized_multiplier, round_half_away_array, wrap_int32
 from .kernel_util import (check_quantized, is_quantized, kernel_error, scale_of, tensor_desc, type_name,
@@ -60,9 +60,9 @@ def dequantize(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
 
 # --------------------------------------------------------------------------- kernels
 
-def _quantize_prepare(ctx, node):
+def _quantize_prepare(ctx: KernelContext, node: Node):
     data: QuantData = node.user_data
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    i, o = ctx.required_input(node, 0), ctx.output(node, 0)
     _same_count(node, i, o)
     if not is_quantized(o):
         raise kernel_error(node, f"output {tensor_desc(o)} is not quantized")
@@ -106,9 +106,9 @@ def _same_count(node, i, o) -> None:
         raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
 
 
-def _dequantize_prepare(ctx, node):
+def _dequantize_prepare(ctx: KernelContext, node: Node):
     data: QuantData = node.user_data
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    i, o = ctx.required_input(node, 0), ctx.output(node, 0)
     idt = np.dtype(i.dtype)
     _same_count(node, i, o)
     if idt not in (np.int8, np.int16, np.uint8):

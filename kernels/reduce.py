@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .exact_matmul import max_abs_offset
 from .fixedpoint import INT32_MAX, multiply_by_quantized_multiplier, wrap_int32
@@ -71,7 +71,7 @@ reduce_init = op_data_init("OpDataReduce", OpDataReduce)
 
 # --------------------------------------------------------------------------- prepare
 
-def _prepare_common(ctx, node, data: OpDataReduce):
+def _prepare_common(ctx: KernelContext, node: Node, data: OpDataReduce):
     """PrepareSimple's checks (two inputs, one output, an int32 axis) and what every reduce
     keeps: the kind, keep_dims, a constant axis and the output's size against it."""
     if len(node.inputs) != 2 or len(node.outputs) != 1:
@@ -120,7 +120,7 @@ def _quantized_multiplier(node, data: OpDataReduce, inp, out) -> None:
     data.input_scale, data.output_scale = scale_of(inp), scale_of(out)
 
 
-def mean_or_sum_prepare(ctx, node) -> None:
+def mean_or_sum_prepare(ctx: KernelContext, node: Node) -> None:
     """PrepareMeanOrSumHelper (then PrepareSimple): int8 / int16 ask for the int32 sum buffer
     (one per output) before the two index buffers."""
     data: OpDataReduce = node.user_data
@@ -136,7 +136,7 @@ def mean_or_sum_prepare(ctx, node) -> None:
     _request_index_scratch(ctx, inp, axis)
 
 
-def min_max_prepare(ctx, node) -> None:
+def min_max_prepare(ctx: KernelContext, node: Node) -> None:
     """PrepareSimple, then PrepareMinMaxHelper; int8 needs the output's quantization equal to
     the input's (TFLM checks it at invoke)."""
     data: OpDataReduce = node.user_data
@@ -154,7 +154,7 @@ def min_max_prepare(ctx, node) -> None:
     _request_index_scratch(ctx, inp, axis)
 
 
-def all_prepare(ctx, node) -> None:
+def all_prepare(ctx: KernelContext, node: Node) -> None:
     """PrepareAllHelper: bool input only."""
     data: OpDataReduce = node.user_data
     inp, axis, out = _prepare_common(ctx, node, data)
@@ -191,7 +191,7 @@ def reduce_plan(shape: tuple, axes: list[int]) -> ReducePlan:
     return ReducePlan(tuple(keep + axes_sorted), outer, count)
 
 
-def _plan(ctx, node, data: OpDataReduce, x: np.ndarray) -> ReducePlan:
+def _plan(ctx: KernelContext, node: Node, data: OpDataReduce, x: np.ndarray) -> ReducePlan:
     raw = data.axis if data.axis is not None else np.asarray(ctx.input(node, 1).data, np.int64).ravel()
     cached = data.plan
     if cached is not None and cached[0] == x.shape and np.array_equal(cached[1], raw):
@@ -270,7 +270,7 @@ def _reduce_rows(data: OpDataReduce, rows: np.ndarray) -> np.ndarray:
     return np.min(rows, axis=1, initial=info.max)
 
 
-def reduce_invoke(ctx, node) -> None:
+def reduce_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataReduce = node.user_data
     x = np.asarray(ctx.input(node, 0).data)
     out = ctx.output(node, 0)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .fixedpoint import rounding_divide_by_pot, saturating_rounding_doubling_high_mul, wrap_int32
 from .kernel_util import (check_quantized, element_count, kernel_error, require_inputs, scale_of, tensor_name,
@@ -47,7 +47,7 @@ class ArgMinMaxData:
     axis: Any = None            # resolved constant axis (None: read at invoke)
 
 
-def _arg_prepare(ctx, node) -> None:
+def _arg_prepare(ctx: KernelContext, node: Node) -> None:
     """TFLM's ARG_MAX / ARG_MIN have no prepare: its invoke's type checks, made here."""
     data: ArgMinMaxData = node.user_data
     if len(node.inputs) != 2 or len(node.outputs) != 1:
@@ -97,7 +97,7 @@ def arg_min_max(x: np.ndarray, axis: int, is_max: bool) -> np.ndarray:
     return (np.argmax if is_max else np.argmin)(v, axis=1).astype(np.int32)
 
 
-def _arg_invoke(ctx, node, is_max: bool) -> None:
+def _arg_invoke(ctx: KernelContext, node: Node, is_max: bool) -> None:
     data: ArgMinMaxData = node.user_data
     inp, out = ctx.input(node, 0), ctx.output(node, 0)
     axis = data.axis
@@ -106,11 +106,11 @@ def _arg_invoke(ctx, node, is_max: bool) -> None:
     out.data[...] = arg_min_max(np.asarray(inp.data), axis, is_max).reshape(out.data.shape)
 
 
-def arg_max_invoke(ctx, node) -> None:
+def arg_max_invoke(ctx: KernelContext, node: Node) -> None:
     _arg_invoke(ctx, node, True)
 
 
-def arg_min_invoke(ctx, node) -> None:
+def arg_min_invoke(ctx: KernelContext, node: Node) -> None:
     _arg_invoke(ctx, node, False)
 
 
@@ -128,7 +128,7 @@ class CumsumData:
     output_shift: int = 0
 
 
-def cumsum_prepare(ctx, node) -> None:
+def cumsum_prepare(ctx: KernelContext, node: Node) -> None:
     """CalculateOpData: int8 allocates its OpData here (persistent), not in init."""
     data: CumsumData = node.user_data
     if len(node.inputs) != 2 or len(node.outputs) != 1:
@@ -199,7 +199,7 @@ def cumsum_f32(x3: np.ndarray, exclusive: bool) -> np.ndarray:
     return running + np.float32(0.0)
 
 
-def cumsum_invoke(ctx, node) -> None:
+def cumsum_invoke(ctx: KernelContext, node: Node) -> None:
     data: CumsumData = node.user_data
     inp, out = ctx.input(node, 0), ctx.output(node, 0)
     x = np.asarray(inp.data)

@@ -8,6 +8,8 @@ once, in prepare.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from .fixedpoint import INT32_MAX, wrap_int32
@@ -53,11 +55,14 @@ _SMALL = 4096        # elements up to which Requantizer stores per-lane operands
 
 # The clip ufunc itself (clip(x, lo, hi, out=...)): np.clip's Python wrapper costs several
 # times a small clip.
-clip = getattr(getattr(getattr(np, "_core", None), "umath", None), "clip", None)
-if not isinstance(clip, np.ufunc):      # pragma: no cover - other numpy layouts
-    def clip(x, lo, hi, out):
-        np.maximum(x, lo, out=out)
-        return np.minimum(out, hi, out=out)
+def _clip_two_ufuncs(x: np.ndarray, lo: Any, hi: Any, out: np.ndarray) -> np.ndarray:
+    np.maximum(x, lo, out=out)
+    return np.minimum(out, hi, out=out)
+
+
+_clip_ufunc = getattr(getattr(getattr(np, "_core", None), "umath", None), "clip", None)
+clip: Callable[..., Any] = (_clip_ufunc if isinstance(_clip_ufunc, np.ufunc)    # other numpy layouts:
+                            else _clip_two_ufuncs)                              # two ufuncs
 
 
 def rounding_constants(right: np.ndarray, offset: int, fold: bool) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -140,7 +145,7 @@ class Requantizer:
         self.zp = np.asarray(output_zero_point, np.int64)        # 0-d arrays: the fastest operands
         self.add = np.asarray(add, np.int64)
         self.bias = None if bias is None else np.asarray(bias, dtype=np.int64)
-        bias_bound = 0 if bias is None else int(np.abs(self.bias).max(initial=0))
+        bias_bound = 0 if self.bias is None else int(np.abs(self.bias).max(initial=0))
         self.wrap = not wide and int(acc_bound) + bias_bound > INT32_MAX
         self.act_min, self.act_max = np.asarray(act_min, np.int64), np.asarray(act_max, np.int64)
         self.wide = wide

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration
+from micro_rt.kernel_api import KernelContext, Node, Registration
 
 from .kernel_util import kernel_error, require_inputs, tensor_desc, type_code, type_label, type_name
 
@@ -39,7 +39,7 @@ def _options(node) -> tuple[bool, bool]:
     return bool(node.options.get("align_corners", False)), bool(node.options.get("half_pixel_centers", False))
 
 
-def _check_common(ctx, node, allowed: tuple, refusal) -> tuple:
+def _check_common(ctx: KernelContext, node: Node, allowed: tuple, refusal) -> tuple:
     """(input, output, (new height, new width)) after TFLM's Prepare checks, plus the shape
     agreement TFLM only DCHECKs (its loops write size[0] * size[1] pixels into the output)."""
     if len(node.inputs) != 2 or len(node.outputs) != 1:
@@ -99,7 +99,7 @@ _NEAREST_REFUSAL = {
 }
 
 
-def nearest_prepare(ctx, node) -> None:
+def nearest_prepare(ctx: KernelContext, node: Node) -> None:
     inp, _, (new_h, new_w) = _check_common(ctx, node, _NEAREST_TYPES, _NEAREST_REFUSAL)
     align, half = _options(node)
     _, in_h, in_w, _ = (int(d) for d in inp.shape)
@@ -107,9 +107,9 @@ def nearest_prepare(ctx, node) -> None:
                                     nearest_indices(in_w, new_w, align, half))
 
 
-def nearest_invoke(ctx, node) -> None:
+def nearest_invoke(ctx: KernelContext, node: Node) -> None:
     g: ResizeGeometry = node.user_data
-    x = ctx.input(node, 0).data
+    x = ctx.required_input(node, 0).data
     out = ctx.output(node, 0).data
     out[...] = x[:, g.rows][:, :, g.cols]
 
@@ -170,7 +170,7 @@ _BILINEAR_REFUSAL = {
 }
 
 
-def bilinear_prepare(ctx, node) -> None:
+def bilinear_prepare(ctx: KernelContext, node: Node) -> None:
     align, half = _options(node)
     if align and half:
         raise kernel_error(node, "If half_pixel_centers is True, align_corners must be False.")
@@ -206,9 +206,9 @@ def bilinear_integer(x: np.ndarray, ys: Interpolation, xs: Interpolation) -> np.
     return _c_div(rounded, 1 << 20)
 
 
-def bilinear_invoke(ctx, node) -> None:
+def bilinear_invoke(ctx: KernelContext, node: Node) -> None:
     g: BilinearData = node.user_data
-    x = ctx.input(node, 0).data
+    x = ctx.required_input(node, 0).data
     out = ctx.output(node, 0).data
     if g.kind == "float32":
         out[...] = bilinear_float(np.asarray(x, F32), g.ys, g.xs)

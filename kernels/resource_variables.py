@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TensorView, op_data_init
 
 from .kernel_util import kernel_error
 
@@ -37,7 +37,7 @@ class OpDataAssignVariable:
     scratch_index: int = -1                 # compression scratch (unused: nothing compressed)
 
 
-def _resources(ctx, node):
+def _resources(ctx: KernelContext, node: Node):
     if ctx.resource_variables is None:
         raise kernel_error(node, f"{node.op_name} requires resource variables. Please create "
                                  "ResourceVariables and pass it to the interpreter.")
@@ -48,16 +48,18 @@ def _resource_id(t) -> int:
     return int(np.asarray(t.data).reshape(-1).view(np.uint8)[:4].view("<i4")[0])
 
 
-def _check_handle(node, t, types: tuple[str, ...]) -> None:
+def _check_handle(node: Node, t: Optional[TensorView], types: tuple[str, ...]) -> TensorView:
+    """The resource handle input, checked: one element of one of `types`."""
     if t is None or t.type_name not in types:
         raise kernel_error(node, f"input 0 must be a {' or '.join(types)} handle, got "
                                  f"{t.type_name if t is not None else 'nothing'}")
     if math.prod(t.shape) != 1:
         raise kernel_error(node, f"NumElements(input 0) != 1: the handle has shape {list(t.shape)}")
+    return t
 
 
 # ---- VAR_HANDLE ----------------------------------------------------------------------------
-def var_handle_prepare(ctx, node) -> None:
+def var_handle_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataVarHandle = node.user_data
     shared_name = node.options.get("shared_name")
     if shared_name is None:
@@ -70,19 +72,19 @@ def var_handle_prepare(ctx, node) -> None:
     ctx.set_data_in_prepare(ctx.output(node, 0), data.id_bytes)
 
 
-def var_handle_invoke(ctx, node) -> None:
+def var_handle_invoke(ctx: KernelContext, node: Node) -> None:
     """The output already points at the id (set in prepare), as TFLM's Eval leaves it."""
 
 
 # ---- READ_VARIABLE -------------------------------------------------------------------------
-def read_variable_prepare(ctx, node) -> None:
+def read_variable_prepare(ctx: KernelContext, node: Node) -> None:
     if len(node.inputs) != 1 or len(node.outputs) != 1:
         raise kernel_error(node, f"expects 1 input and 1 output, has {len(node.inputs)} and "
                                  f"{len(node.outputs)}")
     _check_handle(node, ctx.input(node, 0), ("RESOURCE",))
 
 
-def read_variable_invoke(ctx, node) -> None:
+def read_variable_invoke(ctx: KernelContext, node: Node) -> None:
     out = ctx.output(node, 0)
     variable = _resources(ctx, node).checked_buffer(_resource_id(ctx.input(node, 0)), out, "read")
     ctx.copy_tensors([(variable, out)])
@@ -95,13 +97,13 @@ def assign_variable_init(ctx, custom_options) -> OpDataAssignVariable:
     return OpDataAssignVariable()
 
 
-def assign_variable_prepare(ctx, node) -> None:
+def assign_variable_prepare(ctx: KernelContext, node: Node) -> None:
     if len(node.inputs) != 2:
         raise kernel_error(node, f"NumInputs(node) != 2: has {len(node.inputs)}")
     if len(node.outputs) != 0:
         raise kernel_error(node, f"NumOutputs(node) != 0: has {len(node.outputs)}")
-    handle, value = ctx.input(node, 0), ctx.input(node, 1)
-    _check_handle(node, handle, ("RESOURCE", "INT32"))
+    handle = _check_handle(node, ctx.input(node, 0), ("RESOURCE", "INT32"))
+    value = ctx.input(node, 1)
     if value is None:
         raise kernel_error(node, "input 1 (the value) is absent")
     resources = ctx.resource_variables
@@ -112,7 +114,7 @@ def assign_variable_prepare(ctx, node) -> None:
         resources.allocate(_resource_id(handle), value.nbytes, zero_point, ctx.allocate_persistent)
 
 
-def assign_variable_invoke(ctx, node) -> None:
+def assign_variable_invoke(ctx: KernelContext, node: Node) -> None:
     value = ctx.input(node, 1)
     variable = _resources(ctx, node).checked_buffer(_resource_id(ctx.input(node, 0)), value, "assign")
     ctx.copy_tensors([(value, variable)])

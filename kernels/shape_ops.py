@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .kernel_util import (kernel_error, require_inputs, scale_of, tensor_desc, type_code, type_label,
                           type_name, zero_point_of)
@@ -40,7 +40,7 @@ def _copy_flat(dst: np.ndarray, src: np.ndarray) -> None:
 
 # --------------------------------------------------------------------------- RESHAPE / SQUEEZE / EXPAND_DIMS
 
-def _same_size_prepare(ctx, node):
+def _same_size_prepare(ctx: KernelContext, node: Node):
     _data(node)
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if np.dtype(i.dtype) != np.dtype(o.dtype):
@@ -50,11 +50,11 @@ def _same_size_prepare(ctx, node):
                          f"{tensor_desc(o)} has {_nelem(o)}")
 
 
-def _copy_invoke(ctx, node):
+def _copy_invoke(ctx: KernelContext, node: Node):
     _copy_flat(ctx.output(node, 0).data, ctx.input(node, 0).data)
 
 
-def _expand_dims_prepare(ctx, node):
+def _expand_dims_prepare(ctx: KernelContext, node: Node):
     _same_size_prepare(ctx, node)
     i, axis_t = require_inputs(ctx, node, 2)
     o = ctx.output(node, 0)
@@ -79,7 +79,7 @@ def _expand_dims_prepare(ctx, node):
 
 # --------------------------------------------------------------------------- SHAPE
 
-def _shape_prepare(ctx, node):
+def _shape_prepare(ctx: KernelContext, node: Node):
     _data(node)
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if np.dtype(o.dtype) != np.int32:
@@ -90,14 +90,14 @@ def _shape_prepare(ctx, node):
                          f"{tensor_desc(i)}")
 
 
-def _shape_invoke(ctx, node):
+def _shape_invoke(ctx: KernelContext, node: Node):
     i = ctx.input(node, 0)
     ctx.output(node, 0).data.reshape(-1)[...] = np.asarray(i.shape, np.int32)
 
 
 # --------------------------------------------------------------------------- PACK
 
-def _pack_prepare(ctx, node):
+def _pack_prepare(ctx: KernelContext, node: Node):
     d = _data(node)
     o = ctx.output(node, 0)
     n = len(node.inputs)
@@ -134,7 +134,7 @@ def _pack_prepare(ctx, node):
     d.params = dict(axis=axis, shape=tuple(expected))
 
 
-def _pack_invoke(ctx, node):
+def _pack_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
     arrays = [ctx.input(node, k).data for k in range(len(node.inputs))]
     dst = ctx.output(node, 0).data.reshape(d.params["shape"])
@@ -146,7 +146,7 @@ def _pack_invoke(ctx, node):
 _CONCAT_MAX_INPUTS = 10
 
 
-def _concat_prepare(ctx, node):
+def _concat_prepare(ctx: KernelContext, node: Node):
     d = _data(node)
     o = ctx.output(node, 0)
     act = node.options.get("fused_activation_function", "NONE")
@@ -191,7 +191,7 @@ def _concat_prepare(ctx, node):
     d.params = dict(axis=axis)
 
 
-def _concat_invoke(ctx, node):
+def _concat_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
     arrays = [ctx.input(node, k).data for k in range(len(node.inputs))]
     dst = ctx.output(node, 0).data
@@ -200,7 +200,7 @@ def _concat_invoke(ctx, node):
 
 # --------------------------------------------------------------------------- TRANSPOSE
 
-def _transpose_prepare(ctx, node):
+def _transpose_prepare(ctx: KernelContext, node: Node):
     d = _data(node)
     i, perm_t = require_inputs(ctx, node, 2)
     o = ctx.output(node, 0)
@@ -232,7 +232,7 @@ def _checked_perm(node, raw, i, o) -> tuple:
     return perm
 
 
-def _transpose_invoke(ctx, node):
+def _transpose_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     perm = d.params["perm"]
@@ -248,7 +248,7 @@ def _transpose_invoke(ctx, node):
 
 # --------------------------------------------------------------------------- PAD / PADV2
 
-def _pad_prepare(ctx, node):
+def _pad_prepare(ctx: KernelContext, node: Node):
     d = _data(node)
     n_in = len(node.inputs)
     if n_in not in (2, 3):
@@ -297,7 +297,7 @@ def _pad_prepare(ctx, node):
     d.params = dict(default=default, has_cv=cv is not None, shape=tuple(o.shape))
 
 
-def _pad_invoke(ctx, node):
+def _pad_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
     src = ctx.input(node, 0).data
     dst = ctx.output(node, 0).data
@@ -383,7 +383,7 @@ def strided_slice_plan(in_shape, begin, end, strides, begin_mask: int, end_mask:
     return axes, out_shape
 
 
-def _strided_slice_prepare(ctx, node):
+def _strided_slice_prepare(ctx: KernelContext, node: Node):
     d = _data(node)
     if len(node.inputs) != 4:
         raise kernel_error(node, f"{len(node.inputs)} inputs, expected 4")
@@ -416,7 +416,7 @@ def _strided_slice_prepare(ctx, node):
     d.index = flat[np.ix_(*axes)].reshape(-1) if rank else flat.reshape(-1)
 
 
-def _strided_slice_invoke(ctx, node):
+def _strided_slice_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
     src = ctx.input(node, 0).data.reshape(-1)
     dst = ctx.output(node, 0).data.reshape(-1)
@@ -434,7 +434,7 @@ _STRIDED_SLICE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.int8, np.int16
 
 # --------------------------------------------------------------------------- CAST
 
-def _cast_prepare(ctx, node):
+def _cast_prepare(ctx: KernelContext, node: Node):
     _data(node)
     i, o = ctx.input(node, 0), ctx.output(node, 0)
     if _nelem(i) != _nelem(o):
@@ -467,7 +467,7 @@ def cast_values(x: np.ndarray, out_dtype) -> np.ndarray:
     return x.astype(out_dtype)
 
 
-def _cast_invoke(ctx, node):
+def _cast_invoke(ctx: KernelContext, node: Node):
     o = ctx.output(node, 0)
     dst = o.data
     np.copyto(dst.reshape(-1), cast_values(ctx.input(node, 0).data, dst.dtype).reshape(-1))

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .kernel_util import kernel_error, tensor_desc
+from micro_rt.kernel_api import KernelContext, Node
 
 
 def option_int(options: dict, key: str, what: str) -> int:
@@ -33,7 +34,7 @@ def allocate_op_data(ctx, *structs_or_bytes: Any) -> None:
         ctx.allocate_persistent(ctx.target.sizeof(item) if isinstance(item, str) else int(item))
 
 
-def check_io(ctx, node, inputs: int, outputs: int) -> tuple[list, list]:
+def check_io(ctx: KernelContext, node: Node, inputs: int, outputs: int) -> tuple[list, list]:
     """TF_LITE_ENSURE_EQ(NumInputs/NumOutputs), and every tensor present."""
     if len(node.inputs) != inputs or len(node.outputs) != outputs:
         raise kernel_error(node, f"has {len(node.inputs)} inputs and {len(node.outputs)} outputs, "
@@ -60,7 +61,7 @@ def check_index_range(node, what: str, values: Sequence[int], size: int) -> None
                                  f"{int(values.max())})")
 
 
-def wrap(x: np.ndarray, bits: int, signed: bool = True) -> np.ndarray:
+def wrap(x: np.ndarray | int, bits: int, signed: bool = True) -> np.ndarray:
     """C's conversion of an int64 value to an intN/uintN (two's complement wrap)."""
     x = np.asarray(x, dtype=np.int64)
     mask = (1 << bits) - 1

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..flexbuffer import read_options
-from ..kernel_api import Registration
+from ..kernel_api import KernelContext, Node, Registration
 from .kernel_util import kernel_error, tensor_desc
 from .signal_common import (allocate_op_data, check_index_range, check_io, check_tensor, msb32,
                             msb64, option_int, wrap)
@@ -43,7 +43,7 @@ def _filter_bank_init(ctx, buffer) -> FilterBankParams:
     return FilterBankParams(num_channels)
 
 
-def _filter_bank_prepare(ctx, node) -> None:
+def _filter_bank_prepare(ctx: KernelContext, node: Node) -> None:
     ins, (y,) = check_io(ctx, node, 6, 1)
     check_tensor(node, ins[0], "input", np.uint32, 1)
     for i, role in enumerate(("weights", "unweights", "channel frequency starts",
@@ -56,7 +56,7 @@ def _filter_bank_prepare(ctx, node) -> None:
                                  f"at most {n} outputs (output {tensor_desc(y)})")
 
 
-def _filter_bank_invoke(ctx, node) -> None:
+def _filter_bank_invoke(ctx: KernelContext, node: Node) -> None:
     n = node.user_data.num_channels
     spectrum = ctx.input(node, 0).data.astype(U64)
     weights, unweights = (ctx.input(node, i).data.astype(np.int64) for i in (1, 2))
@@ -118,7 +118,7 @@ def _bitwise_sqrt(num: np.ndarray, msb, bits: int, cap: int) -> np.ndarray:
     return np.where((num > res) & (res != U64(cap)), res + U64(1), res)
 
 
-def _square_root_prepare(ctx, node) -> None:
+def _square_root_prepare(ctx: KernelContext, node: Node) -> None:
     (x, bits), (y,) = check_io(ctx, node, 2, 1)
     check_tensor(node, x, "input", np.uint64, 1)
     check_tensor(node, bits, "scale bits", np.int32, 0)
@@ -127,7 +127,7 @@ def _square_root_prepare(ctx, node) -> None:
         raise kernel_error(node, f"output {tensor_desc(y)} is shorter than input {tensor_desc(x)}")
 
 
-def _square_root_invoke(ctx, node) -> None:
+def _square_root_invoke(ctx: KernelContext, node: Node) -> None:
     x = ctx.input(node, 0).data
     shift = int(ctx.input(node, 1).data.reshape(-1)[0])
     if not 0 <= shift < 32:
@@ -168,7 +168,7 @@ def _spectral_init(ctx, buffer) -> SpectralSubtractionParams:
                                      np.zeros(n, U64))
 
 
-def _spectral_prepare(ctx, node) -> None:
+def _spectral_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y, noise) = check_io(ctx, node, 1, 2)
     for t, role in ((x, "input"), (y, "output"), (noise, "noise estimate output")):
         check_tensor(node, t, role, np.uint32, 1)
@@ -179,7 +179,7 @@ def _spectral_prepare(ctx, node) -> None:
     node.user_data.reset()                                  # Prepare resets the state
 
 
-def _spectral_invoke(ctx, node) -> None:
+def _spectral_invoke(ctx: KernelContext, node: Node) -> None:
     p = node.user_data
     c, n = p.config, p.config["num_channels"]
     x = ctx.input(node, 0).data[:n].astype(U64)
@@ -222,7 +222,7 @@ def _pcan_init(ctx, buffer) -> PcanParams:
     return PcanParams(shift)
 
 
-def _pcan_prepare(ctx, node) -> None:
+def _pcan_prepare(ctx: KernelContext, node: Node) -> None:
     (x, noise, lut), (y,) = check_io(ctx, node, 3, 1)
     check_tensor(node, x, "input", np.uint32, 1)
     check_tensor(node, noise, "noise estimate", np.uint32, 1)
@@ -260,7 +260,7 @@ def pcan_shrink(x: np.ndarray) -> np.ndarray:
     return np.where(x < U64(2 << PCAN_SNR_BITS), low, high)
 
 
-def _pcan_invoke(ctx, node) -> None:
+def _pcan_invoke(ctx: KernelContext, node: Node) -> None:
     x = ctx.input(node, 0).data
     noise = ctx.input(node, 1).data[:x.shape[0]]
     gain = wrap(wide_dynamic_function(noise, ctx.input(node, 2).data), 32, signed=False).astype(U64)
@@ -298,7 +298,7 @@ def _log_init(ctx, buffer) -> LogParams:
     return LogParams(bits, option_int(options, "output_scale", "SignalFilterBankLog"))
 
 
-def _log_prepare(ctx, node) -> None:
+def _log_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y,) = check_io(ctx, node, 1, 1)
     check_tensor(node, x, "input", np.uint32, 1)
     check_tensor(node, y, "output", np.int16, 1)
@@ -326,7 +326,7 @@ def log32(x: np.ndarray, out_scale: int) -> np.ndarray:
     return ((scaled & U64(0xFFFFFFFF)) >> U64(LOG_SCALE_LOG2)).astype(np.int64)
 
 
-def _log_invoke(ctx, node) -> None:
+def _log_invoke(ctx: KernelContext, node: Node) -> None:
     p = node.user_data
     x = ctx.input(node, 0).data.astype(np.int64)
     scaled = wrap(x << p.input_correction_bits, 32, signed=False)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import KernelError, ModelError
 from ..flexbuffer import read_options
-from ..kernel_api import Registration
+from ..kernel_api import KernelContext, Node, Registration
 from .kernel_util import kernel_error, tensor_desc
 from .signal_common import allocate_op_data, check_io, check_tensor, msb32, option_int, wrap
 from .signal_kissfft import KissFftr, fftr_state_bytes, unsupported_factor
@@ -35,7 +35,7 @@ def _window_init(ctx, buffer) -> WindowParams:
     return WindowParams(shift)
 
 
-def _window_prepare(ctx, node) -> None:
+def _window_prepare(ctx: KernelContext, node: Node) -> None:
     (x, w), (y,) = check_io(ctx, node, 2, 1)
     if len(x.shape) < 1 or len(w.shape) != 1 or len(x.shape) != len(y.shape):
         raise kernel_error(node, f"needs input rank >= 1, 1-D weights and output rank equal to the "
@@ -49,7 +49,7 @@ def _window_prepare(ctx, node) -> None:
     node.user_data.input_size = size
 
 
-def _window_invoke(ctx, node) -> None:
+def _window_invoke(ctx: KernelContext, node: Node) -> None:
     x, w = ctx.input(node, 0).data, ctx.input(node, 1).data
     frames = x.reshape(-1, w.shape[0]).astype(np.int32)
     raw = (frames * w.astype(np.int32)) >> node.user_data.shift
@@ -72,7 +72,7 @@ def max_abs16(x: np.ndarray) -> int:
     return best
 
 
-def _fft_auto_scale_prepare(ctx, node) -> None:
+def _fft_auto_scale_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y, bits) = check_io(ctx, node, 1, 2)
     check_tensor(node, x, "input", np.int16, 1)
     check_tensor(node, y, "output", np.int16, 1)
@@ -81,7 +81,7 @@ def _fft_auto_scale_prepare(ctx, node) -> None:
         raise kernel_error(node, f"input {tensor_desc(x)} and output {tensor_desc(y)} differ")
 
 
-def _fft_auto_scale_invoke(ctx, node) -> None:
+def _fft_auto_scale_invoke(ctx: KernelContext, node: Node) -> None:
     x = ctx.input(node, 0).data
     peak = max_abs16(x) & 0xFFFFFFFF                   # int16 -> uint32 argument
     scale_bits = max(16 - int(msb32(np.array([peak]))[0]) - 1, 0)
@@ -131,7 +131,7 @@ def _rfft_init(ctx, buffer) -> RfftParams:
     return _fft_init(ctx, buffer, "SignalRfft", "TfLiteAudioFrontendRfftParams", inverse=False)
 
 
-def _rfft_prepare(ctx, node) -> None:
+def _rfft_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y,) = check_io(ctx, node, 1, 1)
     if len(x.shape) != len(y.shape) or not x.shape:
         raise kernel_error(node, f"input {tensor_desc(x)} and output {tensor_desc(y)} need the "
@@ -149,7 +149,7 @@ def _rfft_prepare(ctx, node) -> None:
     params.scratch_index = ctx.request_scratch(params.fft_length * np.dtype(params.plan.dtype).itemsize)
 
 
-def _rfft_invoke(ctx, node) -> None:
+def _rfft_invoke(ctx: KernelContext, node: Node) -> None:
     params = node.user_data
     x = ctx.input(node, 0).data.reshape(-1, params.input_length)
     work = np.zeros((x.shape[0], params.fft_length), params.plan.dtype)
@@ -162,7 +162,7 @@ def _irfft_init(ctx, buffer) -> RfftParams:
     return _fft_init(ctx, buffer, "SignalIrfft", "TfLiteAudioFrontendIrfftParams", inverse=True)
 
 
-def _irfft_prepare(ctx, node) -> None:
+def _irfft_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y,) = check_io(ctx, node, 1, 1)
     if len(x.shape) != len(y.shape) or not x.shape:
         raise kernel_error(node, f"input {tensor_desc(x)} and output {tensor_desc(y)} need the "
@@ -177,7 +177,7 @@ def _irfft_prepare(ctx, node) -> None:
                                  f"+ 1 complex) per frame and the output {tensor_desc(y)} {n}")
 
 
-def _irfft_invoke(ctx, node) -> None:
+def _irfft_invoke(ctx: KernelContext, node: Node) -> None:
     params = node.user_data
     x = ctx.input(node, 0).data.reshape(-1, params.fft_length // 2 + 1, 2)
     frames = params.plan.inverse_real(x)
@@ -200,7 +200,7 @@ def _energy_init(ctx, buffer) -> EnergyParams:
                         option_int(options, "start_index", "SignalEnergy"))
 
 
-def _energy_prepare(ctx, node) -> None:
+def _energy_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y,) = check_io(ctx, node, 1, 1)
     check_tensor(node, x, "input", np.int16, 1)
     check_tensor(node, y, "output", np.uint32, 1)
@@ -210,7 +210,7 @@ def _energy_prepare(ctx, node) -> None:
                                  f"within the {x.shape[0] // 2} complex inputs and {y.shape[0]} outputs")
 
 
-def _energy_invoke(ctx, node) -> None:
+def _energy_invoke(ctx: KernelContext, node: Node) -> None:
     p = node.user_data
     spectrum = ctx.input(node, 0).data.reshape(-1, 2)[p.start_index:p.end_index].astype(np.int64)
     # The rest of the output is left as it was, as in TFLM (the model slices it away).

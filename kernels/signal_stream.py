@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import KernelError
 from ..flexbuffer import read_options
-from ..kernel_api import Registration
+from ..kernel_api import KernelContext, Node, Registration
 from .kernel_util import kernel_error, tensor_desc
 from .signal_common import allocate_op_data, check_io, check_tensor, option_int
 
@@ -97,7 +97,7 @@ def _framer_init(ctx, buffer) -> FramerParams:
                         option_int(options, "prefill", "SignalFramer") != 0)
 
 
-def _framer_prepare(ctx, node) -> None:
+def _framer_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y, valid) = check_io(ctx, node, 1, 2)
     if len(x.shape) + 1 != len(y.shape) or len(valid.shape) != 0:
         raise kernel_error(node, f"output {tensor_desc(y)} needs one more dimension than input "
@@ -125,7 +125,7 @@ def _framer_prepare(ctx, node) -> None:
     p.reset()
 
 
-def _framer_invoke(ctx, node) -> None:
+def _framer_invoke(ctx: KernelContext, node: Node) -> None:
     p = node.user_data
     x = ctx.input(node, 0).data.reshape(p.outer_dims, p.n_frames, p.frame_step)
     y = ctx.output(node, 0).data.reshape(p.outer_dims, p.n_frames, p.frame_size)
@@ -156,15 +156,17 @@ class StackerParams:
         return self.num_channels * (self.left + self.right + 1)
 
     def reset(self) -> None:
-        self.fifo.reset()
+        if self.fifo is not None:               # made in prepare; a reset before it has nothing to clear
+            self.fifo.reset()
         self.has_first_frame = False
 
 
 def _stacker_init(ctx, buffer) -> StackerParams:
     what = "SignalStacker"
     options = read_options(buffer, what)
-    p = StackerParams(*(option_int(options, k, what) for k in (
-        "num_channels", "stacker_left_context", "stacker_right_context", "stacker_step")))
+    num_channels, left, right, step = (option_int(options, k, what) for k in (
+        "num_channels", "stacker_left_context", "stacker_right_context", "stacker_step"))
+    p = StackerParams(num_channels, left, right, step)
     if p.num_channels < 1 or p.left < 0 or p.right < 0 or not 1 <= p.step <= p.left + p.right + 1:
         raise KernelError(f"{what}: num_channels {p.num_channels}, contexts {p.left}/{p.right} and "
                           f"step {p.step} must be positive, non-negative and 1..left+right+1 "
@@ -174,7 +176,7 @@ def _stacker_init(ctx, buffer) -> StackerParams:
     return p
 
 
-def _stacker_prepare(ctx, node) -> None:
+def _stacker_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y, valid) = check_io(ctx, node, 1, 2)
     check_tensor(node, x, "input", np.int16, 1)
     check_tensor(node, y, "output", np.int16, 1)
@@ -185,7 +187,7 @@ def _stacker_prepare(ctx, node) -> None:
                                  f"output {tensor_desc(y)} {p.buffer_size} values")
 
 
-def _stacker_invoke(ctx, node) -> None:
+def _stacker_invoke(ctx: KernelContext, node: Node) -> None:
     p = node.user_data
     p.fifo.write(ctx.input(node, 0).data[:p.num_channels])
     if not p.has_first_frame:
@@ -219,7 +221,7 @@ def _delay_init(ctx, buffer) -> DelayParams:
     return DelayParams(delay)
 
 
-def _delay_prepare(ctx, node) -> None:
+def _delay_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y,) = check_io(ctx, node, 1, 1)
     check_tensor(node, x, "input", np.int16)
     check_tensor(node, y, "output", np.int16)
@@ -235,7 +237,7 @@ def _delay_prepare(ctx, node) -> None:
     p.reset()
 
 
-def _delay_invoke(ctx, node) -> None:
+def _delay_invoke(ctx: KernelContext, node: Node) -> None:
     p = node.user_data
     x = ctx.input(node, 0).data.reshape(-1, p.frame_size)
     y = ctx.output(node, 0).data.reshape(-1, p.frame_size)
@@ -269,7 +271,7 @@ def _overlap_add_init(ctx, buffer) -> OverlapAddParams:
                             option_int(options, "frame_step", "SignalOverlapAdd"))
 
 
-def _overlap_add_prepare(ctx, node) -> None:
+def _overlap_add_prepare(ctx: KernelContext, node: Node) -> None:
     (x,), (y,) = check_io(ctx, node, 1, 1)
     p = node.user_data
     if len(x.shape) != len(y.shape) + 1 or len(x.shape) < 2:
@@ -289,7 +291,7 @@ def _overlap_add_prepare(ctx, node) -> None:
     p.buffers = np.zeros((outer, p.frame_size), p.dtype)
 
 
-def _overlap_add_invoke(ctx, node) -> None:
+def _overlap_add_invoke(ctx: KernelContext, node: Node) -> None:
     p = node.user_data
     outer = p.buffers.shape[0]
     x = ctx.input(node, 0).data.reshape(outer, p.n_frames, p.frame_size)

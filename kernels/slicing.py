@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .kernel_util import (element_count, kernel_error, require_inputs, tensor_desc, type_label, type_name)
 
@@ -63,7 +63,7 @@ def _first_int32(t) -> int:
 
 # --------------------------------------------------------------------------- SLICE
 
-def _slice_prepare(ctx, node):
+def _slice_prepare(ctx: KernelContext, node: Node):
     _check_io(node, 3, 1)
     inp, begin, size = require_inputs(ctx, node, 3)
     out = ctx.output(node, 0)
@@ -118,7 +118,7 @@ def slice_index(node, inp, out, begin, size) -> np.ndarray:
     return flat[tuple(slice(a, a + n) for a, n in zip(start, counts))].reshape(-1)
 
 
-def _slice_invoke(ctx, node):
+def _slice_invoke(ctx: KernelContext, node: Node):
     d: SliceOpData = node.user_data
     inp, out = ctx.input(node, 0), ctx.output(node, 0)
     index = d.index
@@ -129,7 +129,7 @@ def _slice_invoke(ctx, node):
 
 # --------------------------------------------------------------------------- REVERSE_V2
 
-def _reverse_prepare(ctx, node):
+def _reverse_prepare(ctx: KernelContext, node: Node):
     _check_io(node, 2, 1)
     inp, axis = require_inputs(ctx, node, 2)
     out = ctx.output(node, 0)
@@ -164,7 +164,7 @@ def reverse_axes(node, inp, raw) -> tuple[int, ...]:
     return tuple(axes)
 
 
-def _reverse_invoke(ctx, node):
+def _reverse_invoke(ctx: KernelContext, node: Node):
     d: SliceOpData = node.user_data
     inp, out = ctx.input(node, 0), ctx.output(node, 0)
     axes = d.axes if d.axes is not None else reverse_axes(node, inp, ctx.input(node, 1).data)
@@ -231,7 +231,7 @@ def _check_split_type(node, inp, outputs, message: str) -> None:
             raise kernel_error(node, f"output {k} {tensor_desc(o)} type differs from input {tensor_desc(inp)}")
 
 
-def _split_prepare(ctx, node):
+def _split_prepare(ctx: KernelContext, node: Node):
     if node.op_name == "UNPACK":
         (inp,) = require_inputs(ctx, node, 1)
         num = int(node.options.get("num", 0))
@@ -257,7 +257,7 @@ def _split_prepare(ctx, node):
     _data(node).parts = parts
 
 
-def _split_invoke(ctx, node):
+def _split_invoke(ctx: KernelContext, node: Node):
     d: SliceOpData = node.user_data
     x = ctx.input(node, 1 if node.op_name == "SPLIT" else 0).data.reshape(-1)
     for k, index in enumerate(d.parts):
@@ -266,7 +266,7 @@ def _split_invoke(ctx, node):
 
 # --------------------------------------------------------------------------- DYNAMIC_UPDATE_SLICE
 
-def _dus_prepare(ctx, node):
+def _dus_prepare(ctx: KernelContext, node: Node):
     _check_io(node, 3, 1)
     operand, update, start = require_inputs(ctx, node, 3)
     out = ctx.output(node, 0)
@@ -301,7 +301,7 @@ def clamped_starts(operand_shape, update_shape, raw) -> list[int]:
     return [int(min(max(0, int(v)), o - u)) for v, o, u in zip(values, operand_shape, update_shape)]
 
 
-def _dus_invoke(ctx, node):
+def _dus_invoke(ctx: KernelContext, node: Node):
     operand, update, start = (ctx.input(node, k) for k in range(3))
     out = ctx.output(node, 0).data.reshape(-1)
     n = element_count(operand)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .fixedpoint import (count_leading_zeros_u32, exp_on_negative_values, get_reciprocal,
                          multiply_by_quantized_multiplier, round_half_away, rounding_divide_by_pot,
@@ -52,11 +52,11 @@ class SoftmaxParams:
 softmax_init = op_data_init("SoftmaxParams", SoftmaxParams)
 
 
-def softmax_prepare(ctx, node) -> None:
+def softmax_prepare(ctx: KernelContext, node: Node) -> None:
     data: SoftmaxParams = node.user_data
     if len(node.inputs) != 1 or len(node.outputs) != 1:
         raise kernel_error(node, "expects 1 input and 1 output")
-    inp = ctx.input(node, 0)
+    inp = ctx.required_input(node, 0)
     out = ctx.output(node, 0)
     if len(inp.shape) < 1:
         raise kernel_error(node, f"input {tensor_name(inp)} must have at least 1 dimension")
@@ -152,9 +152,9 @@ def _build_int8_tables(data: SoftmaxParams) -> None:
     data.exp_clamped = np.maximum(data.exp_table, 0)
 
 
-def softmax_invoke(ctx, node) -> None:
+def softmax_invoke(ctx: KernelContext, node: Node) -> None:
     data: SoftmaxParams = node.user_data
-    x = ctx.input(node, 0).data
+    x = ctx.required_input(node, 0).data
     out = ctx.output(node, 0)
     depth = x.shape[-1]
     x2 = x.reshape(-1, depth)

@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .kernel_util import (allocate_writable_dims, check_computed_shape, element_count, kernel_error,
                           require_inputs, tensor_desc, type_label, type_name)
@@ -40,7 +40,7 @@ def _data(node) -> SpaceOpData:
     return node.user_data
 
 
-def _copy_by_index(ctx, node, d: SpaceOpData) -> None:
+def _copy_by_index(ctx: KernelContext, node: Node, d: SpaceOpData) -> None:
     src = ctx.input(node, 0).data.reshape(-1)
     dst = ctx.output(node, 0).data.reshape(-1)
     dst[d.dst] = src[d.src]
@@ -48,7 +48,7 @@ def _copy_by_index(ctx, node, d: SpaceOpData) -> None:
 
 # --------------------------------------------------------------------------- DEPTH_TO_SPACE / SPACE_TO_DEPTH
 
-def _block_prepare(ctx, node, to_space: bool) -> tuple[int, tuple[int, ...]]:
+def _block_prepare(ctx: KernelContext, node: Node, to_space: bool) -> tuple[int, tuple[int, ...]]:
     """The checks both kernels share; returns the block size and the computed output shape."""
     if len(node.inputs) != 1 or len(node.outputs) != 1:
         raise kernel_error(node, f"has {len(node.inputs)} inputs and {len(node.outputs)} outputs, "
@@ -82,12 +82,12 @@ def _block_prepare(ctx, node, to_space: bool) -> tuple[int, tuple[int, ...]]:
     return bs, shape
 
 
-def _depth_to_space_prepare(ctx, node):
+def _depth_to_space_prepare(ctx: KernelContext, node: Node):
     _data(node)
     _block_prepare(ctx, node, to_space=True)
 
 
-def _depth_to_space_invoke(ctx, node):
+def _depth_to_space_invoke(ctx: KernelContext, node: Node):
     bs = int(node.options["block_size"])
     x = ctx.input(node, 0).data
     n, h, w, c = x.shape
@@ -95,12 +95,12 @@ def _depth_to_space_invoke(ctx, node):
     ctx.output(node, 0).data.reshape(y.shape)[...] = y
 
 
-def _space_to_depth_prepare(ctx, node):
+def _space_to_depth_prepare(ctx: KernelContext, node: Node):
     _data(node)
     _block_prepare(ctx, node, to_space=False)
 
 
-def _space_to_depth_invoke(ctx, node):
+def _space_to_depth_invoke(ctx: KernelContext, node: Node):
     bs = int(node.options["block_size"])
     x = ctx.input(node, 0).data
     n, h, w, c = x.shape
@@ -116,7 +116,7 @@ def nhwc(shape) -> tuple[int, int, int, int]:
     return (s[0], s[1], s[2], s[3]) if len(s) == 4 else (s[0], s[1], 1, s[2])
 
 
-def _batch_prepare(ctx, node) -> None:
+def _batch_prepare(ctx: KernelContext, node: Node) -> None:
     """The prepare both kernels share (TFLM checks ranks and types; the block shape and
     crops / paddings are read at invoke, so they are checked here only when constant)."""
     if len(node.inputs) != 3 or len(node.outputs) != 1:
@@ -193,7 +193,7 @@ def _batch_plan(node, inp, out, block, pads) -> tuple[np.ndarray, np.ndarray]:
     return dst, src
 
 
-def _batch_invoke(ctx, node):
+def _batch_invoke(ctx: KernelContext, node: Node):
     d: SpaceOpData = node.user_data
     inp, out = ctx.input(node, 0), ctx.output(node, 0)
     dst, src = d.dst, d.src

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .exact_matmul import max_abs_offset, sequential_matmul_f32
 from .fixedpoint import wrap_int32
@@ -87,7 +87,7 @@ def _dims(node, t, what: str, expected: tuple) -> None:
         raise kernel_error(node, f"{what} {tensor_name(t)} has shape {list(t.shape)}, expected [{want}]")
 
 
-def svdf_prepare(ctx, node) -> None:
+def svdf_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataSvdf = node.user_data
     if data is None:                 # a caller that skipped init
         data = node.user_data = OpDataSvdf()
@@ -105,7 +105,7 @@ def svdf_prepare(ctx, node) -> None:
         data.scratch_tensor_index = ctx.request_scratch(data.batch * data.num_filters * 4)
 
 
-def _validated_tensors(ctx, node) -> tuple:
+def _validated_tensors(ctx: KernelContext, node: Node) -> tuple:
     """(input, weights_feature, weights_time, bias or None, activation state, output)."""
     if len(node.inputs) != 5:
         raise kernel_error(node, f"SVDF takes 5 inputs, got {len(node.inputs)}")
@@ -286,7 +286,7 @@ else:                                         # pragma: no cover
         return np.einsum("bfm,fm->bf", mem, wt, out=out)
 
 
-def _invoke_int(ctx, node, data: OpDataSvdf) -> None:
+def _invoke_int(ctx: KernelContext, node: Node, data: OpDataSvdf) -> None:
     bf = data.bufs
     x = ctx.input(node, 0).data
     state = ctx.input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
@@ -341,7 +341,7 @@ def _activation_float(act: str, a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _invoke_float(ctx, node, data: OpDataSvdf) -> None:
+def _invoke_float(ctx: KernelContext, node: Node, data: OpDataSvdf) -> None:
     x = np.asarray(ctx.input(node, 0).data, np.float32).reshape(data.batch, data.input_size)
     state = ctx.input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
     out = ctx.output(node, 0).data
@@ -367,7 +367,7 @@ def _invoke_float(ctx, node, data: OpDataSvdf) -> None:
     out.reshape(data.batch, data.num_units)[...] = _activation_float(data.activation, y)
 
 
-def svdf_invoke(ctx, node) -> None:
+def svdf_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataSvdf = node.user_data
     if data.kind == "int":
         _invoke_int(ctx, node, data)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .conv_common import check_bias, int_bias, prepare_float_output, quantized_conv_params
 from .exact_matmul import max_abs_offset
@@ -106,7 +106,7 @@ def tap_ranges(in_h: int, in_w: int, out_h: int, out_w: int, filter_h: int, filt
     return taps
 
 
-def transpose_conv_tensors(ctx, node) -> tuple:
+def transpose_conv_tensors(ctx: KernelContext, node: Node) -> tuple:
     """(filter, input, bias or None, output), refusing a wrong number of inputs or outputs."""
     if len(node.inputs) not in (3, 4) or len(node.outputs) != 1:
         raise kernel_error(node, f"expects 3 or 4 inputs and 1 output, got "
@@ -115,7 +115,7 @@ def transpose_conv_tensors(ctx, node) -> tuple:
     return ctx.input(node, FILTER), ctx.input(node, INPUT), bias, ctx.output(node, 0)
 
 
-def transpose_conv_prepare(ctx, node) -> None:
+def transpose_conv_prepare(ctx: KernelContext, node: Node) -> None:
     data: OpDataTransposeConv = node.user_data
     flt, inp, bias, out = transpose_conv_tensors(ctx, node)
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
@@ -213,7 +213,7 @@ def _prepare_window(node, data: OpDataTransposeConv, inp, out, fh: int, fw: int)
     data.taps = tap_ranges(int(inp.shape[1]), int(inp.shape[2]), oh, ow, fh, fw, sh, sw, pad)
 
 
-def _prepare_quantized(ctx, node, data: OpDataTransposeConv, flt, inp, bias, out, act: str, oc: int) -> None:
+def _prepare_quantized(ctx: KernelContext, node: Node, data: OpDataTransposeConv, flt, inp, bias, out, act: str, oc: int) -> None:
     it = np.dtype(inp.dtype)
     wide = it == np.int16
     quantized_conv_params(node, data, inp, flt, out, act, oc, channel_dim=0, wide=wide)
@@ -238,14 +238,14 @@ def _prepare_quantized(ctx, node, data: OpDataTransposeConv, flt, inp, bias, out
                                acc_bound=bound)
 
 
-def transpose_conv_invoke(ctx, node) -> None:
+def transpose_conv_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataTransposeConv = node.user_data
-    x = ctx.input(node, INPUT).data
+    x = ctx.required_input(node, INPUT).data
     out = ctx.output(node, 0)
     weights = data.weights
     if weights is None:                    # a filter computed at run time
         make = _float_weights if data.kind == "float32" else _integer_weights
-        weights = make(ctx.input(node, FILTER).data)
+        weights = make(ctx.required_input(node, FILTER).data)
     if data.kind == "float32":
         acc = float_scatter(data, weights, np.asarray(x, np.float32))
         if data.bias is not None:

@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from micro_rt.kernel_api import Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
 
 from .activations import UnaryData
 from .fixedpoint import (f32_to_int32_cast, inv_sqrt_quantized_multiplier_exp, multiply_by_quantized_multiplier,
@@ -119,7 +119,7 @@ def elu_int8_table(input_scale: float, input_zero_point: int, output_scale: floa
 
 # --------------------------------------------------------------------------- prepare helpers
 
-def _in_out(ctx, node) -> tuple:
+def _in_out(ctx: KernelContext, node: Node) -> tuple:
     """(input, output) of a one-input op; refuses other counts, differing types or sizes
     (TFLM's kernels index the output with the input's element count)."""
     if len(node.inputs) != 1 or len(node.outputs) != 1:
@@ -146,7 +146,7 @@ def _float_only(op: str, source: str, eval_check: bool) -> Callable:
     elementwise.cc's Eval (`input->type != expected_type`), else `source`'s Prepare."""
     fn = FLOAT_FUNCTIONS[op]
 
-    def prepare(ctx, node):
+    def prepare(ctx: KernelContext, node: Node):
         data: UnaryData = node.user_data
         i, o = _in_out(ctx, node)
         dt = np.dtype(i.dtype)
@@ -160,7 +160,7 @@ def _float_only(op: str, source: str, eval_check: bool) -> Callable:
     return prepare
 
 
-def _prepare_neg(ctx, node):
+def _prepare_neg(ctx: KernelContext, node: Node):
     data: UnaryData = node.user_data
     i, _ = _in_out(ctx, node)
     if np.dtype(i.dtype) != F32:
@@ -168,7 +168,7 @@ def _prepare_neg(ctx, node):
     data.kind, data.fn = "float", FLOAT_FUNCTIONS["NEG"]
 
 
-def _prepare_logical_not(ctx, node):
+def _prepare_logical_not(ctx: KernelContext, node: Node):
     data: UnaryData = node.user_data
     i, _ = _in_out(ctx, node)
     if np.dtype(i.dtype) != BOOL:
@@ -177,7 +177,7 @@ def _prepare_logical_not(ctx, node):
     data.kind, data.fn = "float", np.logical_not
 
 
-def _prepare_zeros_like(ctx, node):
+def _prepare_zeros_like(ctx: KernelContext, node: Node):
     data: UnaryData = node.user_data
     i, _ = _in_out(ctx, node)
     dt = np.dtype(i.dtype)
@@ -227,7 +227,7 @@ def _prepare_abs_rsqrt(op: str) -> Callable:
     OpDataAbsRsqrt's rescale; ABS also takes a plain int16 input (std::abs, wrapping at -32768)."""
     quantized_fn = abs_quantized if op == "ABS" else rsqrt_quantized
 
-    def prepare(ctx, node):
+    def prepare(ctx: KernelContext, node: Node):
         data: UnaryData = node.user_data
         i, o = _in_out(ctx, node)
         dt = np.dtype(i.dtype)
@@ -267,17 +267,17 @@ def check_rsqrt_input(node, x: np.ndarray, input_offset: int) -> None:
                                  f"{int(flat[k])}, below the zero point {input_offset})")
 
 
-def _invoke_rsqrt(ctx, node) -> None:
+def _invoke_rsqrt(ctx: KernelContext, node: Node) -> None:
     data: UnaryData = node.user_data
     if data.kind in ("lut8", "lut16"):
-        x = ctx.input(node, 0).data
+        x = ctx.required_input(node, 0).data
         check_rsqrt_input(node, x, data.params["input_offset"])
         apply_lut(data.lut, x, ctx.output(node, 0).data)
         return
     unary_invoke(ctx, node)
 
 
-def _prepare_elu(ctx, node):
+def _prepare_elu(ctx: KernelContext, node: Node):
     data: UnaryData = node.user_data
     i, o = _in_out(ctx, node)
     dt = np.dtype(i.dtype)

@@ -17,7 +17,7 @@ import numpy as np
 from .allocator import TflmAllocator
 from .errors import KernelError
 from .flavours import FlavouredTarget
-from .kernel_api import Node
+from .kernel_api import Node, absent_input
 from .model import TensorInfo
 from .resource_variables import ResourceVariable, ResourceVariables
 from .targets import Target
@@ -116,6 +116,13 @@ class MicroContext:
         if i >= len(node.inputs):
             return None
         return self.tensor(node.inputs[i])
+
+    def required_input(self, node: Node, i: int) -> Tensor:
+        tensor = self.input(node, i)
+        if tensor is None:
+            where = f"subgraph {node.subgraph} " if node.subgraph else ""
+            raise KernelError(f"{where}op {node.index} {node.op_name}: {absent_input(node, i)}")
+        return tensor
 
     def output(self, node: Node, i: int) -> Tensor:
         if i >= len(node.outputs):

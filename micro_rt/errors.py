@@ -47,6 +47,8 @@ class KernelError(MicroRtError, RuntimeError):
 class EmulationError(MicroRtError, RuntimeError):
     """The virtual MCU faulted, ran away or touched unmapped memory."""
 
+    event: object = None     # an unaligned-access fault's AlignmentEvent (cortexm.alignment)
+
 
 class FirmwareError(EmulationError):
     """A firmware image cannot be run: not a 32-bit little-endian ARM ELF, truncated, overlapping
@@ -56,3 +58,5 @@ class FirmwareError(EmulationError):
 class OracleError(MicroRtError, RuntimeError):
     """The tflite-micro oracle refused a model or failed to run it (carries TFLM's reason).
     Also a RuntimeError, the type the oracle itself raises, for callers that catch that."""
+
+    printed: object = None     # what TFLM printed while refusing (oracle.tflm_stderr's capture)

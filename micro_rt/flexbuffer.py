@@ -25,7 +25,7 @@ _NULL, _INT, _UINT, _FLOAT, _KEY, _STRING = 0, 1, 2, 3, 4, 5
 _INDIRECT_INT, _INDIRECT_UINT, _INDIRECT_FLOAT, _MAP, _VECTOR = 6, 7, 8, 9, 10
 _VECTOR_INT, _VECTOR_UINT, _VECTOR_FLOAT, _VECTOR_KEY = 11, 12, 13, 14
 _BOOL, _VECTOR_BOOL = 26, 36
-_INLINE = {_NULL: None, _INT: "int", _UINT: "uint", _FLOAT: "float", _BOOL: "uint"}
+_INLINE: dict[int, str] = {_NULL: "null", _INT: "int", _UINT: "uint", _FLOAT: "float", _BOOL: "uint"}
 _INDIRECT = {_INDIRECT_INT: "int", _INDIRECT_UINT: "uint", _INDIRECT_FLOAT: "float"}
 _TYPED_VECTOR = {_VECTOR_INT: "int", _VECTOR_UINT: "uint", _VECTOR_FLOAT: "float",
                  _VECTOR_BOOL: "uint"}

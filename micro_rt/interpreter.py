@@ -27,7 +27,7 @@ from .context import MicroContext, Tensor, reset_variable
 from .errors import (EmulationError, InputError, InputTypeError, KernelError,
                      MicroRtError, ModelError, UnsupportedOpError)
 from .files import read_model_file
-from .kernel_api import ABORT, Node, Registration
+from .kernel_api import ABORT, Node, Registration, absent_input
 from .model import Model, Subgraph, read_model, undefined_reads
 from .resolver import MutableOpResolver
 from .op_records import OpRecord, RunRecords
@@ -52,8 +52,7 @@ def _check_required_inputs(node: Node, is_custom: bool) -> None:
         return
     for slot in _REQUIRED_INPUTS.get(node.op_name, () if node.op_name in _NO_INPUTS else (0,)):
         if slot >= len(node.inputs) or node.inputs[slot] < 0:
-            raise KernelError(f"op {node.index} {node.op_name}: input {slot} is absent "
-                              f"(inputs {list(node.inputs)}, -1 = absent); this operator needs it")
+            raise KernelError(f"op {node.index} {node.op_name}: {absent_input(node, slot)}")
 
 
 def _kernel_failure(node: Node, stage: str, e: Exception) -> KernelError:
@@ -355,6 +354,7 @@ class Interpreter(TensorAccess):
         except MicroRtError:
             raise
         except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
+            assert node is not None             # only a kernel's call raises here: it names the node
             raise _kernel_failure(node, "invoke", e) from e
         ctx.node = None
         ran = self.nodes[:node.index + 1] if node is not None else []

@@ -39,6 +39,16 @@ class TensorView(Protocol):
     @property
     def nbytes(self) -> int: ...
 
+    @property
+    def is_bound(self) -> bool:
+        """Whether the tensor has data yet (a constant, or one bound in prepare or invoke)."""
+        ...
+
+    @property
+    def type_name(self) -> str:
+        """The dtype as TFLM names it in messages ("int8", "float32", "bool")."""
+        ...
+
 
 class KernelContext(Protocol):
     """The services TFLM's TfLiteContext offers, as the interpreter implements them."""
@@ -48,7 +58,12 @@ class KernelContext(Protocol):
     def tensor(self, index: int) -> Optional[TensorView]:
         """The tensor at a model index; None for -1 (an omitted optional input)."""
 
-    def input(self, node: "Node", i: int) -> Optional[TensorView]: ...
+    def input(self, node: "Node", i: int) -> Optional[TensorView]:
+        """Input `i`, or None when the operator omits it (-1, or fewer inputs): an optional one."""
+
+    def required_input(self, node: "Node", i: int) -> TensorView:
+        """Input `i` of an operator that cannot go without it (TFLM's GetInput): KernelError
+        naming the operator and the input when the model omits it."""
 
     def output(self, node: "Node", i: int) -> TensorView: ...
 
@@ -99,6 +114,12 @@ class Node:
     custom_options: Optional[bytes] = None
     user_data: Any = None              # whatever init (or prepare) stores
     subgraph: int = 0                  # the subgraph the operator belongs to
+
+
+def absent_input(node: Node, i: int) -> str:
+    """What is wrong when an operator lacks an input it cannot go without (the one wording of
+    the interpreter's load check, `kernel_util.require_inputs` and `required_input`)."""
+    return f"input {i} is absent (inputs {list(node.inputs)}, -1 = absent); this operator needs it"
 
 
 @dataclass

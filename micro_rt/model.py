@@ -30,7 +30,7 @@ MAX_BUFFERS = 1 << 17
 MAX_OPERATOR_CODES = 1 << 12
 
 
-def read_model(data: bytes) -> Model:
+def read_model(data: bytes | bytearray | memoryview) -> Model:
     """Parse and check a .tflite flatbuffer."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ModelError(f"model must be bytes, got {type(data).__name__}")

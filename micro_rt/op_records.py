@@ -53,7 +53,7 @@ class OpRecord:
         runs = {"runs": self.runs, "cycles_with_subgraphs": self.cycles + self.subgraph_cycles,
                 "instructions_with_subgraphs": self.instructions + self.subgraph_instructions} \
             if with_subgraph else {}
-        ended = {"ended_run": True} if self.ended_run else {}
+        ended: dict[str, object] = {"ended_run": True} if self.ended_run else {}
         ended.update({"host_reason": self.host_reason} if self.host_reason else {})
         return {**where, "index": self.index, "op": self.op, "on_mcu": self.on_mcu, **runs, **ended,
                 "instructions": self.instructions, "cycles": self.cycles, "macs": self.macs,
@@ -100,7 +100,8 @@ class RunRecords:
             self._running[-1][0] += record.cycles + record.subgraph_cycles
             self._running[-1][1] += record.instructions + record.subgraph_instructions
         slot = self._slot[(subgraph, record.index)]
-        if self.records[slot] is None:
+        earlier = self.records[slot]
+        if earlier is None:
             self.records[slot] = record
         else:
-            self.records[slot].add_run(record)
+            earlier.add_run(record)

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -106,7 +106,7 @@ def allocations(data: bytes, arena_size: int) -> dict:
     it = interpreter(data, arena_size)
     with _tflm_stderr() as printed:
         it.print_allocations()
-    found = {k: int(v) for k, v in _ALLOC_LINE.findall(printed.text)}
+    found: dict[str, Any] = {k: int(v) for k, v in _ALLOC_LINE.findall(printed.text)}
     if set(found) != {"total", "head", "tail"}:
         raise MicroRtError(f"could not read the oracle's allocation printout: {printed.text[:200]!r}")
     found["categories"] = {k: int(v) for k, v in _CATEGORY_LINE.findall(printed.text)}
@@ -184,7 +184,7 @@ class Agreement:
             diff = np.abs(ours[~same].astype(np.float64) - theirs[~same])
             abs_diff = float(np.max(np.where(np.isnan(diff), np.inf, diff), initial=0.0))
             ulp = float(np.max(_ulps(ours, theirs), initial=0.0)) if self.is_float else None
-            equal = ulp <= FLOAT_ULP_BOUND if self.is_float else differing == 0
+            equal = ulp <= FLOAT_ULP_BOUND if ulp is not None else differing == 0
         if not equal and self.first_failing_set is None:
             self.first_failing_set = self.input_sets
         self.equal &= bool(equal)

@@ -149,18 +149,20 @@ class LiveIndex:
             hi >>= 1
 
     def _store(self, node: int, item: int) -> None:
-        if self._cover[node] is None:
+        items = self._cover[node]
+        if items is None:
             self._cover[node] = [item]
         else:
-            self._cover[node].append(item)
+            items.append(item)
 
     def overlapping(self, first_use: int, last_use: int) -> list[int]:
         a, b = first_use - self._base, last_use - self._base
         found: list[int] = []
         cover, node = self._cover, a + self._leaves
         while node:
-            if cover[node]:
-                found += cover[node]
+            items = cover[node]
+            if items:
+                found += items
             node >>= 1
         for step in range(a + 1, b + 1):
             found += self._starts[step]

@@ -248,8 +248,8 @@ class TflmPricing:
         interpreter = {"instructions": c.invoke_instructions + c.per_operator_instructions * runs,
                        "cycles": c.invoke_cycles + c.per_operator_cycles * runs,
                        "frame_bytes": c.frames_stack_bytes, "name": "TFLM interpreter"}
-        own = sorted({op["op"] for op in ops if op["on_mcu"] and c.kernel(op["op"]) is not None
-                      and not c.kernel(op["op"]).calls_library})
+        own = sorted({op["op"] for op in ops if op["on_mcu"]
+                      and (k := c.kernel(op["op"])) is not None and not k.calls_library})
         if own:
             out["runtime_note"] += (f"; {', '.join(own)}: TFLM's kernel is its own code (no library call), "
                                     "priced as micro_rt's kernel")

@@ -109,7 +109,7 @@ def _refuse_cycles(model: Model, calls: dict) -> None:
     for root in range(len(model.subgraphs)):
         if state[root]:
             continue
-        path: list[tuple[int, OperatorInfo]] = []
+        path: list[tuple[int, OperatorInfo, int]] = []     # (caller, operator, callee)
         stack = [(root, iter(calls[root]))]
         state[root] = 1
         while stack:

@@ -232,3 +232,22 @@ def test_cmsis_nn_flavour_allocations(kind):
         assert pr["scratch buffer handles"] - pc["scratch buffer handles"] == handles, target
         assert (ref.plan.head_bytes > cmsis.plan.head_bytes) == integer, target    # one gate buffer less
 
+
+
+@pytest.mark.parametrize("dropped, words", [(2, "weights input 2 is missing"), (13, "gate bias input 13 is missing")])
+def test_an_lstm_without_a_weight_or_bias_the_first_comparison_reads_is_named(monkeypatch, dropped, words):
+    """Input 2 (the weights' type reference) or 13 (the biases') omitted: the missing input is
+    named, not dereferenced while the input before it is compared with it."""
+    from micro_rt.errors import KernelError
+    add = ModelBuilder.add_operator
+
+    def without(self, op, inputs, outputs, **options):
+        inputs = list(inputs)
+        inputs[dropped] = -1
+        return add(self, op, inputs, outputs, **options)
+
+    monkeypatch.setattr(ModelBuilder, "add_operator", without)
+    data = lstm_model("int8", 1, 2, 3, 4)
+    with pytest.raises(KernelError, match=words) as info:
+        Interpreter.from_bytes(data)
+    assert "failed in prepare" not in str(info.value)

@@ -61,6 +61,12 @@ CASES = {
                             "input 'in0' (int8[4]) has quantization scale 0.0"),
     "add input scale 0": (single_op("ADD", [q8((4,), 0.0, 0), q8((4,), 0.5, 0)], q8((4,), 0.1, 0)), KernelError,
                           "input 1 'in0' (int8[4]) has quantization scale 0.0"),
+    "fc filter absent": (single_op("FULLY_CONNECTED", [q8((2, 4), 0.05, 0), None], q8((2, 3), 0.1, 0)),
+                         KernelError, "op 0 FULLY_CONNECTED: input 1 is absent (inputs [0, -1], -1 = absent)"),
+    "gather indices absent": (single_op("GATHER", [q8((4, 2), 0.1, 0), None], q8((3, 2), 0.1, 0), {"axis": 0}),
+                              KernelError, "op 0 GATHER: input 1 is absent (inputs [0, -1], -1 = absent)"),
+    "softmax second input": (single_op("SOFTMAX", [q8((4,), 0.1, 0), None], q8((4,), 1 / 256, -128),
+                                       {"beta": 1.0}), KernelError, "op 0 SOFTMAX: expects 1 input and 1 output"),
     "fc output not quantized": (single_op("FULLY_CONNECTED", [q8((2, 4), 0.05, 0), dict(
         shape=(3, 4), type="INT8", data=np.ones((3, 4)), scale=0.1, zp=0)], dict(shape=(2, 3), type="INT8")),
         KernelError, "output 'out0' (int8[2, 3]) has no quantization parameters"),

@@ -93,6 +93,11 @@ class HostCtx:
     def input(self, node, i):
         return None if i >= len(node.inputs) or node.inputs[i] < 0 else self.tensors[node.inputs[i]]
 
+    def required_input(self, node, i):
+        tensor = self.input(node, i)
+        assert tensor is not None, f"input {i} of op {node.op_name} is omitted"
+        return tensor
+
     def output(self, node, i):
         return self.tensors[node.outputs[i]]
 

@@ -25,6 +25,7 @@ class CopyStep:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     options: dict = field(default_factory=dict)
+    subgraph: int = 0                    # the operator's subgraph, as a node has it
 
     @classmethod
     def of(cls, node, pairs: int) -> "CopyStep":

@@ -45,9 +45,11 @@ def first_fit(buffers: list[BufferRequest], order: list[int], best_fit: bool = F
     if overlapping is None:
         overlapping = overlapping_buffers(buffers)
     offsets = [-1] * len(buffers)
-    fixed = [i for i, b in enumerate(buffers) if b.offline_offset is not None]
-    for i in fixed:
-        offsets[i] = buffers[i].offline_offset
+    fixed = []
+    for i, b in enumerate(buffers):
+        if b.offline_offset is not None:
+            offsets[i] = b.offline_offset
+            fixed.append(i)
     for i in order:
         if offsets[i] != -1:
             continue
@@ -117,7 +119,8 @@ class _CompactedSearch:
         self.last_step = max(b.last_use for b in buffers)
         self.bound_all = lower_bound(buffers)
         self.offsets = [-1] * len(buffers)
-        self.best_height, self.best = upper, None
+        self.best: Optional[list[int]] = None
+        self.best_height = upper
         self.nodes, self.node_limit = 0, node_limit
 
     def remaining_bound(self, floor: int, unplaced: list[int]) -> int:
