@@ -130,7 +130,7 @@ def check_alt_decompression(value: Any) -> None:
                          "(compressed models), which micro_rt does not run; pass 0")
 
 
-def check_mcu_options(options: Any, emulate: bool, executor_class: Callable[[], type]) -> dict:
+def check_mcu_options(options: Any, emulate: bool, executor_class: Callable[[], Callable[..., Any]]) -> dict:
     """The virtual MCU's keyword options, checked against the executor's own keywords and
     the types of their defaults, so a typo fails here and not at the first invoke."""
     if options is None:

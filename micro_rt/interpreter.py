@@ -27,6 +27,7 @@ from .context import MicroContext, Tensor, reset_variable
 from .errors import (EmulationError, InputError, InputTypeError, KernelError,
                      MicroRtError, ModelError, UnsupportedOpError)
 from .files import read_model_file
+from .executor_api import Executor, executor_class
 from .kernel_api import ABORT, Node, Registration, absent_input
 from .model import Model, Subgraph, read_model, undefined_reads
 from .resolver import MutableOpResolver
@@ -119,11 +120,6 @@ def _target_and_kernels(target: Any, kernels: Optional[str]) -> tuple[Target, st
     return target_info, kernels
 
 
-def _mcu_executor_class() -> type:
-    from .cortexm.executor import McuExecutor    # Unicorn loads only when a model is emulated
-    return McuExecutor
-
-
 class Interpreter(TensorAccess):
     """Runs a .tflite model the way TFLM does: on the host kernels, or, when asked
     (`emulate=True`, on a Cortex-M target), on the virtual MCU with the flavour's C kernels."""
@@ -161,9 +157,9 @@ class Interpreter(TensorAccess):
         target_info, self.kernels = _target_and_kernels(target, kernels)
         if self.emulate and target_info.is_host:
             raise InputError(f"emulate=True (run --emulate) needs a Cortex-M target, not {target_info.name}")
-        self.mcu_options = compat.check_mcu_options(mcu_options, self.emulate, _mcu_executor_class)
+        self.mcu_options = compat.check_mcu_options(mcu_options, self.emulate, executor_class)
         self._blas = BlasThreadLimit(blas_threads)
-        self._executor = None
+        self._executor: Optional[Executor] = None
         self.last_run: list = []
         self.target = target_info
         self.preserve_all_tensors = preserve_all_tensors
@@ -423,7 +419,7 @@ class Interpreter(TensorAccess):
             return None
         if self._executor is None:
             try:
-                self._executor = _mcu_executor_class()(self, **self.mcu_options)
+                self._executor = executor_class()(self, **self.mcu_options)
             except MicroRtError:
                 raise
             except Exception as e:  # e.g. unicorn.UcError: never a raw foreign error from invoke
