@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import random
 import time
+import dataclasses
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Optional, Sequence
 
 from ..allocator import tensor_lifetimes
 from ..model import Model
+from ..model_records import Subgraph
 from ..planner import BufferRequest, GreedyPlanner, LiveIndex, lower_bound, lowest_gap
 
 
@@ -193,10 +194,10 @@ def exact_placement(buffers: list[BufferRequest], upper: int, node_limit: int = 
 
 
 # ---- placement for one operator order ----------------------------------------------------
-def _reordered_view(model: Model, order: Sequence[int]) -> SimpleNamespace:
+def _reordered_view(model: Model, order: Sequence[int]) -> Subgraph:
+    """The main subgraph with its operators in `order` (the tensors shared, not copied)."""
     sg = model.main
-    return SimpleNamespace(tensors=sg.tensors, inputs=sg.inputs, outputs=sg.outputs,
-                           operators=[sg.operators[i] for i in order])
+    return dataclasses.replace(sg, operators=[sg.operators[i] for i in order])
 
 
 def order_buffers(model: Model, sizes: dict[int, int], scratch: list[list[int]],
