@@ -126,9 +126,9 @@ def batch_matmul_prepare(ctx: KernelContext, node: Node) -> None:
         rows = int(np.prod(shape[:-1]))
         depth = int(lhs.shape[-2] if adj_x else lhs.shape[-1])
         span = 65536 if lt == np.int16 else 256
-        data.requant = Requantizer((rows, shape[-1]), data.requant[0], data.requant[1], None,
-                                   zero_point_of(out), *data.requant[2], wide=lt == np.int16,
-                                   acc_bound=span * span * depth)
+        multiplier, shift, (act_min, act_max) = data.requant
+        data.requant = Requantizer((rows, shape[-1]), multiplier, shift, None, zero_point_of(out),
+                                   act_min, act_max, wide=lt == np.int16, acc_bound=span * span * depth)
 
 
 def _prepare_quantized(node, data: OpDataBatchMatmul, lhs, rhs, out) -> None:

@@ -38,7 +38,7 @@ def _ms(r: ModelReport) -> Optional[float]:
 
 
 def _incomplete(r: ModelReport) -> bool:
-    return bool(r.profile) and not r.profile["complete"]
+    return r.profile is not None and bool(r.profile) and not r.profile["complete"]
 
 
 def _verdict(r: ModelReport) -> str:
@@ -165,7 +165,7 @@ def no_match_note(a: Side, b: Side) -> str:
 
 
 def compare_dict(a: Side, b: Side) -> dict:
-    ops, match = operator_table(a, b), match_operators(a, b)
+    ops, match = operator_table(a, b), match_operators(a, b)     # ops is None exactly when match is
     return {"a": {"label": a.label, **a.report.as_dict()},
             "b": {"label": b.label, **b.report.as_dict()},
             "summary": summary_table(a, b).rows,
@@ -179,7 +179,7 @@ def compare_page(a: Side, b: Side) -> str:
     body = ["<h2>Side by side</h2>",
             f'<ul class="notes"><li>A: {html.escape(a.label)}</li><li>B: {html.escape(b.label)}</li></ul>',
             _table_html(_rows_with_ids(summary_table(a, b), "m"), "compare-table")]
-    if ops is not None:
+    if ops is not None and match is not None:
         body += ["<h2>Per operator</h2>",
                  f'<p class="sub">operators matched by {html.escape(match.by.value)}</p>',
                  _table_html(_rows_with_ids(ops, "o"), "compare-ops")]
