@@ -17,6 +17,7 @@ from .errors import EmulationError
 
 EXECUTOR_GROUP = "micro_rt.executors"
 DEFAULT_EXECUTOR = "cortex-m"
+DISTRIBUTION = "micro-rt"
 
 
 class Executor(Protocol):
@@ -32,7 +33,15 @@ class Executor(Protocol):
 def executor_class(name: str = DEFAULT_EXECUTOR) -> Callable[..., Executor]:
     """The executor registered as `name` in the `micro_rt.executors` entry points, or an
     EmulationError saying that none is installed (a source tree used without `pip install`)."""
-    found = [ep for ep in metadata.entry_points(group=EXECUTOR_GROUP) if ep.name == name]
+    # micro-rt's own entry points first: reading one distribution's metadata takes under a
+    # millisecond, scanning every installed one about 7 ms of each emulating process
+    try:
+        own = metadata.distribution(DISTRIBUTION).entry_points
+    except metadata.PackageNotFoundError:
+        own = metadata.EntryPoints(())
+    found = [ep for ep in own if ep.group == EXECUTOR_GROUP and ep.name == name]
+    if not found:
+        found = [ep for ep in metadata.entry_points(group=EXECUTOR_GROUP) if ep.name == name]
     if not found:
         raise EmulationError(f"no executor '{name}' is installed (entry-point group {EXECUTOR_GROUP}): "
                              "install micro-rt (pip install -e .) so that the virtual MCU is found")

@@ -121,3 +121,13 @@ def test_the_core_imports_nothing_of_the_virtual_mcu_nor_of_the_commands():
     reaching = {name: sorted(t for t in graph[name] if t.startswith("micro_rt.cortexm") or t in above)
                 for name in core}
     assert {name: t for name, t in reaching.items() if t} == {}   # not even through a command
+
+
+def test_the_interpreter_finds_the_virtual_mcu_through_its_entry_point():
+    import pytest
+    from micro_rt.cortexm.executor import McuExecutor
+    from micro_rt.errors import EmulationError
+    from micro_rt.executor_api import executor_class
+    assert executor_class() is McuExecutor
+    with pytest.raises(EmulationError, match="no executor 'riscv' is installed"):
+        executor_class("riscv")
