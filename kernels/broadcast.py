@@ -215,7 +215,8 @@ def _mirror_pad_invoke(ctx: KernelContext, node: Node):
     inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
     index = d.index
     if index is None:
-        index = mirror_pad_index(node, inp, out, ctx.required_input(node, 1), ctx.required_input(node, 1).data)
+        pad = ctx.required_input(node, 1)
+        index = mirror_pad_index(node, inp, out, pad, pad.data)
     out.data.reshape(-1)[...] = inp.data.reshape(-1)[index]
 
 

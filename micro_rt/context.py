@@ -18,6 +18,7 @@ from .allocator import TflmAllocator
 from .errors import KernelError
 from .flavours import FlavouredTarget
 from .kernel_api import Node, absent_input
+from .kernels.kernel_util import kernel_error
 from .model import TensorInfo
 from .resource_variables import ResourceVariable, ResourceVariables
 from .targets import Target
@@ -120,8 +121,7 @@ class MicroContext:
     def required_input(self, node: Node, i: int) -> Tensor:
         tensor = self.input(node, i)
         if tensor is None:
-            where = f"subgraph {node.subgraph} " if node.subgraph else ""
-            raise KernelError(f"{where}op {node.index} {node.op_name}: {absent_input(node, i)}")
+            raise kernel_error(node, absent_input(node, i))
         return tensor
 
     def output(self, node: Node, i: int) -> Tensor:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .cmsis_nn_scratch import data_input_index, scratch_requests
+from .cmsis_nn_scratch import CMSIS_NN_SCRATCH, data_input_index, scratch_requests
 
 KERNEL_FLAVOURS = ("reference", "cmsis-nn")
 
@@ -44,9 +44,6 @@ CMSIS_NN_STRUCTS = {
     ("TRANSPOSE_CONV", "OpDataTransposeConv"): "OpDataTransposeConvCmsis",
     ("BATCH_MATMUL", "OpDataBatchMatmul"): "OpDataBatchMatmulCmsis",
 }
-# Ops whose CMSIS-NN glue requests a scratch buffer in prepare.
-CMSIS_NN_SCRATCH_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
-                        "MAX_POOL_2D", "SOFTMAX", "TRANSPOSE_CONV")
 # (op, input type) whose CMSIS-NN glue requests its own scratch *instead of* the reference
 # kernel's (the reference TRANSPOSE_CONV's int32 accumulators: arm_transpose_conv_s8 needs others).
 CMSIS_NN_REPLACED_SCRATCH = {("TRANSPOSE_CONV", "int8")}
@@ -100,19 +97,19 @@ def prepare_extras(ctx: Any, node: Any, kernels: str) -> None:
     buffers)."""
     if kernels == "cmsis-nn" and node.op_name == "UNIDIRECTIONAL_SEQUENCE_LSTM":
         _lstm_kernel_sums(ctx, node)
-    if kernels != "cmsis-nn" or node.op_name not in CMSIS_NN_SCRATCH_OPS:
+    if kernels != "cmsis-nn":
         return
     index = data_input_index(node)
     first = ctx.tensor(index) if index >= 0 else None
-    if first is None or np.dtype(first.dtype) not in (np.int8, np.int16):     # int16: arm_avgpool_s16's
-        return
-    if node.op_name == "TRANSPOSE_CONV" and (node.op_name, np.dtype(first.dtype).name) not in CMSIS_NN_REPLACED_SCRATCH:
+    key = (node.op_name, np.dtype(first.dtype).name) if first is not None else None
+    if key not in CMSIS_NN_SCRATCH:
+        return                            # the glue requests nothing for this (op, type)
+    if node.op_name == "TRANSPOSE_CONV" and key not in CMSIS_NN_REPLACED_SCRATCH:
         # 16x8: the glue requests the reference kernel's buffers, which its prepare has made
         return
     tensors = {i: ctx.tensor(i) for i in (*node.inputs, *node.outputs) if i >= 0}
     core = ctx.target.name if ctx.target.cpu is not None else "host"
-    sizes = scratch_requests(core, node, tensors)
-    # A glue that requests several buffers requests each (an empty one too); one buffer only
-    # when the kernel needs any.
-    for nbytes in (sizes if len(sizes) > 1 else [n for n in sizes if n > 0]):
+    # as cmsis_nn_scratch.size_tuple gives them: each of several buffers (an empty one too),
+    # one buffer only when the kernel needs any
+    for nbytes in scratch_requests(core, node, tensors):
         ctx.request_scratch(nbytes)
