@@ -20,7 +20,7 @@ KERNEL_MODULES = ("conv", "depthwise_conv", "fully_connected", "pooling", "softm
                   "elementwise", "activations", "quantize", "shape_ops", "svdf", "lstm",
                   "space_depth", "slicing", "gather", "broadcast",
                   "binary_ops", "comparisons", "unary_math",
-                  "reduce_more", "normalization",
+                  "along_axis", "normalization",
                   "signal_spectrum", "signal_filterbank", "signal_stream",
                   "transpose_conv", "resize", "batch_matmul",
                   "control_flow", "resource_variables",

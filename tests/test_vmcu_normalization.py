@@ -1,5 +1,5 @@
 """LOG_SOFTMAX, L2_NORMALIZATION (cortexm/src/mrt_normalization.c) and int16 SOFTMAX (CMSIS-NN's
-arm_softmax_s16, cortexm/src/mrt_softmax_s16.c) on the virtual MCU vs the numpy twins: the integer
+arm_softmax_s16, cortexm/src/mrt_softmax.c) on the virtual MCU vs the numpy twins: the integer
 kernels bit for bit (one path on every core: M0+ and M4 checked), L2_NORMALIZATION float32 bit for
 bit (sqrtf is correctly rounded in newlib and glibc), LOG_SOFTMAX float32 within LOG_SOFTMAX_BOUND
 (newlib's expf / logf against the host's C library, all four cores).

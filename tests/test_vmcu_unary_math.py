@@ -1,5 +1,5 @@
 """The unary math family on the virtual MCU (cortexm/src/mrt_unary_math.c; also int16 LOGISTIC /
-TANH, mrt_sigmoid_s16.c, and QUANTIZE int8 <-> uint8, mrt_quantize_u8.c) vs the numpy twins
+TANH, mrt_unary.c, and QUANTIZE int8 <-> uint8, mrt_quantize.c) vs the numpy twins
 (kernels/unary_math.py, fixedpoint.py, quantize.py): quantized ABS / RSQRT, ELU int8, LOGICAL_NOT, ZEROS_LIKE and the float32
 ops without libm bit for bit; COS, SIN, LOG, EXP, ELU float32 call newlib's cosf / sinf / logf /
 expf / expm1f where the host calls glibc's: within LIBM_MAX_ULP of the host and bit-equal to the

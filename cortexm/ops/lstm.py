@@ -1,7 +1,7 @@
 """UNIDIRECTIONAL_SEQUENCE_LSTM runners for micro_rt.cortexm.ops: the integer LSTMs with an
 int16 cell state, 8x8->16 on mrt_lstm_s8 and 16x8->16 on mrt_lstm_s16 (cortexm/src/mrt_lstm.c),
 bit-equal with the numpy twins (kernels/lstm_int8.py); the float32 LSTM on mrt_lstm_f32
-(cortexm/src/mrt_lstm_f32.c, twin kernels/lstm_float.py: bit-equal given the same expf / tanhf,
+(cortexm/src/mrt_lstm.c, twin kernels/lstm_float.py: bit-equal given the same expf / tanhf,
 its gates in the four scratch buffers TFLM requests).
 
 The multipliers, shifts, zero points and the cell state's clamp are the host kernel's (its

@@ -1,6 +1,6 @@
 """Pooling runners for micro_rt.cortexm.ops, one family as CMSIS-NN groups it: AVERAGE_POOL_2D
 and MAX_POOL_2D in int8 (arm_avgpool_s8 / arm_max_pool_s8, cortexm/src/mrt_pooling.c), int16
-(arm_avgpool_s16 / arm_max_pool_s16, mrt_pooling_more.c) and float32 (mrt_avgpool_f32 /
+(arm_avgpool_s16 / arm_max_pool_s16, mrt_pooling_s16.c) and float32 (mrt_avgpool_f32 /
 mrt_maxpool_f32), and the float32 L2_POOL_2D (mrt_l2_pool_f32). The window is the convolutions'
 (kernels/conv_shapes.py window: TFLM's ComputePaddingHeightWidth)."""
 from __future__ import annotations

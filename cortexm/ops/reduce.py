@@ -1,4 +1,4 @@
-"""Reduce-family runners for micro_rt.cortexm.ops (cortexm/src/mrt_reduce_more.c): SUM and MEAN
+"""Reduce-family runners for micro_rt.cortexm.ops (cortexm/src/mrt_reduce.c): SUM and MEAN
 (int8 MEAN keeps mrt_mean_s8; int16 MEAN and SUM of int8 / int16 here), REDUCE_MAX / REDUCE_MIN
 (int8, float32), REDUCE_ALL (bool), float32 SUM / REDUCE_MAX / REDUCE_MIN, ARG_MAX / ARG_MIN
 (int8, float32) and CUMSUM (int8, float32). The parameters come from the same micro_rt.kernels
@@ -11,7 +11,7 @@ import numpy as np
 from micro_rt.kernels.kernel_util import scale_of, zero_point_of
 from micro_rt.kernels.quant import quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from micro_rt.kernels.reduce import folded_multiplier, resolve_axes
-from micro_rt.kernels.reduce_more import CUMSUM_LEFT_SHIFT, axis_split
+from micro_rt.kernels.along_axis import CUMSUM_LEFT_SHIFT, axis_split
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, node_params, uwords, words
 from .elementwise import run_mean_f32, run_mean_s8
@@ -120,7 +120,7 @@ def run_arg_min_max(c: CallContext) -> list[KernelCall]:
 
 
 def _cumsum_quant(inp, out) -> tuple[int, ...]:
-    """TFLM's CumSum int8 parameters (as kernels/reduce_more.cumsum_prepare computes them)."""
+    """TFLM's CumSum int8 parameters (as kernels/along_axis.cumsum_prepare computes them)."""
     twice_max_input_scale = 2 * float(np.float32(scale_of(inp)))
     in_mult, in_shift = quantize_multiplier_smaller_than_one_exp(float(np.float32(scale_of(inp)))
                                                                  / twice_max_input_scale)

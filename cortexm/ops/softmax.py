@@ -1,6 +1,6 @@
 """Softmax runners for micro_rt.cortexm.ops, one family as CMSIS-NN groups it, all over the last
 axis: SOFTMAX int8 in (arm_softmax_s8 / arm_softmax_s8_s16, cortexm/src/mrt_softmax.c), int16
-(arm_softmax_s16 with TFLM's two tables, mrt_softmax_s16.c) and float32 (mrt_softmax_f32), and
+(arm_softmax_s16 with TFLM's two tables, mrt_softmax.c) and float32 (mrt_softmax_f32), and
 LOG_SOFTMAX int8 / float32 (mrt_log_softmax_s8 / _f32, mrt_normalization.c). The parameters
 come from the same micro_rt.kernels helpers the numpy twins use."""
 from __future__ import annotations

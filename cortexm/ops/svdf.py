@@ -1,7 +1,7 @@
 """SVDF runners for micro_rt.cortexm.ops: int8 input with an int8 or int16 state
 (cortexm/src/mrt_svdf.c: mrt_svdf_s8, mrt_svdf_state_s16_s8), CMSIS-NN's arm_svdf_s8 /
 arm_svdf_state_s16_s8 structure with TFLM's reference arithmetic (the numpy twin's,
-kernels/svdf.py); float32 (cortexm/src/mrt_svdf_f32.c: mrt_svdf_f32), TFLM's reference loops,
+kernels/svdf.py); float32 (cortexm/src/mrt_svdf.c: mrt_svdf_f32), TFLM's reference loops,
 its time sums in the node's scratch buffer as TFLM's.
 
 The multipliers, shifts and zero points are the host kernel's (its OpDataSvdf, filled by

@@ -93,7 +93,7 @@ def run_cast(c: CallContext) -> list[KernelCall]:
     return [c.call("mrt_cast", c.in_addr(0), c.out_addr(), element_count(inp), *known)]
 
 
-# --------------------------------------------------------------------------- int16 LOGISTIC / TANH (mrt_sigmoid_s16.c)
+# --------------------------------------------------------------------------- int16 LOGISTIC / TANH (mrt_unary.c)
 
 def run_sigmoid_s16(c: CallContext) -> list[KernelCall]:
     from micro_rt.kernels.activations import int16_sigmoid_params
@@ -106,7 +106,7 @@ def run_sigmoid_s16(c: CallContext) -> list[KernelCall]:
     return [c.call("mrt_sigmoid_s16", c.in_addr(0), c.out_addr(), element_count(inp), mult, shift, int(tanh), table)]
 
 
-# --------------------------------------------------------------------------- QUANTIZE int8 <-> uint8 (mrt_quantize_u8.c)
+# --------------------------------------------------------------------------- QUANTIZE int8 <-> uint8 (mrt_quantize.c)
 
 def _requantize_u8_fields(inp, out) -> tuple:
     from micro_rt.kernels.quant import quantize_multiplier

@@ -391,7 +391,7 @@ void arm_softmax_s8(const int8_t *input, const int32_t num_rows, const int32_t r
 void arm_softmax_s8_s16(const int8_t *input, const int32_t num_rows, const int32_t row_size,
     const int32_t mult, const int32_t shift, const int32_t diff_min, int16_t *output);
 
-/* =================================================== int16 pooling and softmax (mrt_pooling_more.c, mrt_softmax_s16.c) */
+/* =================================================== int16 pooling and softmax (mrt_pooling_s16.c, mrt_softmax.c) */
 
 /**
  * AVERAGE_POOL_2D, int16: per output pixel and channel the mean of the window's taps inside the
@@ -542,7 +542,7 @@ int16_t *arm_nn_mat_mult_kernel_s16(const int8_t *w, const int16_t *cols, int32_
 arm_cmsis_nn_status arm_nn_vec_mat_mult_t_s16(const int16_t *lhs, const int8_t *rhs, const int64_t *bias,
     int16_t *dst, int32_t reduced, int32_t shift, int32_t cols, int32_t rows, int32_t act_min, int32_t act_max);
 
-/* ============================================ int16 elementwise (mrt_elementwise_s16.c) */
+/* ============================================ int16 elementwise (mrt_binary.c) */
 
 /**
  * ADD of two int16 vectors of the same shape (TFLM's CMSIS-NN glue without broadcast): each

@@ -1,6 +1,7 @@
 /* micro_rt: DIV, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE, PRELU (broadcasting) and ADD_N, TFLM's
  * reference kernels (div.cc, floor_div.cc, floor_mod.cc, squared_difference.cc, prelu.cc,
- * add_n.cc) element by element in their loop order. Numpy twins: kernels/binary_ops.py. */
+ * add_n.cc) element by element in their loop order. Numpy twins: kernels/binary_ops.py. Apart from
+ * mrt_binary.c for the reason given there. */
 #include <math.h>
 
 #include "mrt_nnfunctions.h"

@@ -123,7 +123,7 @@ int32_t mrt_mean_s8(const mrt_mean_s8_params *p);
 /** MEAN float32: a sequential float32 sum from the first element (as the twin), divided by the count. */
 int32_t mrt_mean_f32(const mrt_mean_f32_params *p);
 
-/* ================================================================ reduce (more) (mrt_reduce_more.c) */
+/* ============================== reduce: SUM, REDUCE_MAX / MIN / ALL, ARG_MAX / MIN, CUMSUM (mrt_reduce.c) */
 
 /**
  * SUM / MEAN (int8, int16), REDUCE_MAX / REDUCE_MIN (int8), REDUCE_ALL (bool) over p->walk:
@@ -245,7 +245,7 @@ int32_t mrt_avgpool_f32(const mrt_pool_f32_params *p);
 int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p);
 
 /**
- * L2_POOL_2D float32 (mrt_pooling_more.c): per output, sqrtf(sum of the squares of the window's
+ * L2_POOL_2D float32 (mrt_pooling.c): per output, sqrtf(sum of the squares of the window's
  * taps inside the image, from 0.0f in (y, x) order, / (float)count), then the activation clamp.
  * Bit-exact with the twin.
  */
@@ -281,7 +281,7 @@ int32_t mrt_svdf_s8(const mrt_svdf_params *p);
 int32_t mrt_svdf_state_s16_s8(const mrt_svdf_params *p);
 
 /**
- * SVDF float32, one invoke (mrt_svdf_f32.c): TFLM's EvalFloatSvdfReference, bit-exact with the
+ * SVDF float32, one invoke (mrt_svdf.c): TFLM's EvalFloatSvdfReference, bit-exact with the
  * numpy twin except TANH (newlib's tanhf). The state moves one step; each filter's feature dot
  * product (float32, input order) goes into its memory's last slot; each filter's time sum
  * (float32, memory order) into p->scratch; each unit's output is its bias (0.0f without one)
@@ -307,7 +307,7 @@ int32_t mrt_lstm_s8(const mrt_lstm_params *p);
 int32_t mrt_lstm_s16(const mrt_lstm_params *p);
 
 /**
- * UNIDIRECTIONAL_SEQUENCE_LSTM float32 over all steps (mrt_lstm_f32.c): TFLM's float LSTM. Per
+ * UNIDIRECTIONAL_SEQUENCE_LSTM float32 over all steps (mrt_lstm.c): TFLM's float LSTM. Per
  * gate the input FC (+ bias) plus the recurrent FC over the old hidden state, float32 in input
  * order; sigmoid (reference_ops::Logistic, newlib's expf) or tanhf for the cell gate; cell =
  * forget * cell + input * cell gate, clipped by cell_clip > 0; hidden = tanhf(cell) * output gate.
@@ -531,7 +531,7 @@ int32_t mrt_logical_not(const uint8_t *in, uint8_t *out, int32_t n);
  */
 int32_t mrt_cast(const void *in, void *out, int32_t n, int32_t in_type, int32_t out_type);
 
-/* ============================================= int16 LOGISTIC / TANH (mrt_sigmoid_s16.c) */
+/* ============================================= int16 LOGISTIC / TANH (mrt_unary.c) */
 
 /**
  * int16 LOGISTIC (is_tanh 0) or TANH (is_tanh 1) as TFLM's reference integer kernels: x scaled by
@@ -548,7 +548,7 @@ int32_t mrt_cast(const void *in, void *out, int32_t n, int32_t in_type, int32_t 
 int32_t mrt_sigmoid_s16(const int16_t *in, int16_t *out, int32_t n, int32_t input_multiplier,
                         int32_t input_left_shift, int32_t is_tanh, const uint16_t *sigmoid_table_uint16);
 
-/* ============================================== QUANTIZE int8 <-> uint8 (mrt_quantize_u8.c) */
+/* ============================================== QUANTIZE int8 <-> uint8 (mrt_quantize.c) */
 
 /**
  * QUANTIZE between int8 and uint8 as TFLM's reference Requantize: out_off + MBQM(x - in_off, mult,
@@ -660,7 +660,7 @@ int32_t mrt_signal_framer_s16(const mrt_signal_fifo_params *p);
  */
 int32_t mrt_signal_stacker_s16(const mrt_signal_fifo_params *p);
 
-/* ============================== binary on int32 / int64: ADD SUB MUL MAXIMUM MINIMUM (mrt_binary_more.c) */
+/* ============================== binary on int32 / int64: ADD SUB MUL MAXIMUM MINIMUM (mrt_binary.c) */
 
 /**
  * Broadcasting ADD / SUB / MUL / MAXIMUM / MINIMUM on int32 (p->op: MRT_OP_ADD .. MRT_OP_MIN; in1,

@@ -1,6 +1,9 @@
 /* micro_rt: AVERAGE_POOL_2D and MAX_POOL_2D (the pooling family):
  *  - int8: CMSIS-NN's arm_avgpool_s8 / arm_max_pool_s8 (arm_nnfunctions.h), TFLM-exact;
- *  - float32: mrt_avgpool_f32 / mrt_maxpool_f32 (mrt_nnfunctions.h), bit-exact with the twins. */
+ *  - float32: mrt_avgpool_f32 / mrt_maxpool_f32 and L2_POOL_2D's mrt_l2_pool_f32
+ *    (mrt_nnfunctions.h), bit-exact with the twins.
+ * int16 pooling is in mrt_pooling_s16.c. */
+#include <math.h>
 #include "arm_nnfunctions.h"
 #include "mrt_nnfunctions.h"
 #include "mrt_math.h"
@@ -166,4 +169,39 @@ int32_t mrt_avgpool_f32(const mrt_pool_f32_params *p)
 int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p)
 {
     return pool_f32(p, 1);
+}
+
+/* ================================================================ float32 */
+
+/* TFLM's reference L2Pool: per output and channel the squares of the window's taps inside the
+ * image summed from 0.0f in (y, x) order, sqrtf(sum / count), then the activation clamp. */
+int32_t mrt_l2_pool_f32(const mrt_pool_f32_params *p)
+{
+    const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
+    float *out = p->out;
+    for (int32_t b = 0; b < p->n; ++b) {
+        const float *in_b = p->in + b * p->ih * p->iw * p->c;
+        for (int32_t oy = 0; oy < p->oh; ++oy) {
+            const int32_t y0 = oy * p->sh - p->ph;
+            const int32_t ky0 = y0 < 0 ? -y0 : 0;
+            const int32_t ky1 = p->fh < p->ih - y0 ? p->fh : p->ih - y0;
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                const int32_t x0 = ox * p->sw - p->pw;
+                const int32_t kx0 = x0 < 0 ? -x0 : 0;
+                const int32_t kx1 = p->fw < p->iw - x0 ? p->fw : p->iw - x0;
+                const int32_t count = (ky1 - ky0) * (kx1 - kx0);
+                for (int32_t ch = 0; ch < p->c; ++ch) {
+                    float acc = 0.0f;
+                    for (int32_t ky = ky0; ky < ky1; ++ky) {
+                        for (int32_t kx = kx0; kx < kx1; ++kx) {
+                            const float v = in_b[((y0 + ky) * p->iw + x0 + kx) * p->c + ch];
+                            acc = acc + v * v;
+                        }
+                    }
+                    *out++ = mrt_act_clamp_f32(sqrtf(acc / (float)count), lo, hi);
+                }
+            }
+        }
+    }
+    return 0;
 }
