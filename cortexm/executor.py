@@ -153,7 +153,7 @@ class McuExecutor:
 
     @property
     def plan_image(self):
-        """The plan as written into the machine (firmware_plan.PlanImage)."""
+        """The plan as written into the machine (firmware_plan_binary.PlanImage)."""
         return self._planned().image
 
     def host_entries(self) -> list[PlanEntry]:

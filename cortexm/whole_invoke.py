@@ -27,8 +27,8 @@ from typing import Any, Callable, Optional
 from micro_rt.errors import EmulationError, KernelError
 
 from .faults import BudgetExceeded
-from .firmware_plan import (AddressReader, FirmwarePlan, PlanEntry, PlanError, Reloc, binary_image, refresh_blocks,
-                            resolver)
+from .firmware_plan import AddressReader, FirmwarePlan, PlanEntry, PlanError, Reloc, refresh_blocks
+from .firmware_plan_binary import binary_image, resolver
 from .image import reference_graph
 from .memory_map import FLASH_BASE, round_up
 from .op_windows import (BOUNDARY_SYMBOL, ENDED, INVOKE_SYMBOL, RUNTIME_FUNCTIONS, START_SYMBOL, EntryCost,

@@ -171,7 +171,7 @@ def image_size(board, plan, closure, inputs: Sequence[int], variables: Sequence[
     sizes of the embedded inputs, the variables' initial values and the outputs; `names`: the
     model's and the board's names main.c prints; `placed`: the functions board.ld places at
     their firmware line offsets (code_placement), whose padding is counted."""
-    from .cortexm.firmware_plan import ENTRY_WORDS
+    from .cortexm.firmware_plan_ir import ENTRY_WORDS
     from .export_boot import boot_header_bytes, boot_header_label
     code = board.memory.region(board.memory.code_region)
     _, ram_size = ram_span(board)

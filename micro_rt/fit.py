@@ -153,7 +153,8 @@ def plan_bytes(it: Interpreter) -> PlanBytes:
     """The constants, plan and state of `it`'s firmware plan: the one its executor runs, else
     built here (PlanError when the model cannot run as one plan: a resource variable whose
     handle is computed at run time, an operator without a C kernel)."""
-    from .cortexm.firmware_plan import ENTRY_WORDS, build_plan, plan_nodes
+    from .cortexm.firmware_plan import build_plan, plan_nodes
+    from .cortexm.firmware_plan_ir import ENTRY_WORDS
     plan = it.executor.firmware_plan if it.executor is not None else None
     if plan is None:
         plan = build_plan(plan_nodes(it), it.target.name)

@@ -11,6 +11,8 @@ import pytest
 
 from micro_rt import Interpreter
 from micro_rt.cortexm import firmware_plan as fp
+from micro_rt.cortexm import firmware_plan_binary as fpb
+from micro_rt.cortexm.firmware_plan_ir import ENTRY_WORDS
 from micro_rt.cortexm import ops
 from micro_rt.errors import MicroRtError
 
@@ -38,7 +40,7 @@ def _resolved_against_machine(it, ex, plan):
     it (structs in ARGS); asserts they agree."""
     mcu = ex.mcu
     flash_base, state_base = 0x0900_0000, 0x0A00_0000
-    resolve = fp.resolver(plan, mcu.arena_base, flash_base, state_base, mcu.place_constant)
+    resolve = fpb.resolver(plan, mcu.arena_base, flash_base, state_base, mcu.place_constant)
     calls = []
     for pn in plan.nodes:
         if isinstance(pn, fp.PlanNode):
@@ -122,14 +124,14 @@ def test_binary_image_lays_out_the_entry_table():
     it, ex = _executor(MODELS / "fully_connected_int8.tflite")
     plan = _plan(it, ex)
     mcu = ex.mcu
-    resolve = fp.resolver(plan, mcu.arena_base, 0x0900_0000, 0x0A00_0000, mcu.place_constant)
-    image = fp.binary_image(plan, resolve, mcu.symbol, 0x0900_0000, 0x0A00_0000)
+    resolve = fpb.resolver(plan, mcu.arena_base, 0x0900_0000, 0x0A00_0000, mcu.place_constant)
+    image = fpb.binary_image(plan, resolve, mcu.symbol, 0x0900_0000, 0x0A00_0000)
     n, table = struct.unpack_from("<II", image.flash, image.plan_address - image.flash_base)
     assert n == len(plan.entries)
     assert table == image.flash_base + len(plan.plan_blob)
     for i, e in enumerate(plan.entries):
-        words = struct.unpack_from("<%dI" % fp.ENTRY_WORDS, image.flash,
-                                   table - image.flash_base + 4 * fp.ENTRY_WORDS * i)
+        words = struct.unpack_from("<%dI" % ENTRY_WORDS, image.flash,
+                                   table - image.flash_base + 4 * ENTRY_WORDS * i)
         assert words[0] == mcu.symbol(e.symbol) | 1
         assert words[1] == fp.OPCODES[fp.CALL] << 8 | int(bool(e.refusal))
         assert len(words) == 2 + fp.MAX_ARGS

@@ -1,4 +1,4 @@
-"""TFLM's Signal operators on the virtual MCU (cortexm/src/mrt_signal.c) against their numpy
+"""TFLM's Signal operators on the virtual MCU (cortexm/src/mrt_signal*.c) against their numpy
 twins (kernels/signal_*.py), bit for bit on every core: single-op models with edge data (the
 stateful ones over streams with a reset), and the audio preprocessor in shared/ over a stream
 of frames (the noise estimate carried on the MCU, cleared by reset())."""

@@ -1,4 +1,4 @@
-"""Runners of TFLM's Signal operators (cortexm/src/mrt_signal.c; mrt_signal_fft.c for the int32
+"""Runners of TFLM's Signal operators (cortexm/src/mrt_signal*.c; mrt_signal_fft.c for the int32
 and float32 FFTs): SignalWindow, SignalFftAutoScale, SignalRfft and SignalIrfft (int16, int32,
 float32), SignalEnergy, SignalFilterBank,
 SignalFilterBankSquareRoot, SignalFilterBankSpectralSubtraction, SignalPCAN,

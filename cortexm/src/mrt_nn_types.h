@@ -657,7 +657,7 @@ typedef struct {
     int32_t mult, shift;               /* input scale / output scale as MBQM multiplier and shift */
 } mrt_requantize_u8_params;
 
-/* TFLM's Signal operators (mrt_signal.c). Packed by cortexm/ops/signal.py; every field a
+/* TFLM's Signal operators (mrt_signal*.c). Packed by cortexm/ops/signal.py; every field a
  * 32-bit word. */
 typedef struct {
     const int16_t *input;

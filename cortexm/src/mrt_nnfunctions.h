@@ -558,7 +558,7 @@ int32_t mrt_sigmoid_s16(const int16_t *in, int16_t *out, int32_t n, int32_t inpu
  */
 int32_t mrt_requantize_u8(const mrt_requantize_u8_params *p);
 
-/* ============================= TFLM's Signal library (mrt_signal.c) */
+/* ============================= TFLM's Signal library (mrt_signal*.c) */
 
 /**
  * SignalWindow: each window of weight_size samples times the weights, >> shift, saturated.
