@@ -104,7 +104,7 @@ def cmd_info(args) -> int:
 
 # ---- plan --------------------------------------------------------------------------------
 def cmd_plan(args) -> int:
-    from .fit import ops_without_kernels
+    from .fit_measure import ops_without_kernels
     model, data = load_model(args.model)
     resolve_kernels(args)
     it = plan_interpreter(args, data)
@@ -233,7 +233,8 @@ def cmd_profile(args) -> int:
     """Cycles per operator; with --board also whether the model fits the board (fit's verdict
     from the same emulated inference): exit 0 only when the profile is complete and it fits,
     1 when it does not fit, 3 when the total or the fit leaves something out."""
-    from .fit import FITS, DOES_NOT_FIT, assess, kernel_measurement
+    from .fit import FITS, DOES_NOT_FIT, assess
+    from .fit_measure import kernel_measurement
     from .profile import emulated_profile, profile_table
     from .reports.tables import profile_tables
     setup = _board_or_target(args)

@@ -326,7 +326,8 @@ class _ModelRun:
 def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
     """One emulated inference with `setup`'s kernels on the board, as `profile --board` runs it."""
     from .cortexm.image import reference_graph
-    from .fit import RUNTIME_ROOTS, assess, kernel_measurement, ops_not_simulated, ops_without_kernels
+    from .fit import assess
+    from .fit_measure import RUNTIME_ROOTS, kernel_measurement, ops_not_simulated, ops_without_kernels
     name = Path(model_path).name
     options = {"clock_hz": setup.clock_hz,
                "memory_system": setup.mcu_memory_system()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from .fit import invoke_until_every_operator_runs, ops_not_simulated, ops_without_kernels
+from .fit_measure import invoke_until_every_operator_runs, ops_not_simulated, ops_without_kernels
 from .interpreter import Interpreter
 from .op_records import OpRecord
 from .report import OP_WIDTH, elide, kernels_fields, kernels_label
@@ -88,7 +88,7 @@ def emulated_profile(data: bytes, target: str, clock_hz: int, *, flash_wait_stat
     """`micro-rt profile`'s measurement: one inference of micro_rt's C kernels of the flavour
     `kernels` (cmsis-nn or reference) on the virtual MCU, on seeded random inputs (while an
     operator ends inferences early, a streaming model's CIRCULAR_BUFFER, the first that runs
-    every operator, within fit.MAX_MEASURED_INVOKES). Returns (the profile report, the
+    every operator, within fit_measure.MAX_MEASURED_INVOKES). Returns (the profile report, the
     interpreter, which the caller closes); a model with operators no kernel is registered for
     is not run. `memory_system`: a board's flash interface (cortexm.memory_system.MemorySystem),
     else the core's default one with `flash_wait_states`."""

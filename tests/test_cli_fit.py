@@ -62,7 +62,7 @@ def test_reference_kernels_are_measured_as_themselves(capsys):
     measured, none of the CMSIS-NN-style kernels' is borrowed, and the arena has no CMSIS-NN
     scratch."""
     from micro_rt import Interpreter
-    from micro_rt.fit import kernel_measurement
+    from micro_rt.fit_measure import kernel_measurement
     from micro_rt.inputs import random_inputs
     code, ref = _fit(capsys, MODEL, "--ram", "1M", "--flash", "1M", "--kernels", "reference")
     assert code == 0 and ref["fits"] is True and ref["not_accounted"] == [] and ref["measured_on_virtual_mcu"]

@@ -35,7 +35,7 @@ from micro_rt.cortexm.system.machine import EmulateRequest
 from micro_rt.cortexm.system.peripherals import MmioPolicy
 from micro_rt.cortexm.system.report import Ending, FirmwareReport
 from micro_rt.cortexm.system.run import run_firmware
-from micro_rt.fit import RUNTIME_ROOTS
+from micro_rt.fit_measure import RUNTIME_ROOTS
 from micro_rt.inputs import random_inputs
 from micro_rt.interpreter import Interpreter
 from micro_rt.run_setup import board_setup

@@ -13,7 +13,7 @@ PACKAGES = {"micro_rt": ROOT / "micro_rt", "micro_rt.kernels": ROOT / "kernels",
 # the modules of micro_rt/ that sit above the core and the virtual MCU: commands and the
 # answers they give about a board (ARCHITECTURE.md)
 COMMANDS = {"cli", "cli_emulate", "cli_parser", "cli_run", "export", "export_boot", "export_bringup",
-            "export_image", "fit", "placement", "profile", "run_setup", "runtimes", "reports.boards",
+            "export_image", "fit", "fit_measure", "placement", "profile", "run_setup", "runtimes", "reports.boards",
             "reports.compare", "reports.firmware", "reports.model_report", "reports.page", "reports.tables"}
 
 

@@ -61,7 +61,8 @@ def test_circular_buffer_batch_two_matches_twin():
 def test_fit_measures_the_kernels_after_a_circular_buffer():
     """fit invokes again while the buffer's period ends the inference early, so the later
     kernels' stack and code are measured; when the period outlasts its invokes it cannot tell."""
-    from micro_rt.fit import CANNOT_TELL, FITS, MAX_MEASURED_INVOKES, assess, kernel_measurement, measure_kernels
+    from micro_rt.fit import CANNOT_TELL, FITS, assess
+    from micro_rt.fit_measure import MAX_MEASURED_INVOKES, kernel_measurement, measure_kernels
     data = streaming_model(4, 8, 2)                   # period 2: the first inference ends at op 0
     with Interpreter.from_bytes(data, target="cortex-m0plus", kernels="cmsis-nn", emulate=True) as it:
         it.set_input(np.ones((1, 1, 1, 8), np.int8), 0)
@@ -81,7 +82,7 @@ def test_fit_measures_the_kernels_after_a_circular_buffer():
 def test_profile_runs_until_an_inference_runs_every_operator():
     """profile reports the first inference that runs every operator (a CIRCULAR_BUFFER's period
     ends the ones before); when none does within its invokes, it marks where the last ended."""
-    from micro_rt.fit import MAX_MEASURED_INVOKES
+    from micro_rt.fit_measure import MAX_MEASURED_INVOKES
     from micro_rt.profile import emulated_profile, profile_table
     report, it = emulated_profile(streaming_model(4, 8, 2), "cortex-m4", 100_000_000)
     it.close()

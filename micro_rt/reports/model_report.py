@@ -15,7 +15,8 @@ from ..allocator import ArenaPlan
 from ..arena import align_up
 from ..cortexm.validation import status_lines
 from ..errors import MicroRtError
-from ..fit import FitReport, assess, kernel_measurement, ops_without_kernels
+from ..fit import FitReport, assess
+from ..fit_measure import kernel_measurement, ops_without_kernels
 from ..interpreter import Interpreter
 from ..model import read_model
 from ..profile import emulated_profile, op_number
