@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-
 from .allocator import ArenaPlan
 from .errors import MicroRtError
 from .fit_measure import KernelMeasurement, measure_kernels, ops_not_simulated, ops_without_kernels
