@@ -171,7 +171,7 @@ int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p)
     return pool_f32(p, 1);
 }
 
-/* ================================================================ float32 */
+/* ================================================================ float32 L2_POOL_2D */
 
 /* TFLM's reference L2Pool: per output and channel the squares of the window's taps inside the
  * image summed from 0.0f in (y, x) order, sqrtf(sum / count), then the activation clamp. */

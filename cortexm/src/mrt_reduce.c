@@ -59,7 +59,6 @@ int32_t mrt_mean_s8(const mrt_mean_s8_params *p)
     return 0;
 }
 
-/* ================================================================ SUM, MEAN, REDUCE_MAX / MIN / ALL, ARG_MAX / MIN, CUMSUM */
 /* The reduce family beyond MEAN's kernels above:
  *  - mrt_reduce_int: SUM / MEAN int8 and int16, REDUCE_MAX / REDUCE_MIN int8, REDUCE_ALL bool (TFLM-exact);
  *  - mrt_reduce_f32: SUM, MEAN, REDUCE_MAX, REDUCE_MIN float32 (bit-exact with the twins);
