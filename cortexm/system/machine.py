@@ -3,7 +3,6 @@ memory map, the engine with its hooks, the System Control Space, the peripherals
 and the heap watch, all in their reset state. run.py runs it."""
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -24,14 +23,15 @@ from ..op_windows import INVOKE_SYMBOL
 from ..static_alignment import static_checks
 from ..thumb_decode import is_32bit_halfword
 from .address_map import AddressMap, board_map, generic_map
-from .boot_rom import BootStage, boot_start
 from .call_watch import CallWatch, ReturnHooks
 from .clock import RunningCycles
+from .data_symbols import DataSymbols
 from .exceptions import ExceptionUnit
 from .firmware import FirmwareFile, read_firmware
 from .heap import HeapWatch
-from .memory_state import MemoryState, configured_wait_states
+from .memory_state import MemoryState, configured_wait_states, l1_geometry
 from .peripherals import FlashState, MmioPolicy, Peripherals
+from .reset_vectors import peek_initial_sp, reset_state
 from .rp2040_xip import Rp2040Xip, watch_image_entry
 from .scs import SystemControlSpace
 from .semihosting import Semihost
@@ -104,76 +104,22 @@ class FirmwareMachine:
         else:
             self.clock_hz = req.clock_hz or DEFAULT_CLOCK_HZ
             self.clock_source = "given" if req.clock_hz else "no board: 100 MHz assumed"
-            self.amap = generic_map(img.segments, self._peek_sp(img), self.name)
+            self.amap = generic_map(img.segments, peek_initial_sp(img), self.name)
         self.amap.check_segments(img.segments, self.name)
-        self.vector_table = self._vector_table_address()
+        start = reset_state(self.fw, self.amap, self.board)
+        self.vector_table, self.initial_sp, self.reset = start.vector_table, start.initial_sp, start.reset
+        self.boot_notes, self.boot_stage = start.boot_notes, start.boot_stage
         self._build()
-
-    # ------------------------------------------------------------------ reset state
-    def _peek_sp(self, img) -> Optional[int]:
-        loads = sorted((s.paddr, s) for s in img.segments if s.data and s.paddr < 0x2000_0000)
-        if not loads or len(loads[0][1].data) < 8:
-            return None
-        return struct.unpack_from("<I", loads[0][1].data, 0)[0]
-
-    def _image_bytes(self, addr: int, n: int) -> Optional[bytes]:
-        for s in self.fw.image.segments:
-            if s.paddr <= addr and addr + n <= s.paddr + len(s.data):
-                return bytes(s.data[addr - s.paddr:addr - s.paddr + n])
-        return None
-
-    def _vector_table_address(self) -> int:
-        code = self.amap.code_region
-        self.boot_notes: list[str] = []
-        self.boot_stage: Optional[BootStage] = None
-        if self.board is not None and self.board.boot is not None:
-            start = boot_start(self.board, self.amap, self._image_bytes, self.name)
-            self.boot_notes = list(start.notes)
-            self.boot_stage = start.stage
-            return start.vector_table
-        if self._image_bytes(code.base, 8) is not None:
-            return code.base
-        starts = sorted(s.paddr for s in self.fw.image.segments if s.data and code.base <= s.paddr < code.end)
-        if self.amap.generic and starts:
-            return starts[0]
-        lowest = f"; the image's lowest segment in it starts at 0x{starts[0]:08x}" if starts else ""
-        raise FirmwareError(f"{self.name}: no vector table at the boot address 0x{code.base:08x} "
-                            f"(the start of {code.name}, {self.amap.source}){lowest}: is the image "
-                            "linked for this board?")
-
-    def _reset_vectors(self) -> tuple[int, int]:
-        raw = self._image_bytes(self.vector_table, 8)
-        if raw is None:
-            raise FirmwareError(f"{self.name}: no vector table at 0x{self.vector_table:08x}: the image "
-                                "holds fewer than 8 bytes there (initial stack pointer, reset vector)")
-        sp, reset = struct.unpack("<II", raw)
-        ram = self.amap.region_of(sp - 4) if sp >= 4 else None
-        if ram is None or not ram.kind.writable:
-            raise FirmwareError(f"{self.name}: the initial stack pointer 0x{sp:08x} (vector table "
-                                f"word 0 at 0x{self.vector_table:08x}) is in no RAM region of the "
-                                f"{self.amap.source}")
-        if sp & 3:
-            raise FirmwareError(f"{self.name}: the initial stack pointer 0x{sp:08x} is not word-aligned")
-        if not reset & 1:
-            raise FirmwareError(f"{self.name}: the reset vector 0x{reset:08x} (word 1 at "
-                                f"0x{self.vector_table + 4:08x}) has no Thumb bit: not a handler "
-                                "address (is there a vector table at the boot address?)")
-        target = reset & ~1
-        holder = self.amap.region_of(target)
-        if holder is None or (self._image_bytes(target, 2) is None and not holder.kind.writable):
-            raise FirmwareError(f"{self.name}: the reset vector 0x{reset:08x} points outside every "
-                                f"region holding code ({', '.join(str(r) for r in self.amap.regions)})")
-        return sp, target
 
     # ------------------------------------------------------------------ the machine
     def _build(self) -> None:
         req, img = self.req, self.fw.image
-        self.initial_sp, self.reset = self._reset_vectors()
         uc = unicorn.Uc(UC.UC_ARCH_ARM, UC.UC_MODE_THUMB)
         uc.ctl_set_cpu_model(CPU_MODELS[self.core])
         self.uc = uc
         self.amap.map_into(uc)
-        self._main_inputs = self._place_inputs()
+        self.symbols = DataSymbols(self.fw, self.name)
+        self.symbols.place_inputs(req.inputs)
         self.amap.load(img.segments)
         self.wait_states = configured_wait_states(self.board, self.clock_hz, req.flash_wait_states)
         self.peripherals = Peripherals(self.board, req.mmio, self._flash_changed)
@@ -194,7 +140,7 @@ class FirmwareMachine:
         self.exceptions = ExceptionUnit(self.core, self._read, self._write, has_fpu=self.core != "cortex-m0plus")
         self.exceptions.vtor = self.vector_table
         self.clock = RunningCycles(self.hooks, self.model, ms, lambda: self.exceptions.latency_cycles)
-        d_geo, i_geo = self._l1_geometry(ms)
+        d_geo, i_geo = l1_geometry(self.board, self.core, self.clock_hz, self.wait_states)
         self.scs = SystemControlSpace(self.core, self.exceptions, self.clock.now, self._caches_changed,
                                       self.hooks.stop_at_next_block, self._stop_after_write, d_geo, i_geo)
         self.scs.map_into(uc)
@@ -209,8 +155,7 @@ class FirmwareMachine:
         self.semihost = Semihost(self.clock.now, self.clock_hz, self.name, heap_info=self._heap_info())
         self.heap = HeapWatch(img)
         self.heap.install(uc)
-        if self._main_inputs:
-            self._hook_main_entry()
+        self.symbols.write_at_main(uc)
         self.returns = ReturnHooks(uc)
         self.tflm: Optional[TflmWatch] = None
         if is_tflm_application(img):
@@ -317,18 +262,6 @@ class FirmwareMachine:
         base = (base + 7) & ~7
         return base, self.initial_sp, self.initial_sp, base
 
-    def _l1_geometry(self, ms) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-        if self.core != "cortex-m7":
-            return (0, 0, 0), (0, 0, 0)
-        full = MemoryState(self.board, self.core, self.clock_hz, self.wait_states,
-                           FlashState(None, source=""), True, True).memory_system()
-        line = full.line_bytes
-        dl = full.dcache_lines if full.data_unit == line else 0
-        dways = full.dcache_ways or 1
-        iways = full.icache_ways or 1
-        return ((max(1, dl // dways), dways, line) if dl > 1 else (0, 0, 0),
-                (max(1, full.icache_lines // iways), iways, line) if full.icache_lines else (0, 0, 0))
-
     def _read(self, addr: int, n: int) -> bytes:
         return bytes(self.uc.mem_read(addr, n))
 
@@ -355,48 +288,6 @@ class FirmwareMachine:
         self.clock.reprice(ms)
         self.model.memory_system = ms
         self.memory_changes.append((self.clock.now(), self.memory.describe()))
-
-    # ------------------------------------------------------------------ inputs and outputs
-    def _symbol(self, name: str, what: str):
-        sym = self.fw.image.symbols.get(name)
-        if sym is None:
-            raise FirmwareError(f"{self.name}: no symbol '{name}' for {what}")
-        if sym.is_func or not sym.size:
-            raise FirmwareError(f"{self.name}: symbol '{name}' for {what} is "
-                                f"{'a function' if sym.is_func else 'of size 0'}, not a data object")
-        return sym
-
-    def _place_inputs(self) -> dict:
-        """--input: into .data's initial image (the load image the start-up copies from), before
-        the image is loaded; the rest (.bss, no initial image) is returned {address: bytes}, to be
-        written where `main` is entered."""
-        at_main = {}
-        for name, data in self.req.inputs.items():
-            sym = self._symbol(name, "--input")
-            if len(data) > sym.size:
-                raise FirmwareError(f"{self.name}: --input {name}: {len(data)} B does not fit the "
-                                    f"symbol's {sym.size} B")
-            seg = next((s for s in self.fw.image.segments if s.vaddr <= sym.addr < s.vaddr + s.memsz), None)
-            if seg is not None and sym.addr + len(data) <= seg.vaddr + len(seg.data):
-                off = sym.addr - seg.vaddr
-                seg.data = seg.data[:off] + data + seg.data[off + len(data):]
-            else:
-                at_main[sym.addr] = data
-        if at_main:
-            main = self.fw.image.symbols.get("main")
-            if main is None or not main.is_func:
-                raise FirmwareError(f"{self.name}: --input into .bss is written when main is entered, "
-                                    "and the image has no function 'main'")
-        return at_main
-
-    def _hook_main_entry(self) -> None:
-        main = self.fw.image.symbols["main"]
-        self.uc.hook_add(UC.UC_HOOK_CODE, self._write_bss_inputs, begin=main.addr, end=main.addr)
-
-    def _write_bss_inputs(self, uc, address, size, _user) -> None:
-        for addr, data in self._main_inputs.items():
-            uc.mem_write(addr, data)
-        self._main_inputs = {}
 
     # ------------------------------------------------------------------ engine callbacks
     def _on_invalid(self, uc, access, address, size, value, _user) -> bool:

@@ -75,3 +75,19 @@ def configured_wait_states(board: Optional[Board], clock_hz: int, wait_states: O
     if board is None:
         return 0 if wait_states is None else int(wait_states)
     return simulator_parameters(board, clock_hz, wait_states).flash_wait_states
+
+
+def l1_geometry(board: Optional[Board], core: str, clock_hz: int,
+                wait_states: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(sets, ways, line bytes) of the Cortex-M7's L1 data and instruction caches as CCSIDR
+    reports them (with both caches on), (0, 0, 0) for a cache the part has not; on other cores
+    both (0, 0, 0)."""
+    if core != "cortex-m7":
+        return (0, 0, 0), (0, 0, 0)
+    full = MemoryState(board, core, clock_hz, wait_states, FlashState(None, source=""), True, True).memory_system()
+    line = full.line_bytes
+    dl = full.dcache_lines if full.data_unit == line else 0
+    dways = full.dcache_ways or 1
+    iways = full.icache_ways or 1
+    return ((max(1, dl // dways), dways, line) if dl > 1 else (0, 0, 0),
+            (max(1, full.icache_lines // iways), iways, line) if full.icache_lines else (0, 0, 0))

@@ -17,16 +17,14 @@ import unicorn
 from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_MSP, UC_ARM_REG_PC, UC_ARM_REG_SP
 
-from .. import alignment
 from ..calling import STACK_PAINT, StackProbe
 from ..faults import INTR_BKPT
 from ..thumb_decode import has_fp_instruction
-from .exceptions import (CFSR_BITS, FP_CONTEXT_CYCLES, HFSR_BITS, LATENCY_DOCUMENTED, RETURN_LATENCY, Exc, FaultRecord, Lockup,
-                         bit_names, exception_name)
+from .exceptions import CFSR_BITS, HFSR_BITS, Exc, FaultRecord, Lockup, bit_names, exception_name
 from .machine import EmulateRequest, FirmwareMachine
 from .peripherals import MmioPolicy
-from .profile import flat_profile
-from .report import Ending, FirmwareReport, RegionUse
+from .report import Ending, FirmwareReport
+from .run_report import RunOutcome, firmware_report
 from .semihosting import SEMIHOSTING_BKPT
 
 __all__ = ["EmulateRequest", "run_firmware"]
@@ -108,7 +106,9 @@ class FirmwareRun:
             if m.scs.events.reset_requested and self.ending is None:
                 self._end(Ending.RESET_REQUEST, f"the program requested a system reset "
                                                 f"(AIRCR.SYSRESETREQ) near pc 0x{pc:08x} <{self.symbol(pc)}>")
-        return self._report()
+        assert self.ending is not None
+        return firmware_report(m, RunOutcome(self.ending, self.message, self.exit_code, self.faults,
+                                             frozenset(self.handlers), self._stack_high_water()))
 
     def _slice(self, now: int, tick_due: Optional[int]) -> int:
         """Instructions to run before the next look: a quarter of the cycles to the next event
@@ -284,120 +284,3 @@ class FirmwareRun:
         if m.initial_sp <= low:
             return 0
         return StackProbe.high_water(self.uc, low, m.initial_sp)
-
-    # ------------------------------------------------------------------ the report
-    def _report(self) -> FirmwareReport:
-        m = self.m
-        bd = m.clock.breakdown()
-        cycles = m.clock.total(bd)
-        edges = m.clock.edges()
-        costs = m.model.block_costs(edges)
-        profile = flat_profile(m.fw.image, edges, costs, m.clock.edge_memory_cycles(edges, costs),
-                               handlers=self.handlers,
-                               extra={what: n for what, n in (("exception entry", m.exceptions.entry_cycles),
-                                                               ("exception return", m.exceptions.return_cycles),
-                                                               ("FP context stacking", m.exceptions.fp_cycles))
-                                      if n})
-        unaligned = alignment.call_events(m.hooks.unaligned(), m._read_code, self.symbol, strict=False,
-                                          armv6m=m.core == "cortex-m0plus")
-        consoles = [("semihosting", m.semihost.console), ("ITM", m.scs.events.console),
-                    ("UART", m.peripherals.events.console)]
-        outputs = {}
-        for name in m.req.outputs:
-            sym = m._symbol(name, "--output")
-            outputs[name] = bytes(self.uc.mem_read(sym.addr, sym.size))
-        assert self.ending is not None
-        return FirmwareReport(
-            file=m.name, sha256=m.fw.image.sha256, core=m.core, core_source=m.core_source,
-            board=m.board.name if m.board is not None else None, map_source=m.amap.source,
-            clock_hz=m.clock_hz, clock_source=m.clock_source, vector_table=m.vector_table,
-            initial_sp=m.initial_sp, reset_handler=self.symbol(m.reset),
-            ending=self.ending, message=self.message, exit_code=self.exit_code,
-            console=b"".join(c for _, c in consoles).decode("utf-8", "replace"),
-            console_sources=[name for name, c in consoles if c],
-            cycles=cycles, instructions=m.clock.instructions,
-            breakdown={"core": bd.core, "branches": bd.branches, "fetch_stalls": bd.fetch,
-                       "flash_data_stalls": bd.data_flash, "sram_wait_states": bd.sram,
-                       "exception_entry": m.exceptions.entry_cycles,
-                       "exception_return": m.exceptions.return_cycles,
-                       "fp_context_stacking": m.exceptions.fp_cycles},
-            profile=profile, heap=m.heap.stats.to_dict(), stack_bytes=self._stack_high_water(),
-            faults=self.faults, unaligned=unaligned,
-            exceptions={exception_name(n): k for n, k in sorted(m.exceptions.taken.items())},
-            memory_at_reset=m.memory_at_reset, memory_at_end=m.memory.describe(),
-            memory_changes=m.memory_changes, regions=self._regions(),
-            ignored_mmio=dict(m.peripherals.events.ignored),
-            system_registers_unmodelled=dict(m.scs.events.unmodelled),
-            semihosting_calls=dict(m.semihost.calls), cyccnt_reads=m.scs.events.cyccnt_reads,
-            outputs=outputs, notes=self._notes(), dropped_symbols=len(m.fw.dropped_symbols),
-            tflm=m.tflm.finish() if m.tflm is not None else None,
-            timed_calls={w.function.name: list(w.calls) for w in m.timed},
-            timed_unfinished=[w.function.name for w in m.timed if w.unfinished])
-
-    def _regions(self) -> list[RegionUse]:
-        m = self.m
-        out = []
-        for r in m.amap.regions:
-            used = 0
-            for s in m.fw.image.segments:
-                if r.base <= s.paddr < r.end and s.data:
-                    used += len(s.data)
-                if r.base <= s.vaddr < r.end and (s.vaddr != s.paddr or not s.data):
-                    used += s.memsz
-                elif r.base <= s.vaddr < r.end and s.memsz > len(s.data):
-                    used += s.memsz - len(s.data)
-            out.append(RegionUse(r.name, r.kind.value, r.base, r.size, used))
-        return out
-
-    def _fp_context_note(self) -> str:
-        exc = self.m.exceptions
-        entries = f"{exc.fp_frames} exception entr{'y' if exc.fp_frames == 1 else 'ies'} had an FP context"
-        lazily = (f": {exc.lazy_frames} reserved its space lazily (FPCCR.LSPEN), and {exc.lazy_saves} "
-                  "lazy save(s) ran at a handler's first FP instruction" if exc.lazy_frames else
-                  ": written at entry (FPCCR.LSPEN clear)")
-        cost = FP_CONTEXT_CYCLES.get(self.m.core)
-        priced = (f"; each write or read of it is priced at {cost} cycles (Arm knowledge article 103489845)"
-                  if cost is not None else
-                  f"; writing and reading it is not priced: no document gives the {self.m.core}'s figure")
-        return entries + lazily + priced
-
-    def _notes(self) -> list[str]:
-        m = self.m
-        notes = list(m.boot_notes) + m.core_notes
-        if m.amap.generic:
-            notes.append(f"no board: the {m.amap.source} (" + ", ".join(str(r) for r in m.amap.regions)
-                         + "); no peripherals, no console UART")
-        if m.exceptions.taken:
-            if not LATENCY_DOCUMENTED[m.core]:
-                notes.append(f"exception entry is priced at 12 cycles: no document gives the "
-                             f"{m.core}'s interrupt latency")
-            if m.core in RETURN_LATENCY:
-                notes.append(f"exception return is priced at {RETURN_LATENCY[m.core]} cycles after its branch "
-                             "(Arm knowledge article 103489845)")
-            else:
-                notes.append(f"exception return (unstacking) is not priced beyond its branch: no document "
-                             f"gives the {m.core}'s return latency")
-            if m.exceptions.fp_frames:
-                notes.append(self._fp_context_note())
-        if m.scs.events.cyccnt_reads_without_counter:
-            notes.append(f"{m.scs.events.cyccnt_reads_without_counter} read(s) of DWT_CYCCNT while it "
-                         + ("does not exist (the Cortex-M0+ has no cycle counter): read as 0"
-                            if m.core == "cortex-m0plus" else
-                            "was not counting (DEMCR.TRCENA and DWT_CTRL.CYCCNTENA must be set)"))
-        if self.faults:
-            notes.append("a fault's block is counted whole, though it stopped at the faulting instruction")
-        if m.semihost.unknown:
-            notes.append("semihosting operations not implemented: "
-                         + ", ".join(f"0x{op:x}" for op in sorted(set(m.semihost.unknown))))
-        latency = m.memory.flash.latency
-        if m.board is not None and latency is not None:
-            needed = m.board.flash.wait_states_at(m.clock_hz)
-            if latency < needed:
-                notes.append(f"the flash latency the firmware left, {latency} wait states, is below the "
-                             f"{needed} {m.board.mcu} needs at {m.clock_hz / 1e6:g} MHz: the firmware "
-                             "did not set the flash up for the clock ms are given at (on silicon it "
-                             "runs at its reset clock until it configures one)")
-        if m.board is not None and m.peripherals.flash is None:
-            notes.append(f"board {m.board.name}'s file names no flash-control register: the flash "
-                         "interface stayed as configured for profile, whatever the firmware wrote")
-        return notes
