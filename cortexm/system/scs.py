@@ -81,19 +81,11 @@ class SystemControlSpace:
         self._stop = stop
         self._stop_now = stop_now
         self.events = SystemEvents()
-        self.has_cyccnt = core != "cortex-m0plus"
+        self.counter = CycleCounter(core != "cortex-m0plus", cycles)
+        self.systick = SysTick(cycles)
         self.ccr = CCR_RESET[core]
         self.cpacr = 0
-        self.demcr = 0
-        self.dwt_ctrl = DWT_CTRL_RESET if self.has_cyccnt else 0
-        self._cyc_offset = 0                  # CYCCNT = cycles() - offset while counting
-        self._cyc_frozen = 0                  # its value while not counting
         self.itm_tcr, self.itm_ter = 1, 1
-        self.syst_csr = 0
-        self.syst_rvr = 0
-        self._syst_start: Optional[int] = None   # cycle the counter was (re)loaded at
-        self._syst_cvr_at_start = 0
-        self._countflag = False
         self.csselr = 0
         self._geometry = {0: dcache_geometry, 1: icache_geometry}   # CSSELR.InD -> (sets, ways, line)
         self._plain: dict[int, int] = {}     # registers kept as written (MPU, SCR, ACTLR, ...)
@@ -121,52 +113,9 @@ class SystemControlSpace:
             value |= self.read(word) & ~mask
         self.write(word, value)
 
-    # ------------------------------------------------------------------ the cycle counter
-    @property
-    def counting(self) -> bool:
-        return self.has_cyccnt and bool(self.demcr & (1 << 24)) and bool(self.dwt_ctrl & 1)
-
-    def cyccnt(self) -> int:
-        return ((self.cycles() - self._cyc_offset) if self.counting else self._cyc_frozen) & 0xFFFFFFFF
-
-    def _set_cyccnt(self, value: int) -> None:
-        self._cyc_frozen = value
-        self._cyc_offset = self.cycles() - value
-
-    def _set_counting(self, before: bool) -> None:
-        if before and not self.counting:
-            self._cyc_frozen = (self.cycles() - self._cyc_offset) & 0xFFFFFFFF
-        elif not before and self.counting:
-            self._cyc_offset = self.cycles() - self._cyc_frozen
-
-    # ------------------------------------------------------------------ SysTick
-    def systick_period(self) -> int:
-        return (self.syst_rvr & 0xFFFFFF) + 1
-
     def systick_next(self) -> Optional[int]:
         """The cycle of the next SysTick interrupt, when enabled with TICKINT."""
-        if self.syst_csr & 3 != 3 or self._syst_start is None or self.syst_rvr == 0:
-            return None
-        first = self._syst_cvr_at_start or self.systick_period()
-        now = self.cycles()
-        if now < self._syst_start + first:
-            return self._syst_start + first
-        k = (now - self._syst_start - first) // self.systick_period() + 1
-        return self._syst_start + first + k * self.systick_period()
-
-    def _systick_value(self) -> int:
-        if not self.syst_csr & 1 or self._syst_start is None:
-            return self._syst_cvr_at_start
-        # The clock advances block by block, so a read in the block that enabled the counter
-        # sees no cycle pass; on the core that read runs at least a cycle after the write, when
-        # the counter has reloaded from SYST_RVR (it does so on the next timer clock after a
-        # write clears SYST_CVR) and counts down from there.
-        elapsed = max(1, self.cycles() - self._syst_start)
-        first = self._syst_cvr_at_start or self.systick_period()
-        if elapsed < first:
-            return (first - elapsed) % (self.syst_rvr + 1 if self.syst_rvr else 1)
-        self._countflag = True
-        return (self.syst_rvr - (elapsed - first) % self.systick_period()) & 0xFFFFFF
+        return self.systick.next_interrupt()
 
     # ------------------------------------------------------------------ registers
     def _kept(self, addr: int):
@@ -184,32 +133,22 @@ class SystemControlSpace:
         if addr == ITM_STIM0:
             return 1                                         # FIFO ready
         if 0xE000_1000 <= addr < 0xE000_2000:
-            if not self.has_cyccnt:
+            if not self.counter.exists:
                 if addr == DWT_CYCCNT:
                     self.events.cyccnt_reads_without_counter += 1
                 return 0
             if addr == DWT_CTRL:
-                return self.dwt_ctrl
+                return self.counter.dwt_ctrl
             if addr == DWT_CYCCNT:
                 self.events.cyccnt_reads += 1
-                if not self.counting:
+                if not self.counter.counting:
                     self.events.cyccnt_reads_without_counter += 1
-                value = self.cyccnt()
+                value = self.counter.cyccnt()
                 if self.on_cyccnt is not None:
                     self.on_cyccnt(value)
                 return value
-        if addr == SYST_CSR:
-            v = self.syst_csr | 4 | (0x10000 if self._countflag else 0)
-            self._systick_value()
-            v |= 0x10000 if self._countflag else 0
-            self._countflag = False
-            return v
-        if addr == SYST_RVR:
-            return self.syst_rvr
-        if addr == SYST_CVR:
-            return self._systick_value()
-        if addr == SYST_CALIB:
-            return 0x8000_0000                               # NOREF
+        if SYST_CSR <= addr <= SYST_CALIB:
+            return self.systick.read(addr)
         if NVIC_ISER <= addr < NVIC_ISER + 0x40 or NVIC_ICER <= addr < NVIC_ICER + 0x40:
             base = 16 + 32 * ((addr & 0x3F) >> 2)
             return sum(1 << i for i in range(32) if base + i in exc.enabled)
@@ -253,7 +192,7 @@ class SystemControlSpace:
         if addr == CTR:
             return 0x8303_C003 if self.core == "cortex-m7" else 0
         if addr == DEMCR:
-            return self.demcr
+            return self.counter.demcr
         if addr == CCSIDR:
             sets, ways, line = self._geometry[self.csselr & 1]
             if not sets:
@@ -271,29 +210,11 @@ class SystemControlSpace:
         elif addr == ITM_STIM0:
             self.events.console.append(value & 0xFF)
         elif 0xE000_1000 <= addr < 0xE000_2000:
-            if not self.has_cyccnt:
-                return
-            if addr == DWT_CTRL:
-                before = self.counting
-                self.dwt_ctrl = (self.dwt_ctrl & 0xF000_0000) | (value & 0x0FFF_FFFF)
-                self._set_counting(before)
-            elif addr == DWT_CYCCNT:
-                self._set_cyccnt(value)
-            # LAR / LSR and the comparators: accepted
-        elif addr == SYST_CSR:
-            was = self.syst_csr & 1
-            self.syst_csr = value & 7
-            if self.syst_csr & 1 and not was:
-                self._syst_start = self.cycles()
-            self._stop()
-        elif addr == SYST_RVR:
-            self.syst_rvr = value & 0xFFFFFF
-        elif addr == SYST_CVR:
-            self._syst_cvr_at_start = 0                        # any write clears it
-            self._countflag = False
-            if self.syst_csr & 1:
-                self._syst_start = self.cycles()
-            self._stop()
+            if self.counter.exists:
+                self.counter.write_dwt(addr, value)
+        elif SYST_CSR <= addr <= SYST_CVR:          # SYST_CALIB is read-only: written, it is unmodelled
+            if self.systick.write(addr, value):
+                self._stop()
         elif NVIC_ISER <= addr < NVIC_ISER + 0x40:
             self._bits(addr, value, exc.enabled.add)
             self._stop_now()
@@ -345,9 +266,7 @@ class SystemControlSpace:
         elif addr == HFSR:
             exc.hfsr &= ~value
         elif addr == DEMCR:
-            before = self.counting
-            self.demcr = value
-            self._set_counting(before)
+            self.counter.write_demcr(value)
         elif CACHE_MAINTENANCE[0] <= addr < CACHE_MAINTENANCE[1]:
             pass                 # invalidate / clean by set-way or address: nothing to keep
         else:
@@ -363,3 +282,119 @@ class SystemControlSpace:
     def _unmodelled_read(self, addr: int) -> int:
         self.events.unmodelled[addr] = self.events.unmodelled.get(addr, 0) + 1
         return self._plain.get(addr, 0)
+
+
+class CycleCounter:
+    """DWT_CYCCNT (Armv7-M C1.8.8): the running cycle count while DEMCR.TRCENA and
+    DWT_CTRL.CYCCNTENA are both set, held while either is clear, and writable. `exists`: the
+    core has one (the Cortex-M0+ has none)."""
+
+    def __init__(self, exists: bool, cycles: Callable[[], int]):
+        self.exists = exists
+        self.cycles = cycles
+        self.demcr = 0
+        self.dwt_ctrl = DWT_CTRL_RESET if exists else 0
+        self._offset = 0                      # CYCCNT = cycles() - offset while counting
+        self._frozen = 0                      # its value while not counting
+
+    @property
+    def counting(self) -> bool:
+        return self.exists and bool(self.demcr & (1 << 24)) and bool(self.dwt_ctrl & 1)
+
+    def cyccnt(self) -> int:
+        return ((self.cycles() - self._offset) if self.counting else self._frozen) & 0xFFFFFFFF
+
+    def write_dwt(self, addr: int, value: int) -> None:
+        """A write in the DWT block: DWT_CTRL's writable bits, or CYCCNT (LAR, LSR and the
+        comparators are accepted and change nothing)."""
+        if addr == DWT_CTRL:
+            before = self.counting
+            self.dwt_ctrl = (self.dwt_ctrl & 0xF000_0000) | (value & 0x0FFF_FFFF)
+            self._counting_changed(before)
+        elif addr == DWT_CYCCNT:
+            self._frozen = value
+            self._offset = self.cycles() - value
+
+    def write_demcr(self, value: int) -> None:
+        before = self.counting
+        self.demcr = value
+        self._counting_changed(before)
+
+    def _counting_changed(self, before: bool) -> None:
+        if before and not self.counting:
+            self._frozen = (self.cycles() - self._offset) & 0xFFFFFFFF
+        elif not before and self.counting:
+            self._offset = self.cycles() - self._frozen
+
+
+class SysTick:
+    """SysTick (Armv7-M B3.3) counting the core clock: SYST_CSR, RVR, CVR and CALIB (NOREF: no
+    reference clock), its interrupt at the modelled cycle the run loop asks for."""
+
+    def __init__(self, cycles: Callable[[], int]):
+        self.cycles = cycles
+        self.csr = 0
+        self.rvr = 0
+        self._start: Optional[int] = None     # cycle the counter was (re)loaded at
+        self._cvr_at_start = 0
+        self._countflag = False
+
+    def period(self) -> int:
+        return (self.rvr & 0xFFFFFF) + 1
+
+    def next_interrupt(self) -> Optional[int]:
+        """The cycle of the next interrupt, when enabled with TICKINT."""
+        if self.csr & 3 != 3 or self._start is None or self.rvr == 0:
+            return None
+        first = self._cvr_at_start or self.period()
+        now = self.cycles()
+        if now < self._start + first:
+            return self._start + first
+        k = (now - self._start - first) // self.period() + 1
+        return self._start + first + k * self.period()
+
+    def _value(self) -> int:
+        if not self.csr & 1 or self._start is None:
+            return self._cvr_at_start
+        # The clock advances block by block, so a read in the block that enabled the counter
+        # sees no cycle pass; on the core that read runs at least a cycle after the write, when
+        # the counter has reloaded from SYST_RVR (it does so on the next timer clock after a
+        # write clears SYST_CVR) and counts down from there.
+        elapsed = max(1, self.cycles() - self._start)
+        first = self._cvr_at_start or self.period()
+        if elapsed < first:
+            return (first - elapsed) % (self.rvr + 1 if self.rvr else 1)
+        self._countflag = True
+        return (self.rvr - (elapsed - first) % self.period()) & 0xFFFFFF
+
+    def read(self, addr: int) -> int:
+        if addr == SYST_CSR:
+            v = self.csr | 4 | (0x10000 if self._countflag else 0)
+            self._value()
+            v |= 0x10000 if self._countflag else 0
+            self._countflag = False
+            return v
+        if addr == SYST_RVR:
+            return self.rvr
+        if addr == SYST_CVR:
+            return self._value()
+        return 0x8000_0000                                   # SYST_CALIB: NOREF
+
+    def write(self, addr: int, value: int) -> bool:
+        """A register write; True when the run loop must look again at when the next interrupt
+        is due (the counter was enabled or reloaded)."""
+        if addr == SYST_CSR:
+            was = self.csr & 1
+            self.csr = value & 7
+            if self.csr & 1 and not was:
+                self._start = self.cycles()
+            return True
+        if addr == SYST_RVR:
+            self.rvr = value & 0xFFFFFF
+        elif addr == SYST_CVR:
+            self._cvr_at_start = 0                           # any write clears it
+            self._countflag = False
+            if self.csr & 1:
+                self._start = self.cycles()
+            return True
+        return False
