@@ -225,34 +225,6 @@ class FitReport:
         problem = f"; {placement.problem}" if ram_over and placement.problem else ""
         return f"{verdict} {where}: {figures}{problem}"
 
-    def _line(self, what: str, used: int, budget: Optional[int],
-              placement: Optional[Placement] = None) -> str:
-        counted = " counted so far" if self.not_accounted else ""
-        if budget is None:
-            return f"{what}: {format_bytes(used)}{counted} (no budget given)"
-        verdict = self._verdict(used, budget) if placement is None else self._judged(placement.fits)
-        word = {FITS: "fits", DOES_NOT_FIT: "does NOT fit", CANNOT_TELL: "cannot tell"}[verdict]
-        after = " before the parts not accounted for" if verdict == CANNOT_TELL else ""
-        if placement is not None:
-            tightest = min(placement.regions, key=lambda r: r.margin)
-            names = " and ".join(r.span.name for r in placement.regions)
-            return (f"{what}: {format_bytes(used)}{counted} in {names} of {format_bytes(budget)} "
-                    f"-> {word}, margin {tightest.margin:+d} B in {tightest.span.name} (the "
-                    f"tightest region){after}")
-        margin = budget - used
-        return (f"{what}: {format_bytes(used)}{counted} of {format_bytes(budget)} -> {word}, "
-                f"margin {margin:+d} B ({margin / budget:+.1%}){after}")
-
-    def _placement_lines(self, placement: Placement) -> list[str]:
-        lines = [f"placed on board {self.layout.board}: {placement.how}"]
-        if placement.problem:
-            lines.append(f"  does NOT fit: {placement.problem}")
-        lines += [f"  {line}" for line in placement.lines()]
-        lines.append("  the cycle model prices every SRAM region alike: no data cache, and the "
-                     "board's SRAM wait states (if any) on every word loaded (the per-region "
-                     "timing above is the board's, not modelled)")
-        return lines
-
     def text(self) -> str:
         plan, m = self.plan, self.measured
         verdict = self.verdict
@@ -276,14 +248,16 @@ class FitReport:
             lines.append(f"what is counted already exceeds the {over} budget; the {things} "
                          "would only add to it")
         width = max(len(name) for name, _, _ in self.ram_parts() + self.flash_parts())
+        counted = bool(self.not_accounted)
         placement = self.placement
-        lines.append(self._line("RAM  ", self.ram_used, self.ram_budget, placement))
+        lines.append(budget_line("RAM  ", self.ram_used, self.ram_budget, self._ram_verdict(), counted, placement))
         lines += [f"  {name:<{width}} {n:>10,}  {what}" for name, n, what in self.ram_parts()]
         if not m:
             lines.append("  " + ("" if self.scope else "+ kernel stack and static data not measured"))
         if placement is not None:
-            lines += self._placement_lines(placement)
-        lines.append(self._line("flash", self.flash_used, self.flash_budget))
+            lines += placement_lines(self.layout.board if self.layout else "", placement)
+        lines.append(budget_line("flash", self.flash_used, self.flash_budget,
+                                 self._verdict(self.flash_used, self.flash_budget), counted))
         lines += [f"  {name:<{width}} {n:>10,}  {what}" for name, n, what in self.flash_parts()]
         if not m:
             lines.append("  " + ("" if self.scope else "+ kernel code not measured"))
@@ -354,3 +328,35 @@ def assess(model: str, data: bytes, it: Interpreter, ram_budget: Optional[int],
         report.not_accounted += [f"op {index} {op}: {why} (its op data, scratch buffers and "
                                  "tensors are counted in the arena)" for index, op, why in not_simulated]
     return report
+
+
+def budget_line(what: str, used: int, budget: Optional[int], verdict: Optional[str], counted: bool,
+                placement: Optional[Placement] = None) -> str:
+    """One resource's line of `fit`'s text: used against its budget, the verdict and the margin
+    (with a placement: in its tightest region). `counted`: parts are not accounted for yet."""
+    so_far = " counted so far" if counted else ""
+    if budget is None or verdict is None:
+        return f"{what}: {format_bytes(used)}{so_far} (no budget given)"
+    word = {FITS: "fits", DOES_NOT_FIT: "does NOT fit", CANNOT_TELL: "cannot tell"}[verdict]
+    after = " before the parts not accounted for" if verdict == CANNOT_TELL else ""
+    if placement is not None:
+        tightest = min(placement.regions, key=lambda r: r.margin)
+        names = " and ".join(r.span.name for r in placement.regions)
+        return (f"{what}: {format_bytes(used)}{so_far} in {names} of {format_bytes(budget)} "
+                f"-> {word}, margin {tightest.margin:+d} B in {tightest.span.name} (the "
+                f"tightest region){after}")
+    margin = budget - used
+    return (f"{what}: {format_bytes(used)}{so_far} of {format_bytes(budget)} -> {word}, "
+            f"margin {margin:+d} B ({margin / budget:+.1%}){after}")
+
+
+def placement_lines(board: str, placement: Placement) -> list[str]:
+    """Where each part of RAM was placed on the board's regions, for `fit`'s text."""
+    lines = [f"placed on board {board}: {placement.how}"]
+    if placement.problem:
+        lines.append(f"  does NOT fit: {placement.problem}")
+    lines += [f"  {line}" for line in placement.lines()]
+    lines.append("  the cycle model prices every SRAM region alike: no data cache, and the "
+                 "board's SRAM wait states (if any) on every word loaded (the per-region "
+                 "timing above is the board's, not modelled)")
+    return lines
