@@ -9,118 +9,29 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, NoReturn, Optional, Sequence
+from typing import Optional
 
 from micro_rt.errors import InputError
 from micro_rt.targets import TARGETS
 
-from .board_records import (CITATION_STATUSES, MAX_FLASH_WAIT_STATES, NO_PERIPHERALS, REGION_KINDS,
-                            BitField, Board, BootHeader, BootKind, Citation, Clock, ConsoleUart,
-                            FlashAccelerator, FlashControlField, FlashControlRegister, FlexSpiNorBoot,
-                            FlashTiming, MemoryMap, MemoryRegion, Peripherals, Rp2040XipBoot, XipFrames,
-                            normalize_name)
-from .boot_headers import (BOOT_DATA_BYTES, FCB_BYTES, IVT_BYTES, LUT_OPCODES, PADS_CODE,
-                           READ_SEQUENCE_WORDS, SERIAL_CLOCK_MHZ, FlexSpiNorConfig, LutInstruction)
+from .board_records import (MAX_FLASH_WAIT_STATES, NO_PERIPHERALS, REGION_KINDS,
+                            BitField, Board, Clock, ConsoleUart,
+                            FlashAccelerator, FlashControlField, FlashControlRegister, FlashTiming, MemoryMap, MemoryRegion, Peripherals, normalize_name)
+from .board_fields import Fields
+from .board_file_boot import boot_header
 
 SCHEMA = 1
 FPU_KINDS = ("none", "single", "double")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
 
 
-class _Fields:
-    """One JSON object of a board file; every error names the file and the field."""
-
-    def __init__(self, path: Path, data: Any, where: str):
-        self.path, self.where = path, where
-        if not isinstance(data, dict):
-            self.fail(where, f"must hold a JSON object, not {type(data).__name__}")
-        self.data: dict = data
-
-    def fail(self, field: str, problem: str) -> NoReturn:
-        what = f"field '{field}'" if field else "the file"
-        raise InputError(f"board file {self.path}: {what} {problem}")
-
-    def check_keys(self, required: Sequence[str], optional: Sequence[str] = ()) -> None:
-        for key in required:
-            if key not in self.data:
-                self.fail(self._at(key), "is missing")
-        for key in self.data:
-            if key not in required and key not in optional:
-                self.fail(self._at(key), f"is not a known field (expected one of "
-                                         f"{', '.join([*required, *optional])})")
-
-    def _at(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
-
-    def get(self, key: str, kind: type, default: Any = None) -> Any:
-        value = self.data.get(key, default)
-        if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-            self.fail(self._at(key), f"must be an integer, not {value!r}")
-        if not isinstance(value, kind):
-            self.fail(self._at(key), f"must be a {kind.__name__}, not {value!r}")
-        return value
-
-    def text(self, key: str, default: Optional[str] = None) -> str:
-        value = self.get(key, str, default)
-        if not value.strip() and default is None:
-            self.fail(self._at(key), "must not be empty")
-        return value
-
-    def count(self, key: str, minimum: int = 0, default: Optional[int] = None) -> int:
-        value = self.get(key, int, default)
-        if value < minimum:
-            self.fail(self._at(key), f"must be >= {minimum}, not {value}")
-        return value
-
-    def choice(self, key: str, choices: Sequence[str]) -> str:
-        value = self.text(key)
-        if value not in choices:
-            self.fail(self._at(key), f"must be one of {', '.join(choices)}, not '{value}'")
-        return value
-
-    def obj(self, key: str) -> "_Fields":
-        return _Fields(self.path, self.data.get(key), self._at(key))
-
-    def items(self, key: str, default: Optional[list] = None) -> list:
-        return self.get(key, list, default)
-
-    def citations(self) -> tuple[Citation, ...]:
-        raw = self.items("cite")
-        if not raw:
-            self.fail(self._at("cite"), "needs at least one citation")
-        out = []
-        for i, item in enumerate(raw):
-            f = _Fields(self.path, item, f"{self._at('cite')}[{i}]")
-            f.check_keys(("status", "source"))
-            out.append(Citation(f.choice("status", CITATION_STATUSES), f.text("source")))
-        return tuple(out)
-
-    def clock_table(self, key: str, default: Optional[list] = None) -> tuple[tuple[int, int], ...]:
-        """[[max_hz, value], ...] with max_hz rising and value not falling."""
-        raw = self.items(key, default)
-        if not raw:
-            self.fail(self._at(key), "needs at least one [max_hz, value] entry")
-        table: list[tuple[int, int]] = []
-        for i, entry in enumerate(raw):
-            if (not isinstance(entry, list) or len(entry) != 2
-                    or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)
-                    or entry[0] <= 0 or entry[1] < 0):
-                self.fail(f"{self._at(key)}[{i}]", f"must be [max_hz, count] with "
-                                                   f"max_hz > 0 and count >= 0, not {entry!r}")
-            if table and (entry[0] <= table[-1][0] or entry[1] < table[-1][1]):
-                self.fail(f"{self._at(key)}[{i}]", "must have a higher max_hz than the entry "
-                                                   "before it and no fewer wait states")
-            table.append((entry[0], entry[1]))
-        return tuple(table)
-
-
-def _no_unreachable_entries(f: _Fields, key: str, table: tuple[tuple[int, int], ...],
+def _no_unreachable_entries(f: Fields, key: str, table: tuple[tuple[int, int], ...],
                             top_hz: int) -> None:
     """Refuse an entry after the one that already covers the part's highest clock (`top_hz`, at
     the table's clock): no clock the part runs at reaches it."""
     for i in range(1, len(table)):
         if table[i - 1][0] >= top_hz:
-            f.fail(f"{f._at(key)}[{i}]", f"({table[i][0]} Hz) is past the part's highest clock: "
+            f.fail(f"{f.at(key)}[{i}]", f"({table[i][0]} Hz) is past the part's highest clock: "
                                          f"the entry before it covers up to {table[i - 1][0]} Hz, "
                                          f"which reaches {top_hz} Hz (from clock.max_hz)")
 
@@ -134,7 +45,7 @@ EXECUTABLE_RANGES = ((0x00000000, 0x40000000), (0x60000000, 0xA0000000))
 PRIVATE_PERIPHERAL_BUS = (0xE0000000, 0xE0100000)
 
 
-def _word(f: _Fields, key: str, what: str = "address", bits: int = 32,
+def _word(f: Fields, key: str, what: str = "address", bits: int = 32,
           default: Optional[int] = None) -> int:
     """An unsigned integer of `bits` bits, given as a number or a string such as "0x20000000"
     (addresses, register values, masks)."""
@@ -143,38 +54,38 @@ def _word(f: _Fields, key: str, what: str = "address", bits: int = 32,
         try:
             value = int(value, 0)
         except ValueError:
-            f.fail(f._at(key), f"must be {'an' if what[0] in 'aeiou' else 'a'} {what} such as "
+            f.fail(f.at(key), f"must be {'an' if what[0] in 'aeiou' else 'a'} {what} such as "
                                f"\"0x20000000\", not '{value}'")
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
-        f.fail(f._at(key), f"must be {'an' if bits == 8 else 'a'} {bits}-bit {what}, not {value!r}")
+        f.fail(f.at(key), f"must be {'an' if bits == 8 else 'a'} {bits}-bit {what}, not {value!r}")
     return value
 
 
-def _clock(f: _Fields) -> Clock:
+def _clock(f: Fields) -> Clock:
     f.check_keys(("default_hz", "max_hz", "cite"))
     default_hz, max_hz = f.count("default_hz", 1), f.count("max_hz", 1)
     if default_hz > max_hz:
-        f.fail(f._at("default_hz"), f"({default_hz}) exceeds max_hz ({max_hz})")
+        f.fail(f.at("default_hz"), f"({default_hz}) exceeds max_hz ({max_hz})")
     return Clock(default_hz, max_hz, f.citations())
 
 
-def _flash(f: _Fields, max_hz: int) -> FlashTiming:
+def _flash(f: Fields, max_hz: int) -> FlashTiming:
     f.check_keys(("wait_states", "condition", "cite"), ("bus_divider",))
     timing = FlashTiming(f.clock_table("wait_states"), f.count("bus_divider", 1, 1),
                          f.text("condition"), f.citations())
     if timing.table[-1][0] * timing.bus_divider < max_hz:
-        f.fail(f._at("wait_states"), f"ends at {timing.table[-1][0]} Hz (flash clock), below "
+        f.fail(f.at("wait_states"), f"ends at {timing.table[-1][0]} Hz (flash clock), below "
                                      f"clock.max_hz {max_hz} / bus_divider {timing.bus_divider}")
     _no_unreachable_entries(f, "wait_states", timing.table, math.ceil(max_hz / timing.bus_divider))
     for i, (_, wait_states) in enumerate(timing.table):
         if wait_states > MAX_FLASH_WAIT_STATES:
-            f.fail(f"{f._at('wait_states')}[{i}]", f"has {wait_states} wait states, more than "
+            f.fail(f"{f.at('wait_states')}[{i}]", f"has {wait_states} wait states, more than "
                                                    f"the {MAX_FLASH_WAIT_STATES} micro_rt accepts "
                                                    "(a typo, or a figure in other units?)")
     return timing
 
 
-def _accelerator(f: _Fields) -> FlashAccelerator:
+def _accelerator(f: Fields) -> FlashAccelerator:
     f.check_keys(("kind", "description", "read_bytes", "line_bytes", "icache_bytes",
                   "dcache_bytes", "unified", "prefetch", "cite"), ("icache_ways", "dcache_ways"))
     acc = FlashAccelerator(f.text("kind"), f.text("description"), f.count("read_bytes", 1),
@@ -185,59 +96,59 @@ def _accelerator(f: _Fields) -> FlashAccelerator:
     for key, size in (("icache_ways", acc.icache_bytes), ("dcache_ways", acc.dcache_bytes)):
         ways = getattr(acc, key)
         if ways and (not size or (size // acc.line_bytes) % ways):
-            f.fail(f._at(key), f"({ways}) must divide the cache's {size // acc.line_bytes} lines")
+            f.fail(f.at(key), f"({ways}) must divide the cache's {size // acc.line_bytes} lines")
     for key in ("read_bytes", "line_bytes"):
         if getattr(acc, key) & (getattr(acc, key) - 1):
-            f.fail(f._at(key), f"must be a power of two, not {getattr(acc, key)}")
+            f.fail(f.at(key), f"must be a power of two, not {getattr(acc, key)}")
     for key in ("icache_bytes", "dcache_bytes"):
         if getattr(acc, key) % acc.line_bytes:
-            f.fail(f._at(key), f"({getattr(acc, key)}) must be a multiple of line_bytes "
+            f.fail(f.at(key), f"({getattr(acc, key)}) must be a multiple of line_bytes "
                                f"({acc.line_bytes})")
     if acc.unified and (acc.dcache_bytes or not acc.icache_bytes):
-        f.fail(f._at("unified"), "needs icache_bytes > 0 and dcache_bytes 0 (one cache "
+        f.fail(f.at("unified"), "needs icache_bytes > 0 and dcache_bytes 0 (one cache "
                                  "serves both)")
     return acc
 
 
-def _memory(f: _Fields, max_hz: int) -> MemoryMap:
+def _memory(f: Fields, max_hz: int) -> MemoryMap:
     f.check_keys(("regions", "code_region", "arena_regions", "cite"),
                  ("sram_wait_states", "stack_region"))
     regions: list[MemoryRegion] = []
     for i, item in enumerate(f.items("regions")):
-        r = _Fields(f.path, item, f"{f._at('regions')}[{i}]")
+        r = Fields(f.path, item, f"{f.at('regions')}[{i}]")
         r.check_keys(("name", "kind", "base", "size"), ("note", "timing"))
         region = MemoryRegion(r.text("name"), r.choice("kind", REGION_KINDS), _word(r, "base"),
                               r.count("size", 1), r.text("note", ""), r.text("timing", ""))
         if region.end > 1 << 32:
-            r.fail(r._at("size"), "runs past the 32-bit address space")
+            r.fail(r.at("size"), "runs past the 32-bit address space")
         lo, hi = PRIVATE_PERIPHERAL_BUS
         if region.base < hi and lo < region.end:
-            r.fail(r._at("base"), f"region {region.name} (0x{region.base:08x}-0x{region.end - 1:08x}) "
+            r.fail(r.at("base"), f"region {region.name} (0x{region.base:08x}-0x{region.end - 1:08x}) "
                                   "overlaps the core's Private Peripheral Bus "
                                   "(0xE0000000-0xE00FFFFF), where no memory can be")
         for other in regions:
             if other.name == region.name:
-                r.fail(r._at("name"), f"'{region.name}' is used twice")
+                r.fail(r.at("name"), f"'{region.name}' is used twice")
             if region.base < other.end and other.base < region.end:
-                r.fail(r._at("base"), f"region {region.name} overlaps region {other.name}")
+                r.fail(r.at("base"), f"region {region.name} overlaps region {other.name}")
         regions.append(region)
     if not regions:
-        f.fail(f._at("regions"), "needs at least one region")
+        f.fail(f.at("regions"), "needs at least one region")
     by_name = {r.name: r for r in regions}
     code = f.text("code_region")
     if code not in by_name or by_name[code].kind not in ("flash", "external-flash"):
-        f.fail(f._at("code_region"), f"must name a flash region, not '{code}'")
+        f.fail(f.at("code_region"), f"must name a flash region, not '{code}'")
     region = by_name[code]
     if not any(lo <= region.base and region.end <= hi for lo, hi in EXECUTABLE_RANGES):
-        f.fail(f._at("code_region"), f"region {code} (0x{region.base:08x}-0x{region.end - 1:08x}) "
+        f.fail(f.at("code_region"), f"region {code} (0x{region.base:08x}-0x{region.end - 1:08x}) "
                                      "is not where a Cortex-M core fetches instructions "
                                      "(0x00000000-0x3FFFFFFF or 0x60000000-0x9FFFFFFF; the rest "
                                      "of the default memory map is execute-never)")
     arena = f.items("arena_regions")
     if not arena:
-        f.fail(f._at("arena_regions"), "needs at least one region name")
+        f.fail(f.at("arena_regions"), "needs at least one region name")
     for i, name in enumerate(arena):
-        where = f"{f._at('arena_regions')}[{i}]"
+        where = f"{f.at('arena_regions')}[{i}]"
         if name not in by_name or not by_name[name].holds_data:
             f.fail(where, f"must name an SRAM or TCM region, not {name!r}")
         if i and by_name[arena[i - 1]].end != by_name[name].base:
@@ -245,10 +156,10 @@ def _memory(f: _Fields, max_hz: int) -> MemoryMap:
                           f"regions must be contiguous, in address order)")
     stack = f.text("stack_region", "")
     if stack and (stack not in by_name or not by_name[stack].holds_data):
-        f.fail(f._at("stack_region"), f"must name an SRAM or TCM region, not {stack!r}")
+        f.fail(f.at("stack_region"), f"must name an SRAM or TCM region, not {stack!r}")
     sram_wait = f.clock_table("sram_wait_states", [[max_hz, 0]])
     if sram_wait[-1][0] < max_hz:
-        f.fail(f._at("sram_wait_states"), f"ends at {sram_wait[-1][0]} Hz, below clock.max_hz "
+        f.fail(f.at("sram_wait_states"), f"ends at {sram_wait[-1][0]} Hz, below clock.max_hz "
                                           f"{max_hz}")
     _no_unreachable_entries(f, "sram_wait_states", sram_wait, max_hz)
     return MemoryMap(tuple(regions), code, tuple(arena), sram_wait, f.citations(), stack)
@@ -259,37 +170,37 @@ REGISTER_BYTES = (1, 2, 4)
 _MEANINGS = tuple(m.value for m in FlashControlField)
 
 
-def _in_peripheral_space(f: _Fields, key: str, what: str, lo: int, hi: int,
+def _in_peripheral_space(f: Fields, key: str, what: str, lo: int, hi: int,
                          memory: MemoryMap) -> None:
     """Refuse registers [lo, hi) that are not peripheral space: past 4 GiB, on the core's Private
     Peripheral Bus (the core's own registers, which the emulator models itself) or in memory."""
     span = f"{what} (0x{lo:08x}-0x{hi - 1:08x})"
     if hi > 1 << 32:
-        f.fail(f._at(key), f"{span} runs past the 32-bit address space")
+        f.fail(f.at(key), f"{span} runs past the 32-bit address space")
     ppb_lo, ppb_hi = PRIVATE_PERIPHERAL_BUS
     if lo < ppb_hi and ppb_lo < hi:
-        f.fail(f._at(key), f"{span} is on the core's Private Peripheral Bus "
+        f.fail(f.at(key), f"{span} is on the core's Private Peripheral Bus "
                            "(0xE0000000-0xE00FFFFF), not a vendor peripheral")
     for region in memory.regions:
         if lo < region.end and region.base < hi:
-            f.fail(f._at(key), f"{span} lies in memory region {region.name}: peripheral registers "
+            f.fail(f.at(key), f"{span} lies in memory region {region.name}: peripheral registers "
                                "must be outside the board's memory regions")
 
 
-def _register_bytes(f: _Fields, key: str) -> int:
+def _register_bytes(f: Fields, key: str) -> int:
     value = f.count(key, 1, 4)
     if value not in REGISTER_BYTES:
-        f.fail(f._at(key), f"must be one of {', '.join(map(str, REGISTER_BYTES))}, not {value}")
+        f.fail(f.at(key), f"must be one of {', '.join(map(str, REGISTER_BYTES))}, not {value}")
     return value
 
 
-def _aligned(f: _Fields, key: str, address: int) -> int:
+def _aligned(f: Fields, key: str, address: int) -> int:
     if address % 4:
-        f.fail(f._at(key), f"(0x{address:08x}) is not 4-byte aligned")
+        f.fail(f.at(key), f"(0x{address:08x}) is not 4-byte aligned")
     return address
 
 
-def _console(f: _Fields, memory: MemoryMap) -> ConsoleUart:
+def _console(f: Fields, memory: MemoryMap) -> ConsoleUart:
     f.check_keys(("name", "base", "size", "data_offset", "status_offset", "ready_mask",
                   "ready_value"), ("idle_status", "register_bytes", "note"))
     name, base, size = f.text("name"), _aligned(f, "base", _word(f, "base")), f.count("size", 1)
@@ -298,32 +209,32 @@ def _console(f: _Fields, memory: MemoryMap) -> ConsoleUart:
     for key in ("data_offset", "status_offset"):
         offset = f.count(key)
         if offset % width or offset + width > size:
-            f.fail(f._at(key), f"({offset}) must be a multiple of register_bytes ({width}) "
+            f.fail(f.at(key), f"({offset}) must be a multiple of register_bytes ({width}) "
                                f"with its register inside the block's {size} bytes")
         offsets[key] = offset
     if offsets["data_offset"] == offsets["status_offset"]:
-        f.fail(f._at("status_offset"), "must differ from data_offset")
+        f.fail(f.at("status_offset"), "must differ from data_offset")
     bits = 8 * width
     mask = _word(f, "ready_mask", "register value", bits)
     ready = _word(f, "ready_value", "register value", bits)
     if not mask or ready & ~mask:
-        f.fail(f._at("ready_value"), f"(0x{ready:x}) must lie within a non-zero ready_mask "
+        f.fail(f.at("ready_value"), f"(0x{ready:x}) must lie within a non-zero ready_mask "
                                      f"(0x{mask:x})")
     idle = _word(f, "idle_status", "register value", bits, ready)
     if idle & mask != ready:
-        f.fail(f._at("idle_status"), f"(0x{idle:x}) must read ready: (idle_status & ready_mask) "
+        f.fail(f.at("idle_status"), f"(0x{idle:x}) must read ready: (idle_status & ready_mask) "
                                      f"== ready_value (0x{ready:x})")
     _in_peripheral_space(f, "base", f"console {name}", base, base + size, memory)
     return ConsoleUart(name, base, size, offsets["data_offset"], offsets["status_offset"], mask,
                        ready, idle, width, f.text("note", ""))
 
 
-def _bit_fields(f: _Fields, bits: int) -> tuple[BitField, ...]:
+def _bit_fields(f: Fields, bits: int) -> tuple[BitField, ...]:
     """{meaning: [lowest bit, width]} of one register: known meanings, inside the register,
     not overlapping."""
     out: list[BitField] = []
     for meaning, entry in f.data.items():
-        where = f._at(meaning)
+        where = f.at(meaning)
         if meaning not in _MEANINGS:
             f.fail(where, f"is not a known meaning (expected one of {', '.join(_MEANINGS)})")
         if (not isinstance(entry, list) or len(entry) != 2
@@ -343,7 +254,7 @@ def _bit_fields(f: _Fields, bits: int) -> tuple[BitField, ...]:
     return tuple(out)
 
 
-def _flash_control(f: _Fields, memory: MemoryMap) -> FlashControlRegister:
+def _flash_control(f: Fields, memory: MemoryMap) -> FlashControlRegister:
     f.check_keys(("name", "address", "reset", "fields"), ("bytes", "note"))
     name, address = f.text("name"), _aligned(f, "address", _word(f, "address"))
     width = _register_bytes(f, "bytes")
@@ -354,111 +265,28 @@ def _flash_control(f: _Fields, memory: MemoryMap) -> FlashControlRegister:
     return register
 
 
-def _peripherals(f: _Fields, memory: MemoryMap) -> Peripherals:
+def _peripherals(f: Fields, memory: MemoryMap) -> Peripherals:
     f.check_keys(("cite",), ("console", "flash_control"))
     console = _console(f.obj("console"), memory) if "console" in f.data else None
     registers: list[FlashControlRegister] = []
     for i, item in enumerate(f.items("flash_control", [])):
-        r = _Fields(f.path, item, f"{f._at('flash_control')}[{i}]")
+        r = Fields(f.path, item, f"{f.at('flash_control')}[{i}]")
         register = _flash_control(r, memory)
         if console and register.address < console.end and console.base < register.end:
-            r.fail(r._at("address"), f"register {register.name} lies in the console's block")
+            r.fail(r.at("address"), f"register {register.name} lies in the console's block")
         for other in registers:
             if other.name == register.name or (register.address < other.end
                                                and other.address < register.end):
-                r.fail(r._at("address"), f"register {register.name} overlaps register "
+                r.fail(r.at("address"), f"register {register.name} overlaps register "
                                          f"{other.name}")
             for field in register.fields:
                 if other.field(field.meaning):
-                    r.fail(f"{r._at('fields')}.{field.meaning.value}",
+                    r.fail(f"{r.at('fields')}.{field.meaning.value}",
                            f"is set by register {other.name} already (one register per meaning)")
         registers.append(register)
     if console is None and not registers:
         f.fail(f.where, "needs a console or flash_control (leave the section out otherwise)")
     return Peripherals(console, tuple(registers), f.citations())
-
-
-def _boot(f: _Fields, memory: MemoryMap) -> BootHeader:
-    f.check_keys(("kind", "needs", "cite"), ("flexspi_nor", "xip"))
-    kind = BootKind(f.choice("kind", [k.value for k in BootKind]))
-    needs, citations = f.text("needs"), f.citations()
-    flexspi = xip = None
-    owners = (("flexspi_nor", BootKind.IMXRT_FLEXSPI_NOR), ("xip", BootKind.RP2040_BOOT_STAGE_2))
-    for key, owner in owners:
-        if kind is not owner and key in f.data:
-            f.fail(f._at(key), f"is only for boot.kind {owner.value}")
-    for key, owner in owners:
-        if kind is owner and key not in f.data:
-            f.fail(f._at(key), f"is missing (boot.kind {kind.value} needs it)")
-    if kind is BootKind.IMXRT_FLEXSPI_NOR:
-        flexspi = _flexspi_nor(f.obj("flexspi_nor"), memory)
-    if kind is BootKind.RP2040_BOOT_STAGE_2:
-        xip = _rp2040_xip(f.obj("xip"))
-    return BootHeader(kind, needs, citations, flexspi, xip)
-
-
-def _rp2040_xip(f: _Fields) -> Rp2040XipBoot:
-    f.check_keys(("clock_divider", "frames", "wait_cycles", "continuous"))
-    divider = f.count("clock_divider", 2)
-    if divider % 2 or divider > 0xFFFE:
-        f.fail(f._at("clock_divider"), f"must be an even number, 2 to 65534 (the SSI's BAUDR), not {divider}")
-    wait = f.count("wait_cycles")
-    if wait > 31:
-        f.fail(f._at("wait_cycles"), f"must be 0 to 31 (SPI_CTRLR0.WAIT_CYCLES), not {wait}")
-    return Rp2040XipBoot(divider, XipFrames(f.choice("frames", [x.value for x in XipFrames])), wait,
-                         f.get("continuous", bool))
-
-
-def _flexspi_nor(f: _Fields, memory: MemoryMap) -> FlexSpiNorBoot:
-    """The configuration block's fields (cortexm/boot_headers.py), each in its range."""
-    f.check_keys(("ivt_offset", "vectors_offset", "read_sample_clock", "cs_hold_time", "cs_setup_time",
-                  "controller_misc", "device_type", "pads", "serial_clock", "flash_bytes", "page_bytes",
-                  "sector_bytes", "block_bytes", "ip_serial_clock", "read_sequence"))
-    code = memory.region(memory.code_region)
-    ivt, vectors = f.count("ivt_offset", FCB_BYTES), f.count("vectors_offset", 1)
-    if ivt % 4 or ivt + IVT_BYTES + BOOT_DATA_BYTES > vectors:
-        f.fail(f._at("ivt_offset"), f"({ivt}) must be word-aligned, after the {FCB_BYTES}-byte "
-                                    f"configuration block, with the IVT and boot data before vectors_offset ({vectors})")
-    if vectors % 512 or vectors >= code.size:
-        f.fail(f._at("vectors_offset"), f"({vectors}) must be a multiple of 512 inside {code.name}")
-    byte = {}
-    for key, top in (("read_sample_clock", 3), ("cs_hold_time", 255), ("cs_setup_time", 255),
-                     ("device_type", 255), ("ip_serial_clock", 255)):
-        byte[key] = f.count(key)
-        if byte[key] > top:
-            f.fail(f._at(key), f"must be 0 to {top}, not {byte[key]}")
-    pads = f.count("pads", 1)
-    if pads not in PADS_CODE:
-        f.fail(f._at("pads"), f"must be one of {', '.join(map(str, PADS_CODE))}, not {pads}")
-    clock = f.count("serial_clock", 1)
-    if clock not in SERIAL_CLOCK_MHZ:
-        f.fail(f._at("serial_clock"), f"must be a kFlexSpiSerialClk_* value, 1 to {max(SERIAL_CLOCK_MHZ)}, "
-                                      f"not {clock}")
-    sizes = {k: f.count(k, 1) for k in ("flash_bytes", "page_bytes", "sector_bytes", "block_bytes")}
-    if sizes["flash_bytes"] < code.size:
-        f.fail(f._at("flash_bytes"), f"({sizes['flash_bytes']}) is smaller than {code.name} ({code.size})")
-    sequence = []
-    for i, raw in enumerate(f.items("read_sequence")):
-        where = f"{f._at('read_sequence')}[{i}]"
-        if (not isinstance(raw, list) or len(raw) != 3 or raw[0] not in LUT_OPCODES or raw[0] == "STOP"
-                or raw[1] not in PADS_CODE or not isinstance(raw[2], str)):
-            f.fail(where, f"must be [opcode, pads, \"0xNN\"] with an opcode of {', '.join(LUT_OPCODES)} "
-                          f"(not STOP) and pads 1, 2, 4 or 8, not {raw!r}")
-        try:
-            operand = int(raw[2], 16)
-        except ValueError:
-            operand = -1
-        if not 0 <= operand <= 0xFF:
-            f.fail(where, f"operand must be a hex byte, not {raw[2]!r}")
-        sequence.append(LutInstruction(raw[0], raw[1], operand))
-    if not 1 <= len(sequence) <= 2 * READ_SEQUENCE_WORDS:
-        f.fail(f._at("read_sequence"), f"must hold 1 to {2 * READ_SEQUENCE_WORDS} instructions (LUT sequence 0)")
-    misc = f.count("controller_misc")
-    config = FlexSpiNorConfig(byte["read_sample_clock"], byte["cs_hold_time"], byte["cs_setup_time"], misc,
-                              byte["device_type"], pads, clock, sizes["flash_bytes"], sizes["page_bytes"],
-                              sizes["sector_bytes"], sizes["block_bytes"], byte["ip_serial_clock"],
-                              tuple(sequence))
-    return FlexSpiNorBoot(ivt, vectors, config)
 
 
 def load_board_file(path: os.PathLike | str) -> Board:
@@ -471,7 +299,7 @@ def load_board_file(path: os.PathLike | str) -> Board:
     except json.JSONDecodeError as e:
         raise InputError(f"board file {path}: not valid JSON at line {e.lineno} column "
                          f"{e.colno}: {e.msg}") from None
-    f = _Fields(path, data, "")
+    f = Fields(path, data, "")
     f.check_keys(("schema", "name", "title", "vendor", "mcu", "core", "fpu", "clock", "flash",
                   "accelerator", "memory"), ("aliases", "notes", "peripherals", "boot"))
     if f.data["schema"] != SCHEMA:
@@ -500,6 +328,6 @@ def load_board_file(path: os.PathLike | str) -> Board:
     memory = _memory(f.obj("memory"), clock.max_hz)
     peripherals = (_peripherals(f.obj("peripherals"), memory) if "peripherals" in f.data
                    else NO_PERIPHERALS)
-    boot = _boot(f.obj("boot"), memory) if "boot" in f.data else None
+    boot = boot_header(f.obj("boot"), memory) if "boot" in f.data else None
     return Board(name, title, tuple(aliases), vendor, mcu, core, fpu, clock, flash, accelerator,
                  memory, tuple(notes), path, peripherals, boot)
