@@ -26,6 +26,7 @@ class BufferRequest:
 
 class MemoryPlanner(Protocol):
     name: str
+    buffers: list[BufferRequest]              # what add_buffer was given, in order
 
     def add_buffer(self, size: int, first_use: int, last_use: int,
                    offline_offset: Optional[int] = None) -> int: ...

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from micro_rt import Interpreter
-from micro_rt.allocator import offline_offsets
+from micro_rt.allocation_info import offline_offsets
 from micro_rt.builder import ModelBuilder
 from micro_rt.cli import main
 from micro_rt.model import read_model

@@ -12,7 +12,7 @@ can refer to anything in them; the old root and the tables it replaced stay behi
 The old bytes move by a multiple of 16, so every buffer keeps its alignment.
 
 The tensor offsets go into `OfflineMemoryAllocation` metadata ([1, 1, tensors, offset per
-tensor or -1]), the format `allocator.offline_offsets` reads.
+tensor or -1]), the format `allocation_info.offline_offsets` reads.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import flatbuffers
 import numpy as np
 
 from .. import schema
-from ..allocator import OFFLINE_METADATA
+from ..allocation_info import OFFLINE_METADATA
 from ..builder import buffer_table
 from ..errors import MicroRtError
 from ..flatbuf import Buffer, Table

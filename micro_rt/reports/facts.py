@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Optional, Sequence
 
-from ..allocator import ArenaPlan, PlannedBuffer
+from ..allocation_info import PlannedBuffer
+from ..allocator import ArenaPlan
 from ..analysis import op_macs
 from ..model import Subgraph, TensorInfo
 from ..planner import live_bytes
