@@ -36,6 +36,50 @@ def buffer_table(fb: flatbuffers.Builder, data: bytes,
     return fb.EndObject()
 
 
+def offsets_vector(fb: flatbuffers.Builder, items: list[int]) -> int:
+    """A vector of the tables at `items` (offsets), in order."""
+    fb.StartVector(4, len(items), 4)
+    for item in reversed(items):
+        fb.PrependUOffsetTRelative(item)
+    return fb.EndVector()
+
+def int32_vector(fb: flatbuffers.Builder, values: Sequence[int]) -> int:
+    """A vector of int32 (shapes, tensor index lists)."""
+    return fb.CreateNumpyVector(np.asarray(list(values), dtype=np.int32))
+
+
+def options_table(fb: flatbuffers.Builder, table: str, values: dict) -> int:
+    """A builtin options table (schema.OPTION_TABLES) with every field written, defaults
+    included; ValueError names a field the table has not or a value out of its range."""
+    fields = schema.OPTION_TABLES[schema.OPTION_TABLE_INDEX[table]][1]
+    unknown = set(values) - {f[0] for f in fields}
+    if unknown:
+        raise ValueError(f"{table} has no field(s) {sorted(unknown)}")
+    vectors = {name: fb.CreateNumpyVector(np.asarray(values[name], np.int32))
+               for name, kind, _ in fields if kind == "[int]" and values.get(name) is not None}
+    vectors.update({name: fb.CreateString(values[name]) for name, kind, _ in fields
+                    if kind == "string" and values.get(name) is not None})
+    fb.StartObject(len(fields))
+    for slot, (name, kind, default) in enumerate(fields):
+        if name in vectors:
+            fb.PrependUOffsetTRelativeSlot(slot, vectors[name], 0)
+            continue
+        value = values.get(name, default)
+        if value is None or kind in ("[int]", "string"):
+            continue
+        if kind in schema.ENUM_KINDS:
+            value = schema.ENUM_KINDS[kind].index(value)
+        elif kind == "bool":
+            value = bool(value)
+        elif kind == "float":
+            value = float(value)
+        else:
+            value = _in_range(f"{table}.{name}", kind, value)
+        # Every field is written, defaults included, so a test sees exactly what it set.
+        _put_scalar(fb, slot, getattr(fb, _PREPEND[kind]), value)
+    return fb.EndObject()
+
+
 @dataclass
 class TensorSpec:
     name: str
@@ -222,10 +266,10 @@ class ModelBuilder:
             fb.PrependUint32Slot(1, buffer, 0)
             metadata.append(fb.EndObject())
         description = fb.CreateString(self.description)
-        opcode_vec = self._offsets(fb, opcodes)
-        subgraph_vec = self._offsets(fb, subgraphs)
-        buffer_vec = self._offsets(fb, buffers)
-        meta_vec = self._offsets(fb, metadata) if metadata else None
+        opcode_vec = offsets_vector(fb, opcodes)
+        subgraph_vec = offsets_vector(fb, subgraphs)
+        buffer_vec = offsets_vector(fb, buffers)
+        meta_vec = offsets_vector(fb, metadata) if metadata else None
         fb.StartObject(8)
         fb.PrependUint32Slot(0, self.schema_version, 0)
         fb.PrependUOffsetTRelativeSlot(1, opcode_vec, 0)
@@ -241,10 +285,10 @@ class ModelBuilder:
         tensors = [self._tensor(fb, t) for t in sg.tensors]
         operators = [self._operator(fb, op) for op in sg.operators]
         name = fb.CreateString(sg.name)
-        t_vec = self._offsets(fb, tensors)
-        o_vec = self._offsets(fb, operators)
-        in_vec = self._ints(fb, sg.inputs)
-        out_vec = self._ints(fb, sg.outputs)
+        t_vec = offsets_vector(fb, tensors)
+        o_vec = offsets_vector(fb, operators)
+        in_vec = int32_vector(fb, sg.inputs)
+        out_vec = int32_vector(fb, sg.outputs)
         fb.StartObject(5)
         fb.PrependUOffsetTRelativeSlot(0, t_vec, 0)
         fb.PrependUOffsetTRelativeSlot(1, in_vec, 0)
@@ -253,21 +297,9 @@ class ModelBuilder:
         fb.PrependUOffsetTRelativeSlot(4, name, 0)
         return fb.EndObject()
 
-    @staticmethod
-    def _offsets(fb: flatbuffers.Builder, items: list[int]) -> int:
-        fb.StartVector(4, len(items), 4)
-        for item in reversed(items):
-            fb.PrependUOffsetTRelative(item)
-        return fb.EndVector()
-
-    @staticmethod
-    def _ints(fb: flatbuffers.Builder, values: Sequence[int]) -> int:
-        return fb.CreateNumpyVector(np.asarray(list(values), dtype=np.int32))
-
-
     def _tensor(self, fb: flatbuffers.Builder, t: TensorSpec) -> int:
         name = fb.CreateString(t.name)
-        shape = self._ints(fb, t.shape)
+        shape = int32_vector(fb, t.shape)
         quant = None
         if t.scales is not None:
             scales = fb.CreateNumpyVector(np.asarray(t.scales, np.float32))
@@ -290,11 +322,11 @@ class ModelBuilder:
     def _operator(self, fb: flatbuffers.Builder, op: OperatorSpec) -> int:
         options = None
         if op.options_table and not op.omit_options_table:
-            options = self._options(fb, op.options_table, op.options or {})
+            options = options_table(fb, op.options_table, op.options or {})
         custom = fb.CreateByteVector(op.custom_options) if op.custom_options is not None else None
-        inputs = self._ints(fb, op.inputs)
-        outputs = self._ints(fb, op.outputs)
-        inter = self._ints(fb, op.intermediates) if op.intermediates else None
+        inputs = int32_vector(fb, op.inputs)
+        outputs = int32_vector(fb, op.outputs)
+        inter = int32_vector(fb, op.intermediates) if op.intermediates else None
         fb.StartObject(9)
         fb.PrependUint32Slot(0, op.opcode_index, 0)
         fb.PrependUOffsetTRelativeSlot(1, inputs, 0)
@@ -307,36 +339,6 @@ class ModelBuilder:
             fb.PrependUOffsetTRelativeSlot(5, custom, 0)
         if inter is not None:
             fb.PrependUOffsetTRelativeSlot(8, inter, 0)
-        return fb.EndObject()
-
-    @staticmethod
-    def _options(fb: flatbuffers.Builder, table: str, values: dict) -> int:
-        fields = schema.OPTION_TABLES[schema.OPTION_TABLE_INDEX[table]][1]
-        unknown = set(values) - {f[0] for f in fields}
-        if unknown:
-            raise ValueError(f"{table} has no field(s) {sorted(unknown)}")
-        vectors = {name: fb.CreateNumpyVector(np.asarray(values[name], np.int32))
-                   for name, kind, _ in fields if kind == "[int]" and values.get(name) is not None}
-        vectors.update({name: fb.CreateString(values[name]) for name, kind, _ in fields
-                        if kind == "string" and values.get(name) is not None})
-        fb.StartObject(len(fields))
-        for slot, (name, kind, default) in enumerate(fields):
-            if name in vectors:
-                fb.PrependUOffsetTRelativeSlot(slot, vectors[name], 0)
-                continue
-            value = values.get(name, default)
-            if value is None or kind in ("[int]", "string"):
-                continue
-            if kind in schema.ENUM_KINDS:
-                value = schema.ENUM_KINDS[kind].index(value)
-            elif kind == "bool":
-                value = bool(value)
-            elif kind == "float":
-                value = float(value)
-            else:
-                value = _in_range(f"{table}.{name}", kind, value)
-            # Every field is written, defaults included, so a test sees exactly what it set.
-            _put_scalar(fb, slot, getattr(fb, _PREPEND[kind]), value)
         return fb.EndObject()
 
 
