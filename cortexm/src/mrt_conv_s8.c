@@ -167,33 +167,11 @@ static void im2col_q15(const int8_t *in_b, const cmsis_nn_dims *in, const cmsis_
                 }
             } else {
                 const int8_t *src = in_b + (iy * in->w + ix) * in->c + g * cg;
-                int32_t c = 0;
-#if MRT_DSP
-                if ((cg & 3) == 0) {
-                    /* Already in the [x0 x2 x1 x3] order the matmul expects: no swap pass. */
-                    const uint32_t off2 = mrt_dup16(off);
-                    for (; c < cg; c += 4) {
-                        const uint32_t xv = (uint32_t)mrt_read_s8x4(src + c);
-                        mrt_write_s16x2(dst, (int32_t)__sxtab16(off2, xv));
-                        mrt_write_s16x2(dst + 2, (int32_t)mrt_sxtab16_r8(off2, xv));
-                        dst += 4;
-                    }
-                }
-#endif
-                for (; c < cg; ++c) {
-                    *dst++ = (int16_t)(src[c] + off);
-                }
+                MRT_Q15_FROM_S8(dst, src, cg, off);
             }
         }
     }
-#if MRT_DSP
-    const int32_t k_len = (cg & 3) == 0 ? 0 : f->h * f->w * cg;
-    for (int32_t k = 0; k + 4 <= k_len; k += 4) {
-        const int16_t t = col[k + 1];
-        col[k + 1] = col[k + 2];
-        col[k + 2] = t;
-    }
-#endif
+    MRT_Q15_REORDER_COLUMN(col, cg, f->h * f->w * cg);
 }
 
 #if MRT_DSP

@@ -63,39 +63,6 @@ static int32_t log_x_ge_1(int32_t z_a, int32_t input_bits, int32_t output_bits)
     return mrt_sat_mul_pot(total, accum_bits - output_bits);
 }
 
-/* TFLM's GetInvSqrtQuantizedMultiplierExp for a non-negative input. */
-static void inv_sqrt_multiplier_exp(int32_t input, int32_t reverse_shift, int32_t *multiplier, int32_t *shift)
-{
-    if (input <= 1) {
-        *multiplier = INT32_MAX;
-        *shift = 0;
-        return;
-    }
-    int32_t s = 11;
-    while (input >= (1 << 29)) {
-        input /= 4;
-        ++s;
-    }
-    const uint32_t left_shift_bit_pairs = ((uint32_t)__builtin_clz((uint32_t)input) - 1u) / 2u - 1u;
-    s -= (int32_t)left_shift_bit_pairs;
-    input <<= 2 * left_shift_bit_pairs;
-    const int32_t fixedpoint_input = input >> 1;                        /* F3 */
-    const int32_t half_input = mrt_rdbpot(fixedpoint_input, 1);
-    const int32_t half_three = (1 << 28) + (1 << 27);
-    int32_t x = 1 << 28;                                                 /* F3 one */
-    for (int32_t i = 0; i < 5; ++i) {
-        const int32_t x3 = mrt_sat_mul_pot(mrt_srdhm(mrt_srdhm(x, x), x), 6);
-        x = mrt_sat_mul_pot(sub_wrap(mrt_srdhm(half_three, x), mrt_srdhm(half_input, x3)), 3);
-    }
-    x = mrt_srdhm(x, 1518500250);                                        /* * sqrt(2) / 2 */
-    if (s < 0) {
-        x = mrt_shl_wrap(x, -s);
-        s = 0;
-    }
-    *multiplier = x;
-    *shift = s * reverse_shift;
-}
-
 /* ================================================================ LOG_SOFTMAX */
 
 int32_t mrt_log_softmax_s8(const mrt_log_softmax_s8_params *p)
@@ -166,7 +133,7 @@ int32_t mrt_l2norm_s8(const int8_t *in, int8_t *out, int32_t rows, int32_t depth
             acc += (uint32_t)(d * d);
         }
         int32_t mult, shift;
-        inv_sqrt_multiplier_exp((int32_t)acc, -1, &mult, &shift);
+        mrt_inv_sqrt_multiplier_exp((int32_t)acc, -1, &mult, &shift);
         for (int32_t c = 0; c < depth; ++c) {
             y[c] = (int8_t)mrt_clamp(mrt_requantize(x[c] - in_zp, mult, shift + 7), -128, 127);
         }

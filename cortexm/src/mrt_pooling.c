@@ -127,37 +127,45 @@ static inline float tflm_max(float a, float b)
     return a < b ? b : a;
 }
 
+/* The walk of the float32 pools (p: const mrt_pool_f32_params *) over every output and channel,
+ * each window clipped to the image: acc starts at INIT; each tap v, in (y, x) order, makes
+ * acc = STEP; then the statement FINISH runs and RESULT (of acc and count, the taps inside the
+ * image) is clamped and stored. A macro, so each pool's loop is compiled as written out. */
+#define MRT_POOL_F32_WINDOWS(p, INIT, STEP, FINISH, RESULT)                                        \
+    do {                                                                                          \
+        const float lo = mrt_fbits((p)->act_min), hi = mrt_fbits((p)->act_max);                   \
+        float *out = (p)->out;                                                                    \
+        for (int32_t b = 0; b < (p)->n; ++b) {                                                    \
+            const float *in_b = (p)->in + b * (p)->ih * (p)->iw * (p)->c;                         \
+            for (int32_t oy = 0; oy < (p)->oh; ++oy) {                                            \
+                const int32_t y0 = oy * (p)->sh - (p)->ph;                                        \
+                const int32_t ky0 = y0 < 0 ? -y0 : 0;                                             \
+                const int32_t ky1 = (p)->fh < (p)->ih - y0 ? (p)->fh : (p)->ih - y0;              \
+                for (int32_t ox = 0; ox < (p)->ow; ++ox) {                                        \
+                    const int32_t x0 = ox * (p)->sw - (p)->pw;                                    \
+                    const int32_t kx0 = x0 < 0 ? -x0 : 0;                                         \
+                    const int32_t kx1 = (p)->fw < (p)->iw - x0 ? (p)->fw : (p)->iw - x0;          \
+                    const int32_t count = (ky1 - ky0) * (kx1 - kx0);                              \
+                    for (int32_t ch = 0; ch < (p)->c; ++ch) {                                     \
+                        float acc = (INIT);                                                       \
+                        for (int32_t ky = ky0; ky < ky1; ++ky) {                                  \
+                            for (int32_t kx = kx0; kx < kx1; ++kx) {                              \
+                                const float v = in_b[((y0 + ky) * (p)->iw + x0 + kx) * (p)->c + ch]; \
+                                acc = (STEP);                                                     \
+                            }                                                                     \
+                        }                                                                         \
+                        FINISH;                                                                   \
+                        *out++ = mrt_act_clamp_f32((RESULT), lo, hi);                             \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+
 static int32_t pool_f32(const mrt_pool_f32_params *p, int32_t is_max)
 {
-    const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
-    float *out = p->out;
-    for (int32_t b = 0; b < p->n; ++b) {
-        const float *in_b = p->in + b * p->ih * p->iw * p->c;
-        for (int32_t oy = 0; oy < p->oh; ++oy) {
-            const int32_t y0 = oy * p->sh - p->ph;
-            const int32_t ky0 = y0 < 0 ? -y0 : 0;
-            const int32_t ky1 = p->fh < p->ih - y0 ? p->fh : p->ih - y0;
-            for (int32_t ox = 0; ox < p->ow; ++ox) {
-                const int32_t x0 = ox * p->sw - p->pw;
-                const int32_t kx0 = x0 < 0 ? -x0 : 0;
-                const int32_t kx1 = p->fw < p->iw - x0 ? p->fw : p->iw - x0;
-                const int32_t count = (ky1 - ky0) * (kx1 - kx0);
-                for (int32_t ch = 0; ch < p->c; ++ch) {
-                    float acc = is_max ? -3.40282347e+38f : 0.0f;
-                    for (int32_t ky = ky0; ky < ky1; ++ky) {
-                        for (int32_t kx = kx0; kx < kx1; ++kx) {
-                            const float v = in_b[((y0 + ky) * p->iw + x0 + kx) * p->c + ch];
-                            acc = is_max ? tflm_max(acc, v) : acc + v;
-                        }
-                    }
-                    if (!is_max) {
-                        acc = acc / (float)count;
-                    }
-                    *out++ = mrt_act_clamp_f32(acc, lo, hi);
-                }
-            }
-        }
-    }
+    MRT_POOL_F32_WINDOWS(p, is_max ? -3.40282347e+38f : 0.0f, is_max ? tflm_max(acc, v) : acc + v,
+                         if (!is_max) { acc = acc / (float)count; }, acc);
     return 0;
 }
 
@@ -177,31 +185,6 @@ int32_t mrt_maxpool_f32(const mrt_pool_f32_params *p)
  * image summed from 0.0f in (y, x) order, sqrtf(sum / count), then the activation clamp. */
 int32_t mrt_l2_pool_f32(const mrt_pool_f32_params *p)
 {
-    const float lo = mrt_fbits(p->act_min), hi = mrt_fbits(p->act_max);
-    float *out = p->out;
-    for (int32_t b = 0; b < p->n; ++b) {
-        const float *in_b = p->in + b * p->ih * p->iw * p->c;
-        for (int32_t oy = 0; oy < p->oh; ++oy) {
-            const int32_t y0 = oy * p->sh - p->ph;
-            const int32_t ky0 = y0 < 0 ? -y0 : 0;
-            const int32_t ky1 = p->fh < p->ih - y0 ? p->fh : p->ih - y0;
-            for (int32_t ox = 0; ox < p->ow; ++ox) {
-                const int32_t x0 = ox * p->sw - p->pw;
-                const int32_t kx0 = x0 < 0 ? -x0 : 0;
-                const int32_t kx1 = p->fw < p->iw - x0 ? p->fw : p->iw - x0;
-                const int32_t count = (ky1 - ky0) * (kx1 - kx0);
-                for (int32_t ch = 0; ch < p->c; ++ch) {
-                    float acc = 0.0f;
-                    for (int32_t ky = ky0; ky < ky1; ++ky) {
-                        for (int32_t kx = kx0; kx < kx1; ++kx) {
-                            const float v = in_b[((y0 + ky) * p->iw + x0 + kx) * p->c + ch];
-                            acc = acc + v * v;
-                        }
-                    }
-                    *out++ = mrt_act_clamp_f32(sqrtf(acc / (float)count), lo, hi);
-                }
-            }
-        }
-    }
+    MRT_POOL_F32_WINDOWS(p, 0.0f, acc + v * v, (void)0, sqrtf(acc / (float)count));
     return 0;
 }

@@ -111,6 +111,92 @@ MRT_INLINE int32_t mrt_mean_axes(const int32_t shape[4], const int32_t reduce[4]
     return count;
 }
 
+/* ---- im2col into q15 (mrt_conv_s8.c's im2col_q15, mrt_transpose_conv.c's im2col_upscaled) ---- */
+
+/* `n` int8 values at src (const int8_t *) plus `offset` as int16 at dst (int16_t *, advanced past
+ * them). With DSP and n a multiple of 4, each group of 4 is stored [x0 x2 x1 x3], the order the q15
+ * matrix product reads. A macro, not a function: expanded in place, each kernel's code is what
+ * it was when the loop was written out in both (an inline function moved GCC's register choices). */
+#if MRT_DSP
+#define MRT_Q15_FROM_S8(dst, src, n, offset)                                                      \
+    do {                                                                                          \
+        int32_t c_ = 0;                                                                           \
+        if (((n) & 3) == 0) {                                                                     \
+            const uint32_t off2_ = mrt_dup16(offset);                                             \
+            for (; c_ < (n); c_ += 4) {                                                           \
+                const uint32_t xv_ = (uint32_t)mrt_read_s8x4((src) + c_);                         \
+                mrt_write_s16x2(dst, (int32_t)__sxtab16(off2_, xv_));                             \
+                mrt_write_s16x2((dst) + 2, (int32_t)mrt_sxtab16_r8(off2_, xv_));                  \
+                (dst) += 4;                                                                       \
+            }                                                                                     \
+        }                                                                                         \
+        for (; c_ < (n); ++c_) {                                                                  \
+            *(dst)++ = (int16_t)((src)[c_] + (offset));                                           \
+        }                                                                                         \
+    } while (0)
+#else
+#define MRT_Q15_FROM_S8(dst, src, n, offset)                                                      \
+    do {                                                                                          \
+        for (int32_t c_ = 0; c_ < (n); ++c_) {                                                    \
+            *(dst)++ = (int16_t)((src)[c_] + (offset));                                           \
+        }                                                                                         \
+    } while (0)
+#endif
+
+/* With DSP, a column of `k_len` q15 values whose taps hold `channels` values each, built in
+ * order, put into [x0 x2 x1 x3] groups; nothing to do when channels is a multiple of 4
+ * (MRT_Q15_FROM_S8 stored them so) or without DSP. */
+#if MRT_DSP
+#define MRT_Q15_REORDER_COLUMN(col, channels, k_len)                                              \
+    do {                                                                                          \
+        const int32_t n_ = ((channels) & 3) == 0 ? 0 : (k_len);                                   \
+        for (int32_t k_ = 0; k_ + 4 <= n_; k_ += 4) {                                             \
+            const int16_t t_ = (col)[k_ + 1];                                                     \
+            (col)[k_ + 1] = (col)[k_ + 2];                                                        \
+            (col)[k_ + 2] = t_;                                                                   \
+        }                                                                                         \
+    } while (0)
+#else
+#define MRT_Q15_REORDER_COLUMN(col, channels, k_len) ((void)(col), (void)(channels))
+#endif
+
+/* ---- TFLM's GetInvSqrtQuantizedMultiplierExp (L2_NORMALIZATION, RSQRT) ---- */
+
+/* 1/sqrt(input) for input >= 0 as a multiplier and a shift (times reverse_shift: -1 gives the left
+ * shift RSQRT and L2_NORMALIZATION apply): gemmlowp's Newton-Raphson in Q3.28, five iterations. */
+static inline void mrt_inv_sqrt_multiplier_exp(int32_t input, int32_t reverse_shift, int32_t *multiplier,
+                                               int32_t *shift)
+{
+    if (input <= 1) {
+        *multiplier = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int32_t s = 11;
+    while (input >= (1 << 29)) {
+        input /= 4;
+        ++s;
+    }
+    const uint32_t left_shift_bit_pairs = ((uint32_t)__builtin_clz((uint32_t)input) - 1u) / 2u - 1u;
+    s -= (int32_t)left_shift_bit_pairs;
+    input <<= 2u * left_shift_bit_pairs;
+    const int32_t half_input = mrt_rdbpot(input >> 1, 1);           /* F3 */
+    const int32_t half_three = (1 << 28) + (1 << 27);               /* 1.5 in F3 */
+    int32_t x = 1 << 28;                                            /* 1 in F3 */
+    for (int32_t i = 0; i < 5; ++i) {
+        const int32_t x3 = mrt_sat_mul_pot(mrt_srdhm(mrt_srdhm(x, x), x), 6);
+        x = mrt_sat_mul_pot((int32_t)((uint32_t)mrt_srdhm(half_three, x) - (uint32_t)mrt_srdhm(half_input, x3)),
+                            3);
+    }
+    x = mrt_srdhm(x, 1518500250);                                   /* * sqrt(2) / 2 */
+    if (s < 0) {
+        x = mrt_shl_wrap(x, -s);
+        s = 0;
+    }
+    *multiplier = x;
+    *shift = s * reverse_shift;
+}
+
 /* ---- float32 activations that call the C library (newlib on the device, as TFLM's std::) ---- */
 
 /* reference_ops::Logistic (float): 1 above 16.619..., expf(x) below -9, else 1 / (1 + expf(-x)). */

@@ -273,31 +273,10 @@ static void im2col_upscaled(const int8_t *in_b, const upscaled_conv *u, int32_t 
                 continue;
             }
             const int8_t *src = in_b + ((uy / u->up_y) * u->in_w + ux / u->up_x) * ic;
-            int32_t c = 0;
-#if MRT_DSP
-            if ((ic & 3) == 0) {
-                const uint32_t off2 = mrt_dup16(u->in_off);
-                for (; c < ic; c += 4) {
-                    const uint32_t xv = (uint32_t)mrt_read_s8x4(src + c);
-                    mrt_write_s16x2(dst, (int32_t)__sxtab16(off2, xv));
-                    mrt_write_s16x2(dst + 2, (int32_t)mrt_sxtab16_r8(off2, xv));
-                    dst += 4;
-                }
-            }
-#endif
-            for (; c < ic; ++c) {
-                *dst++ = (int16_t)(src[c] + u->in_off);
-            }
+            MRT_Q15_FROM_S8(dst, src, ic, u->in_off);
         }
     }
-#if MRT_DSP
-    const int32_t k_len = (ic & 3) == 0 ? 0 : u->f_h * u->f_w * ic;
-    for (int32_t k = 0; k + 4 <= k_len; k += 4) {
-        const int16_t t = col[k + 1];
-        col[k + 1] = col[k + 2];
-        col[k + 2] = t;
-    }
-#endif
+    MRT_Q15_REORDER_COLUMN(col, ic, u->f_h * u->f_w * ic);
 }
 
 /* Output channel ch of one column: bias + sum_k w[k] * col[k]. */

@@ -79,41 +79,6 @@ int32_t mrt_unary_math_f32(const mrt_unary_math_f32_params *p)
 
 /* ================================================================ int8 / int16 */
 
-/* TFLM's GetInvSqrtQuantizedMultiplierExp with reverse_shift -1: 1/sqrt(input) as a multiplier
- * and a left shift (gemmlowp Newton-Raphson in Q3.28, five iterations). */
-static void inv_sqrt_multiplier_exp(int32_t input, int32_t *multiplier, int32_t *shift)
-{
-    if (input <= 1) {
-        *multiplier = INT32_MAX;
-        *shift = 0;
-        return;
-    }
-    int32_t s = 11;
-    while (input >= (1 << 29)) {
-        input /= 4;
-        ++s;
-    }
-    const uint32_t max_left_shift_bits = (uint32_t)__builtin_clz((uint32_t)input) - 1u;
-    const uint32_t left_shift_bit_pairs = max_left_shift_bits / 2u - 1u;
-    s -= (int32_t)left_shift_bit_pairs;
-    input <<= 2u * left_shift_bit_pairs;
-    const int32_t half_input = mrt_rdbpot(input >> 1, 1);           /* F3 */
-    const int32_t half_three = (1 << 28) + (1 << 27);               /* 1.5 in F3 */
-    int32_t x = 1 << 28;                                            /* 1 in F3 */
-    for (int32_t i = 0; i < 5; ++i) {
-        const int32_t x3 = mrt_sat_mul_pot(mrt_srdhm(mrt_srdhm(x, x), x), 6);
-        x = mrt_sat_mul_pot((int32_t)((uint32_t)mrt_srdhm(half_three, x) - (uint32_t)mrt_srdhm(half_input, x3)),
-                            3);
-    }
-    x = mrt_srdhm(x, 1518500250);                                   /* * sqrt(2) / 2 */
-    if (s < 0) {
-        x = mrt_shl_wrap(x, -s);
-        s = 0;
-    }
-    *multiplier = x;
-    *shift = -s;
-}
-
 static int32_t abs_rsqrt_one(const mrt_abs_rsqrt_int_params *p, int32_t x, int32_t kmax)
 {
     if (p->op == MRT_MATH_INT_ABS_PLAIN) {
@@ -128,7 +93,7 @@ static int32_t abs_rsqrt_one(const mrt_abs_rsqrt_int_params *p, int32_t x, int32
         return kmax;
     }
     int32_t inv_mult, inv_shift;
-    inv_sqrt_multiplier_exp(value, &inv_mult, &inv_shift);
+    mrt_inv_sqrt_multiplier_exp(value, -1, &inv_mult, &inv_shift);
     const int32_t data = mrt_requantize(1, inv_mult, inv_shift + 20);
     return mrt_requantize(data, p->mult, p->shift - 20) + p->out_off;
 }
