@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 DEMO_MODEL ?= models/mobilenet_tiny_int8.tflite
 
-.PHONY: demo test venv test-venv bench results fuzz clean firmware calibration op-cycles
+.PHONY: demo test venv test-venv bench results fuzz clean firmware calibration op-cycles structs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +93,12 @@ fuzz: test-venv
 firmware: venv
 	$(MAKE) -C cortexm/src
 	$(BIN)/python -m micro_rt.cortexm.write_firmware_facts cortexm/firmware/*.elf
+
+# The sizes and alignments of TFLM's structs per build (needs gcc and arm-none-eabi-gcc):
+# micro_rt/struct_layouts.py from micro_rt/structs/tflm_structs.h, where they are declared
+# (tests/test_struct_layouts.py rebuilds and compares).
+structs: venv
+	$(BIN)/python -m devtools.struct_layouts
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache

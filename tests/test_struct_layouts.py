@@ -1,99 +1,65 @@
-"""Every number of micro_rt/targets.py's STRUCTS table comes from a C declaration in
-micro_rt/structs/tflm_structs.h: compiled for the 32-bit Cortex-M build (arm-none-eabi-gcc,
-no compression, short enums) and the host64 build the tflite-micro pip package is (host gcc,
-USE_TFLM_COMPRESSION), its sizeof and alignment must equal the table's."""
+"""micro_rt/struct_layouts.py, the sizes and alignments behind micro_rt/targets.py, is what
+micro_rt/structs/tflm_structs.h gives: compiled again for the 32-bit Cortex-M build
+(arm-none-eabi-gcc, no compression, short enums) and the host64 build the tflite-micro pip
+package is (host gcc, USE_TFLM_COMPRESSION), the table comes out byte for byte as committed."""
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from elftools.elf.elffile import ELFFile
 
-from conftest import ROOT, require_tool
+from conftest import require_tool
+from devtools import struct_layouts
 from micro_rt.targets import STRUCTS
 
-HEADER = ROOT / "micro_rt" / "structs" / "tflm_structs.h"
-BUILDS = {   # column of STRUCTS -> (compiler, flags)
-    "arm32": ("arm-none-eabi-gcc", ["-mthumb", "-mcpu=cortex-m4"]),
-    "host64": ("gcc", ["-m64", "-DUSE_TFLM_COMPRESSION", "-DMRT_PIP_PACKAGE_BUILD"]),
-}
-KERNEL_ALLOC_ALIGN = 16
+
+@pytest.fixture(scope="module")
+def rows():
+    for cc, _ in struct_layouts.BUILDS.values():
+        require_tool(cc)
+    return struct_layouts.table_rows()
 
 
-def _layout_source(names) -> str:
-    lines = ['#include "tflm_structs.h"',
-             "#define MRT_MARK(name) const unsigned char mrt_opdata_##name = 1;",
-             "MRT_KERNEL_OP_DATA(MRT_MARK)"]
-    lines += [f"const unsigned long long mrt_layout_{n}[2] = {{sizeof({n}), _Alignof({n})}};"
-              for n in names]
-    return "\n".join(lines) + "\n"
+def test_the_table_is_what_the_header_gives(rows):
+    text = struct_layouts.render(rows)
+    assert struct_layouts.TABLE.read_text(encoding="utf-8") == text, \
+        "micro_rt/struct_layouts.py differs from tflm_structs.h: run make structs"
 
 
-def _compile(build: str, tmp_path: Path) -> tuple[dict[str, tuple[int, int]], set[str]]:
-    """{struct: (sizeof, alignof)} and the kernel op data names, read back from the object."""
-    cc, flags = BUILDS[build]
-    cc = require_tool(cc)
-    src, obj = tmp_path / f"layout_{build}.c", tmp_path / f"layout_{build}.o"
-    src.write_text(_layout_source(STRUCTS))
-    r = subprocess.run([cc, *flags, "-std=c11", "-O0", "-c", f"-I{HEADER.parent}", "-o", str(obj),
-                        str(src)], capture_output=True, text=True)
-    if r.returncode:
-        undeclared = sorted(set(re.findall(r"'(\w+)' undeclared", r.stderr)))
-        pytest.fail(f"{build}: STRUCTS entries without a declaration in {HEADER.name}: "
-                    f"{undeclared or r.stderr[-2000:]}")
-    layouts, opdata = {}, set()
-    with obj.open("rb") as f:
-        elf = ELFFile(f)
-        symtab = elf.get_section_by_name(".symtab")
-        for sym in symtab.iter_symbols():
-            if sym.name.startswith("mrt_opdata_"):
-                opdata.add(sym.name[len("mrt_opdata_"):])
-            elif sym.name.startswith("mrt_layout_"):
-                section = elf.get_section(sym["st_shndx"])
-                raw = section.data()[sym["st_value"]:sym["st_value"] + 16]
-                little = elf.little_endian
-                size, align = (int.from_bytes(raw[k:k + 8], "little" if little else "big")
-                               for k in (0, 8))
-                layouts[sym.name[len("mrt_layout_"):]] = (size, align)
-    return layouts, opdata
+def test_every_row_is_read_back(rows):
+    assert [r[0] for r in rows] == list(STRUCTS)
+    assert all(align > 0 for *_, host_align, arm_align in rows for align in (host_align, arm_align))
 
 
-@pytest.fixture(scope="module", params=sorted(BUILDS))
-def compiled(request, tmp_path_factory):
-    return request.param, *_compile(request.param, tmp_path_factory.mktemp(request.param))
+def test_kernel_op_data_rows_are_16_aligned(rows):
+    """A kernel's op data row says 16 (AllocatePersistentBuffer's alignment), the others alignof."""
+    source = Path(struct_layouts.HEADER).read_text(encoding="utf-8")
+    opdata = source.split("#define MRT_KERNEL_OP_DATA(X)", 1)[1]
+    for name in ("OpDataConv", "OpDataLSTMCmsis", "OpDataCircularBuffer"):
+        assert f"X({name})" in opdata
+        assert STRUCTS[name][2:] == (16, 16)
+    assert STRUCTS["TfLiteEvalTensor"][2:] == (8, 4)        # pointers: the build's alignment
 
 
-def test_every_table_entry_is_declared_and_read_back(compiled):
-    build, layouts, _ = compiled
-    assert set(layouts) == set(STRUCTS), f"{build}: {sorted(set(STRUCTS) ^ set(layouts))}"
+def test_a_header_that_does_not_compile_is_named(tmp_path, monkeypatch):
+    require_tool("gcc")
+    broken = tmp_path / "tflm_structs.h"
+    broken.write_text("#define MRT_TABLE_RECORDS(X) X(NoSuchStruct)\n#define MRT_KERNEL_OP_DATA(X)\n")
+    monkeypatch.setattr(struct_layouts, "HEADER", broken)
+    with pytest.raises(struct_layouts.LayoutError, match="does not compile for host64"):
+        struct_layouts.compile_rows("host64", tmp_path)
 
 
-def test_sizes_match_the_table(compiled):
-    build, layouts, _ = compiled
-    column = 0 if build == "host64" else 1
-    wrong = {n: (STRUCTS[n][column], layouts[n][0]) for n in STRUCTS
-             if STRUCTS[n][column] != layouts[n][0]}
-    assert not wrong, f"{build} sizeof differs (table, C): {wrong}"
-
-
-def test_alignments_match_the_table(compiled):
-    """alignof, except kernel op data: 16, the arena alignment its allocation gets, which the
-    struct's own alignment must divide."""
-    build, layouts, opdata = compiled
-    column = 2 if build == "host64" else 3
-    assert opdata <= set(STRUCTS), sorted(opdata - set(STRUCTS))
-    wrong = {}
-    for name, (_, align) in layouts.items():
-        if name in opdata:
-            expected = KERNEL_ALLOC_ALIGN
-            assert KERNEL_ALLOC_ALIGN % align == 0, f"{build} {name}: alignof {align}"
-        else:
-            expected = align
-        if STRUCTS[name][column] != expected:
-            wrong[name] = (STRUCTS[name][column], expected)
-    assert not wrong, f"{build} alignment differs (table, C): {wrong}"
+def test_an_op_data_struct_aligned_past_16_is_refused(tmp_path, monkeypatch):
+    for cc, _ in struct_layouts.BUILDS.values():
+        require_tool(cc)
+    header = tmp_path / "tflm_structs.h"
+    header.write_text("typedef struct { _Alignas(32) int x; } Wide;\n"
+                      "#define MRT_TABLE_RECORDS(X)\n#define MRT_KERNEL_OP_DATA(X) X(Wide)\n")
+    monkeypatch.setattr(struct_layouts, "HEADER", header)
+    with pytest.raises(struct_layouts.LayoutError, match="Wide .*alignof 32"):
+        struct_layouts.table_rows()
 
 
 def test_host_compiler_is_lp64():

@@ -788,6 +788,42 @@ typedef struct {
     int max_variable_count_, num_resource_variables_;
 } MicroResourceVariables;
 
+/* ---- the table (micro_rt/struct_layouts.py, written from this header by `make structs`) ----
+ * Its rows: the records below, allocated with their own alignment, then MRT_KERNEL_OP_DATA's. */
+#define MRT_TABLE_RECORDS(X)                                                                  \
+    /* framework records; TfLiteQuantizationType is a C enum (4 bytes, 1 with short enums);   \
+     * TfLiteIntArray gets 4 more per dim (a kernel's copy of its output dims);               \
+     * SubgraphAllocations has the compression fields in the pip build (host64) */            \
+    X(TfLiteEvalTensor) X(NodeAndRegistration) X(TfLiteTensor) X(TfLiteAffineQuantization)    \
+    X(TfLiteQuantizationType) X(SubgraphAllocations) X(ScratchBufferHandle)                   \
+    X(ScratchBufferRequest) X(AllocationInfo) X(GreedyPlannerPerBuffer) X(TfLiteIntArray)     \
+    /* the allocator objects placed at start-up: the pip package's recording allocators and   \
+     * a device build's plain ones, of which the builtin data allocator comes last */         \
+    X(AllocatorFixed) X(AllocatorFixedPlain) X(MicroBuiltinDataAllocator)                     \
+    /* at the start of each circular buffer's state; the kernels' parameter records */        \
+    X(CircularBuffer) X(ConvParams) X(PaddingValues) X(cmsis_nn_dims)                         \
+    /* builtin option structs (MicroBuiltinDataAllocator; micro_rt/builtin_params.py says     \
+     * which operator has which), those of operators without a kernel included */             \
+    X(TfLiteConvParams) X(TfLiteDepthwiseConvParams) X(TfLiteFullyConnectedParams)            \
+    X(TfLitePoolParams) X(TfLiteReshapeParams) X(TfLiteSqueezeParams)                         \
+    X(TfLiteStridedSliceParams) X(TfLiteUnidirectionalSequenceLSTMParams) X(TfLiteSVDFParams) \
+    X(TfLiteAddParams) X(TfLiteSubParams) X(TfLiteConcatenationParams) X(TfLitePackParams)    \
+    X(TfLiteUnpackParams) X(TfLiteCastParams) X(TfLiteGatherParams) X(TfLiteMulParams)        \
+    X(TfLiteDivParams) X(TfLiteSplitParams) X(TfLiteSoftmaxParams) X(TfLiteLeakyReluParams)   \
+    X(TfLiteShapeParams) X(TfLiteReducerParams) X(TfLiteConv3DParams)                         \
+    X(TfLiteTransposeConvParams) X(TfLiteRNNParams) X(TfLiteSequenceRNNParams)                \
+    X(TfLiteBidirectionalSequenceRNNParams) X(TfLiteLSTMParams)                               \
+    X(TfLiteBidirectionalSequenceLSTMParams) X(TfLiteL2NormParams) X(TfLiteGeluParams)        \
+    X(TfLiteLocalResponseNormParams) X(TfLiteBatchMatMulParams) X(TfLiteFakeQuantParams)      \
+    X(TfLiteSplitVParams) X(TfLiteArgMaxParams) X(TfLiteArgMinParams)                         \
+    X(TfLiteMirrorPaddingParams) X(TfLiteSpaceToDepthParams) X(TfLiteDepthToSpaceParams)      \
+    X(TfLiteResizeBilinearParams) X(TfLiteResizeNearestNeighborParams) X(TfLiteCumsumParams)  \
+    X(TfLiteOneHotParams) X(TfLiteReverseSequenceParams) X(TfLiteUniqueParams)                \
+    X(TfLiteSparseToDenseParams) X(TfLiteLSHProjectionParams) X(TfLiteSkipGramParams)         \
+    X(TfLiteEmbeddingLookupSparseParams) X(TfLiteBucketizeParams) X(TfLiteRandomParams)       \
+    X(TfLiteIfParams) X(TfLiteWhileParams) X(TfLiteCallOnceParams) X(TfLiteVarHandleParams)   \
+    X(TfLiteHashtableParams)
+
 /* ---- the structs TFLM allocates 16-aligned (a kernel's AllocatePersistentBuffer) --------- */
 #define MRT_KERNEL_OP_DATA(X)                                                                 \
     X(OpDataConv) X(OpDataFullyConnected) X(OpDataAdd) X(OpDataSub) X(OpDataMul)              \
