@@ -112,23 +112,30 @@ class Engine:
     def begin_call(self) -> unicorn.Uc:
         """The engine for the next call (a fresh one when this one has run `recycle_every`
         calls), registers at their reset values, no fault recorded."""
-        if self.uc is None:
-            raise EmulationError("the virtual MCU was closed: create a new one")
+        self.live()
         if self.recycle_every and self._calls_on_engine >= self.recycle_every:
             self.start()
         self._calls_on_engine += 1
-        self.uc.context_restore(self._ctx0)
+        uc = self.live()
+        uc.context_restore(self._ctx0)
         self.fault = None
         self.interrupt = None
+        return uc
+
+    def live(self) -> unicorn.Uc:
+        """The current engine (EmulationError after `close`)."""
+        if self.uc is None:
+            raise EmulationError("the virtual MCU was closed: create a new one")
         return self.uc
 
     def run(self, entry: int, stop: int) -> Optional[unicorn.UcError]:
         """Run from `entry` (Thumb) until the pc reaches `stop`; the engine's error, if any."""
+        uc = self.live()
         try:
-            self.uc.emu_start(entry | 1, stop)
+            uc.emu_start(entry | 1, stop)
         except unicorn.UcError as exc:
             if exc.errno == UC.UC_ERR_FETCH_PROT and self.fault is None:   # in a mapped region
-                pc = self.uc.reg_read(UC_ARM_REG_PC)
+                pc = uc.reg_read(UC_ARM_REG_PC)
                 self.fault = (UC.UC_MEM_FETCH_PROT, pc, 2, pc)
             return exc
         return None
@@ -137,7 +144,7 @@ class Engine:
         """Hook faults on the unmapped ranges only (call after every change of the map). A page
         no memory hook covers keeps QEMU's fast path for stores once written (tlb_set_dirty);
         a fetch from a mapped but non-executable region (the stack) is caught in `run`."""
-        uc = self.uc
+        uc = self.live()
         for handle in self._fault_hooks:
             uc.hook_del(handle)
         self._fault_hooks = [uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem,
@@ -146,8 +153,9 @@ class Engine:
 
     def grow_flash(self, end: int) -> None:
         """Map flash up to `end` and let the hooks count data loads from all of it."""
-        self.memory.grow_flash(self.uc, end)
+        self.memory.grow_flash(self.live(), end)
         self.refresh_fault_hooks()
+        assert self.hooks is not None            # made with the first engine
         self.hooks.set_flash_range(FLASH_BASE, self.memory.flash_end)
         self.hooks.add_flash_segments(self.memory.flash_segments())
 

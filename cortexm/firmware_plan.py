@@ -323,7 +323,10 @@ def with_constants_at(plan: FirmwarePlan, offsets: Sequence[int]) -> FirmwarePla
     starts = {item.offset: k for k, item in enumerate(items)}
 
     def moved(word: Word) -> Word:
-        if not isinstance(word, Reloc) or word.region != "constants":
+        return moved_reloc(word) if isinstance(word, Reloc) else word
+
+    def moved_reloc(word: Reloc) -> Reloc:
+        if word.region != "constants":
             return word
         k = starts.get(word.offset)
         if k is None:           # inside an item, else just past its end
@@ -337,8 +340,8 @@ def with_constants_at(plan: FirmwarePlan, offsets: Sequence[int]) -> FirmwarePla
     constants = tuple(ConstantItem(o, item.data, item.align) for o, item in zip(offsets, items))
     end = max((c.offset + len(c.data) for c in constants), default=0)
     return replace(plan, entries=entries, constants=constants, constants_bytes=round_up(end, 16),
-                   plan_relocs=tuple((o, moved(r)) for o, r in plan.plan_relocs),
-                   state_relocs=tuple((o, moved(r)) for o, r in plan.state_relocs))
+                   plan_relocs=tuple((o, moved_reloc(r)) for o, r in plan.plan_relocs),
+                   state_relocs=tuple((o, moved_reloc(r)) for o, r in plan.state_relocs))
 
 
 def scratch_offsets(interpreter: Any) -> dict[tuple[int, int], tuple[int, ...]]:
@@ -428,8 +431,8 @@ def refresh_blocks(plan: FirmwarePlan, entry_indices: Sequence[int],
                 raise PlanError(f"op {entry.node_index} {entry.op_name}: its argument structs changed")
             if j not in wanted:
                 continue
-            for (region, offset, n), (_, data) in zip(entry.blocks, call.blocks):
-                data = bytearray(data)
+            for (region, offset, n), (_, written) in zip(entry.blocks, call.blocks):
+                data = bytearray(written)
                 for k in range(0, n - 3, 4):
                     reloc = pointers[region].get(offset + k)
                     if reloc is not None:

@@ -215,9 +215,8 @@ def _pieces(sections: list[_Section], sized: list, mapping: list, files: dict[in
             i = bisect.bisect_right(starts, addr) - 1
             return i >= 0 and inside[i][0] < addr < inside[i][1]
 
-        bounds = {lo} | {a for a in map_addrs if lo <= a < hi and not in_body(a)}
-        kept = []
-        for b in sorted(bounds):
+        kept: list[int] = []
+        for b in sorted({lo} | {a for a in map_addrs if lo <= a < hi and not in_body(a)}):
             same = kept and b in files and files[b] == files.get(kept[-1]) and \
                 kind_at(b) == kind_at(kept[-1]) and not sectioned(files[b][1])
             if not same:
@@ -286,7 +285,7 @@ def _references(sections: list[_Section], pieces: list[Piece], mapping: list) ->
                         elif name == "add" and "pc" in insn.op_str and imm and len(insn.operands) == 3:
                             targets.add(((insn.address + 4) & ~3) + imm[-1])
                     off += step
-            found = {piece_at(t) for t in targets} - {None, index}
+            found = {p for t in targets if (p := piece_at(t)) is not None and p != index}
             if found:
                 refs[index] = found
     return refs
@@ -346,6 +345,8 @@ def _parsed(path: str | Path) -> tuple[list[_Section], list[Piece], dict[str, in
 def _shipped_graph(path: str | Path, sha256: str) -> Optional[ReferenceGraph]:
     """The pieces and references written beside the ELF for exactly this ELF, else None."""
     facts = read_facts(path, sha256, REFERENCES)
+    if facts is None:
+        return None
     try:
         pieces = [Piece(str(name), int(addr), int(size), str(kind), tuple(map(str, symbols)))
                   for name, addr, size, kind, symbols in facts["pieces"]]

@@ -158,7 +158,7 @@ def hard_swish_float(x: np.ndarray) -> np.ndarray:
 def _prepare_io(ctx: KernelContext, node: Node) -> tuple:
     """(op data, input, output, input type): input and output of one type and size, the
     output's quantization usable."""
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    i, o = ctx.required_input(node, 0), ctx.output(node, 0)
     if i.dtype != o.dtype:
         raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if int(np.prod(i.shape)) != int(np.prod(o.shape)):

@@ -99,10 +99,10 @@ def arg_min_max(x: np.ndarray, axis: int, is_max: bool) -> np.ndarray:
 
 def _arg_invoke(ctx: KernelContext, node: Node, is_max: bool) -> None:
     data: ArgMinMaxData = node.user_data
-    inp, out = ctx.input(node, 0), ctx.output(node, 0)
+    inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
     axis = data.axis
     if axis is None:
-        axis = _arg_axis(node, int(np.asarray(ctx.input(node, 1).data).ravel()[0]), inp, out)
+        axis = _arg_axis(node, int(np.asarray(ctx.required_input(node, 1).data).ravel()[0]), inp, out)
     out.data[...] = arg_min_max(np.asarray(inp.data), axis, is_max).reshape(out.data.shape)
 
 
@@ -180,7 +180,7 @@ def cumsum_int8(data: CumsumData, x3: np.ndarray, exclusive: bool) -> np.ndarray
     """The quantized CumSum on (outer, depth, inner) int8 values in accumulation order."""
     scaled = _mbqm_smaller_than_one((x3.astype(np.int64) + data.input_offset) << CUMSUM_LEFT_SHIFT,
                                     data.input_multiplier, data.input_shift)
-    start = int(_mbqm_smaller_than_one(np.int64(data.input_offset << CUMSUM_LEFT_SHIFT),
+    start = int(_mbqm_smaller_than_one(np.asarray(data.input_offset << CUMSUM_LEFT_SHIFT, np.int64),
                                        data.input_multiplier, data.input_shift))
     running = np.cumsum(scaled, axis=1)
     if exclusive:
@@ -201,10 +201,10 @@ def cumsum_f32(x3: np.ndarray, exclusive: bool) -> np.ndarray:
 
 def cumsum_invoke(ctx: KernelContext, node: Node) -> None:
     data: CumsumData = node.user_data
-    inp, out = ctx.input(node, 0), ctx.output(node, 0)
+    inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
     x = np.asarray(inp.data)
     axis = data.axis if data.axis is not None else \
-        _cumsum_axis(node, int(np.asarray(ctx.input(node, 1).data).ravel()[0]), x.ndim)
+        _cumsum_axis(node, int(np.asarray(ctx.required_input(node, 1).data).ravel()[0]), x.ndim)
     exclusive, reverse = bool(node.options.get("exclusive", False)), bool(node.options.get("reverse", False))
     x3 = x.reshape(axis_split(x.shape, axis))
     if reverse:

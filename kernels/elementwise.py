@@ -230,6 +230,7 @@ def _binary_invoke(op: str):
             dst = dst.reshape(data.out_shape)
         kind = data.kind
         if kind == "int8":
+            assert data.lut is not None             # prepare made it for int8
             np.take(data.lut, pair_index(a, b), out=dst)
         elif kind == "float":
             if op == "ADD":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
@@ -26,7 +27,7 @@ def round_half_away(x: float) -> int:
     return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
 
 
-def round_half_away_array(x: np.ndarray) -> np.ndarray:
+def round_half_away_array(x: npt.ArrayLike) -> np.ndarray:
     """round_half_away element-wise (std::round / roundf on float arrays), float64 out, exact
     for float32 input."""
     x = np.asarray(x, dtype=np.float64)

@@ -18,6 +18,7 @@ generic one.
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -222,7 +223,7 @@ def _product_requantizers(data: OpDataLSTM, bf: dict) -> None:
     bf["fast"] = not (bf["rq_rec"].generic or rq_cell.generic or rq_out.generic)
     # The hidden zero point joins the output rounding constant when the sum cannot overflow:
     # adding zp * 2^(31 + r) before the two floor shifts adds exactly zp after them.
-    hz_add = _const(data.hidden_zp)
+    hz_add: Optional[np.ndarray] = _const(data.hidden_zp)
     out_add = rq_out.add
     if bf["fast"]:
         r = int(rq_out.right.flat[0])

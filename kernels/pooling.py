@@ -59,7 +59,7 @@ def _prepare(ctx: KernelContext, node: Node, is_max: bool, is_l2: bool = False) 
     opts = node.options
     if len(node.inputs) != 1 or len(node.outputs) != 1:
         raise kernel_error(node, "expects 1 input and 1 output")
-    inp = ctx.input(node, 0)
+    inp = ctx.required_input(node, 0)
     out = ctx.output(node, 0)
     it = np.dtype(inp.dtype)
     if inp.dtype != out.dtype:
@@ -152,7 +152,7 @@ def _accumulate(data: OpDataPooling, x: np.ndarray, reduce, start) -> np.ndarray
 def avg_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataPooling = node.user_data
     out = ctx.output(node, 0)
-    acc = _accumulate(data, ctx.input(node, 0).data, np.add, 0)
+    acc = _accumulate(data, ctx.required_input(node, 0).data, np.add, 0)
     if data.kind == "float32":
         res = acc / data.counts.astype(np.float32)
         np.maximum(res, data.act_min, out=res)
@@ -173,7 +173,7 @@ def avg_invoke(ctx: KernelContext, node: Node) -> None:
 def max_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataPooling = node.user_data
     out = ctx.output(node, 0)
-    acc = _accumulate(data, ctx.input(node, 0).data, np.fmax if data.kind == "float32" else np.maximum,
+    acc = _accumulate(data, ctx.required_input(node, 0).data, np.fmax if data.kind == "float32" else np.maximum,
                       data.pad_buffer.dtype.type(data.fill))
     if data.kind == "float32":
         res = np.minimum(np.maximum(acc, data.act_min), data.act_max)
@@ -184,7 +184,7 @@ def max_invoke(ctx: KernelContext, node: Node) -> None:
 
 def l2_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataPooling = node.user_data
-    x = ctx.input(node, 0).data
+    x = ctx.required_input(node, 0).data
     acc = _accumulate(data, x * x, np.add, 0)
     res = np.sqrt(acc / data.counts.astype(np.float32))
     ctx.output(node, 0).data[...] = np.minimum(np.maximum(res, data.act_min), data.act_max)

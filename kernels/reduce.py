@@ -192,7 +192,7 @@ def reduce_plan(shape: tuple, axes: list[int]) -> ReducePlan:
 
 
 def _plan(ctx: KernelContext, node: Node, data: OpDataReduce, x: np.ndarray) -> ReducePlan:
-    raw = data.axis if data.axis is not None else np.asarray(ctx.input(node, 1).data, np.int64).ravel()
+    raw = data.axis if data.axis is not None else np.asarray(ctx.required_input(node, 1).data, np.int64).ravel()
     cached = data.plan
     if cached is not None and cached[0] == x.shape and np.array_equal(cached[1], raw):
         return cached[2]
@@ -272,11 +272,11 @@ def _reduce_rows(data: OpDataReduce, rows: np.ndarray) -> np.ndarray:
 
 def reduce_invoke(ctx: KernelContext, node: Node) -> None:
     data: OpDataReduce = node.user_data
-    x = np.asarray(ctx.input(node, 0).data)
+    x = np.asarray(ctx.required_input(node, 0).data)
     out = ctx.output(node, 0)
     plan = _plan(ctx, node, data, x)
     if plan.outer != out.data.size:     # a runtime axis (prepare checks constant ones)
-        raw_axis = data.axis if data.axis is not None else np.asarray(ctx.input(node, 1).data).ravel()
+        raw_axis = data.axis if data.axis is not None else np.asarray(ctx.required_input(node, 1).data).ravel()
         raise kernel_error(node, f"axis {[int(a) for a in raw_axis]} reduces input "
                                  f"{tensor_name(ctx.input(node, 0))} {list(x.shape)} to {plan.outer} values, "
                                  f"output {tensor_name(out)} {list(out.shape)} holds {out.data.size}: TFLM "

@@ -55,10 +55,10 @@ def check_tensor(node, t, role: str, dtype, rank: int | None = None) -> None:
 
 def check_index_range(node, what: str, values: Sequence[int], size: int) -> None:
     """Indices a kernel reads at must lie inside the tensor (TFLM reads out of bounds)."""
-    values = np.asarray(values, dtype=np.int64)
-    if values.size and (values.min() < 0 or values.max() > size):
-        raise kernel_error(node, f"{what} reach outside 0..{size} ({int(values.min())}.."
-                                 f"{int(values.max())})")
+    found = np.asarray(values, dtype=np.int64)
+    if found.size and (found.min() < 0 or found.max() > size):
+        raise kernel_error(node, f"{what} reach outside 0..{size} ({int(found.min())}.."
+                                 f"{int(found.max())})")
 
 
 def wrap(x: np.ndarray | int, bits: int, signed: bool = True) -> np.ndarray:

@@ -288,8 +288,8 @@ else:                                         # pragma: no cover
 
 def _invoke_int(ctx: KernelContext, node: Node, data: OpDataSvdf) -> None:
     bf = data.bufs
-    x = ctx.input(node, 0).data
-    state = ctx.input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
+    x = ctx.required_input(node, 0).data
+    state = ctx.required_input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
     _shift_state(state)
 
     # Feature matmul: int32 dot products of (input - zero point), exact in float64,
@@ -342,8 +342,8 @@ def _activation_float(act: str, a: np.ndarray) -> np.ndarray:
 
 
 def _invoke_float(ctx: KernelContext, node: Node, data: OpDataSvdf) -> None:
-    x = np.asarray(ctx.input(node, 0).data, np.float32).reshape(data.batch, data.input_size)
-    state = ctx.input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
+    x = np.asarray(ctx.required_input(node, 0).data, np.float32).reshape(data.batch, data.input_size)
+    state = ctx.required_input(node, 4).data.reshape(data.batch, data.num_filters, data.memory_size)
     out = ctx.output(node, 0).data
     _shift_state(state)
 

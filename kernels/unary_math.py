@@ -272,6 +272,7 @@ def _invoke_rsqrt(ctx: KernelContext, node: Node) -> None:
     if data.kind in ("lut8", "lut16"):
         x = ctx.required_input(node, 0).data
         check_rsqrt_input(node, x, data.params["input_offset"])
+        assert data.lut is not None                 # prepare made it for these kinds
         apply_lut(data.lut, x, ctx.output(node, 0).data)
         return
     unary_invoke(ctx, node)

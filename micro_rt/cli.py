@@ -313,6 +313,8 @@ def cmd_export(args) -> int:
                               "reason": str(e), "image": e.size.as_dict()}, indent=2))
         print(f"micro-rt: export: {e} (nothing written)", file=sys.stderr)
         return EXIT_NO
+    image = result.image
+    assert image is not None                # export_project measures it before writing anything
     payload = {"model": args.model, "board": result.board, "core": result.core, "exported": True,
                **kernels_fields(result.kernels, result.core),
                "directory": str(result.directory), "files": result.files,
@@ -320,9 +322,9 @@ def cmd_export(args) -> int:
                "stack_bytes": result.stack_bytes, "seed": args.seed,
                "profile_cycles": result.profile_cycles,
                "profile_instructions": result.profile_instructions,
-               "image": result.image.as_dict(), "assumed": result.assumed,
+               "image": image.as_dict(), "assumed": result.assumed,
                "set_by_startup": result.set_by_startup, "left_to_user": result.left_to_user}
-    flash, ram = result.image.flash, result.image.ram
+    flash, ram = image.flash, image.ram
     text = "\n".join([
         f"{args.model} -> {result.directory}/ for board {result.board} ({result.core}): "
         f"{result.entries} kernel calls, kernels {kernels_label(result.kernels)} from "

@@ -130,19 +130,25 @@ class MicroContext:
                               f"kernel asked for output {i}")
         return self.tensors[node.outputs[i]]
 
+    def _planning(self, what: str) -> TflmAllocator:
+        """The allocator while the model is planned (init and prepare); KernelError otherwise."""
+        if self.allocator is None:
+            raise KernelError(f"{what} is only allowed while the model is planned (init, prepare)")
+        return self.allocator
+
     def allocate_persistent(self, nbytes: int) -> int:
-        return self.allocator.allocate_persistent(int(nbytes))
+        return self._planning("allocate_persistent").allocate_persistent(int(nbytes))
 
     def request_scratch(self, nbytes: int) -> int:
         if self.node is None:
             raise KernelError("request_scratch is only allowed in prepare")
-        return self.allocator.request_scratch(self.node.index, int(nbytes), self.subgraph)
+        return self._planning("request_scratch").request_scratch(self.node.index, int(nbytes), self.subgraph)
 
     def set_data_in_prepare(self, tensor: Tensor, data: np.ndarray) -> None:
         """Prepare only: point `tensor` at the kernel's own persistent data (TFLM's VAR_HANDLE
         points its output at its op data); such a tensor is not planned in the head."""
         tensor.bind(data)
-        self.allocator.set_data_in_prepare(self.subgraph, tensor.index)
+        self._planning("set_data_in_prepare").set_data_in_prepare(self.subgraph, tensor.index)
 
     # ---- TFLM's MicroGraph, for control-flow kernels -----------------------------------
     @property
@@ -167,6 +173,8 @@ class MicroContext:
         resource variables. On the virtual MCU the firmware plan makes these copies as kernel
         calls (firmware_plan_control.py); a control-flow kernel runs here only on the host."""
         node = self.node
+        if node is None:
+            raise KernelError("copy_tensors is only allowed inside a kernel's invoke")
         todo = []
         for src, dst in pairs:
             if src.nbytes != dst.nbytes:

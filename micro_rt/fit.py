@@ -222,7 +222,7 @@ class FitReport:
             n = len(self.not_accounted)
             return (f"cannot tell whether it fits {where}: {n} part{'s' if n != 1 else ''} not "
                     f"accounted for; counted so far {figures}")
-        problem = f"; {placement.problem}" if ram_over and placement.problem else ""
+        problem = f"; {placement.problem}" if placement is not None and ram_over and placement.problem else ""
         return f"{verdict} {where}: {figures}{problem}"
 
     def text(self) -> str:

@@ -54,6 +54,12 @@ class Setup:
         if self.kernels is None:
             self.kernels = default_kernels(self.target)
 
+    @property
+    def flavour(self) -> str:
+        """The kernel flavour: `kernels`, which __post_init__ sets when it was left out."""
+        assert self.kernels is not None
+        return self.kernels
+
     def as_dict(self) -> dict:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         out["ram_layout"] = None if self.ram_layout is None else asdict(self.ram_layout)

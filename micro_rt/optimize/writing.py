@@ -124,23 +124,24 @@ def _edit_metadata(fb: flatbuffers.Builder, buf: Buffer, root: Table, old: int,
     changed_meta = False
     for name, value in edits.items():
         index = names.index(name) if name in names else None
-        slot = None if index is None else metadata[index][0].scalar(1, "uint", 0, "buffer")
-        exclusive = slot is not None and slot < len(buffer_refs) and \
-            used_elsewhere.get(slot, 0) <= 1
+        slot = None if index is None else int(metadata[index][0].scalar(1, "uint", 0, "buffer"))
+        # the entry's own buffer, when nothing else reads it (None: a new one is added)
+        own = slot if slot is not None and slot < len(buffer_refs) and used_elsewhere.get(slot, 0) <= 1 else None
         if value is None:
             if index is not None:
                 del metadata[index], names[index], meta_refs[index]
                 changed_meta = True
-            if exclusive:                  # nothing else reads it: do not carry stale data
-                buffer_refs[slot] = buffer_table(fb, b"")
+            if own is not None:            # nothing else reads it: do not carry stale data
+                buffer_refs[own] = buffer_table(fb, b"")
             continue
         new_buffer = buffer_table(fb, value)
-        if exclusive:
-            buffer_refs[slot] = new_buffer
+        if own is not None:
+            buffer_refs[own] = new_buffer
+            at = own
         else:
-            slot = len(buffer_refs)
+            at = len(buffer_refs)
             buffer_refs.append(new_buffer)
-        entry = _metadata_entry(fb, name, slot)
+        entry = _metadata_entry(fb, name, at)
         if index is None:
             meta_refs.append(entry)
         else:                              # same place in the list as the entry it replaces
@@ -192,7 +193,8 @@ def _buffers_in_use(root: Table, buf: Buffer, metadata: list) -> dict[int, int]:
             add(t.scalar(2, "uint", 0, "buffer"))
     for t, _ in metadata:
         add(t.scalar(1, "uint", 0, "buffer"))
-    for index in root.array(5, "int", "metadata_buffer") if root.has(5) else ():
+    listed = root.array(5, "int", "metadata_buffer") if root.has(5) else None
+    for index in listed if listed is not None else ():
         add(int(index))
     return counts
 
@@ -208,9 +210,11 @@ def _copy_table(fb: flatbuffers.Builder, table: Table, fields: dict, old: int,
                 replaced: dict[int, int]) -> int:
     """A copy of `table` whose offset fields point at the old objects (builder offset
     old - position), except the slots in `replaced`, which point at new ones."""
-    refs = {slot: replaced.get(slot) if slot in replaced else
-            (old - table.target(slot, name) if table.has(slot) else None)
-            for slot, (name, kind) in fields.items() if kind == "offset"}
+    refs: dict[int, Optional[int]] = {}
+    for slot, (name, kind) in fields.items():
+        if kind == "offset":
+            target = table.target(slot, name)
+            refs[slot] = replaced[slot] if slot in replaced else None if target is None else old - target
     fb.StartObject(max(fields) + 1)
     for slot, (name, kind) in fields.items():
         if kind == "offset":

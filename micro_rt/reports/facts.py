@@ -198,7 +198,8 @@ def live_per_op(plan: ArenaPlan, subgraphs: Sequence[Subgraph] = ()) -> dict[int
     (they are live at no step)."""
     used = [b for b in plan.buffers if b.first_use >= 0]
     base, per_step = live_in_main_steps(used, subgraphs)
-    return {op_of_step(base + k): v for k, v in enumerate(per_step)}
+    ops = ((op_of_step(base + k), v) for k, v in enumerate(per_step))
+    return {op: v for op, v in ops if op is not None}       # every step here is >= 0
 
 
 def operator_facts(sg: Subgraph, plan: ArenaPlan, profile: Optional[dict] = None,

@@ -57,7 +57,7 @@ class ModelReport:
 
     def as_dict(self) -> dict:
         return {"model": self.model, "model_bytes": self.model_bytes,
-                "setup": self.setup.as_dict(), **kernels_fields(self.setup.kernels, self.setup.target),
+                "setup": self.setup.as_dict(), **kernels_fields(self.setup.flavour, self.setup.target),
                 "fit": self.fit.as_dict() if self.judged else None,
                 "ram_used": self.fit.ram_used, "flash_used": self.fit.flash_used,
                 "not_accounted": self.fit.not_accounted,
@@ -87,7 +87,7 @@ def gather(path: str, data: bytes, setup: Setup,
                                 planner=setup.planner, plan_only=True)
     missing = ops_without_kernels(it)
     profile, measured, note = None, None, ""
-    tflm = tflm_pricing(setup.runtime, setup.target, setup.kernels)
+    tflm = tflm_pricing(setup.runtime, setup.target, setup.flavour)
     if not setup.cycles:
         note = "cycles not measured (--no-cycles)"
     elif it.target.is_host:
@@ -97,7 +97,7 @@ def gather(path: str, data: bytes, setup: Setup,
             profile, run = emulated_profile(data, setup.target, setup.clock_hz,
                                             memory_system=setup.mcu_memory_system(),
                                             strict_alignment=setup.strict_alignment,
-                                            seed=setup.seed, progress=progress, kernels=setup.kernels)
+                                            seed=setup.seed, progress=progress, kernels=setup.flavour)
             try:
                 if profile["total_cycles"] is not None:
                     measured = kernel_measurement(run)
@@ -203,7 +203,7 @@ def report_text(r: ModelReport) -> str:
             fit = fit[:fit.index("not accounted for:")]
         lines += fit + [f"budgets: {s.budget_source}"]
     else:
-        lines.append(f"RAM {r.fit.ram_used:,} B (with the {arena_for(s.kernels, s.target)}), "
+        lines.append(f"RAM {r.fit.ram_used:,} B (with the {arena_for(s.flavour, s.target)}), "
                      f"flash {r.fit.flash_used:,} B (no budget given: no verdict; --ram/--flash "
                      "or --board give one)")
     lines += status_lines(s.validation)

@@ -346,7 +346,7 @@ def report_page(r: ModelReport, sg: Subgraph) -> str:
     s = r.setup
     where = f"board {s.board}" if s.board else s.target
     subtitle = html.escape(f"{r.model_bytes:,} B model · {len(r.operators)} operators · {where} · "
-                           f"kernels {kernels_label(s.kernels)} · planner {s.planner}")
+                           f"kernels {kernels_label(s.flavour)} · planner {s.planner}")
     board = "".join(f"<li>{html.escape(n)}</li>" for n in s.board_notes)
     body = [verdict_section(r)]
     if board:
