@@ -93,17 +93,17 @@ class McuExecutor:
         after_variables = head + sum(-(-t.nbytes // 16) * 16 for t in variables)
         persistent = self._persistent_requests()
         arena_bytes = after_variables + sum(-(-n // 16) * 16 for sizes in persistent.values() for n in sizes)
-        self.mcu = None
+        self.mcu: Optional[VirtualMCU] = None          # None once closed
         try:
-            self.mcu = VirtualMCU(interpreter.target.name, arena_bytes=arena_bytes, clock_hz=clock_hz,
+            self.mcu = mcu = VirtualMCU(interpreter.target.name, arena_bytes=arena_bytes, clock_hz=clock_hz,
                                   flash_wait_states=flash_wait_states, strict_alignment=strict_alignment,
                                   arena_misalign=arena_misalign, flash_bytes=0,
                                   memory_system=memory_system,
                                   weights_bytes=self._constant_bytes(),
                                   recycle_every=recycle_every, flash_port=flash_port)
-            buffer = self.mcu.new_arena_buffer(arena_bytes)
-            self.mcu.map_arena(buffer)
-            interpreter.rebind_arena(self.mcu.arena)
+            buffer = mcu.new_arena_buffer(arena_bytes)
+            mcu.map_arena(buffer)
+            interpreter.rebind_arena(mcu.arena)
             self._map_variables(variables, head)
             self._persistent = self._persistent_offsets(persistent, after_variables)
             self._scratch = scratch_offsets(interpreter)
@@ -125,13 +125,20 @@ class McuExecutor:
         self._steps = model_lifetimes(interpreter.model).node_scopes
 
     # ------------------------------------------------------------------ the plan
+    @property
+    def machine(self) -> VirtualMCU:
+        """The virtual MCU (EmulationError once the executor is closed)."""
+        if self.mcu is None:
+            raise EmulationError("the virtual MCU was closed: create a new interpreter")
+        return self.mcu
+
     def _planned(self) -> WholeInvoke:
         """The model's plan, written into the machine at the first invoke."""
         if self._whole is None:
             try:
-                plan = build_plan(plan_nodes(self.it, self._scratch, self._persistent), self.mcu.core,
-                                  self.mcu.arena_misalign, self.mcu.arena_bytes)
-                self._whole = WholeInvoke(self.mcu, plan, self._run_on_host)
+                plan = build_plan(plan_nodes(self.it, self._scratch, self._persistent), self.machine.core,
+                                  self.machine.arena_misalign, self.machine.arena_bytes)
+                self._whole = WholeInvoke(self.machine, plan, self._run_on_host)
             except PlanError as e:
                 raise EmulationError(f"the model cannot run on the virtual MCU: {e}") from None
         return self._whole
@@ -171,7 +178,7 @@ class McuExecutor:
         the host), the runtime's own part in `last_runtime`."""
         whole = self._planned()
         plan = whole.plan
-        budget = self.invoke_budget if self.invoke_budget is not None else self.mcu.call_budget
+        budget = self.invoke_budget if self.invoke_budget is not None else self.machine.call_budget
         total = len(self.it.nodes)
         on_begin = None if progress is None else (
             lambda i: progress(plan.entries[i].node_index, total) if plan.entries[i].subgraph == 0 else None)
@@ -193,9 +200,9 @@ class McuExecutor:
 
     def _records_of(self, trace: list) -> list[OpRecord]:
         """The trace of an invoke replayed through RunRecords: one record per operator run."""
-        plan = self._whole.plan
+        plan = self._planned().plan
         records, control, current = RunRecords(), [], None
-        first = {}
+        first: dict = {}
         for k, e in enumerate(plan.entries):
             if e.opcode == CALL:
                 first.setdefault((e.subgraph, e.node_index), k)
@@ -241,14 +248,14 @@ class McuExecutor:
             record.stack_bytes = max(record.stack_bytes, cost.stack_bytes)
             record.alignment += [self._name_event(node, ev) for ev in cost.alignment_events]
         finish()
-        return records.records
+        return records.finished()
 
     def _whole_error(self, e: InvokeFailed, budget: int) -> Exception:
         expected = ""
         if e.entry is None:
             where = "in the runtime, between operators"
         else:
-            entry = self._whole.plan.entries[e.entry]
+            entry = self._planned().plan.entries[e.entry]
             where = f"operator {entry.node_index} {entry.op_name}"
             limit = self.op_budget(self.it.subgraphs[entry.subgraph].nodes[entry.node_index])
             work = f"{limit.macs:,} MACs" if limit.macs else f"{limit.elements:,} tensor elements"
@@ -304,7 +311,7 @@ class McuExecutor:
         return self._work_budget(macs, elements, first is not None and first.type_name == "FLOAT32")
 
     def _work_budget(self, macs: int, elements: int, floating: bool) -> OpBudget:
-        core = "cortex-m0plus" if self.mcu.armv6m else "dsp"
+        core = "cortex-m0plus" if self.machine.armv6m else "dsp"
         rates = EXPECTED_RATES[(core, "float" if floating else "int")]
         expected = CALL_OVERHEAD + rates.per_mac * macs + rates.per_element * elements
         if self.budget is not None:
@@ -317,7 +324,7 @@ class McuExecutor:
         values come along and the host tensors become views of the same bytes."""
         offset = start
         for t in variables:
-            region = self.mcu.arena[offset:offset + t.nbytes]
+            region = self.machine.arena[offset:offset + t.nbytes]
             region[...] = np.ascontiguousarray(t.data).view(np.uint8).reshape(-1)
             t.bind(region.view(t.dtype).reshape(t.shape) if t.dtype is not None else region)
             t.offset = offset
@@ -351,7 +358,7 @@ class McuExecutor:
         placed = []
         for t in self._all_tensors():
             if t.is_constant and t.nbytes:
-                addr = self.mcu.place_constant(np.ascontiguousarray(t.data))
+                addr = self.machine.place_constant(np.ascontiguousarray(t.data))
                 placed.append((addr, addr + t.nbytes, f"constant tensor {t.index} '{t.name}'"))
         return placed
 
@@ -361,7 +368,7 @@ class McuExecutor:
             if start in self._blocks_noted:      # each block's function is looked up once
                 continue
             self._blocks_noted.add(start)
-            function = self.mcu.elf.function_at(start)
+            function = self.machine.elf.function_at(start)
             if function is not None:
                 self.functions_used[function.name] = function.size
 
@@ -372,7 +379,7 @@ class McuExecutor:
         return sum(self.functions_used.values())
 
     def static_ram_bytes(self) -> int:
-        return self.mcu.elf.static_ram_bytes(SRAM_BASE)
+        return self.machine.elf.static_ram_bytes(SRAM_BASE)
 
     def _name_event(self, node: Any, event: Any) -> AlignmentReport:
         step = self._steps[node.subgraph][node.index][0]
@@ -382,7 +389,7 @@ class McuExecutor:
 
     def owner_of(self, address: int, step: int) -> str:
         """Which tensor (or scratch, constant, stack) the byte at `address` belongs to at `step`."""
-        offset = address - self.mcu.arena_base
+        offset = address - self.machine.arena_base
         if 0 <= offset < self.it.plan.head_bytes:
             for b in self.it.plan.buffers:
                 if b.offset <= offset < b.offset + b.size and b.first_use <= step <= b.last_use:
@@ -391,4 +398,4 @@ class McuExecutor:
         for lo, hi, name in self._constants:
             if lo <= address < hi:
                 return f"{name}+{address - lo}"
-        return f"{self.mcu.region_of(address)} 0x{address:08x}"
+        return f"{self.machine.region_of(address)} 0x{address:08x}"

@@ -24,13 +24,17 @@ from .thumb_decode import DISASSEMBLER
 class FaultedMachine(Protocol):
     """What CallFaults reads of the machine whose call failed (machine.VirtualMCU is one): named
     here so that this module does not import the machine that uses it."""
-    uc: Any
     elf: Any
     core: str
     armv6m: bool
-    ret_addr: int
     memory: Any
-    stack_bytes: int
+
+    @property
+    def uc(self) -> Any: ...
+    @property
+    def ret_addr(self) -> int: ...
+    @property
+    def stack_bytes(self) -> int: ...
 
     def symbol_at(self, pc: int) -> str: ...
     def read_code(self, addr: int, n: int) -> bytes: ...

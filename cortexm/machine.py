@@ -177,11 +177,15 @@ class VirtualMCU:
 
     # ------------------------------------------------------------------ what callers read of the parts
     @property
-    def uc(self) -> Optional[unicorn.Uc]:
-        return self.engine.uc
+    def uc(self) -> unicorn.Uc:
+        """The engine (EmulationError after `close`)."""
+        return self.engine.live()
 
     @property
-    def hooks(self) -> Optional[HookSet]:
+    def hooks(self) -> HookSet:
+        """The hooks on the engine (EmulationError after `close`)."""
+        self.engine.live()
+        assert self.engine.hooks is not None          # made with the first engine
         return self.engine.hooks
 
     @property
@@ -206,7 +210,7 @@ class VirtualMCU:
 
     def map_plan_ram(self, nbytes: int) -> int:
         """RAM apart from the arena for a whole-invoke plan (memory_map.PLAN_RAM_BASE); its address."""
-        base = self.memory.map_plan_ram(self.engine.uc, nbytes)
+        base = self.memory.map_plan_ram(self.uc, nbytes)
         self.engine.refresh_fault_hooks()
         return base
 
@@ -258,7 +262,9 @@ class VirtualMCU:
     @property
     def arena(self) -> np.ndarray:
         """The mapped arena as numpy (offset 0 = arena_base)."""
-        return self.memory.arena_buffer[self.arena_misalign:]
+        buffer = self.memory.arena_buffer
+        assert buffer is not None                     # mapped when the machine is made
+        return buffer[self.arena_misalign:]
 
     def place_constant(self, data, align: int = 16) -> int:
         """Copy constant data into the WEIGHTS flash area once; the same object (or the same
@@ -400,8 +406,7 @@ class VirtualMCU:
             uc.ctl_remove_cache(stop, stop + 2)
         with (self.hooks.observing(*observer) if observer is not None else nullcontext()):
             err = self.engine.run(entry, stop)
-            while host_trap is not None and err is None and self._stopped_at_host_trap():
-                trap_pc = self.engine.interrupt[1]
+            while host_trap is not None and err is None and (trap_pc := self._host_trap_pc()) is not None:
                 self.engine.interrupt = None
                 uc.reg_write(UC_ARM_REG_R0, host_trap(uc.reg_read(UC_ARM_REG_R0)) & 0xFFFFFFFF)
                 err = self.engine.run(trap_pc + 2, stop)
@@ -413,20 +418,22 @@ class VirtualMCU:
         code hook at every hooked instruction, so the firmware's 200-odd hooks made a hot loop's
         one hooked VLDM cost more than the loop (float32 models emulated at about 9 M
         instructions/s). The checks at block starts stay for all code."""
-        hooks = self.hooks
-        if self._static is None or hooks is None:
+        if self._static is None:
             return
+        hooks = self.hooks
         pcs = {pc for pc in self._static.keys(1)
                if (f := self.elf.function_at(pc)) is not None and f.name in functions}
         if pcs == hooks.code_hook_pcs:
             return
         hooks.set_code_hook_pcs(pcs)
-        self.uc.ctl_flush_tb()                # no translation made with the old hooks
+        self.uc.ctl_flush_tb()  # type: ignore[attr-defined]   # Unicorn 2.1's, not in its stubs: no translation made with the old hooks
 
-    def _stopped_at_host_trap(self) -> bool:
+    def _host_trap_pc(self) -> Optional[int]:
+        """The pc of the runtime's host trap when the engine stopped there, else None."""
         interrupt = self.engine.interrupt
-        return interrupt is not None and interrupt[0] == INTR_BKPT and \
-            self.read_code(interrupt[1], 2) == HOST_TRAP_BKPT
+        if interrupt is not None and interrupt[0] == INTR_BKPT and self.read_code(interrupt[1], 2) == HOST_TRAP_BKPT:
+            return interrupt[1]
+        return None
 
     def _check_returned(self, name: str, budget: int, err: Optional[unicorn.UcError], budget_hit: bool,
                         pc: int, stop: Optional[int] = None) -> None:

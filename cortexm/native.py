@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import ctypes
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import unicorn
 from unicorn import unicorn_const as UC
 from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_PC
+
+from micro_rt.errors import EmulationError
 
 from .memory_system import FlashCounts, FlashInterface, MemorySystem
 from .static_alignment import ROW_WORDS
@@ -74,13 +76,14 @@ class HookSet:
         # every code hook at every hooked instruction it runs, so fewer hooks run faster
         self.code_hook_pcs: Optional[set] = None
         self._code_handles: list = []
-        self.uc = uc
+        self.uc: Optional[unicorn.Uc] = uc          # None once detached
         self.memory_hook = memory_hook
         self.check_alignment = check_alignment
         self.flash_lo, self.flash_hi = flash_lo, flash_hi
         self.memory_system = memory_system or MemorySystem()
         self.flash_model = FlashInterface(self.memory_system, fetch=self.memory_system.wait_states > 0)
-        self._lib = load_native() if prefer_native else None
+        # the ctypes library (its functions are untyped); None: the Python hooks (native False)
+        self._lib: Any = load_native() if prefer_native else None
         self.native = self._lib is not None
         self._handles: list[int] = []
         self.flash_port = bool(flash_port) and self.native
@@ -123,7 +126,7 @@ class HookSet:
                       ctypes.cast(lib.mrt_mem_hook, ctypes.c_void_p).value, 1, 0)
         # the virtual TLB (mrt_tlb_fill) also keeps stores on QEMU's fast path, with or without
         # the flash data port
-        self.uc.ctl_set_tlb_mode(UC.UC_TLB_VIRTUAL)
+        self._engine().ctl_set_tlb_mode(UC.UC_TLB_VIRTUAL)  # type: ignore[attr-defined]   # Unicorn 2.1's, not in its stubs
         self._add(UC.UC_HOOK_TLB_FILL, ctypes.cast(lib.mrt_tlb_fill, ctypes.c_void_p).value, 1, 0)
         for lo, (hi, _, user) in sorted(self._segments.items()):
             self._map_alias(lo, hi, user)
@@ -145,7 +148,7 @@ class HookSet:
 
     def _map_alias(self, lo: int, hi: int, user: int) -> None:
         read = ctypes.cast(self._lib.mrt_flash_read, ctypes.c_void_p)
-        status = self._uclib.uc_mmio_map(self.uc._uch, ctypes.c_uint64(lo + FLASH_ALIAS_OFFSET),
+        status = self._uclib.uc_mmio_map(self._engine()._uch, ctypes.c_uint64(lo + FLASH_ALIAS_OFFSET),
                                          ctypes.c_uint64(hi - lo), read, ctypes.c_void_p(user),
                                          None, None)
         if status != UC.UC_ERR_OK:
@@ -166,10 +169,11 @@ class HookSet:
         engine (before it translates them) and the later ones. The Python hooks (the slow
         reference path) keep every check."""
         self.code_hook_pcs = set(pcs)
-        if not self.native or self.uc is None:
+        uc = self.uc
+        if not self.native or uc is None:
             return
         for h in self._code_handles:
-            self._uclib.uc_hook_del(self.uc._uch, ctypes.c_size_t(h))
+            self._uclib.uc_hook_del(uc._uch, ctypes.c_size_t(h))
             self._handles.remove(h)
         self._add_code_hooks()
 
@@ -200,9 +204,15 @@ class HookSet:
         self._handles = []
         self.uc = None
 
-    def _add(self, htype: int, fptr: int, begin: int, end: int):
+    def _engine(self) -> unicorn.Uc:
+        """The engine the hooks are on (EmulationError when detached from every engine)."""
+        if self.uc is None:
+            raise EmulationError("the hooks are on no engine (detached)")
+        return self.uc
+
+    def _add(self, htype: int, fptr: Optional[int], begin: int, end: int):
         handle = ctypes.c_size_t()
-        status = self._uclib.uc_hook_add(self.uc._uch, ctypes.byref(handle), htype,
+        status = self._uclib.uc_hook_add(self._engine()._uch, ctypes.byref(handle), htype,
                                          ctypes.c_void_p(fptr), self._state,
                                          ctypes.c_uint64(begin), ctypes.c_uint64(end))
         if status != UC.UC_ERR_OK:
@@ -217,15 +227,17 @@ class HookSet:
         even on a small range, slows every block down. An exception in the callback stops the
         emulation and is raised when the block ends."""
         if not self.native:
-            handle = self.uc.hook_add(UC.UC_HOOK_BLOCK, callback, begin=lo, end=hi)
-            self.uc.ctl_flush_tb()          # translations made before the hook would not call it
+            engine = self._engine()
+            handle = engine.hook_add(UC.UC_HOOK_BLOCK, callback, begin=lo, end=hi)
+            # translations made before the hook would not call it (ctl_flush_tb: Unicorn 2.1's, not in its stubs)
+            engine.ctl_flush_tb()  # type: ignore[attr-defined]
             try:
                 yield
             finally:
-                self.uc.hook_del(handle)
+                engine.hook_del(handle)
             return
         failed: list = []
-        uc = self.uc
+        uc = self._engine()
 
         def trampoline(_engine, address, size, _user):
             if failed:
@@ -321,7 +333,7 @@ class HookSet:
                 self._charge(key, flash.fetch_stalls - before, 0)
             self._bytes += size
 
-        self._python_hooks = [(UC.UC_HOOK_CODE, lambda uc, a, s, _, c=checks: run_checks(uc, c, 1 << 33), pc, pc)
+        self._python_hooks: list[tuple[int, Callable[..., Any], int, int]] = [(UC.UC_HOOK_CODE, lambda uc, a, s, _, c=checks: run_checks(uc, c, 1 << 33), pc, pc)
                               for pc, checks in by_pc.items()]
         self._python_hooks.append((UC.UC_HOOK_BLOCK, block, 1, 0))
         if self.memory_hook:
@@ -340,8 +352,9 @@ class HookSet:
         self._add_python_hooks()
 
     def _add_python_hooks(self):
+        engine = self._engine()
         for htype, callback, begin, end in self._python_hooks:
-            self._handles.append(self.uc.hook_add(htype, callback, begin=begin, end=end))
+            self._handles.append(engine.hook_add(htype, callback, begin=begin, end=end))
 
     def _charge(self, key, fetch_stalls: int, data_misses: int, data_reads: int = 0) -> None:
         if fetch_stalls or data_misses or data_reads:

@@ -55,10 +55,15 @@ class BinaryOpData:
     out_shape: tuple = ()
     params: dict = field(default_factory=dict)
     lut: Optional[np.ndarray] = None    # int8: 65536 results indexed by pair_index
-    lo: float = float("-inf")           # DIV's fused activation (float32 / int32)
-    hi: float = float("inf")
+    lo: float | np.floating = float("-inf")   # DIV's fused activation (float32 / int32)
+    hi: float | np.floating = float("inf")
     scratch_index: int = -1             # ADD_N: TFLM's array of input pointers
 
+
+    def looked_up(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """int8: each element pair's result, from the table prepare made."""
+        assert self.lut is not None
+        return np.take(self.lut, pair_index(a, b))
 
 # --------------------------------------------------------------------------- shared checks
 
@@ -176,9 +181,9 @@ def _div_prepare(ctx: KernelContext, node: Node) -> None:
 
 def _div_invoke(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
-    a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+    a, b, out = ctx.required_input(node, 0).data, ctx.required_input(node, 1).data, ctx.output(node, 0)
     if data.kind == "int8":
-        _store(out, data.out_shape, np.take(data.lut, pair_index(a, b)))
+        _store(out, data.out_shape, data.looked_up(a, b))
     elif data.kind == "float32":
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             q = np.divide(a, b)
@@ -225,7 +230,7 @@ def _floor_prepare(op: str):
 def _floor_invoke(fn: Callable, checks_zero: bool):
     def invoke(ctx: KernelContext, node: Node) -> None:
         data: BinaryOpData = node.user_data
-        a, b = ctx.input(node, 0).data, ctx.input(node, 1).data
+        a, b = ctx.required_input(node, 0).data, ctx.required_input(node, 1).data
         if checks_zero and np.any(b == 0):
             raise kernel_error(node, "Division by 0")
         _store(ctx.output(node, 0), data.out_shape, fn(a, b))
@@ -297,9 +302,9 @@ def _tflite_code(dtype) -> int:
 
 def _sqd_invoke(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
-    a, b, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+    a, b, out = ctx.required_input(node, 0).data, ctx.required_input(node, 1).data, ctx.output(node, 0)
     if data.kind == "int8":
-        result = np.take(data.lut, pair_index(a, b))
+        result = data.looked_up(a, b)
     elif data.kind == "int16":
         result = squared_difference_quantized(a, b, data.params)
     elif data.kind == "int32":
@@ -386,7 +391,7 @@ def _add_n_prepare(ctx: KernelContext, node: Node) -> None:
 
 def _add_n_invoke(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
-    inputs = [ctx.input(node, i).data for i in range(len(node.inputs))]
+    inputs = [ctx.required_input(node, i).data for i in range(len(node.inputs))]
     result = add_n_quantized(inputs, data.params) if data.kind == "int8" else add_n_f32(inputs)
     _store(ctx.output(node, 0), data.out_shape, result)
 
@@ -446,9 +451,9 @@ def _prelu_prepare(ctx: KernelContext, node: Node) -> None:
 
 def _prelu_invoke(ctx: KernelContext, node: Node) -> None:
     data: BinaryOpData = node.user_data
-    x, alpha, out = ctx.input(node, 0).data, ctx.input(node, 1).data, ctx.output(node, 0)
+    x, alpha, out = ctx.required_input(node, 0).data, ctx.required_input(node, 1).data, ctx.output(node, 0)
     if data.kind == "int8":
-        result = np.take(data.lut, pair_index(x, alpha))
+        result = data.looked_up(x, alpha)
     elif data.kind == "int16":
         result = prelu_quantized(x, alpha, data.params)
     else:

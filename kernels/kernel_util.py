@@ -5,6 +5,7 @@ the input checks TFLM's kernels make before they read anything.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from micro_rt.errors import KernelError
 from micro_rt.schema import NUMPY_DTYPE
@@ -135,7 +136,7 @@ def activation_with_min_max(x: np.ndarray, lo, hi) -> np.ndarray:
 
 
 def activation_range_quantized(activation: str, scale: float, zero_point: int,
-                               dtype: np.dtype) -> tuple[int, int]:
+                               dtype: npt.DTypeLike) -> tuple[int, int]:
     """CalculateActivationRangeQuantized: the clamp bounds of a fused activation."""
     info = np.iinfo(dtype)
     qmin, qmax = int(info.min), int(info.max)

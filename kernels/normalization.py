@@ -85,7 +85,7 @@ def log_x_for_x_greater_than_or_equal_to_1(raw: np.ndarray, input_integer_bits: 
     accum_bits = output_integer_bits + 1
     log_2, sqrt_sqrt_half, sqrt_half = 1488522236, 1805811301, 1518500250
     alpha_n, alpha_d, alpha_i, alpha_f = 117049297, 127690142, 1057819769, 638450708
-    shifted_quarter = int(saturating_rounding_multiply_by_pot(np.int64(536870912), -accum_bits))
+    shifted_quarter = int(saturating_rounding_multiply_by_pot(np.asarray(536870912, np.int64), -accum_bits))
     z_a = np.asarray(raw, np.int64)
     z_a_headroom_plus_1 = count_leading_zeros_u32(z_a)
     r_a_tmp = sat_mul_pot_param(z_a, z_a_headroom_plus_1 - 1)
@@ -121,20 +121,20 @@ def inv_sqrt_quantized_multiplier_exp(value: int, reverse_shift: int) -> tuple[i
     while value >= (1 << 29):
         value //= 4
         shift += 1
-    left_shift_bit_pairs = (int(count_leading_zeros_u32(np.int64(value))) - 1) // 2 - 1
+    left_shift_bit_pairs = (int(count_leading_zeros_u32(np.asarray(value, np.int64))) - 1) // 2 - 1
     shift -= left_shift_bit_pairs
     value <<= 2 * left_shift_bit_pairs
     mul = saturating_rounding_doubling_high_mul
-    fixedpoint_input = np.int64(value >> 1)                                   # F3
+    fixedpoint_input = np.asarray(value >> 1, np.int64)                       # F3
     half_input = saturating_rounding_multiply_by_pot(fixedpoint_input, -1)
-    half_three = np.int64((1 << 28) + (1 << 27))
-    x = np.int64(1 << 28)                                                     # F3 one
+    half_three = np.asarray((1 << 28) + (1 << 27), np.int64)
+    x = np.asarray(1 << 28, np.int64)                                         # F3 one
     for _ in range(5):
         x3 = saturating_rounding_multiply_by_pot(mul(mul(x, x), x), 6)       # F9 -> F3
         x = saturating_rounding_multiply_by_pot(wrap_int32(mul(half_three, x) - mul(half_input, x3)), 3)
     inv_sqrt = int(mul(x, 1518500250))                                        # * sqrt(2) / 2
     if shift < 0:
-        inv_sqrt = int(wrap_int32(np.int64(inv_sqrt) << -shift))
+        inv_sqrt = int(wrap_int32(np.asarray(inv_sqrt, np.int64) << -shift))
         shift = 0
     return inv_sqrt, shift * reverse_shift
 
@@ -218,7 +218,7 @@ def log_softmax_int8(data: LogSoftmaxOpData, x2: np.ndarray) -> np.ndarray:
 
 def log_softmax_invoke(ctx: KernelContext, node: Node) -> None:
     data: LogSoftmaxOpData = node.user_data
-    inp, out = ctx.input(node, 0), ctx.output(node, 0)
+    inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
     x = np.asarray(inp.data)
     x2 = x.reshape(-1, x.shape[-1]) if x.size else x.reshape(0, 1)
     res = log_softmax_int8(data, x2) if data.kind == "int8" else log_softmax_f32(x2)
@@ -273,7 +273,7 @@ def l2norm_int8(zero_point: int, x2: np.ndarray) -> np.ndarray:
 
 def l2norm_invoke(ctx: KernelContext, node: Node) -> None:
     data: L2NormData = node.user_data
-    inp, out = ctx.input(node, 0), ctx.output(node, 0)
+    inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
     x = np.asarray(inp.data)
     x2 = x.reshape(-1, x.shape[-1]) if x.size else x.reshape(0, 1)
     res = l2norm_int8(data.input_zero_point, x2) if data.kind == "int8" else l2norm_f32(x2)

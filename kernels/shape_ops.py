@@ -42,7 +42,7 @@ def _copy_flat(dst: np.ndarray, src: np.ndarray) -> None:
 
 def _same_size_prepare(ctx: KernelContext, node: Node):
     _data(node)
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    i, o = ctx.required_input(node, 0), ctx.output(node, 0)
     if np.dtype(i.dtype) != np.dtype(o.dtype):
         raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in type")
     if _nelem(i) != _nelem(o):
@@ -51,7 +51,7 @@ def _same_size_prepare(ctx: KernelContext, node: Node):
 
 
 def _copy_invoke(ctx: KernelContext, node: Node):
-    _copy_flat(ctx.output(node, 0).data, ctx.input(node, 0).data)
+    _copy_flat(ctx.output(node, 0).data, ctx.required_input(node, 0).data)
 
 
 def _expand_dims_prepare(ctx: KernelContext, node: Node):
@@ -81,7 +81,7 @@ def _expand_dims_prepare(ctx: KernelContext, node: Node):
 
 def _shape_prepare(ctx: KernelContext, node: Node):
     _data(node)
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    i, o = ctx.required_input(node, 0), ctx.output(node, 0)
     if np.dtype(o.dtype) != np.int32:
         raise kernel_error(node, f"output {tensor_desc(o)}: Output type {type_label(o.dtype)} not supported. "
                          "(SHAPE writes int32 only)")
@@ -91,7 +91,7 @@ def _shape_prepare(ctx: KernelContext, node: Node):
 
 
 def _shape_invoke(ctx: KernelContext, node: Node):
-    i = ctx.input(node, 0)
+    i = ctx.required_input(node, 0)
     ctx.output(node, 0).data.reshape(-1)[...] = np.asarray(i.shape, np.int32)
 
 
@@ -110,7 +110,7 @@ def _pack_prepare(ctx: KernelContext, node: Node):
     if np.dtype(o.dtype) not in (np.float32, np.int8, np.int16, np.int32, np.int64):
         raise kernel_error(node, f"output {tensor_desc(o)}: Type '{type_name(o.dtype)}' is not supported by pack.")
     for k in range(n):
-        t = ctx.input(node, k)
+        t = ctx.required_input(node, k)
         if tuple(t.shape) != tuple(first.shape) or np.dtype(t.dtype) != np.dtype(o.dtype):
             raise kernel_error(node, f"input {k} {tensor_desc(t)} does not match {tensor_desc(first)}")
     expected = list(first.shape)
@@ -136,7 +136,7 @@ def _pack_prepare(ctx: KernelContext, node: Node):
 
 def _pack_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
-    arrays = [ctx.input(node, k).data for k in range(len(node.inputs))]
+    arrays = [ctx.required_input(node, k).data for k in range(len(node.inputs))]
     dst = ctx.output(node, 0).data.reshape(d.params["shape"])
     np.stack(arrays, axis=d.params["axis"], out=dst)
 
@@ -166,7 +166,7 @@ def _concat_prepare(ctx: KernelContext, node: Node):
         axis += len(o.shape)
     require_inputs(ctx, node)
     for k in range(n):
-        t = ctx.input(node, k)
+        t = ctx.required_input(node, k)
         if np.dtype(t.dtype) != dt:
             raise kernel_error(node, f"input {k} {tensor_desc(t)} type differs from output {tensor_desc(o)}")
         if len(t.shape) > 6:
@@ -175,12 +175,12 @@ def _concat_prepare(ctx: KernelContext, node: Node):
                 a != b for j, (a, b) in enumerate(zip(t.shape, o.shape)) if j != axis):
             raise kernel_error(node, f"input {k} {tensor_desc(t)} does not fit output {tensor_desc(o)} "
                              f"on axis {axis}")
-    if sum(ctx.input(node, k).shape[axis] for k in range(n)) != o.shape[axis]:
+    if sum(ctx.required_input(node, k).shape[axis] for k in range(n)) != o.shape[axis]:
         raise kernel_error(node, f"inputs do not add up to output {tensor_desc(o)} along axis {axis}")
     if dt == np.int8:
         # TFLM copies raw int8 values, so every input must share the output's quantization.
         for k in range(n):
-            t = ctx.input(node, k)
+            t = ctx.required_input(node, k)
             if float(scale_of(t)) != float(scale_of(o)) or zero_point_of(t) != zero_point_of(o):
                 raise kernel_error(node, f"input {k} {tensor_desc(t)} quantization (scale {scale_of(t)}, "
                                  f"zero point {zero_point_of(t)}) differs from output "
@@ -193,7 +193,7 @@ def _concat_prepare(ctx: KernelContext, node: Node):
 
 def _concat_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
-    arrays = [ctx.input(node, k).data for k in range(len(node.inputs))]
+    arrays = [ctx.required_input(node, k).data for k in range(len(node.inputs))]
     dst = ctx.output(node, 0).data
     np.concatenate(arrays, axis=d.params["axis"], out=dst)
 
@@ -234,10 +234,10 @@ def _checked_perm(node, raw, i, o) -> tuple:
 
 def _transpose_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    i, o = ctx.required_input(node, 0), ctx.output(node, 0)
     perm = d.params["perm"]
     if perm is None:
-        perm = _checked_perm(node, ctx.input(node, 1).data, i, o)
+        perm = _checked_perm(node, ctx.required_input(node, 1).data, i, o)
     src = i.data
     dst = o.data
     t = np.transpose(src, perm)
@@ -299,11 +299,11 @@ def _pad_prepare(ctx: KernelContext, node: Node):
 
 def _pad_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
-    src = ctx.input(node, 0).data
+    src = ctx.required_input(node, 0).data
     dst = ctx.output(node, 0).data
     if dst.shape != d.params["shape"]:
         dst = dst.reshape(d.params["shape"])
-    value = ctx.input(node, 2).data.reshape(-1)[0] if d.params["has_cv"] else d.params["default"]
+    value = ctx.required_input(node, 2).data.reshape(-1)[0] if d.params["has_cv"] else d.params["default"]
     dst[...] = value
     dst[d.slices] = src
 
@@ -418,8 +418,9 @@ def _strided_slice_prepare(ctx: KernelContext, node: Node):
 
 def _strided_slice_invoke(ctx: KernelContext, node: Node):
     d: ShapeOpData = node.user_data
-    src = ctx.input(node, 0).data.reshape(-1)
+    src = ctx.required_input(node, 0).data.reshape(-1)
     dst = ctx.output(node, 0).data.reshape(-1)
+    assert d.index is not None                  # prepare made it
     if d.index.size == dst.size:
         np.take(src, d.index, out=dst)
     else:
@@ -436,7 +437,7 @@ _STRIDED_SLICE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.int8, np.int16
 
 def _cast_prepare(ctx: KernelContext, node: Node):
     _data(node)
-    i, o = ctx.input(node, 0), ctx.output(node, 0)
+    i, o = ctx.required_input(node, 0), ctx.output(node, 0)
     if _nelem(i) != _nelem(o):
         raise kernel_error(node, f"input {tensor_desc(i)} and output {tensor_desc(o)} differ in size")
     # TFLM's CastEval: these types in and out (uint8 and int64 neither way).
@@ -470,7 +471,7 @@ def cast_values(x: np.ndarray, out_dtype) -> np.ndarray:
 def _cast_invoke(ctx: KernelContext, node: Node):
     o = ctx.output(node, 0)
     dst = o.data
-    np.copyto(dst.reshape(-1), cast_values(ctx.input(node, 0).data, dst.dtype).reshape(-1))
+    np.copyto(dst.reshape(-1), cast_values(ctx.required_input(node, 0).data, dst.dtype).reshape(-1))
 
 
 def _reg(name, prepare, invoke, struct_name=None):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, Union
 
 import numpy as np
 
@@ -87,8 +88,10 @@ class Float32:
         return x * np.float32(0.5)
 
 
-ARITHMETIC = {np.dtype(np.int16): lambda: FixedPoint(16), np.dtype(np.int32): lambda: FixedPoint(32),
-              np.dtype(np.float32): Float32}
+Arithmetic = Union[FixedPoint, Float32]     # the scalar type's KISS FFT operations
+ARITHMETIC: dict[np.dtype, Callable[[], Arithmetic]] = {
+    np.dtype(np.int16): lambda: FixedPoint(16), np.dtype(np.int32): lambda: FixedPoint(32),
+    np.dtype(np.float32): Float32}
 FFT_STATE_FIXED_BYTES = 264    # kiss_fft_state before its twiddles: 2 ints + 64 factors
 
 
@@ -129,7 +132,7 @@ class KissFftr:
     dtype: type = np.int16
 
     def __post_init__(self) -> None:
-        self.a = ARITHMETIC[np.dtype(self.dtype)]()
+        self.a: Arithmetic = ARITHMETIC[np.dtype(self.dtype)]()
         n = self.nfft // 2
         self.ncfft = n
         self.factors = _factor(n)

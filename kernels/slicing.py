@@ -120,10 +120,10 @@ def slice_index(node, inp, out, begin, size) -> np.ndarray:
 
 def _slice_invoke(ctx: KernelContext, node: Node):
     d: SliceOpData = node.user_data
-    inp, out = ctx.input(node, 0), ctx.output(node, 0)
+    inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
     index = d.index
     if index is None:
-        index = slice_index(node, inp, out, ctx.input(node, 1).data, ctx.input(node, 2).data)
+        index = slice_index(node, inp, out, ctx.required_input(node, 1).data, ctx.required_input(node, 2).data)
     out.data.reshape(-1)[:index.size] = inp.data.reshape(-1)[index]
 
 
@@ -166,8 +166,8 @@ def reverse_axes(node, inp, raw) -> tuple[int, ...]:
 
 def _reverse_invoke(ctx: KernelContext, node: Node):
     d: SliceOpData = node.user_data
-    inp, out = ctx.input(node, 0), ctx.output(node, 0)
-    axes = d.axes if d.axes is not None else reverse_axes(node, inp, ctx.input(node, 1).data)
+    inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
+    axes = d.axes if d.axes is not None else reverse_axes(node, inp, ctx.required_input(node, 1).data)
     flipped = np.flip(inp.data, axes)
     out.data.reshape(-1)[:flipped.size] = flipped.reshape(-1)
 
@@ -259,7 +259,8 @@ def _split_prepare(ctx: KernelContext, node: Node):
 
 def _split_invoke(ctx: KernelContext, node: Node):
     d: SliceOpData = node.user_data
-    x = ctx.input(node, 1 if node.op_name == "SPLIT" else 0).data.reshape(-1)
+    x = ctx.required_input(node, 1 if node.op_name == "SPLIT" else 0).data.reshape(-1)
+    assert d.parts is not None                  # prepare made them
     for k, index in enumerate(d.parts):
         ctx.output(node, k).data.reshape(-1)[:index.size] = x[index]
 
@@ -302,7 +303,7 @@ def clamped_starts(operand_shape, update_shape, raw) -> list[int]:
 
 
 def _dus_invoke(ctx: KernelContext, node: Node):
-    operand, update, start = (ctx.input(node, k) for k in range(3))
+    operand, update, start = (ctx.required_input(node, k) for k in range(3))
     out = ctx.output(node, 0).data.reshape(-1)
     n = element_count(operand)
     if element_count(update) == n:

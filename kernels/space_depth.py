@@ -41,7 +41,7 @@ def _data(node) -> SpaceOpData:
 
 
 def _copy_by_index(ctx: KernelContext, node: Node, d: SpaceOpData) -> None:
-    src = ctx.input(node, 0).data.reshape(-1)
+    src = ctx.required_input(node, 0).data.reshape(-1)
     dst = ctx.output(node, 0).data.reshape(-1)
     dst[d.dst] = src[d.src]
 
@@ -89,7 +89,7 @@ def _depth_to_space_prepare(ctx: KernelContext, node: Node):
 
 def _depth_to_space_invoke(ctx: KernelContext, node: Node):
     bs = int(node.options["block_size"])
-    x = ctx.input(node, 0).data
+    x = ctx.required_input(node, 0).data
     n, h, w, c = x.shape
     y = x.reshape(n, h, w, bs, bs, c // (bs * bs)).transpose(0, 1, 3, 2, 4, 5)
     ctx.output(node, 0).data.reshape(y.shape)[...] = y
@@ -102,7 +102,7 @@ def _space_to_depth_prepare(ctx: KernelContext, node: Node):
 
 def _space_to_depth_invoke(ctx: KernelContext, node: Node):
     bs = int(node.options["block_size"])
-    x = ctx.input(node, 0).data
+    x = ctx.required_input(node, 0).data
     n, h, w, c = x.shape
     y = x.reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
     ctx.output(node, 0).data.reshape(y.shape)[...] = y
@@ -175,8 +175,7 @@ def _batch_plan(node, inp, out, block, pads) -> tuple[np.ndarray, np.ndarray]:
         x = np.arange(ow)[None, None, :] * bw + shift % bw - left
         inside = (y >= 0) & (y < ih) & (x >= 0) & (x < iw)
         src = np.where(inside, ((b % ib) * ih + np.clip(y, 0, ih - 1)) * iw + np.clip(x, 0, iw - 1), -1)
-        dst = np.arange(ob * oh * ow).reshape(ob, oh, ow)
-        dst, src = dst.reshape(-1), src.reshape(-1)
+        dst, src = np.arange(ob * oh * ow), src.reshape(-1)
     else:
         b = np.arange(ib)[:, None, None]
         spatial = b // ob
@@ -184,8 +183,8 @@ def _batch_plan(node, inp, out, block, pads) -> tuple[np.ndarray, np.ndarray]:
         x = np.arange(iw)[None, None, :] * bw + spatial % bw - left
         inside = np.broadcast_to((y >= 0) & (y < oh) & (x >= 0) & (x < ow), (ib, ih, iw))
         dst = ((b % ob) * oh + y) * ow + x
-        src = np.arange(ib * ih * iw).reshape(ib, ih, iw)
-        dst, src = np.broadcast_to(dst, (ib, ih, iw))[inside], src[inside]
+        every = np.arange(ib * ih * iw).reshape(ib, ih, iw)
+        dst, src = np.broadcast_to(dst, (ib, ih, iw))[inside], every[inside]
     # whole pixels -> elements
     k = np.arange(depth)
     dst = (dst[:, None] * depth + k).reshape(-1)
@@ -195,10 +194,10 @@ def _batch_plan(node, inp, out, block, pads) -> tuple[np.ndarray, np.ndarray]:
 
 def _batch_invoke(ctx: KernelContext, node: Node):
     d: SpaceOpData = node.user_data
-    inp, out = ctx.input(node, 0), ctx.output(node, 0)
+    inp, out = ctx.required_input(node, 0), ctx.output(node, 0)
     dst, src = d.dst, d.src
-    if dst is None:
-        dst, src = _batch_plan(node, inp, out, ctx.input(node, 1).data, ctx.input(node, 2).data)
+    if dst is None or src is None:
+        dst, src = _batch_plan(node, inp, out, ctx.required_input(node, 1).data, ctx.required_input(node, 2).data)
     x = inp.data.reshape(-1)
     y = out.data.reshape(-1)
     padded = src < 0

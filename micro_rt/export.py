@@ -19,7 +19,7 @@ import re
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -30,6 +30,10 @@ from .export_image import (ImageSize, PlacedCode, code_placement, console_bytes,
                            constants_alignment, image_size, ram_span)
 from .inputs import random_inputs
 from .interpreter import Interpreter
+
+if TYPE_CHECKING:
+    from .cortexm.firmware_plan import FirmwarePlan
+    from .cortexm.image import ImageParts
 
 TEMPLATES = "export"                 # cortexm/src/export: main.c, startup.c
 RUNTIME_SOURCES = ("mrt_runtime.c",)
@@ -255,6 +259,7 @@ clean:
 
 def _readme(model: str, board, result: "ExportResult", fit_lines: list[str]) -> str:
     image = result.image
+    assert image is not None                    # export_project measured it
     placed = "\n".join(f"  {r.name} ({r.where}): {r.used:,} B of {r.capacity:,} B, margin "
                        f"{-r.over:,} B: " + ", ".join(f"{part} {n:,}" for part, n in r.parts if n)
                        for r in (image.flash, image.ram))
@@ -309,11 +314,11 @@ is the head and the variables, not TFLM's whole arena; no seeded input, no conso
 @dataclass
 class _ModelRun:
     """What one emulated inference (as `profile --board` runs it) gives the project."""
-    plan: object                     # cortexm.firmware_plan.FirmwarePlan
+    plan: FirmwarePlan
     fit_lines: list[str]
     stack_bytes: int
     functions: set[str]              # what the image keeps of the firmware's code
-    image_parts: object              # cortexm.image.ImageParts: the runtime and kernels it keeps
+    image_parts: ImageParts          # the runtime and kernels it keeps
     inputs: list[tuple[int, int, bytes]]       # (arena offset, size, seeded bytes)
     outputs: list[tuple[int, int, bytes]]      # (arena offset, size, bytes computed)
     variables: list[tuple[int, bytes]]         # (arena offset, initial bytes)
@@ -340,8 +345,8 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
         initial = {t.index: np.ascontiguousarray(t.data).tobytes() for t in tensors
                    if t.is_variable and not t.is_constant}
         resources = it.resource_variables.variables if it.resource_variables is not None else []
-        buffers = [(v.offset, np.ascontiguousarray(v.data).tobytes()) for v in resources   # their default bytes
-                   if v.allocated and v.data is not None]
+        buffers = [(offset, np.ascontiguousarray(v.data).tobytes()) for v in resources   # their default bytes
+                   if v.allocated and v.data is not None and (offset := v.offset) is not None]
         inputs = random_inputs(it, seed)
         for i, x in enumerate(inputs):
             it.set_input(x, i)
@@ -361,15 +366,22 @@ def _run(model_path: str, data: bytes, board, setup, seed: int) -> _ModelRun:
         symbols = [e.symbol for e in plan.entries if e.symbol]
         roots = [n for n in RUNTIME_ROOTS if n in graph.by_name] + symbols
         main = it.model.main
+
+        def placed(k: int) -> int:
+            offset = tensors[k].offset
+            if offset is None:
+                raise ExportError(f"{name} cannot be exported: tensor {k} has no place in the arena")
+            return offset
+
         return _ModelRun(
             plan, fit.text().splitlines(), measured.stack_bytes, graph.closure(roots).names("code"),
             graph.closure(["mrt_invoke", *symbols]),     # without the firmware's own start-up
-            [(tensors[k].offset, tensors[k].nbytes, np.ascontiguousarray(x).tobytes())
+            [(placed(k), tensors[k].nbytes, np.ascontiguousarray(x).tobytes())
              for k, x in zip(main.inputs, inputs)],
-            [(tensors[k].offset, tensors[k].nbytes, np.ascontiguousarray(it.get_output(i)).tobytes())
+            [(placed(k), tensors[k].nbytes, np.ascontiguousarray(it.get_output(i)).tobytes())
              for i, k in enumerate(main.outputs)],
-            [(tensors[k].offset, raw) for k, raw in initial.items()
-             if tensors[k].offset is not None and any(raw)] + [(o, raw) for o, raw in buffers if any(raw)],
+            [(offset, raw) for k, raw in initial.items()
+             if (offset := tensors[k].offset) is not None and any(raw)] + [(o, raw) for o, raw in buffers if any(raw)],
             sum(r.cycles for r in it.last_run) + executor.last_runtime.cycles,
             sum(r.instructions for r in it.last_run) + executor.last_runtime.instructions,
             addresses, executor.plan_image.flash_base)
@@ -419,9 +431,9 @@ def export_project(model_path: str, data: bytes, board_name: str, out_dir: str |
     run = _run(model_path, data, board, setup, seed)
     line = board.accelerator.line_bytes
     # the constants at profile's addresses modulo the flash line (export_image: code placement)
-    offsets, size = constant_layout(run.plan.constants, run.constant_addresses,
-                                    run.table_address, line)
-    run.plan = replace(with_constants_at(run.plan, offsets), constants_bytes=size)
+    offsets, constants_bytes = constant_layout(run.plan.constants, run.constant_addresses,
+                                               run.table_address, line)
+    run.plan = replace(with_constants_at(run.plan, offsets), constants_bytes=constants_bytes)
     c_sources = {p.name: p.read_text() for p in sorted(SOURCE_DIR.glob("*.c"))
                  if p.name not in ("start.c", *RUNTIME_SOURCES)}
     kernel_sources = _defined_in(c_sources, run.functions)
@@ -436,7 +448,7 @@ def export_project(model_path: str, data: bytes, board_name: str, out_dir: str |
     result = ExportResult(out, board.name, board.core, [], kernel_sources, len(run.plan.entries), stack,
                           [raw for _, _, raw in run.outputs], run.cycles, run.instructions, size,
                           left_to_user(board, setup.clock_hz, setup.flash_wait_states),
-                          assumed(board, setup.clock_hz, setup.flash_wait_states), setup.kernels,
+                          assumed(board, setup.clock_hz, setup.flash_wait_states), setup.flavour,
                           set_by_startup(board, setup.clock_hz, setup.flash_wait_states))
     header = f"Generated by micro-rt export from {name} for board {board.name} ({board.core})"
     boot_source = boot_header_source(board, header)

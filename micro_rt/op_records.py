@@ -83,6 +83,10 @@ class RunRecords:
         self._slot: dict[tuple[int, int], int] = {}
         self._running: list[list[int]] = []     # per operator running: [cycles, instructions] inside
 
+    def finished(self) -> list[OpRecord]:
+        """The records of the operators that finished (one still running has none yet)."""
+        return [r for r in self.records if r is not None]
+
     def start(self, subgraph: int, index: int) -> None:
         if (subgraph, index) not in self._slot:
             self._slot[(subgraph, index)] = len(self.records)

@@ -47,7 +47,7 @@ class BoardRow:
 
     @property
     def flash_margin(self) -> Optional[int]:
-        return None if self.flash_used is None else self.flash_budget - self.flash_used
+        return None if self.flash_used is None or self.flash_budget is None else self.flash_budget - self.flash_used
 
     def as_dict(self) -> dict:
         return {**asdict(self), "flash_margin": self.flash_margin,
@@ -90,22 +90,24 @@ def _measure(path: str, data: bytes, board: str, kernels: Optional[str], planner
     try:
         report = gather(path, data, setup)
     except MicroRtError as e:
-        return BoardRow(setup.board, setup.target, setup.clock_hz, CANNOT_TELL, None,
+        return BoardRow(setup.board or board, setup.target, setup.clock_hz, CANNOT_TELL, None,
                         setup.ram_budget, None, setup.flash_budget, None, None, False,
-                        " ".join(str(e).split()), kernels=setup.kernels)
+                        " ".join(str(e).split()), kernels=setup.flavour)
     p, fit = report.profile, report.fit
-    ran = bool(p and p["total_cycles"] is not None)
+    ran = p is not None and p["total_cycles"] is not None
     notes += [f"not accounted for: {n}" for n in fit.not_accounted]
     if not ran:
         notes.insert(0, report.cycles_note or "the model was not run")
-    placement = fit.placement
-    return BoardRow(setup.board, setup.target, setup.clock_hz, fit.verdict,
+    ms, cycles, complete = (p["total_ms"], p["total_cycles"], bool(p["complete"])) if p is not None and ran \
+        else (None, None, False)
+    placement = fit.placement           # a board's RAM regions: always placed
+    assert placement is not None
+    return BoardRow(setup.board or board, setup.target, setup.clock_hz, fit.verdict,
                     fit.ram_used, fit.ram_budget, fit.flash_used, setup.flash_budget,
-                    p["total_ms"] if ran else None, p["total_cycles"] if ran else None,
-                    bool(ran and p["complete"]), "; ".join(notes),
+                    ms, cycles, complete, "; ".join(notes),
                     placement.margin, placement.where("arena").name,
                     "; ".join([*placement.lines(), *([placement.problem] if placement.problem else [])]),
-                    validation=setup.validation, kernels=setup.kernels)
+                    validation=setup.validation, kernels=setup.flavour)
 
 
 def check_model(data: bytes, cores: Sequence[str], *, kernels: str = "cmsis-nn",
