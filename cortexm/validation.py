@@ -26,7 +26,8 @@ _HERE = Path(__file__).resolve().parent
 # model, and the board figures (the catalog: its records, how a file is read, how a board maps
 # to the memory system). A change to any of them invalidates the measured errors.
 FINGERPRINT_FILES = ("core_timing.py", "cycles.py", "memory_system.py", "native_hook.c",
-                     "op_windows.py", "boards.py", "board_file.py", "board_records.py")
+                     "op_windows.py", "boards.py", "board_file.py", "board_fields.py", "board_file_boot.py",
+                     "board_records.py")
 
 
 class Status(enum.Enum):
