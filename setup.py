@@ -22,6 +22,16 @@ HOOK_SOURCE = "cortexm/native_hook.c"
 # native_library.py compares this with the hash of the source it ships with (same 16 hex digits)
 SOURCE_HASH = hashlib.sha256((Path(__file__).parent / HOOK_SOURCE).read_bytes()).hexdigest()[:16]
 
+# micro_rt/scratch_sizes.c: the firmware's CMSIS-NN buffer sizes built for the host, once per DSP
+# setting; micro_rt/cmsis_nn_scratch.py compares this hash (its sources_hash) and builds it at first
+# use when it is missing or stale.
+SCRATCH_SOURCE = "micro_rt/scratch_sizes.c"
+SCRATCH_HEADERS = ["cortexm/src/mrt_buffer_sizes.h", "cortexm/src/arm_nn_types.h", "cortexm/src/arm_nnfunctions.h"]
+_scratch = hashlib.sha256((Path(__file__).parent / SCRATCH_SOURCE).read_bytes())
+for _header in SCRATCH_HEADERS:
+    _scratch.update((Path(__file__).parent / _header).read_bytes())
+SCRATCH_HASH = _scratch.hexdigest()[:16]
+
 
 class BuildPlainLibrary(build_ext):
     """A ctypes library exports its own functions, not a PyInit_ entry point."""
@@ -33,6 +43,11 @@ class BuildPlainLibrary(build_ext):
 setup(
     ext_modules=[Extension("micro_rt.cortexm._mrt_hook", sources=[HOOK_SOURCE],
                            define_macros=[("MRT_HOOK_SOURCE", f'"{SOURCE_HASH}"')],
-                           extra_compile_args=["-O2"], optional=True)],
+                           extra_compile_args=["-O2"], optional=True)] +
+                [Extension(f"micro_rt.{name}", sources=[SCRATCH_SOURCE], include_dirs=["cortexm/src"],
+                           depends=SCRATCH_HEADERS,
+                           define_macros=[("MRT_DSP", dsp), ("MRT_SCRATCH_SOURCE", f'"{SCRATCH_HASH}"')],
+                           extra_compile_args=["-O2"], optional=True)
+                 for name, dsp in (("_mrt_scratch_dsp", "1"), ("_mrt_scratch", "0"))],
     cmdclass={"build_ext": BuildPlainLibrary},
 )

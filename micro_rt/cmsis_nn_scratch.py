@@ -1,15 +1,33 @@
-"""The scratch buffers TFLM's CMSIS-NN build requests in Prepare, by operator and input type:
-the twins of CMSIS-NN's arm_*_get_buffer_size (CMSIS_NN_SCRATCH). One home for both readers:
-the arena accounting of `--kernels cmsis-nn` (flavours.prepare_extras) and the virtual MCU,
-whose kernels get these buffers (cortexm/ops/__init__.py scratch_requests). A kernel both builds share
-(16x8 TRANSPOSE_CONV) requests what the reference kernel does.
+"""The scratch buffers TFLM's CMSIS-NN build requests in Prepare, by operator and input type
+(CMSIS_NN_SCRATCH). One home for both readers: the arena accounting of `--kernels cmsis-nn`
+(flavours.prepare_extras) and the virtual MCU, whose kernels get these buffers
+(cortexm/ops/__init__.py scratch_requests). A kernel both builds share (16x8 TRANSPOSE_CONV)
+requests what the reference kernel does.
+
+The sizes are not computed here: they are the firmware's own *_get_buffer_size
+(cortexm/src/mrt_buffer_sizes.h), built for the host as a small C library (scratch_sizes.c),
+once for cores with the DSP extension and once for cores without. The library is the one setup.py
+installed beside this module, or else one built at first use with the host C compiler into the
+cache directory (env MICRO_RT_CACHE, else ~/.cache/micro_rt), keyed by a hash of its sources.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, Union
+import ctypes
+import dataclasses
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
+from .errors import KernelError
 from .kernels.conv_shapes import ConvShape, TransposeConvShape, conv_shape, transpose_conv_shape
 from .kernels.transpose_conv import BIAS
 from .targets import TARGETS
@@ -18,7 +36,97 @@ ScratchSize = Callable[[Any, dict, str], Union[int, Sequence[int]]]
 
 # The input whose element type selects an operator's kernel: input 0, except for these.
 DATA_INPUT = {"TRANSPOSE_CONV": 2}          # its input 0 is the output shape (int32)
-REVERSE_TCOL_EFFICIENT_THRESHOLD = 16       # CMSIS-NN: more input channels take the reverse conv
+
+_SHIM = Path(__file__).with_name("scratch_sizes.c")
+
+
+def _firmware_sources() -> Path:
+    """cortexm/src, the firmware's sources (the package ships them), found without importing
+    the virtual MCU."""
+    spec = importlib.util.find_spec("micro_rt.cortexm")
+    if spec is None or not spec.submodule_search_locations:
+        raise KernelError("CMSIS-NN scratch sizes: the package micro_rt.cortexm (the firmware's sources) is missing")
+    return Path(list(spec.submodule_search_locations)[0]) / "src"
+
+
+HEADERS = ("mrt_buffer_sizes.h", "arm_nn_types.h", "arm_nnfunctions.h")    # = setup.py's SCRATCH_HEADERS
+_SHAPE_FUNCTIONS = ("mrt_scratch_conv_s8", "mrt_scratch_depthwise_conv_s8", "mrt_scratch_conv_s16")
+_libraries: dict[bool, ctypes.CDLL] = {}
+_lock = threading.Lock()
+
+
+def library_name(dsp: bool) -> str:
+    """The extension's name (setup.py builds both)."""
+    return "_mrt_scratch_dsp" if dsp else "_mrt_scratch"
+
+
+def sources_hash() -> str:
+    """What a library built from the current sources reports from mrt_scratch_source()."""
+    digest, headers = hashlib.sha256(_SHIM.read_bytes()), _firmware_sources()
+    for name in HEADERS:
+        digest.update((headers / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _installed(dsp: bool) -> Optional[Path]:
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = Path(__file__).with_name(library_name(dsp) + suffix)
+        if path.exists():
+            return path
+    return None
+
+
+def _build_in_cache(dsp: bool, digest: str) -> Path:
+    env = os.environ.get("MICRO_RT_CACHE")
+    out = (Path(env) if env else Path.home() / ".cache" / "micro_rt") / f"{library_name(dsp)}_{digest}.so"
+    if out.exists():
+        return out
+    cc = next((c for c in (os.environ.get("CC"), "cc", "gcc", "clang") if c and shutil.which(c)), None)
+    if cc is None:
+        raise KernelError("CMSIS-NN scratch sizes: the size library was not installed with micro-rt, and no "
+                          "host C compiler (cc/gcc/clang) is there to build it: install micro-rt where one is")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        tmp_so = Path(tmp) / out.name
+        r = subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-DMRT_DSP={int(dsp)}",
+                            f'-DMRT_SCRATCH_SOURCE="{digest}"', f"-I{_firmware_sources()}", "-o", str(tmp_so), str(_SHIM)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise KernelError(f"CMSIS-NN scratch sizes: compiling {_SHIM.name} with {cc} failed: "
+                              f"{r.stderr.strip()[:500]}")
+        os.replace(tmp_so, out)          # atomic: concurrent processes are fine
+    return out
+
+
+def size_library(dsp: bool) -> ctypes.CDLL:
+    """The host build of the firmware's size functions for a core with (or without) the DSP
+    extension; KernelError when there is none and none can be built."""
+    with _lock:
+        lib = _libraries.get(dsp)
+        if lib is not None:
+            return lib
+        digest = sources_hash()
+        path = _installed(dsp)
+        try:
+            lib = ctypes.CDLL(str(path)) if path is not None else None
+            if lib is not None:
+                lib.mrt_scratch_source.restype = ctypes.c_char_p
+                if lib.mrt_scratch_source().decode() != digest:     # sources edited since the install
+                    lib = None
+            if lib is None:
+                lib = ctypes.CDLL(str(_build_in_cache(dsp, digest)))
+        except OSError as exc:
+            raise KernelError(f"CMSIS-NN scratch sizes: cannot load the size library: {exc}") from None
+        i32 = ctypes.c_int32
+        for name in _SHAPE_FUNCTIONS:
+            getattr(lib, name).argtypes = [i32] * 16
+        lib.mrt_scratch_transpose_conv_s8.argtypes = [i32] * 17
+        lib.mrt_scratch_avgpool_s8.argtypes = lib.mrt_scratch_avgpool_s16.argtypes = [i32, i32]
+        for name in (*_SHAPE_FUNCTIONS, "mrt_scratch_transpose_conv_s8", "mrt_scratch_avgpool_s8",
+                     "mrt_scratch_avgpool_s16"):
+            getattr(lib, name).restype = i32
+        _libraries[dsp] = lib
+        return lib
 
 
 def data_input_index(node) -> int:
@@ -33,46 +141,35 @@ def has_dsp(core: str) -> bool:
     return bool(target is not None and target.has_dsp)
 
 
+def _shape_words(g: ConvShape) -> tuple[int, ...]:
+    """ConvShape's 16 integers in its field order (scratch_sizes.c's MRT_SHAPE_ARGS)."""
+    return tuple(int(getattr(g, f.name)) for f in dataclasses.fields(ConvShape))
+
+
 def conv_buffer_size(g: ConvShape, core: str) -> int:
     """arm_convolve_wrapper_s8_get_buffer_size."""
-    if g.pw == 0 and g.ph == 0 and g.fh == 1 and g.fw == 1 and g.dh == 1 and g.dw == 1 and g.ic == g.fc:
-        return 0                                   # 1x1 (fast or strided): no buffer
-    # 1xN and general: two q15 columns of the 4-aligned kernel volume
-    k = g.fh * g.fw * g.fc
-    k = k + (4 - k % 4) % 4
-    return 2 * k * 2
+    return int(size_library(has_dsp(core)).mrt_scratch_conv_s8(*_shape_words(g)))
 
 
 def depthwise_conv_buffer_size(g: ConvShape, core: str) -> int:
     """arm_depthwise_conv_wrapper_s8_get_buffer_size."""
-    if g.ic == g.oc and g.n == 1 and g.dh == 1 and g.dw == 1:
-        if g.fh == 3 and g.fw == 3 and g.ph <= 1 and g.pw <= 1:
-            return 0
-        return g.ic * g.fh * g.fw * 2 if has_dsp(core) else 0
-    return 0
+    return int(size_library(has_dsp(core)).mrt_scratch_depthwise_conv_s8(*_shape_words(g)))
 
 
-def avgpool_buffer_size(channels: int, core: str) -> int:
-    """arm_avgpool_s8_get_buffer_size."""
-    return channels * 4 if has_dsp(core) else 0
+def avgpool_buffer_size(channels: int, core: str, output_width: int = 0) -> int:
+    """arm_avgpool_s8_get_buffer_size (arm_avgpool_s16's is the same function of its arguments)."""
+    return int(size_library(has_dsp(core)).mrt_scratch_avgpool_s8(output_width, channels))
 
 
-def convolve_s16_buffer_size(ic: int, fh: int, fw: int) -> int:
-    """arm_convolve_s16_get_buffer_size (= the wrapper's): two int16 im2col columns."""
-    return 2 * ic * fh * fw * 2
+def convolve_s16_buffer_size(g: ConvShape, core: str) -> int:
+    """arm_convolve_wrapper_s16_get_buffer_size."""
+    return int(size_library(has_dsp(core)).mrt_scratch_conv_s16(*_shape_words(g)))
 
 
-def reverse_conv_used(s: TransposeConvShape) -> bool:
-    return s.sw <= 2 and s.sh <= 2 and s.ic > REVERSE_TCOL_EFFICIENT_THRESHOLD
-
-
-def transpose_conv_s8_buffer_sizes(s: TransposeConvShape) -> tuple[int, int]:
+def transpose_conv_s8_buffer_sizes(s: TransposeConvShape, core: str) -> tuple[int, int]:
     """arm_transpose_conv_s8_get_buffer_size and _get_reverse_conv_buffer_size."""
-    if reverse_conv_used(s):
-        k = s.fh * s.fw * s.ic
-        return 2 * ((k + 3) & ~3) * 2, s.ic * s.fh * s.fw * s.oc
-    buf_x = ((s.iw - 1) * s.sw + max(s.fw, s.sh)) * s.oc        # CMSIS-NN: stride_h in the width term
-    return buf_x * max(s.fh, s.sh) * 4, 0
+    lib, words = size_library(has_dsp(core)), _shape_words(s)
+    return int(lib.mrt_scratch_transpose_conv_s8(*words, 0)), int(lib.mrt_scratch_transpose_conv_s8(*words, 1))
 
 
 def _inputs_and_output(node, tensors):
@@ -90,18 +187,19 @@ def depthwise_conv_s8_scratch(node, tensors, core: str) -> int:
 
 
 def avgpool_s8_scratch(node, tensors, core: str) -> int:
-    return avgpool_buffer_size(int(tensors[node.outputs[0]].shape[3]), core)
+    out = tensors[node.outputs[0]]
+    return avgpool_buffer_size(int(out.shape[3]), core, int(out.shape[2]))
 
 
 def conv_s16_scratch(node, tensors, core: str) -> int:
     """The scratch TFLM's CMSIS-NN glue requests for a 16x8 CONV_2D (whatever the bias)."""
-    inp, flt = tensors[node.inputs[0]], tensors[node.inputs[1]]
-    return convolve_s16_buffer_size(int(inp.shape[3]), int(flt.shape[1]), int(flt.shape[2]))
+    (inp, flt), out = _inputs_and_output(node, tensors)
+    return convolve_s16_buffer_size(conv_shape(node, inp, flt, out), core)
 
 
 def transpose_conv_s8_scratch(node, tensors, core: str) -> tuple[int, int]:
     """The two buffers TFLM's CMSIS-NN glue requests for int8, in its order."""
-    return transpose_conv_s8_buffer_sizes(transpose_conv_shape(node, tensors))
+    return transpose_conv_s8_buffer_sizes(transpose_conv_shape(node, tensors), core)
 
 
 def transpose_conv_s16_scratch(node, tensors, core: str) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # what a checkout holds that a build must not see: a stale build/ would leak into the wheel
 NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache",
-                                     ".hypothesis", "out", "_mrt_hook*.so")
+                                     ".hypothesis", "out", "_mrt_hook*.so", "_mrt_scratch*.so")
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +41,9 @@ def test_the_wheel_holds_the_runtime_and_its_data_and_no_dev_tools(wheel):
         len(list((ROOT / "cortexm" / "board_data" / "measurements").glob("*.json")))
     assert "micro_rt/cortexm/board_data/measurements/tflm_runtime.json" in names
     assert any(n.startswith("micro_rt/cortexm/_mrt_hook") for n in names), "native hook not built into the wheel"
+    for lib in ("_mrt_scratch_dsp", "_mrt_scratch"):          # the CMSIS-NN sizes' host builds
+        assert any(n.startswith(f"micro_rt/{lib}.") for n in names), f"{lib} not built into the wheel"
+    assert {"micro_rt/scratch_sizes.c", "micro_rt/cortexm/src/mrt_buffer_sizes.h"} <= names
     assert {"micro_rt/oracle.py", "micro_rt/cli.py", "micro_rt/kernels/__init__.py", "micro_rt/cortexm/src/Makefile"} <= names
     leaked = sorted(n for n in names if n.split("/")[0] in ("devtools", "tests", "benchmarks", "models")
                     or n.startswith("micro_rt/tools/"))

@@ -103,8 +103,9 @@ ScratchOffsets = Union[int, Sequence[int], None]       # one buffer's offset, or
 class OpKernel:
     """How an operator runs on the virtual MCU for one input type: the runner that describes
     its kernel calls and, for a reference-flavour kernel that needs scratch memory, the
-    requests of TFLM's reference kernel (a CMSIS-NN-style kernel's are its *_get_buffer_size
-    twins in micro_rt/cmsis_nn_scratch.py, which the host's arena accounting reads too; a tuple
+    requests of TFLM's reference kernel (a CMSIS-NN-style kernel's are its *_get_buffer_size,
+    the firmware's C called on the host by micro_rt/cmsis_nn_scratch.py, which the host's arena
+    accounting reads too; a tuple
     when TFLM requests several buffers). `libm`: its float32 results
     come from newlib's expf / tanhf / logf (cosf / sinf / expm1f for the unary math family),
     within a few ulp of the host's glibc, not bit-equal (every other float32 kernel is

@@ -22,6 +22,7 @@ from typing import Optional
 import numpy as np
 
 from micro_rt.cmsis_nn_scratch import convolve_s16_buffer_size
+from micro_rt.kernels.conv_shapes import ConvShape
 
 from .context import CallContext, KernelCall, dims, node_params, uwords, words
 from .nn import conv_s16_params, run_conv_s16
@@ -108,7 +109,9 @@ def run_conv_s16_cmsis(c: CallContext, kind: str) -> list[KernelCall]:
         f_dims = c.args(dims(1, p["fh"], p["fw"], p["oc"]))
         return [c.call("arm_depthwise_conv_s16", ctx, layer, quant, in_dims, c.in_addr(0), f_dims, c.in_addr(1),
                        b_dims, c.in_addr(2), o_dims, c.out_addr())]
-    ctx = c.nn_context(convolve_s16_buffer_size(p["ic"], p["fh"], p["fw"]))
+    shape = ConvShape(*(p[k] for k in ("n", "ih", "iw", "ic", "oh", "ow", "oc", "fh", "fw", "fc", "sh", "sw",
+                                        "dh", "dw", "ph", "pw")))
+    ctx = c.nn_context(convolve_s16_buffer_size(shape, c.core))
     layer = c.args(words(0, 0, *window))
     f_dims = c.args(dims(p["oc"], p["fh"], p["fw"], p["fc"]))
     return [c.call("arm_convolve_wrapper_s16", ctx, layer, quant, in_dims, c.in_addr(0), f_dims, c.in_addr(1),

@@ -44,7 +44,7 @@ def run_transpose_conv_s8(c: CallContext) -> list[KernelCall]:
     node = c.node
     s = node_params(node, "tconv_shape", lambda: transpose_conv_shape(node, c.tensors))
     mult_b, shift_b, lo, hi = node_params(node, "tconv_q8", lambda: _quantization(node, c.tensors, s, np.int8))
-    buf_size, reverse_size = transpose_conv_s8_buffer_sizes(s)
+    buf_size, reverse_size = transpose_conv_s8_buffer_sizes(s, c.core)
     ctx = c.args(uwords(c.scratch_addr(0), buf_size))
     reverse_ctx = c.args(uwords(c.scratch_addr(1) if reverse_size else 0, reverse_size))
     in_off = -zero_point_of(c.t(INPUT))

@@ -91,16 +91,8 @@ static __attribute__((noinline)) void zero_q15(int16_t *dst, int32_t n)
 
 /* ================================================================== CONV_2D */
 
-int32_t arm_convolve_s16_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
-{
-    return 2 * input_dims->c * filter_dims->w * filter_dims->h * (int32_t)sizeof(int16_t);
-}
-
-int32_t arm_convolve_wrapper_s16_get_buffer_size(const cmsis_nn_conv_params *conv_params,
-    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims)
-{
-    return arm_convolve_s16_get_buffer_size(input_dims, filter_dims);
-}
+#define MRT_SIZES_CONV_S16        /* this file's part of mrt_buffer_sizes.h */
+#include "mrt_buffer_sizes.h"
 
 /* Two im2col columns (x0, x1 = x0 + k_len) against every output channel's weights: out0
  * gets pixel 0's channels, out0 + oc pixel 1's. Returns out0 + 2 * oc. An external function,

@@ -11,59 +11,8 @@
 #include "arm_nnfunctions.h"
 #include "mrt_support.h"
 
-int32_t arm_convolve_s8_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
-{
-    /* Same value as CMSIS-NN (non-MVE): two q15 columns of the 4-aligned kernel volume. */
-    const int32_t rhs_cols = filter_dims->w * filter_dims->h * filter_dims->c;
-    const int32_t rem = rhs_cols % 4;
-    const int32_t aligned = rem != 0 ? rhs_cols + 4 - rem : rhs_cols;
-    (void)input_dims;
-    return 2 * aligned * (int32_t)sizeof(int16_t);
-}
-
-int32_t arm_convolve_1x1_s8_fast_get_buffer_size(const cmsis_nn_dims *input_dims)
-{
-    (void)input_dims;
-    return 0;
-}
-
-int32_t arm_convolve_1_x_n_s8_get_buffer_size(const cmsis_nn_conv_params *conv_params,
-    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims)
-{
-    (void)conv_params;
-    (void)output_dims;
-    return arm_convolve_s8_get_buffer_size(input_dims, filter_dims);
-}
-
-static int is_1x1(const cmsis_nn_conv_params *p, const cmsis_nn_dims *in, const cmsis_nn_dims *f)
-{
-    return p->padding.w == 0 && p->padding.h == 0 && f->w == 1 && f->h == 1 &&
-           p->dilation.w == 1 && p->dilation.h == 1 && in->c == f->c;
-}
-
-static int is_1x1_fast(const cmsis_nn_conv_params *p)
-{
-    return p->stride.w == 1 && p->stride.h == 1;
-}
-
-static int is_1_x_n(const cmsis_nn_conv_params *p, const cmsis_nn_dims *in, const cmsis_nn_dims *f,
-                    const cmsis_nn_dims *out)
-{
-    return in->n == 1 && in->h == 1 && f->h == 1 && (out->w % 4) == 0 && p->dilation.w == 1 &&
-           p->dilation.h == 1 && in->c == f->c;
-}
-
-int32_t arm_convolve_wrapper_s8_get_buffer_size(const cmsis_nn_conv_params *conv_params,
-    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims)
-{
-    if (is_1x1(conv_params, input_dims, filter_dims)) {
-        return is_1x1_fast(conv_params) ? arm_convolve_1x1_s8_fast_get_buffer_size(input_dims) : 0;
-    }
-    if (is_1_x_n(conv_params, input_dims, filter_dims, output_dims)) {
-        return arm_convolve_1_x_n_s8_get_buffer_size(conv_params, input_dims, filter_dims, output_dims);
-    }
-    return arm_convolve_s8_get_buffer_size(input_dims, filter_dims);
-}
+#define MRT_SIZES_CONV_S8        /* this file's part of mrt_buffer_sizes.h */
+#include "mrt_buffer_sizes.h"
 
 arm_cmsis_nn_status arm_convolve_wrapper_s8(const cmsis_nn_context *ctx, const cmsis_nn_conv_params *conv_params,
     const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,

@@ -16,34 +16,8 @@
 #include "arm_nnfunctions.h"
 #include "mrt_math.h"
 
-int32_t arm_depthwise_conv_s8_opt_get_buffer_size(const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
-{
-#if MRT_DSP
-    return input_dims->c * filter_dims->w * filter_dims->h * (int32_t)sizeof(int16_t);
-#else
-    (void)input_dims;
-    (void)filter_dims;
-    return 0;
-#endif
-}
-
-static int dw_is_3x3(const cmsis_nn_dw_conv_params *p, const cmsis_nn_dims *f)
-{
-    return f->w == 3 && f->h == 3 && p->padding.h <= 1 && p->padding.w <= 1;
-}
-
-int32_t arm_depthwise_conv_wrapper_s8_get_buffer_size(const cmsis_nn_dw_conv_params *dw_conv_params,
-    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *output_dims)
-{
-    if (input_dims->c == output_dims->c && input_dims->n == 1 && dw_conv_params->dilation.w == 1 &&
-        dw_conv_params->dilation.h == 1) {
-        if (dw_is_3x3(dw_conv_params, filter_dims)) {
-            return 0;
-        }
-        return arm_depthwise_conv_s8_opt_get_buffer_size(input_dims, filter_dims);
-    }
-    return 0;
-}
+#define MRT_SIZES_DEPTHWISE_CONV_S8        /* this file's part of mrt_buffer_sizes.h */
+#include "mrt_buffer_sizes.h"
 
 arm_cmsis_nn_status arm_depthwise_conv_wrapper_s8(const cmsis_nn_context *ctx, const cmsis_nn_dw_conv_params *dw_conv_params,
     const cmsis_nn_per_channel_quant_params *quant_params, const cmsis_nn_dims *input_dims,

@@ -10,16 +10,8 @@
 
 /* ================================================================ int8 (CMSIS-NN API) */
 
-int32_t arm_avgpool_s8_get_buffer_size(const int dim_dst_width, const int ch_src)
-{
-    (void)dim_dst_width;
-#if MRT_DSP
-    return ch_src * (int32_t)sizeof(int32_t);
-#else
-    (void)ch_src;
-    return 0;
-#endif
-}
+#define MRT_SIZES_AVGPOOL_S8        /* this file's part of mrt_buffer_sizes.h */
+#include "mrt_buffer_sizes.h"
 
 /* AVERAGE_POOL_2D and MAX_POOL_2D walk the output alike: per output pixel the window clipped
  * to the image, [y0, y1) x [x0, x1), then one value per channel. `is_max` is a constant in each

@@ -8,16 +8,8 @@
 
 /* ================================================================ int16 (CMSIS-NN API) */
 
-int32_t arm_avgpool_s16_get_buffer_size(const int output_x, const int ch_src)
-{
-    (void)output_x;
-#if MRT_DSP
-    return ch_src * (int32_t)sizeof(int32_t);
-#else
-    (void)ch_src;
-    return 0;
-#endif
-}
+#define MRT_SIZES_AVGPOOL_S16        /* this file's part of mrt_buffer_sizes.h */
+#include "mrt_buffer_sizes.h"
 
 /* The window of output (oy, ox) clipped to the image: taps [*y0, *y1) x [*x0, *x1) from the
  * window's origin (base_y, base_x), which may lie in the padding. */

@@ -26,40 +26,8 @@
 #include "mrt_nnfunctions.h"
 #include "mrt_support.h"
 
-#define REVERSE_TCOL_EFFICIENT_THRESHOLD 16
-
-static int32_t reverse_conv_used(const cmsis_nn_transpose_conv_params *p, const cmsis_nn_dims *input_dims)
-{
-    return p->stride.w <= 2 && p->stride.h <= 2 && input_dims->c > REVERSE_TCOL_EFFICIENT_THRESHOLD;
-}
-
-static int32_t aligned4(int32_t n)
-{
-    return (n + 3) & ~3;
-}
-
-int32_t arm_transpose_conv_s8_get_buffer_size(const cmsis_nn_transpose_conv_params *transpose_conv_params,
-    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims, const cmsis_nn_dims *out_dims)
-{
-    if (reverse_conv_used(transpose_conv_params, input_dims)) {
-        /* arm_convolve_s8_get_buffer_size of the upscaled input: two q15 columns. */
-        return 2 * aligned4(filter_dims->w * filter_dims->h * input_dims->c) * (int32_t)sizeof(int16_t);
-    }
-    /* CMSIS-NN's row buffer; its width takes max(KW, stride_h), as CMSIS-NN writes it. */
-    const int32_t buf_x = ((input_dims->w - 1) * transpose_conv_params->stride.w +
-                           MRT_MAX(filter_dims->w, transpose_conv_params->stride.h)) * out_dims->c;
-    const int32_t buf_y = MRT_MAX(filter_dims->h, transpose_conv_params->stride.h);
-    return buf_x * buf_y * (int32_t)sizeof(int32_t);
-}
-
-int32_t arm_transpose_conv_s8_get_reverse_conv_buffer_size(const cmsis_nn_transpose_conv_params *transpose_conv_params,
-    const cmsis_nn_dims *input_dims, const cmsis_nn_dims *filter_dims)
-{
-    if (reverse_conv_used(transpose_conv_params, input_dims)) {
-        return input_dims->c * filter_dims->w * filter_dims->h * filter_dims->n;
-    }
-    return 0;
-}
+#define MRT_SIZES_TRANSPOSE_CONV_S8        /* this file's part of mrt_buffer_sizes.h */
+#include "mrt_buffer_sizes.h"
 
 /* ------------------------------------------------------------------ rolling-buffer algorithm */
 
