@@ -34,13 +34,27 @@ const char *mrt_scratch_source(void)
 #endif
 }
 
+/* CONV_2D's arguments as TFLM's CMSIS-NN glue fills them (int8 and 16x8 alike). */
+typedef struct {
+    cmsis_nn_conv_params params;
+    cmsis_nn_dims input, filter, output;
+} conv_args;
+
+static conv_args conv_arguments(MRT_SHAPE_ARGS)
+{
+    const conv_args a = {.params = {.stride = {.w = sw, .h = sh}, .padding = {.w = pw, .h = ph},
+                                    .dilation = {.w = dw, .h = dh}},
+                         .input = {.n = n, .h = ih, .w = iw, .c = ic}, .filter = {.n = oc, .h = fh, .w = fw, .c = fc},
+                         .output = {.n = n, .h = oh, .w = ow, .c = oc}};
+    return a;
+}
+
+#define MRT_SHAPE_VALUES n, ih, iw, ic, oh, ow, oc, fh, fw, fc, sh, sw, dh, dw, ph, pw
+
 int32_t mrt_scratch_conv_s8(MRT_SHAPE_ARGS)
 {
-    const cmsis_nn_conv_params p = {.stride = {.w = sw, .h = sh}, .padding = {.w = pw, .h = ph},
-                                    .dilation = {.w = dw, .h = dh}};
-    const cmsis_nn_dims in = {.n = n, .h = ih, .w = iw, .c = ic}, f = {.n = oc, .h = fh, .w = fw, .c = fc},
-                        out = {.n = n, .h = oh, .w = ow, .c = oc};
-    return arm_convolve_wrapper_s8_get_buffer_size(&p, &in, &f, &out);
+    const conv_args a = conv_arguments(MRT_SHAPE_VALUES);
+    return arm_convolve_wrapper_s8_get_buffer_size(&a.params, &a.input, &a.filter, &a.output);
 }
 
 int32_t mrt_scratch_depthwise_conv_s8(MRT_SHAPE_ARGS)
@@ -54,11 +68,8 @@ int32_t mrt_scratch_depthwise_conv_s8(MRT_SHAPE_ARGS)
 
 int32_t mrt_scratch_conv_s16(MRT_SHAPE_ARGS)
 {
-    const cmsis_nn_conv_params p = {.stride = {.w = sw, .h = sh}, .padding = {.w = pw, .h = ph},
-                                    .dilation = {.w = dw, .h = dh}};
-    const cmsis_nn_dims in = {.n = n, .h = ih, .w = iw, .c = ic}, f = {.n = oc, .h = fh, .w = fw, .c = fc},
-                        out = {.n = n, .h = oh, .w = ow, .c = oc};
-    return arm_convolve_wrapper_s16_get_buffer_size(&p, &in, &f, &out);
+    const conv_args a = conv_arguments(MRT_SHAPE_VALUES);
+    return arm_convolve_wrapper_s16_get_buffer_size(&a.params, &a.input, &a.filter, &a.output);
 }
 
 /* reverse: 0 for arm_transpose_conv_s8_get_buffer_size, 1 for its reverse-conv buffer. */
