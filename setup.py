@@ -1,9 +1,11 @@
-"""Everything but the native hook is in pyproject.toml.
+"""Everything but the two kinds of plain C library below is in pyproject.toml.
 
 cortexm/native_hook.c is a plain C shared library (no Python API) that cortexm/native_library.py loads
 with ctypes from next to itself; build_ext compiles it for normal and editable installs. It is
 optional: without a C compiler the install still succeeds and native_library.py builds it at first use,
-or warns that the emulator runs ~20x slower.
+or warns that the emulator runs ~20x slower. micro_rt/scratch_sizes.c (the firmware's CMSIS-NN
+buffer sizes, cortexm/src/mrt_buffer_sizes.h, built for the host) is optional the same way:
+micro_rt/cmsis_nn_scratch.py builds it at first use when it is missing.
 """
 import hashlib
 import warnings
