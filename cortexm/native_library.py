@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import importlib.machinery
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Optional
+
+from micro_rt.native_build import build_shared_library, cache_dir, installed_extension
 
 _SRC = Path(__file__).with_name("native_hook.c")
 LIBRARY_NAME = "_mrt_hook"          # setup.py: Extension("micro_rt.cortexm._mrt_hook")
@@ -35,11 +33,6 @@ _lib_path: Optional[Path] = None
 _u64p = ctypes.POINTER(ctypes.c_uint64)
 
 
-def cache_dir() -> Path:
-    env = os.environ.get("MICRO_RT_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "micro_rt"
-
-
 def source_hash() -> str:
     """What a library built from the current native_hook.c reports from mrt_hook_source()."""
     return hashlib.sha256(_SRC.read_bytes()).hexdigest()[:16]
@@ -47,11 +40,7 @@ def source_hash() -> str:
 
 def installed_library() -> Optional[Path]:
     """The hook library the package was installed with, if build_ext built it."""
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = Path(__file__).with_name(LIBRARY_NAME + suffix)
-        if path.exists():
-            return path
-    return None
+    return installed_extension(Path(__file__), LIBRARY_NAME)
 
 
 def built_from(lib: ctypes.CDLL) -> str:
@@ -60,32 +49,10 @@ def built_from(lib: ctypes.CDLL) -> str:
     return lib.mrt_hook_source().decode()
 
 
-def _compiler() -> Optional[str]:
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    return None
-
-
 def _build_in_cache() -> tuple[Optional[Path], Optional[str]]:
     """First-use build (a fallback for installs made without a C compiler): (library, error)."""
     digest = source_hash()
-    out = cache_dir() / f"mrt_hook_{digest}.so"
-    if out.exists():
-        return out, None
-    cc = _compiler()
-    if cc is None:
-        return None, "not installed with the package, and no host C compiler (cc/gcc/clang) to build it"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        tmp_so = Path(tmp) / out.name
-        r = subprocess.run([cc, "-O2", "-shared", "-fPIC", f'-DMRT_HOOK_SOURCE="{digest}"',
-                            "-o", str(tmp_so), str(_SRC)],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            return None, f"compiling {_SRC.name} with {cc} failed: {r.stderr.strip()[:500]}"
-        os.replace(tmp_so, out)      # atomic: concurrent processes are fine
-    return out, None
+    return build_shared_library(_SRC, cache_dir() / f"mrt_hook_{digest}.so", [f'-DMRT_HOOK_SOURCE="{digest}"'])
 
 
 def _warn_fallback(reason: str, advice: str = "install micro-rt where a C compiler is available") -> None:

@@ -8,19 +8,14 @@ The sizes are not computed here: they are the firmware's own *_get_buffer_size
 (cortexm/src/mrt_buffer_sizes.h), built for the host as a small C library (scratch_sizes.c),
 once for cores with the DSP extension and once for cores without. The library is the one setup.py
 installed beside this module, or else one built at first use with the host C compiler into the
-cache directory (env MICRO_RT_CACHE, else ~/.cache/micro_rt), keyed by a hash of its sources.
+cache directory (native_build.py), keyed by a hash of its sources.
 """
 from __future__ import annotations
 
 import ctypes
 import dataclasses
 import hashlib
-import importlib.machinery
 import importlib.util
-import os
-import shutil
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
@@ -30,6 +25,7 @@ import numpy as np
 from .errors import KernelError
 from .kernels.conv_shapes import ConvShape, TransposeConvShape, conv_shape, transpose_conv_shape
 from .kernels.transpose_conv import BIAS
+from .native_build import build_shared_library, cache_dir, installed_extension
 from .targets import TARGETS
 
 ScratchSize = Callable[[Any, dict, str], Union[int, Sequence[int]]]
@@ -69,33 +65,16 @@ def sources_hash() -> str:
 
 
 def _installed(dsp: bool) -> Optional[Path]:
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = Path(__file__).with_name(library_name(dsp) + suffix)
-        if path.exists():
-            return path
-    return None
+    return installed_extension(Path(__file__), library_name(dsp))
 
 
 def _build_in_cache(dsp: bool, digest: str) -> Path:
-    env = os.environ.get("MICRO_RT_CACHE")
-    out = (Path(env) if env else Path.home() / ".cache" / "micro_rt") / f"{library_name(dsp)}_{digest}.so"
-    if out.exists():
-        return out
-    cc = next((c for c in (os.environ.get("CC"), "cc", "gcc", "clang") if c and shutil.which(c)), None)
-    if cc is None:
-        raise KernelError("CMSIS-NN scratch sizes: the size library was not installed with micro-rt, and no "
-                          "host C compiler (cc/gcc/clang) is there to build it: install micro-rt where one is")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        tmp_so = Path(tmp) / out.name
-        r = subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-DMRT_DSP={int(dsp)}",
-                            f'-DMRT_SCRATCH_SOURCE="{digest}"', f"-I{_firmware_sources()}", "-o", str(tmp_so), str(_SHIM)],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise KernelError(f"CMSIS-NN scratch sizes: compiling {_SHIM.name} with {cc} failed: "
-                              f"{r.stderr.strip()[:500]}")
-        os.replace(tmp_so, out)          # atomic: concurrent processes are fine
-    return out
+    path, error = build_shared_library(_SHIM, cache_dir() / f"{library_name(dsp)}_{digest}.so",
+                                       [f"-DMRT_DSP={int(dsp)}", f'-DMRT_SCRATCH_SOURCE="{digest}"',
+                                        f"-I{_firmware_sources()}"])
+    if path is None:
+        raise KernelError(f"CMSIS-NN scratch sizes: the size library: {error}")
+    return path
 
 
 def size_library(dsp: bool) -> ctypes.CDLL:
@@ -156,9 +135,10 @@ def depthwise_conv_buffer_size(g: ConvShape, core: str) -> int:
     return int(size_library(has_dsp(core)).mrt_scratch_depthwise_conv_s8(*_shape_words(g)))
 
 
-def avgpool_buffer_size(channels: int, core: str, output_width: int = 0) -> int:
-    """arm_avgpool_s8_get_buffer_size (arm_avgpool_s16's is the same function of its arguments)."""
-    return int(size_library(has_dsp(core)).mrt_scratch_avgpool_s8(output_width, channels))
+def avgpool_buffer_size(channels: int, core: str, output_width: int = 0, int16: bool = False) -> int:
+    """arm_avgpool_s8_get_buffer_size, or arm_avgpool_s16_get_buffer_size for `int16`."""
+    lib = size_library(has_dsp(core))
+    return int((lib.mrt_scratch_avgpool_s16 if int16 else lib.mrt_scratch_avgpool_s8)(output_width, channels))
 
 
 def convolve_s16_buffer_size(g: ConvShape, core: str) -> int:
@@ -191,6 +171,11 @@ def avgpool_s8_scratch(node, tensors, core: str) -> int:
     return avgpool_buffer_size(int(out.shape[3]), core, int(out.shape[2]))
 
 
+def avgpool_s16_scratch(node, tensors, core: str) -> int:
+    out = tensors[node.outputs[0]]
+    return avgpool_buffer_size(int(out.shape[3]), core, int(out.shape[2]), int16=True)
+
+
 def conv_s16_scratch(node, tensors, core: str) -> int:
     """The scratch TFLM's CMSIS-NN glue requests for a 16x8 CONV_2D (whatever the bias)."""
     (inp, flt), out = _inputs_and_output(node, tensors)
@@ -219,7 +204,7 @@ CMSIS_NN_SCRATCH: dict[tuple[str, str], ScratchSize] = {
     ("CONV_2D", INT16): conv_s16_scratch,
     ("DEPTHWISE_CONV_2D", INT8): depthwise_conv_s8_scratch,
     ("AVERAGE_POOL_2D", INT8): avgpool_s8_scratch,
-    ("AVERAGE_POOL_2D", INT16): avgpool_s8_scratch,      # = arm_avgpool_s16's size
+    ("AVERAGE_POOL_2D", INT16): avgpool_s16_scratch,
     ("TRANSPOSE_CONV", INT8): transpose_conv_s8_scratch,
     ("TRANSPOSE_CONV", INT16): transpose_conv_s16_scratch,
 }

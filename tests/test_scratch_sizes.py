@@ -24,7 +24,8 @@ def _answers(dsp: bool) -> list[tuple[int, ...]]:
                                               "sh", "sw", "dh", "dw", "ph", "pw"))
         rows.append((lib.mrt_scratch_conv_s8(*words), lib.mrt_scratch_depthwise_conv_s8(*words),
                      lib.mrt_scratch_conv_s16(*words), lib.mrt_scratch_transpose_conv_s8(*words, 0),
-                     lib.mrt_scratch_transpose_conv_s8(*words, 1), lib.mrt_scratch_avgpool_s8(g.ow, g.oc)))
+                     lib.mrt_scratch_transpose_conv_s8(*words, 1), lib.mrt_scratch_avgpool_s8(g.ow, g.oc),
+                     lib.mrt_scratch_avgpool_s16(g.ow, g.oc)))
     return rows
 
 

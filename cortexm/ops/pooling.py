@@ -46,7 +46,7 @@ def run_pool_int(c: CallContext) -> list[KernelCall]:
         raise UnsupportedOnMcu(f"{node.op_name} int16 with a window outside the image")
     amin, amax = activation_range_quantized(activation_of(node), scale_of(out), zero_point_of(out), dt)
     is_avg = node.op_name == "AVERAGE_POOL_2D"
-    ctx = c.nn_context(avgpool_buffer_size(ch, c.core, ow) if is_avg else 0)
+    ctx = c.nn_context(avgpool_buffer_size(ch, c.core, ow, int16=dt == np.int16) if is_avg else 0)
     pool = c.args(words(sw, sh, pad.width, pad.height, amin, amax))
     in_dims = c.args(dims(n, ih, iw, ch))
     f_dims = c.args(dims(1, fh, fw, 1))
