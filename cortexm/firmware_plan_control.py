@@ -149,8 +149,8 @@ def _if_while(it: Any, node, context: Any, program: list, labels: list, plan_sub
     tensors = it.subgraphs[node.subgraph].tensors
     inputs = [tensors[i] if i >= 0 else None for i in node.inputs]
     outputs = [tensors[i] if i >= 0 else None for i in node.outputs]
-    ins = lambda k: it.subgraph_tensors(k, False)     # noqa: E731
-    outs = lambda k: it.subgraph_tensors(k, True)     # noqa: E731
+    ins = lambda k: it.graph.subgraph_tensors(k, False)     # noqa: E731
+    outs = lambda k: it.graph.subgraph_tensors(k, True)     # noqa: E731
     labels[0] += 1
     tag = f"{node.subgraph}:{node.index}#{labels[0]}"
     program.append(Mark(node, ENTER))

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .fixedpoint import (gemmlowp_logistic, gemmlowp_tanh, logistic_int16, multiply_by_quantized_multiplier,
                          round_half_away_array, rounding_divide_by_pot, saturating_doubling_high_mul_int16,
@@ -308,15 +308,16 @@ def _prepare_hard_swish(ctx: KernelContext, node: Node):
         raise kernel_error(node, f"input {tensor_desc(i)}: Unsupported type {type_name(dt)}")
 
 
-def _reg(name, prepare, struct_name):
-    return Registration(invoke=unary_invoke, prepare=prepare, init=op_data_init(struct_name, UnaryData), name=name)
+def _reg(name, prepare, struct_name, *, temps: TempRule) -> Registration:
+    return Registration(invoke=unary_invoke, prepare=prepare, init=op_data_init(struct_name, UnaryData), name=name,
+                        temps=temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("LOGISTIC", _reg("LOGISTIC", _sigmoid_like_prepare(tanh=False), "OpDataLogistic"), 3),
-    ("TANH", _reg("TANH", _sigmoid_like_prepare(tanh=True), "OpDataTanh"), 3),
-    ("RELU", _reg("RELU", _prepare_relu, "ReluOpData"), 3),
-    ("RELU6", _reg("RELU6", _prepare_relu6, "Relu6OpData"), 3),
-    ("LEAKY_RELU", _reg("LEAKY_RELU", _prepare_leaky_relu, "LeakyReluOpData"), 2),
-    ("HARD_SWISH", _reg("HARD_SWISH", _prepare_hard_swish, "HardSwishParams"), 1),
+    ("LOGISTIC", _reg("LOGISTIC", _sigmoid_like_prepare(tanh=False), "OpDataLogistic", temps="i0 o0"), 3),
+    ("TANH", _reg("TANH", _sigmoid_like_prepare(tanh=True), "OpDataTanh", temps="i0 | i0 o0"), 3),
+    ("RELU", _reg("RELU", _prepare_relu, "ReluOpData", temps="i0 o0"), 3),
+    ("RELU6", _reg("RELU6", _prepare_relu6, "Relu6OpData", temps="i0"), 3),
+    ("LEAKY_RELU", _reg("LEAKY_RELU", _prepare_leaky_relu, "LeakyReluOpData", temps="i0 o0"), 2),
+    ("HARD_SWISH", _reg("HARD_SWISH", _prepare_hard_swish, "HardSwishParams", temps="i0 o0"), 1),
 ]

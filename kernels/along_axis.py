@@ -216,10 +216,13 @@ def cumsum_invoke(ctx: KernelContext, node: Node) -> None:
 
 
 ARG_MAX = Registration(invoke=arg_max_invoke, prepare=_arg_prepare, init=op_data_init(None, ArgMinMaxData),
-                       name="ARG_MAX")
+                       name="ARG_MAX",
+                       temps="")
 ARG_MIN = Registration(invoke=arg_min_invoke, prepare=_arg_prepare, init=op_data_init(None, ArgMinMaxData),
-                       name="ARG_MIN")
+                       name="ARG_MIN",
+                       temps="")
 CUMSUM = Registration(invoke=cumsum_invoke, prepare=cumsum_prepare, init=op_data_init(None, CumsumData),
-                      name="CUMSUM")
+                      name="CUMSUM",
+                      temps="i0 i1 o0", persistent_after_temps=True)
 
 BUILTINS = [("ARG_MAX", ARG_MAX, 3), ("ARG_MIN", ARG_MIN, 3), ("CUMSUM", CUMSUM, 1)]

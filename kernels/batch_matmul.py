@@ -84,6 +84,13 @@ def _allocate_transposed_copy(ctx, t) -> None:
 
 
 def batch_matmul_prepare(ctx: KernelContext, node: Node) -> None:
+    """TFLM's reference Prepare: operands of 2 to 5 dimensions."""
+    prepare_batch_matmul(ctx, node, max_rank=5)
+
+
+def prepare_batch_matmul(ctx: KernelContext, node: Node, max_rank: int) -> None:
+    """The Prepare every build's BATCH_MATMUL shares; `max_rank`: the most dimensions the
+    build's kernel takes (CMSIS-NN's glue: 4)."""
     data: OpDataBatchMatmul = node.user_data
     if len(node.inputs) != 2 or len(node.outputs) != 1:
         raise kernel_error(node, f"expects 2 inputs and 1 output, got {len(node.inputs)}/{len(node.outputs)}")
@@ -102,7 +109,6 @@ def batch_matmul_prepare(ctx: KernelContext, node: Node) -> None:
                                  "(TFLM: lhs_data->type == output->type)")
     data.adj_x = adj_x = bool(node.options.get("adj_x", False))
     data.adj_y = adj_y = bool(node.options.get("adj_y", False))
-    kernels = getattr(ctx.target, "kernels", "reference")
     quantized = lt != np.float32
     if quantized:
         ctx.allocate_persistent(ctx.target.sizeof("QuantizationOpDataBatchMatmul"))
@@ -113,7 +119,7 @@ def batch_matmul_prepare(ctx: KernelContext, node: Node) -> None:
     data.kind = lt.name
     if quantized:
         _prepare_quantized(node, data, lhs, rhs, out)
-    shape = matmul_output_shape(node, lhs.shape, rhs.shape, adj_x, adj_y, 4 if kernels == "cmsis-nn" else 5)
+    shape = matmul_output_shape(node, lhs.shape, rhs.shape, adj_x, adj_y, max_rank)
     if len(shape) > len(out.shape):
         raise kernel_error(node, f"output {tensor_desc(out)} has fewer dimensions than the product's {len(shape)} "
                                  "(TFLM: output_rank <= NumDimensions(output))")
@@ -182,6 +188,7 @@ def batch_matmul_invoke(ctx: KernelContext, node: Node) -> None:
 
 
 BATCH_MATMUL = Registration(invoke=batch_matmul_invoke, prepare=batch_matmul_prepare, init=batch_matmul_init,
-                            name="BATCH_MATMUL")
+                            name="BATCH_MATMUL",
+                            temps="i0 i1 o0")
 
 BUILTINS = [("BATCH_MATMUL", BATCH_MATMUL, 4)]

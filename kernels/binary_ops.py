@@ -33,7 +33,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .elementwise import check_broadcast, pair_index, pair_table
 from .fixedpoint import (INT32_MIN, count_leading_sign_bits, get_reciprocal, multiply_by_quantized_multiplier,
@@ -463,18 +463,24 @@ def _prelu_invoke(ctx: KernelContext, node: Node) -> None:
 
 # --------------------------------------------------------------------------- registration
 
-def _registration(name: str, prepare, invoke, struct: Optional[str]) -> Registration:
-    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct, BinaryOpData), name=name)
+def _add_n_temps(op, tensors) -> str:
+    # The first input and the output, then every other input in turn.
+    return "i0 o0 " + " ".join(f"i{k}" for k in range(1, len(op.inputs)))
+
+
+def _registration(name: str, prepare, invoke, struct: Optional[str], *, temps: TempRule) -> Registration:
+    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct, BinaryOpData), name=name,
+                        temps=temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("DIV", _registration("DIV", _div_prepare, _div_invoke, "OpDataDiv"), 2),
+    ("DIV", _registration("DIV", _div_prepare, _div_invoke, "OpDataDiv", temps="i0 i1 o0"), 2),
     ("FLOOR_DIV", _registration("FLOOR_DIV", _floor_prepare("FLOOR_DIV"),
-                                _floor_invoke(floor_div_f32, checks_zero=True), None), 3),
+                                _floor_invoke(floor_div_f32, checks_zero=True), None, temps="i0 i1 o0"), 3),
     ("FLOOR_MOD", _registration("FLOOR_MOD", _floor_prepare("FLOOR_MOD"),
-                                _floor_invoke(floor_mod_f32, checks_zero=False), None), 2),
+                                _floor_invoke(floor_mod_f32, checks_zero=False), None, temps="i0 i1 o0"), 2),
     ("SQUARED_DIFFERENCE", _registration("SQUARED_DIFFERENCE", _sqd_prepare, _sqd_invoke,
-                                         "OpDataSquaredDifference"), 2),
-    ("ADD_N", _registration("ADD_N", _add_n_prepare, _add_n_invoke, None), 1),
-    ("PRELU", _registration("PRELU", _prelu_prepare, _prelu_invoke, "PreluParams"), 1),
+                                         "OpDataSquaredDifference", temps="i0 i1 o0"), 2),
+    ("ADD_N", _registration("ADD_N", _add_n_prepare, _add_n_invoke, None, temps=_add_n_temps), 1),
+    ("PRELU", _registration("PRELU", _prelu_prepare, _prelu_invoke, "PreluParams", temps="i0 i1 o0"), 1),
 ]

@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .kernel_util import element_count, kernel_error, require_inputs, tensor_desc, type_name
 
@@ -220,13 +220,14 @@ def _mirror_pad_invoke(ctx: KernelContext, node: Node):
     out.data.reshape(-1)[...] = inp.data.reshape(-1)[index]
 
 
-def _reg(name, prepare, invoke, struct=None) -> Registration:
-    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct, ExpandOpData), name=name)
+def _reg(name, prepare, invoke, struct=None, *, temps: TempRule) -> Registration:
+    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct, ExpandOpData), name=name,
+                        temps=temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("FILL", _reg("FILL", _fill_prepare, _fill_invoke), 4),
-    ("BROADCAST_TO", _reg("BROADCAST_TO", _broadcast_to_prepare, _broadcast_to_invoke), 3),
-    ("BROADCAST_ARGS", _reg("BROADCAST_ARGS", _broadcast_args_prepare, _broadcast_args_invoke), 1),
-    ("MIRROR_PAD", _reg("MIRROR_PAD", _mirror_pad_prepare, _mirror_pad_invoke, "OpDataMirrorPad"), 3),
+    ("FILL", _reg("FILL", _fill_prepare, _fill_invoke, temps="i0 i1 o0"), 4),
+    ("BROADCAST_TO", _reg("BROADCAST_TO", _broadcast_to_prepare, _broadcast_to_invoke, temps="i0 i1 o0"), 3),
+    ("BROADCAST_ARGS", _reg("BROADCAST_ARGS", _broadcast_args_prepare, _broadcast_args_invoke, temps="i0 i1 o0"), 1),
+    ("MIRROR_PAD", _reg("MIRROR_PAD", _mirror_pad_prepare, _mirror_pad_invoke, "OpDataMirrorPad", temps="i0 i1 o0"), 3),
 ]

@@ -87,5 +87,5 @@ def _reset(ctx, state: CircularBufferState) -> None:
 
 CUSTOMS = [
     ("CIRCULAR_BUFFER", Registration(init=_init, prepare=_prepare, invoke=_invoke, reset=_reset,
-                                     name="CIRCULAR_BUFFER"), 1),
+                                     name="CIRCULAR_BUFFER", temps="i0 o0"), 1),
 ]

@@ -29,7 +29,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .binary_ops import MAX_RANK, rescaled
 from .elementwise import check_broadcast, pair_index, pair_table
@@ -208,14 +208,17 @@ def _select_invoke(ctx: KernelContext, node: Node) -> None:
 
 # --------------------------------------------------------------------------- registration
 
-def _registration(name: str, prepare, invoke, struct: Optional[str]) -> Registration:
-    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct, CompareOpData), name=name)
+def _registration(name: str, prepare, invoke, struct: Optional[str], *, temps: TempRule) -> Registration:
+    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct, CompareOpData), name=name,
+                        temps=temps)
 
 
 # TFLM does not look at operator versions; these are the newest TFLite writes.
 BUILTINS: list[tuple[str, Registration, int]] = [
-    *((op, _registration(op, _compare_prepare(op), _compare_invoke(op), "OpDataComparison"), 4)
+    *((op, _registration(op, _compare_prepare(op), _compare_invoke(op), "OpDataComparison",
+                         temps="i0 i1"), 4)
       for op in COMPARE_FUNCTIONS),
-    *((op, _registration(op, _logical_prepare, _logical_invoke, None), 1) for op in LOGICAL_FUNCTIONS),
-    ("SELECT_V2", _registration("SELECT_V2", _select_prepare, _select_invoke, "OpDataSelect"), 2),
+    *((op, _registration(op, _logical_prepare, _logical_invoke, None, temps=""), 1) for op in LOGICAL_FUNCTIONS),
+    ("SELECT_V2", _registration("SELECT_V2", _select_prepare, _select_invoke, "OpDataSelect",
+                                temps="i0 i1 i2 o0"), 2),
 ]

@@ -158,10 +158,10 @@ def call_once_invoke(ctx: KernelContext, node: Node) -> None:
 
 BUILTINS: list[tuple[str, Registration, int]] = [
     ("IF", Registration(invoke=if_invoke, prepare=if_prepare,
-                        init=op_data_init("OpDataIf", OpDataIf), name="IF"), 1),
+                        init=op_data_init("OpDataIf", OpDataIf), name="IF", temps="i0"), 1),
     ("WHILE", Registration(invoke=while_invoke, prepare=while_prepare,
-                           init=op_data_init("OpDataWhile", OpDataWhile), name="WHILE"), 1),
+                           init=op_data_init("OpDataWhile", OpDataWhile), name="WHILE", temps=""), 1),
     ("CALL_ONCE", Registration(invoke=call_once_invoke, prepare=call_once_prepare,
                                init=op_data_init("OpDataCallOnce", OpDataCallOnce),
-                               name="CALL_ONCE"), 1),
+                               name="CALL_ONCE", temps=""), 1),
 ]

@@ -220,6 +220,7 @@ def _float_conv(data: OpDataConv, buf: np.ndarray) -> np.ndarray:
 conv_invoke = window_invoke(_invoke_padded, _invoke_narrowed)
 
 
-CONV_2D = Registration(invoke=conv_invoke, prepare=conv_prepare, init=conv_init, name="CONV_2D")
+CONV_2D = Registration(invoke=conv_invoke, prepare=conv_prepare, init=conv_init, name="CONV_2D",
+                       temps="o0 i0 i1 | i0 i1 i2 o0")        # ConvPrepare | CalculateOpDataConv
 
 BUILTINS = [("CONV_2D", CONV_2D, 8)]

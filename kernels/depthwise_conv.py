@@ -212,6 +212,7 @@ dw_invoke = window_invoke(_invoke_padded, _invoke_narrowed)
 
 
 DEPTHWISE_CONV_2D = Registration(invoke=dw_invoke, prepare=dw_prepare, init=dw_init,
-                                 name="DEPTHWISE_CONV_2D")
+                                 name="DEPTHWISE_CONV_2D",
+                                 temps="o0 i0 i1 | i0 i1 i2 o0")   # DepthwiseConvPrepare | CalculateOpDataDepthwiseConv
 
 BUILTINS = [("DEPTHWISE_CONV_2D", DEPTHWISE_CONV_2D, 7)]

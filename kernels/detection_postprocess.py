@@ -263,5 +263,5 @@ def _invoke(ctx: KernelContext, node: Node) -> None:
 
 CUSTOMS = [
     ("TFLite_Detection_PostProcess",
-     Registration(init=_init, prepare=_prepare, invoke=_invoke, name="TFLite_Detection_PostProcess"), 1),
+     Registration(init=_init, prepare=_prepare, invoke=_invoke, name="TFLite_Detection_PostProcess", temps="i0 i1 i2"), 1),
 ]

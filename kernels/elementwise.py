@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .fixedpoint import INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier, wrap_int32
 from .kernel_util import (activation_range_float, activation_range_int, activation_range_quantized,
@@ -261,15 +261,15 @@ def _binary_invoke(op: str):
     return invoke
 
 
-def _registration(op: str, struct_name: Optional[str]) -> Registration:
+def _registration(op: str, struct_name: Optional[str], *, temps: TempRule) -> Registration:
     return Registration(invoke=_binary_invoke(op), prepare=_binary_prepare(op),
-                        init=op_data_init(struct_name, BinaryData), name=op)
+                        init=op_data_init(struct_name, BinaryData), name=op, temps=temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("ADD", _registration("ADD", "OpDataAdd"), 5),
-    ("SUB", _registration("SUB", "OpDataSub"), 5),
-    ("MUL", _registration("MUL", "OpDataMul"), 7),
-    ("MAXIMUM", _registration("MAXIMUM", None), 4),
-    ("MINIMUM", _registration("MINIMUM", None), 4),
+    ("ADD", _registration("ADD", "OpDataAdd", temps="i0 i1 o0"), 5),
+    ("SUB", _registration("SUB", "OpDataSub", temps="i0 i1 o0"), 5),
+    ("MUL", _registration("MUL", "OpDataMul", temps="i0 i1 o0"), 7),
+    ("MAXIMUM", _registration("MAXIMUM", None, temps=""), 4),
+    ("MINIMUM", _registration("MINIMUM", None, temps=""), 4),
 ]

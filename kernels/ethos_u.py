@@ -73,5 +73,6 @@ def _invoke(ctx: KernelContext, node: Node) -> None:
 
 CUSTOMS = [
     ("ethos-u", Registration(init=_init, prepare=_prepare, invoke=_invoke, name="ethos-u",
-                             not_simulated=NOT_SIMULATED), 1),
+                             not_simulated=NOT_SIMULATED,
+                             temps="i0"), 1)            # Vela's operator reads its command stream for its size,
 ]

@@ -193,6 +193,7 @@ def fc_invoke(ctx: KernelContext, node: Node) -> None:
 
 
 FULLY_CONNECTED = Registration(invoke=fc_invoke, prepare=fc_prepare, init=fc_init,
-                               name="FULLY_CONNECTED")
+                               name="FULLY_CONNECTED",
+                               temps="i0 i1 i2 o0")
 
 BUILTINS = [("FULLY_CONNECTED", FULLY_CONNECTED, 12)]

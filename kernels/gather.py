@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule
 
 from .kernel_util import (allocate_writable_dims, check_computed_shape, element_count, kernel_error,
                           require_inputs, scale_of, tensor_desc, type_name, zero_point_of)
@@ -237,12 +237,13 @@ def _embedding_invoke(ctx: KernelContext, node: Node):
                                  f"[0, {d.axis_size - 1}]")
 
 
-def _reg(name, prepare, invoke) -> Registration:
-    return Registration(invoke=invoke, prepare=prepare, init=_gather_init, name=name)
+def _reg(name, prepare, invoke, *, temps: TempRule, persistent_after_temps: bool = False) -> Registration:
+    return Registration(invoke=invoke, prepare=prepare, init=_gather_init, name=name, temps=temps,
+                        persistent_after_temps=persistent_after_temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("GATHER", _reg("GATHER", _gather_prepare, _gather_invoke), 7),
-    ("GATHER_ND", _reg("GATHER_ND", _gather_nd_prepare, _gather_nd_invoke), 5),
-    ("EMBEDDING_LOOKUP", _reg("EMBEDDING_LOOKUP", _embedding_prepare, _embedding_invoke), 4),
+    ("GATHER", _reg("GATHER", _gather_prepare, _gather_invoke, temps="i0 i1 o0"), 7),
+    ("GATHER_ND", _reg("GATHER_ND", _gather_nd_prepare, _gather_nd_invoke, temps="i0 i1 o0"), 5),
+    ("EMBEDDING_LOOKUP", _reg("EMBEDDING_LOOKUP", _embedding_prepare, _embedding_invoke, temps="i0 i1 o0", persistent_after_temps=True), 4),
 ]

@@ -18,6 +18,8 @@ prepare, exactly as TFLM (the buffers themselves are not needed by the host kern
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
@@ -31,6 +33,13 @@ lstm_init = op_data_init("OpDataLSTM", OpDataLSTM)
 
 
 def lstm_prepare(ctx: KernelContext, node: Node) -> None:
+    """TFLM's reference Prepare: four gate buffers."""
+    prepare_lstm(ctx, node, lambda kind: 4)
+
+
+def prepare_lstm(ctx: KernelContext, node: Node, gate_buffers: Callable[[str], int]) -> None:
+    """The Prepare every build's LSTM shares; `gate_buffers(kind)`: how many gate buffers of
+    batch x state cells the build's kernel for that kind ("float32", "int8", "int16") asks for."""
     data: OpDataLSTM = node.user_data
     t, out = validate_tensors(ctx, node)
     read_sizes(node, data, t, out)
@@ -57,9 +66,8 @@ def lstm_prepare(ctx: KernelContext, node: Node) -> None:
                                      f"{tensor_desc(x)}, weights {tensor_desc(t[2])}, bias {tensor_desc(t[13])})")
     else:
         raise kernel_error(node, f"cell state {tensor_desc(c)}: type not supported (float32 or int16)")
-    # Gate buffers of batch x state cells, as TFLM requests them (four; three in its CMSIS-NN
-    # build's integer LSTM).
-    count = ctx.target.lstm_gate_buffers(data.kind in ("int8", "int16"))
+    # Gate buffers of batch x state cells, as TFLM requests them
+    count = gate_buffers(data.kind)
     data.buffer_indices = [ctx.request_scratch(data.batch * data.n_state * ct.itemsize) for _ in range(count)]
 
 
@@ -84,6 +92,7 @@ def lstm_invoke(ctx: KernelContext, node: Node) -> None:
 
 
 UNIDIRECTIONAL_SEQUENCE_LSTM = Registration(invoke=lstm_invoke, prepare=lstm_prepare, init=lstm_init,
-                                            name="UNIDIRECTIONAL_SEQUENCE_LSTM")
+                                            name="UNIDIRECTIONAL_SEQUENCE_LSTM",
+                                            temps="i* o0")         # LstmTensors: all 24 inputs
 
 BUILTINS = [("UNIDIRECTIONAL_SEQUENCE_LSTM", UNIDIRECTIONAL_SEQUENCE_LSTM, 3)]

@@ -281,8 +281,10 @@ def l2norm_invoke(ctx: KernelContext, node: Node) -> None:
 
 
 LOG_SOFTMAX = Registration(invoke=log_softmax_invoke, prepare=log_softmax_prepare,
-                           init=op_data_init(None, LogSoftmaxOpData), name="LOG_SOFTMAX")
+                           init=op_data_init(None, LogSoftmaxOpData), name="LOG_SOFTMAX",
+                           temps="i0 o0", persistent_after_temps=True)
 L2_NORMALIZATION = Registration(invoke=l2norm_invoke, prepare=l2norm_prepare,
-                                init=op_data_init("L2NormalizationParams", L2NormData), name="L2_NORMALIZATION")
+                                init=op_data_init("L2NormalizationParams", L2NormData), name="L2_NORMALIZATION",
+                                temps="i0 o0")
 
 BUILTINS = [("LOG_SOFTMAX", LOG_SOFTMAX, 2), ("L2_NORMALIZATION", L2_NORMALIZATION, 2)]

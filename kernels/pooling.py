@@ -191,11 +191,14 @@ def l2_invoke(ctx: KernelContext, node: Node) -> None:
 
 
 AVERAGE_POOL_2D = Registration(invoke=avg_invoke, prepare=avg_prepare, init=pool_init,
-                               name="AVERAGE_POOL_2D")
+                               name="AVERAGE_POOL_2D",
+                               temps="i0 o0")
 MAX_POOL_2D = Registration(invoke=max_invoke, prepare=max_prepare, init=pool_init,
-                           name="MAX_POOL_2D")
+                           name="MAX_POOL_2D",
+                           temps="i0 o0")
 
 L2_POOL_2D = Registration(invoke=l2_invoke, prepare=l2_prepare, init=op_data_init(None, OpDataPooling),
-                          name="L2_POOL_2D")
+                          name="L2_POOL_2D",
+                          temps="o0 i0", persistent_after_temps=True)
 
 BUILTINS = [("AVERAGE_POOL_2D", AVERAGE_POOL_2D, 3), ("MAX_POOL_2D", MAX_POOL_2D, 3), ("L2_POOL_2D", L2_POOL_2D, 1)]

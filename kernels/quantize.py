@@ -132,7 +132,7 @@ def _dequantize_prepare(ctx: KernelContext, node: Node):
 
 BUILTINS: list[tuple[str, Registration, int]] = [
     ("QUANTIZE", Registration(invoke=unary_invoke, prepare=_quantize_prepare,
-                              init=op_data_init("OpDataQuantizeReference", QuantData), name="QUANTIZE"), 3),
+                              init=op_data_init("OpDataQuantizeReference", QuantData), name="QUANTIZE", temps="i0 o0"), 3),
     ("DEQUANTIZE", Registration(invoke=unary_invoke, prepare=_dequantize_prepare,
-                                init=op_data_init("DequantizeOpData", QuantData), name="DEQUANTIZE"), 6),
+                                init=op_data_init("DequantizeOpData", QuantData), name="DEQUANTIZE", temps="i0 o0"), 6),
 ]

@@ -21,7 +21,7 @@ the first met stays. REDUCE_ALL (bool): logical and, starting from true.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -300,11 +300,29 @@ def reference_mean_or_sum_int(data: OpDataReduce, x: np.ndarray, plan: ReducePla
     return np.clip(res, info.min, info.max)
 
 
-MEAN = Registration(invoke=reduce_invoke, prepare=mean_or_sum_prepare, init=reduce_init, name="MEAN")
-SUM = Registration(invoke=reduce_invoke, prepare=mean_or_sum_prepare, init=reduce_init, name="SUM")
-REDUCE_MAX = Registration(invoke=reduce_invoke, prepare=min_max_prepare, init=reduce_init, name="REDUCE_MAX")
-REDUCE_MIN = Registration(invoke=reduce_invoke, prepare=min_max_prepare, init=reduce_init, name="REDUCE_MIN")
-REDUCE_ALL = Registration(invoke=reduce_invoke, prepare=all_prepare, init=reduce_init, name="REDUCE_ALL")
+def _input_type(op, tensors) -> Optional[str]:
+    return tensors[op.inputs[0]].type_name if op.inputs and op.inputs[0] >= 0 else None
+
+
+def _mean_or_sum_temps(op, tensors) -> str:
+    # PrepareMeanOrSumHelper, then PrepareSimple (which reads the output for int8 only).
+    return "i0 o0 i1 | i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "")
+
+
+def _min_max_temps(op, tensors) -> str:
+    # PrepareSimple first, then PrepareMinMaxHelper's own reads.
+    return "i0 i1" + (" o0" if _input_type(op, tensors) == "INT8" else "") + " | i0 o0 i1"
+
+
+def _reg(name: str, prepare, temps) -> Registration:
+    return Registration(invoke=reduce_invoke, prepare=prepare, init=reduce_init, name=name, temps=temps)
+
+
+MEAN = _reg("MEAN", mean_or_sum_prepare, _mean_or_sum_temps)
+SUM = _reg("SUM", mean_or_sum_prepare, _mean_or_sum_temps)
+REDUCE_MAX = _reg("REDUCE_MAX", min_max_prepare, _min_max_temps)
+REDUCE_MIN = _reg("REDUCE_MIN", min_max_prepare, _min_max_temps)
+REDUCE_ALL = _reg("REDUCE_ALL", all_prepare, _mean_or_sum_temps)     # its Prepare reads as MEAN's
 
 BUILTINS = [("MEAN", MEAN, 3), ("SUM", SUM, 2), ("REDUCE_MAX", REDUCE_MAX, 3), ("REDUCE_MIN", REDUCE_MIN, 3),
             ("REDUCE_ALL", REDUCE_ALL, 1)]

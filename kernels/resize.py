@@ -217,7 +217,9 @@ def bilinear_invoke(ctx: KernelContext, node: Node) -> None:
 
 
 RESIZE_NEAREST_NEIGHBOR = Registration(invoke=nearest_invoke, prepare=nearest_prepare,
-                                       name="RESIZE_NEAREST_NEIGHBOR")
-RESIZE_BILINEAR = Registration(invoke=bilinear_invoke, prepare=bilinear_prepare, name="RESIZE_BILINEAR")
+                                       name="RESIZE_NEAREST_NEIGHBOR",
+                                       temps="i0 i1 o0")
+RESIZE_BILINEAR = Registration(invoke=bilinear_invoke, prepare=bilinear_prepare, name="RESIZE_BILINEAR",
+                               temps="i0 i1 o0")
 
 BUILTINS = [("RESIZE_NEAREST_NEIGHBOR", RESIZE_NEAREST_NEIGHBOR, 4), ("RESIZE_BILINEAR", RESIZE_BILINEAR, 4)]

@@ -123,9 +123,9 @@ def assign_variable_invoke(ctx: KernelContext, node: Node) -> None:
 BUILTINS: list[tuple[str, Registration, int]] = [
     ("VAR_HANDLE", Registration(invoke=var_handle_invoke, prepare=var_handle_prepare,
                                 init=op_data_init("OpDataVarHandle", OpDataVarHandle),
-                                name="VAR_HANDLE"), 1),
+                                name="VAR_HANDLE", temps=""), 1),
     ("READ_VARIABLE", Registration(invoke=read_variable_invoke, prepare=read_variable_prepare,
-                                   name="READ_VARIABLE"), 1),
+                                   name="READ_VARIABLE", temps="i0"), 1),
     ("ASSIGN_VARIABLE", Registration(invoke=assign_variable_invoke, prepare=assign_variable_prepare,
-                                     init=assign_variable_init, name="ASSIGN_VARIABLE"), 1),
+                                     init=assign_variable_init, name="ASSIGN_VARIABLE", temps="i1"), 1),
 ]

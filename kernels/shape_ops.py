@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .kernel_util import (kernel_error, require_inputs, scale_of, tensor_desc, type_code, type_label,
                           type_name, zero_point_of)
@@ -474,22 +474,23 @@ def _cast_invoke(ctx: KernelContext, node: Node):
     np.copyto(dst.reshape(-1), cast_values(ctx.required_input(node, 0).data, dst.dtype).reshape(-1))
 
 
-def _reg(name, prepare, invoke, struct_name=None):
-    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct_name, ShapeOpData), name=name)
+def _reg(name, prepare, invoke, struct_name=None, *, temps: TempRule) -> Registration:
+    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct_name, ShapeOpData), name=name,
+                        temps=temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("RESHAPE", _reg("RESHAPE", _same_size_prepare, _copy_invoke), 2),
-    ("SQUEEZE", _reg("SQUEEZE", _same_size_prepare, _copy_invoke), 2),
-    ("EXPAND_DIMS", _reg("EXPAND_DIMS", _expand_dims_prepare, _copy_invoke), 2),
-    ("SHAPE", _reg("SHAPE", _shape_prepare, _shape_invoke), 2),
-    ("PACK", _reg("PACK", _pack_prepare, _pack_invoke), 4),
+    ("RESHAPE", _reg("RESHAPE", _same_size_prepare, _copy_invoke, temps="i0 o0"), 2),
+    ("SQUEEZE", _reg("SQUEEZE", _same_size_prepare, _copy_invoke, temps="i0 o0"), 2),
+    ("EXPAND_DIMS", _reg("EXPAND_DIMS", _expand_dims_prepare, _copy_invoke, temps="i0 i1 o0"), 2),
+    ("SHAPE", _reg("SHAPE", _shape_prepare, _shape_invoke, temps=""), 2),
+    ("PACK", _reg("PACK", _pack_prepare, _pack_invoke, temps=""), 4),
     ("CONCATENATION", _reg("CONCATENATION", _concat_prepare, _concat_invoke,
-                           "OpDataConcatenation"), 4),
-    ("TRANSPOSE", _reg("TRANSPOSE", _transpose_prepare, _transpose_invoke), 6),
-    ("PAD", _reg("PAD", _pad_prepare, _pad_invoke, "OpDataPad"), 4),
-    ("PADV2", _reg("PADV2", _pad_prepare, _pad_invoke, "OpDataPad"), 4),
+                           "OpDataConcatenation", temps="i0 o0 | i*"), 4),
+    ("TRANSPOSE", _reg("TRANSPOSE", _transpose_prepare, _transpose_invoke, temps="i0 i1 o0"), 6),
+    ("PAD", _reg("PAD", _pad_prepare, _pad_invoke, "OpDataPad", temps="i0 i1 i2 o0"), 4),
+    ("PADV2", _reg("PADV2", _pad_prepare, _pad_invoke, "OpDataPad", temps="i0 i1 i2 o0"), 4),
     ("STRIDED_SLICE", _reg("STRIDED_SLICE", _strided_slice_prepare, _strided_slice_invoke,
-                           "StridedSliceOpData"), 8),
-    ("CAST", _reg("CAST", _cast_prepare, _cast_invoke), 6),
+                           "StridedSliceOpData", temps="i0 i1 i2 i3 o0"), 8),
+    ("CAST", _reg("CAST", _cast_prepare, _cast_invoke, temps="i0 o0"), 6),
 ]

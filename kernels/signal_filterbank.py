@@ -336,16 +336,18 @@ def _log_invoke(ctx: KernelContext, node: Node) -> None:
 
 
 CUSTOMS = [
+    # SignalFilterBank's Prepare reads its six inputs without freeing any in between
     ("SignalFilterBank", Registration(init=_filter_bank_init, prepare=_filter_bank_prepare,
-                                      invoke=_filter_bank_invoke, name="SignalFilterBank"), 1),
+                                      invoke=_filter_bank_invoke, name="SignalFilterBank",
+                                      temps="i0 i1 i2 i3 i4 i5 o0"), 1),
     ("SignalFilterBankSquareRoot", Registration(prepare=_square_root_prepare,
                                                 invoke=_square_root_invoke,
-                                                name="SignalFilterBankSquareRoot"), 1),
+                                                name="SignalFilterBankSquareRoot", temps="i0 i1 o0"), 1),
     ("SignalFilterBankSpectralSubtraction",
      Registration(init=_spectral_init, prepare=_spectral_prepare, invoke=_spectral_invoke,
-                  reset=_spectral_reset, name="SignalFilterBankSpectralSubtraction"), 1),
+                  reset=_spectral_reset, name="SignalFilterBankSpectralSubtraction", temps="i0 o0 o1"), 1),
     ("SignalPCAN", Registration(init=_pcan_init, prepare=_pcan_prepare, invoke=_pcan_invoke,
-                                name="SignalPCAN"), 1),
+                                name="SignalPCAN", temps="i0 i1 i2 o0"), 1),
     ("SignalFilterBankLog", Registration(init=_log_init, prepare=_log_prepare,
-                                         invoke=_log_invoke, name="SignalFilterBankLog"), 1),
+                                         invoke=_log_invoke, name="SignalFilterBankLog", temps="i0 o0"), 1),
 ]

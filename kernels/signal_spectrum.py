@@ -220,14 +220,14 @@ def _energy_invoke(ctx: KernelContext, node: Node) -> None:
 
 CUSTOMS = [
     ("SignalWindow", Registration(init=_window_init, prepare=_window_prepare,
-                                  invoke=_window_invoke, name="SignalWindow"), 1),
+                                  invoke=_window_invoke, name="SignalWindow", temps="i0 i1 o0"), 1),
     ("SignalFftAutoScale", Registration(prepare=_fft_auto_scale_prepare,
                                         invoke=_fft_auto_scale_invoke,
-                                        name="SignalFftAutoScale"), 1),
+                                        name="SignalFftAutoScale", temps="i0 o0 o1"), 1),
     ("SignalRfft", Registration(init=_rfft_init, prepare=_rfft_prepare, invoke=_rfft_invoke,
-                                name="SignalRfft"), 1),
+                                name="SignalRfft", temps="i0 o0"), 1),
     ("SignalIrfft", Registration(init=_irfft_init, prepare=_irfft_prepare, invoke=_irfft_invoke,
-                                 name="SignalIrfft"), 1),
+                                 name="SignalIrfft", temps="i0 o0"), 1),
     ("SignalEnergy", Registration(init=_energy_init, prepare=_energy_prepare,
-                                  invoke=_energy_invoke, name="SignalEnergy"), 1),
+                                  invoke=_energy_invoke, name="SignalEnergy", temps="i0 o0"), 1),
 ]

@@ -314,12 +314,12 @@ def _reset(ctx, params) -> None:
 
 CUSTOMS = [
     ("SignalFramer", Registration(init=_framer_init, prepare=_framer_prepare,
-                                  invoke=_framer_invoke, reset=_reset, name="SignalFramer"), 1),
+                                  invoke=_framer_invoke, reset=_reset, name="SignalFramer", temps="i0 o0 o1"), 1),
     ("SignalStacker", Registration(init=_stacker_init, prepare=_stacker_prepare,
-                                   invoke=_stacker_invoke, reset=_reset, name="SignalStacker"), 1),
+                                   invoke=_stacker_invoke, reset=_reset, name="SignalStacker", temps="i0 o0 o1"), 1),
     ("SignalDelay", Registration(init=_delay_init, prepare=_delay_prepare, invoke=_delay_invoke,
-                                 reset=_reset, name="SignalDelay"), 1),
+                                 reset=_reset, name="SignalDelay", temps="i0 o0"), 1),
     ("SignalOverlapAdd", Registration(init=_overlap_add_init, prepare=_overlap_add_prepare,
                                       invoke=_overlap_add_invoke, reset=_reset,
-                                      name="SignalOverlapAdd"), 1),
+                                      name="SignalOverlapAdd", temps="i0 o0"), 1),
 ]

@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .kernel_util import (element_count, kernel_error, require_inputs, tensor_desc, type_label, type_name)
 
@@ -317,15 +317,16 @@ def _dus_invoke(ctx: KernelContext, node: Node):
     view[tuple(slice(a, a + u) for a, u in zip(first, update.shape))] = update.data
 
 
-def _reg(name, prepare, invoke) -> Registration:
-    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(None, SliceOpData), name=name)
+def _reg(name, prepare, invoke, *, temps: TempRule) -> Registration:
+    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(None, SliceOpData), name=name,
+                        temps=temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("SLICE", _reg("SLICE", _slice_prepare, _slice_invoke), 6),
-    ("REVERSE_V2", _reg("REVERSE_V2", _reverse_prepare, _reverse_invoke), 3),
-    ("SPLIT", _reg("SPLIT", _split_prepare, _split_invoke), 4),
-    ("SPLIT_V", _reg("SPLIT_V", _split_prepare, _split_invoke), 2),
-    ("UNPACK", _reg("UNPACK", _split_prepare, _split_invoke), 4),
-    ("DYNAMIC_UPDATE_SLICE", _reg("DYNAMIC_UPDATE_SLICE", _dus_prepare, _dus_invoke), 4),
+    ("SLICE", _reg("SLICE", _slice_prepare, _slice_invoke, temps="i0 i1 i2 o0"), 6),
+    ("REVERSE_V2", _reg("REVERSE_V2", _reverse_prepare, _reverse_invoke, temps="i0 i1 o0"), 3),
+    ("SPLIT", _reg("SPLIT", _split_prepare, _split_invoke, temps="i0"), 4),
+    ("SPLIT_V", _reg("SPLIT_V", _split_prepare, _split_invoke, temps="i2"), 2),
+    ("UNPACK", _reg("UNPACK", _split_prepare, _split_invoke, temps=""), 4),
+    ("DYNAMIC_UPDATE_SLICE", _reg("DYNAMIC_UPDATE_SLICE", _dus_prepare, _dus_invoke, temps="i0 i1 i2 o0"), 4),
 ]

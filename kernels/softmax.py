@@ -344,6 +344,7 @@ def _softmax_int16(data: SoftmaxParams, x2: np.ndarray) -> np.ndarray:
 
 
 SOFTMAX = Registration(invoke=softmax_invoke, prepare=softmax_prepare, init=softmax_init,
-                       name="SOFTMAX")
+                       name="SOFTMAX",
+                       temps="i0 o0", persistent_after_temps=True)
 
 BUILTINS = [("SOFTMAX", SOFTMAX, 3)]

@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .kernel_util import (allocate_writable_dims, check_computed_shape, element_count, kernel_error,
                           require_inputs, tensor_desc, type_label, type_name)
@@ -205,13 +205,14 @@ def _batch_invoke(ctx: KernelContext, node: Node):
     y[dst[~padded]] = x[src[~padded]]
 
 
-def _reg(name, prepare, invoke, struct=None) -> Registration:
-    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct, SpaceOpData), name=name)
+def _reg(name, prepare, invoke, struct=None, *, temps: TempRule) -> Registration:
+    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct, SpaceOpData), name=name,
+                        temps=temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("DEPTH_TO_SPACE", _reg("DEPTH_TO_SPACE", _depth_to_space_prepare, _depth_to_space_invoke), 2),
-    ("SPACE_TO_DEPTH", _reg("SPACE_TO_DEPTH", _space_to_depth_prepare, _space_to_depth_invoke), 2),
-    ("SPACE_TO_BATCH_ND", _reg("SPACE_TO_BATCH_ND", _batch_prepare, _batch_invoke, "SpaceToBatchParams"), 4),
-    ("BATCH_TO_SPACE_ND", _reg("BATCH_TO_SPACE_ND", _batch_prepare, _batch_invoke), 4),
+    ("DEPTH_TO_SPACE", _reg("DEPTH_TO_SPACE", _depth_to_space_prepare, _depth_to_space_invoke, temps="i0 o0"), 2),
+    ("SPACE_TO_DEPTH", _reg("SPACE_TO_DEPTH", _space_to_depth_prepare, _space_to_depth_invoke, temps="i0 o0"), 2),
+    ("SPACE_TO_BATCH_ND", _reg("SPACE_TO_BATCH_ND", _batch_prepare, _batch_invoke, "SpaceToBatchParams", temps="i0 o0"), 4),
+    ("BATCH_TO_SPACE_ND", _reg("BATCH_TO_SPACE_ND", _batch_prepare, _batch_invoke, temps="i0 o0"), 4),
 ]

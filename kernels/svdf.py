@@ -375,6 +375,7 @@ def svdf_invoke(ctx: KernelContext, node: Node) -> None:
         _invoke_float(ctx, node, data)
 
 
-REGISTRATION = Registration(init=svdf_init, prepare=svdf_prepare, invoke=svdf_invoke, name="SVDF")
+REGISTRATION = Registration(init=svdf_init, prepare=svdf_prepare, invoke=svdf_invoke, name="SVDF",
+                            temps="i0 i1 i2 i3 i4 o0")
 
 BUILTINS = [("SVDF", REGISTRATION, 4)]

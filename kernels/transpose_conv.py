@@ -116,6 +116,14 @@ def transpose_conv_tensors(ctx: KernelContext, node: Node) -> tuple:
 
 
 def transpose_conv_prepare(ctx: KernelContext, node: Node) -> None:
+    """TFLM's reference Prepare: it requests the int32 (int8) or int64 (16x8) accumulators of
+    the whole output as its scratch."""
+    prepare_transpose_conv(ctx, node, accumulators=True)
+
+
+def prepare_transpose_conv(ctx: KernelContext, node: Node, accumulators: bool) -> None:
+    """The Prepare every build's TRANSPOSE_CONV shares; `accumulators`: request the reference
+    kernel's scratch (a build whose kernel needs other buffers requests its own after this)."""
     data: OpDataTransposeConv = node.user_data
     flt, inp, bias, out = transpose_conv_tensors(ctx, node)
     it, ft = np.dtype(inp.dtype), np.dtype(flt.dtype)
@@ -129,8 +137,7 @@ def transpose_conv_prepare(ctx: KernelContext, node: Node) -> None:
     ctx.allocate_persistent(4 * oc)
     ctx.allocate_persistent(4 * oc)
     out_elements = int(np.prod(out.shape))
-    # TFLM's CMSIS-NN glue asks for arm_transpose_conv_s8's buffers instead for int8 (the flavour)
-    if it in (np.int8, np.int16) and not ctx.target.replaces_reference_scratch(node.op_name, it):
+    if accumulators and it in (np.int8, np.int16):
         ctx.request_scratch(out_elements * (4 if it == np.int8 else 8))
     _check_types(node, flt, inp, out)
     _prepare_window(node, data, inp, out, fh, fw)
@@ -286,7 +293,15 @@ def integer_scatter(data: OpDataTransposeConv, weights: np.ndarray, x: np.ndarra
     return acc
 
 
+def _transpose_conv_temps(op: Any, tensors: Any) -> str:
+    # TransposeConvPrepare, then CalculateOpData reads the tensors again unless float32.
+    inp = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] >= 0 else -1
+    quantized = inp >= 0 and tensors[inp].type_name != "FLOAT32"
+    return "o0 i2 i1" + (" | i2 i1 i3 o0" if quantized else "")
+
+
 TRANSPOSE_CONV = Registration(invoke=transpose_conv_invoke, prepare=transpose_conv_prepare,
-                              init=transpose_conv_init, name="TRANSPOSE_CONV")
+                              init=transpose_conv_init, name="TRANSPOSE_CONV",
+                              temps=_transpose_conv_temps)
 
 BUILTINS = [("TRANSPOSE_CONV", TRANSPOSE_CONV, 5)]

@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from micro_rt.kernel_api import KernelContext, Node, Registration, op_data_init
+from micro_rt.kernel_api import KernelContext, Node, Registration, TempRule, op_data_init
 
 from .activations import UnaryData
 from .fixedpoint import (f32_to_int32_cast, inv_sqrt_quantized_multiplier_exp, multiply_by_quantized_multiplier,
@@ -292,24 +292,25 @@ def _prepare_elu(ctx: KernelContext, node: Node):
                                  f"{type_name(dt)}.")
 
 
-def _reg(name: str, prepare, struct_name=None, invoke=unary_invoke) -> Registration:
-    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct_name, UnaryData), name=name)
+def _reg(name: str, prepare, struct_name=None, invoke=unary_invoke, *, temps: TempRule) -> Registration:
+    return Registration(invoke=invoke, prepare=prepare, init=op_data_init(struct_name, UnaryData), name=name,
+                        temps=temps)
 
 
 BUILTINS: list[tuple[str, Registration, int]] = [
-    ("ABS", _reg("ABS", _prepare_abs_rsqrt("ABS"), "OpDataAbsRsqrt"), 5),
-    ("RSQRT", _reg("RSQRT", _prepare_abs_rsqrt("RSQRT"), "OpDataAbsRsqrt", _invoke_rsqrt), 3),
-    ("ELU", _reg("ELU", _prepare_elu, "OpDataElu"), 2),
-    ("CEIL", _reg("CEIL", _float_only("CEIL", "ceil.cc", False)), 1),
-    ("EXP", _reg("EXP", _float_only("EXP", "exp.cc", False)), 2),
-    ("ROUND", _reg("ROUND", _float_only("ROUND", "round.cc", False)), 1),
-    ("FLOOR", _reg("FLOOR", _float_only("FLOOR", "floor.cc", False)), 2),
-    ("COS", _reg("COS", _float_only("COS", "elementwise.cc", True)), 1),
-    ("SIN", _reg("SIN", _float_only("SIN", "elementwise.cc", True)), 1),
-    ("LOG", _reg("LOG", _float_only("LOG", "elementwise.cc", True)), 2),
-    ("SQRT", _reg("SQRT", _float_only("SQRT", "elementwise.cc", True)), 2),
-    ("SQUARE", _reg("SQUARE", _float_only("SQUARE", "elementwise.cc", True)), 1),
-    ("NEG", _reg("NEG", _prepare_neg), 1),
-    ("LOGICAL_NOT", _reg("LOGICAL_NOT", _prepare_logical_not), 1),
-    ("ZEROS_LIKE", _reg("ZEROS_LIKE", _prepare_zeros_like), 1),
+    ("ABS", _reg("ABS", _prepare_abs_rsqrt("ABS"), "OpDataAbsRsqrt", temps="i0 o0"), 5),
+    ("RSQRT", _reg("RSQRT", _prepare_abs_rsqrt("RSQRT"), "OpDataAbsRsqrt", _invoke_rsqrt, temps="i0 o0"), 3),
+    ("ELU", _reg("ELU", _prepare_elu, "OpDataElu", temps="i0 o0"), 2),
+    ("CEIL", _reg("CEIL", _float_only("CEIL", "ceil.cc", False), temps="i0 o0"), 1),
+    ("EXP", _reg("EXP", _float_only("EXP", "exp.cc", False), temps="i0 o0"), 2),
+    ("ROUND", _reg("ROUND", _float_only("ROUND", "round.cc", False), temps="i0 o0"), 1),
+    ("FLOOR", _reg("FLOOR", _float_only("FLOOR", "floor.cc", False), temps=""), 2),
+    ("COS", _reg("COS", _float_only("COS", "elementwise.cc", True), temps="i0 o0"), 1),
+    ("SIN", _reg("SIN", _float_only("SIN", "elementwise.cc", True), temps="i0 o0"), 1),
+    ("LOG", _reg("LOG", _float_only("LOG", "elementwise.cc", True), temps="i0 o0"), 2),
+    ("SQRT", _reg("SQRT", _float_only("SQRT", "elementwise.cc", True), temps="i0 o0"), 2),
+    ("SQUARE", _reg("SQUARE", _float_only("SQUARE", "elementwise.cc", True), temps="i0 o0"), 1),
+    ("NEG", _reg("NEG", _prepare_neg, temps=""), 1),
+    ("LOGICAL_NOT", _reg("LOGICAL_NOT", _prepare_logical_not, temps="i0 o0"), 1),
+    ("ZEROS_LIKE", _reg("ZEROS_LIKE", _prepare_zeros_like, temps="i0 o0"), 1),
 ]

@@ -6,7 +6,8 @@ temp figures (and the smallest working arena) come out as TFLM's do:
    has VAR_HANDLE operators), subgraph records, eval tensors, node records;
 2. per node of every subgraph: builtin option structs (builtin_params.py), then each kernel's
    init, then each kernel's prepare (kernels allocate through `KernelContext`, which lands
-   here; the temporary TfLiteTensors TFLM's kernel makes meanwhile are kernel_temps.py's);
+   here; the temporary TfLiteTensors TFLM's kernel makes meanwhile are its registration's
+   `temps`, which kernel_temps.py reads);
 3. commit: scratch handles, variable tensors, the planning scratch in temp, the plan
    itself (head), then the interpreter's input/output tensor records.
 Every subgraph's tensors and scratch buffers go into one plan, with the lifetimes TFLM's
@@ -23,7 +24,8 @@ from .allocation_info import PlannedBuffer, ScratchRequest, planned_buffers, ref
 from .arena import ARENA_ALIGNMENT, MAX_ARENA_BYTES, Arena, align_up, usable_arena_bytes
 from .builtin_params import builtin_params_struct
 from .errors import AllocationError
-from .kernel_temps import persistent_after_temps, prepare_accesses
+from .kernel_api import Registration
+from .kernel_temps import prepare_accesses
 from .model import Model, Subgraph, TensorInfo
 from .planner import lower_bound, make_planner
 from .resource_variables import resource_variable_count
@@ -87,9 +89,8 @@ class TflmAllocator:
     """Makes TFLM's allocations for one model on one target, in TFLM's order."""
 
     def __init__(self, model: Model, target: Target, arena_size: Optional[int],
-                 planner: str = "greedy", kernels: str = "reference"):
+                 planner: str = "greedy"):
         self.model, self.target, self.planner_name = model, target, planner
-        self.kernels = kernels
         self.arena_size = arena_size
         self.usable_bytes = None if arena_size is None else usable_arena_bytes(arena_size)
         self.arena = Arena()
@@ -165,24 +166,25 @@ class TflmAllocator:
         """Before node k's prepare: the tail its temporary tensors may have to share."""
         self._tail_before_prepare = self.arena.tail
 
-    def end_node_prepare(self) -> None:
+    def end_node_prepare(self, registration: Registration) -> None:
         """After node k's prepare (nodes are prepared in order, subgraph by subgraph). While it
         prepared, the head held the scratch requests made before it plus room for its own, and
         its temporary TfLiteTensors sat above that (they are freed only now). A kernel that
-        allocates its persistent data only after its last temporary tensor (kernel_temps) has
+        allocates its persistent data only after its last temporary tensor (its registration's
+        `persistent_after_temps`; the temps are its `temps`, read by kernel_temps) has
         its temps checked against the tail as it was before: TFLM checks a persistent
         allocation against the head only, so it may overwrite the top of the temps, as far as
         the bytes the kernel reads again (`_unread_temp_bytes`)."""
         sg, op = self._prepare_order[self._prepared_nodes]
         self._prepared_nodes += 1
         tail = self.arena.tail
-        late_tail = self._tail_before_prepare if persistent_after_temps(op) else None
+        late_tail = self._tail_before_prepare if registration.persistent_after_temps else None
         if late_tail is not None:
             self.arena.tail = late_tail
         before = len(self.scratch_requests) - self._node_scratch
         self.arena.allocate_temp(self._scratch_request_bytes(before), ARENA_ALIGNMENT,
                                  "scratch buffer requests")
-        accesses = prepare_accesses(op, sg.tensors, self.kernels) or []
+        accesses = prepare_accesses(op, sg.tensors, registration.temps) or []
         for index in accesses:
             what = f"op {op.index} {op.op_name}'s temporary TfLiteTensor for tensor {index}"
             self._tensor_record(sg.tensors[index], self.arena.allocate_temp, what, what)

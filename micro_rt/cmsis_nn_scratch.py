@@ -1,6 +1,6 @@
 """The scratch buffers TFLM's CMSIS-NN build requests in Prepare, by operator and input type
 (CMSIS_NN_SCRATCH). One home for both readers: the arena accounting of `--kernels cmsis-nn`
-(flavours.prepare_extras) and the virtual MCU, whose kernels get these buffers
+(the glue's registrations in flavours.py) and the virtual MCU, whose kernels get these buffers
 (cortexm/ops/__init__.py scratch_requests). A kernel both builds share (16x8 TRANSPOSE_CONV)
 requests what the reference kernel does.
 

@@ -16,7 +16,6 @@ import numpy as np
 
 from .allocator import TflmAllocator
 from .errors import KernelError
-from .flavours import FlavouredTarget
 from .kernel_api import Node, absent_input
 from .kernels.kernel_util import kernel_error
 from .model import TensorInfo
@@ -101,10 +100,10 @@ class MicroContext:
         self.subgraph = 0
         self.kernels: str = kernels
         self.node: Optional[Node] = None
-        self.target = FlavouredTarget(target, self.kernels, self)
+        self.target = target
         self.allocator: Optional[TflmAllocator] = None     # set when planning starts
         self.scratch_views: list[np.ndarray] = []           # once the arena is laid out
-        self.graph: Any = None          # the interpreter: runs subgraphs, holds their tensors
+        self.graph: Any = None          # interpreter_graph.InterpreterGraph: runs subgraphs, holds their tensors
         self.resource_variables: Optional[ResourceVariables] = None
         # What TFLM kernels keep in C statics across nodes (CIRCULAR_BUFFER's prepare count):
         # per interpreter here, by the kernel's name.

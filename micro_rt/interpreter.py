@@ -6,13 +6,13 @@
 Activations live in one numpy byte array laid out exactly as the planner placed them in
 the arena's head, so an offset reported by `plan` is the offset the kernels really use. A
 model with several subgraphs (IF, WHILE, CALL_ONCE) is loaded, planned and run as TFLM's
-MicroInterpreterGraph does: every subgraph's kernels are initialised and prepared, their
-tensors share one plan, and control-flow kernels run subgraphs through `invoke_subgraph`.
+MicroInterpreterGraph does (`interpreter_graph.py`, the interpreter's `graph`): every
+subgraph's kernels are initialised and prepared, their tensors share one plan, and
+control-flow kernels run subgraphs through `graph.invoke_subgraph`.
 """
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -23,76 +23,20 @@ from .allocator import ArenaPlan, TflmAllocator
 from .arena import align_up
 from .blas import BlasThreadLimit
 from .compat import InterpreterConfig
-from .context import MicroContext, Tensor, reset_variable
+from .context import Tensor, reset_variable
 from .errors import (EmulationError, InputError, InputTypeError, KernelError,
-                     MicroRtError, ModelError, UnsupportedOpError)
+                     MicroRtError, ModelError)
 from .files import read_model_file
 from .executor_api import Executor, executor_class
-from .kernel_api import ABORT, Node, Registration, absent_input
-from .model import Model, Subgraph, read_model, undefined_reads
+from .kernel_api import Node
+from .model import Model, read_model, undefined_reads
 from .resolver import MutableOpResolver
-from .op_records import OpRecord, RunRecords
 from .planner import PLANNERS
 from .resource_variables import ResourceVariables, resource_variable_count
-from .flavours import KERNEL_FLAVOURS, default_kernels, prepare_extras
+from .flavours import KERNEL_FLAVOURS, default_kernels
 from .targets import TARGETS, Target, get_target
+from .interpreter_graph import InterpreterGraph
 from .tensor_access import TensorAccess
-
-# Inputs a builtin cannot do without (TFLM's kernels dereference them unconditionally);
-# every builtin needs its input 0. Others (biases, LSTM gates) are optional or checked by kernels.
-_REQUIRED_INPUTS = {"CONV_2D": (0, 1), "DEPTHWISE_CONV_2D": (0, 1), "FULLY_CONNECTED": (0, 1),
-                    "TRANSPOSE_CONV": (0, 1, 2), "SVDF": (0, 1, 2, 4)}
-
-
-# Builtins that may have no inputs at all (they run a subgraph or name a resource).
-_NO_INPUTS = ("CALL_ONCE", "VAR_HANDLE")
-
-
-def _check_required_inputs(node: Node, is_custom: bool) -> None:
-    if is_custom:
-        return
-    for slot in _REQUIRED_INPUTS.get(node.op_name, () if node.op_name in _NO_INPUTS else (0,)):
-        if slot >= len(node.inputs) or node.inputs[slot] < 0:
-            raise KernelError(f"op {node.index} {node.op_name}: {absent_input(node, slot)}")
-
-
-def _kernel_failure(node: Node, stage: str, e: Exception) -> KernelError:
-    """The KernelError naming the op for an exception that is not one of ours."""
-    hint = ""
-    if "NoneType" in str(e):
-        hint = (f" (the kernel needs an input the model leaves out: inputs are "
-                f"{list(node.inputs)}, -1 = absent)")
-    where = f"subgraph {node.subgraph} " if node.subgraph else ""
-    return KernelError(f"{where}op {node.index} {node.op_name} failed in {stage}: "
-                       f"{type(e).__name__}: {e}{hint}")
-
-
-@dataclass
-class SubgraphRuntime:
-    """One subgraph as the interpreter runs it: its tensors, nodes and their kernels."""
-    info: Subgraph
-    tensors: list[Tensor]
-    nodes: list[Node]
-    registrations: list[Registration]
-
-    @classmethod
-    def of(cls, sg: Subgraph) -> "SubgraphRuntime":
-        nodes = [Node(index=op.index, op_name=op.op_name, version=op.version, inputs=op.inputs,
-                      outputs=op.outputs, intermediates=op.intermediates, options=dict(op.options),
-                      custom_options=op.custom_options, subgraph=sg.index)
-                 for op in sg.operators]
-        return cls(sg, [Tensor(info) for info in sg.tensors], nodes, [])
-
-
-def _host_record(node: Node, status: object = None) -> OpRecord:
-    return OpRecord(node.index, node.op_name, on_mcu=False, subgraph=node.subgraph, ended_run=status is ABORT)
-
-
-def _unresolved_registration(error: UnsupportedOpError) -> Registration:
-    def invoke(ctx, node):
-        raise UnsupportedOpError(str(error))
-    return Registration(invoke=invoke, name="unresolved")
-
 
 def _as_model(model: Any) -> Model:
     if isinstance(model, (bytes, bytearray, memoryview)):
@@ -164,17 +108,15 @@ class Interpreter(TensorAccess):
         self.target = target_info
         self.preserve_all_tensors = preserve_all_tensors
         self.resolver = compat.resolver_with_registerers(custom_op_registerers, op_resolver)
-        self.subgraphs = [SubgraphRuntime.of(sg) for sg in model.subgraphs]
+        self.graph = InterpreterGraph(model, self.kernels, self.target)
+        self.subgraphs = self.graph.subgraphs
         self._resolve()
-        main = self.subgraphs[0]
+        main = self.graph.main
         self.tensors, self.nodes, self.registrations = main.tensors, main.nodes, main.registrations
-        self._context = MicroContext(self.tensors, self.kernels, self.target)
-        self._context.graph = self
+        self._context = self.graph.context
         variables = resource_variable_count(model)
         self.resource_variables = ResourceVariables(variables) if variables else None
         self._context.resource_variables = self.resource_variables
-        self._records: Optional[RunRecords] = None     # while an invoke runs every subgraph
-        self._progress: Optional[Callable[[int, int], None]] = None
         self.plan: ArenaPlan = self._allocate(arena_size, planner)
         # planned like TFLM, refused at invoke
         self._undefined_reads = [f"subgraph {sg.index} {read}" if sg.index else read
@@ -202,17 +144,7 @@ class Interpreter(TensorAccess):
 
     def _resolve(self) -> None:
         """Each subgraph's registrations; every missing operator is named at once."""
-        missing = []
-        for sub in self.subgraphs:
-            for op in sub.info.operators:
-                try:
-                    sub.registrations.append(self.resolver.find(op.op_name, op.is_custom, op.version,
-                                                                op.index))
-                except UnsupportedOpError as e:
-                    if sub.info.index:
-                        e = UnsupportedOpError(f"subgraph {sub.info.index}: {e}")
-                    missing.append(e)
-                    sub.registrations.append(_unresolved_registration(e))
+        missing = self.graph.resolve(self.resolver)
         self.unresolved = [str(e) for e in missing]
         if missing and not self.plan_only:
             raise type(missing[0])(str(missing[0]) if len(missing) == 1 else
@@ -221,28 +153,11 @@ class Interpreter(TensorAccess):
     def _allocate(self, arena_size: Optional[int], planner: str) -> ArenaPlan:
         """TFLM's AllocateTensors: start-up, init every subgraph's kernels, prepare them (in
         subgraph order), commit the plan."""
-        self._allocator = TflmAllocator(self.model, self.target, arena_size, planner, self.kernels)
+        self._allocator = TflmAllocator(self.model, self.target, arena_size, planner)
         self._context.allocator = self._allocator
         self._allocator.start_model()
-        ctx = self._context
-        for sub in self.subgraphs:
-            for node, reg in zip(sub.nodes, sub.registrations):
-                if reg.init is not None:
-                    ctx.node = node
-                    node.user_data = self._guarded(node, "init", reg.init, ctx, node.custom_options)
-        for sub in self.subgraphs:
-            ctx.tensors, ctx.subgraph = sub.tensors, sub.info.index
-            for node, reg in zip(sub.nodes, sub.registrations):
-                ctx.node = node
-                is_custom = sub.info.operators[node.index].is_custom
-                _check_required_inputs(node, is_custom)
-                self._allocator.begin_node_prepare()
-                if reg.prepare is not None:
-                    self._guarded(node, "prepare", reg.prepare, ctx, node)
-                if not is_custom and reg.name != "unresolved":    # a custom op named CONV_2D is not one
-                    self._guarded(node, "prepare", prepare_extras, ctx, node, self.kernels)
-                self._allocator.end_node_prepare()
-        ctx.node, ctx.tensors, ctx.subgraph = None, self.tensors, 0
+        self.graph.init_subgraphs()
+        self.graph.prepare_subgraphs(self._allocator)
         plan = self._allocator.commit(self.preserve_all_tensors)
         self.plan_head_bytes, self._allocator_buffers = plan.head_bytes, plan.buffers
         self._bind_memory(plan)
@@ -299,15 +214,6 @@ class Interpreter(TensorAccess):
         if self.resource_variables is not None:
             self.resource_variables.layout(self._memory, align_up(self.plan_head_bytes))
 
-    def _guarded(self, node: Node, stage: str, fn, *args):
-        """Run a kernel callback; anything but our own errors becomes a KernelError naming the op."""
-        try:
-            return fn(*args)
-        except MicroRtError:
-            raise
-        except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
-            raise _kernel_failure(node, stage, e) from e
-
     # ---- running ---------------------------------------------------------------------
     def invoke(self, progress: Optional[Callable[[int, int], None]] = None) -> None:
         """Run every operator: on the virtual MCU where it has a C kernel (with `emulate`),
@@ -332,87 +238,13 @@ class Interpreter(TensorAccess):
             if executor is not None:        # one firmware call: the device runtime walks the plan
                 self.last_run = executor.invoke(progress)
             elif progress is None and len(self.subgraphs) == 1:
-                self._invoke_host()
+                self.last_run = self.graph.invoke_main()
             else:
-                self._invoke_each(progress)
-
-    def _invoke_host(self) -> None:
-        # Host kernels only: one try around the loop instead of one call of _guarded per
-        # operator (the same errors: the failing node is the one being run).
-        ctx = self._context
-        node, status = None, None
-        try:
-            for node, reg in zip(self.nodes, self.registrations):
-                ctx.node = node
-                status = reg.invoke(ctx, node)
-                if status is ABORT:     # TFLM ends the run at this node
-                    break
-        except MicroRtError:
-            raise
-        except Exception as e:  # a kernel bug or bad model data must not escape as a raw error
-            assert node is not None             # only a kernel's call raises here: it names the node
-            raise _kernel_failure(node, "invoke", e) from e
-        ctx.node = None
-        ran = self.nodes[:node.index + 1] if node is not None else []
-        self.last_run = [OpRecord(n.index, n.op_name, False) for n in ran]
-        if ran:
-            self.last_run[-1].ended_run = status is ABORT
-
-    def _invoke_each(self, progress) -> None:
-        """Subgraph 0 on the host, operator by operator (control-flow kernels run other subgraphs
-        through invoke_subgraph); `last_run` gets one record per operator that ran."""
-        self._records, self._progress = RunRecords(), progress
-        try:
-            self.invoke_subgraph(0)
-            self.last_run = self._records.records
-        finally:
-            self._records = self._progress = None
+                self.last_run = self.graph.invoke_each(progress)
 
     def run_on_host(self, node: Node) -> int:
-        """One operator's host kernel, run during an invoke on the virtual MCU (the plan's host
-        trap: the arena is the MCU's, so it reads what the C kernels before it wrote); 1 when it
-        returned kTfLiteAbort, else 0. A control-flow kernel runs its subgraphs here too."""
-        sub, ctx = self.subgraphs[node.subgraph], self._context
-        saved = ctx.tensors, ctx.subgraph, ctx.node, self._records
-        ctx.tensors, ctx.subgraph, ctx.node = sub.tensors, node.subgraph, node
-        if self._records is None:
-            self._records = RunRecords()      # what its subgraphs' operators leave is not reported
-        try:
-            status = self._guarded(node, "invoke", sub.registrations[node.index].invoke, ctx, node)
-        finally:
-            ctx.tensors, ctx.subgraph, ctx.node, self._records = saved
-        return 1 if status is ABORT else 0
-
-    # ---- TFLM's MicroGraph, for control-flow kernels ------------------------------------
-    @property
-    def num_subgraphs(self) -> int:
-        return len(self.subgraphs)
-
-    def subgraph_tensors(self, index: int, outputs: bool) -> list[Tensor]:
-        """The tensors of subgraph `index`'s inputs (or outputs), in order."""
-        sub = self.subgraphs[index]
-        return [sub.tensors[i] for i in (sub.info.outputs if outputs else sub.info.inputs)]
-
-    def invoke_subgraph(self, index: int) -> None:
-        """Run every operator of subgraph `index` during an invoke (TFLM's InvokeSubgraph); the
-        kernel context's subgraph and node are restored afterwards."""
-        if self._records is None:
-            raise KernelError(f"subgraph {index} can only be run while the model is invoked")
-        sub, ctx = self.subgraphs[index], self._context
-        saved = ctx.tensors, ctx.subgraph, ctx.node
-        ctx.tensors, ctx.subgraph = sub.tensors, index
-        try:
-            for node, reg in zip(sub.nodes, sub.registrations):
-                if self._progress is not None and index == 0:
-                    self._progress(node.index, len(self.nodes))
-                ctx.node = node
-                self._records.start(index, node.index)
-                status = self._guarded(node, "invoke", reg.invoke, ctx, node)
-                self._records.finish(index, _host_record(node, status))
-                if status is ABORT:     # TFLM ends the run at this node
-                    return ABORT
-        finally:
-            ctx.tensors, ctx.subgraph, ctx.node = saved
+        """One operator's host kernel during an invoke on the virtual MCU (InterpreterGraph)."""
+        return self.graph.run_on_host(node)
 
     def _mcu(self):
         if not self.emulate:
@@ -440,12 +272,7 @@ class Interpreter(TensorAccess):
         if getattr(self, "_closed", False):
             return
         self._closed = True
-        for sub in self.subgraphs:
-            for node, reg in zip(sub.nodes, sub.registrations):
-                if reg.free is not None:
-                    self._context.node = node
-                    self._guarded(node, "free", reg.free, self._context, node.user_data)
-        self._context.node = None
+        self.graph.free_subgraphs()
         if self._executor is not None:
             self._executor.close()
             self._executor = None
@@ -464,12 +291,7 @@ class Interpreter(TensorAccess):
         that ran does not run again)."""
         for t in self._variables:
             reset_variable(t)
-        for sub in self.subgraphs:
-            for node, reg in zip(sub.nodes, sub.registrations):    # kernels' own state
-                if reg.reset is not None:
-                    self._context.node = node
-                    self._guarded(node, "reset", reg.reset, self._context, node.user_data)
-        self._context.node = None
+        self.graph.reset_subgraphs()          # kernels' own state
         if self.resource_variables is not None:
             self.resource_variables.reset_all()
 

@@ -12,7 +12,7 @@ TFLM kernel asks `TfLiteContext`, so the arena accounting sees every byte.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol, Sequence, Union
 
 import numpy as np
 
@@ -77,7 +77,9 @@ class KernelContext(Protocol):
         """Invoke only: the uint8 arena view of a scratch buffer requested in prepare."""
 
     # TFLM's MicroGraph, for control-flow and resource-variable kernels
-    num_subgraphs: int
+    @property
+    def num_subgraphs(self) -> int: ...
+
     resource_variables: Any    # micro_rt.resource_variables.ResourceVariables, or None
 
     def subgraph_inputs(self, index: int) -> list[TensorView]: ...
@@ -122,11 +124,20 @@ def absent_input(node: Node, i: int) -> str:
     return f"input {i} is absent (inputs {list(node.inputs)}, -1 = absent); this operator needs it"
 
 
+# What a kernel's Prepare reads through AllocateTempInputTensor / AllocateTempOutputTensor, in
+# call order (micro_rt/kernel_temps.py reads it): a string such as "i0 i1 o0 | i0 i2" (`i2`
+# input 2, `o0` output 0, `i*` every input, `|` where the kernel's own calls end and a helper's
+# begin), or a function of the operator (model_records.OperatorInfo) and its subgraph's tensors
+# (TensorInfo) giving one, for a Prepare whose calls depend on the types or the input count.
+TempRule = Union[str, Callable[[Any, Sequence[Any]], str]]
+
+
 @dataclass
 class Registration:
-    """A kernel: TFLM's init / free / prepare / invoke."""
+    """A kernel: TFLM's init / free / prepare / invoke, and what its Prepare costs the arena
+    beyond what it asks for: its temporary tensors."""
 
-    invoke: Callable[[KernelContext, Node], None]
+    invoke: Callable[[KernelContext, Node], Any]     # None, or ABORT (TFLM's kTfLiteAbort)
     prepare: Optional[Callable[[KernelContext, Node], None]] = None
     init: Optional[Callable[[KernelContext, Optional[bytes]], Any]] = None
     free: Optional[Callable[[KernelContext, Any], None]] = None
@@ -136,13 +147,30 @@ class Registration:
     # Non-empty for a kernel whose computation micro_rt does not simulate (an NPU's operator):
     # why. Its init/prepare account the arena exactly; its invoke refuses to run.
     not_simulated: str = ""
+    # The temporary TfLiteTensors TFLM's Prepare makes (read from its source); None when not
+    # known (a user's kernel): then none are counted.
+    temps: Optional[TempRule] = None
+    # True when TFLM's Prepare allocates its persistent data only after its last temporary
+    # tensor: TFLM checks that allocation against the head alone, so it may overlap them.
+    persistent_after_temps: bool = False
 
 
-def op_data_init(struct: Optional[str], make: Callable[[], Any]) -> Callable[[KernelContext, Optional[bytes]], Any]:
+@dataclass(frozen=True)
+class OpDataInit:
     """TFLM's usual init: allocate the kernel's C OpData struct (by its TFLM name, so the
-    target's layout decides the bytes) and return the Python object that stands for it."""
-    def init(ctx: KernelContext, custom_options: Optional[bytes]) -> Any:
-        if struct is not None:
-            ctx.allocate_persistent(ctx.target.sizeof(struct))
-        return make()
-    return init
+    target's layout decides the bytes; None: the kernel keeps none in the arena) and return
+    the Python object that stands for it. A record, not a closure, so that a flavour's glue
+    (micro_rt/flavours.py) can make the same object in its own, larger struct."""
+
+    struct: Optional[str]
+    make: Callable[[], Any]
+
+    def __call__(self, ctx: KernelContext, custom_options: Optional[bytes]) -> Any:
+        if self.struct is not None:
+            ctx.allocate_persistent(ctx.target.sizeof(self.struct))
+        return self.make()
+
+
+def op_data_init(struct: Optional[str], make: Callable[[], Any]) -> OpDataInit:
+    """TFLM's usual init for OpData `struct` made as `make()` (OpDataInit)."""
+    return OpDataInit(struct, make)

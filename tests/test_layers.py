@@ -123,6 +123,20 @@ def test_the_core_imports_nothing_of_the_virtual_mcu_nor_of_the_commands():
     assert {name: t for name, t in reaching.items() if t} == {}   # not even through a command
 
 
+def test_no_host_kernel_knows_about_flavours():
+    """TFLM's CMSIS-NN glue is a registration of its own (micro_rt/flavours.py) made from the
+    reference kernel: no module of kernels/ imports the flavours, nor asks its context which
+    flavour runs it."""
+    graph = _graph()
+    kernels = [name for name in graph if name.startswith("micro_rt.kernels.")]
+    assert len(kernels) > 30
+    assert {name: "micro_rt.flavours" for name in kernels if "micro_rt.flavours" in graph[name]} == {}
+    asking = [name for name in kernels
+              if any(w in (ROOT / "kernels" / (name.split(".")[-1] + ".py")).read_text()
+                     for w in ("target.kernels", '"kernels"', "ctx.kernels", "cmsis-nn"))]
+    assert asking == []
+
+
 def test_the_interpreter_finds_the_virtual_mcu_through_its_entry_point():
     import pytest
     from micro_rt.cortexm.executor import McuExecutor

@@ -177,8 +177,8 @@ def _minimum_mismatches(names) -> list[str]:
 
 def test_minimum_is_tflite_micros(oracle):
     """Including the embedding models: EMBEDDING_LOOKUP allocates its op data in Prepare after
-    its temporary tensors, over the unread top of the table's quantization (kernel_temps
-    PERSISTENT_AFTER_TEMPS)."""
+    its temporary tensors, over the unread top of the table's quantization (its
+    registration's persistent_after_temps)."""
     assert _minimum_mismatches(sorted(MODELS)) == []
 
 

@@ -79,11 +79,10 @@ class T:
 
 class HostCtx:
     def __init__(self, tensors):
-        from micro_rt.flavours import FlavouredTarget
         from micro_rt.targets import get_target
         self.node = None
         # the reference kernels' requests, as the host twin makes them
-        self.target = FlavouredTarget(get_target("cortex-m4"), "reference", self)
+        self.target = get_target("cortex-m4")
         self.tensors = tensors
         self.scratch_bufs = []
 

@@ -20,6 +20,7 @@ from micro_rt.kernels.kernel_util import scale_of, zero_point_of
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, dims, uwords, words
 from .data_movement import contig_strides, strided_copy
+from .registry import FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 SYMBOLS = {"int8": "mrt_batch_matmul_s8", "int16": "mrt_batch_matmul_s16", "float32": "mrt_batch_matmul_f32"}
 
@@ -111,3 +112,9 @@ def run_batch_matmul(c: CallContext, cmsis: bool = True) -> list[KernelCall]:
              + words(*batch, *_batch_strides(lhs, batch), *_batch_strides(rhs, batch), rows, cols, depth,
                      lhs_row, lhs_depth, rhs_depth, rhs_col, lhs_off, rhs_off, out_off, mult, shift, lo, hi))
     return calls + [c.call(SYMBOLS[dtype.name], c.args(block))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    **{("BATCH_MATMUL", t): OpKernel(run_batch_matmul, persistent=batch_matmul_persistent)
+       for t in (INT8, INT16, FLOAT32)},
+}

@@ -16,6 +16,7 @@ from micro_rt.kernels.kernel_util import activation_of, activation_range_int, el
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, f32_activation, node_params, uwords, words
 from .elementwise import broadcast_strides, broadcast_words
+from .registry import ANY, FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 _OPCODE = {"DIV": 0, "FLOOR_DIV": 1, "FLOOR_MOD": 2, "SQUARED_DIFFERENCE": 3, "PRELU": 4}   # MRT_OP_DIV ..
 _COMPARE = {"EQUAL": 0, "NOT_EQUAL": 1, "GREATER": 2, "GREATER_EQUAL": 3, "LESS": 4, "LESS_EQUAL": 5}
@@ -174,3 +175,17 @@ def run_select(c: CallContext) -> list[KernelCall]:
     blob = uwords(c.in_addr(0), c.in_addr(1), c.in_addr(2), c.out_addr()) + words(size, *count, *strides[0],
                                                                                   *strides[1], *strides[2])
     return [c.call("mrt_select", c.args(blob))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    **{(op, FLOAT32): OpKernel(run_binary_ops_f32) for op in ("DIV", "FLOOR_DIV", "FLOOR_MOD", "SQUARED_DIFFERENCE",
+                                                              "PRELU")},
+    **{(op, ANY): OpKernel(run_binary_ops_s32) for op in ("DIV", "SQUARED_DIFFERENCE")},     # int32
+    **{(op, INT8): OpKernel(run_binary_ops_q) for op in ("DIV", "SQUARED_DIFFERENCE", "PRELU")},
+    **{(op, INT16): OpKernel(run_binary_ops_q) for op in ("SQUARED_DIFFERENCE", "PRELU")},
+    **{("ADD_N", t): OpKernel(run_add_n) for t in (FLOAT32, INT8)},
+    **{(op, t): OpKernel(run_compare) for op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
+                                                 "LESS_EQUAL") for t in (FLOAT32, INT8, ANY)},
+    **{(op, t): OpKernel(run_logical) for op in ("LOGICAL_AND", "LOGICAL_OR") for t in (INT8, ANY)},
+    ("SELECT_V2", ANY): OpKernel(run_select),                                   # keyed by the bool condition
+}

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .context import CallContext, KernelCall
+from .registry import CONTROL, KernelKey, OpKernel
 
 
 @dataclass
@@ -36,3 +37,9 @@ def run_copies(c: CallContext) -> list[KernelCall]:
     """memcpy of each source over its destination (both hold the same bytes)."""
     return [c.call("mrt_copy", c.addr_of_index(src), c.addr_of_index(dst), c.tensors[dst].nbytes)
             for src, dst in zip(c.node.inputs, c.node.outputs)]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    **{(op, CONTROL): OpKernel(run_copies) for op in ("IF", "WHILE", "CALL_ONCE", "VAR_HANDLE",
+                                                      "READ_VARIABLE", "ASSIGN_VARIABLE")},
+}

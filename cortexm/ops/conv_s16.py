@@ -17,6 +17,8 @@ CONV_2D (its Prepare never sees the bias), none for DEPTHWISE_CONV_2D and FULLY_
 """
 from __future__ import annotations
 
+from functools import partial
+
 from typing import Optional
 
 import numpy as np
@@ -26,6 +28,7 @@ from micro_rt.kernels.conv_shapes import ConvShape
 
 from .context import CallContext, KernelCall, dims, node_params, uwords, words
 from .nn import conv_s16_params, run_conv_s16
+from .registry import INT16, KernelKey, OpKernel
 
 INT16_SPAN = 1 << 15          # |int16| <= 2^15
 MAX_COL_COUNT = 512           # taps CMSIS-NN sums in int32 before its int64 accumulator
@@ -119,3 +122,10 @@ def run_conv_s16_cmsis(c: CallContext, kind: str) -> list[KernelCall]:
 
 
 __all__ = ["INT16_SPAN", "MAX_COL_COUNT", "reduce_multiplier", "run_conv_s16_cmsis"]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="conv")),
+    ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="dw")),
+    ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16_cmsis, kind="fc")),
+}

@@ -15,6 +15,7 @@ import numpy as np
 from micro_rt.kernels.detection_postprocess import check_eval
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
+from .registry import FLOAT32, INT8, KernelKey, OpKernel
 
 
 def run_circular_buffer(c: CallContext) -> list[KernelCall]:
@@ -65,3 +66,9 @@ def run_detection_postprocess(c: CallContext) -> list[KernelCall]:
     return [c.call("mrt_detection_postprocess_f32", block,
                    refusal=f"{what}: a decoded box has ymin >= ymax or xmin >= xmax, or the fast path "
                            "would write a detection row past its outputs (TFLM writes past their end)")]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("CIRCULAR_BUFFER", INT8): OpKernel(run_circular_buffer),
+    ("TFLite_Detection_PostProcess", FLOAT32): OpKernel(run_detection_postprocess, libm=True),
+}

@@ -25,6 +25,7 @@ from micro_rt.kernels.slicing import split_layout
 from micro_rt.kernels.space_depth import nhwc
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
+from .registry import ANY, KernelKey, OpKernel
 
 _MAX_DIMS = 6
 
@@ -341,3 +342,30 @@ def run_broadcast_args(c: CallContext) -> list[KernelCall]:
                                                                      element_count(out), _es(out))
     return [c.call("mrt_broadcast_args", c.args(blob), refusal=f"op {c.node.index} BROADCAST_ARGS: the shapes "
                                                                "do not broadcast (TFLM aborts)")]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    **{(op, ANY): OpKernel(run_reshape) for op in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")},
+    ("SHAPE", ANY): OpKernel(run_shape),
+    ("PACK", ANY): OpKernel(run_concatenation),
+    ("CONCATENATION", ANY): OpKernel(run_concatenation),
+    ("TRANSPOSE", ANY): OpKernel(run_transpose),
+    ("PAD", ANY): OpKernel(run_pad),
+    ("PADV2", ANY): OpKernel(run_pad),
+    ("STRIDED_SLICE", ANY): OpKernel(run_strided_slice),
+    ("DEPTH_TO_SPACE", ANY): OpKernel(run_depth_to_space),
+    ("SPACE_TO_DEPTH", ANY): OpKernel(run_space_to_depth),
+    ("SPACE_TO_BATCH_ND", ANY): OpKernel(run_space_to_batch),
+    ("BATCH_TO_SPACE_ND", ANY): OpKernel(run_batch_to_space),
+    **{(op, ANY): OpKernel(run_split) for op in ("SPLIT", "SPLIT_V", "UNPACK")},
+    ("SLICE", ANY): OpKernel(run_slice),
+    ("REVERSE_V2", ANY): OpKernel(run_reverse),
+    ("DYNAMIC_UPDATE_SLICE", ANY): OpKernel(run_dynamic_update_slice),
+    ("GATHER", ANY): OpKernel(run_gather),
+    ("GATHER_ND", ANY): OpKernel(run_gather_nd),
+    ("EMBEDDING_LOOKUP", ANY): OpKernel(run_embedding_lookup),
+    ("FILL", ANY): OpKernel(run_fill),
+    ("BROADCAST_TO", ANY): OpKernel(run_broadcast_to),
+    ("BROADCAST_ARGS", ANY): OpKernel(run_broadcast_args),
+    ("MIRROR_PAD", ANY): OpKernel(run_mirror_pad),
+}

@@ -11,6 +11,7 @@ from micro_rt.kernels.quant import quantize_multiplier
 
 from .context import (CallContext, KernelCall, UnsupportedOnMcu, f32_activation, f32_bits, is_f32, is_i16,
                           node_params, uwords, words)
+from .registry import ANY, FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 _INT_RANGE = {1: (-128, 127), 2: (-32768, 32767), 4: (-(1 << 31), (1 << 31) - 1)}
 
@@ -329,3 +330,22 @@ def run_mean_f32(c: CallContext) -> list[KernelCall]:
     p = node_params(c.node, "mean_f32", lambda: _mean_axes(inp, axis_t))
     blob = uwords(c.in_addr(0), c.out_addr()) + words(*p["shape"], *p["reduce"])
     return [c.call("mrt_mean_f32", c.args(blob))]
+
+
+_BINARY = ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")
+_UNARY = ("RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH", "HARD_SWISH")
+_UNARY_I16 = ("RELU", "RELU6", "LEAKY_RELU")
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    **{(op, INT8): OpKernel(run_binary_s8) for op in _BINARY},
+    **{(op, FLOAT32): OpKernel(run_binary_f32) for op in _BINARY},
+    **{(op, INT16): OpKernel(run_binary_s16) for op in _BINARY},
+    **{(op, ANY): OpKernel(run_binary_wide) for op in _BINARY},                 # int32; int64 MAXIMUM / MINIMUM
+    **{(op, INT8): OpKernel(run_unary_s8) for op in _UNARY},
+    **{(op, FLOAT32): OpKernel(run_unary_f32, libm=op in ("LOGISTIC", "TANH")) for op in _UNARY},
+    **{(op, INT16): OpKernel(run_unary_int) for op in _UNARY_I16},
+    **{("QUANTIZE", t): OpKernel(run_quantize) for t in (INT8, INT16, FLOAT32)},
+    ("QUANTIZE", ANY): OpKernel(run_quantize),           # uint8 / int32 in (other 1-byte types: int8's entry)
+    **{("DEQUANTIZE", t): OpKernel(run_dequantize) for t in (INT8, INT16)},
+    ("DEQUANTIZE", ANY): OpKernel(run_dequantize),                              # uint8 in
+}

@@ -18,6 +18,7 @@ from micro_rt.kernels.fixedpoint import SIGMOID_TABLE_UINT16
 from micro_rt.kernels.lstm_int8 import cell_state_bounds, lstm_tanh_params
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, f32_bits, uwords, words
+from .registry import FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 # lstm_shared.h tensor indices: gate weights (input, forget, cell, output), biases, states.
 _W_IN, _W_REC, _BIAS = (1, 2, 3, 4), (5, 6, 7, 8), (12, 13, 14, 15)
@@ -84,3 +85,10 @@ def run_lstm(c: CallContext) -> list[KernelCall]:
 
 
 __all__ = ["lstm_block", "run_lstm", "run_lstm_f32"]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT8): OpKernel(run_lstm),
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", INT16): OpKernel(run_lstm),
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", FLOAT32): OpKernel(run_lstm_f32, libm=True),  # expf, tanhf
+}

@@ -5,6 +5,8 @@ glue does and the kernels' scratch-buffer sizes. Pooling is ops.pooling, softmax
 """
 from __future__ import annotations
 
+from functools import partial
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +20,7 @@ from micro_rt.kernels.kernel_util import (activation_of, activation_range_quanti
 from micro_rt.kernels.padding import PaddingValues, int16_window
 
 from .context import (CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, i32_bytes, is_f32, is_i16, node_params, uwords, words)
+from .registry import FLOAT32, INT8, KernelKey, OpKernel
 
 # --------------------------------------------------------------------------- geometry
 
@@ -214,3 +217,13 @@ def run_conv_s16(c: CallContext, kind: str) -> list[KernelCall]:
                   c.const("mult16", lambda: p["mult_b"]), c.const("shift16", lambda: p["shift_b"]))
     blob += words(*(p[k] for k in _CONV_S16_FIELDS))
     return [c.call("mrt_conv_s16", c.args(blob))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=False)),
+    ("CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=False)),
+    ("DEPTHWISE_CONV_2D", INT8): OpKernel(partial(run_conv_s8, depthwise=True)),
+    ("DEPTHWISE_CONV_2D", FLOAT32): OpKernel(partial(run_conv_f32, depthwise=True)),
+    ("FULLY_CONNECTED", INT8): OpKernel(run_fully_connected_s8),
+    ("FULLY_CONNECTED", FLOAT32): OpKernel(run_fully_connected_f32),
+}

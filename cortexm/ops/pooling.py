@@ -13,6 +13,7 @@ from micro_rt.kernels.kernel_util import (activation_of, activation_range_float,
                                           scale_of, zero_point_of)
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, dims, f32_activation, f32_bits, uwords, words
+from .registry import FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 
@@ -75,3 +76,10 @@ def run_l2_pool_f32(c: CallContext) -> list[KernelCall]:
     blob = uwords(c.in_addr(0), c.out_addr()) + words(n, ih, iw, ch, oh, ow, fh, fw, sh, sw, pad.height,
                                                       pad.width) + uwords(f32_bits(lo), f32_bits(hi))
     return [c.call("mrt_l2_pool_f32", c.args(blob))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    **{(op, t): OpKernel(run_pool_int) for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D") for t in (INT8, INT16)},
+    **{(op, FLOAT32): OpKernel(run_pool_f32) for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D")},
+    ("L2_POOL_2D", FLOAT32): OpKernel(run_l2_pool_f32),
+}

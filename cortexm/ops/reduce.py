@@ -15,6 +15,7 @@ from micro_rt.kernels.along_axis import CUMSUM_LEFT_SHIFT, axis_split
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, node_params, uwords, words
 from .elementwise import run_mean_f32, run_mean_s8
+from .registry import ANY, FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 _OPS = {"SUM": 0, "REDUCE_MAX": 1, "REDUCE_MIN": 2, "REDUCE_ALL": 3, "MEAN": 4}      # MRT_REDUCE_*
 _WALK_GROUPS = 3
@@ -139,3 +140,18 @@ def run_cumsum(c: CallContext) -> list[KernelCall]:
     blob = uwords(c.in_addr(0), c.out_addr()) + words(outer, depth, inner, int(bool(opts.get("exclusive", False))),
                                                       int(bool(opts.get("reverse", False))), *quant)
     return [c.call("mrt_cumsum_f32" if is_f32 else "mrt_cumsum_s8", c.args(blob))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("MEAN", INT8): OpKernel(run_mean),
+    ("MEAN", FLOAT32): OpKernel(run_mean),
+    ("MEAN", INT16): OpKernel(run_reduce_int),
+    ("SUM", INT8): OpKernel(run_reduce_int),
+    ("SUM", INT16): OpKernel(run_reduce_int),
+    ("REDUCE_MAX", INT8): OpKernel(run_reduce_int),
+    ("REDUCE_MIN", INT8): OpKernel(run_reduce_int),
+    **{(op, FLOAT32): OpKernel(run_reduce_f32) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN")},
+    ("REDUCE_ALL", ANY): OpKernel(run_reduce_int),
+    **{(op, t): OpKernel(run_arg_min_max) for op in ("ARG_MAX", "ARG_MIN") for t in (INT8, FLOAT32)},
+    **{("CUMSUM", t): OpKernel(run_cumsum) for t in (INT8, FLOAT32)},
+}

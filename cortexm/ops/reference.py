@@ -11,6 +11,8 @@ TFLM's reference are shared by both flavours (cortexm/src/README.md has the tabl
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from micro_rt.kernels.kernel_util import activation_of, activation_range_quantized, scale_of, zero_point_of
@@ -22,7 +24,10 @@ from .elementwise import (BINARY_QUANT_FIELDS, INT_RANGE, binary_params, run_bin
 from .lstm import lstm_block
 from .nn import conv_geometry, fc_params, per_channel_multipliers, runnable_shape
 from .pooling import pool_geometry
-from .transpose_conv import transpose_conv_quantization, transpose_conv_shape
+from .transpose_conv import transpose_conv_quantization, transpose_conv_s8_reference_scratch, transpose_conv_shape
+from .batch_matmul import batch_matmul_persistent, run_batch_matmul
+from .nn import run_conv_s16
+from .registry import INT8, INT16, KernelKey, OpKernel
 
 _OPCODE = {"ADD": 0, "MUL": 2}                      # MRT_OP_ADD, MRT_OP_MUL
 
@@ -136,3 +141,24 @@ def run_ref_lstm(c: CallContext) -> list[KernelCall]:
                                "gate buffers")
     blob += uwords(*(c.scratch_addr(k) for k in range(4)))
     return [c.call("mrt_ref_lstm_s8" if node.user_data.kind == "int8" else "mrt_ref_lstm_s16", c.args(blob))]
+
+
+# The reference flavour (`kernels="reference"`): where ops.KERNELS runs a CMSIS-NN-style kernel
+# (SIMD paths, im2col, scratch buffers), TFLM's reference loop in plain C instead
+# (cortexm/src/mrt_ref_*.c; the 16x8 layers' mrt_conv_s16 and BATCH_MATMUL's mrt_batch_matmul_*
+# are such loops already). Every other KERNELS entry is one plain C kernel both flavours share
+# (cortexm/src/README.md tabulates them).
+REFERENCE_KERNELS: dict[KernelKey, OpKernel] = {
+    ("CONV_2D", INT8): OpKernel(partial(run_ref_conv_s8, depthwise=False)),
+    ("CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="conv")),
+    ("DEPTHWISE_CONV_2D", INT8): OpKernel(partial(run_ref_conv_s8, depthwise=True)),
+    ("DEPTHWISE_CONV_2D", INT16): OpKernel(partial(run_conv_s16, kind="dw")),
+    ("FULLY_CONNECTED", INT8): OpKernel(run_ref_fully_connected_s8),
+    ("FULLY_CONNECTED", INT16): OpKernel(partial(run_conv_s16, kind="fc")),
+    **{(op, t): OpKernel(run_ref_pool_int) for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D") for t in (INT8, INT16)},
+    **{(op, t): OpKernel(run_ref_binary_int) for op in ("ADD", "MUL") for t in (INT8, INT16)},
+    ("BATCH_MATMUL", INT8): OpKernel(partial(run_batch_matmul, cmsis=False), persistent=batch_matmul_persistent),
+    ("TRANSPOSE_CONV", INT8): OpKernel(run_ref_transpose_conv_s8, transpose_conv_s8_reference_scratch),
+    ("SVDF", INT8): OpKernel(run_ref_svdf_s8, svdf_s8_reference_scratch),
+    **{("UNIDIRECTIONAL_SEQUENCE_LSTM", t): OpKernel(run_ref_lstm) for t in (INT8, INT16)},
+}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .context import CallContext, KernelCall, uwords, words
+from .registry import FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 SYMBOLS = {("RESIZE_NEAREST_NEIGHBOR", "float32"): "mrt_resize_nearest_neighbor",
            ("RESIZE_NEAREST_NEIGHBOR", "int8"): "mrt_resize_nearest_neighbor",
@@ -24,3 +25,9 @@ def run_resize(c: CallContext) -> list[KernelCall]:
              + words(n, h, w, depth, dtype.itemsize, bool(opts.get("align_corners", False)),
                      bool(opts.get("half_pixel_centers", False))))
     return [c.call(SYMBOLS[(c.node.op_name, dtype.name)], c.args(block))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    **{("RESIZE_NEAREST_NEIGHBOR", t): OpKernel(run_resize) for t in (INT8, INT16, FLOAT32)},
+    **{("RESIZE_BILINEAR", t): OpKernel(run_resize) for t in (INT8, FLOAT32)},
+}

@@ -21,6 +21,7 @@ import numpy as np
 from micro_rt.kernels.signal_filterbank import LOG_LUT
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, uwords, words
+from .registry import ANY, FLOAT32, INT16, KernelKey, OpKernel
 
 # ARGS is 4 KiB: an FFT whose work buffer would not fit runs on the host twin.
 _MAX_ARGS_BUFFER = 3 * 1024
@@ -212,3 +213,23 @@ def run_stacker(c: CallContext) -> list[KernelCall]:
     fields = words(1, p.buffer_size, p.num_channels * p.step, p.buffer_size, p.num_channels, p.left)
     return _fifo_call(c, "mrt_signal_stacker_s16", [p.fifo], p.buffer_size,
                       [p.fifo.available, int(p.has_first_frame)], fields, store)
+
+
+# TFLM's Signal custom operators (uint32 / uint64 inputs register as ANY)
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("SignalWindow", INT16): OpKernel(run_window),
+    ("SignalFftAutoScale", INT16): OpKernel(run_fft_auto_scale),
+    **{("SignalRfft", t): OpKernel(run_rfft) for t in (INT16, FLOAT32, ANY)},      # ANY: int32
+    **{("SignalIrfft", t): OpKernel(run_irfft) for t in (INT16, FLOAT32, ANY)},
+    ("SignalEnergy", INT16): OpKernel(run_energy),
+    ("SignalFilterBank", ANY): OpKernel(run_filter_bank),
+    ("SignalFilterBankSquareRoot", ANY): OpKernel(run_filter_bank_sqrt),
+    ("SignalFilterBankSpectralSubtraction", ANY): OpKernel(run_spectral_subtraction),
+    ("SignalPCAN", ANY): OpKernel(run_pcan),
+    ("SignalFilterBankLog", ANY): OpKernel(run_filter_bank_log),
+    ("SignalDelay", INT16): OpKernel(run_delay),
+    ("SignalFramer", INT16): OpKernel(run_framer),
+    ("SignalStacker", INT16): OpKernel(run_stacker),
+    ("SignalOverlapAdd", INT16): OpKernel(run_overlap_add),
+    ("SignalOverlapAdd", FLOAT32): OpKernel(run_overlap_add),
+}

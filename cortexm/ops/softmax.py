@@ -14,6 +14,7 @@ from micro_rt.kernels.softmax import int16_softmax_luts, int16_softmax_multiplie
 
 from .context import (CallContext, KernelCall, UnsupportedOnMcu, f32_bits, is_f32, last_axis_rows, node_params,
                           uwords, words)
+from .registry import FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 
 def run_softmax_s8(c: CallContext) -> list[KernelCall]:
@@ -63,3 +64,12 @@ def run_log_softmax(c: CallContext) -> list[KernelCall]:
         raise UnsupportedOnMcu("LOG_SOFTMAX int8 with an input scale TFLM refuses")
     blob = uwords(c.in_addr(0), c.out_addr()) + words(rows, depth, *scaling)
     return [c.call("mrt_log_softmax_s8", c.args(blob))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("SOFTMAX", INT8): OpKernel(run_softmax_s8),
+    ("SOFTMAX", INT16): OpKernel(run_softmax_s16),
+    ("SOFTMAX", FLOAT32): OpKernel(run_softmax_f32, libm=True),
+    ("LOG_SOFTMAX", INT8): OpKernel(run_log_softmax),
+    ("LOG_SOFTMAX", FLOAT32): OpKernel(run_log_softmax, libm=True),
+}

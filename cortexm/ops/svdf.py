@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, i32_bytes, uwords, words
+from .registry import FLOAT32, INT8, KernelKey, OpKernel
 
 
 def _wrap_int32(values: np.ndarray) -> np.ndarray:
@@ -65,3 +66,9 @@ def run_svdf_f32(c: CallContext) -> list[KernelCall]:
 
 
 __all__ = ["run_svdf_f32", "run_svdf_s8"]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("SVDF", INT8): OpKernel(run_svdf_s8),
+    ("SVDF", FLOAT32): OpKernel(run_svdf_f32, libm=True),                       # tanhf for a TANH activation
+}

@@ -20,6 +20,7 @@ from micro_rt.kernels.kernel_util import activation_of, activation_range_quantiz
 from micro_rt.kernels.transpose_conv import BIAS, FILTER, INPUT
 
 from .context import CallContext, KernelCall, dims, f32_activation, i32_bytes, node_params, uwords, words
+from .registry import FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 def _quantization(node, tensors, s: TransposeConvShape, dtype) -> tuple[bytes, bytes, int, int]:
     """Per-channel multipliers and shifts (int32 bytes) and the reference's activation range."""
@@ -79,3 +80,10 @@ def run_transpose_conv_f32(c: CallContext) -> list[KernelCall]:
     block = (uwords(c.in_addr(INPUT), c.in_addr(FILTER), c.in_addr(BIAS), c.out_addr())
              + words(*s.geometry()) + uwords(*f32_activation(node)))
     return [c.call("mrt_transpose_conv_f32", c.args(block))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    ("TRANSPOSE_CONV", INT8): OpKernel(run_transpose_conv_s8),
+    ("TRANSPOSE_CONV", INT16): OpKernel(run_transpose_conv_s16),
+    ("TRANSPOSE_CONV", FLOAT32): OpKernel(run_transpose_conv_f32),
+}

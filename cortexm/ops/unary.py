@@ -12,6 +12,7 @@ from micro_rt.kernels.kernel_util import element_count, is_quantized, scale_of, 
 from micro_rt.kernels.unary_math import abs_rsqrt_params, elu_int8_table
 
 from .context import CallContext, KernelCall, UnsupportedOnMcu, is_f32, node_params, uwords, words
+from .registry import ANY, FLOAT32, INT16, INT8, KernelKey, OpKernel
 
 # MRT_MATH_F32_* of mrt_unary_math_f32 (cortexm/src/mrt_nn_types.h)
 MATH_F32_OPS = ("ABS", "CEIL", "COS", "ELU", "EXP", "FLOOR", "LOG", "NEG", "ROUND", "RSQRT", "SIN", "SQRT", "SQUARE")
@@ -126,3 +127,15 @@ def run_quantize_u8(c: CallContext) -> list[KernelCall]:
     fields = node_params(c.node, "requant_u8", lambda: _requantize_u8_fields(inp, out))
     blob = uwords(c.in_addr(0), c.out_addr()) + words(element_count(inp), *fields)
     return [c.call("mrt_requantize_u8", c.args(blob))]
+
+
+KERNELS: dict[KernelKey, OpKernel] = {
+    **{(op, FLOAT32): OpKernel(run_unary_math_f32, libm=op in LIBM_F32_OPS) for op in MATH_F32_OPS},
+    **{(op, t): OpKernel(run_abs_rsqrt_int) for op in ("ABS", "RSQRT") for t in (INT8, INT16)},
+    ("ELU", INT8): OpKernel(run_elu_s8),
+    ("LOGICAL_NOT", ANY): OpKernel(run_logical_not),
+    ("ZEROS_LIKE", ANY): OpKernel(run_zeros_like),
+    **{("CAST", t): OpKernel(run_cast) for t in (INT8, INT16, FLOAT32, ANY)},
+    ("LOGISTIC", INT16): OpKernel(run_sigmoid_s16),
+    ("TANH", INT16): OpKernel(run_sigmoid_s16),
+}
