@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import weakref
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import unicorn
 from unicorn import unicorn_const as UC
@@ -19,7 +19,7 @@ from unicorn.arm_const import (UC_ARM_REG_FPSCR, UC_ARM_REG_PC, UC_CPU_ARM_CORTE
 
 from micro_rt.errors import EmulationError
 
-from .memory_map import FLASH_BASE, MemoryMap
+from .memory_map import FLASH_BASE
 from .native import HookSet
 
 RECYCLE_EVERY = 10_000                   # emu_start calls before the engine is replaced
@@ -35,17 +35,27 @@ CPU_MODELS = {
 class Engine:
     """One machine's Unicorn engine with its hooks, recycled every `recycle_every` calls (0: never).
 
-    `new_hooks(uc)` makes the machine's HookSet on the first engine; later engines re-attach it.
+    `memory` is the machine's layout (memory_map.MemoryMap for a model's image, or a firmware
+    run's system.address_map.AddressMap): it maps its host memory on each engine (`map_into`),
+    names the host memory behind the flash the flash data port reads (`flash_segments`), and
+    the ranges where an access faults (`fault_ranges`: the only ones hooked).
+    `new_hooks(uc)` makes the machine's HookSet on the first engine; later engines re-attach it;
+    `on_engine(uc)`, after each engine is made, maps the machine's own MMIO parts on it.
     A memory fault or a CPU exception met during a call is kept in `fault` / `interrupt` for
-    the caller to explain (faults.py)."""
+    the caller to explain (faults.py); `on_fault(uc, access, address, size)` may first let the
+    access go on (True: it mapped memory there)."""
 
-    def __init__(self, core: str, memory: MemoryMap, new_hooks: Callable[[unicorn.Uc], HookSet], *,
-                 has_fpu: bool, recycle_every: int = RECYCLE_EVERY):
+    def __init__(self, core: str, memory: Any, new_hooks: Callable[[unicorn.Uc], HookSet], *,
+                 has_fpu: bool, recycle_every: int = RECYCLE_EVERY,
+                 on_engine: Optional[Callable[[unicorn.Uc], None]] = None,
+                 on_fault: Optional[Callable[[unicorn.Uc, int, int, int], bool]] = None):
         self.core = core
         self.memory = memory
         self.has_fpu = has_fpu
         self.recycle_every = int(recycle_every)
         self._new_hooks = new_hooks
+        self._on_engine = on_engine
+        self._on_fault = on_fault
         self.hooks: Optional[HookSet] = None
         self.uc: Optional[unicorn.Uc] = None
         self.engines_started = 0
@@ -84,6 +94,8 @@ class Engine:
         self.uc = uc
         self.engines_started += 1
         self._calls_on_engine = 0
+        if self._on_engine is not None:
+            self._on_engine(uc)
 
     def retire(self) -> None:
         """Unhook the current engine and let go of it; it is closed (uc_close) and its memory
@@ -141,7 +153,7 @@ class Engine:
         return None
 
     def refresh_fault_hooks(self) -> None:
-        """Hook faults on the unmapped ranges only (call after every change of the map). A page
+        """Hook faults on the memory's fault ranges only (call after every change of the map). A page
         no memory hook covers keeps QEMU's fast path for stores once written (tlb_set_dirty);
         a fetch from a mapped but non-executable region (the stack) is caught in `run`."""
         uc = self.live()
@@ -149,7 +161,7 @@ class Engine:
             uc.hook_del(handle)
         self._fault_hooks = [uc.hook_add(UC.UC_HOOK_MEM_UNMAPPED | UC.UC_HOOK_MEM_PROT, self._on_invalid_mem,
                                          begin=lo, end=hi)
-                             for lo, hi in self.memory.unmapped_ranges()]
+                             for lo, hi in self.memory.fault_ranges()]
 
     def grow_flash(self, end: int) -> None:
         """Map flash up to `end` and let the hooks count data loads from all of it."""
@@ -161,6 +173,8 @@ class Engine:
 
     # ------------------------------------------------------------------ hooks (rare paths)
     def _on_invalid_mem(self, uc, access, address, size, value, _):
+        if self._on_fault is not None and self._on_fault(uc, access, address, size):
+            return True
         self.fault = (access, address, size, uc.reg_read(UC_ARM_REG_PC))
         return False
 

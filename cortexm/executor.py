@@ -87,6 +87,7 @@ class McuExecutor:
         self.kernels = interpreter.kernels      # the flavour the arena was planned for
         self._whole: Optional[WholeInvoke] = None
         self.last_runtime: Optional[RuntimeCost] = None        # the runtime's part of the last invoke
+        self.last_cyccnt_cycles = 0     # what DWT->CYCCNT advanced by over the last invoke's mrt_invoke
         self.budget = budget
         head = interpreter.memory_bytes
         variables = [t for t in interpreter.tensors if t.is_variable and not t.is_constant and t.offset is None]
@@ -193,6 +194,7 @@ class McuExecutor:
         for name in RUNTIME_FUNCTIONS:      # code_bytes counts kernels
             self.functions_used.pop(name, None)
         self.last_runtime = result.runtime
+        self.last_cyccnt_cycles = result.cyccnt_cycles
         records = self._records_of(result.trace)
         if result.ended_run:               # the ending operator says so
             records[-1].ended_run = True

@@ -1,15 +1,20 @@
-"""The virtual Cortex-M: a Unicorn CPU with flash, SRAM, a zero-copy tensor arena and a stack,
-exact instruction counting, a per-core cycle model and alignment checking.
+"""A model's image on the virtual MCU: the firmware (the device runtime and the kernels) with the
+model's plan written into it, a zero-copy tensor arena and a stack, on the machine every image
+runs on (system/mcu.py Machine: the engine, the hooks, the cycle model and the running clock,
+the exception unit and the System Control Space; `micro-rt emulate` runs a user's image on it
+too).
 
-`VirtualMCU` puts together the pieces, each in its own module:
-    memory_map.py       the address map and the host buffers behind it (flash, SRAM, arena, stack)
-    engine.py           the Unicorn engine and its hooks, replaced every `recycle_every` calls
+`VirtualMCU` adds to that machine the parts of a model's image, each in its own module:
+    memory_map.py       the image's layout and the host buffers behind it (flash, SRAM, arena,
+                        stack, the plan's RAM)
     flash_constants.py  constants placed in flash once
     calling.py          the calling convention (registers, stacked arguments, ARGS area) and
                         the stack high-water mark
     cycles.py           instructions and cycles of a call from the native hook's block edges
     alignment.py, static_alignment.py   unaligned accesses found and classified
     faults.py           why a call did not return
+`boot` starts the image from its reset vector, as every invoke does (whole_invoke.py); `call`
+calls one kernel directly, for the kernels' unit tests (ops.run_op), never a model's run.
 """
 from __future__ import annotations
 
@@ -28,16 +33,18 @@ from micro_rt.targets import get_target
 
 from . import alignment, calling
 from .calling import ArgsArea, StackProbe
-from .cycles import CycleBreakdown, CycleModel
+from .cycles import CycleBreakdown
 from .elf import ElfImage, load_elf
-from .engine import CPU_MODELS, RECYCLE_EVERY, Engine
+from .engine import CPU_MODELS, RECYCLE_EVERY
 from .faults import INTR_BKPT, BudgetExceeded, CallFaults
 from .flash_constants import FlashConstants
 from .memory_map import (DEFAULT_FLASH, FLASH_BASE, FLASH_LIMIT, SRAM_BASE, MemoryMap, as_bytes,
                          page_aligned_buffer, round_up)
 from .memory_system import FlashCounts, MemorySystem, default_memory_system
-from .native import HookSet, load_native
+from .native import load_native
 from .static_alignment import static_checks
+from .system.mcu import HookOptions, Machine
+from .system.memory_state import ConfiguredMemory
 
 # The machine's public face: the memory map's and the engine's constants callers size things by,
 # and the errors a call raises, next to the machine itself.
@@ -65,12 +72,14 @@ class CallResult:
 class BootWindow:
     """The measured call of a boot (VirtualMCU.boot): its CallResult, the block that branched
     into it (the start-up's, whose branch is the start-up's), its last block, what the flash
-    interface counted over it, and the stack pointer it was entered with."""
+    interface counted over it, the stack pointer it was entered with, and what DWT->CYCCNT
+    (the machine's running clock) advanced by from the call's first instruction to its return."""
     result: CallResult
     entry_prev: Optional[tuple[int, int]]
     last_block: Optional[tuple[int, int]]
     flash: FlashCounts
     entry_sp: int
+    cyccnt_cycles: int = 0
 
 
 def _firmware(core: str, elf_path: Union[str, Path, None]) -> ElfImage:
@@ -81,8 +90,11 @@ def _firmware(core: str, elf_path: Union[str, Path, None]) -> ElfImage:
     return load_elf(elf_path)
 
 
-class VirtualMCU:
-    """One emulated microcontroller. See memory_map.py for the memory map.
+class VirtualMCU(Machine):
+    """The machine (system/mcu.py Machine) in the layout of a model's image: see
+    memory_map.py for the map. Its host-facing side is here: the arena mapped zero-copy, the
+    constants placed in flash, the image booted per invoke (`boot`) and, for the kernels' unit
+    tests, one kernel function called directly (`call`).
 
     check_alignment: record unaligned LDRD/STRD/LDM/STM/PUSH/POP (and every unaligned access when
     strict_alignment) through a native memory hook; costs speed (see benchmarks/bench_emulator.py).
@@ -110,7 +122,6 @@ class VirtualMCU:
         self.core = target.name
         self.target = target
         self.elf: ElfImage = _firmware(self.core, elf_path)
-        self.clock_hz = int(clock_hz)
         self.strict_alignment = bool(strict_alignment)
         self.arena_bytes = int(arena_bytes)
         self.memory_system = memory_system or default_memory_system(self.core, int(flash_wait_states))
@@ -122,19 +133,19 @@ class VirtualMCU:
         self.memory = MemoryMap(self.elf, flash_bytes=flash_bytes, weights_bytes=weights_bytes,
                                 arena_misalign=arena_misalign,
                                 stack_bytes=round_up(max(int(stack_bytes), 256), 8))
-        self._configure_hooks(model_flash_data, native, flash_port)
-        self.engine = Engine(self.core, self.memory, self._new_hooks, has_fpu=self.has_fpu,
-                             recycle_every=recycle_every)
+        super().__init__(self.core, None, int(clock_hz), self.elf, self.memory, ConfiguredMemory(self.memory_system),
+                         self._hook_options(model_flash_data, native, flash_port),
+                         (FLASH_BASE, self.memory.flash_end), recycle_every)
+        self.exceptions.vtor = FLASH_BASE
         self.map_arena(self.new_arena_buffer(self.arena_bytes))
         self._load_image()
         self.constants = FlashConstants(self.engine, self.memory.weights_base)
         self.args_area = self.new_args_area()
         self._stack = StackProbe(self.memory.stack_bytes)
-        self._cycles = CycleModel(self.core, self.elf.sha256, self.memory_system, self.read_code)
         self._faults = CallFaults(self)
         self.last_edges: dict = {}
 
-    def _configure_hooks(self, model_flash_data: bool, native: bool, flash_port: bool) -> None:
+    def _hook_options(self, model_flash_data: bool, native: bool, flash_port: bool) -> HookOptions:
         """Alignment: strict mode (every LDR/STR) uses a native memory hook on every access (slow
         path, ~4-10x). Otherwise only LDRD/STRD/LDM/STM/LDREX* can fault; they are found
         statically and checked in the block hook (or a code hook on the instruction): near full
@@ -145,26 +156,18 @@ class VirtualMCU:
         ms = self.memory_system
         self.model_flash_data = bool(model_flash_data) and (ms.wait_states > 0 or ms.sram_wait_states > 0)
         strict = self.check_alignment and self.strict_alignment
-        self._flash_port = (self.model_flash_data and not strict and bool(flash_port) and bool(native)
-                            and load_native() is not None)
-        self._memory_hook = strict or (self.model_flash_data and not self._flash_port)
-        self._static = None
-        if self.check_alignment and not self._memory_hook:
-            self._static = static_checks(self.elf)
+        port = (self.model_flash_data and not strict and bool(flash_port) and bool(native)
+                and load_native() is not None)
+        memory_hook = strict or (self.model_flash_data and not port)
+        static = static_checks(self.elf) if self.check_alignment and not memory_hook else None
         self.alignment_mode = ("off" if not self.check_alignment else
-                               "memory hook" if self._memory_hook else "static + block hook")
-        self._native = native
-
-    def _new_hooks(self, uc: unicorn.Uc) -> HookSet:
-        return HookSet(uc, memory_hook=self._memory_hook,
-                       check_alignment=self.check_alignment and self._memory_hook,
-                       flash_lo=FLASH_BASE, flash_hi=self.memory.flash_end,
-                       memory_system=self.memory_system,
-                       prefer_native=self._native, static_checks=self._static,
-                       flash_port=self._flash_port)
+                               "memory hook" if memory_hook else "static + block hook")
+        return HookOptions(memory_hook=memory_hook, check_alignment=self.check_alignment and memory_hook,
+                           static=static, flash_port=port, prefer_native=bool(native))
 
     def _load_image(self) -> None:
-        """The ELF's segments at their run and load addresses, and the return trampoline."""
+        """The ELF's segments at their run and load addresses (a kernel called directly runs
+        without the start-up that copies .data), and the return trampoline."""
         for seg in self.elf.segments:
             for a in sorted({seg.vaddr, seg.paddr}):
                 self.memory.check_segment(a)
@@ -176,18 +179,6 @@ class VirtualMCU:
         self.uc.mem_write(self.ret_addr, b"\x00\xbe\x00\xbe")          # BKPT #0 (stop address)
 
     # ------------------------------------------------------------------ what callers read of the parts
-    @property
-    def uc(self) -> unicorn.Uc:
-        """The engine (EmulationError after `close`)."""
-        return self.engine.live()
-
-    @property
-    def hooks(self) -> HookSet:
-        """The hooks on the engine (EmulationError after `close`)."""
-        self.engine.live()
-        assert self.engine.hooks is not None          # made with the first engine
-        return self.engine.hooks
-
     @property
     def engines_started(self) -> int:
         return self.engine.engines_started
@@ -217,7 +208,7 @@ class VirtualMCU:
     @property
     def flash_port(self) -> bool:
         """True when data loads from flash go through the native flash data port."""
-        return self._flash_port
+        return self.hook_options.flash_port
 
     @property
     def args_base(self) -> int:
@@ -299,13 +290,6 @@ class VirtualMCU:
         except unicorn.UcError as exc:
             raise EmulationError(f"read of {n} bytes at 0x{addr:08x}: {exc}") from None
 
-    def read_code(self, addr: int, n: int) -> bytes:
-        """Like read, but b"" where nothing is mapped (the decoders then see no instruction)."""
-        try:
-            return bytes(self.uc.mem_read(addr, n))
-        except unicorn.UcError:
-            return b""
-
     # ------------------------------------------------------------------ names
     def symbol(self, name: str) -> int:
         return self.elf.symbol(name)
@@ -341,6 +325,7 @@ class VirtualMCU:
         paint_lo = self._stack.paint(uc, self.stack_top)
         sp = calling.enter(uc, [int(a) & 0xFFFFFFFF for a in args], self.stack_top, self.ret_addr)
         self.hooks.reset(budget, 0)
+        self.clock.restart()
         err = self._run(entry, self.ret_addr, observer, host_trap)
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
@@ -368,10 +353,12 @@ class VirtualMCU:
         uc.reg_write(UC_ARM_REG_SP, top)
         uc.reg_write(UC_ARM_REG_LR, 0xFFFF_FFFF)            # its reset value
         self.hooks.reset(budget, 0)
+        self.clock.restart()
         start, name = self.symbol_at(reset), self.symbol_at(window)
         self._run_part(reset & ~1, window, None, host_trap, budget, f"{start}, up to {name}")
         entered = self.hooks.stats()
-        self.hooks.clear_edges()                          # from here the window's edges
+        entered_at = self.clock.now()
+        self.clear_edges()                                # from here the window's edges
         back, sp = uc.reg_read(UC_ARM_REG_LR) & ~1, uc.reg_read(UC_ARM_REG_SP)
         err = self._run(window, back, observer, host_trap)
         stats = self.hooks.stats()
@@ -379,9 +366,10 @@ class VirtualMCU:
         self._check_returned(name, budget, err, stats.budget_hit, pc, back)
         flash = stats.flash - entered.flash
         result = self._result(name, budget, stats, pc, paint_lo, sp, flash)
-        self.hooks.clear_edges()
+        returned_at = self.clock.now()
+        self.clear_edges(self.last_edges)
         self._run_part(back, None, None, host_trap, budget, f"{start}, after {name}")
-        return BootWindow(result, entered.last_block, stats.last_block, flash, sp)
+        return BootWindow(result, entered.last_block, stats.last_block, flash, sp, returned_at - entered_at)
 
     def _run_part(self, entry: int, stop: Optional[int], observer, host_trap, budget: int, what: str) -> None:
         """A part of a boot outside its window: it must reach `stop`, or with None the end of
@@ -418,10 +406,10 @@ class VirtualMCU:
         code hook at every hooked instruction, so the firmware's 200-odd hooks made a hot loop's
         one hooked VLDM cost more than the loop (float32 models emulated at about 9 M
         instructions/s). The checks at block starts stay for all code."""
-        if self._static is None:
+        if self.hook_options.static is None:
             return
         hooks = self.hooks
-        pcs = {pc for pc in self._static.keys(1)
+        pcs = {pc for pc in self.hook_options.static.keys(1)
                if (f := self.elf.function_at(pc)) is not None and f.name in functions}
         if pcs == hooks.code_hook_pcs:
             return
@@ -456,7 +444,7 @@ class VirtualMCU:
         flash interface counted over it, default all since the hooks' reset)."""
         edges = self.hooks.edges()
         self.last_edges = edges
-        insns, bd, blocks = self._cycles.count(edges, stats.last_block, stats.flash if flash is None else flash,
+        insns, bd, blocks = self.model.count(edges, stats.last_block, stats.flash if flash is None else flash,
                                                self.hooks)
         if insns > budget:
             raise self._faults.budget(name, budget, insns, pc)
@@ -471,12 +459,10 @@ class VirtualMCU:
         """(instructions, cycles, blocks) of part of a call from its block edges and what the
         flash interface counted over that part (a difference of two `hooks.stats().flash`), as
         `call` counts them."""
-        return self._cycles.count(edges, last_block, flash, self.hooks, part=True)
+        return self.model.count(edges, last_block, flash, self.hooks, part=True)
 
     def _alignment_events(self) -> list[alignment.AlignmentEvent]:
         return alignment.call_events(self.hooks.unaligned(), self.read_code, self.symbol_at,
                                      strict=self.strict_alignment, armv6m=self.armv6m)
 
-    def close(self) -> None:
-        """Free the engine and the hooks' native state now; later calls raise EmulationError."""
-        self.engine.close()
+

@@ -115,9 +115,10 @@ class MemoryMap:
     def flash_end(self) -> int:
         return FLASH_BASE + self.flash_size
 
-    def unmapped_ranges(self) -> list[tuple[int, int]]:
-        """The gaps between the mapped regions over the 32-bit address space, as inclusive
-        (first, last) address pairs."""
+    def fault_ranges(self) -> list[tuple[int, int]]:
+        """Where an access faults: the gaps between the mapped regions over the 32-bit address
+        space (every region is mapped for all accesses but the stack's fetches, which
+        Engine.run catches), as inclusive (first, last) address pairs."""
         gaps, at = [], 0
         for addr, (buffer, _) in sorted(self.regions.items()):
             if addr > at:

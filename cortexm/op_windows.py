@@ -15,10 +15,12 @@ boundary's snapshot holds the fetch stalls and data misses so far: an entry's ar
 difference between its two boundaries, with the caches as the operators and the runtime before
 it left them, as on a board; each entry's blocks are priced by native_hook.c
 mrt_account_window.
-Whole-invoke profiling (whole_invoke.WholeInvoke) prices a runtime call this way. An exported
-project run by `micro-rt emulate` is priced by the running clock instead (system/clock.py), its
-mrt_invoke timed by system/call_watch.py: the same instructions, cycles within a few in a
-thousand (tests/test_export.py).
+Whole-invoke profiling (whole_invoke.WholeInvoke) prices a runtime call this way. The machine's
+running clock (system/clock.py, what DWT->CYCCNT reads) runs on across the boundaries, which
+bank the edges they clear, and advances over the call by exactly the cycles attributed here
+(tests/test_vmcu_runtime.py). An exported project run by `micro-rt emulate`, a different image
+of the same plan, has its mrt_invoke timed by system/call_watch.py: the same instructions,
+cycles within a few in a thousand (tests/test_export.py).
 """
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ class InvokeResult:
     stack_bytes: int          # deepest stack of the invoke (runtime frame + a kernel's stack)
     edges: dict               # the block edges of the whole call (what code ran)
     ended_run: bool = False   # the last entry's kernel ended the invoke early (kTfLiteAbort)
+    cyccnt_cycles: int = 0    # what DWT->CYCCNT advanced by over the call (the machine's clock)
 
 
 @dataclass
@@ -145,7 +148,7 @@ class OperatorWindows:
         mark = _Mark(uc.reg_read(UC_ARM_REG_R0), phase, status - (1 << 32) if status & 0x80000000 else status,
                      hooks.edges(), stats.flash, stats.unaligned_total,
                      hooks.unaligned() if changed and phase == ENDED else None, uc.reg_read(UC_ARM_REG_SP))
-        hooks.clear_edges()          # each mark holds the edges since the previous one
+        self.mcu.clear_edges(mark.edges)          # each mark holds the edges since the previous one
         if phase == BEGINS:
             if stats.unaligned_total != self._cleared_at:     # each entry's records start empty
                 hooks.clear_unaligned()

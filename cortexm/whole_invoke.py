@@ -131,7 +131,7 @@ class WholeInvoke:
             self.plan.entries[last.index].ends_run
         cost = windows.attribute(mcu.last_edges, run.last_block, run.flash, run.result.stack_bytes, run.entry_sp,
                                  entry_prev=run.entry_prev)
-        return replace(cost, ended_run=ended)
+        return replace(cost, ended_run=ended, cyccnt_cycles=run.cyccnt_cycles)
 
     def _host_trap(self, index: int) -> int:
         """The runtime's host trap for entry `index` (its argument word)."""

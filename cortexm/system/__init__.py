@@ -1,8 +1,9 @@
 """The virtual MCU as a system: a firmware image run from its reset vector.
 
-Where `cortexm.machine.VirtualMCU` calls micro_rt's own kernels, this package runs what a user
-flashes: the ELF's vector table gives the initial stack pointer and the reset handler, the board
-(or a generic map) gives the memory, and the parts Unicorn lacks are modelled here:
+The one machine every image runs on is here (mcu.py): a model's image (`cortexm.machine.
+VirtualMCU`, what `profile` runs) and what a user flashes (machine.py, `emulate`), whose ELF's
+vector table gives the initial stack pointer and the reset handler, the board (or a generic map)
+the memory. The parts Unicorn lacks are modelled here:
 
     firmware.py      reading and checking the ELF (FirmwareError names what is wrong)
     address_map.py   the regions a run has (a board's, or a generic one holding the image)
@@ -14,7 +15,8 @@ flashes: the ELF's vector table gives the initial stack pointer and the reset ha
     memory_state.py  the flash interface as the firmware's register writes left it
     heap.py          malloc / free / realloc / _sbrk watched at their entries
     profile.py       a flat per-function profile from the block edges
-    machine.py       all of the above at reset, for one image
+    mcu.py           the machine: the engine, hooks, cycle model, clock, exceptions and SCS
+    machine.py       `emulate`'s front of it: all of the above at reset, for one ELF file
     run.py           the run itself (`emulate`)
     report.py        the run's record
 """

@@ -135,9 +135,25 @@ class AddressMap:
         off = addr - r.base
         self._buffer(r.name)[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
 
-    def flash_host_segments(self) -> list[tuple[int, int, int]]:
-        """[(lo, hi, host address)] of the flash regions: what the flash data port reads."""
-        return [(r.base, r.end, self._buffer(r.name).ctypes.data) for r in self.flash_regions()]
+    def flash_segments(self) -> list[tuple[int, int, int]]:
+        """[(lo, hi, host address)] of the code region: what the flash data port reads (the
+        hooks count data loads from it alone)."""
+        r = self.code_region
+        return [(r.base, r.end, self._buffer(r.name).ctypes.data)]
+
+    def fault_ranges(self) -> list[tuple[int, int]]:
+        """Where an access faults, as inclusive (first, last) address pairs: the gaps between
+        the regions (unmapped) and the flash regions (a write is refused there)."""
+        spans = sorted((r.base, r.base + round_up(r.size, PAGE)) for r in self.regions)
+        out, at = [], 0
+        for lo, hi in spans:
+            if lo > at:
+                out.append((at, lo - 1))
+            at = max(at, hi)
+        if at < 1 << 32:
+            out.append((at, (1 << 32) - 1))
+        out += [(r.base, r.base + round_up(r.size, PAGE) - 1) for r in self.flash_regions()]
+        return sorted(out)
 
 
 def board_map(board) -> AddressMap:

@@ -4,11 +4,15 @@ cycles(now) = the cycle model (cortexm/cycles.py) over every block edge counted 
 is counted when it starts, so a read inside a block sees that whole block) + the flash
 interface's stalls so far + the exception entries taken. Reading it changes nothing, so a
 program's own CYCCNT deltas add up to the run's cycles however often it reads. When the firmware
-changes the flash latency, misses already taken keep the price they had.
+changes the flash latency, misses already taken keep the price they had. A model's image
+(cortexm/machine.py VirtualMCU.boot, op_windows.py) prices its parts from the edges between
+its boundaries and clears the hooks' edges at each: the clock banks what they cost first
+(`bank`), so it runs on across the clears; each boot starts it again from 0 (`restart`), as a
+reset does.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from ..cycles import CycleBreakdown, CycleModel, account, sram_stalls
 from ..memory_system import MemorySystem
@@ -28,7 +32,27 @@ class RunningCycles:
         self._miss_base_cycles = 0       # data misses priced before the last latency change
         self._miss_base_count = 0
         self._edge_misses: dict = {}     # edge -> (misses priced, their cycles) at the last change
+        self._banked = (0, 0, 0, 0)      # (instructions, core, branches, words loaded) of cleared edges
         self.instructions = 0
+
+    def restart(self) -> None:
+        """The hooks were reset (a boot from reset): the clock counts from 0."""
+        self._known, self._edges, self._banked = -1, {}, (0, 0, 0, 0)
+        self._miss_base_cycles = self._miss_base_count = 0
+        self._edge_misses = {}
+
+    def bank(self, edges: Optional[dict] = None) -> None:
+        """The hooks' edges (`edges`, when the caller has just read them) are about to be
+        cleared: keep what they cost. The last block's return, charged provisionally (its taken
+        branch, as if it were the final one), is left out: the next block's edge charges it
+        when the branch is taken."""
+        insns, core, branches, _fetch, loads = self._edge_terms(edges)
+        last = self._hooks.stats().last_block
+        if last is not None:
+            branches -= self._model.block_costs({(0, 0, *last): 1})[last].taken_extra
+        b = self._banked
+        self._banked = (b[0] + insns, b[1] + core, b[2] + branches, b[3] + loads)
+        self._known = -1
 
     def edges(self) -> dict:
         n = self._hooks.edge_count()
@@ -37,24 +61,36 @@ class RunningCycles:
             self._known = n
         return self._edges
 
-    def breakdown(self) -> CycleBreakdown:
+    def _edge_terms(self, edges: Optional[dict] = None) -> tuple[int, int, int, int, int]:
+        """(instructions, core, branches, fetch stalls, words loaded) of the edges the hooks
+        hold now (`edges`, when the caller has just read them; the fetch stalls: the flash
+        interface's so far)."""
         hooks, model = self._hooks, self._model
         before = self._known
-        edges = self.edges()
-        flash = hooks.stats().flash
-        if hooks.native:
-            fresh = edges if self._known != before else {}       # blocks the library may lack
-            costs = model.block_costs(fresh)
-            priced = hooks.account(fresh, costs, None)
-            assert priced is not None               # the native hooks price (hooks.native)
-            insns, _blocks, core, branches, fetch, _data, loads = priced
-            bd = CycleBreakdown(core, branches, fetch, 0, sram_stalls(self.memory_system, loads, flash))
+        if edges is None:
+            edges = self.edges()
+            changed = self._known != before
         else:
-            costs = model.block_costs(edges)
-            insns, bd, _ = account(edges, costs, None, self.memory_system, flash)
-        self.instructions = insns
-        bd.data_flash = self._miss_base_cycles + (flash.data_misses - self._miss_base_count) * self.memory_system.data_miss
-        return bd
+            changed = True
+        if hooks.native:
+            fresh = edges if changed else {}       # blocks the library may lack
+            priced = hooks.account(fresh, model.block_costs(fresh), None)
+            if priced is not None:                 # else priced in Python, as CycleModel.count does
+                insns, _blocks, core, branches, fetch, _data, loads = priced
+                return insns, core, branches, fetch, loads
+        costs = model.block_costs(edges)
+        insns, bd, _ = account(edges, costs, None, self.memory_system, hooks.stats().flash)
+        loads = sum(n * costs[(c, cs)].loads for (_, _, c, cs), n in edges.items())
+        return insns, bd.core, bd.branches, bd.fetch, loads
+
+    def breakdown(self) -> CycleBreakdown:
+        insns, core, branches, fetch, loads = self._edge_terms()
+        b = self._banked
+        flash = self._hooks.stats().flash
+        self.instructions = insns + b[0]
+        ms = self.memory_system
+        data = self._miss_base_cycles + (flash.data_misses - self._miss_base_count) * ms.data_miss
+        return CycleBreakdown(core + b[1], branches + b[2], fetch, data, sram_stalls(ms, loads + b[3], flash))
 
     def total(self, bd: CycleBreakdown) -> int:
         """The run's cycles: a breakdown of the blocks' cycles and the exception entries."""

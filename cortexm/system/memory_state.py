@@ -9,7 +9,7 @@ disabled at reset).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ..boards import Board, core_flash, flash_interface, simulator_parameters
@@ -66,6 +66,28 @@ class MemoryState:
             text += (f"; L1 I-cache {'on' if self.l1_icache else 'off'}, D-cache "
                      f"{'on' if self.l1_dcache else 'off'} (CCR)")
         return text
+
+
+@dataclass
+class ConfiguredMemory:
+    """The flash interface of a model's image (cortexm/machine.py VirtualMCU): the one its
+    caller configured (`profile`'s assumption: a board's wait states at its clock with the
+    accelerator on, or a bare core's), whatever the image's registers say. The caches' enables
+    are kept as a Cortex-M7 image writes them, and change nothing."""
+    system: MemorySystem
+    flash: FlashState = field(default_factory=lambda: FlashState(None, source="configured by the caller"))
+    l1_icache: bool = True
+    l1_dcache: bool = True
+
+    @property
+    def configured_wait_states(self) -> int:
+        return self.system.wait_states
+
+    def memory_system(self) -> MemorySystem:
+        return self.system
+
+    def describe(self) -> str:
+        return f"{self.system.wait_states} flash wait states, as configured by the caller"
 
 
 def configured_wait_states(board: Optional[Board], clock_hz: int, wait_states: Optional[int]) -> int:

@@ -131,7 +131,7 @@ class FirmwareRun:
         the save (which this slice's blocks saw none of: the FP registers are still the
         interrupted code's)."""
         exc = self.m.exceptions
-        if exc.lazy_pending and has_fp_instruction(self.m._read_code(address, size)):
+        if exc.lazy_pending and has_fp_instruction(self.m.read_code(address, size)):
             exc.preserve_fp_state(uc)
 
     def _take_pending(self, pc: int) -> int:
@@ -185,7 +185,7 @@ class FirmwareRun:
     def _on_interrupt(self, intno: int, ipc: int) -> int:
         m, uc = self.m, self.uc
         if intno == INTR_BKPT:
-            imm = self.m._read_code(ipc, 2)[:1]
+            imm = self.m.read_code(ipc, 2)[:1]
             if imm == bytes([SEMIHOSTING_BKPT]):
                 try:
                     m.semihost.call(uc)

@@ -38,7 +38,7 @@ def firmware_report(m: FirmwareMachine, run: RunOutcome) -> FirmwareReport:
                                                            ("exception return", m.exceptions.return_cycles),
                                                            ("FP context stacking", m.exceptions.fp_cycles))
                                   if n})
-    unaligned = alignment.call_events(m.hooks.unaligned(), m._read_code, symbol, strict=False,
+    unaligned = alignment.call_events(m.hooks.unaligned(), m.read_code, symbol, strict=False,
                                       armv6m=m.core == "cortex-m0plus")
     consoles = [("semihosting", m.semihost.console), ("ITM", m.scs.events.console),
                 ("UART", m.peripherals.events.console)]
@@ -60,7 +60,7 @@ def firmware_report(m: FirmwareMachine, run: RunOutcome) -> FirmwareReport:
         profile=profile, heap=m.heap.stats.to_dict(), stack_bytes=run.stack_bytes,
         faults=list(run.faults), unaligned=unaligned,
         exceptions={exception_name(n): k for n, k in sorted(m.exceptions.taken.items())},
-        memory_at_reset=m.memory_at_reset, memory_at_end=m.memory.describe(),
+        memory_at_reset=m.memory_at_reset, memory_at_end=m.memory_state.describe(),
         memory_changes=m.memory_changes, regions=_regions(m),
         ignored_mmio=dict(m.peripherals.events.ignored),
         system_registers_unmodelled=dict(m.scs.events.unmodelled),
@@ -124,7 +124,7 @@ def _notes(m: FirmwareMachine, run: RunOutcome) -> list[str]:
     if m.semihost.unknown:
         notes.append("semihosting operations not implemented: "
                      + ", ".join(f"0x{op:x}" for op in sorted(set(m.semihost.unknown))))
-    latency = m.memory.flash.latency
+    latency = m.memory_state.flash.latency
     if m.board is not None and latency is not None:
         needed = m.board.flash.wait_states_at(m.clock_hz)
         if latency < needed:
