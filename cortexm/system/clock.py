@@ -79,7 +79,8 @@ class RunningCycles:
                 insns, _blocks, core, branches, fetch, _data, loads = priced
                 return insns, core, branches, fetch, loads
         costs = model.block_costs(edges)
-        insns, bd, _ = account(edges, costs, None, self.memory_system, hooks.stats().flash)
+        stats = hooks.stats()      # the last block's return charged provisionally, as natively
+        insns, bd, _ = account(edges, costs, stats.last_block, self.memory_system, stats.flash)
         loads = sum(n * costs[(c, cs)].loads for (_, _, c, cs), n in edges.items())
         return insns, bd.core, bd.branches, bd.fetch, loads
 
