@@ -127,7 +127,6 @@ class VirtualMCU(Machine):
         self.memory_system = memory_system or default_memory_system(self.core, int(flash_wait_states))
         self.flash_wait_states = self.memory_system.wait_states
         self.armv6m = self.core == "cortex-m0plus"
-        self.has_fpu = not self.armv6m
         # Armv6-M faults on every unaligned access by itself: no hook needed for alignment there
         self.check_alignment = bool(check_alignment) and not self.armv6m
         self.memory = MemoryMap(self.elf, flash_bytes=flash_bytes, weights_bytes=weights_bytes,
@@ -324,8 +323,7 @@ class VirtualMCU(Machine):
             name = self.symbol_at(entry)
         paint_lo = self._stack.paint(uc, self.stack_top)
         sp = calling.enter(uc, [int(a) & 0xFFFFFFFF for a in args], self.stack_top, self.ret_addr)
-        self.hooks.reset(budget, 0)
-        self.clock.restart()
+        self.reset_counts(budget)
         err = self._run(entry, self.ret_addr, observer, host_trap)
         stats = self.hooks.stats()
         pc = uc.reg_read(UC_ARM_REG_PC)
@@ -352,8 +350,7 @@ class VirtualMCU(Machine):
         paint_lo = self._stack.paint(uc, self.stack_top)
         uc.reg_write(UC_ARM_REG_SP, top)
         uc.reg_write(UC_ARM_REG_LR, 0xFFFF_FFFF)            # its reset value
-        self.hooks.reset(budget, 0)
-        self.clock.restart()
+        self.reset_counts(budget)
         start, name = self.symbol_at(reset), self.symbol_at(window)
         self._run_part(reset & ~1, window, None, host_trap, budget, f"{start}, up to {name}")
         entered = self.hooks.stats()
@@ -464,5 +461,3 @@ class VirtualMCU(Machine):
     def _alignment_events(self) -> list[alignment.AlignmentEvent]:
         return alignment.call_events(self.hooks.unaligned(), self.read_code, self.symbol_at,
                                      strict=self.strict_alignment, armv6m=self.armv6m)
-
-

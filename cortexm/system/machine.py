@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-
 from micro_rt.errors import FirmwareError
 from micro_rt.targets import cores_running, get_target
 

@@ -64,6 +64,7 @@ class Machine:
         memory_state.ConfiguredMemory), the cycle model, the running clock, the exception unit
         and the System Control Space, at reset."""
         self.core, self.board, self.clock_hz = core, board, clock_hz
+        self.has_fpu = core != "cortex-m0plus"
         self.layout = layout
         self.memory_state = memory_state
         self.memory_at_reset = memory_state.describe()
@@ -72,12 +73,12 @@ class Machine:
         self._flash_range = flash
         self._mmio_parts: list = []            # mapped again on each new engine
         ms = memory_state.memory_system()
-        self.engine = Engine(self.core, layout, self._new_hooks, has_fpu=self.core != "cortex-m0plus",
+        self.engine = Engine(self.core, layout, self._new_hooks, has_fpu=self.has_fpu,
                              recycle_every=recycle_every, on_engine=self._map_parts, on_fault=self._let_access)
         if options.edge_stalls:
             self.hooks.keep_edge_stalls()                   # the per-function profile's memory stalls
         self.model = CycleModel(self.core, image.sha256, ms, self.read_code)
-        self.exceptions = ExceptionUnit(self.core, self._read, self._write, has_fpu=self.core != "cortex-m0plus")
+        self.exceptions = ExceptionUnit(self.core, self._read, self._write, has_fpu=self.has_fpu)
         self.clock = RunningCycles(self.hooks, self.model, ms, lambda: self.exceptions.latency_cycles)
         d_geo, i_geo = l1_geometry(self.board, self.core, self.clock_hz, memory_state.configured_wait_states)
         self.scs = SystemControlSpace(self.core, self.exceptions, self.clock.now, self._caches_changed,
@@ -101,6 +102,12 @@ class Machine:
     def _map_parts(self, uc: unicorn.Uc) -> None:
         for part in self._mmio_parts:
             part.map_into(uc)
+
+    def reset_counts(self, budget_instructions: int) -> None:
+        """Start counting afresh, as at reset: the hooks' edges, budget and flash counts (the
+        caches keep their lines) and the clock from 0."""
+        self.hooks.reset(budget_instructions, 0)
+        self.clock.restart()
 
     def clear_edges(self, edges: Optional[dict] = None) -> None:
         """Forget the hooks' block edges (`edges`: what the caller just read of them), so that

@@ -73,7 +73,7 @@ class FirmwareRun:
         uc.reg_write(UC_ARM_REG_SP, sp)
         if lr is not None:
             uc.reg_write(UC_ARM_REG_LR, lr)
-        m.hooks.reset(1 << 60, 0)
+        m.reset_counts(1 << 60)
         tick_due = None
         while self.ending is None:
             now = m.clock.now()
